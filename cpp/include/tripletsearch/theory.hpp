@@ -1,0 +1,76 @@
+// Monte-Carlo estimate of p_Q (Theorem 2.1): the probability that the gamma-CKL oracle
+// answers a query (x_a, x_b), both uniform in the unit d-ball, correctly for a target at
+// the centre. Independent of the closed form and of the quadrature in theory.py.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "mathutil.hpp"
+#include "parallel.hpp"
+#include "rng.hpp"
+
+namespace tripletsearch {
+
+struct MeanStderr {
+  double mean, stderr_;
+};
+
+// Squared norm of a uniform point in the unit d-ball: Gaussian direction, radius U^(1/d).
+inline double ball_point_sq_norm(Rng& rng, std::int64_t d, double* buf) {
+  double s = 0.0;
+  for (std::int64_t a = 0; a < d; ++a) {
+    buf[a] = rng.normal();
+    s += buf[a] * buf[a];
+  }
+  const double radius = std::pow(rng.uniform_open(), 1.0 / double(d));
+  const double scale = radius / std::sqrt(s);
+  double sq = 0.0;
+  for (std::int64_t a = 0; a < d; ++a) {
+    const double x = buf[a] * scale;
+    sq += x * x;
+  }
+  return sq;
+}
+
+inline MeanStderr p_correct_monte_carlo(double gamma, std::int64_t d, std::int64_t n_samples,
+                                        std::uint64_t seed, int threads) {
+  constexpr std::int64_t kChunk = 8192;
+  const std::int64_t n_chunks = (n_samples + kChunk - 1) / kChunk;
+  std::vector<double> sum(static_cast<std::size_t>(n_chunks)), sum2(sum.size());
+  const double half_gamma = 0.5 * gamma;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> buf(static_cast<std::size_t>(d));
+#pragma omp for schedule(static)
+    for (std::int64_t c = 0; c < n_chunks; ++c) {
+      Rng rng(seed, static_cast<std::uint64_t>(c));
+      const std::int64_t end = std::min(n_samples, (c + 1) * kChunk);
+      double s = 0.0, s2 = 0.0;
+      for (std::int64_t k = c * kChunk; k < end; ++k) {
+        const double Da = ball_point_sq_norm(rng, d, buf.data());
+        const double Db = ball_point_sq_norm(rng, d, buf.data());
+        // probability of naming the closer point: sigmoid(|z|)
+        const double z = half_gamma * std::fabs(safe_log(Da) - safe_log(Db));
+        const double p = sigmoid(z);
+        s += p;
+        s2 += p * p;
+      }
+      sum[static_cast<std::size_t>(c)] = s;
+      sum2[static_cast<std::size_t>(c)] = s2;
+    }
+  }
+  double s = 0.0, s2 = 0.0;
+  for (std::size_t c = 0; c < sum.size(); ++c) {
+    s += sum[c];
+    s2 += sum2[c];
+  }
+  const double nn = double(n_samples);
+  const double mean = s / nn;
+  const double var = n_samples > 1 ? std::max(0.0, (s2 - nn * mean * mean) / (nn - 1.0)) : 0.0;
+  return {mean, std::sqrt(var / nn)};
+}
+
+}  // namespace tripletsearch

@@ -1,0 +1,23 @@
+"""tripletsearch: search and learn by comparisons with the scale-free gamma-CKL oracle.
+
+Implements "Fast Interactive Search with a Scale-Free Comparison Oracle" (Chumbalov,
+Klein, Maystre, Grossglauser; UAI 2024) on a C++/OpenMP core.
+"""
+
+from . import theory
+from ._core import openmp_enabled
+from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GammaCKL",
+    "CKL",
+    "TSTE",
+    "STE",
+    "Probit",
+    "Oracle",
+    "theory",
+    "openmp_enabled",
+    "__version__",
+]

@@ -1,0 +1,180 @@
+"""Input validation shared by the native and the reference backends.
+
+Every check raises ``TypeError`` (wrong kind of object or dtype) or ``ValueError`` (wrong
+shape or value) with a message that starts with the name of the offending argument.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+
+from . import _core
+
+__all__ = [
+    "check_X",
+    "check_index_array",
+    "check_triplets",
+    "check_index_range",
+    "check_positive",
+    "check_nonnegative",
+    "check_random_state",
+    "seed_from",
+    "resolve_n_jobs",
+]
+
+
+def _is_real_scalar(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_positive(value, name: str, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float after checking it is a finite real number > 0."""
+    if not _is_real_scalar(value):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    value = float(value)
+    if np.isnan(value) or (np.isinf(value) and not allow_inf):
+        raise ValueError(f"{name}: must be finite, got {value}")
+    if value <= 0:
+        raise ValueError(f"{name}: must be > 0, got {value}")
+    return value
+
+
+def check_nonnegative(value, name: str) -> float:
+    """Return ``value`` as a float after checking it is a finite real number >= 0."""
+    if not _is_real_scalar(value):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name}: must be finite, got {value}")
+    if value < 0:
+        raise ValueError(f"{name}: must be >= 0, got {value}")
+    return value
+
+
+def check_int(value, name: str, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an int after checking it is an integer (not bool) >= minimum."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {value}")
+    return value
+
+
+def check_X(X, name: str = "X") -> np.ndarray:
+    """Validate an embedding: real, 2-d (n, d) with n, d >= 1, finite. Returns float64, C order."""
+    if isinstance(X, np.ndarray):
+        arr = X
+    else:
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name}: cannot convert to an array ({exc})") from None
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise TypeError(f"{name}: expected a real (float or int) array, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-d array (n_items, n_dims), got shape {arr.shape}")
+    if arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ValueError(f"{name}: needs at least one item and one dimension, got {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name}: contains NaN or inf")
+    return arr
+
+
+def check_index_array(a, name: str, ndim: int, n_items: int | None, cols: int | None = None):
+    """Validate an integer index array of a given ndim (and column count), and when
+    ``n_items`` is given, that all entries lie in [0, n_items).
+
+    Float and bool arrays are rejected (a cast would silently truncate 0.7 to 0); any
+    integer dtype is accepted and returned as C-contiguous int64.
+    """
+    if isinstance(a, np.ndarray):
+        arr = a
+    else:
+        try:
+            arr = np.asarray(a)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name}: cannot convert to an array ({exc})") from None
+    if arr.size == 0:  # [] or an empty (0, cols) array: no rows, whatever the dtype
+        if arr.ndim == ndim:
+            if cols is not None and arr.shape[1] != cols:
+                raise ValueError(f"{name}: expected {cols} columns, got shape {arr.shape}")
+            return np.zeros(arr.shape, dtype=np.int64)
+        return np.empty((0,) if ndim == 1 else (0, cols or 0), dtype=np.int64)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name}: expected an integer array, got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-d array, got shape {arr.shape}")
+    if cols is not None and arr.shape[1] != cols:
+        raise ValueError(f"{name}: expected {cols} columns, got shape {arr.shape}")
+    if arr.dtype.kind == "u" and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name}: index too large for int64")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    if n_items is not None:
+        check_index_range(arr, n_items, name)
+    return arr
+
+
+def check_index_range(arr: np.ndarray, n_items: int, name: str) -> None:
+    """Raise ValueError naming the first entry of ``arr`` outside [0, n_items).
+
+    The native kernels make the same check inside their own pass over the rows (with the
+    same message), so the public native path skips this NumPy scan.
+    """
+    bad = (arr < 0) | (arr >= n_items)
+    if bad.any():
+        pos = int(np.argmax(bad.reshape(-1)))
+        where = ", ".join(str(int(w)) for w in np.unravel_index(pos, arr.shape))
+        raise ValueError(
+            f"{name}: index {arr.reshape(-1)[pos]} at position ({where}) "
+            f"is out of range for {n_items} items (valid: 0..{n_items - 1})"
+        )
+
+
+def check_triplets(triplets, n_items: int | None, name: str = "triplets") -> np.ndarray:
+    """Validate triplet rows ``(t, i, j)``: integer (m, 3), indices in [0, n_items) when
+    ``n_items`` is given."""
+    return check_index_array(triplets, name, 2, n_items, cols=3)
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """Thread count for ``n_jobs``: None means all cores (OpenMP default, which respects
+    OMP_NUM_THREADS); a negative value -k means all cores but k - 1 (joblib convention)."""
+    if n_jobs is None:
+        return max(1, _core.max_threads())
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"n_jobs: expected None or an integer, got {type(n_jobs).__name__}")
+    n_jobs = int(n_jobs)
+    if n_jobs == 0:
+        raise ValueError("n_jobs: must be nonzero (None or -1 for all cores)")
+    if n_jobs < 0:
+        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    return n_jobs
+
+
+def check_random_state(random_state) -> np.random.Generator:
+    """A numpy Generator from None, an int seed, or a Generator (used as is)."""
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(random_state, (bool, np.bool_)):
+            raise TypeError("random_state: expected None, an int or a numpy Generator, got bool")
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(f"random_state: seed must be >= 0, got {random_state}")
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    raise TypeError(
+        "random_state: expected None, an int or a numpy Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def seed_from(random_state) -> int:
+    """A 64-bit seed for the native core, drawn from ``random_state``."""
+    rng = check_random_state(random_state)
+    return int(rng.integers(0, 2**64, dtype=np.uint64))

@@ -1,0 +1,201 @@
+"""Theory tools: the oracle accuracy p_Q of Theorem 2.1 and the linear gamma-d law.
+
+For a target at the centre of the unit d-ball and two query points uniform in the ball,
+p_Q is the probability that the gamma-CKL oracle names the closer point. With
+``u = r^d`` uniform on (0, 1), p_Q depends on ``k = gamma / d`` only::
+
+    p_Q(k) = integral_0^1 dv / (1 + v^k)
+           = (1 / (2k)) * (digamma((1/k + 1) / 2) - digamma(1 / (2k))),
+
+which increases from 1/2 (k -> 0, ``p_Q ~ 1/2 + k/4``) to 1 (k -> inf). So holding p_Q
+fixed while d grows requires gamma = k(p_Q) * d exactly: the paper's linear gamma-d law.
+Three independent evaluations are provided: the digamma closed form, the paper's
+double integral over the two radii by quadrature, and a native Monte-Carlo estimator.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _core
+from ._validation import check_int, check_positive, resolve_n_jobs, seed_from
+
+__all__ = ["p_correct", "p_correct_monte_carlo", "calibrate_gamma", "MonteCarloEstimate"]
+
+_METHODS = ("digamma", "quadrature", "monte-carlo")
+
+
+def _digamma(x: float) -> float:
+    """Digamma function for x > 0: recurrence up to x >= 8, then the asymptotic series."""
+    acc = 0.0
+    while x < 8.0:
+        acc -= 1.0 / x
+        x += 1.0
+    inv2 = 1.0 / (x * x)
+    series = inv2 * (
+        1.0 / 12
+        - inv2
+        * (
+            1.0 / 120
+            - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 * (1.0 / 132 - inv2 * 691.0 / 32760)))
+        )
+    )
+    return acc + math.log(x) - 0.5 / x - series
+
+
+def _p_correct_k(k: float) -> float:
+    """p_Q as a function of k = gamma / d (closed form, series for small k)."""
+    if k < 0.01:
+        # 1/(1 + e^y) = 1/2 - tanh(y/2)/2 with y = k log v and int_0^1 (log v)^m = (-1)^m m!
+        k2 = k * k
+        return 0.5 + k * (0.25 - k2 * (0.125 - k2 * (0.25 - k2 * (17.0 / 16 - k2 * 7.75))))
+    x = 0.5 / k
+    return x * (_digamma(x + 0.5) - _digamma(x))
+
+
+def _gauss_legendre_panels(breaks: np.ndarray, order: int):
+    """Nodes and weights of composite Gauss-Legendre rules; breaks has shape (..., P + 1)."""
+    x, w = np.polynomial.legendre.leggauss(order)
+    lo, hi = breaks[..., :-1, None], breaks[..., 1:, None]
+    half = 0.5 * (hi - lo)
+    nodes = (lo + half * (x + 1.0)).reshape(*breaks.shape[:-1], -1)
+    weights = (half * w).reshape(*breaks.shape[:-1], -1)
+    return nodes, weights
+
+
+def _p_correct_quadrature(gamma: float, d: int, order: int = 16, levels: int = 48) -> float:
+    """The paper's double integral (Appendix, proof of Theorem 2.1) over the radii r1, r2:
+
+    p_Q = int_0^1 int_{r1}^1 r2^g / (r1^g + r2^g) d^2 r1^(d-1) r2^(d-1) dr2 dr1
+        + int_0^1 int_0^{r1} r1^g / (r1^g + r2^g) d^2 r1^(d-1) r2^(d-1) dr2 dr1.
+
+    Composite Gauss-Legendre panels graded geometrically towards both ends of each
+    interval: r = 1 (where the radial density concentrates for large d), r = 0 (where
+    the integrand behaves like a power r^gamma) and the diagonal r2 = r1 (where the
+    ratio switches over a width ~ r / gamma).
+    """
+    grade = 2.0 ** -np.arange(1, levels + 1)  # 1/2, 1/4, ...
+    frac = np.unique(np.concatenate(([0.0, 1.0], grade, 1.0 - grade)))  # graded at 0 and 1
+    r1, w1 = _gauss_legendre_panels(frac, order)
+
+    def log_ratio_sigmoid(a, b):  # b^g / (a^g + b^g) in log space
+        return np.exp(-np.logaddexp(0.0, -gamma * (np.log(b) - np.log(a))))
+
+    total = 0.0
+    # first term: r2 in [r1, 1], panels graded towards r2 = r1
+    inner = r1[:, None] + (1.0 - r1[:, None]) * frac[None, :]
+    r2, w2 = _gauss_legendre_panels(inner, order)
+    f = log_ratio_sigmoid(r1[:, None], r2) * r2 ** (d - 1)
+    total += np.sum(w1 * d * d * r1 ** (d - 1) * np.sum(w2 * f, axis=1))
+    # second term: r2 in [0, r1], panels graded towards r2 = r1
+    inner = r1[:, None] * frac[None, :]
+    r2, w2 = _gauss_legendre_panels(inner, order)
+    f = log_ratio_sigmoid(r2, r1[:, None]) * r2 ** (d - 1)
+    total += np.sum(w1 * d * d * r1 ** (d - 1) * np.sum(w2 * f, axis=1))
+    return float(total)
+
+
+class MonteCarloEstimate(NamedTuple):
+    """A Monte-Carlo mean with its standard error."""
+
+    mean: float
+    stderr: float
+
+
+def p_correct_monte_carlo(
+    gamma: float, d: int, n_samples: int = 10**6, *, random_state=None, n_jobs=None
+) -> MonteCarloEstimate:
+    """Native Monte-Carlo estimate of p_Q: both query points drawn uniformly in the unit
+    d-ball (Gaussian direction, radius U^(1/d)), the gamma-CKL probability of naming the
+    closer one averaged. Reproducible for a seed, whatever ``n_jobs``.
+
+    Returns
+    -------
+    MonteCarloEstimate
+        ``(mean, stderr)``.
+    """
+    gamma = check_positive(gamma, "gamma")
+    d = check_int(d, "d", minimum=1)
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    mean, se = _core.p_correct_monte_carlo(
+        gamma, d, n_samples, seed_from(random_state), resolve_n_jobs(n_jobs)
+    )
+    return MonteCarloEstimate(mean, se)
+
+
+def p_correct(
+    gamma: float,
+    d: int,
+    *,
+    method: str = "digamma",
+    n_samples: int = 10**6,
+    random_state=None,
+    n_jobs=None,
+) -> float:
+    """Probability p_Q that gamma-CKL answers a random query correctly (Theorem 2.1).
+
+    Parameters
+    ----------
+    gamma : float > 0
+    d : int >= 1
+        Dimension.
+    method : {"digamma", "quadrature", "monte-carlo"}
+        ``"digamma"`` (exact closed form, default), ``"quadrature"`` (the paper's double
+        integral over the two radii) or ``"monte-carlo"`` (native sampler,
+        ``n_samples`` draws; see :func:`p_correct_monte_carlo` for the standard error).
+
+    Returns
+    -------
+    float in [1/2, 1)
+
+    Examples
+    --------
+    >>> round(p_correct(2.0, 2), 6)  # gamma = d: log 2
+    0.693147
+    """
+    gamma = check_positive(gamma, "gamma")
+    d = check_int(d, "d", minimum=1)
+    if method == "digamma":
+        return _p_correct_k(gamma / d)
+    if method == "quadrature":
+        return _p_correct_quadrature(gamma, d)
+    if method == "monte-carlo":
+        return p_correct_monte_carlo(
+            gamma, d, n_samples, random_state=random_state, n_jobs=n_jobs
+        ).mean
+    raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
+
+
+def calibrate_gamma(d: int, p: float) -> float:
+    """The gamma whose p_Q in dimension ``d`` equals ``p``.
+
+    Since p_Q depends on gamma / d only, the answer is ``k(p) * d``: exactly linear in d.
+
+    Parameters
+    ----------
+    d : int >= 1
+    p : float in (1/2, 1)
+
+    Returns
+    -------
+    float
+    """
+    d = check_int(d, "d", minimum=1)
+    p = check_positive(p, "p")
+    if not 0.5 < p < 1.0:
+        raise ValueError(f"p: must lie in (0.5, 1), got {p}")
+    lo, hi = -40.0, 40.0  # bracket in log k
+    if not (_p_correct_k(math.exp(lo)) < p < _p_correct_k(math.exp(hi))):
+        raise ValueError(f"p: {p} is too close to 1/2 or 1 to calibrate in double precision")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _p_correct_k(math.exp(mid)) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-15:
+            break
+    return math.exp(0.5 * (lo + hi)) * d
