@@ -5,6 +5,7 @@
 
 void register_oracle(py::module_& m);
 void register_theory(py::module_& m);
+void register_sgd(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tripletsearch native core (C++17, OpenMP)";
@@ -13,4 +14,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("openmp_enabled", &tripletsearch::openmp_enabled);
   register_oracle(m);
   register_theory(m);
+  register_sgd(m);
 }

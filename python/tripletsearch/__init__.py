@@ -4,8 +4,9 @@ Implements "Fast Interactive Search with a Scale-Free Comparison Oracle" (Chumba
 Klein, Maystre, Grossglauser; UAI 2024) on a C++/OpenMP core.
 """
 
-from . import theory
+from . import datasets, theory
 from ._core import openmp_enabled
+from .embedding import DivergenceError, Embedding
 from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
 
 __version__ = "0.1.0"
@@ -17,7 +18,10 @@ __all__ = [
     "STE",
     "Probit",
     "Oracle",
+    "Embedding",
+    "DivergenceError",
     "theory",
+    "datasets",
     "openmp_enabled",
     "__version__",
 ]

@@ -42,60 +42,34 @@ struct OracleSpec {
 // the log of the Luce weight of a candidate at squared distance D (choice models).
 
 struct GammaCKLKernel {
+  static constexpr bool kHasIntPath = true;
   double half_gamma;
-  // gamma a positive integer <= 256: powers D^(gamma/2) by multiplications (one sqrt for
-  // odd gamma) instead of a log and an exp; -1 otherwise.
+  // gamma a positive integer <= 256: the power (min(Di,Dj)/max(Di,Dj))^(gamma/2) by
+  // multiplications (one sqrt for odd gamma) replaces logs and exps; -1 otherwise.
   int int_gamma;
-  // Distances in [pow_lo, pow_hi] keep every product of the direct formula in coef()
-  // normal (no overflow, no underflow); rows outside use the ratio formula.
-  double pow_lo, pow_hi;
 
   explicit GammaCKLKernel(double gamma)
       : half_gamma(0.5 * gamma),
         int_gamma((gamma == std::floor(gamma) && gamma >= 1.0 && gamma <= 256.0) ? int(gamma)
-                                                                                : -1),
-        pow_lo(std::pow(10.0, -290.0 / (0.5 * gamma + 2.0))),
-        pow_hi(std::pow(10.0, 299.0 / (0.5 * gamma + 2.0))) {}
+                                                                                : -1) {}
 
   double z(double Di, double Dj) const { return half_gamma * (safe_log(Dj) - safe_log(Di)); }
   double fprime(double D) const { return D > kTinyDistance ? half_gamma / D : 0.0; }
   double log_weight(double D) const { return -half_gamma * safe_log(D); }
 
-  // D^(gamma/2) for integer gamma.
-  double int_pow(double D) const {
-    double pw = (int_gamma & 1) ? std::sqrt(D) : 1.0;
+  // x^(gamma/2) for integer gamma.
+  double int_pow(double x) const {
+    double pw = (int_gamma & 1) ? std::sqrt(x) : 1.0;
     for (int e = int_gamma >> 1; e > 0; e >>= 1) {
-      if (e & 1) pw *= D;
-      D *= D;
+      if (e & 1) pw *= x;
+      x *= x;
     }
     return pw;
-  }
-
-  // Gradient coefficients (a, b) = (-2 q f'(Di), 2 q f'(Dj)), q = 1 - p = u / (u + v) with
-  // u = Di^(gamma/2), v = Dj^(gamma/2), for integer gamma without log or exp. In range:
-  // a = -gamma u / ((u + v) Di), b = gamma u / ((u + v) Dj) with a single division.
-  // Out of range: the base s = min(Di,Dj) / max(Di,Dj) <= 1 never overflows.
-  bool coef(double Di, double Dj, double& a, double& b) const {
-    if (int_gamma < 0) return false;
-    if (Di >= pow_lo && Di <= pow_hi && Dj >= pow_lo && Dj <= pow_hi) {
-      const double u = int_pow(Di), v = int_pow(Dj);
-      const double R = 2.0 * half_gamma * u / ((u + v) * Di * Dj);
-      a = -R * Dj;
-      b = R * Di;
-      return true;
-    }
-    const double ri = 1.0 / std::max(Di, kTinyDistance);
-    const double rj = 1.0 / std::max(Dj, kTinyDistance);
-    const double pw = int_pow(std::min(Dj * ri, Di * rj));
-    // q = 1/(1 + pw) if Di >= Dj, else pw/(1 + pw)
-    const double c = 2.0 * half_gamma * (Dj > Di ? pw : 1.0) / (1.0 + pw);
-    a = Di > kTinyDistance ? -c * ri : 0.0;  // f'(D) = 0 below the floor
-    b = Dj > kTinyDistance ? c * rj : 0.0;
-    return true;
   }
 };
 
 struct CKLKernel {
+  static constexpr bool kHasIntPath = false;
   double mu;
   double z(double Di, double Dj) const { return safe_log(mu + Dj) - safe_log(mu + Di); }
   double fprime(double D) const { return mu + D > kTinyDistance ? 1.0 / (mu + D) : 0.0; }
@@ -103,6 +77,7 @@ struct CKLKernel {
 };
 
 struct TSTEKernel {
+  static constexpr bool kHasIntPath = false;
   double alpha, half_ap1;  // half_ap1 = (alpha + 1) / 2
   double f(double D) const { return half_ap1 * std::log1p(D / alpha); }
   double z(double Di, double Dj) const { return f(Dj) - f(Di); }
@@ -111,15 +86,10 @@ struct TSTEKernel {
 };
 
 struct STEKernel {
+  static constexpr bool kHasIntPath = false;
   double z(double Di, double Dj) const { return Dj - Di; }
   double fprime(double) const { return 1.0; }
   double log_weight(double D) const { return -D; }
-};
-
-// Gradient of log p for one row, as coefficients on di = x_i - x_t, dj = x_j - x_t and
-// e = x_i - x_j:  g_i = a di + c e,  g_j = b dj - c e,  g_t = -(a di + b dj).
-struct GradCoef {
-  double a, b, c;
 };
 
 // Per-row distance summary. N = Dj - Di and S2 = ||x_i - x_j||^2 only for Probit.
@@ -127,29 +97,89 @@ struct RowDist {
   double Di, Dj, N, S2;
 };
 
-// Gradient coefficients of a difference-form kernel: its own fast coef() when it has one
-// (and it applies), else (-2 q f'(Di), 2 q f'(Dj)) with q = sigmoid(-z).
-template <class K>
-auto fast_coef(const K& k, double Di, double Dj, double& a, double& b, int)
-    -> decltype(k.coef(Di, Dj, a, b)) {
-  return k.coef(Di, Dj, a, b);
-}
-template <class K>
-bool fast_coef(const K&, double, double, double&, double&, long) {
-  return false;
-}
+// One row's log p and its gradient, as coefficients on di = x_i - x_t, dj = x_j - x_t and
+// e = x_i - x_j:  g_i = a di + c e,  g_j = b dj - c e,  g_t = -(a di + b dj);
+// dlg = d log p / d log gamma (gamma-CKL only).
+struct RowEval {
+  double logp, a, b, c, dlg;
+};
 
 template <class K>
 struct DiffModel {
   K k;
   static constexpr bool kPairTerms = false;
-  double prob(const RowDist& r) const { return sigmoid(k.z(r.Di, r.Dj)); }
-  double log_prob(const RowDist& r) const { return log_sigmoid(k.z(r.Di, r.Dj)); }
-  GradCoef grad(const RowDist& r) const {
-    GradCoef g{0.0, 0.0, 0.0};
-    if (fast_coef(k, r.Di, r.Dj, g.a, g.b, 0)) return g;
-    const double q = sigmoid(-k.z(r.Di, r.Dj));  // d log sigmoid(z) / dz
-    return {-2.0 * q * k.fprime(r.Di), 2.0 * q * k.fprime(r.Dj), 0.0};
+
+  // Integer-gamma path (gamma-CKL): s = min(Di,Dj)/max(Di,Dj) <= 1 never overflows,
+  // pw = s^(gamma/2) in [0, 1], and p = 1/(1+pw) when Di <= Dj, pw/(1+pw) otherwise.
+  bool int_path() const {
+    if constexpr (K::kHasIntPath) return k.int_gamma >= 0;
+    return false;
+  }
+  struct Ratio {
+    double ri, rj, s, pw, inv;  // 1/Di, 1/Dj (floored), base, power, 1/(1+pw)
+    bool closer_i;              // Di <= Dj: p >= 1/2
+  };
+  Ratio ratio(const RowDist& r) const {
+    Ratio q{};
+    const double Di = std::max(r.Di, kTinyDistance), Dj = std::max(r.Dj, kTinyDistance);
+    q.ri = 1.0 / Di;
+    q.rj = 1.0 / Dj;
+    q.s = std::min(Dj * q.ri, Di * q.rj);
+    if constexpr (K::kHasIntPath) q.pw = k.int_pow(q.s);
+    q.inv = 1.0 / (1.0 + q.pw);
+    q.closer_i = Di <= Dj;
+    return q;
+  }
+
+  double prob(const RowDist& r) const {
+    if (int_path()) {
+      const Ratio q = ratio(r);
+      const double num[2] = {q.pw, 1.0};
+      return num[q.closer_i] * q.inv;
+    }
+    return sigmoid(k.z(r.Di, r.Dj));
+  }
+
+  double log_prob(const RowDist& r) const {
+    if (int_path()) {
+      const Ratio q = ratio(r);
+      return q.closer_i ? -std::log1p(q.pw) : half_gamma() * std::log(q.s) - std::log1p(q.pw);
+    }
+    return log_sigmoid(k.z(r.Di, r.Dj));
+  }
+
+  double half_gamma() const {
+    if constexpr (K::kHasIntPath) return k.half_gamma;
+    return 0.0;
+  }
+
+  template <bool kLoss, bool kDG>
+  RowEval eval(const RowDist& r) const {
+    RowEval e{0.0, 0.0, 0.0, 0.0, 0.0};
+    if (!kDG && int_path()) {
+      const Ratio q = ratio(r);
+      // 1 - p; picked by index: the comparison is a coin flip, a branch would mispredict
+      const double num[2] = {1.0, q.pw};
+      const double qq = num[q.closer_i] * q.inv;
+      if constexpr (kLoss) {
+        // log p to absolute accuracy (what a sum of log-likelihoods needs) with one log;
+        // log_prob() is the version accurate to relative precision.
+        const double pp[2] = {q.pw * q.inv, q.inv};
+        const double pv = pp[q.closer_i];
+        e.logp = pv > 1e-300 ? std::log(pv) : half_gamma() * std::log(q.s) - std::log1p(q.pw);
+      }
+      const double c = 2.0 * half_gamma() * qq;
+      e.a = r.Di > kTinyDistance ? -c * q.ri : 0.0;  // f'(D) = 0 below the floor
+      e.b = r.Dj > kTinyDistance ? c * q.rj : 0.0;
+      return e;
+    }
+    const double z = k.z(r.Di, r.Dj);
+    const double qq = sigmoid(-z);  // d log sigmoid(z) / dz
+    if constexpr (kLoss) e.logp = log_sigmoid(z);
+    e.a = -2.0 * qq * k.fprime(r.Di);
+    e.b = 2.0 * qq * k.fprime(r.Dj);
+    if constexpr (kDG) e.dlg = qq * z;  // z is proportional to gamma
+    return e;
   }
 };
 
@@ -163,13 +193,14 @@ struct ProbitModel {
   double log_prob(const RowDist& r) const {
     return r.S2 > 0.0 ? normal_tail(zval(r)).log_cdf : -0.69314718055994530942;
   }
-  GradCoef grad(const RowDist& r) const {
-    if (!(r.S2 > 0.0)) return {0.0, 0.0, 0.0};
+  template <bool kLoss, bool kDG>
+  RowEval eval(const RowDist& r) const {
+    if (!(r.S2 > 0.0)) return {-0.69314718055994530942, 0.0, 0.0, 0.0, 0.0};
     const double s = std::sqrt(r.S2);
     const double z = r.N / (2.0 * sigma * s);
-    const double lam = normal_tail(z).mills;
-    const double B = lam / (sigma * s);
-    return {-B, B, -lam * z / r.S2};
+    const NormalTail nt = normal_tail(z);
+    const double B = nt.mills / (sigma * s);
+    return {kLoss ? nt.log_cdf : 0.0, -B, B, -nt.mills * z / r.S2, 0.0};
   }
 };
 
@@ -348,7 +379,7 @@ inline double log_likelihood(const OracleSpec& spec, const Problem& P, int threa
 // g_i += a di + c e, g_j += b dj - c e, g_t -= a di + b dj for one row whose three items
 // are distinct (restrict: the compiler may vectorize).
 template <bool kPair>
-inline void scatter_row(const GradCoef& g, const double* __restrict xt, const double* __restrict xi,
+inline void scatter_row(const RowEval& g, const double* __restrict xt, const double* __restrict xi,
                         const double* __restrict xj, double* __restrict gt,
                         double* __restrict gi, double* __restrict gj, std::int64_t d) {
   for (std::int64_t a = 0; a < d; ++a) {
@@ -368,42 +399,68 @@ inline void scatter_row(const GradCoef& g, const double* __restrict xt, const do
   }
 }
 
-// Adds the gradient of sum_r log p_r over rows [r0, r1) into G (n, d). Rows naming the
-// head (index rule) and rows with i == j (p = 1/2 whatever X) contribute zero.
-// Two passes per block of rows: first every row's coefficients (independent rows, so the
-// divisions and powers overlap instead of stalling), then the scatter.
-// Returns false when a row had an index out of range (that row is skipped).
-template <class Model>
-bool grad_accumulate(const Model& model, const Problem& P, std::int64_t r0, std::int64_t r1,
-                     double* G) {
+// Sums over the rows of one call: sum of log p and of d log p / d log gamma.
+struct LossGrad {
+  double logp = 0.0, dlg = 0.0;
+};
+
+// Buffers of the gradient kernels, kept between calls (the trainer calls them once per
+// step): no allocation after the first call of a given size.
+struct GradWorkspace {
+  std::vector<double> acc;      // row path: private gradients, or pairwise: pair weights
+  std::vector<double> dist;     // pairwise path: squared distances of all item pairs
+  std::vector<double> partial;  // per chunk: sum log p, sum dlg
+};
+
+template <class T>
+T* sized(std::vector<T>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// Row path over rows [r0, r1): adds gradients into G and returns the row sums. Rows
+// naming the head (index rule) and rows with i == j (p = 1/2 whatever X) contribute zero
+// gradient; the index rule's log p (0 or -inf) enters the sum. `ok` is cleared when a row
+// has an index out of range (that row is skipped). Coefficients first for a block of rows
+// (independent rows: the divisions overlap), then the scatter.
+template <bool kLoss, bool kDG, class Model>
+LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, std::int64_t r1,
+                        double* G, bool& ok) {
   constexpr std::int64_t kBlock = 64;
   const std::int64_t d = P.d;
-  bool ok = true;
-  GradCoef coef[kBlock];
+  LossGrad sum;
+  RowEval ev[kBlock];
   for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
     const std::int64_t nb = std::min(kBlock, r1 - b0);
     const std::int64_t* T = P.T + 3 * b0;
     for (std::int64_t k = 0; k < nb; ++k) {
       const std::int64_t t = T[3 * k], i = T[3 * k + 1], j = T[3 * k + 2];
-      if (!row_in_range(t, i, j, P.n)) ok = false;
-      if (t == i || t == j || i == j || !row_in_range(t, i, j, P.n)) {
-        coef[k] = {0.0, 0.0, 0.0};
+      ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
+      if (!row_in_range(t, i, j, P.n)) {
+        ok = false;
         continue;
       }
-      coef[k] = model.grad(
+      const int rule = index_rule(t, i, j);
+      if (rule != 0) {
+        if (kLoss && rule < 0) ev[k].logp = -std::numeric_limits<double>::infinity();
+        continue;
+      }
+      ev[k] = model.template eval<kLoss, kDG>(
           row_dist<Model::kPairTerms>(P.X + t * d, P.X + i * d, P.X + j * d, d));
     }
     for (std::int64_t k = 0; k < nb; ++k) {
+      if constexpr (kLoss) sum.logp += ev[k].logp;
+      if constexpr (kDG) sum.dlg += ev[k].dlg;
       const std::int64_t t = T[3 * k], i = T[3 * k + 1], j = T[3 * k + 2];
       if (t == i || t == j || i == j || !row_in_range(t, i, j, P.n)) continue;
-      scatter_row<Model::kPairTerms>(coef[k], P.X + t * d, P.X + i * d, P.X + j * d,
-                                     G + t * d, G + i * d, G + j * d, d);
+      scatter_row<Model::kPairTerms>(ev[k], P.X + t * d, P.X + i * d, P.X + j * d, G + t * d,
+                                     G + i * d, G + j * d, d);
     }
   }
-  return ok;
+  return sum;
 }
 
-// Number of private accumulators for the gradient: a function of (m, n, d) only, so the
+// Number of private accumulators for the row path: a function of (m, n, d) only, so the
 // summation order, and hence every bit of the result, is the same for any thread count.
 inline std::int64_t grad_chunks(std::int64_t m, std::int64_t n, std::int64_t d) {
   constexpr std::int64_t kBudget = std::int64_t(1) << 23;  // doubles in all accumulators
@@ -415,9 +472,7 @@ inline std::int64_t grad_chunks(std::int64_t m, std::int64_t n, std::int64_t d) 
 // squared distances of all item pairs once (n^2 d), then per row two table lookups and two
 // additions into a pair-weight matrix W, then G = L X with the Laplacian of W + W^T (n^2 d).
 // Difference-form models only (Probit's third pair term stays on the row path).
-inline bool use_pairwise(std::int64_t m, std::int64_t n) {
-  return n * n <= m / 4 && n <= 4096;
-}
+inline bool use_pairwise(std::int64_t m, std::int64_t n) { return n * n <= m / 4 && n <= 4096; }
 
 // Private pair-weight matrices for the pairwise path: a function of (m, n) only.
 inline std::int64_t pair_chunks(std::int64_t m, std::int64_t n) {
@@ -425,12 +480,14 @@ inline std::int64_t pair_chunks(std::int64_t m, std::int64_t n) {
   return balanced_chunks(std::min(m / nn, (std::int64_t(1) << 24) / nn));
 }
 
-template <class Model>
-void grad_pairwise(const Model& model, const Problem& P, double* G, int threads) {
+template <bool kLoss, bool kDG, class Model>
+LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, GradWorkspace& ws,
+                            int threads) {
   const std::int64_t n = P.n, d = P.d, nn = n * n;
   const std::int64_t C = pair_chunks(P.m, n);
-  std::vector<double> D(static_cast<std::size_t>(nn));
-  std::vector<double> W(static_cast<std::size_t>(C * nn), 0.0);
+  double* D = sized(ws.dist, static_cast<std::size_t>(nn));
+  double* W = sized(ws.acc, static_cast<std::size_t>(C * nn));
+  double* part = sized(ws.partial, static_cast<std::size_t>(2 * C));
   bool bad = false;
 #pragma omp parallel num_threads(threads)
   {
@@ -444,12 +501,14 @@ void grad_pairwise(const Model& model, const Problem& P, double* G, int threads)
           const double diff = xk[a] - xt[a];
           s += diff * diff;
         }
-        D[static_cast<std::size_t>(t * n + k)] = s;
+        D[t * n + k] = s;
       }
     }
 #pragma omp for schedule(static) reduction(|| : bad)
     for (std::int64_t c = 0; c < C; ++c) {
-      double* Wc = W.data() + c * nn;
+      double* Wc = W + c * nn;
+      std::fill(Wc, Wc + nn, 0.0);
+      double lp = 0.0, dg = 0.0;
       const std::int64_t r1 = chunk_begin(P.m, C, c + 1);
       for (std::int64_t r = chunk_begin(P.m, C, c); r < r1; ++r) {
         const std::int64_t t = P.T[3 * r], i = P.T[3 * r + 1], j = P.T[3 * r + 2];
@@ -457,17 +516,29 @@ void grad_pairwise(const Model& model, const Problem& P, double* G, int threads)
           bad = true;
           continue;
         }
-        if (t == i || t == j || i == j) continue;
-        const GradCoef g = model.grad(RowDist{D[t * n + i], D[t * n + j], 0.0, 0.0});
-        Wc[t * n + i] += g.a;
-        Wc[t * n + j] += g.b;
+        const int rule = index_rule(t, i, j);
+        if (rule != 0) {
+          if (kLoss && rule < 0) lp = -std::numeric_limits<double>::infinity();
+          continue;
+        }
+        if (i == j) {  // p = 1/2, no gradient
+          if constexpr (kLoss) lp += -0.69314718055994530942;
+          continue;
+        }
+        const RowEval e = model.template eval<kLoss, kDG>(RowDist{D[t * n + i], D[t * n + j], 0.0, 0.0});
+        if constexpr (kLoss) lp += e.logp;
+        if constexpr (kDG) dg += e.dlg;
+        Wc[t * n + i] += e.a;
+        Wc[t * n + j] += e.b;
       }
+      part[2 * c] = lp;
+      part[2 * c + 1] = dg;
     }
 #pragma omp for schedule(static)
     for (std::int64_t k = 0; k < nn; ++k) {
-      double s = W[static_cast<std::size_t>(k)];
-      for (std::int64_t c = 1; c < C; ++c) s += W[static_cast<std::size_t>(c * nn + k)];
-      W[static_cast<std::size_t>(k)] = s;
+      double s = W[k];
+      for (std::int64_t c = 1; c < C; ++c) s += W[c * nn + k];
+      W[k] = s;
     }
     // g_k = sum_t (W[t,k] + W[k,t]) (x_k - x_t): row t's item k moved with weight W[t,k].
 #pragma omp for schedule(static)
@@ -476,7 +547,7 @@ void grad_pairwise(const Model& model, const Problem& P, double* G, int threads)
       const double* xk = P.X + k * d;
       std::fill(gk, gk + d, 0.0);
       for (std::int64_t t = 0; t < n; ++t) {
-        const double w = W[static_cast<std::size_t>(t * n + k)] + W[static_cast<std::size_t>(k * n + t)];
+        const double w = W[t * n + k] + W[k * n + t];
         if (w == 0.0) continue;
         const double* xt = P.X + t * d;
         for (std::int64_t a = 0; a < d; ++a) gk[a] += w * (xk[a] - xt[a]);
@@ -484,45 +555,66 @@ void grad_pairwise(const Model& model, const Problem& P, double* G, int threads)
     }
   }
   if (bad) throw_bad_triplets(P);
+  LossGrad sum;
+  for (std::int64_t c = 0; c < C; ++c) {
+    sum.logp += part[2 * c];
+    sum.dlg += part[2 * c + 1];
+  }
+  return sum;
 }
 
-// G (n, d) = gradient of the summed log-likelihood with respect to X.
-template <class Model>
-void grad_model(const Model& model, const Problem& P, double* G, int threads) {
+// G (n, d) = gradient of sum_r log p_r with respect to X; returns the sums of log p (when
+// kLoss) and of d log p / d log gamma (when kDG). Bitwise identical for any thread count.
+template <bool kLoss, bool kDG, class Model>
+LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspace& ws,
+                   int threads) {
   if constexpr (!Model::kPairTerms) {
-    if (use_pairwise(P.m, P.n)) {
-      grad_pairwise(model, P, G, threads);
-      return;
-    }
+    if (use_pairwise(P.m, P.n)) return pairwise_loss_grad<kLoss, kDG>(model, P, G, ws, threads);
   }
   const std::int64_t nd = P.n * P.d;
   const std::int64_t C = grad_chunks(P.m, P.n, P.d);
+  bool ok = true;
   if (C == 1) {
     std::fill(G, G + nd, 0.0);
-    if (!grad_accumulate(model, P, 0, P.m, G)) throw_bad_triplets(P);
-    return;
+    const LossGrad sum = rows_loss_grad<kLoss, kDG>(model, P, 0, P.m, G, ok);
+    if (!ok) throw_bad_triplets(P);
+    return sum;
   }
-  std::vector<double> acc(static_cast<std::size_t>(C * nd), 0.0);
+  double* acc = sized(ws.acc, static_cast<std::size_t>(C * nd));
+  double* part = sized(ws.partial, static_cast<std::size_t>(2 * C));
   bool bad = false;
 #pragma omp parallel num_threads(threads)
   {
 #pragma omp for schedule(static) reduction(|| : bad)
-    for (std::int64_t c = 0; c < C; ++c)
-      bad = !grad_accumulate(model, P, chunk_begin(P.m, C, c), chunk_begin(P.m, C, c + 1),
-                             acc.data() + c * nd) ||
-            bad;
+    for (std::int64_t c = 0; c < C; ++c) {
+      double* Gc = acc + c * nd;
+      std::fill(Gc, Gc + nd, 0.0);
+      bool chunk_ok = true;
+      const LossGrad s = rows_loss_grad<kLoss, kDG>(model, P, chunk_begin(P.m, C, c),
+                                                    chunk_begin(P.m, C, c + 1), Gc, chunk_ok);
+      part[2 * c] = s.logp;
+      part[2 * c + 1] = s.dlg;
+      bad = bad || !chunk_ok;
+    }
 #pragma omp for schedule(static)
     for (std::int64_t k = 0; k < nd; ++k) {
       double s = 0.0;
-      for (std::int64_t c = 0; c < C; ++c) s += acc[static_cast<std::size_t>(c * nd + k)];
+      for (std::int64_t c = 0; c < C; ++c) s += acc[c * nd + k];
       G[k] = s;
     }
   }
   if (bad) throw_bad_triplets(P);
+  LossGrad sum;
+  for (std::int64_t c = 0; c < C; ++c) {
+    sum.logp += part[2 * c];
+    sum.dlg += part[2 * c + 1];
+  }
+  return sum;
 }
 
 inline void grad(const OracleSpec& spec, const Problem& P, double* G, int threads) {
-  with_model(spec, [&](const auto& model) { grad_model(model, P, G, threads); });
+  GradWorkspace ws;
+  with_model(spec, [&](const auto& model) { loss_grad<false, false>(model, P, G, ws, threads); });
 }
 
 // k-alternative choice: P(c | t) proportional to exp(log_weight(D_c)), e.g. D_c^(-gamma/2).

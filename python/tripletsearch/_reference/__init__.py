@@ -4,7 +4,8 @@ Each class or function here has the signature of its public counterpart and comp
 the same quantity with NumPy only. Tests assert that both agree; benchmarks time both.
 """
 
+from .embedding import Embedding
 from .oracles import CKL, STE, TSTE, GammaCKL, Probit
 from .theory import p_correct_monte_carlo
 
-__all__ = ["GammaCKL", "CKL", "TSTE", "STE", "Probit", "p_correct_monte_carlo"]
+__all__ = ["Embedding", "GammaCKL", "CKL", "TSTE", "STE", "Probit", "p_correct_monte_carlo"]

@@ -1,0 +1,63 @@
+"""Pure-Python twin of ``cpp/include/tripletsearch/rng.hpp`` (splitmix64 seeding,
+xoshiro256**, Lemire's unbiased bounded integers), bit for bit."""
+
+from __future__ import annotations
+
+_MASK = (1 << 64) - 1
+
+
+def _splitmix64(state: int) -> tuple[int, int]:
+    state = (state + 0x9E3779B97F4A7C15) & _MASK
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return state, z ^ (z >> 31)
+
+
+def _rotl(x: int, k: int) -> int:
+    return ((x << k) | (x >> (64 - k))) & _MASK
+
+
+class Rng:
+    """Stream ``stream`` of the generator family seeded by ``seed``."""
+
+    def __init__(self, seed: int, stream: int):
+        sm = (seed ^ ((0xD1B54A32D192ED03 * (stream + 1)) & _MASK)) & _MASK
+        sm, _ = _splitmix64(sm)
+        self.s = []
+        for _ in range(4):
+            sm, z = _splitmix64(sm)
+            self.s.append(z)
+
+    def next_u64(self) -> int:
+        s = self.s
+        result = (_rotl((s[1] * 5) & _MASK, 7) * 9) & _MASK
+        t = (s[1] << 17) & _MASK
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = _rotl(s[3], 45)
+        return result
+
+    def below(self, n: int) -> int:
+        """Uniform integer in [0, n)."""
+        m = self.next_u64() * n
+        low = m & _MASK
+        if low < n:
+            threshold = ((1 << 64) - n) % n
+            while low < threshold:
+                m = self.next_u64() * n
+                low = m & _MASK
+        return m >> 64
+
+
+def epoch_permutation(seed: int, epoch: int, m: int) -> list[int]:
+    """The trainer's Fisher-Yates order of rows [0, m) for one epoch."""
+    perm = list(range(m))
+    rng = Rng(seed, epoch)
+    for k in range(m - 1, 0, -1):
+        j = rng.below(k + 1)
+        perm[k], perm[j] = perm[j], perm[k]
+    return perm

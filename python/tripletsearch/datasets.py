@@ -1,0 +1,165 @@
+"""Real human triplet data: a validated CSV loader and the bundled data sets.
+
+Bundled (see ``tripletsearch/data/README.md`` for origin, license and attribution):
+
+* :func:`load_music`: the paper's Musical Artists set (van der Maaten & Weinberger 2012),
+  9,107 triplets on 400 artists (ids 0..411), genre super-classes as ``truth``.
+* :func:`load_alien_eggs`: crowd-sourced "alien eggs" with a known 1-D ground truth
+  (n = 300 from salmon, n = 30 from NEXT).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ._validation import check_int, check_triplets
+
+__all__ = ["TripletDataset", "load_triplets_csv", "load_music", "load_alien_eggs"]
+
+
+@dataclass
+class TripletDataset:
+    """A triplet data set.
+
+    Attributes
+    ----------
+    triplets : ndarray of int64, shape (m, 3)
+        Rows ``(head, closer, farther)``.
+    names : list of str
+        One name per item (``n_items`` entries).
+    truth : ndarray or None
+        Ground truth per item (a 1-D parameter, or genre labels), None where unknown.
+    participants : ndarray of int64 or None
+        Participant id per triplet, when recorded.
+    description : str
+        Origin and license (the bundled ``SOURCE.md``).
+    """
+
+    triplets: np.ndarray
+    names: list
+    truth: np.ndarray | None = None
+    participants: np.ndarray | None = None
+    description: str = field(default="", repr=False)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.names)
+
+
+def _read_table(text: str):
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise ValueError("path: empty file")
+    return rows[0], rows[1:]
+
+
+def load_triplets_csv(path, *, n_items: int | None = None, columns=(0, 1, 2)) -> np.ndarray:
+    """Load triplets from a CSV file (optionally gzipped) with a header row.
+
+    Parameters
+    ----------
+    path : str or Path
+        File with rows ``head, closer, farther`` (0-based item indices) after a header;
+        ``.gz`` files are decompressed.
+    n_items : int, optional
+        When given, every index must be < n_items.
+    columns : tuple of 3 int or 3 str
+        Which columns hold head, closer and farther (positions or header names).
+
+    Returns
+    -------
+    ndarray of int64, shape (m, 3)
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"path: no such file {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", newline="") as f:
+        header, rows = _read_table(f.read())
+    if all(isinstance(c, str) for c in columns):
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise ValueError(f"columns: {missing} not in the header {header}")
+        columns = tuple(header.index(c) for c in columns)
+    if len(columns) != 3:
+        raise ValueError(f"columns: expected 3 columns, got {columns}")
+    out = np.empty((len(rows), 3), dtype=np.int64)
+    for r, row in enumerate(rows):
+        try:
+            vals = [row[c] for c in columns]
+            out[r] = [int(v) for v in vals]
+        except (IndexError, ValueError):
+            raise ValueError(
+                f"path: line {r + 2} of {path.name} is not three integer indices: {row}"
+            ) from None
+    if n_items is not None:
+        n_items = check_int(n_items, "n_items", minimum=1)
+    T = check_triplets(out, n_items)
+    if (T < 0).any():
+        raise ValueError(f"path: negative index in {path.name}")
+    return T
+
+
+def _bundled(folder: str):
+    return resources.files("tripletsearch").joinpath("data", folder)
+
+
+def _load_bundled(folder: str):
+    base = _bundled(folder)
+    with gzip.open(io.BytesIO(base.joinpath("triplets.csv.gz").read_bytes()), "rt") as f:
+        header, rows = _read_table(f.read())
+    data = np.array(rows, dtype=np.int64)
+    items_header, items = _read_table(base.joinpath("items.csv").read_text())
+    description = base.joinpath("SOURCE.md").read_text()
+    participants = data[:, 3].copy() if data.shape[1] > 3 else None
+    return np.ascontiguousarray(data[:, :3]), participants, items_header, items, description
+
+
+def load_music() -> TripletDataset:
+    """The Musical Artists triplets of the paper (Section 4.1, Figure 5).
+
+    9,107 triplets from the aset400 / MusicSeer survey as used by van der Maaten &
+    Weinberger (2012): ids 0..411, of which 400 artists occur. Artist names are not
+    available (``names`` are ``"artist <1-based id>"``); ``truth`` holds the 9 genre
+    super-classes of van der Maaten's ``music_experiment.m``.
+
+    Returns
+    -------
+    TripletDataset
+    """
+    T, participants, header, items, description = _load_bundled("music")
+    col = {name: k for k, name in enumerate(header)}
+    names = [row[col["name"]] or f"artist {row[col['vdm_id_1based']]}" for row in items]
+    truth = np.array([row[col["superclass"]] for row in items])
+    return TripletDataset(T, names, truth, participants, description)
+
+
+def load_alien_eggs(n: int = 300) -> TripletDataset:
+    """Crowd-sourced "alien eggs" triplets with a known 1-D ground truth.
+
+    Parameters
+    ----------
+    n : {300, 30}
+        300: salmon's "strange fruit" study (17,611 triplets, 231 participants);
+        30: the NEXT study (NIPS 2015), 20,086 answered triplets.
+
+    Returns
+    -------
+    TripletDataset
+        ``truth`` is the egg's shape parameter (the integer in the image name).
+    """
+    n = check_int(n, "n")
+    if n not in (300, 30):
+        raise ValueError(f"n: the alien-eggs sets have n = 300 or n = 30 items, got {n}")
+    T, participants, header, items, description = _load_bundled(f"alien_eggs_n{n}")
+    col = {name: k for k, name in enumerate(header)}
+    names = [row[col["name"]] for row in items]
+    truth = np.array([float(row[col["param"]]) for row in items])
+    return TripletDataset(T, names, truth, participants, description)

@@ -1,0 +1,390 @@
+"""Learn item embeddings from triplets by maximum likelihood (the paper's Section 4.1).
+
+:class:`Embedding` is a scikit-learn style estimator; one ``fit`` is one native call
+(epochs, shuffling, minibatches, the optimizer and L2 all run in C++, OpenMP over
+triplets, GIL released). It works with ``sklearn.model_selection.cross_val_score``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+
+import numpy as np
+
+from . import _core
+from ._validation import (
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_random_state,
+    check_triplets,
+    resolve_n_jobs,
+    seed_from,
+)
+from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
+
+__all__ = ["Embedding", "DivergenceError", "MODELS", "OPTIMIZERS", "valid_rows"]
+
+# model name -> (oracle class, native kind)
+MODELS = {
+    "gamma-ckl": GammaCKL,
+    "ckl": CKL,
+    "t-ste": TSTE,
+    "ste": STE,
+    "probit": Probit,
+}
+_ALIASES = {"gammackl": "gamma-ckl", "tste": "t-ste"}
+OPTIMIZERS = {"sgd": 0, "adam": 1, "lbfgs": 2}
+_DEFAULT_LR = {"sgd": 1.0, "adam": 0.05, "lbfgs": 1.0}
+_STATUS = {0: "converged", 1: "max_epochs", 2: "diverged", 3: "stopped"}
+
+
+class DivergenceError(FloatingPointError):
+    """The training loss became NaN or infinite (e.g. a too large ``lr``)."""
+
+
+def valid_rows(triplets: np.ndarray) -> np.ndarray:
+    """Mask of informative rows: three distinct items. Rows naming the head (``t == i``:
+    p = 1, ``t == j``: p = 0) or offering one item twice (p = 1/2) carry no information
+    about an embedding; ``fit``, ``score`` and ``log_loss`` ignore them."""
+    t, i, j = triplets[:, 0], triplets[:, 1], triplets[:, 2]
+    return (t != i) & (t != j) & (i != j)
+
+
+class _ParamsMixin:
+    """get_params / set_params in the scikit-learn convention (no sklearn import)."""
+
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"{key}: not a parameter of {type(self).__name__} ({valid})")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            k: v.default for k, v in inspect.signature(type(self).__init__).parameters.items()
+        }
+        args = [
+            f"{k}={v!r}"
+            for k, v in self.get_params().items()
+            if not (isinstance(v, (str, int, float, bool, type(None))) and v == defaults.get(k))
+        ]
+        return f"{type(self).__name__}({', '.join(args)})"
+
+
+class Embedding(_ParamsMixin):
+    """Maximum-likelihood embedding of items from triplets under a choice model.
+
+    Parameters
+    ----------
+    model : {"gamma-ckl", "ckl", "t-ste", "ste", "probit"}
+        The oracle model (see :mod:`tripletsearch.oracles`).
+    n_components : int >= 1
+        Embedding dimension d.
+    gamma : float > 0
+        gamma-CKL power (the starting value when ``learn_gamma``).
+    mu : float >= 0
+        CKL regularizer.
+    alpha : float > 0 or None
+        t-STE degrees of freedom; None: ``max(d - 1, 1)``.
+    sigma : float > 0
+        Probit noise.
+    optimizer : {"lbfgs", "adam", "sgd"}
+        ``"lbfgs"`` (default): full-batch L-BFGS with a backtracking line search, no step
+        size to tune; runs to the maximum-likelihood fit. ``"adam"`` / ``"sgd"``: first
+        order, full batch or minibatches; ``lr`` and ``max_epochs`` act as regularizers
+        (early stopping), as in the paper's sweep.
+    lr : float > 0 or None
+        Step size of Adam (default 0.05) and SGD (default 1.0); unused by L-BFGS.
+    batch_size : int or None
+        Rows per step; None: full batch (required by L-BFGS).
+    max_epochs : int >= 1
+        Passes over the training rows (L-BFGS: iterations).
+    tol : float >= 0
+        Convergence: L-BFGS stops when an iteration improves the loss by less than
+        ``tol`` (relative); Adam/SGD when 10 epochs in a row do.
+    l2 : float >= 0
+        Penalty ``l2 * mean_k ||x_k||^2`` added to the mean negative log-likelihood.
+    learn_gamma : bool
+        gamma-CKL only: fit gamma jointly (gradient in log gamma).
+    init : array_like (n_items, n_components) or None
+        Starting embedding; None: ``N(0, init_scale^2)`` with ``init_scale = 0.1``.
+    n_items : int or None
+        Number of items; None: one more than the largest index seen by ``fit``.
+    random_state : None, int or numpy.random.Generator
+        Seeds the initial embedding and the minibatch order.
+    n_jobs : int or None
+        Threads (None: all cores). Results do not depend on it.
+    verbose : bool
+        A progress bar (tqdm, when installed) or a log line per epoch.
+
+    Attributes
+    ----------
+    embedding_ : ndarray (n_items, n_components)
+    gamma_ : float
+        gamma of the fitted model (learned when ``learn_gamma``).
+    oracle_ : Oracle
+        The fitted model's oracle (``oracle_.prob(embedding_, triplets)``).
+    loss_curve_ : ndarray
+        Objective (mean NLL + L2) per epoch.
+    n_epochs_ : int
+    status_ : {"converged", "max_epochs", "stopped"}
+    n_items_ : int
+
+    Notes
+    -----
+    Items that never occur in the training rows keep their initial position. Rows naming
+    the head or repeating an item are ignored by ``fit``, ``score`` and ``log_loss`` (see
+    :func:`valid_rows`).
+
+    Examples
+    --------
+    >>> from tripletsearch.datasets import load_music
+    >>> data = load_music()
+    >>> emb = Embedding("gamma-ckl", n_components=5, gamma=5.0, random_state=0)
+    >>> emb.fit(data.triplets).embedding_.shape
+    (412, 5)
+    """
+
+    # the training loop: native; tripletsearch._reference.Embedding swaps in the NumPy twin
+    _train = staticmethod(_core.train)
+
+    def __init__(
+        self,
+        model: str = "gamma-ckl",
+        n_components: int = 2,
+        *,
+        gamma: float = 3.0,
+        mu: float = 0.0,
+        alpha: float | None = None,
+        sigma: float = 0.1,
+        optimizer: str = "lbfgs",
+        lr: float | None = None,
+        batch_size: int | None = None,
+        max_epochs: int = 1000,
+        tol: float = 1e-6,
+        l2: float = 0.0,
+        learn_gamma: bool = False,
+        init=None,
+        n_items: int | None = None,
+        random_state=None,
+        n_jobs: int | None = None,
+        verbose: bool = False,
+    ):
+        self.model = model
+        self.n_components = n_components
+        self.gamma = gamma
+        self.mu = mu
+        self.alpha = alpha
+        self.sigma = sigma
+        self.optimizer = optimizer
+        self.lr = lr
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.l2 = l2
+        self.learn_gamma = learn_gamma
+        self.init = init
+        self.n_items = n_items
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ helpers
+    def _model_name(self) -> str:
+        if not isinstance(self.model, str):
+            raise TypeError(f"model: expected a string, got {type(self.model).__name__}")
+        name = _ALIASES.get(self.model.lower(), self.model.lower())
+        if name not in MODELS:
+            raise ValueError(f"model: expected one of {sorted(MODELS)}, got {self.model!r}")
+        return name
+
+    def _make_oracle(self, gamma: float | None = None) -> Oracle:
+        name = self._model_name()
+        if name == "gamma-ckl":
+            return GammaCKL(self.gamma if gamma is None else gamma)
+        if name == "ckl":
+            return CKL(self.mu)
+        if name == "t-ste":
+            return TSTE(self.alpha)
+        if name == "ste":
+            return STE()
+        return Probit(self.sigma)
+
+    def _check_params(self):
+        name = self._model_name()
+        d = check_int(self.n_components, "n_components", minimum=1)
+        oracle = self._make_oracle()  # validates gamma / mu / alpha / sigma
+        if not isinstance(self.optimizer, str) or self.optimizer not in OPTIMIZERS:
+            raise ValueError(
+                f"optimizer: expected one of {sorted(OPTIMIZERS)}, got {self.optimizer!r}"
+            )
+        lr = _DEFAULT_LR[self.optimizer] if self.lr is None else check_positive(self.lr, "lr")
+        batch = (
+            0 if self.batch_size is None else check_int(self.batch_size, "batch_size", minimum=1)
+        )
+        if self.optimizer == "lbfgs" and batch:
+            raise ValueError("batch_size: L-BFGS is full batch; use optimizer='adam' or 'sgd'")
+        max_epochs = check_int(self.max_epochs, "max_epochs", minimum=1)
+        tol = check_nonnegative(self.tol, "tol")
+        l2 = check_nonnegative(self.l2, "l2")
+        if not isinstance(self.learn_gamma, (bool, np.bool_)):
+            raise TypeError("learn_gamma: expected a bool")
+        if self.learn_gamma and name != "gamma-ckl":
+            raise ValueError(f"learn_gamma: only the gamma-ckl model has a gamma (model={name!r})")
+        return name, d, oracle, lr, batch, max_epochs, tol, l2
+
+    def _check_fitted(self):
+        if not hasattr(self, "embedding_"):
+            raise RuntimeError("this Embedding is not fitted yet; call fit(triplets) first")
+
+    def _prepare_rows(self, triplets, name="triplets"):
+        self._check_fitted()
+        T = check_triplets(triplets, None, name=name)
+        return T, valid_rows(T)
+
+    # ------------------------------------------------------------------ API
+    def fit(self, triplets, n_items: int | None = None):
+        """Fit the embedding to triplets.
+
+        Parameters
+        ----------
+        triplets : array_like of int, shape (m, 3)
+            Rows ``(t, i, j)``: "i was judged closer to t than j".
+        n_items : int, optional
+            Number of items (overrides the ``n_items`` parameter); default: one more
+            than the largest index.
+
+        Returns
+        -------
+        self
+        """
+        name, d, oracle, lr, batch, max_epochs, tol, l2 = self._check_params()
+        T = check_triplets(triplets, None)
+        if T.shape[0] == 0:
+            raise ValueError("triplets: empty; fit needs at least one valid row")
+        if (T < 0).any():
+            pos = np.unravel_index(int(np.argmax((T < 0).ravel())), T.shape)
+            raise ValueError(
+                f"triplets: negative index {T[pos]} at position {tuple(int(p) for p in pos)}"
+            )
+        seen = int(T.max()) + 1
+        n = n_items if n_items is not None else self.n_items
+        n = seen if n is None else check_int(n, "n_items", minimum=1)
+        if n < seen:
+            raise ValueError(f"n_items: {n} is smaller than the largest index + 1 ({seen})")
+        keep = valid_rows(T)
+        if not keep.any():
+            raise ValueError(
+                "triplets: no valid rows (every row names the head or repeats an item)"
+            )
+        if not keep.all():
+            warnings.warn(
+                f"triplets: ignoring {int((~keep).sum())} of {len(T)} rows that name the "
+                "head or repeat an item",
+                stacklevel=2,
+            )
+            T = np.ascontiguousarray(T[keep])
+        rng = check_random_state(self.random_state)
+        if self.init is None:
+            X0 = 0.1 * rng.standard_normal((n, d))
+        else:
+            X0 = np.asarray(self.init, dtype=np.float64)
+            if X0.shape != (n, d):
+                raise ValueError(f"init: expected shape {(n, d)}, got {X0.shape}")
+            if not np.isfinite(X0).all():
+                raise ValueError("init: contains NaN or inf")
+        seed = seed_from(rng)
+        callback, close = self._progress(max_epochs)
+        try:
+            X, loss, gammas, epochs, status = self._train(
+                oracle._kind,
+                oracle._param(d),
+                np.ascontiguousarray(X0),
+                T,
+                OPTIMIZERS[self.optimizer],
+                lr,
+                batch,
+                max_epochs,
+                tol,
+                10,
+                l2,
+                bool(self.learn_gamma),
+                seed,
+                resolve_n_jobs(self.n_jobs),
+                callback,
+            )
+        finally:
+            close()
+        if _STATUS[status] == "diverged":
+            raise DivergenceError(
+                f"training diverged at epoch {epochs} (loss {loss[-1] if len(loss) else 'nan'}); "
+                "try a smaller lr or optimizer='lbfgs'"
+            )
+        self.embedding_ = X
+        self.n_items_ = n
+        self.gamma_ = (
+            float(gammas[-1])
+            if name == "gamma-ckl" and len(gammas)
+            else (float(self.gamma) if name == "gamma-ckl" else math.nan)
+        )
+        self.oracle_ = self._make_oracle(self.gamma_ if name == "gamma-ckl" else None)
+        self.loss_curve_ = loss
+        self.n_epochs_ = int(epochs)
+        self.status_ = _STATUS[status]
+        return self
+
+    def _progress(self, total):
+        if not self.verbose:
+            return None, lambda: None
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover - depends on the environment
+
+            def log(epoch, loss, gamma):
+                print(f"epoch {epoch:5d}  loss {loss:.6f}  gamma {gamma:.4g}", flush=True)
+                return True
+
+            return log, lambda: None
+        bar = tqdm(total=total, desc=f"Embedding({self.model})", unit="epoch")
+
+        def update(epoch, loss, gamma):
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss:.5f}")
+            return True
+
+        return update, bar.close
+
+    def predict_proba(self, triplets) -> np.ndarray:
+        """Probability of each row's stated outcome under the fitted model; shape (m,)."""
+        self._check_fitted()
+        return self.oracle_.prob(self.embedding_, triplets, n_jobs=self.n_jobs)
+
+    def score(self, triplets, y=None) -> float:
+        """Accuracy: fraction of valid rows whose stated outcome the model finds more
+        likely than not (p > 1/2)."""
+        T, keep = self._prepare_rows(triplets)
+        if not keep.any():
+            return math.nan
+        p = self.oracle_.prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
+        return float(np.mean(p > 0.5))
+
+    def log_loss(self, triplets) -> float:
+        """Mean negative log-likelihood over the valid rows."""
+        T, keep = self._prepare_rows(triplets)
+        if not keep.any():
+            return math.nan
+        lp = self.oracle_.log_prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
+        return float(-np.mean(lp))
