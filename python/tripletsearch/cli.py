@@ -2,8 +2,9 @@
 
 Commands
 --------
-demo   a short tour of the oracle models and the theory tools
-info   build facts: version, OpenMP, threads
+demo                  a short tour of the oracle models and the theory tools
+reproduce embedding   the paper's Figure 5 (Musical Artists) and 1-D alien eggs
+info                  build facts: version, OpenMP, threads
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ def _demo(args) -> int:
     return 0
 
 
+def _reproduce(args) -> int:
+    from . import reproduce
+
+    if args.what == "embedding":
+        reproduce.reproduce_embedding(args.out, quick=args.quick, n_jobs=args.n_jobs)
+    return 0
+
+
 def _info(args) -> int:
     print(f"tripletsearch {__version__}")
     print(f"OpenMP: {'yes' if _core.openmp_enabled() else 'no (serial build)'}")
@@ -76,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     p_demo = sub.add_parser("demo", help="a short tour of the oracles and the theory tools")
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.set_defaults(func=_demo)
+    p_rep = sub.add_parser("reproduce", help="reproduce an experiment of the paper")
+    p_rep.add_argument("what", choices=["embedding"])
+    p_rep.add_argument("--out", default="reproduce-out", help="output folder")
+    p_rep.add_argument("--quick", action="store_true", help="a smaller, faster run")
+    p_rep.add_argument("--n-jobs", type=int, default=None, help="parallel fits")
+    p_rep.set_defaults(func=_reproduce)
     p_info = sub.add_parser("info", help="version, OpenMP, threads")
     p_info.set_defaults(func=_info)
     args = parser.parse_args(argv)

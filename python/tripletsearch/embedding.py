@@ -72,6 +72,18 @@ class _ParamsMixin:
             setattr(self, key, value)
         return self
 
+    def __sklearn_tags__(self):
+        """scikit-learn (>= 1.6) estimator tags, built lazily: sklearn stays optional."""
+        from sklearn.utils import Tags, TargetTags
+
+        return Tags(
+            estimator_type=None,
+            target_tags=TargetTags(required=False),
+            transformer_tags=None,
+            regressor_tags=None,
+            classifier_tags=None,
+        )
+
     def __repr__(self) -> str:
         defaults = {
             k: v.default for k, v in inspect.signature(type(self).__init__).parameters.items()
@@ -119,8 +131,12 @@ class Embedding(_ParamsMixin):
         Penalty ``l2 * mean_k ||x_k||^2`` added to the mean negative log-likelihood.
     learn_gamma : bool
         gamma-CKL only: fit gamma jointly (gradient in log gamma).
-    init : array_like (n_items, n_components) or None
-        Starting embedding; None: ``N(0, init_scale^2)`` with ``init_scale = 0.1``.
+    init : {"auto", "random", "lift"}, array_like (n_items, n_components) or None
+        Starting embedding. ``"random"``: ``N(0, 0.1^2)``. ``"lift"``: fit in
+        ``n_components + 1`` dimensions from a random start, then start from its top
+        principal axes (escapes the local optima of one-dimensional fits, where the
+        scale-free models cannot move an item past another). None or ``"auto"``: "lift"
+        for ``n_components == 1``, else "random".
     n_items : int or None
         Number of items; None: one more than the largest index seen by ``fit``.
     random_state : None, int or numpy.random.Generator
@@ -298,36 +314,31 @@ class Embedding(_ParamsMixin):
             )
             T = np.ascontiguousarray(T[keep])
         rng = check_random_state(self.random_state)
-        if self.init is None:
-            X0 = 0.1 * rng.standard_normal((n, d))
+        init = "auto" if self.init is None else self.init
+        if isinstance(init, str):
+            if init not in ("auto", "random", "lift"):
+                raise ValueError(
+                    f"init: expected 'auto', 'random', 'lift' or an array, got {init!r}"
+                )
+            if init == "auto":
+                init = "lift" if d == 1 else "random"
+            X0 = 0.1 * rng.standard_normal((n, d + (init == "lift")))
         else:
-            X0 = np.asarray(self.init, dtype=np.float64)
+            X0 = np.asarray(init, dtype=np.float64)
             if X0.shape != (n, d):
                 raise ValueError(f"init: expected shape {(n, d)}, got {X0.shape}")
             if not np.isfinite(X0).all():
                 raise ValueError("init: contains NaN or inf")
         seed = seed_from(rng)
-        callback, close = self._progress(max_epochs)
-        try:
-            X, loss, gammas, epochs, status = self._train(
-                oracle._kind,
-                oracle._param(d),
-                np.ascontiguousarray(X0),
-                T,
-                OPTIMIZERS[self.optimizer],
-                lr,
-                batch,
-                max_epochs,
-                tol,
-                10,
-                l2,
-                bool(self.learn_gamma),
-                seed,
-                resolve_n_jobs(self.n_jobs),
-                callback,
-            )
-        finally:
-            close()
+        args = (lr, batch, max_epochs, tol, l2, seed)
+        if isinstance(init, str) and init == "lift":
+            # Fit in d + 1 dimensions, keep the top d principal axes, refine in d: in one
+            # dimension the scale-free models cannot move an item past another (log D
+            # barriers at D = 0), so a random 1-D start stays in a poor local optimum.
+            Y = self._run_train(oracle, X0, T, *args, progress=False)[0]
+            Y = Y - Y.mean(axis=0)
+            X0 = Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
+        X, loss, gammas, epochs, status = self._run_train(oracle, X0, T, *args, progress=True)
         if _STATUS[status] == "diverged":
             raise DivergenceError(
                 f"training diverged at epoch {epochs} (loss {loss[-1] if len(loss) else 'nan'}); "
@@ -345,6 +356,29 @@ class Embedding(_ParamsMixin):
         self.n_epochs_ = int(epochs)
         self.status_ = _STATUS[status]
         return self
+
+    def _run_train(self, oracle, X0, T, lr, batch, max_epochs, tol, l2, seed, progress):
+        callback, close = self._progress(max_epochs) if progress else (None, lambda: None)
+        try:
+            return self._train(
+                oracle._kind,
+                oracle._param(X0.shape[1]),
+                np.ascontiguousarray(X0),
+                T,
+                OPTIMIZERS[self.optimizer],
+                lr,
+                batch,
+                max_epochs,
+                tol,
+                10,
+                l2,
+                bool(self.learn_gamma),
+                seed,
+                resolve_n_jobs(self.n_jobs),
+                callback,
+            )
+        finally:
+            close()
 
     def _progress(self, total):
         if not self.verbose:

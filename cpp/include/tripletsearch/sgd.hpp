@@ -136,7 +136,7 @@ inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t
     perm.resize(static_cast<std::size_t>(m));
     batch.resize(static_cast<std::size_t>(3 * B));
   }
-  double best = std::numeric_limits<double>::infinity();
+  double best = std::numeric_limits<double>::infinity(), first = 0.0;
   std::int64_t stall = 0, step = 0;
   for (std::int64_t epoch = 1; epoch <= opt.max_epochs; ++epoch) {
     if (!full) epoch_permutation(opt.seed, epoch, perm);
@@ -170,7 +170,10 @@ inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t
     res.loss.push_back(epoch_loss);
     res.gamma.push_back(F.gamma(x));
     res.epochs = epoch;
-    if (!std::isfinite(epoch_loss) || !all_finite(x, N)) {
+    if (epoch == 1) first = epoch_loss;
+    // diverged: a non-finite loss, or one grown a millionfold (a far too large step size)
+    if (!std::isfinite(epoch_loss) || !all_finite(x, N) ||
+        epoch_loss > 1e6 * std::max(1.0, std::fabs(first))) {
       res.status = TrainStatus::Diverged;
       return res;
     }

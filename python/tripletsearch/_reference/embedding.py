@@ -69,7 +69,7 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
     vel = np.zeros_like(x)
     b1, b2, eps = 0.9, 0.999, 1e-8
     losses, gammas = [], []
-    best, stall, step = math.inf, 0, 0
+    best, stall, step, first = math.inf, 0, 0, 0.0
     for epoch in range(1, max_epochs + 1):
         order = None if full else np.array(epoch_permutation(seed, epoch, m))
         epoch_loss = 0.0
@@ -87,7 +87,11 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
                 x = x - lr * g
         losses.append(epoch_loss)
         gammas.append(F.gamma(x))
-        if not (math.isfinite(epoch_loss) and np.isfinite(x).all()):
+        if epoch == 1:
+            first = epoch_loss
+        if not (math.isfinite(epoch_loss) and np.isfinite(x).all()) or epoch_loss > 1e6 * max(
+            1.0, abs(first)
+        ):
             return x, losses, gammas, epoch, 2
         if cb is not None and not cb(epoch, epoch_loss, F.gamma(x)):
             return x, losses, gammas, epoch, 3

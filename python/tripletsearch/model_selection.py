@@ -1,0 +1,225 @@
+"""Cross-validation of embeddings over parameter grids (the paper's Figure 5 sweep).
+
+Fits run in parallel threads (the native trainer releases the GIL), through joblib when it
+is installed, else ``concurrent.futures``; each fit uses one native thread.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validation import check_int, check_random_state, check_triplets, resolve_n_jobs
+from .embedding import Embedding
+
+__all__ = ["kfold", "cross_validate", "grid_search_cv", "GridResult", "ParameterGrid"]
+
+
+def kfold(m: int, n_splits: int = 10, random_state=None):
+    """Shuffled k-fold split of ``m`` rows: a list of (train_index, test_index)."""
+    n_splits = check_int(n_splits, "cv", minimum=2)
+    if m < n_splits:
+        raise ValueError(f"cv: {n_splits} folds need at least {n_splits} rows, got {m}")
+    perm = check_random_state(random_state).permutation(m)
+    folds = np.array_split(perm, n_splits)
+    return [
+        (np.sort(np.concatenate(folds[:k] + folds[k + 1 :])), np.sort(folds[k]))
+        for k in range(n_splits)
+    ]
+
+
+def ParameterGrid(grid):
+    """All settings of a grid: a dict of lists, or a list of such dicts."""
+    grids = [grid] if isinstance(grid, dict) else list(grid)
+    out = []
+    for g in grids:
+        if not isinstance(g, dict):
+            raise TypeError("param_grid: expected a dict of lists or a list of dicts")
+        keys = sorted(g)
+        for values in itertools.product(*(g[k] for k in keys)):
+            out.append(dict(zip(keys, values)))
+    return out
+
+
+def _fit_score(estimator: Embedding, params: dict, T, train, test, n_items):
+    est = type(estimator)(**{**estimator.get_params(), **params, "n_jobs": 1, "verbose": False})
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(T[train], n_items=n_items)
+    fit_time = time.perf_counter() - t0
+    return est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_
+
+
+def _run(tasks, n_jobs, verbose, desc):
+    bar = None
+    if verbose:
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(tasks), desc=desc, unit="fit")
+        except ImportError:  # pragma: no cover
+            bar = None
+    results = [None] * len(tasks)
+
+    def run(k):
+        results[k] = tasks[k]()
+        if bar is not None:
+            bar.update(1)
+        elif verbose:
+            print(f"{desc}: fit {k + 1}/{len(tasks)}", flush=True)
+
+    try:
+        from joblib import Parallel, delayed
+
+        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(k) for k in range(len(tasks)))
+    except ImportError:  # pragma: no cover - joblib is optional
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            list(pool.map(run, range(len(tasks))))
+    if bar is not None:
+        bar.close()
+    return results
+
+
+@dataclass
+class GridResult:
+    """Cross-validated scores per setting: ``rows`` is a list of dicts with the
+    parameters, ``accuracy``, ``accuracy_se``, ``nll``, ``nll_se`` (mean and standard
+    error over folds), ``fit_time`` (mean seconds) and ``epochs`` (mean)."""
+
+    rows: list = field(default_factory=list)
+    param_names: list = field(default_factory=list)
+
+    def best(self, by: str = "accuracy", group_by=()):
+        """The best row (max accuracy, or min nll), or one best row per group."""
+        if by not in ("accuracy", "nll"):
+            raise ValueError(f"by: expected 'accuracy' or 'nll', got {by!r}")
+        sign = -1.0 if by == "accuracy" else 1.0
+        if not group_by:
+            return min(self.rows, key=lambda r: sign * r[by])
+        groups = {}
+        for r in self.rows:
+            key = tuple(r[k] for k in group_by)
+            if key not in groups or sign * r[by] < sign * groups[key][by]:
+                groups[key] = r
+        return [groups[k] for k in sorted(groups, key=lambda k: tuple(map(str, k)))]
+
+    def to_csv(self, path):
+        cols = self.param_names + ["accuracy", "accuracy_se", "nll", "nll_se", "fit_time", "epochs"]
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(self.rows)
+
+    def format(self, rows=None) -> str:
+        rows = self.rows if rows is None else rows
+        cols = self.param_names
+        lines = [" ".join(f"{c:>10s}" for c in cols) + "   accuracy        nll     fit(s)"]
+        for r in rows:
+            lines.append(
+                " ".join(f"{_fmt(r[c]):>10s}" for c in cols)
+                + f"   {r['accuracy']:.4f}+-{r['accuracy_se']:.4f}"
+                + f" {r['nll']:.4f}+-{r['nll_se']:.4f} {r['fit_time']:.3f}"
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _summary(scores):
+    a = np.array([s[0] for s in scores])
+    nll = np.array([s[1] for s in scores])
+    k = len(scores)
+
+    def se(x):
+        return float(np.std(x, ddof=1) / math.sqrt(k)) if k > 1 else math.nan
+
+    return {
+        "accuracy": float(a.mean()),
+        "accuracy_se": se(a),
+        "nll": float(nll.mean()),
+        "nll_se": se(nll),
+        "fit_time": float(np.mean([s[2] for s in scores])),
+        "epochs": float(np.mean([s[3] for s in scores])),
+    }
+
+
+def grid_search_cv(
+    estimator: Embedding,
+    param_grid,
+    triplets,
+    *,
+    cv: int = 10,
+    n_items: int | None = None,
+    random_state=0,
+    n_jobs=None,
+    verbose: bool = False,
+) -> GridResult:
+    """k-fold cross-validation of every setting of ``param_grid``.
+
+    Parameters
+    ----------
+    estimator : Embedding
+        Template; each setting overrides its parameters.
+    param_grid : dict of lists or list of dicts
+        E.g. ``{"model": ["t-ste", "gamma-ckl"], "n_components": [2, 10]}``.
+    triplets : array_like of int, shape (m, 3)
+    cv : int
+        Folds (shuffled, the same folds for every setting).
+    n_items : int, optional
+        Default: one more than the largest index in ``triplets``.
+    random_state : int, Generator or None
+        Seeds the folds.
+    n_jobs : int or None
+        Parallel fits (threads).
+
+    Returns
+    -------
+    GridResult
+    """
+    T = check_triplets(triplets, None)
+    if n_items is None:
+        n_items = int(T.max()) + 1 if len(T) else 0
+    settings = ParameterGrid(param_grid)
+    folds = kfold(len(T), cv, random_state)
+    tasks = [
+        (lambda p=p, tr=tr, te=te: _fit_score(estimator, p, T, tr, te, n_items))
+        for p in settings
+        for tr, te in folds
+    ]
+    scores = _run(tasks, resolve_n_jobs(n_jobs), verbose, "cross-validation")
+    names = sorted({k for p in settings for k in p})
+    rows = []
+    for s, p in enumerate(settings):
+        rows.append({**{k: p.get(k) for k in names}, **_summary(scores[s * cv : (s + 1) * cv])})
+    return GridResult(rows, names)
+
+
+def cross_validate(
+    estimator: Embedding, triplets, *, cv: int = 10, n_items=None, random_state=0, n_jobs=None
+) -> dict:
+    """k-fold cross-validated accuracy and NLL (mean and s.e.) of one estimator."""
+    return grid_search_cv(
+        estimator,
+        {},
+        triplets,
+        cv=cv,
+        n_items=n_items,
+        random_state=random_state,
+        n_jobs=n_jobs,
+    ).rows[0]
