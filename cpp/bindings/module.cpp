@@ -6,6 +6,7 @@
 void register_oracle(py::module_& m);
 void register_theory(py::module_& m);
 void register_sgd(py::module_& m);
+void register_discrete(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tripletsearch native core (C++17, OpenMP)";
@@ -15,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   register_oracle(m);
   register_theory(m);
   register_sgd(m);
+  register_discrete(m);
 }
