@@ -6,6 +6,7 @@ Klein, Maystre, Grossglauser; UAI 2024) on a C++/OpenMP core.
 
 from . import datasets, theory
 from ._core import openmp_enabled
+from .discrete import DiscreteSearch, simulate_discrete
 from .embedding import DivergenceError, Embedding
 from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
 
@@ -19,6 +20,8 @@ __all__ = [
     "Probit",
     "Oracle",
     "Embedding",
+    "DiscreteSearch",
+    "simulate_discrete",
     "DivergenceError",
     "theory",
     "datasets",

@@ -37,7 +37,7 @@ namespace tripletsearch {
 
 constexpr std::int64_t kLanes = 64;  // items per block
 constexpr int kAccLanes = 8;         // partial sums per moment (SIMD-friendly, fixed order)
-constexpr std::int64_t kParallelBlocks = 256;  // below this many blocks a pass runs serially
+constexpr std::int64_t kParallelBlocks = 8;  // below this many blocks a pass runs serially
 
 // The database, stored in single precision (like FAISS): a pass over a million items in
 // ten dimensions streams 40 MB instead of 80 MB, and memory bandwidth is what bounds a
@@ -74,7 +74,7 @@ class ItemStore {
 // out[j * 64 + l] = ||x_l - z_j||^2 for the 64 items of a block and NJ points z_j, eight
 // lanes at a time with all sums in registers.
 template <int NJ>
-inline void sqdist_group(const StoreFloat* __restrict xb, std::int64_t d,
+__attribute__((always_inline)) inline void sqdist_group(const StoreFloat* __restrict xb, std::int64_t d,
                          const double* __restrict z, double* __restrict out) {
   constexpr int W = 8;
   for (int l0 = 0; l0 < kLanes; l0 += W) {
@@ -202,49 +202,154 @@ inline void block_choice_lik(const double* __restrict D /* k x 64 */, int k, int
   for (int l = 0; l < kLanes; ++l) lik[l] /= den[l];
 }
 
+// Pre-test of a block's lanes against a proto's current k-th best score thr (slightly
+// relaxed: the exact score decides later): flags[l] = 1 when lane l may enter the list.
+TS_SIMD_CLONES
+inline double block_pretest(const double* __restrict D, const double* __restrict w, double thr,
+                            int rule, double* __restrict flags) {
+  if (!(thr < std::numeric_limits<double>::infinity())) {
+    for (int l = 0; l < kLanes; ++l) flags[l] = 1.0;
+    return double(kLanes);
+  }
+  if (rule == 0)  // weighted: D / w <= thr
+    for (int l = 0; l < kLanes; ++l) flags[l] = D[l] <= thr * w[l] ? 1.0 : 0.0;
+  else if (rule == 1)  // paper: w sqrt(D) <= thr
+    for (int l = 0; l < kLanes; ++l) flags[l] = w[l] * w[l] * D[l] <= thr * thr ? 1.0 : 0.0;
+  else
+    for (int l = 0; l < kLanes; ++l) flags[l] = D[l] <= thr ? 1.0 : 0.0;
+  double count = 0.0;
+  for (int l = 0; l < kLanes; ++l) count += flags[l];
+  return count;
+}
+
+// Squared distances from one point xs (d) to nc points stored dimension-major
+// (xcT[b * nc + c]): out[c].
+TS_SIMD_CLONES
+inline void sqdist_transposed(const double* __restrict xcT, int nc, std::int64_t d,
+                              const double* __restrict xs, double* __restrict out) {
+  for (int c = 0; c < nc; ++c) out[c] = 0.0;
+  for (std::int64_t b = 0; b < d; ++b) {
+    const double* row = xcT + b * nc;
+    const double x = xs[b];
+    for (int c = 0; c < nc; ++c) {
+      const double u = row[c] - x;
+      out[c] += u * u;
+    }
+  }
+}
+
+// Relative choice weights of nc candidates for S posterior draws: with D[c][s] the squared
+// distance from draw s to candidate c (floored), u[c][s] = (min_c' D[c'][s] / D[c][s])^(g/2).
+// xc: candidates (nc x d, row-major); xsT: draws dimension-major (d x S).
+TS_SIMD_CLONES
+inline void draw_weights(const double* __restrict xc, int nc, const double* __restrict xsT,
+                         int S, std::int64_t d, double half_gamma, int int_gamma,
+                         double* __restrict u /* nc x S */, double* __restrict dmin /* S */,
+                         double* __restrict base /* S */) {
+  for (int c = 0; c < nc; ++c) {
+    double* uc = u + c * S;
+    for (int s = 0; s < S; ++s) uc[s] = 0.0;
+    for (std::int64_t b = 0; b < d; ++b) {
+      const double x = xc[c * d + b];
+      const double* row = xsT + b * S;
+      for (int s = 0; s < S; ++s) {
+        const double t = row[s] - x;
+        uc[s] += t * t;
+      }
+    }
+    for (int s = 0; s < S; ++s) uc[s] = std::max(uc[s], kTinyDistance);
+  }
+  for (int s = 0; s < S; ++s) dmin[s] = u[s];
+  for (int c = 1; c < nc; ++c)
+    for (int s = 0; s < S; ++s) dmin[s] = std::min(dmin[s], u[c * S + s]);
+  for (int c = 0; c < nc; ++c) {
+    double* uc = u + c * S;
+    for (int s = 0; s < S; ++s) uc[s] = dmin[s] / uc[s];
+    if (int_gamma > 0) {
+      for (int s = 0; s < S; ++s) {
+        base[s] = uc[s];
+        uc[s] = (int_gamma & 1) ? std::sqrt(uc[s]) : 1.0;
+      }
+      for (int e = int_gamma >> 1; e > 0; e >>= 1) {
+        if (e & 1)
+          for (int s = 0; s < S; ++s) uc[s] *= base[s];
+        for (int s = 0; s < S; ++s) base[s] *= base[s];
+      }
+    } else {
+      for (int s = 0; s < S; ++s) uc[s] = std::exp(half_gamma * std::log(uc[s]));
+    }
+  }
+}
+
+// For a pair with relative choice weights ui, uj over S posterior draws (mask in[s] = 1 for
+// draws other than the pair's items): sum of P(i | s) and of 2 P(i|s) P(j|s).
+TS_SIMD_CLONES
+inline void pair_gini(const double* __restrict ui, const double* __restrict uj,
+                      const double* __restrict in, int S, double* a_out, double* cond_out) {
+  double a = 0.0, cond = 0.0;
+  for (int s = 0; s < S; ++s) {
+    const double den = ui[s] + uj[s];
+    const double p = den > 0.0 ? ui[s] / den : 0.5;
+    a += in[s] * p;
+    cond += in[s] * 2.0 * p * (1.0 - p);
+  }
+  *a_out = a;
+  *cond_out = cond;
+}
+
 // ---------------------------------------------------------------- small dense algebra
 
-// Top eigenpairs of a symmetric d x d matrix by power iteration with deflation, from a
-// fixed start vector (deterministic; mirrored by the NumPy twin).
-inline void top_eigenpairs(std::vector<double> C, std::int64_t d, int count, double* values,
+// Top `count` eigenpairs of a symmetric d x d matrix, largest first, by cyclic Jacobi
+// rotations (exact to rounding, quadratic convergence, robust to repeated eigenvalues,
+// where power iteration stalls). Each eigenvector's sign is fixed so that its entry of
+// largest magnitude (the first such) is positive. Mirrored by the NumPy twin.
+inline void top_eigenpairs(std::vector<double> A, std::int64_t d, int count, double* values,
                            double* vectors /* count x d */) {
-  std::vector<double> v(static_cast<std::size_t>(d)), u(v.size());
+  std::vector<double> V(static_cast<std::size_t>(d * d), 0.0);
+  for (std::int64_t a = 0; a < d; ++a) V[a * d + a] = 1.0;
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    double off = 0.0, diag = 0.0;
+    for (std::int64_t p = 0; p < d; ++p) {
+      diag += A[p * d + p] * A[p * d + p];
+      for (std::int64_t q = p + 1; q < d; ++q) off += A[p * d + q] * A[p * d + q];
+    }
+    if (off <= 1e-30 * diag || off == 0.0) break;
+    for (std::int64_t p = 0; p < d; ++p)
+      for (std::int64_t q = p + 1; q < d; ++q) {
+        const double apq = A[p * d + q];
+        if (apq == 0.0) continue;
+        const double theta = (A[q * d + q] - A[p * d + p]) / (2.0 * apq);
+        const double t = (theta >= 0.0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
+        const double c = 1.0 / std::sqrt(t * t + 1.0), sn = t * c;
+        for (std::int64_t r = 0; r < d; ++r) {  // A <- A J (columns p, q)
+          const double arp = A[r * d + p], arq = A[r * d + q];
+          A[r * d + p] = c * arp - sn * arq;
+          A[r * d + q] = sn * arp + c * arq;
+        }
+        for (std::int64_t r = 0; r < d; ++r) {  // A <- J^T A (rows p, q)
+          const double apr = A[p * d + r], aqr = A[q * d + r];
+          A[p * d + r] = c * apr - sn * aqr;
+          A[q * d + r] = sn * apr + c * aqr;
+        }
+        for (std::int64_t r = 0; r < d; ++r) {  // V <- V J
+          const double vrp = V[r * d + p], vrq = V[r * d + q];
+          V[r * d + p] = c * vrp - sn * vrq;
+          V[r * d + q] = sn * vrp + c * vrq;
+        }
+      }
+  }
+  std::vector<std::int64_t> order(static_cast<std::size_t>(d));
+  for (std::int64_t a = 0; a < d; ++a) order[a] = a;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t x, std::int64_t y) { return A[x * d + x] > A[y * d + y]; });
   for (int e = 0; e < count; ++e) {
-    double norm = 0.0;
-    for (std::int64_t a = 0; a < d; ++a) {
-      v[a] = 1.0 + 0.1 * double(a) + 0.01 * double(e);
-      norm += v[a] * v[a];
-    }
-    norm = std::sqrt(norm);
-    for (auto& x : v) x /= norm;
-    for (int it = 0; it < 1000; ++it) {
-      double un = 0.0;
-      for (std::int64_t a = 0; a < d; ++a) {
-        double s = 0.0;
-        for (std::int64_t b = 0; b < d; ++b) s += C[a * d + b] * v[b];
-        u[a] = s;
-        un += s * s;
-      }
-      un = std::sqrt(un);
-      if (!(un > 0.0)) break;
-      double diff = 0.0;
-      for (std::int64_t a = 0; a < d; ++a) {
-        u[a] /= un;
-        diff += (u[a] - v[a]) * (u[a] - v[a]);
-      }
-      v.swap(u);
-      if (diff < 1e-26) break;
-    }
-    double lam = 0.0;
-    for (std::int64_t a = 0; a < d; ++a) {
-      double s = 0.0;
-      for (std::int64_t b = 0; b < d; ++b) s += C[a * d + b] * v[b];
-      lam += v[a] * s;
-    }
-    values[e] = std::max(lam, 0.0);
-    for (std::int64_t a = 0; a < d; ++a) vectors[e * d + a] = v[a];
-    for (std::int64_t a = 0; a < d; ++a)
-      for (std::int64_t b = 0; b < d; ++b) C[a * d + b] -= lam * v[a] * v[b];
+    const std::int64_t col = order[static_cast<std::size_t>(e)];
+    values[e] = std::max(A[col * d + col], 0.0);
+    std::int64_t big = 0;
+    for (std::int64_t a = 1; a < d; ++a)
+      if (std::fabs(V[a * d + col]) > std::fabs(V[big * d + col])) big = a;
+    const double sign = V[big * d + col] < 0.0 ? -1.0 : 1.0;
+    for (std::int64_t a = 0; a < d; ++a) vectors[e * d + a] = sign * V[a * d + col];
   }
 }
 
@@ -446,9 +551,9 @@ class DiscreteSearcher {
 
   // ------------------------------------------------------------ information gain
   // Candidates: the weighted-nearest items to proto-queries at five radii
-  // r * {1/4, 1/2, 3/4, 1, 3/2} (pairs: along the top two eigen-directions, every
-  // plus-side item against every minus-side item of the same direction; k > 2: the k
-  // protos of each radius). Each candidate tuple is scored by its expected one-step
+  // r * {1/4, 1/2, 3/4, 1, 3/2} (pairs: along the top three eigen-directions, plus the
+  // four most probable items, every pair of distinct candidates; k > 2: the k protos of
+  // each radius). Each candidate tuple is scored by its expected one-step
   // information about the target in the quadratic (Gini) entropy, outcomes {target shown
   // as item c, user picks c}: G(Y) - E_t G(Y | t), G(P) = 1 - sum P^2, the expectation over
   // 128 items drawn from the posterior by systematic resampling.
@@ -457,7 +562,7 @@ class DiscreteSearcher {
 
   int select_infogain(std::int64_t* q, int k) {
     static const double rad[kRadii] = {0.25, 0.5, 0.75, 1.0, 1.5};
-    const int ne = static_cast<int>(std::min<std::int64_t>(k == 2 ? 2 : (k + 1) / 2, d_));
+    const int ne = static_cast<int>(std::min<std::int64_t>(k == 2 ? 3 : (k + 1) / 2, d_));
     std::vector<double> vals(static_cast<std::size_t>(ne)), vecs(static_cast<std::size_t>(ne * d_));
     top_eigenpairs(cov_, d_, ne, vals.data(), vecs.data());
     // protos and candidate tuples (as positions into the proto list)
@@ -477,20 +582,38 @@ class DiscreteSearcher {
     }
     const std::vector<Cand> top = scan_top(protos.data(), P, k, Selection::Weighted);
     std::vector<std::int64_t> tuples;  // n_tuples x k item indices
-    if (k == 2) {  // every pair of distinct candidates (and the most probable items)
+    if (k == 2) {
+      // per direction, every plus-side item against every minus-side item; and every
+      // pair involving one of the most probable items
+      auto push = [&](std::int64_t i, std::int64_t j) {
+        if (i < 0 || j < 0 || i == j) return;
+        tuples.push_back(std::min(i, j));
+        tuples.push_back(std::max(i, j));
+      };
       std::vector<std::int64_t> items;
-      for (int c = 0; c < P; ++c) {
-        const std::int64_t i = top[static_cast<std::size_t>(c * k)].index;
-        if (i >= 0) items.push_back(i);
-      }
-      for (std::int64_t i : most_probable(kTopItems)) items.push_back(i);
-      std::sort(items.begin(), items.end());
-      items.erase(std::unique(items.begin(), items.end()), items.end());
-      for (std::size_t a = 0; a < items.size(); ++a)
-        for (std::size_t b = a + 1; b < items.size(); ++b) {
-          tuples.push_back(items[a]);
-          tuples.push_back(items[b]);
+      for (int e = 0; e < ne; ++e)
+        for (int a = 0; a < kRadii; ++a) {
+          const std::int64_t i = top[static_cast<std::size_t>(((e * kRadii + a) * 2 + 0) * k)].index;
+          items.push_back(i);
+          items.push_back(top[static_cast<std::size_t>(((e * kRadii + a) * 2 + 1) * k)].index);
+          for (int b = 0; b < kRadii; ++b)
+            push(i, top[static_cast<std::size_t>(((e * kRadii + b) * 2 + 1) * k)].index);
         }
+      const std::vector<std::int64_t> probable = most_probable(kTopItems);
+      for (std::size_t a = 0; a < probable.size(); ++a) {
+        for (std::size_t b = a + 1; b < probable.size(); ++b) push(probable[a], probable[b]);
+        for (std::int64_t c : items) push(probable[a], c);
+      }
+      // drop repeated pairs
+      std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+      for (std::size_t t = 0; t < tuples.size(); t += 2) pairs.emplace_back(tuples[t], tuples[t + 1]);
+      std::sort(pairs.begin(), pairs.end());
+      pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+      tuples.clear();
+      for (const auto& pr : pairs) {
+        tuples.push_back(pr.first);
+        tuples.push_back(pr.second);
+      }
     } else {
       for (int a = 0; a < kRadii; ++a) {
         std::vector<std::int64_t> t(static_cast<std::size_t>(k), -1);
@@ -524,28 +647,27 @@ class DiscreteSearcher {
     cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
     const int nc = static_cast<int>(cands.size());
     std::vector<std::int64_t> sample = posterior_sample();
-    // u[s][c] = (min_c' D_sc' / D_sc)^(gamma/2): relative choice weights, no overflow
+    // u[c][s] = (min_c' D_sc' / D_sc)^(gamma/2): relative choice weights, no overflow
     const ChoicePower cp(cfg_.gamma);
-    std::vector<double> xs(static_cast<std::size_t>(d_)), xc(static_cast<std::size_t>(nc * d_));
+    std::vector<double> xc(static_cast<std::size_t>(nc * d_)), xsT(static_cast<std::size_t>(d_ * kSamples));
     for (int c = 0; c < nc; ++c) store_->row(cands[static_cast<std::size_t>(c)], xc.data() + c * d_);
-    std::vector<double> u(static_cast<std::size_t>(kSamples * nc));
+    // which draws are candidate items themselves (to leave them out of a tuple's sums)
+    std::vector<std::vector<int>> draws_of(static_cast<std::size_t>(nc));
     for (int s2 = 0; s2 < kSamples; ++s2) {
-      store_->row(sample[static_cast<std::size_t>(s2)], xs.data());
-      double* us = u.data() + s2 * nc;
-      double dmin = std::numeric_limits<double>::infinity();
-      for (int c = 0; c < nc; ++c) {
-        double D = 0.0;
-        for (std::int64_t b = 0; b < d_; ++b) D += (xc[c * d_ + b] - xs[b]) * (xc[c * d_ + b] - xs[b]);
-        us[c] = std::max(D, kTinyDistance);
-        dmin = std::min(dmin, us[c]);
-      }
-      for (int c = 0; c < nc; ++c) us[c] = choice_power(dmin / us[c], cp);
+      const std::int64_t it = sample[static_cast<std::size_t>(s2)];
+      for (std::int64_t b = 0; b < d_; ++b) xsT[static_cast<std::size_t>(b * kSamples + s2)] = store_->coord(it, b);
+      const auto f = std::lower_bound(cands.begin(), cands.end(), it);
+      if (f != cands.end() && *f == it) draws_of[static_cast<std::size_t>(f - cands.begin())].push_back(s2);
     }
+    std::vector<double> u(static_cast<std::size_t>(kSamples * nc)), dmin(kSamples), base(kSamples);
+    draw_weights(xc.data(), nc, xsT.data(), kSamples, d_, cp.half_gamma, cp.int_gamma, u.data(),
+                 dmin.data(), base.data());
     const double W = total_;
     double best_score = -std::numeric_limits<double>::infinity();
     std::int64_t best = 0;
     std::vector<int> pos(static_cast<std::size_t>(k));
     std::vector<double> A(static_cast<std::size_t>(k));
+    double in[kSamples];  // 1 for samples outside the tuple
     for (std::int64_t t = 0; t < nt; ++t) {
       const std::int64_t* tup = tuples.data() + t * k;
       double found_sq = 0.0, mass_in = 0.0;
@@ -555,24 +677,37 @@ class DiscreteSearcher {
         const double pc = w_[static_cast<std::size_t>(tup[c])] / W;
         found_sq += pc * pc;
         mass_in += pc;
-        A[static_cast<std::size_t>(c)] = 0.0;
       }
-      int outside = 0;
-      double cond = 0.0;  // sum over samples of (1 - sum_c P(c|s)^2)
-      for (int s2 = 0; s2 < kSamples; ++s2) {
-        const std::int64_t it = sample[static_cast<std::size_t>(s2)];
-        if (std::find(tup, tup + k, it) != tup + k) continue;
-        ++outside;
-        const double* us = u.data() + s2 * nc;
-        double den = 0.0;
-        for (int c = 0; c < k; ++c) den += us[pos[static_cast<std::size_t>(c)]];
-        double sq = 0.0;
-        for (int c = 0; c < k; ++c) {
-          const double pcs = den > 0.0 ? us[pos[static_cast<std::size_t>(c)]] / den : 1.0 / k;
-          A[static_cast<std::size_t>(c)] += pcs;
-          sq += pcs * pcs;
+      // draws equal to one of the tuple's items: outcome "found", not part of the sums
+      std::fill(in, in + kSamples, 1.0);
+      int outside = kSamples;
+      for (int c = 0; c < k; ++c)
+        for (int s2 : draws_of[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)])]) {
+          in[s2] = 0.0;
+          --outside;
         }
-        cond += 1.0 - sq;
+      double cond = 0.0;  // sum over outside draws of 1 - sum_c P(c|s)^2
+      if (k == 2) {
+        double a0 = 0.0;
+        pair_gini(u.data() + pos[0] * kSamples, u.data() + pos[1] * kSamples, in, kSamples, &a0,
+                  &cond);
+        A[0] = a0;
+        A[1] = double(outside) - a0;
+      } else {
+        for (int c = 0; c < k; ++c) A[static_cast<std::size_t>(c)] = 0.0;
+        for (int s2 = 0; s2 < kSamples; ++s2) {
+          if (in[s2] == 0.0) continue;
+          double den = 0.0;
+          for (int c = 0; c < k; ++c) den += u[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)] * kSamples + s2)];
+          double sq = 0.0;
+          for (int c = 0; c < k; ++c) {
+            const double uc = u[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)] * kSamples + s2)];
+            const double pcs = den > 0.0 ? uc / den : 1.0 / k;
+            A[static_cast<std::size_t>(c)] += pcs;
+            sq += pcs * pcs;
+          }
+          cond += 1.0 - sq;
+        }
       }
       const double wout = outside > 0 ? std::max(0.0, 1.0 - mass_in) / outside : 0.0;
       double asq = 0.0;
@@ -787,6 +922,7 @@ class DiscreteSearcher {
 #pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
     {
       std::vector<double> Dall(static_cast<std::size_t>(P * kLanes));
+      std::vector<double> ones(static_cast<std::size_t>(kLanes), 1.0);
       double score[kLanes];
 #pragma omp for schedule(static)
       for (std::int64_t ch = 0; ch < C; ++ch) {
@@ -794,7 +930,7 @@ class DiscreteSearcher {
         const std::int64_t b1 = chunk_begin(nb, C, ch + 1);
         for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
           const StoreFloat* xb = store_->block(b);
-          const double* w = weighted ? w_.data() + b * kLanes : nullptr;
+          const double* w = weighted ? w_.data() + b * kLanes : ones.data();
           const std::int64_t lanes = std::min<std::int64_t>(kLanes, n_ - b * kLanes);
           block_sqdist(xb, d, protos, P, Dall.data());
           for (int c = 0; c < P; ++c) {
@@ -802,18 +938,9 @@ class DiscreteSearcher {
             Cand* tc = top + c * k;
             // cheap vectorized pre-test against the current k-th best (slightly relaxed:
             // the exact score decides), then exact scores for the few lanes that pass
-            const double thr = tc[k - 1].score * (1.0 + 1e-12);
-            const bool open = !(thr < std::numeric_limits<double>::infinity());
-            for (int l = 0; l < kLanes; ++l) {
-              if (open)
-                score[l] = 1.0;
-              else if (rule == Selection::Weighted)
-                score[l] = D[l] <= thr * w[l] ? 1.0 : 0.0;
-              else if (rule == Selection::Paper)
-                score[l] = w[l] * w[l] * D[l] <= thr * thr ? 1.0 : 0.0;
-              else
-                score[l] = D[l] <= thr ? 1.0 : 0.0;
-            }
+            if (block_pretest(D, w, tc[k - 1].score * (1.0 + 1e-12), static_cast<int>(rule),
+                              score) == 0.0)
+              continue;
             for (std::int64_t l = 0; l < lanes; ++l) {
               if (score[l] == 0.0) continue;
               double sc;

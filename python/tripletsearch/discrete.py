@@ -1,0 +1,503 @@
+"""Search a database of n items by comparisons (the paper's appendix, gamma-CKLSearch).
+
+A user looks for one of n items with known embedding ``X`` by repeatedly picking, among
+the items shown, the one closest to the target they have in mind, until the target itself
+is shown. :class:`DiscreteSearch` is an ask/tell session (JSON-persistable for a web
+server); :func:`simulate_discrete` runs many searches with simulated users natively.
+
+Methods
+-------
+``"gamma-ckl"``
+    gamma-CKLSearch: a posterior over the n items under the gamma-CKL oracle (uniform
+    prior, Bayes update with the k-alternative choice model), its mean and covariance,
+    the top eigenpair(s) by power iteration, proto-queries ``mean +- r sqrt(lambda) v``
+    (k = 4: the next eigen-direction gives the second pair), and the items nearest to the
+    protos under a posterior weighting (``selection``).
+``"gauss"``
+    GaussSearch (Chumbalov et al. 2020): a Gaussian belief N(mu, Sigma) over the target's
+    location (prior: the items' mean and covariance), the probit likelihood with noise
+    ``sigma``, a moment-matched (ADF) update per pairwise preference (k items: the chosen
+    one beats each other one, applied in turn), and SampleMirror queries: z ~ N(mu, Sigma)
+    and its mirror image across the hyperplane through mu orthogonal to the top eigenvector,
+    each snapped to the nearest unshown item.
+``"random"``
+    k unshown items uniformly at random.
+
+Selection rules (gamma-CKL)
+---------------------------
+``"infogain"``: candidates are the weighted-nearest items to protos at five radii along the
+top eigen-directions (and the most probable items); the pair (k-tuple) with the largest
+expected one-step information about {target shown as i, target shown as j, i wins, j wins}
+is asked (quadratic entropy, the expectation over 128 posterior draws).
+``"weighted"``: argmin ``||x_i - z||^2 / p_i`` ("near and probable", the text's intent).
+``"paper"``: the appendix's literal ``argmin p_i ||x_i - z||``, which favours *improbable*
+items (kept to measure it). ``"nearest"``: argmin ``||x_i - z||`` among items with p_i > 0.
+
+The database is stored in single precision (a pass over it is what a query costs); all
+arithmetic is in double precision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _core
+from ._validation import (
+    check_int,
+    check_positive,
+    check_random_state,
+    check_X,
+    resolve_n_jobs,
+    seed_from,
+)
+from .oracles import GammaCKL, Oracle, Probit
+
+__all__ = ["DiscreteSearch", "simulate_discrete", "DiscreteSimulation", "METHODS", "SELECTIONS"]
+
+METHODS = {"gamma-ckl": 0, "gauss": 1, "random": 2}
+SELECTIONS = {"weighted": 0, "paper": 1, "nearest": 2, "infogain": 3}
+_AUTO_INFOGAIN_MAX_N = 100_000
+_STATE_VERSION = 1
+
+
+def _check_choice(value, name, options):
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name}: expected one of {sorted(options)}, got {value!r}")
+    return value
+
+
+def _resolve_selection(selection, method, n):
+    if selection == "auto":
+        return "infogain" if (method == "gamma-ckl" and n <= _AUTO_INFOGAIN_MAX_N) else "weighted"
+    return _check_choice(selection, "selection", SELECTIONS)
+
+
+def _check_database(X, n_choices):
+    X = check_X(X)
+    n = X.shape[0]
+    if n < n_choices:
+        raise ValueError(f"X: {n} items cannot fill a query of n_choices = {n_choices}")
+    _, first, counts = np.unique(X, axis=0, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        row = X[first[np.argmax(counts > 1)]]
+        dup = np.nonzero((X == row).all(axis=1))[0]
+        raise ValueError(
+            f"X: rows {dup[0]} and {dup[1]} are identical; duplicate items are "
+            "indistinguishable to any comparison oracle, keep one row per distinct item"
+        )
+    return X
+
+
+def _fingerprint(X: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest()[:32]
+
+
+class DiscreteSearch:
+    """An interactive search session over a database of items.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Item embedding (finite, no duplicate rows, n >= n_choices).
+    method : {"gamma-ckl", "gauss", "random"}
+    gamma : float > 0
+        gamma-CKL power of the user model (the paper's study: 3).
+    r : float > 0
+        Proto-query distance in units of the posterior's standard deviation (study: 2).
+    sigma : float > 0
+        GaussSearch probit noise, in embedding units (study: 0.1).
+    n_choices : int in [2, 64]
+        Items per query (the study showed 4).
+    selection : {"auto", "infogain", "weighted", "paper", "nearest"}
+        gamma-CKL selection rule (see the module docstring); "auto": "infogain" up to
+        100,000 items, "weighted" beyond.
+    random_state : None, int or numpy.random.Generator
+    n_jobs : int or None
+        Threads for the passes over the database (None: all cores).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(500, 2))
+    >>> s = DiscreteSearch(X, random_state=0)
+    >>> shown = s.ask()          # indices to show
+    >>> s.tell(int(shown[0]))    # the user picked the first one
+    >>> s.n_queries
+    1
+    """
+
+    def __init__(
+        self,
+        X,
+        *,
+        method: str = "gamma-ckl",
+        gamma: float = 3.0,
+        r: float = 2.0,
+        sigma: float = 0.1,
+        n_choices: int = 2,
+        selection: str = "auto",
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.method = _check_choice(method, "method", METHODS)
+        self.gamma = check_positive(gamma, "gamma")
+        self.r = check_positive(r, "r")
+        self.sigma = check_positive(sigma, "sigma")
+        self.n_choices = check_int(n_choices, "n_choices", minimum=2)
+        if self.n_choices > 64:
+            raise ValueError(f"n_choices: at most 64, got {self.n_choices}")
+        self._X = _check_database(X, self.n_choices)
+        self.selection = _resolve_selection(selection, self.method, self._X.shape[0])
+        self._seed = seed_from(random_state)
+        self._threads = resolve_n_jobs(n_jobs)
+        self._store = _core.ItemStore(self._X)
+        self._reset()
+
+    def _reset(self):
+        self._searcher = _core.DiscreteSearcher(
+            self._store,
+            METHODS[self.method],
+            self.gamma,
+            self.r,
+            self.sigma,
+            self.n_choices,
+            SELECTIONS[self.selection],
+            self._seed,
+            self._threads,
+        )
+        self._pending = None
+        self._history = []
+        self._done = False
+        self._target = None
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n_items(self) -> int:
+        return self._X.shape[0]
+
+    @property
+    def n_queries(self) -> int:
+        """Queries asked and answered so far (the query that showed the target counts)."""
+        return len(self._history)
+
+    @property
+    def done(self) -> bool:
+        """True once the target was found or every item has been shown."""
+        return self._done
+
+    @property
+    def target(self):
+        """The found item, or None."""
+        return self._target
+
+    @property
+    def history(self) -> list:
+        """One dict per query: ``shown`` (indices), ``choice`` (index, None for a skip)
+        and ``found`` (bool)."""
+        return [dict(h) for h in self._history]
+
+    @property
+    def posterior(self) -> np.ndarray:
+        """Probability of each item being the target, shape (n,); shown items have 0
+        (gauss: the belief's density at the items, normalized; random: uniform)."""
+        return self._searcher.posterior(self.n_items)
+
+    def top(self, k: int = 10) -> np.ndarray:
+        """Indices of the k most probable unshown items, most probable first."""
+        k = check_int(k, "k", minimum=1)
+        p = self.posterior
+        order = np.lexsort((np.arange(len(p)), -p))
+        return order[: min(k, len(p))]
+
+    # ------------------------------------------------------------------ protocol
+    def ask(self) -> np.ndarray:
+        """Indices of the items to show next (the same ones again until answered).
+
+        Returns
+        -------
+        ndarray of int64, shape (<= n_choices,)
+            Empty when every item has been shown (the search is then ``done``).
+        """
+        if self._done:
+            raise RuntimeError("the search is done; start a new DiscreteSearch")
+        if self._pending is None:
+            q = self._searcher.select()
+            if len(q) == 0:
+                self._done = True
+                return q
+            self._pending = q
+        return self._pending.copy()
+
+    def _check_pending(self, what):
+        if self._done:
+            raise RuntimeError(f"{what} after the search is done")
+        if self._pending is None:
+            raise RuntimeError(f"{what} before ask(): there is no query to answer")
+
+    def tell(self, choice) -> None:
+        """Record the user's answer to the pending query.
+
+        Parameters
+        ----------
+        choice : int or None
+            The shown item the user picked as closest to their target; None to skip
+            (the shown items are then only ruled out as the target).
+        """
+        self._check_pending("tell")
+        pos = -1
+        if choice is not None:
+            if isinstance(choice, (bool, np.bool_)) or not isinstance(choice, numbers.Integral):
+                raise TypeError(
+                    f"choice: expected an item index or None, got {type(choice).__name__}"
+                )
+            hits = np.nonzero(self._pending == int(choice))[0]
+            if len(hits) == 0:
+                raise ValueError(
+                    f"choice: item {choice} was not shown (shown: {self._pending.tolist()})"
+                )
+            pos = int(hits[0])
+        self._searcher.update(self._pending, pos)
+        self._history.append(
+            {
+                "shown": self._pending.tolist(),
+                "choice": None if pos < 0 else int(choice),
+                "found": False,
+            }
+        )
+        self._pending = None
+        if self._searcher.n_unshown == 0:
+            self._done = True
+
+    def found(self, index) -> None:
+        """The user saw their target among the pending query's items: the search ends."""
+        self._check_pending("found")
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
+            raise TypeError(f"index: expected an item index, got {type(index).__name__}")
+        if int(index) not in self._pending:
+            raise ValueError(f"index: item {index} was not shown (shown: {self._pending.tolist()})")
+        self._history.append({"shown": self._pending.tolist(), "choice": int(index), "found": True})
+        self._pending = None
+        self._done = True
+        self._target = int(index)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict:
+        """A JSON-safe snapshot (parameters, seed, history); restore with
+        ``DiscreteSearch.from_dict(state, X)``. X itself is not stored, only a fingerprint."""
+        return {
+            "version": _STATE_VERSION,
+            "n_items": int(self.n_items),
+            "dim": int(self._X.shape[1]),
+            "fingerprint": _fingerprint(self._X),
+            "method": self.method,
+            "gamma": self.gamma,
+            "r": self.r,
+            "sigma": self.sigma,
+            "n_choices": self.n_choices,
+            "selection": self.selection,
+            "seed": str(self._seed),
+            "history": self.history,
+            "pending": None if self._pending is None else self._pending.tolist(),
+            "done": self._done,
+        }
+
+    @classmethod
+    def from_dict(cls, state, X, *, n_jobs=None) -> DiscreteSearch:
+        """Rebuild a session from :meth:`to_dict` output and the same database ``X``
+        (the posterior is replayed from the history, which is checked on the way)."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state: expected a dict, got {type(state).__name__}")
+        try:
+            if state["version"] != _STATE_VERSION:
+                raise ValueError(f"state: unsupported version {state['version']!r}")
+            seed = int(state["seed"])
+            if not 0 <= seed < 2**64:
+                raise ValueError("state: seed out of range")
+            obj = cls(
+                X,
+                method=state["method"],
+                gamma=state["gamma"],
+                r=state["r"],
+                sigma=state["sigma"],
+                n_choices=state["n_choices"],
+                selection=state["selection"],
+                random_state=0,
+                n_jobs=n_jobs,
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"state: malformed ({exc!r})") from None
+        if state.get("n_items") != obj.n_items or state.get("fingerprint") != _fingerprint(obj._X):
+            raise ValueError("state: X is not the database this session was created with")
+        obj._seed = seed
+        obj._reset()
+        history = state.get("history")
+        if not isinstance(history, list):
+            raise ValueError("state: history must be a list")
+        for step, h in enumerate(history):
+            try:
+                shown, choice, found = h["shown"], h["choice"], h["found"]
+            except (KeyError, TypeError):
+                raise ValueError(f"state: history entry {step} is malformed") from None
+            if obj._done:
+                raise ValueError(f"state: history continues after the search ended (entry {step})")
+            q = obj.ask()
+            if not isinstance(shown, list) or q.tolist() != shown:
+                raise ValueError(
+                    f"state: history entry {step} does not replay (shown {shown}, expected {q.tolist()})"
+                )
+            try:
+                obj.found(choice) if found else obj.tell(choice)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"state: history entry {step}: {exc}") from None
+        pending = state.get("pending")
+        if pending is not None:
+            q = obj.ask()
+            if q.tolist() != pending:
+                raise ValueError("state: the pending query does not replay")
+        if bool(state.get("done")) != obj._done:
+            raise ValueError("state: 'done' does not match the history")
+        return obj
+
+    def __repr__(self) -> str:
+        return (
+            f"DiscreteSearch(n_items={self.n_items}, method={self.method!r}, "
+            f"n_choices={self.n_choices}, n_queries={self.n_queries}, done={self._done})"
+        )
+
+
+# ---------------------------------------------------------------------- simulation
+
+
+@dataclass
+class DiscreteSimulation:
+    """Result of :func:`simulate_discrete`.
+
+    Attributes
+    ----------
+    n_queries : ndarray of int64, shape (runs,)
+        Queries until the target was shown (the showing query counts), or max_queries.
+    found : ndarray of bool, shape (runs,)
+    targets : ndarray of int64, shape (runs,)
+    """
+
+    n_queries: np.ndarray
+    found: np.ndarray
+    targets: np.ndarray
+
+    @property
+    def mean(self) -> float:
+        return float(self.n_queries.mean())
+
+    @property
+    def stderr(self) -> float:
+        return float(self.n_queries.std(ddof=1) / math.sqrt(len(self.n_queries)))
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.n_queries))
+
+    def __str__(self) -> str:
+        return (
+            f"{len(self.n_queries)} searches: mean {self.mean:.2f} +- {self.stderr:.2f}, "
+            f"median {self.median:g} queries, found {self.found.mean():.1%}"
+        )
+
+
+def _oracle_spec(oracle: Oracle, d: int, n_choices: int):
+    if not isinstance(oracle, Oracle):
+        raise TypeError(f"oracle: expected a tripletsearch oracle, got {type(oracle).__name__}")
+    if isinstance(oracle, Probit) and n_choices != 2:
+        raise ValueError("oracle: the Probit oracle answers pairs only (n_choices = 2)")
+    return oracle._kind, oracle._param(d)
+
+
+def simulate_discrete(
+    X,
+    *,
+    method: str = "gamma-ckl",
+    oracle: Oracle | None = None,
+    oracle_X=None,
+    n_choices: int = 2,
+    targets=None,
+    max_queries: int = 200,
+    gamma: float = 3.0,
+    r: float = 2.0,
+    sigma: float = 0.1,
+    selection: str = "auto",
+    random_state=None,
+    n_jobs=None,
+) -> DiscreteSimulation:
+    """Simulate searches with users answering by an oracle; the whole loop is native and
+    runs in parallel over targets, reproducibly for any ``n_jobs``.
+
+    Parameters
+    ----------
+    X : array_like (n, d)
+        The searcher's embedding.
+    method, n_choices, gamma, r, sigma, selection
+        As for :class:`DiscreteSearch`.
+    oracle : Oracle, optional
+        The simulated user (default ``GammaCKL(gamma)``): picks among the shown items by
+        the oracle's k-alternative choice model (Probit: pairs only).
+    oracle_X : array_like (n, d'), optional
+        Positions the user perceives (default X): a different embedding models a
+        misspecified searcher.
+    targets : None, int or array_like of int
+        None: every item once; an int m: m targets uniform among the items; or indices.
+    max_queries : int
+        Queries per search before giving up.
+
+    Returns
+    -------
+    DiscreteSimulation
+    """
+    method = _check_choice(method, "method", METHODS)
+    n_choices = check_int(n_choices, "n_choices", minimum=2)
+    if n_choices > 64:
+        raise ValueError(f"n_choices: at most 64, got {n_choices}")
+    X = _check_database(X, n_choices)
+    n = X.shape[0]
+    gamma = check_positive(gamma, "gamma")
+    r = check_positive(r, "r")
+    sigma = check_positive(sigma, "sigma")
+    max_queries = check_int(max_queries, "max_queries", minimum=1)
+    selection = _resolve_selection(selection, method, n)
+    oracle = GammaCKL(gamma) if oracle is None else oracle
+    OX = X if oracle_X is None else check_X(oracle_X, "oracle_X")
+    if OX.shape[0] != n:
+        raise ValueError(f"oracle_X: expected {n} rows (one per item), got {OX.shape[0]}")
+    kind, param = _oracle_spec(oracle, OX.shape[1], n_choices)
+    rng = check_random_state(random_state)
+    if targets is None:
+        T = np.arange(n, dtype=np.int64)
+    elif isinstance(targets, numbers.Integral) and not isinstance(targets, (bool, np.bool_)):
+        T = rng.integers(0, n, size=check_int(targets, "targets", minimum=1))
+    else:
+        from ._validation import check_index_array
+
+        T = check_index_array(targets, "targets", 1, n)
+        if len(T) == 0:
+            raise ValueError("targets: empty")
+    store = _core.ItemStore(X)
+    ostore = store if oracle_X is None else _core.ItemStore(OX)
+    nq, found = _core.simulate_discrete(
+        store,
+        METHODS[method],
+        gamma,
+        r,
+        sigma,
+        n_choices,
+        SELECTIONS[selection],
+        kind,
+        param,
+        ostore,
+        np.ascontiguousarray(T, dtype=np.int64),
+        max_queries,
+        seed_from(rng),
+        resolve_n_jobs(n_jobs),
+    )
+    return DiscreteSimulation(nq, found, np.asarray(T, dtype=np.int64))
