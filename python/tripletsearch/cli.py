@@ -4,6 +4,7 @@ Commands
 --------
 demo                  a short tour of the oracle models and the theory tools
 reproduce embedding   the paper's Figure 5 (Musical Artists) and 1-D alien eggs
+reproduce discrete    the user study in simulation: gamma-CKLSearch vs GaussSearch
 info                  build facts: version, OpenMP, threads
 """
 
@@ -89,6 +90,8 @@ def _reproduce(args) -> int:
 
     if args.what == "embedding":
         reproduce.reproduce_embedding(args.out, quick=args.quick, n_jobs=args.n_jobs)
+    elif args.what == "discrete":
+        reproduce.reproduce_discrete(args.out, quick=args.quick, n_jobs=args.n_jobs)
     return 0
 
 
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.set_defaults(func=_demo)
     p_rep = sub.add_parser("reproduce", help="reproduce an experiment of the paper")
-    p_rep.add_argument("what", choices=["embedding"])
+    p_rep.add_argument("what", choices=["embedding", "discrete"])
     p_rep.add_argument("--out", default="reproduce-out", help="output folder")
     p_rep.add_argument("--quick", action="store_true", help="a smaller, faster run")
     p_rep.add_argument("--n-jobs", type=int, default=None, help="parallel fits")

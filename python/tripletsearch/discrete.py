@@ -347,7 +347,8 @@ class DiscreteSearch:
             q = obj.ask()
             if not isinstance(shown, list) or q.tolist() != shown:
                 raise ValueError(
-                    f"state: history entry {step} does not replay (shown {shown}, expected {q.tolist()})"
+                    f"state: history entry {step} does not replay "
+                    f"(shown {shown}, expected {q.tolist()})"
                 )
             try:
                 obj.found(choice) if found else obj.tell(choice)

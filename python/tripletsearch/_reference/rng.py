@@ -3,6 +3,8 @@ xoshiro256**, Lemire's unbiased bounded integers), bit for bit."""
 
 from __future__ import annotations
 
+import math
+
 _MASK = (1 << 64) - 1
 
 
@@ -40,6 +42,25 @@ class Rng:
         s[2] ^= t
         s[3] = _rotl(s[3], 45)
         return result
+
+    def uniform(self) -> float:
+        """Uniform on [0, 1) with 53 random bits."""
+        return (self.next_u64() >> 11) * 2.0**-53
+
+    def normal(self) -> float:
+        """Standard normal by the Marsaglia polar method (caches the second variate)."""
+        if getattr(self, "_spare", None) is not None:
+            v, self._spare = self._spare, None
+            return v
+        while True:
+            u = 2.0 * self.uniform() - 1.0
+            v = 2.0 * self.uniform() - 1.0
+            s = u * u + v * v
+            if 0.0 < s < 1.0:
+                break
+        f = math.sqrt(-2.0 * math.log(s) / s)
+        self._spare = v * f
+        return u * f
 
     def below(self, n: int) -> int:
         """Uniform integer in [0, n)."""

@@ -1,0 +1,366 @@
+"""NumPy twin of the database searcher (``cpp/include/tripletsearch/discrete.hpp``).
+
+Same interface as ``tripletsearch._core.DiscreteSearcher`` (``select``, ``update``,
+``posterior``, ``mean``, ``cov``, ``n_unshown``, ``n_queries``) and the same algorithm:
+posterior weights, moments, eigen-directions (``numpy.linalg.eigh`` with the native sign
+convention), proto-queries, the selection rules, GaussSearch's ADF update and SampleMirror,
+and the random baseline, with the native random streams (``rng.Rng``). Coordinates are
+rounded to single precision, as the native store keeps them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .oracles import TINY, normal_tail
+from .rng import Rng
+
+_RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
+_SAMPLES = 128
+_TOP_ITEMS = 4
+_SEED_MIX = 0x9E3779B97F4A7C15
+
+
+def _int_gamma(gamma):
+    return int(gamma) if (gamma == math.floor(gamma) and 1.0 <= gamma <= 256.0) else -1
+
+
+def choice_power(s, gamma):
+    """s^(gamma/2) as the native kernels compute it (squaring for integer gamma)."""
+    s = np.asarray(s, dtype=np.float64)
+    g = _int_gamma(gamma)
+    if g < 0:
+        return np.exp(0.5 * gamma * np.log(s))
+    pw = np.sqrt(s) if g & 1 else np.ones_like(s)
+    base = s.copy()
+    e = g >> 1
+    while e > 0:
+        if e & 1:
+            pw = pw * base
+        base = base * base
+        e >>= 1
+    return pw
+
+
+def choice_likelihood(D, chosen, gamma):
+    """P(user picks shown item `chosen` | target) for every target, D: (k, n) squared
+    distances from the shown items: 1 / sum_j (D_chosen / D_j)^(gamma/2)."""
+    D = np.maximum(np.asarray(D, dtype=np.float64), TINY)
+    k = D.shape[0]
+    if k == 2:
+        Dc, Do = D[chosen], D[1 - chosen]
+        pw = choice_power(np.minimum(Dc, Do) / np.maximum(Dc, Do), gamma)
+        return np.where(Dc <= Do, 1.0, pw) / (1.0 + pw)
+    dmin = D.min(axis=0)
+    pw = choice_power(dmin / D, gamma)
+    return pw[chosen] / pw.sum(axis=0)
+
+
+def top_eigenpairs(C, count):
+    """Largest eigenpairs, each vector's largest-magnitude entry made positive."""
+    vals, vecs = np.linalg.eigh(C)
+    order = np.argsort(-vals, kind="stable")[:count]
+    out = []
+    for e in order:
+        v = vecs[:, e].copy()
+        big = int(np.argmax(np.abs(v)))
+        if v[big] < 0:
+            v = -v
+        out.append((max(vals[e], 0.0), v))
+    return out
+
+
+def _cholesky(S):
+    d = S.shape[0]
+    L = np.zeros_like(S)
+    for j in range(d):
+        s = S[j, j] - np.dot(L[j, :j], L[j, :j])
+        piv = math.sqrt(s) if s > 0 else 0.0
+        L[j, j] = piv
+        for i in range(j + 1, d):
+            t = S[i, j] - np.dot(L[i, :j], L[j, :j])
+            L[i, j] = t / piv if piv > 0 else 0.0
+    return L
+
+
+class DiscreteSearcher:
+    def __init__(self, X, method, gamma, r, sigma, n_choices, selection, seed, threads=1):
+        self.X = np.asarray(X, dtype=np.float64).astype(np.float32).astype(np.float64)
+        self.n, self.d = self.X.shape
+        self.method, self.gamma, self.r, self.sigma = method, gamma, r, sigma
+        self.k, self.selection, self.seed = n_choices, selection, seed
+        self.shown = np.zeros(self.n, dtype=bool)
+        self.n_queries = 0
+        self.total = 0.0
+        self._mean = np.zeros(self.d)
+        self._cov = np.zeros((self.d, self.d))
+        if method in (0, 1):
+            self.w = np.full(self.n, 1.0 / self.n)
+            self._moments()
+            self._moments()
+            if method == 1:
+                self.w = None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def mean(self):
+        return self._mean.copy()
+
+    @property
+    def cov(self):
+        return self._cov.copy()
+
+    @property
+    def n_unshown(self):
+        return int(self.n - self.shown.sum())
+
+    def _moments(self, scale=None):
+        if scale is not None:
+            self.w = self.w * scale
+        W = float(self.w.sum())
+        self.total = W
+        if not W > 0:
+            return
+        Y = self.X - self._mean
+        m1 = (self.w @ Y) / W
+        M = (Y * self.w[:, None]).T @ Y / W
+        self._cov = M - np.outer(m1, m1)
+        self._mean = self._mean + m1
+
+    # ------------------------------------------------------------------ update
+    def update(self, shown, choice):
+        shown = np.asarray(shown, dtype=np.int64)
+        self.shown[shown] = True
+        if self.method == 0:
+            self.w[shown] = 0.0
+            scale = 1.0 / self.total if self.total > 0 else 1.0
+            if choice >= 0:
+                D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
+                self.w = self.w * choice_likelihood(D, choice, self.gamma)
+            self._moments(scale)
+            if not self.total > 0:
+                self.w = np.where(self.shown, 0.0, 1.0)
+                self.total = 0.0
+                self._moments()
+        elif self.method == 1 and choice >= 0:
+            self._update_gauss(shown, choice)
+        self.n_queries += 1
+
+    def _update_gauss(self, shown, choice):
+        xi = self.X[shown[choice]]
+        for j in range(len(shown)):
+            if j == choice:
+                continue
+            xj = self.X[shown[j]]
+            u = xi - xj
+            s2 = float(u @ u)
+            if not s2 > 0:
+                continue
+            s = math.sqrt(s2)
+            u = u / s
+            b = (float(xi @ xi) - float(xj @ xj)) / (2.0 * s)
+            Su = self._cov @ u
+            v = float(u @ Su)
+            sd = math.sqrt(v + self.sigma**2)
+            z = (float(u @ self._mean) - b) / sd
+            lam = float(normal_tail(np.array([z]))[2][0])
+            self._mean = self._mean + lam / sd * Su
+            self._cov = self._cov - lam * (lam + z) / sd**2 * np.outer(Su, Su)
+
+    # ------------------------------------------------------------------ selection
+    def select(self):
+        k = min(self.k, self.n_unshown)
+        if k == 0:
+            return np.empty(0, dtype=np.int64)
+        if self.method == 2:
+            return self._select_random(k)
+        if self.method == 0 and self.selection == 3:
+            return self._select_infogain(k)
+        if self.method == 0:
+            protos = self._protos(k, self.r)
+            return self._nearest(protos, k, self.selection)
+        return self._nearest(self._gauss_protos(k), k, 2)
+
+    def _protos(self, k, r, pairs=None):
+        ne = min((k + 1) // 2, self.d)
+        eig = top_eigenpairs(self._cov, ne)
+        out = np.empty((k, self.d))
+        for c in range(k):
+            e = (c // 2) % ne
+            rnd = 1.0 + (c // 2) // ne
+            step = (1.0 if c % 2 == 0 else -1.0) * rnd * r * math.sqrt(eig[e][0])
+            out[c] = self._mean + step * eig[e][1]
+        return out
+
+    def _scores(self, z, rule):
+        D = ((self.X - z) ** 2).sum(1)
+        w = self.w if self.method == 0 else np.ones(self.n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if rule == 0:
+                sc = np.where(w > 0, D / np.where(w > 0, w, 1.0), np.inf)
+            elif rule == 1:
+                sc = w * np.sqrt(D)
+            else:
+                sc = D
+        return np.where(self.shown, np.nan, sc)
+
+    def _ranked(self, z, rule, kb):
+        sc = self._scores(z, rule)
+        ok = ~np.isnan(sc)
+        idx = np.nonzero(ok)[0]
+        order = np.lexsort((idx, sc[idx]))[:kb]
+        return [int(i) for i in idx[order]]
+
+    def _nearest(self, protos, k, rule):
+        q = []
+        for c in range(k):
+            for i in self._ranked(protos[c], rule, k):
+                if i not in q:
+                    q.append(i)
+                    break
+        return np.array(q, dtype=np.int64)
+
+    def _gauss_protos(self, k):
+        ne = min((k + 1) // 2, self.d)
+        eig = top_eigenpairs(self._cov, ne)
+        L = _cholesky(self._cov)
+        rng = Rng(self.seed, self.n_queries)
+        out = np.empty((k, self.d))
+        for c in range(0, k, 2):
+            g = np.array([rng.normal() for _ in range(self.d)])
+            z = self._mean + L @ g
+            v = eig[(c // 2) % ne][1]
+            proj = float(v @ (z - self._mean))
+            out[c] = z
+            if c + 1 < k:
+                out[c + 1] = z - 2.0 * proj * v
+        return out
+
+    def _select_random(self, k):
+        rng = Rng(self.seed, self.n_queries)
+        q = []
+        free = [i for i in range(self.n) if not self.shown[i]]
+        while len(q) < k:
+            r = rng.below(self.n_unshown - len(q))
+            rest = [i for i in free if i not in q]
+            q.append(rest[r])
+        return np.array(q, dtype=np.int64)
+
+    def _most_probable(self, m):
+        idx = np.nonzero(self.w > 0)[0]
+        order = np.lexsort((idx, -self.w[idx]))[:m]
+        return [int(i) for i in idx[order]]
+
+    def _posterior_sample(self):
+        rng = Rng(self.seed ^ _SEED_MIX, self.n_queries)
+        u0 = rng.uniform()
+        step = self.total / _SAMPLES
+        cum = np.cumsum(self.w)
+        last_pos = np.nonzero(self.w > 0)[0]
+        out, nxt = [], u0 * step
+        for _ in range(_SAMPLES):
+            i = int(np.searchsorted(cum, nxt, side="right"))
+            if i >= self.n:
+                i = int(last_pos[-1])
+            out.append(i)
+            nxt += step
+        return out
+
+    def _select_infogain(self, k):
+        ne = min(3 if k == 2 else (k + 1) // 2, self.d)
+        eig = top_eigenpairs(self._cov, ne)
+        tuples = []
+        if k == 2:
+            pairs = set()
+
+            def push(i, j):
+                if i >= 0 and j >= 0 and i != j:
+                    pairs.add((min(i, j), max(i, j)))
+
+            items = []
+            best = {}
+            for e in range(ne):
+                lam, v = eig[e]
+                for a, rad in enumerate(_RADII):
+                    for sgn in (0, 1):
+                        step = (1.0 if sgn == 0 else -1.0) * rad * self.r * math.sqrt(lam)
+                        ranked = self._ranked(self._mean + step * v, 0, 1)
+                        best[(e, a, sgn)] = ranked[0] if ranked else -1
+            for e in range(ne):
+                for a in range(len(_RADII)):
+                    i = best[(e, a, 0)]
+                    items += [i, best[(e, a, 1)]]
+                    for b in range(len(_RADII)):
+                        push(i, best[(e, b, 1)])
+            prob = self._most_probable(_TOP_ITEMS)
+            for a in range(len(prob)):
+                for b in range(a + 1, len(prob)):
+                    push(prob[a], prob[b])
+                for c in items:
+                    push(prob[a], c)
+            tuples = [list(p) for p in sorted(pairs)]
+        else:
+            for rad in _RADII:
+                protos = self._protos(k, rad * self.r)
+                t = []
+                for c in range(k):
+                    for i in self._ranked(protos[c], 0, k):
+                        if i not in t:
+                            t.append(i)
+                            break
+                if len(t) == k:
+                    tuples.append(t)
+        if not tuples:
+            return self._nearest(self._protos(k, self.r), k, 0)
+        if len(tuples) == 1:
+            return np.array(tuples[0], dtype=np.int64)
+        cands = sorted({i for t in tuples for i in t})
+        cpos = {c: p for p, c in enumerate(cands)}
+        sample = self._posterior_sample()
+        D = ((self.X[np.array(sample)][None, :, :] - self.X[np.array(cands)][:, None, :]) ** 2).sum(
+            -1
+        )
+        D = np.maximum(D, TINY)
+        u = choice_power(D.min(axis=0) / D, self.gamma)  # (nc, S)
+        sample_arr = np.array(sample)
+        W = self.total
+        best_score, best_t = -np.inf, 0
+        for t, tup in enumerate(tuples):
+            pos = [cpos[i] for i in tup]
+            pc = np.array([self.w[i] / W for i in tup])
+            found_sq, mass_in = float(np.sum(pc * pc)), float(np.sum(pc))
+            inside = np.isin(sample_arr, tup)
+            outside = int((~inside).sum())
+            U = u[pos][:, ~inside]
+            den = U.sum(axis=0)
+            P = np.where(den > 0, U / np.where(den > 0, den, 1.0), 1.0 / k)
+            A = P.sum(axis=1)
+            cond = float(np.sum(1.0 - (P * P).sum(axis=0)))
+            wout = max(0.0, 1.0 - mass_in) / outside if outside > 0 else 0.0
+            score = 1.0 - found_sq - float(np.sum((A * wout) ** 2)) - wout * cond
+            if score > best_score:
+                best_score, best_t = score, t
+        return np.array(tuples[best_t], dtype=np.int64)
+
+    # ------------------------------------------------------------------ posterior
+    def posterior(self, n):
+        if self.method == 0:
+            W = self.w.sum()
+            return self.w / W if W > 0 else np.zeros(self.n)
+        if self.method == 2:
+            m = self.n_unshown
+            return np.where(self.shown, 0.0, 1.0 / m if m else 0.0)
+        L = _cholesky(self._cov)
+        Y = self.X - self._mean
+        q = np.empty(self.n)
+        for i in range(self.n):
+            y = np.zeros(self.d)
+            for a in range(self.d):
+                t = Y[i, a] - L[a, :a] @ y[:a]
+                y[a] = t / L[a, a] if L[a, a] > 0 else 0.0
+            q[i] = -0.5 * float(y @ y)
+        q = np.where(self.shown, -np.inf, q)
+        p = np.where(np.isfinite(q), np.exp(q - q[np.isfinite(q)].max()), 0.0)
+        return p / p.sum()

@@ -1,0 +1,300 @@
+"""Database search: native == NumPy twin, Bayes updates, statistics, sessions, bad input."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import tripletsearch as ts
+from scipy import stats
+from tripletsearch import _core
+from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
+from tripletsearch.discrete import METHODS, SELECTIONS
+
+CONFIGS = [  # (method, selection, n_choices)
+    ("gamma-ckl", "weighted", 2),
+    ("gamma-ckl", "paper", 2),
+    ("gamma-ckl", "nearest", 2),
+    ("gamma-ckl", "infogain", 2),
+    ("gamma-ckl", "weighted", 4),
+    ("gamma-ckl", "infogain", 4),
+    ("gauss", "weighted", 2),
+    ("gauss", "weighted", 4),
+    ("random", "weighted", 3),
+]
+
+
+def database(n=300, d=3, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
+
+
+@pytest.mark.parametrize("d", [1, 3, 6])
+@pytest.mark.parametrize("method,selection,k", CONFIGS)
+def test_native_matches_numpy_twin(method, selection, k, d):
+    X = database(250, d, seed=d)
+    gamma = 2.5 if method == "gamma-ckl" and selection == "weighted" else 3.0
+    args = (METHODS[method], gamma, 2.0, 0.1, k, SELECTIONS[selection], 987654321)
+    a = _core.DiscreteSearcher(_core.ItemStore(X), *args, 1)
+    b = RefSearcher(X, *args)
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        qa, qb = a.select(), b.select()
+        assert qa.tolist() == qb.tolist()
+        choice = int(rng.integers(-1, len(qa)))  # -1: a skipped query
+        a.update(qa, choice)
+        b.update(qb, choice)
+        np.testing.assert_allclose(a.posterior(len(X)), b.posterior(len(X)), rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(a.mean, b.mean, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(a.cov, b.cov, rtol=1e-8, atol=1e-12)
+
+
+def test_gammackl_posterior_is_the_bayes_posterior():
+    """Independent check: prior uniform, likelihood = GammaCKL.choice_prob of the answers."""
+    X = database(200, 2, seed=5)
+    Xs = X.astype(np.float32).astype(np.float64)  # the store's precision
+    s = ts.DiscreteSearch(X, n_choices=3, random_state=0)
+    oracle = ts.GammaCKL(3.0)
+    logpost = np.zeros(len(X))
+    for step in range(6):
+        q = s.ask()
+        choice = int(q[step % len(q)])
+        s.tell(choice)
+        heads = np.arange(len(X))
+        p = oracle.choice_prob(Xs, heads, np.tile(q, (len(X), 1)))[:, list(q).index(choice)]
+        logpost += np.log(np.maximum(p, 1e-300))
+        logpost[q] = -np.inf
+    expect = np.exp(logpost - logpost.max())
+    expect /= expect.sum()
+    np.testing.assert_allclose(s.posterior, expect, rtol=1e-10, atol=1e-14)
+    assert math.isclose(s.posterior.sum(), 1.0, rel_tol=1e-12)
+
+
+def test_gauss_adf_update_matches_monte_carlo_moments():
+    """The moment-matched update equals the moments of prior x probit likelihood."""
+    X = database(400, 2, seed=6)
+    s = _core.DiscreteSearcher(_core.ItemStore(X), 1, 3.0, 2.0, 0.3, 2, 0, 1, 1)
+    mu0, S0 = s.mean, s.cov
+    q = s.select()
+    s.update(q, 0)
+    Xs = X.astype(np.float32).astype(np.float64)
+    rng = np.random.default_rng(0)
+    Z = rng.multivariate_normal(mu0, S0, size=400_000)
+    lik = ts.Probit(0.3).prob(
+        np.vstack([Xs[q], Z]),
+        np.column_stack([2 + np.arange(len(Z)), np.zeros(len(Z), int), np.ones(len(Z), int)]),
+    )
+    w = lik / lik.sum()
+    mc_mean = w @ Z
+    mc_cov = (Z - mc_mean).T @ ((Z - mc_mean) * w[:, None])
+    np.testing.assert_allclose(s.mean, mc_mean, atol=5e-3)
+    np.testing.assert_allclose(s.cov, mc_cov, atol=5e-3)
+
+
+def test_simulation_is_reproducible_for_any_thread_count():
+    X = database(400, 3, seed=7)
+    runs = [ts.simulate_discrete(X, targets=60, random_state=3, n_jobs=j) for j in (1, 2, 3)]
+    for r in runs[1:]:
+        assert np.array_equal(r.n_queries, runs[0].n_queries)
+        assert np.array_equal(r.found, runs[0].found)
+
+
+def test_session_passes_identical_for_any_thread_count():
+    X = database(4000, 4, seed=8)  # large enough for the parallel passes
+    picks = []
+    for jobs in (1, 2):
+        s = ts.DiscreteSearch(X, random_state=11, n_jobs=jobs)
+        seq = []
+        for _ in range(5):
+            q = s.ask()
+            seq.append(q.tolist())
+            s.tell(int(q[0]))
+        picks.append((seq, s.posterior))
+    assert picks[0][0] == picks[1][0]
+    assert np.array_equal(picks[0][1], picks[1][1])
+
+
+def test_simulated_searches_find_targets_and_beat_random():
+    X = database(500, 2, seed=9)
+    ours = ts.simulate_discrete(X, targets=150, random_state=1)
+    rand = ts.simulate_discrete(X, method="random", targets=150, random_state=1)
+    assert ours.found.all()
+    # random: the target appears in query m with probability 2/(n - 2(m-1)): mean ~ n/4
+    assert rand.mean > 3 * ours.mean
+    assert stats.mannwhitneyu(ours.n_queries, rand.n_queries, alternative="less").pvalue < 1e-10
+    # a perfect oracle (gamma huge) cannot make it worse
+    sharp = ts.simulate_discrete(X, targets=150, random_state=1, oracle=ts.GammaCKL(50.0))
+    assert sharp.mean <= ours.mean + 3 * ours.stderr
+
+
+def test_literal_paper_rule_favours_improbable_items():
+    X = database(500, 2, seed=10)
+    weighted = ts.simulate_discrete(
+        X, selection="weighted", targets=100, random_state=2, max_queries=60
+    )
+    paper = ts.simulate_discrete(X, selection="paper", targets=100, random_state=2, max_queries=60)
+    assert weighted.found.mean() > 0.95
+    assert paper.found.mean() < weighted.found.mean() - 0.3
+
+
+def test_misspecified_user_positions_are_supported():
+    X = database(300, 2, seed=12)
+    noisy = X + np.random.default_rng(0).normal(scale=0.05, size=X.shape)
+    r = ts.simulate_discrete(X, oracle_X=noisy, targets=50, random_state=0, max_queries=150)
+    assert r.found.mean() > 0.8
+    probit = ts.simulate_discrete(
+        X, oracle=ts.Probit(0.1), method="gauss", targets=50, random_state=0
+    )
+    assert probit.found.mean() > 0.8
+
+
+# ------------------------------------------------------------------ session protocol
+
+
+def test_session_protocol():
+    X = database(50, 2)
+    s = ts.DiscreteSearch(X, n_choices=4, random_state=0)
+    q = s.ask()
+    assert len(q) == 4 and len(set(q.tolist())) == 4
+    assert s.ask().tolist() == q.tolist()  # the same query until answered
+    s.tell(int(q[2]))
+    assert s.n_queries == 1 and np.all(s.posterior[q] == 0)
+    q2 = s.ask()
+    assert not set(q.tolist()) & set(q2.tolist())  # shown items are never shown again
+    s.tell(None)  # skip
+    assert s.n_queries == 2 and s.history[1]["choice"] is None
+    q3 = s.ask()
+    s.found(int(q3[1]))
+    assert s.done and s.target == int(q3[1]) and s.n_queries == 3
+    top = s.top(5)
+    assert len(top) == 5 and s.posterior[top[0]] == s.posterior.max()
+
+
+def test_session_exhausts_all_items():
+    X = database(7, 2)
+    s = ts.DiscreteSearch(X, random_state=0)
+    seen = []
+    while not s.done:
+        q = s.ask()
+        if len(q) == 0:
+            break
+        seen += q.tolist()
+        s.tell(int(q[0]))
+    assert sorted(seen) == list(range(7)) and s.done
+    with pytest.raises(RuntimeError, match="done"):
+        s.ask()
+
+
+@pytest.mark.parametrize("method", ["gamma-ckl", "gauss", "random"])
+def test_to_dict_from_dict_round_trip(method):
+    X = database(120, 3)
+    s = ts.DiscreteSearch(X, method=method, n_choices=2, random_state=5)
+    for _ in range(4):
+        q = s.ask()
+        s.tell(int(q[1]))
+    pending = s.ask()
+    state = json.loads(json.dumps(s.to_dict()))  # JSON-safe
+    t = ts.DiscreteSearch.from_dict(state, X)
+    assert t.ask().tolist() == pending.tolist()
+    np.testing.assert_array_equal(t.posterior, s.posterior)
+    s.tell(int(pending[0]))
+    t.tell(int(pending[0]))
+    assert s.ask().tolist() == t.ask().tolist()
+
+
+def test_corrupted_state_is_rejected():
+    X = database(60, 2)
+    s = ts.DiscreteSearch(X, random_state=1)
+    q = s.ask()
+    s.tell(int(q[0]))
+    good = s.to_dict()
+    bad_cases = [
+        ({**good, "version": 99}, "unsupported version"),
+        ({**good, "fingerprint": "0" * 32}, "not the database"),
+        ({**good, "history": [{"shown": [0, 1], "choice": 0, "found": False}]}, "does not replay"),
+        ({**good, "history": "nope"}, "history must be a list"),
+        ({**good, "history": [{"shown": q.tolist()}]}, "malformed"),
+        (
+            {**good, "history": [{"shown": q.tolist(), "choice": 999, "found": False}]},
+            "was not shown",
+        ),
+        ({**good, "done": True}, "'done' does not match"),
+        ({**good, "method": "magic"}, "method: expected one of"),
+        ({k: v for k, v in good.items() if k != "seed"}, "malformed"),
+    ]
+    for state, match in bad_cases:
+        with pytest.raises(ValueError, match=match):
+            ts.DiscreteSearch.from_dict(state, X)
+    with pytest.raises(ValueError, match="not the database"):
+        ts.DiscreteSearch.from_dict(good, X + 1.0)
+    with pytest.raises(TypeError, match="state: expected a dict"):
+        ts.DiscreteSearch.from_dict([1, 2], X)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def test_bad_answers_leave_the_session_unharmed():
+    X = database(40, 2)
+    s = ts.DiscreteSearch(X, random_state=0)
+    with pytest.raises(RuntimeError, match="tell before ask"):
+        s.tell(0)
+    with pytest.raises(RuntimeError, match="found before ask"):
+        s.found(0)
+    q = s.ask()
+    other = next(i for i in range(40) if i not in q)
+    with pytest.raises(ValueError, match=f"choice: item {other} was not shown"):
+        s.tell(other)
+    with pytest.raises(TypeError, match="choice: expected an item index"):
+        s.tell(1.5)
+    with pytest.raises(ValueError, match="index: item"):
+        s.found(other)
+    assert s.ask().tolist() == q.tolist() and s.n_queries == 0  # unharmed
+    s.found(int(q[0]))
+    with pytest.raises(RuntimeError, match="tell after the search is done"):
+        s.tell(int(q[0]))
+
+
+@pytest.mark.parametrize(
+    "X,kwargs,exc,match",
+    [
+        (np.array([[0.0, np.nan], [1.0, 2.0], [3, 4]]), {}, ValueError, "X: contains NaN"),
+        (
+            np.zeros((3, 2)) + np.arange(3)[:, None],
+            {"n_choices": 4},
+            ValueError,
+            "X: 3 items cannot fill",
+        ),
+        (
+            np.array([[0.0, 1.0], [2.0, 3.0], [0.0, 1.0]]),
+            {},
+            ValueError,
+            "X: rows 0 and 2 are identical",
+        ),
+        (database(10), {"method": "bfs"}, ValueError, "method: expected one of"),
+        (database(10), {"selection": "best"}, ValueError, "selection: expected one of"),
+        (database(10), {"gamma": 0.0}, ValueError, "gamma: must be > 0"),
+        (database(10), {"r": -1.0}, ValueError, "r: must be > 0"),
+        (database(10), {"sigma": 0.0}, ValueError, "sigma: must be > 0"),
+        (database(10), {"n_choices": 1}, ValueError, "n_choices: must be >= 2"),
+        (database(100), {"n_choices": 65}, ValueError, "n_choices: at most 64"),
+        (database(10), {"n_choices": 2.0}, TypeError, "n_choices: expected an integer"),
+        (database(10), {"random_state": "x"}, TypeError, "random_state"),
+    ],
+)
+def test_bad_construction(X, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        ts.DiscreteSearch(X, **kwargs)
+
+
+def test_simulate_bad_input():
+    X = database(30, 2)
+    with pytest.raises(ValueError, match="oracle: the Probit oracle answers pairs only"):
+        ts.simulate_discrete(X, oracle=ts.Probit(0.1), n_choices=4)
+    with pytest.raises(ValueError, match="oracle_X: expected 30 rows"):
+        ts.simulate_discrete(X, oracle_X=database(20, 2))
+    with pytest.raises(ValueError, match="targets: index 30"):
+        ts.simulate_discrete(X, targets=[0, 30])
+    with pytest.raises(ValueError, match="max_queries: must be >= 1"):
+        ts.simulate_discrete(X, max_queries=0)
+    with pytest.raises(TypeError, match="oracle: expected a tripletsearch oracle"):
+        ts.simulate_discrete(X, oracle="gamma")
