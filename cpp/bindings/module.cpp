@@ -7,6 +7,7 @@ void register_oracle(py::module_& m);
 void register_theory(py::module_& m);
 void register_sgd(py::module_& m);
 void register_discrete(py::module_& m);
+void register_continuous(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tripletsearch native core (C++17, OpenMP)";
@@ -17,4 +18,5 @@ PYBIND11_MODULE(_core, m) {
   register_theory(m);
   register_sgd(m);
   register_discrete(m);
+  register_continuous(m);
 }

@@ -23,7 +23,16 @@ import numpy as np
 from . import _core
 from ._validation import check_int, check_positive, resolve_n_jobs, seed_from
 
-__all__ = ["p_correct", "p_correct_monte_carlo", "calibrate_gamma", "MonteCarloEstimate"]
+__all__ = [
+    "p_correct",
+    "p_correct_monte_carlo",
+    "calibrate_gamma",
+    "MonteCarloEstimate",
+    "uncertainty_radius",
+    "hypothesis_test_probs",
+    "binomial_test_plan",
+    "per_test_delta",
+]
 
 _METHODS = ("digamma", "quadrature", "monte-carlo")
 
@@ -199,3 +208,100 @@ def calibrate_gamma(d: int, p: float) -> float:
         if hi - lo < 1e-15:
             break
     return math.exp(0.5 * (lo + hi)) * d
+
+
+# ---------------------------------------------------------------------- Lemma 3.x
+
+
+def uncertainty_radius(d: int) -> float:
+    """r_u of the hypothesis-test lemma: 1 + (d + sqrt(d^3 + d^2 - d)) / (d - 1).
+
+    For a region of edge 2 centred at 0 and the query (0, (1 + d) e), every target outside
+    the ball of radius r_u prefers 0 less often than any target inside the region. The
+    lemma assumes d > 1 (for d = 1 the radius is unbounded: no single query separates).
+    """
+    d = check_int(d, "d", minimum=1)
+    if d < 2:
+        raise ValueError("d: the hypothesis-test lemma assumes d > 1 (d = 1 has no finite r_u)")
+    return 1.0 + (d + math.sqrt(d**3 + d**2 - d)) / (d - 1)
+
+
+def hypothesis_test_probs(d: int, gamma: float, lapse: float = 0.0) -> tuple[float, float]:
+    """(p_X, p_F): the probability that the query's inside point 0 is preferred to
+    x_q = (1 + d) e, at the worst target inside the region (the corner 1) and at the
+    best target of the far set F (at distance r_u on the axis, behind 0).
+
+    With a lapse rate, answers are random with probability ``lapse``: p -> lapse/2 +
+    (1 - lapse) p.
+    """
+    gamma = check_positive(gamma, "gamma")
+    ru = uncertainty_radius(d)
+    if not (isinstance(lapse, (int, float)) and 0.0 <= lapse < 1.0):
+        raise ValueError(f"lapse: must lie in [0, 1), got {lapse}")
+    # corner: D_0 = d, D_q = d^2 + d - 1;   far point: D_0 = r_u^2, D_q = (1 + d + r_u)^2
+    p_x = 1.0 / (1.0 + (d / (d * d + d - 1.0)) ** (0.5 * gamma))
+    p_f = 1.0 / (1.0 + (ru / (1.0 + d + ru)) ** gamma)
+    return lapse / 2 + (1 - lapse) * p_x, lapse / 2 + (1 - lapse) * p_f
+
+
+def _log_binom_pmf(n: int, p: float) -> np.ndarray:
+    k = np.arange(n + 1)
+    lg = np.array([math.lgamma(x + 1.0) for x in range(n + 1)])
+    return lg[n] - lg - lg[::-1] + k * math.log(p) + (n - k) * math.log1p(-p)
+
+
+def _tails(n: int, p: float):
+    """(P(X <= k), P(X >= k)) for k = 0..n, X ~ Binomial(n, p)."""
+    pmf = np.exp(_log_binom_pmf(n, p))
+    return np.cumsum(pmf), np.cumsum(pmf[::-1])[::-1]
+
+
+def _plan_for(n: int, p_x: float, p_f: float, delta: float):
+    _, upper_f = _tails(n, p_f)
+    lower_x, _ = _tails(n, p_x)
+    ok = np.nonzero(upper_f <= delta)[0]  # thresholds tau with P_F(X >= tau) <= delta
+    if len(ok) == 0:
+        return None
+    tau = int(ok[0])
+    false_reject = lower_x[tau - 1] if tau > 0 else 0.0
+    return tau if false_reject <= delta else None
+
+
+def binomial_test_plan(p_x: float, p_f: float, delta: float) -> tuple[int, int]:
+    """The smallest number of repetitions n_obs and the threshold tau of the one-tailed
+    binomial test of Algorithm 2: accept (H) "the target is in the cell" when the inside
+    point wins at least tau of n_obs answers.
+
+    Guarantees P(reject | p >= p_X) <= delta and P(accept | p <= p_F) <= delta.
+
+    Returns
+    -------
+    (n_obs, tau)
+    """
+    for name, v in (("p_x", p_x), ("p_f", p_f), ("delta", delta)):
+        check_positive(v, name)
+    if not 0.0 < p_f < p_x < 1.0:
+        raise ValueError(f"p_x, p_f: need 0 < p_f < p_x < 1, got p_x={p_x}, p_f={p_f}")
+    if not 0.0 < delta < 0.5:
+        raise ValueError(f"delta: must lie in (0, 0.5), got {delta}")
+    hi = 1
+    while _plan_for(hi, p_x, p_f, delta) is None:
+        hi *= 2
+        if hi > 2**26:
+            raise ValueError("delta: the test needs more than 2^26 repetitions")
+    lo = hi // 2  # infeasible (or 0)
+    while hi - lo > 1:  # feasibility is monotone up to the discreteness of the tails
+        mid = (lo + hi) // 2
+        if _plan_for(mid, p_x, p_f, delta) is None:
+            lo = mid
+        else:
+            hi = mid
+    n = hi
+    while n > 1 and _plan_for(n - 1, p_x, p_f, delta) is not None:
+        n -= 1
+    return n, _plan_for(n, p_x, p_f, delta)
+
+
+def per_test_delta(delta_hat: float, n_tests: int) -> float:
+    """delta with (1 - delta)^K = 1 - delta_hat: each of K tests may err with delta."""
+    return -math.expm1(math.log1p(-delta_hat) / n_tests)

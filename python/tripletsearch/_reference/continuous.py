@@ -1,0 +1,438 @@
+"""NumPy twin of the continuous searcher (``cpp/include/tripletsearch/continuous.hpp``):
+the same regions, hypothesis-test bookkeeping, particle posterior (grid or uniform
+initialization, resample-move), decisions, information-gain queries and random streams."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .discrete import choice_power
+from .oracles import TINY
+from .rng import Rng, _splitmix64
+
+MASK = (1 << 64) - 1
+_K_DRAWS, _K_EVAL = 12, 256
+
+
+class AnswerModel:
+    def __init__(self, gamma, lapse):
+        self.gamma, self.lapse = gamma, lapse
+
+    def raw(self, Da, Db):
+        Da = np.maximum(Da, TINY)
+        Db = np.maximum(Db, TINY)
+        pw = choice_power(np.minimum(Da, Db) / np.maximum(Da, Db), self.gamma)
+        return np.where(Da <= Db, 1.0, pw) / (1.0 + pw)
+
+    def prob(self, Da, Db):
+        return 0.5 * self.lapse + (1.0 - self.lapse) * self.raw(Da, Db)
+
+    def log_prob(self, Da, Db, a_closer):
+        if self.lapse > 0:
+            p = self.prob(Da, Db)
+            return np.log(p if a_closer else 1.0 - p)
+        Da = np.maximum(Da, TINY)
+        Db = np.maximum(Db, TINY)
+        Dw, Dl = (Da, Db) if a_closer else (Db, Da)
+        s = np.minimum(Dw, Dl) / np.maximum(Dw, Dl)
+        pw = choice_power(s, self.gamma)
+        with np.errstate(divide="ignore"):
+            return np.where(Dw <= Dl, -np.log1p(pw), 0.5 * self.gamma * np.log(s) - np.log1p(pw))
+
+
+def _seqsum(x):
+    return float(np.cumsum(x)[-1]) if len(x) else 0.0
+
+
+def systematic(w, n, u0):
+    cum = np.cumsum(w)
+    out, nxt, step = [], u0 / n, 1.0 / n
+    last = int(np.nonzero(w > 0)[0][-1])
+    for _ in range(n):
+        i = int(np.searchsorted(cum, nxt, side="right"))
+        out.append(i if i < len(w) else last)
+        nxt += step
+    return np.array(out, dtype=np.int64)
+
+
+class Particles:
+    def init(self, lo, hi, target_P, rng):
+        self.lo, self.hi = np.array(lo, float), np.array(hi, float)
+        d = len(lo)
+        if d <= 3:
+            G = max(1, int(math.floor(target_P ** (1.0 / d) + 1e-9)))
+            idx = np.arange(G**d)
+            cols = [(idx // G**a) % G for a in range(d)]
+            self.z = np.column_stack(
+                [self.lo[a] + (cols[a] + 0.5) * (self.hi[a] - self.lo[a]) / G for a in range(d)]
+            )
+        else:
+            self.z = np.array(
+                [[self.lo[a] + rng.uniform() * (self.hi[a] - self.lo[a]) for a in range(d)] for _ in range(target_P)]
+            )
+        self.lw = np.zeros(len(self.z))
+        self.ll = np.zeros(len(self.z))
+
+    @property
+    def P(self):
+        return len(self.z)
+
+    def observe(self, a, b, a_closer, m):
+        l = m.log_prob(((self.z - a) ** 2).sum(1), ((self.z - b) ** 2).sum(1), a_closer)
+        self.lw = self.lw + l
+        self.ll = self.ll + l
+
+    def weights(self):
+        mx = np.max(self.lw)
+        w = np.where(np.isfinite(self.lw), np.exp(self.lw - mx), 0.0)
+        s = _seqsum(w)  # sequential sums: the native order, so ties break alike
+        w = w / s if s > 0 else np.full(self.P, 1.0 / self.P)
+        return w, 1.0 / _seqsum(w * w)
+
+    def mean(self, w):
+        return np.cumsum(w[:, None] * self.z, axis=0)[-1]
+
+    def quantiles(self, w, a, qs):
+        """Smallest coordinate (in (value, index) order) whose cumulative weight reaches q."""
+        order = np.lexsort((np.arange(self.P), self.z[:, a]))
+        cum = np.cumsum(w[order])
+        vals = self.z[order, a]
+        out = []
+        for q in qs:
+            k = int(np.searchsorted(cum, q - 1e-9, side="left"))  # the native tolerance
+            out.append(vals[min(k, self.P - 1)])
+        return out
+
+    def median(self, w):
+        med, spread = np.empty(self.z.shape[1]), 0.0
+        for a in range(self.z.shape[1]):
+            q25, q50, q75 = self.quantiles(w, a, (0.25, 0.5, 0.75))
+            med[a] = q50
+            spread = max(spread, q75 - q25)
+        return med, spread
+
+    def focus(self, eps):
+        w, _ = self.weights()
+        for a in range(self.z.shape[1]):
+            qlo, qhi = self.quantiles(w, a, (eps, 1.0 - eps))
+            margin = 0.5 * (qhi - qlo)
+            self.lo[a] = max(self.lo[a], qlo - margin)
+            self.hi[a] = min(self.hi[a], qhi + margin)
+        out = np.any((self.z < self.lo) | (self.z > self.hi), axis=1)
+        self.lw = np.where(out, -np.inf, self.lw)
+
+    def resample_move(self, answers, m, stream_seed, sweeps):
+        w, _ = self.weights()
+        d = self.z.shape[1]
+        step = np.empty(d)
+        for a in range(d):
+            q25, q75 = self.quantiles(w, a, (0.25, 0.75))
+            step[a] = max(0.5 * (q75 - q25) / 1.349, 1e-15 * (self.hi[a] - self.lo[a]))
+        idx = systematic(w, self.P, Rng(stream_seed, self.P).uniform())
+        self.z = self.z[idx].copy()
+        self.ll = self.ll[idx].copy()
+        self.lw = np.zeros(self.P)
+        A = np.array(answers).reshape(-1, 2 * d + 1) if len(answers) else np.zeros((0, 2 * d + 1))
+        for p in range(self.P):
+            rng = Rng(stream_seed, p)
+            for _ in range(sweeps):
+                prop = self.z[p] + step * np.array([rng.normal() for _ in range(d)])
+                u = rng.uniform()
+                if np.any(prop < self.lo) or np.any(prop > self.hi):
+                    continue
+                lp, prod = 0.0, 1.0
+                if len(A):
+                    pa = m.prob(((A[:, :d] - prop) ** 2).sum(1), ((A[:, d : 2 * d] - prop) ** 2).sum(1))
+                    pr = np.where(A[:, 2 * d] > 0.5, pa, 1.0 - pa)
+                    for q in range(len(A)):  # the native running product
+                        prod *= float(pr[q])
+                        if prod < 1e-250:
+                            lp += math.log(prod) if prod > 0 else -math.inf
+                            prod = 1.0
+                lp += math.log(prod) if prod > 0 else -math.inf
+                if u < math.exp(min(lp - self.ll[p], 700.0)):
+                    self.z[p] = prop
+                    self.ll[p] = lp
+
+
+class ContinuousSearcher:
+    """Same constructor arguments and interface as ``tripletsearch._core.ContinuousSearcher``."""
+
+    def __init__(self, d, gamma, low, high, method, alpha, lapse, stage_cap, particles,
+                 cells_per_axis, n_obs, tau, mh_sweeps, resample_ess, seed, threads=1):
+        self.d, self.gamma, self.low, self.high = d, gamma, low, high
+        self.method, self.alpha, self.lapse = method, alpha, lapse
+        self.stage_cap, self.n_particles = stage_cap, particles
+        self.N, self.n_obs, self.tau, self.seed = cells_per_axis, n_obs, tau, seed
+        self.mh_sweeps, self.resample_ess = mh_sweeps, resample_ess
+        self.anchor, self.anchor_spread = None, 0.0
+        self.model = AnswerModel(gamma, lapse)
+        self.center = np.full(d, 0.5 * (low + high))
+        self.edge, self.depth = high - low, 0
+        self.n_queries = self.n_stages = self.stage_queries = 0
+        self.pending = False
+        if method == 0:
+            self.n_cells = cells_per_axis**d
+            self._begin_hyptest()
+        else:
+            self.n_cells = 0
+            self._begin_particles()
+
+    # ------------------------------------------------------------------ common
+    def estimate(self):
+        if self.method == 0:
+            return self.center.copy()
+        w, _ = self.parts.weights()
+        med, spread = self.parts.median(w)
+        if self.method == 1 and self.anchor is not None and self.anchor_spread < spread:
+            return self.anchor.copy()
+        return med
+
+    def ask(self):
+        if not self.pending:
+            if self.method == 0:
+                self.qa, self.qb = self._cell_query(self.cell)
+            else:
+                self._select()
+            self.pending = True
+        return self.qa.copy(), self.qb.copy()
+
+    def tell(self, a_closer):
+        if not self.pending:
+            raise RuntimeError("tell before ask")
+        self.pending = False
+        self.n_queries += 1
+        self.stage_queries += 1
+        if self.method == 0:
+            self.wins += int(a_closer)
+            self.rep += 1
+            if self.rep == self.n_obs:
+                self._finish_cell(self.wins >= self.tau)
+                self.cell += 1
+                if self.cell == self.n_cells:
+                    self._decide_hyptest()
+                    return True
+            return False
+        self.answers += list(self.qa) + list(self.qb) + [1.0 if a_closer else 0.0]
+        self.parts.observe(self.qa, self.qb, a_closer, self.model)
+        w, ess = self.parts.weights()
+        if self.method == 1:
+            if self._decide_posterior(w):
+                return True
+            if self.stage_queries >= self.stage_cap:
+                self._backtrack()
+                return True
+        if ess < self.resample_ess * self.parts.P:
+            _, z = _splitmix64(self.seed ^ 0x632BE59BD9B4E019)
+            stream_seed = (z + self.n_queries) & MASK
+            if self.method == 2:
+                self.parts.focus(1e-3)
+            self.parts.resample_move(self.answers, self.model, stream_seed, self.mh_sweeps)
+        if self.method == 2:
+            self.n_stages += 1
+        return self.method == 2
+
+    # ------------------------------------------------------------------ hypothesis test
+    def _begin_hyptest(self):
+        self.cell = self.rep = self.wins = 0
+        self.any = False
+        self.box_lo = np.full(self.d, np.iinfo(np.int64).max)
+        self.box_hi = np.full(self.d, -1)
+        self.stage_queries = 0
+
+    def _cell_index(self, k):
+        return np.array([(k // self.N**a) % self.N for a in range(self.d)])
+
+    def _cell_query(self, k):
+        rc = 1.5 * self.edge / self.N
+        a = self.center - 0.75 * self.edge + (self._cell_index(k) + 0.5) * rc
+        b = a.copy()
+        b[0] += 0.5 * rc * (1.0 + self.d)
+        return a, b
+
+    def _finish_cell(self, accepted):
+        if accepted:
+            idx = self._cell_index(self.cell)
+            self.any = True
+            self.box_lo = np.minimum(self.box_lo, idx)
+            self.box_hi = np.maximum(self.box_hi, idx)
+        self.rep = self.wins = 0
+
+    def _decide_hyptest(self):
+        proceed = self.any
+        m = np.full(self.d, 2)
+        rc = 1.5 / self.N
+        for t in range(self.d):
+            if not proceed:
+                break
+            L, H = -0.75 + self.box_lo[t] * rc, -0.75 + (self.box_hi[t] + 1) * rc
+            if not (L < 0.5 and H > -0.5):
+                proceed = False
+                break
+            a = max(int(math.ceil(4 * H + 1 - 1e-9)), 0)
+            b = min(int(math.floor(4 * L + 3 + 1e-9)), 4)
+            if a > b:
+                proceed = False
+                break
+            want = 2 * (L + H) + 2
+            best = a
+            for c in range(a, b + 1):
+                if abs(c - want) < abs(best - want):
+                    best = c
+            m[t] = best
+        if proceed:
+            self.center = self.center + (m - 2) * 0.25 * self.edge
+            self.edge, self.depth = 0.5 * self.edge, self.depth + 1
+        else:
+            self.edge, self.depth = 4.0 * self.edge, self.depth - 2
+        self.n_stages += 1
+        self._begin_hyptest()
+
+    # ------------------------------------------------------------------ particles
+    def _begin_particles(self):
+        if self.method == 2:
+            lo, hi = np.full(self.d, self.low), np.full(self.d, self.high)
+        else:
+            lo = np.maximum(self.low, self.center - 2 * self.edge)
+            hi = np.minimum(self.high, self.center + 2 * self.edge)
+            bad = ~(lo < hi)
+            lo = np.where(bad, self.center - 2 * self.edge, lo)
+            hi = np.where(bad, self.center + 2 * self.edge, hi)
+        rng = Rng(self.seed ^ 0xD2B74407B1CE6E93, self.n_stages)
+        self.parts = Particles()
+        self.parts.init(lo, hi, self.n_particles, rng)
+        self.answers = []
+        self.stage_queries = 0
+
+    def _backtrack(self):
+        self.anchor = None
+        self.edge, self.depth = 4.0 * self.edge, self.depth - 2
+        self.n_stages += 1
+        self._begin_particles()
+
+    def _decide_posterior(self, w):
+        e, d = self.edge, self.d
+        q = 0.25 * e
+        off = np.floor((self.parts.z - (self.center - 2 * e)) / q).astype(np.int64)
+        off = np.clip(off, 0, 15)
+        keys = np.zeros(len(off), dtype=np.int64)
+        for a in range(d - 1, -1, -1):
+            keys = keys * 16 + off[:, a]
+        cells = {}
+        for k, wi in sorted((k, wi) for k, wi in zip(keys.tolist(), w.tolist()) if wi != 0.0):
+            cells[k] = cells.get(k, 0.0) + wi
+        need = self.alpha / 2**d
+        heavy = sorted(k for k, v in cells.items() if v >= need)
+        best_mass, best_box = -1.0, -1
+        for h in heavy:
+            cell = [(h // 16**a) % 16 for a in range(d)]
+            for corner in range(2**d):
+                box = [cell[a] - ((corner >> a) & 1) for a in range(d)]
+                if not all(0 <= b <= 14 for b in box):
+                    continue
+                bkey = 0
+                for a in range(d - 1, -1, -1):
+                    bkey = bkey * 16 + box[a]
+                mass = 0.0
+                for sub in range(2**d):
+                    k2 = 0
+                    for a in range(d - 1, -1, -1):
+                        k2 = k2 * 16 + box[a] + ((sub >> a) & 1)
+                    mass += cells.get(k2, 0.0)
+                if mass > best_mass or (mass == best_mass and bkey < best_box):
+                    best_mass, best_box = mass, bkey
+        if not best_mass > self.alpha:
+            return False
+        b = np.array([(best_box // 16**a) % 16 for a in range(d)])
+        if not np.all((b >= 5) & (b <= 9)):
+            self._backtrack()
+            return True
+        self.anchor, self.anchor_spread = self.parts.median(w)
+        self.center = self.center + (b - 7) * 0.25 * e
+        self.edge, self.depth = 0.5 * e, self.depth + 1
+        for _ in range(8):  # descend while a child holds mass > alpha
+            mass, m = self._heaviest_child(w)
+            if not mass > self.alpha:
+                break
+            self.center = self.center + (m - 2) * 0.25 * self.edge
+            self.edge, self.depth = 0.5 * self.edge, self.depth + 1
+        self.n_stages += 1
+        self._begin_particles()
+        return True
+
+    def _heaviest_child(self, w):
+        q = 0.25 * self.edge
+        t = (self.parts.z - self.center) / q
+        mlo = np.maximum(0, np.ceil(t + 1.0)).astype(int)
+        mhi = np.minimum(4, np.floor(t + 3.0)).astype(int)
+        pairs = []
+        for p in range(self.parts.P):
+            if w[p] == 0.0 or np.any(mhi[p] < mlo[p]):
+                continue
+            ranges = [range(mlo[p, a], mhi[p, a] + 1) for a in range(self.d)]
+            nm = [len(r) for r in ranges]
+            for c in range(int(np.prod(nm))):
+                rr, key = c, 0
+                digits = []
+                for a in range(self.d):
+                    digits.append(mlo[p, a] + rr % nm[a])
+                    rr //= nm[a]
+                for a in range(self.d - 1, -1, -1):
+                    key = key * 5 + digits[a]
+                pairs.append((key, w[p]))
+        if not pairs:
+            return 0.0, np.full(self.d, 2)
+        pairs.sort()
+        best, best_key, cur = -1.0, 0, 0.0
+        for k, (key, wi) in enumerate(pairs):
+            cur += wi
+            if k + 1 == len(pairs) or pairs[k + 1][0] != key:
+                if cur > best:
+                    best, best_key = cur, key
+                cur = 0.0
+        return best, np.array([(best_key // 5**a) % 5 for a in range(self.d)])
+
+    def _select(self):
+        w, _ = self.parts.weights()
+        mu = self.parts.mean(w)
+        rng = Rng(self.seed ^ 0x94D049BB133111EB, self.n_queries)
+        cand = systematic(w, _K_DRAWS, rng.uniform())
+        ev = systematic(w, _K_EVAL, rng.uniform())
+        pts = np.vstack([self.parts.z[cand], 2 * mu - self.parts.z[cand]])
+        pairs = [(i, _K_DRAWS + i) for i in range(_K_DRAWS)]
+        pairs += [(i, j) for i in range(_K_DRAWS) for j in range(i + 1, _K_DRAWS)]
+        Z = self.parts.z[ev]
+        D = ((pts[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+        best, arg = -1.0, 0
+        for t, (i, j) in enumerate(pairs):
+            p = self.model.prob(D[i], D[j])
+            var = _seqsum(p * p) / _K_EVAL - (_seqsum(p) / _K_EVAL) ** 2
+            if var > best:
+                best, arg = var, t
+        self.qa, self.qb = pts[pairs[arg][0]].copy(), pts[pairs[arg][1]].copy()
+        if np.sum((self.qa - self.qb) ** 2) == 0:
+            self.qb[0] += 1e-9 * self.edge
+
+
+def simulate(d, gamma, low, high, method, alpha, lapse, stage_cap, particles, cells_per_axis,
+             n_obs, tau, mh_sweeps, resample_ess, runs, max_queries, oracle_gamma,
+             oracle_lapse, seed):
+    """The native simulator's loop (particle methods, max_queries) in NumPy: errors array."""
+    user = AnswerModel(oracle_gamma, oracle_lapse)
+    _, z = _splitmix64(seed ^ 0x2545F4914F6CDD1D)
+    errors = np.full((runs, max_queries + 1), np.nan)
+    for r in range(runs):
+        rng = Rng(seed, r)
+        t = np.array([low + rng.uniform() * (high - low) for _ in range(d)])
+        s = ContinuousSearcher(d, gamma, low, high, method, alpha, lapse, stage_cap, particles,
+                               cells_per_axis, n_obs, tau, mh_sweeps, resample_ess,
+                               (z + r) & MASK)
+        errors[r, 0] = np.linalg.norm(s.estimate() - t)
+        while s.n_queries < max_queries:
+            a, b = s.ask()
+            p = float(user.prob(np.array([np.sum((a - t) ** 2)]), np.array([np.sum((b - t) ** 2)]))[0])
+            s.tell(rng.uniform() < p)
+            errors[r, s.n_queries] = np.linalg.norm(s.estimate() - t)
+    return errors
