@@ -9,7 +9,6 @@ d = 2 median <= 12; d = 5 median <= 15 and mean <= 19 (recorded in extra_info).
 
 import numpy as np
 import pytest
-
 import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
@@ -85,19 +84,28 @@ def test_session_python_overhead(benchmark, databases, method):
 
 @pytest.mark.parametrize("d", [2, 5])
 @pytest.mark.parametrize(
-    "method,selection", [("gamma-ckl", "infogain"), ("gamma-ckl", "weighted"), ("gauss", "weighted")]
+    "method,selection",
+    [("gamma-ckl", "infogain"), ("gamma-ckl", "weighted"), ("gauss", "weighted")],
 )
 def test_quality(benchmark, databases, d, method, selection):
     """500 simulated searches (timed once); medians and means in extra_info."""
     X = databases(1000, d)
     benchmark.group = f"quality: 500 searches n=1000 d={d}"
     res = benchmark.pedantic(
-        ts.simulate_discrete, args=(X,),
-        kwargs=dict(method=method, selection=selection, targets=500, random_state=7, max_queries=500),
-        rounds=1, iterations=1,
+        ts.simulate_discrete,
+        args=(X,),
+        kwargs=dict(
+            method=method, selection=selection, targets=500, random_state=7, max_queries=500
+        ),
+        rounds=1,
+        iterations=1,
     )
-    benchmark.extra_info.update(median=res.median, mean=round(res.mean, 2), stderr=round(res.stderr, 2),
-                                found=float(res.found.mean()))
+    benchmark.extra_info.update(
+        median=res.median,
+        mean=round(res.mean, 2),
+        stderr=round(res.stderr, 2),
+        found=float(res.found.mean()),
+    )
 
 
 def test_simulation_reference_throughput(benchmark, databases):

@@ -42,6 +42,9 @@ py::array_t<double> vec(const std::vector<double>& v) { return py::array_t<doubl
 }  // namespace
 
 void register_continuous(py::module_& m) {
+  m.def("binomial_upper_tail", &ts::binomial_upper_tail, py::arg("n"), py::arg("p"), py::arg("tau"),
+        "P(Binomial(n, p) >= tau), the hypothesis test's acceptance probability.");
+
   py::class_<ts::ContinuousSearcher>(m, "ContinuousSearcher")
       .def(py::init([](std::int64_t d, double gamma, double low, double high, int method,
                        double alpha, double lapse, std::int64_t stage_cap, std::int64_t particles,

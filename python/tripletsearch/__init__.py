@@ -6,6 +6,7 @@ Klein, Maystre, Grossglauser; UAI 2024) on a C++/OpenMP core.
 
 from . import datasets, theory
 from ._core import openmp_enabled
+from .continuous import ContinuousSearch, simulate_continuous
 from .discrete import DiscreteSearch, simulate_discrete
 from .embedding import DivergenceError, Embedding
 from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
@@ -21,6 +22,8 @@ __all__ = [
     "Oracle",
     "Embedding",
     "DiscreteSearch",
+    "ContinuousSearch",
+    "simulate_continuous",
     "simulate_discrete",
     "DivergenceError",
     "theory",

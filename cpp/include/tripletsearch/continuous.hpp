@@ -445,7 +445,18 @@ class ContinuousSearcher {
       particles_.resample_move(answers_, n_answers_, model_, stream_seed, cfg_.mh_sweeps,
                                cfg_.threads);
     }
-    if (cfg_.method == ContinuousMethod::Global) ++n_stages_;
+    if (cfg_.method == ContinuousMethod::Global) {
+      // the region: the cube around the posterior median whose edge L 2^-depth is the
+      // smallest such edge >= 4 x the largest interquartile range
+      particles_.weights(w);
+      const double spread = particles_.median(w, region_.center.data());
+      const double L = cfg_.high - cfg_.low;
+      std::int64_t depth = 0;
+      while (depth < 1000 && L * std::ldexp(1.0, -(depth + 1)) >= 4.0 * spread) ++depth;
+      region_.depth = depth;
+      region_.edge = L * std::ldexp(1.0, -depth);
+      ++n_stages_;
+    }
     return cfg_.method == ContinuousMethod::Global;
   }
 

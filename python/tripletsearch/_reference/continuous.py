@@ -70,7 +70,10 @@ class Particles:
             )
         else:
             self.z = np.array(
-                [[self.lo[a] + rng.uniform() * (self.hi[a] - self.lo[a]) for a in range(d)] for _ in range(target_P)]
+                [
+                    [self.lo[a] + rng.uniform() * (self.hi[a] - self.lo[a]) for a in range(d)]
+                    for _ in range(target_P)
+                ]
             )
         self.lw = np.zeros(len(self.z))
         self.ll = np.zeros(len(self.z))
@@ -80,9 +83,9 @@ class Particles:
         return len(self.z)
 
     def observe(self, a, b, a_closer, m):
-        l = m.log_prob(((self.z - a) ** 2).sum(1), ((self.z - b) ** 2).sum(1), a_closer)
-        self.lw = self.lw + l
-        self.ll = self.ll + l
+        inc = m.log_prob(((self.z - a) ** 2).sum(1), ((self.z - b) ** 2).sum(1), a_closer)
+        self.lw = self.lw + inc
+        self.ll = self.ll + inc
 
     def weights(self):
         mx = np.max(self.lw)
@@ -144,7 +147,9 @@ class Particles:
                     continue
                 lp, prod = 0.0, 1.0
                 if len(A):
-                    pa = m.prob(((A[:, :d] - prop) ** 2).sum(1), ((A[:, d : 2 * d] - prop) ** 2).sum(1))
+                    pa = m.prob(
+                        ((A[:, :d] - prop) ** 2).sum(1), ((A[:, d : 2 * d] - prop) ** 2).sum(1)
+                    )
                     pr = np.where(A[:, 2 * d] > 0.5, pa, 1.0 - pa)
                     for q in range(len(A)):  # the native running product
                         prod *= float(pr[q])
@@ -160,8 +165,25 @@ class Particles:
 class ContinuousSearcher:
     """Same constructor arguments and interface as ``tripletsearch._core.ContinuousSearcher``."""
 
-    def __init__(self, d, gamma, low, high, method, alpha, lapse, stage_cap, particles,
-                 cells_per_axis, n_obs, tau, mh_sweeps, resample_ess, seed, threads=1):
+    def __init__(
+        self,
+        d,
+        gamma,
+        low,
+        high,
+        method,
+        alpha,
+        lapse,
+        stage_cap,
+        particles,
+        cells_per_axis,
+        n_obs,
+        tau,
+        mh_sweeps,
+        resample_ess,
+        seed,
+        threads=1,
+    ):
         self.d, self.gamma, self.low, self.high = d, gamma, low, high
         self.method, self.alpha, self.lapse = method, alpha, lapse
         self.stage_cap, self.n_particles = stage_cap, particles
@@ -231,6 +253,12 @@ class ContinuousSearcher:
                 self.parts.focus(1e-3)
             self.parts.resample_move(self.answers, self.model, stream_seed, self.mh_sweeps)
         if self.method == 2:
+            w, _ = self.parts.weights()
+            self.center, spread = self.parts.median(w)
+            L, depth = self.high - self.low, 0
+            while depth < 1000 and L * 2.0 ** -(depth + 1) >= 4.0 * spread:
+                depth += 1
+            self.depth, self.edge = depth, L * 2.0**-depth
             self.n_stages += 1
         return self.method == 2
 
@@ -416,9 +444,27 @@ class ContinuousSearcher:
             self.qb[0] += 1e-9 * self.edge
 
 
-def simulate(d, gamma, low, high, method, alpha, lapse, stage_cap, particles, cells_per_axis,
-             n_obs, tau, mh_sweeps, resample_ess, runs, max_queries, oracle_gamma,
-             oracle_lapse, seed):
+def simulate(
+    d,
+    gamma,
+    low,
+    high,
+    method,
+    alpha,
+    lapse,
+    stage_cap,
+    particles,
+    cells_per_axis,
+    n_obs,
+    tau,
+    mh_sweeps,
+    resample_ess,
+    runs,
+    max_queries,
+    oracle_gamma,
+    oracle_lapse,
+    seed,
+):
     """The native simulator's loop (particle methods, max_queries) in NumPy: errors array."""
     user = AnswerModel(oracle_gamma, oracle_lapse)
     _, z = _splitmix64(seed ^ 0x2545F4914F6CDD1D)
@@ -426,13 +472,29 @@ def simulate(d, gamma, low, high, method, alpha, lapse, stage_cap, particles, ce
     for r in range(runs):
         rng = Rng(seed, r)
         t = np.array([low + rng.uniform() * (high - low) for _ in range(d)])
-        s = ContinuousSearcher(d, gamma, low, high, method, alpha, lapse, stage_cap, particles,
-                               cells_per_axis, n_obs, tau, mh_sweeps, resample_ess,
-                               (z + r) & MASK)
+        s = ContinuousSearcher(
+            d,
+            gamma,
+            low,
+            high,
+            method,
+            alpha,
+            lapse,
+            stage_cap,
+            particles,
+            cells_per_axis,
+            n_obs,
+            tau,
+            mh_sweeps,
+            resample_ess,
+            (z + r) & MASK,
+        )
         errors[r, 0] = np.linalg.norm(s.estimate() - t)
         while s.n_queries < max_queries:
             a, b = s.ask()
-            p = float(user.prob(np.array([np.sum((a - t) ** 2)]), np.array([np.sum((b - t) ** 2)]))[0])
+            p = float(
+                user.prob(np.array([np.sum((a - t) ** 2)]), np.array([np.sum((b - t) ** 2)]))[0]
+            )
             s.tell(rng.uniform() < p)
             errors[r, s.n_queries] = np.linalg.norm(s.estimate() - t)
     return errors

@@ -1,0 +1,462 @@
+"""Search a continuous space by comparisons (the paper's Section 3).
+
+A user has a target point in a hypercube Omega in mind and answers queries "is it closer
+to a or to b?" like a gamma-CKL oracle. :class:`ContinuousSearch` is an ask/tell session;
+:func:`simulate_continuous` runs many searches against simulated users natively.
+
+Methods
+-------
+``"global"`` (default)
+    One posterior over Omega kept across all queries (particles with resample-move,
+    zooming: tails below 1e-3 are dropped when the particles are refreshed), queries by
+    expected information gain, point estimate the posterior median. Beyond the paper,
+    which names it future work. In our measurements (``bench/test_bench_continuous.py``)
+    it is the best method with and without lapses (epsilon = 0.1) and with users half as
+    reliable as assumed.
+``"posterior"``
+    Section 3.3's decider inside the paper's stages: per stage a posterior over the
+    parent domain u(X) (within Omega), discarded at each new stage. After every answer,
+    the heaviest half-edge box on the quarter lattice of u(X) decides once its mass
+    exceeds ``alpha``: a child of X means proceed (and descend further while a child of
+    the child also holds mass > alpha), any other box means backtrack; the per-stage
+    query cap backtracks too. (The literal "backtrack when X holds < 1 - alpha" fires at
+    once: a uniform prior gives X only (1/4)^d of u(X).)
+``"hypothesis-test"``
+    Algorithm 2 exactly as stated: the tiling T(S, r_c) with r_c < 1/(8 r_u) and 1.5/r_c an
+    integer, each cell's query repeated n_obs times, a one-tailed binomial test between
+    p_X and p_F (:mod:`tripletsearch.theory`), the bounding box of the non-rejected cells,
+    proceed to the child holding it, else backtrack. The per-test error comes from the
+    stage budget ``delta``: (1 - delta_test)^K = 1 - delta. Provably exponential, and
+    astronomically expensive (about 7e7 queries per stage in d = 2). d = 1 is outside the
+    lemma.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _core, theory
+from ._validation import check_int, check_positive, resolve_n_jobs, seed_from
+
+__all__ = ["ContinuousSearch", "Region", "simulate_continuous", "ContinuousSimulation", "METHODS"]
+
+METHODS = {"hypothesis-test": 0, "posterior": 1, "global": 2}
+_STATE_VERSION = 1
+_DEFAULT_PARTICLES = {"posterior": 2048, "global": 1024, "hypothesis-test": 16}
+
+
+@dataclass(frozen=True)
+class Region:
+    """A hypercube of the search: ``center`` (d,), ``edge`` and ``depth`` (halvings from
+    Omega; a backtrack loses 2)."""
+
+    center: np.ndarray
+    edge: float
+    depth: int
+
+    def contains(self, x) -> bool:
+        return bool(np.all(np.abs(np.asarray(x, float) - self.center) <= 0.5 * self.edge))
+
+    def parent(self) -> Region:
+        """u(X): same center, edge 4x."""
+        return Region(self.center.copy(), 4.0 * self.edge, self.depth - 2)
+
+    def ancestor(self, k: int) -> Region:
+        """The k-th ancestor (k backtracks)."""
+        k = check_int(k, "k", minimum=0)
+        return Region(self.center.copy(), self.edge * 4.0**k, self.depth - 2 * k)
+
+    def children(self) -> list:
+        """The 5^d children: edge/2, centers at offsets (m - 2) edge/4, m in 0..4."""
+        d = len(self.center)
+        out = []
+        for code in range(5**d):
+            m = np.array([(code // 5**a) % 5 for a in range(d)])
+            out.append(
+                Region(self.center + (m - 2) * 0.25 * self.edge, 0.5 * self.edge, self.depth + 1)
+            )
+        return out
+
+
+def _check_common(dim, gamma, bounds, method, alpha, lapse):
+    dim = check_int(dim, "dim", minimum=1)
+    gamma = check_positive(gamma, "gamma")
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds: expected (low, high), got {bounds!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
+        raise ValueError(f"bounds: need finite low < high, got ({low}, {high})")
+    alpha = float(alpha)
+    if not 0.5 < alpha < 1.0:
+        raise ValueError(f"alpha: must lie in (0.5, 1), got {alpha}")
+    if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real):
+        raise TypeError(f"lapse: expected a real number, got {type(lapse).__name__}")
+    lapse = float(lapse)
+    if not 0.0 <= lapse < 0.5:
+        raise ValueError(f"lapse: must lie in [0, 0.5), got {lapse}")
+    if method != "hypothesis-test" and dim > 15:
+        raise ValueError(f"dim: the particle methods support dim <= 15, got {dim}")
+    if method == "hypothesis-test" and dim < 2:
+        raise ValueError(
+            "dim: the hypothesis-test decider needs dim >= 2 (the lemma assumes d > 1)"
+        )
+    return dim, gamma, low, high, alpha, lapse
+
+
+def hypothesis_test_plan(dim: int, gamma: float, lapse: float = 0.0, delta: float = 0.05):
+    """(cells_per_axis, n_obs, tau) of Algorithm 2 for a stage error budget ``delta``."""
+    ru = theory.uncertainty_radius(dim)
+    n_axis = int(math.floor(12.0 * ru)) + 1  # r_c = 1.5 / n_axis < 1 / (8 r_u)
+    p_x, p_f = theory.hypothesis_test_probs(dim, gamma, lapse)
+    per_test = theory.per_test_delta(delta, n_axis**dim)
+    n_obs, tau = theory.binomial_test_plan(p_x, p_f, per_test)
+    return n_axis, n_obs, tau
+
+
+class ContinuousSearch:
+    """An interactive continuous search session.
+
+    Parameters
+    ----------
+    dim : int >= 1
+    gamma : float > 0
+        The user's assumed gamma-CKL power.
+    bounds : (low, high)
+        Omega = [low, high]^dim.
+    method : {"global", "posterior", "hypothesis-test"}
+    alpha : float in (0.5, 1)
+        "posterior": the mass a box needs to decide.
+    lapse : float in [0, 0.5)
+        Answers are assumed random with this probability.
+    delta : float
+        "hypothesis-test": the error budget of one stage.
+    stage_cap : int, optional
+        "posterior": queries per stage before backtracking (default 30 * dim).
+    n_particles : int, optional
+        Posterior particles (default 2048 for "posterior", 1024 for "global").
+    random_state : None, int or numpy.random.Generator
+    n_jobs : int or None
+        Threads for the particle refresh.
+
+    Examples
+    --------
+    >>> s = ContinuousSearch(2, gamma=3.0, random_state=0)
+    >>> a, b = s.ask()
+    >>> s.tell(True)        # the user finds a closer
+    >>> s.estimate().shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        dim,
+        gamma,
+        *,
+        bounds=(-1.0, 1.0),
+        method="global",
+        alpha=0.7,
+        lapse=0.0,
+        delta=0.05,
+        stage_cap=None,
+        n_particles=None,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.dim, self.gamma, self.low, self.high, self.alpha, self.lapse = _check_common(
+            dim, gamma, bounds, method, alpha, lapse
+        )
+        self.method = method
+        self.delta = check_positive(delta, "delta")
+        if not self.delta < 0.5:
+            raise ValueError(f"delta: must lie in (0, 0.5), got {delta}")
+        self.stage_cap = (
+            30 * self.dim if stage_cap is None else check_int(stage_cap, "stage_cap", minimum=1)
+        )
+        self.n_particles = (
+            _DEFAULT_PARTICLES[method]
+            if n_particles is None
+            else check_int(n_particles, "n_particles", minimum=16)
+        )
+        self._seed = seed_from(random_state)
+        self._threads = resolve_n_jobs(n_jobs)
+        self._plan = (
+            hypothesis_test_plan(self.dim, self.gamma, self.lapse, self.delta)
+            if method == "hypothesis-test"
+            else (0, 0, 0)
+        )
+        self._reset()
+
+    def _reset(self):
+        self._s = _core.ContinuousSearcher(
+            self.dim,
+            self.gamma,
+            self.low,
+            self.high,
+            METHODS[self.method],
+            self.alpha,
+            self.lapse,
+            self.stage_cap,
+            self.n_particles,
+            *self._plan,
+            2,
+            0.5,
+            self._seed,
+            self._threads,
+        )
+        self._pending = None
+        self._answers = []
+        self._queries = []
+
+    # ------------------------------------------------------------------ state
+    @property
+    def region(self) -> Region:
+        """The current region (for "global": the cube around the posterior median of edge
+        L 2^-depth, the smallest such edge >= 4x the largest posterior interquartile range)."""
+        return Region(np.asarray(self._s.center), float(self._s.edge), int(self._s.depth))
+
+    @property
+    def depth(self) -> int:
+        return int(self._s.depth)
+
+    @property
+    def n_queries(self) -> int:
+        return int(self._s.n_queries)
+
+    @property
+    def n_stages(self) -> int:
+        return int(self._s.n_stages)
+
+    @property
+    def history(self) -> list:
+        """(a, b, a_is_closer) per answered query."""
+        return [(a.copy(), b.copy(), bool(x)) for (a, b), x in zip(self._queries, self._answers)]
+
+    @property
+    def test_plan(self):
+        """ "hypothesis-test": (cells_per_axis, n_obs, tau); queries per stage = cells * n_obs."""
+        return self._plan
+
+    def estimate(self, k=None):
+        """The point estimate (posterior median; "hypothesis-test": the region's center),
+        or with ``k`` the k-th ancestor of the current region, which holds the target with
+        probability >= 1 - delta for k large enough (theorem:exp_v2)."""
+        if k is None:
+            return self._s.estimate()
+        return self.region.ancestor(k)
+
+    # ------------------------------------------------------------------ protocol
+    def ask(self):
+        """The next query ``(a, b)``: two points of R^dim (the same until answered)."""
+        if self._pending is None:
+            self._pending = self._s.ask()
+        return self._pending[0].copy(), self._pending[1].copy()
+
+    def tell(self, a_is_closer) -> None:
+        """Record the answer to the pending query: True when the target is closer to a."""
+        if self._pending is None:
+            raise RuntimeError("tell before ask(): there is no query to answer")
+        if not isinstance(a_is_closer, (bool, np.bool_)):
+            raise TypeError(f"a_is_closer: expected a bool, got {type(a_is_closer).__name__}")
+        self._s.tell(bool(a_is_closer))
+        self._queries.append(self._pending)
+        self._answers.append(bool(a_is_closer))
+        self._pending = None
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict:
+        """A JSON-safe snapshot (parameters, seed, answers); ``from_dict`` replays it."""
+        return {
+            "version": _STATE_VERSION,
+            "dim": self.dim,
+            "gamma": self.gamma,
+            "bounds": [self.low, self.high],
+            "method": self.method,
+            "alpha": self.alpha,
+            "lapse": self.lapse,
+            "delta": self.delta,
+            "stage_cap": self.stage_cap,
+            "n_particles": self.n_particles,
+            "seed": str(self._seed),
+            "answers": "".join("1" if x else "0" for x in self._answers),
+            "last_query": None if not self._queries else [q.tolist() for q in self._queries[-1]],
+        }
+
+    @classmethod
+    def from_dict(cls, state, *, n_jobs=None) -> ContinuousSearch:
+        """Rebuild a session from :meth:`to_dict` output (the answers are replayed)."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state: expected a dict, got {type(state).__name__}")
+        try:
+            if state["version"] != _STATE_VERSION:
+                raise ValueError(f"state: unsupported version {state['version']!r}")
+            seed = int(state["seed"])
+            if not 0 <= seed < 2**64:
+                raise ValueError("state: seed out of range")
+            answers = state["answers"]
+            if not isinstance(answers, str) or set(answers) - {"0", "1"}:
+                raise ValueError("state: answers must be a string of 0 and 1")
+            obj = cls(
+                state["dim"],
+                state["gamma"],
+                bounds=state["bounds"],
+                method=state["method"],
+                alpha=state["alpha"],
+                lapse=state["lapse"],
+                delta=state["delta"],
+                stage_cap=state["stage_cap"],
+                n_particles=state["n_particles"],
+                random_state=0,
+                n_jobs=n_jobs,
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"state: malformed ({exc!r})") from None
+        obj._seed = seed
+        obj._reset()
+        for ch in answers:
+            obj.ask()
+            obj.tell(ch == "1")
+        last = state.get("last_query")
+        if answers and (
+            last is None
+            or not np.allclose(np.array(last), np.array(obj._queries[-1]), rtol=1e-12, atol=0)
+        ):
+            raise ValueError("state: the answers do not replay to the recorded last query")
+        return obj
+
+    def __repr__(self) -> str:
+        return (
+            f"ContinuousSearch(dim={self.dim}, gamma={self.gamma}, method={self.method!r}, "
+            f"n_queries={self.n_queries}, depth={self.depth})"
+        )
+
+
+# ---------------------------------------------------------------------- simulation
+
+
+@dataclass
+class ContinuousSimulation:
+    """Result of :func:`simulate_continuous`.
+
+    Attributes
+    ----------
+    errors : ndarray (n_runs, max_queries + 1) or None
+        Distance of the point estimate to the target after each query.
+    stage_errors, stage_queries : ndarray (n_runs, stages + 1)
+        Error and cumulative query count at the end of each stage (NaN-padded; for
+        "global" every query is a stage).
+    depths, queries : ndarray (n_runs,)
+        Final depth and query count.
+    regions : list of Region
+        Final regions.
+    targets : ndarray (n_runs, dim)
+    """
+
+    errors: np.ndarray | None
+    stage_errors: np.ndarray
+    stage_queries: np.ndarray
+    depths: np.ndarray
+    queries: np.ndarray
+    regions: list
+    targets: np.ndarray
+
+    def ancestor_coverage(self, k: int) -> float:
+        """Fraction of runs whose final region's k-th ancestor holds the target."""
+        return float(
+            np.mean([r.ancestor(k).contains(t) for r, t in zip(self.regions, self.targets)])
+        )
+
+
+def simulate_continuous(
+    dim,
+    gamma,
+    *,
+    n_runs,
+    max_queries=None,
+    max_stages=None,
+    bounds=(-1.0, 1.0),
+    method="global",
+    alpha=0.7,
+    lapse=0.0,
+    oracle_gamma=None,
+    oracle_lapse=0.0,
+    delta=0.05,
+    stage_cap=None,
+    n_particles=None,
+    random_state=None,
+    n_jobs=None,
+) -> ContinuousSimulation:
+    """Simulate searches for targets uniform in Omega, answered by gamma-CKL users (power
+    ``oracle_gamma``, default ``gamma``, lapse ``oracle_lapse``). The whole loop is native,
+    parallel over runs ("hypothesis-test": over cells), reproducible for any ``n_jobs``.
+
+    Give ``max_queries`` (errors after every query) and/or ``max_stages``; the
+    hypothesis test records stages only (its stages take ~1e8 queries).
+    """
+    dim, gamma, low, high, alpha, lapse = _check_common(dim, gamma, bounds, method, alpha, lapse)
+    n_runs = check_int(n_runs, "n_runs", minimum=1)
+    if max_queries is None and max_stages is None:
+        raise ValueError("max_queries, max_stages: give at least one")
+    if max_queries is not None and method == "hypothesis-test":
+        raise ValueError(
+            "max_queries: per-query errors are not recorded for the hypothesis test; use max_stages"
+        )
+    mq = -1 if max_queries is None else check_int(max_queries, "max_queries", minimum=0)
+    ms = -1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0)
+    og = gamma if oracle_gamma is None else check_positive(oracle_gamma, "oracle_gamma")
+    if (
+        isinstance(oracle_lapse, bool)
+        or not isinstance(oracle_lapse, numbers.Real)
+        or not 0.0 <= oracle_lapse < 1.0
+    ):
+        raise ValueError(f"oracle_lapse: must lie in [0, 1), got {oracle_lapse!r}")
+    cap = 30 * dim if stage_cap is None else check_int(stage_cap, "stage_cap", minimum=1)
+    P = (
+        _DEFAULT_PARTICLES[method]
+        if n_particles is None
+        else check_int(n_particles, "n_particles", minimum=16)
+    )
+    delta = check_positive(delta, "delta")
+    plan = (
+        hypothesis_test_plan(dim, gamma, lapse, delta) if method == "hypothesis-test" else (0, 0, 0)
+    )
+    out = _core.simulate_continuous(
+        dim,
+        gamma,
+        low,
+        high,
+        METHODS[method],
+        alpha,
+        lapse,
+        cap,
+        P,
+        *plan,
+        2,
+        0.5,
+        n_runs,
+        mq,
+        ms,
+        og,
+        float(oracle_lapse),
+        seed_from(random_state),
+        resolve_n_jobs(n_jobs),
+    )
+    regions = [
+        Region(c, float(e), int(dp))
+        for c, e, dp in zip(out["centers"], out["edges"], out["depths"])
+    ]
+    return ContinuousSimulation(
+        out.get("errors"),
+        out["stage_errors"],
+        out["stage_queries"],
+        out["depths"],
+        out["queries"],
+        regions,
+        out["targets"],
+    )

@@ -1,0 +1,305 @@
+"""Continuous search: regions, the lemma's constants, twin equivalence, convergence."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import tripletsearch as ts
+from scipy import stats
+from tripletsearch import _core, theory
+from tripletsearch._reference import continuous as ref
+from tripletsearch.continuous import METHODS, Region
+
+# ------------------------------------------------------------------ regions
+
+
+def test_region_geometry():
+    X = Region(np.array([0.0, 0.0]), 1.0, 3)
+    kids = X.children()
+    assert len(kids) == 25 and all(k.edge == 0.5 and k.depth == 4 for k in kids)
+    offsets = sorted({float(k.center[0]) for k in kids})
+    assert offsets == [-0.5, -0.25, 0.0, 0.25, 0.5]
+    # every child lies inside the slack S (edge 3/2) and the children cover X
+    for k in kids:
+        assert np.all(np.abs(k.center) + k.edge / 2 <= 0.75 + 1e-12)
+    pts = np.random.default_rng(0).uniform(-0.5, 0.5, size=(200, 2))
+    assert all(any(k.contains(p) for k in kids) for p in pts)
+    P = X.parent()
+    assert P.edge == 4.0 and P.depth == 1 and all(P.contains(k.center) for k in kids)
+    assert X.ancestor(2).edge == 16.0 and X.ancestor(2).depth == -1
+
+
+# ------------------------------------------------------------------ lemma constants
+
+
+def test_uncertainty_radius_closed_form():
+    assert math.isclose(theory.uncertainty_radius(2), 3 + math.sqrt(10))
+    with pytest.raises(ValueError, match="d: the hypothesis-test lemma assumes d > 1"):
+        theory.uncertainty_radius(1)
+
+
+@pytest.mark.parametrize("d,gamma", [(2, 3.0), (3, 5.0), (5, 2.0), (8, 10.0)])
+def test_lemma_probabilities_bound_the_regions(d, gamma):
+    """Monte-Carlo check of lemma:hyptest: targets in the region (edge 2 at 0) prefer 0 over
+    x_q = (1 + d) e at least p_X; targets beyond r_u at most p_F."""
+    p_x, p_f = theory.hypothesis_test_probs(d, gamma)
+    assert 0.5 < p_f < p_x < 1
+    rng = np.random.default_rng(d)
+    xq = np.zeros(d)
+    xq[0] = 1 + d
+
+    def pref(t):
+        D0 = (t**2).sum(1)
+        Dq = ((t - xq) ** 2).sum(1)
+        return 1 / (1 + (D0 / Dq) ** (gamma / 2))
+
+    inside = rng.uniform(-1, 1, size=(100_000, d))
+    inside[:10] = np.sign(rng.normal(size=(10, d)))  # corners
+    assert pref(inside).min() >= p_x - 1e-12
+    ru = theory.uncertainty_radius(d)
+    dirs = rng.normal(size=(100_000, d))
+    far = (
+        dirs
+        / np.linalg.norm(dirs, axis=1)[:, None]
+        * (ru + rng.exponential(2.0, size=(100_000, 1)))
+    )
+    assert pref(far).max() <= p_f + 1e-12
+
+
+@pytest.mark.parametrize(
+    "p_x,p_f,delta", [(0.8, 0.7, 0.01), (0.7981, 0.7667, 1e-4), (0.95, 0.6, 1e-6)]
+)
+def test_binomial_test_plan_is_valid_and_minimal(p_x, p_f, delta):
+    n, tau = theory.binomial_test_plan(p_x, p_f, delta)
+    assert stats.binom.cdf(tau - 1, n, p_x) <= delta * (1 + 1e-9)  # false rejection
+    assert stats.binom.sf(tau - 1, n, p_f) <= delta * (1 + 1e-9)  # false acceptance
+    # no smaller n admits any threshold
+    m = n - 1
+    taus = np.arange(m + 2)
+    ok = (stats.binom.cdf(taus - 1, m, p_x) <= delta) & (stats.binom.sf(taus - 1, m, p_f) <= delta)
+    assert not ok.any()
+
+
+def test_per_test_delta():
+    d = theory.per_test_delta(0.05, 5476)
+    assert math.isclose((1 - d) ** 5476, 0.95, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "n,p,tau",
+    [
+        (10, 0.3, 4),
+        (12698, 0.7981, 9939),
+        (12698, 0.7667, 9939),
+        (500, 0.999, 499),
+        (5, 0.5, 0),
+        (5, 0.5, 6),
+    ],
+)
+def test_native_binomial_tail_matches_scipy(n, p, tau):
+    assert math.isclose(
+        _core.binomial_upper_tail(n, p, tau),
+        stats.binom.sf(tau - 1, n, p),
+        rel_tol=1e-9,
+        abs_tol=1e-300,
+    )
+
+
+# ------------------------------------------------------------------ native == twin
+
+TWIN = [(2, 2), (1, 2), (1, 3), (2, 4), (1, 5), (2, 1)]
+
+
+@pytest.mark.parametrize("method,d", TWIN)
+def test_simulation_matches_numpy_twin(method, d):
+    args = (d, 3.0, -1.0, 1.0, method, 0.7, 0.0, 30, 96, 0, 0, 0, 2, 0.5)
+    nat = _core.simulate_continuous(*args, 3, 25, -1, 3.0, 0.0, 11, 2)["errors"]
+    twin = ref.simulate(*args, 3, 25, 3.0, 0.0, 11)
+    np.testing.assert_allclose(nat, twin, rtol=1e-9, atol=1e-13)
+
+
+def test_simulation_with_lapse_matches_twin():
+    args = (2, 3.0, -1.0, 1.0, 2, 0.7, 0.1, 30, 96, 0, 0, 0, 2, 0.5)
+    nat = _core.simulate_continuous(*args, 2, 25, -1, 2.0, 0.1, 5, 1)["errors"]
+    np.testing.assert_allclose(nat, ref.simulate(*args, 2, 25, 2.0, 0.1, 5), rtol=1e-9, atol=1e-13)
+
+
+def test_hypothesis_test_session_matches_twin():
+    # a toy plan: 4 cells per axis, 3 repetitions, accept with >= 2 wins
+    args = (2, 3.0, -1.0, 1.0, 0, 0.7, 0.0, 30, 16, 4, 3, 2, 2, 0.5, 9)
+    a, b = _core.ContinuousSearcher(*args, 1), ref.ContinuousSearcher(*args)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        qa, qb = a.ask(), b.ask()
+        np.testing.assert_array_equal(qa[0], qb[0])
+        np.testing.assert_array_equal(qa[1], qb[1])
+        ans = bool(rng.random() < 0.6)
+        assert a.tell(ans) == b.tell(ans)
+        assert a.depth == b.depth and a.edge == b.edge
+        np.testing.assert_array_equal(a.center, b.center)
+    assert a.n_stages == 200 // 48
+
+
+# ------------------------------------------------------------------ behaviour
+
+
+def test_hypothesis_test_proceeds_towards_the_target():
+    r = ts.simulate_continuous(
+        2, 3.0, n_runs=12, max_stages=4, method="hypothesis-test", random_state=1
+    )
+    cells, n_obs, _ = ts.continuous.hypothesis_test_plan(2, 3.0)
+    assert np.all(r.stage_queries[:, 1] == cells**2 * n_obs)  # queries counted honestly
+    # per-stage error <= 0.05: nearly all runs proceed every time and keep the target
+    assert np.mean(r.depths == 4) >= 0.8
+    assert r.ancestor_coverage(1) >= 0.9
+
+
+def test_simulations_reproducible_for_any_thread_count():
+    runs = [
+        ts.simulate_continuous(
+            2, 3.0, n_runs=6, max_queries=40, method="posterior", random_state=3, n_jobs=j
+        )
+        for j in (1, 2, 3)
+    ]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r.errors, runs[0].errors)
+    hyp = [
+        ts.simulate_continuous(
+            2, 3.0, n_runs=2, max_stages=2, method="hypothesis-test", random_state=3, n_jobs=j
+        )
+        for j in (1, 2)
+    ]
+    np.testing.assert_array_equal(hyp[0].depths, hyp[1].depths)
+    np.testing.assert_array_equal(hyp[0].stage_errors, hyp[1].stage_errors)
+
+
+def _decay_slope(errors, lo, hi):
+    """Per-run least-squares slope of log(error) on the query index over [lo, hi]."""
+    m = np.arange(lo, hi + 1)
+    slopes = []
+    for e in errors:
+        y = np.log(np.maximum(e[lo : hi + 1], 1e-300))
+        slopes.append(np.polyfit(m, y, 1)[0])
+    return np.array(slopes)
+
+
+@pytest.mark.parametrize("method", ["global", "posterior"])
+@pytest.mark.parametrize("lapse", [0.0, 0.1])
+def test_error_decays_exponentially(method, lapse):
+    r = ts.simulate_continuous(
+        2,
+        3.0,
+        n_runs=30,
+        max_queries=150,
+        method=method,
+        lapse=lapse,
+        oracle_lapse=lapse,
+        random_state=7,
+    )
+    s = _decay_slope(r.errors, 10, 150)
+    upper = s.mean() + 3 * s.std(ddof=1) / math.sqrt(len(s))  # 3-sigma upper confidence bound
+    assert upper < 0
+    assert np.median(r.errors[:, 150]) < np.median(r.errors[:, 10]) / 10
+
+
+def test_ancestor_holds_the_target():
+    r = ts.simulate_continuous(
+        2, 3.0, n_runs=60, max_queries=120, method="posterior", random_state=11
+    )
+    assert r.ancestor_coverage(2) >= 0.95
+    assert r.ancestor_coverage(2) >= r.ancestor_coverage(0)
+
+
+# ------------------------------------------------------------------ sessions
+
+
+def test_session_protocol_and_persistence():
+    s = ts.ContinuousSearch(3, 3.0, bounds=(0.0, 10.0), random_state=4)
+    a, b = s.ask()
+    a2, b2 = s.ask()
+    np.testing.assert_array_equal(a, a2)
+    assert a.shape == (3,) and np.all((a >= 0) & (a <= 10))
+    target = np.array([2.0, 7.0, 5.0])
+    oracle = ts.GammaCKL(3.0)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        a, b = s.ask()
+        p = oracle.prob(np.vstack([target, a, b]), [[0, 1, 2]])[0]
+        s.tell(bool(rng.random() < p))
+    assert s.n_queries == 30 and len(s.history) == 30
+    assert np.linalg.norm(s.estimate() - target) < 1.0
+    state = json.loads(json.dumps(s.to_dict()))
+    t = ts.ContinuousSearch.from_dict(state)
+    np.testing.assert_array_equal(t.estimate(), s.estimate())
+    np.testing.assert_array_equal(t.ask()[0], s.ask()[0])
+    assert isinstance(s.estimate(k=1), Region)
+
+
+def test_corrupted_state_is_rejected():
+    s = ts.ContinuousSearch(2, 3.0, random_state=1)
+    for _ in range(3):
+        s.ask()
+        s.tell(True)
+    good = s.to_dict()
+    for state, match in [
+        ({**good, "version": 7}, "unsupported version"),
+        ({**good, "answers": "10x"}, "answers must be a string"),
+        ({**good, "answers": "0000"}, "do not replay"),
+        ({**good, "method": "dfs"}, "method: expected one of"),
+        ({k: v for k, v in good.items() if k != "seed"}, "malformed"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            ts.ContinuousSearch.from_dict(state)
+    with pytest.raises(TypeError, match="state: expected a dict"):
+        ts.ContinuousSearch.from_dict("state")
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,exc,match",
+    [
+        ((0, 3.0), {}, ValueError, "dim: must be >= 1"),
+        ((2.5, 3.0), {}, TypeError, "dim: expected an integer"),
+        ((2, 0.0), {}, ValueError, "gamma: must be > 0"),
+        ((2, 3.0), {"bounds": (1.0, 1.0)}, ValueError, "bounds: need finite low < high"),
+        ((2, 3.0), {"bounds": (0.0, float("nan"))}, ValueError, "bounds: need finite"),
+        ((2, 3.0), {"bounds": "ab"}, TypeError, "bounds: expected"),
+        ((2, 3.0), {"alpha": 0.5}, ValueError, "alpha: must lie in"),
+        ((2, 3.0), {"alpha": 1.0}, ValueError, "alpha: must lie in"),
+        ((2, 3.0), {"lapse": 0.5}, ValueError, "lapse: must lie in"),
+        ((2, 3.0), {"lapse": -0.1}, ValueError, "lapse: must lie in"),
+        ((2, 3.0), {"method": "bisect"}, ValueError, "method: expected one of"),
+        (
+            (1, 3.0),
+            {"method": "hypothesis-test"},
+            ValueError,
+            "dim: the hypothesis-test decider needs dim >= 2",
+        ),
+        ((16, 3.0), {}, ValueError, "dim: the particle methods support dim <= 15"),
+    ],
+)
+def test_bad_construction(args, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        ts.ContinuousSearch(*args, **kwargs)
+
+
+def test_bad_protocol():
+    s = ts.ContinuousSearch(2, 3.0, random_state=0)
+    with pytest.raises(RuntimeError, match="tell before ask"):
+        s.tell(True)
+    s.ask()
+    with pytest.raises(TypeError, match="a_is_closer: expected a bool"):
+        s.tell(1)
+    s.tell(False)  # the session still works
+
+
+def test_simulate_bad_input():
+    with pytest.raises(ValueError, match="max_queries, max_stages: give at least one"):
+        ts.simulate_continuous(2, 3.0, n_runs=2)
+    with pytest.raises(ValueError, match="max_queries: per-query errors are not recorded"):
+        ts.simulate_continuous(2, 3.0, n_runs=2, max_queries=10, method="hypothesis-test")
+    with pytest.raises(ValueError, match="n_runs: must be >= 1"):
+        ts.simulate_continuous(2, 3.0, n_runs=0, max_queries=3)
+    with pytest.raises(ValueError, match="oracle_lapse"):
+        ts.simulate_continuous(2, 3.0, n_runs=1, max_queries=3, oracle_lapse=1.5)
+    assert METHODS["global"] == 2
