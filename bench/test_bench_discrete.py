@@ -9,6 +9,7 @@ d = 2 median <= 12; d = 5 median <= 15 and mean <= 19 (recorded in extra_info).
 
 import numpy as np
 import pytest
+
 import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher

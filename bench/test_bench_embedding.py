@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 import tripletsearch as ts
 from tripletsearch import _reference as ref
 from tripletsearch.embedding import valid_rows

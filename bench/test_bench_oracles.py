@@ -6,8 +6,9 @@ Compare within one run (ratios): these machines are noisy.
 
 import numpy as np
 import pytest
-import tripletsearch as ts
 from conftest import make_problem
+
+import tripletsearch as ts
 from tripletsearch import _reference as ref
 
 BACKENDS = {

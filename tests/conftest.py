@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 import tripletsearch as ts
 from tripletsearch import _reference as ref
 

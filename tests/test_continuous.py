@@ -5,8 +5,9 @@ import math
 
 import numpy as np
 import pytest
-import tripletsearch as ts
 from scipy import stats
+
+import tripletsearch as ts
 from tripletsearch import _core, theory
 from tripletsearch._reference import continuous as ref
 from tripletsearch.continuous import METHODS, Region

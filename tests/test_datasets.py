@@ -4,6 +4,7 @@ import gzip
 
 import numpy as np
 import pytest
+
 from tripletsearch import datasets
 
 

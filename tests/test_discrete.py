@@ -5,8 +5,9 @@ import math
 
 import numpy as np
 import pytest
-import tripletsearch as ts
 from scipy import stats
+
+import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
 from tripletsearch.discrete import METHODS, SELECTIONS

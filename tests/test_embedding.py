@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 import pytest
-import tripletsearch as ts
 from scipy import stats
+
+import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch import _reference as ref
 from tripletsearch._reference.rng import Rng, epoch_permutation

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 import tripletsearch as ts
 from tripletsearch import model_selection as ms
 from tripletsearch.reproduce import spearman

@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 import pytest
-import tripletsearch as ts
 from conftest import MODELS, random_problem
 from scipy import special, stats
+
+import tripletsearch as ts
 from tripletsearch import _reference as ref
 
 

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from scipy import integrate, special
+
 from tripletsearch import _reference as ref
 from tripletsearch import theory
 

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-import tripletsearch as ts
 from conftest import MODELS
+
+import tripletsearch as ts
 from tripletsearch import _reference as ref
 
 X = np.random.default_rng(0).normal(size=(5, 2))

@@ -5,6 +5,7 @@ Commands
 demo                  a short tour of the oracle models and the theory tools
 reproduce embedding   the paper's Figure 5 (Musical Artists) and 1-D alien eggs
 reproduce discrete    the user study in simulation: gamma-CKLSearch vs GaussSearch
+reproduce continuous  Figure 4: exponential convergence of the continuous search
 info                  build facts: version, OpenMP, threads
 """
 
@@ -92,6 +93,8 @@ def _reproduce(args) -> int:
         reproduce.reproduce_embedding(args.out, quick=args.quick, n_jobs=args.n_jobs)
     elif args.what == "discrete":
         reproduce.reproduce_discrete(args.out, quick=args.quick, n_jobs=args.n_jobs)
+    elif args.what == "continuous":
+        reproduce.reproduce_continuous(args.out, quick=args.quick, n_jobs=args.n_jobs)
     return 0
 
 
@@ -109,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.set_defaults(func=_demo)
     p_rep = sub.add_parser("reproduce", help="reproduce an experiment of the paper")
-    p_rep.add_argument("what", choices=["embedding", "discrete"])
+    p_rep.add_argument("what", choices=["embedding", "discrete", "continuous"])
     p_rep.add_argument("--out", default="reproduce-out", help="output folder")
     p_rep.add_argument("--quick", action="store_true", help="a smaller, faster run")
     p_rep.add_argument("--n-jobs", type=int, default=None, help="parallel fits")

@@ -49,6 +49,12 @@ _STATE_VERSION = 1
 _DEFAULT_PARTICLES = {"posterior": 2048, "global": 1024, "hypothesis-test": 16}
 
 
+def _default_particles(method, dim):
+    if method == "posterior" and dim >= 4:
+        return 4096  # a child holds (1/8)^d of u(X): more particles in higher dimensions
+    return _DEFAULT_PARTICLES[method]
+
+
 @dataclass(frozen=True)
 class Region:
     """A hypercube of the search: ``center`` (d,), ``edge`` and ``depth`` (halvings from
@@ -140,7 +146,7 @@ class ContinuousSearch:
     stage_cap : int, optional
         "posterior": queries per stage before backtracking (default 30 * dim).
     n_particles : int, optional
-        Posterior particles (default 2048 for "posterior", 1024 for "global").
+        Posterior particles (default: "posterior" 2048, 4096 from dim 4; "global" 1024).
     random_state : None, int or numpy.random.Generator
     n_jobs : int or None
         Threads for the particle refresh.
@@ -161,7 +167,7 @@ class ContinuousSearch:
         *,
         bounds=(-1.0, 1.0),
         method="global",
-        alpha=0.7,
+        alpha=0.8,
         lapse=0.0,
         delta=0.05,
         stage_cap=None,
@@ -382,7 +388,7 @@ def simulate_continuous(
     max_stages=None,
     bounds=(-1.0, 1.0),
     method="global",
-    alpha=0.7,
+    alpha=0.8,
     lapse=0.0,
     oracle_gamma=None,
     oracle_lapse=0.0,

@@ -16,7 +16,13 @@ from . import datasets
 from .embedding import Embedding
 from .model_selection import grid_search_cv
 
-__all__ = ["reproduce_embedding", "reproduce_discrete", "spearman", "PAPER_FIGURE5_MUSIC"]
+__all__ = [
+    "reproduce_embedding",
+    "reproduce_discrete",
+    "reproduce_continuous",
+    "spearman",
+    "PAPER_FIGURE5_MUSIC",
+]
 
 # Best 10-fold accuracies on Musical Artists (the paper's Figure 5 and appendix).
 PAPER_FIGURE5_MUSIC = {"t-ste": 0.860, "ckl": 0.839, "probit": 0.856, "gamma-ckl": 0.865}
@@ -338,3 +344,128 @@ def reproduce_discrete(
     )
     print(f"\nwrote {out / 'discrete_study.csv'}" + (f", {png}" if png else ""))
     return results
+
+
+# ---------------------------------------------------------------------- continuous search
+
+FIGURE4_CONSTELLATIONS = ((3.0, 1), (3.0, 2), (5.0, 2), (3.0, 3), (6.0, 3), (10.0, 5))
+
+
+def _median_ci(values, level=0.95):
+    """Distribution-free confidence interval of the median: order statistics k and
+    n + 1 - k with k the largest index such that P(Binomial(n, 1/2) < k) <= (1 - level)/2."""
+    from math import comb
+
+    v = np.sort(values)
+    n = len(v)
+    cdf, k = 0.0, 0
+    while k < n:
+        p = comb(n, k) / 2.0**n
+        if cdf + p > (1 - level) / 2:
+            break
+        cdf += p
+        k += 1
+    k = max(k, 1)
+    return v[k - 1], v[n - k]
+
+
+def reproduce_continuous(
+    out_dir="reproduce-out", *, quick=False, method="global", n_jobs=None, random_state=0
+) -> list:
+    """Figure 4: the distance^d of the point estimate to the target vs queries, median and
+    95% confidence band over 50 runs per (gamma, d), targets uniform in [-1, 1]^d, simulated
+    gamma-CKL users; the fitted exponential rate and the queries per halving of the
+    distance next to the noiseless bound (d queries: d bits per halving).
+    Writes ``figure4_continuous.csv`` and ``figure4_continuous.png``."""
+    from .continuous import simulate_continuous
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = 20 if quick else 50
+    max_q = 120 if quick else 200
+    rows = []
+    t0 = time.perf_counter()
+    for gamma, d in FIGURE4_CONSTELLATIONS:
+        sim = simulate_continuous(
+            d,
+            gamma,
+            n_runs=runs,
+            max_queries=max_q,
+            method=method,
+            random_state=random_state,
+            n_jobs=n_jobs,
+        )
+        dist_d = sim.errors**d
+        med = np.median(dist_d, axis=0)
+        band = np.array([_median_ci(dist_d[:, m]) for m in range(max_q + 1)])
+        m = np.arange(max_q + 1)
+        fit = (m >= 10) & (med > 1e-12**d)  # before the floating-point floor
+        slope = np.polyfit(m[fit], np.log(med[fit]), 1)[0]  # log distance^d per query
+        per_halving = math.log(2.0) / (-slope / d) if slope < 0 else math.inf
+        rows.append(
+            {
+                "gamma": gamma,
+                "d": d,
+                "median": med,
+                "band": band,
+                "slope": slope,
+                "per_halving": per_halving,
+                "final_median_error": float(np.median(sim.errors[:, -1])),
+            }
+        )
+    elapsed = time.perf_counter() - t0
+    with open(out / "figure4_continuous.csv", "w") as f:
+        f.write("gamma,d,query,median_distance_pow_d,ci_low,ci_high\n")
+        for r in rows:
+            for q in range(max_q + 1):
+                f.write(
+                    f"{r['gamma']},{r['d']},{q},{r['median'][q]:.6e},{r['band'][q, 0]:.6e},"
+                    f"{r['band'][q, 1]:.6e}\n"
+                )
+    png = None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7.0, 4.6))
+        for k, r in enumerate(rows):
+            m = np.arange(max_q + 1)
+            label = (
+                f"gamma={r['gamma']:g}, d={r['d']}: {r['per_halving']:.1f} queries per halving "
+                f"(bound {r['d']})"
+            )
+            # distances at the floating-point floor (exactly 0) are not drawn
+            pos = np.where(r["median"] > 0, r["median"], np.nan)
+            ax.plot(m, pos, color=f"C{k}", label=label)
+            lo_band = np.where(r["band"][:, 0] > 0, r["band"][:, 0], np.nan)
+            hi_band = np.where(r["band"][:, 1] > 0, r["band"][:, 1], np.nan)
+            ax.fill_between(m, lo_band, hi_band, color=f"C{k}", alpha=0.2)
+        ax.set_yscale("log")
+        ax.set_xlabel("queries")
+        ax.set_ylabel("distance to target ^ d (median, 95% CI)")
+        ax.set_title(f"Continuous search ({method}), {runs} runs per constellation")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        png = out / "figure4_continuous.png"
+        fig.savefig(png, dpi=130)
+        plt.close(fig)
+    except ImportError:  # pragma: no cover
+        print("matplotlib is not installed: no plot")
+    print(
+        f"\nFigure 4, continuous search ({method}, {runs} runs, {elapsed:.0f} s): "
+        "exponential convergence"
+    )
+    print(
+        f"{'gamma':>6} {'d':>3} {'rate/query':>11} {'queries per halving':>20} "
+        f"{'noiseless bound':>16} {'median error at ' + str(max_q):>22}"
+    )
+    for r in rows:
+        print(
+            f"{r['gamma']:6g} {r['d']:3d} {r['slope']:11.3f} {r['per_halving']:20.2f} "
+            f"{r['d']:16d} {r['final_median_error']:22.2e}"
+        )
+    print(f"\nwrote {out / 'figure4_continuous.csv'}" + (f", {png}" if png else ""))
+    return rows
