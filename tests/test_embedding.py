@@ -164,11 +164,22 @@ def test_invalid_rows_are_dropped_with_a_warning():
     np.testing.assert_array_equal(a.embedding_, b.embedding_)
 
 
-def test_verbose_logs_each_epoch(capsys):
+def test_verbose_shows_a_progress_bar(capsys):
+    pytest.importorskip("tqdm")
     X, T = synthetic(n=20)
     ts.Embedding(random_state=0, max_epochs=3, tol=0.0, verbose=True).fit(T)
-    err = capsys.readouterr().err
-    assert "3/3" in err  # tqdm bar reached the last epoch
+    assert "3/3" in capsys.readouterr().err  # the bar reached the last epoch
+
+
+def test_verbose_without_tqdm_logs_each_epoch(capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm now fails
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    X, T = synthetic(n=20)
+    ts.Embedding(random_state=0, max_epochs=3, tol=0.0, verbose=True).fit(T)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("epoch")]
+    assert len(lines) == 3 and "loss" in lines[-1]
 
 
 def test_callback_exception_propagates_and_stops():
