@@ -20,6 +20,10 @@
 #include <stdexcept>
 #include <vector>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "mathutil.hpp"
 #include "oracle.hpp"
 #include "parallel.hpp"
@@ -96,10 +100,63 @@ __attribute__((always_inline)) inline void sqdist_group(const StoreFloat* __rest
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(TRIPLETSEARCH_NO_SIMD_CLONES)
+#define TS_HAVE_AVX2_SQDIST 1
+// AVX2/FMA: eight lanes in two registers per point, up to four points at a time.
+template <int NJ>
+__attribute__((target("avx2,fma"), always_inline)) inline void sqdist_group_avx2(
+    const StoreFloat* __restrict xb, std::int64_t d, const double* __restrict z,
+    double* __restrict out) {
+  for (int l0 = 0; l0 < kLanes; l0 += 8) {
+    __m256d lo[NJ], hi[NJ];
+    for (int j = 0; j < NJ; ++j) lo[j] = hi[j] = _mm256_setzero_pd();
+    for (std::int64_t a = 0; a < d; ++a) {
+      const __m256 x8 = _mm256_loadu_ps(xb + a * kLanes + l0);
+      const __m256d x0 = _mm256_cvtps_pd(_mm256_castps256_ps128(x8));
+      const __m256d x1 = _mm256_cvtps_pd(_mm256_extractf128_ps(x8, 1));
+      for (int j = 0; j < NJ; ++j) {
+        const __m256d zj = _mm256_broadcast_sd(z + j * d + a);
+        const __m256d u0 = _mm256_sub_pd(x0, zj), u1 = _mm256_sub_pd(x1, zj);
+        lo[j] = _mm256_fmadd_pd(u0, u0, lo[j]);
+        hi[j] = _mm256_fmadd_pd(u1, u1, hi[j]);
+      }
+    }
+    for (int j = 0; j < NJ; ++j) {
+      _mm256_storeu_pd(out + j * kLanes + l0, lo[j]);
+      _mm256_storeu_pd(out + j * kLanes + l0 + 4, hi[j]);
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) inline void block_sqdist_avx2(
+    const StoreFloat* __restrict xb, std::int64_t d, const double* __restrict z, int k,
+    double* __restrict out) {
+  int j = 0;
+  for (; j + 4 <= k; j += 4) sqdist_group_avx2<4>(xb, d, z + j * d, out + j * kLanes);
+  switch (k - j) {
+    case 3: sqdist_group_avx2<3>(xb, d, z + j * d, out + j * kLanes); break;
+    case 2: sqdist_group_avx2<2>(xb, d, z + j * d, out + j * kLanes); break;
+    case 1: sqdist_group_avx2<1>(xb, d, z + j * d, out + j * kLanes); break;
+    default: break;
+  }
+}
+#endif
+
+inline void block_sqdist_portable(const StoreFloat* __restrict xb, std::int64_t d,
+                                  const double* __restrict z, int k, double* __restrict out);
+
 // out[j * 64 + l] = ||x_l - z_j||^2 for the 64 items of a block and k points z_j (k x d).
-TS_SIMD_CLONES
 inline void block_sqdist(const StoreFloat* __restrict xb, std::int64_t d,
                          const double* __restrict z, int k, double* __restrict out) {
+#ifdef TS_HAVE_AVX2_SQDIST
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return block_sqdist_avx2(xb, d, z, k, out);
+#endif
+  block_sqdist_portable(xb, d, z, k, out);
+}
+
+inline void block_sqdist_portable(const StoreFloat* __restrict xb, std::int64_t d,
+                                  const double* __restrict z, int k, double* __restrict out) {
   int j = 0;
   for (; j + 4 <= k; j += 4) sqdist_group<4>(xb, d, z + j * d, out + j * kLanes);
   switch (k - j) {
@@ -110,14 +167,18 @@ inline void block_sqdist(const StoreFloat* __restrict xb, std::int64_t d,
   }
 }
 
-// Weighted moments of a block around c, accumulated in kAccLanes partial sums:
-// acc = [W (8) | sum w (x - c) (d x 8) | sum w (x - c)(x - c)^T, upper triangle (d(d+1)/2 x 8)].
-inline std::int64_t moment_size(std::int64_t d) { return kAccLanes * (1 + d + d * (d + 1) / 2); }
+// Weighted moments of a block around c, accumulated in fixed partial sums:
+// acc = [W (8 lanes) | sum w (x - c) (d x 8 lanes) | sum w (x - c)(x - c)^T (d x d x 4
+// lanes, upper triangle used)]. Lane q of a pair sums the items l = q, q + 4, ... in order.
+inline std::int64_t moment_size(std::int64_t d) { return kAccLanes * (1 + d) + 4 * d * d; }
 
-TS_SIMD_CLONES
-inline void block_moments(const StoreFloat* __restrict xb, const double* __restrict w, std::int64_t d,
-                          const double* __restrict c, double* __restrict acc,
-                          double* __restrict y /* d * 64 scratch */, double* __restrict wy) {
+// y = x - c, wy = w y (d x 64 scratch each), W and the first moment.
+__attribute__((always_inline)) inline void moments_prep(const StoreFloat* __restrict xb,
+                                                        const double* __restrict w, std::int64_t d,
+                                                        const double* __restrict c,
+                                                        double* __restrict acc,
+                                                        double* __restrict y,
+                                                        double* __restrict wy) {
   constexpr int Q = kAccLanes;
   for (std::int64_t a = 0; a < d; ++a)
     for (int l = 0; l < kLanes; ++l) {
@@ -130,16 +191,80 @@ inline void block_moments(const StoreFloat* __restrict xb, const double* __restr
   for (std::int64_t a = 0; a < d; ++a)
     for (int l = 0; l < kLanes; l += Q)
       for (int q = 0; q < Q; ++q) m1[a * Q + q] += wy[a * kLanes + l + q];
-  double* M = m1 + d * Q;
-  std::int64_t ab = 0;
+}
+
+inline void block_moments_portable(const StoreFloat* __restrict xb, const double* __restrict w,
+                                   std::int64_t d, const double* __restrict c,
+                                   double* __restrict acc, double* __restrict y,
+                                   double* __restrict wy) {
+  moments_prep(xb, w, d, c, acc, y, wy);
+  double* M = acc + kAccLanes * (1 + d);
   for (std::int64_t a = 0; a < d; ++a)
-    for (std::int64_t b = a; b < d; ++b, ++ab) {
-      double t[Q];
-      for (int q = 0; q < Q; ++q) t[q] = M[ab * Q + q];
-      for (int l = 0; l < kLanes; l += Q)
-        for (int q = 0; q < Q; ++q) t[q] += wy[a * kLanes + l + q] * y[b * kLanes + l + q];
-      for (int q = 0; q < Q; ++q) M[ab * Q + q] = t[q];
+    for (std::int64_t b = a; b < d; ++b) {
+      double t[4];
+      for (int q = 0; q < 4; ++q) t[q] = M[(a * d + b) * 4 + q];
+      for (int l = 0; l < kLanes; l += 4)
+        for (int q = 0; q < 4; ++q) t[q] += wy[a * kLanes + l + q] * y[b * kLanes + l + q];
+      for (int q = 0; q < 4; ++q) M[(a * d + b) * 4 + q] = t[q];
     }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(TRIPLETSEARCH_NO_SIMD_CLONES)
+#define TS_HAVE_AVX2_MOMENTS 1
+// AVX2/FMA version: the outer products in 3 x 3 register tiles (9 accumulators, 6 loads
+// per 9 fused multiply-adds), picked at run time when the CPU has AVX2 and FMA.
+template <int TA, int TB>
+__attribute__((target("avx2,fma"), always_inline)) inline void moment_tile(
+    const double* __restrict wy, const double* __restrict y, std::int64_t a0, std::int64_t b0,
+    std::int64_t d, double* __restrict M) {
+  __m256d t[TA][TB];
+  for (int i = 0; i < TA; ++i)
+    for (int j = 0; j < TB; ++j) t[i][j] = _mm256_setzero_pd();
+  for (int l = 0; l < kLanes; l += 4) {
+    __m256d u[TA], v[TB];
+    for (int i = 0; i < TA; ++i) u[i] = _mm256_loadu_pd(wy + (a0 + i) * kLanes + l);
+    for (int j = 0; j < TB; ++j) v[j] = _mm256_loadu_pd(y + (b0 + j) * kLanes + l);
+    for (int i = 0; i < TA; ++i)
+      for (int j = 0; j < TB; ++j) t[i][j] = _mm256_fmadd_pd(u[i], v[j], t[i][j]);
+  }
+  for (int i = 0; i < TA; ++i)
+    for (int j = 0; j < TB; ++j) {
+      const std::int64_t a = a0 + i, b = b0 + j;
+      if (b < a) continue;
+      double* m = M + (a * d + b) * 4;
+      _mm256_storeu_pd(m, _mm256_add_pd(_mm256_loadu_pd(m), t[i][j]));
+    }
+}
+
+__attribute__((target("avx2,fma"))) inline void block_moments_avx2(
+    const StoreFloat* __restrict xb, const double* __restrict w, std::int64_t d,
+    const double* __restrict c, double* __restrict acc, double* __restrict y,
+    double* __restrict wy) {
+  moments_prep(xb, w, d, c, acc, y, wy);
+  double* M = acc + kAccLanes * (1 + d);
+  std::int64_t a0 = 0;
+  for (; a0 + 3 <= d; a0 += 3) {
+    std::int64_t b0 = a0;
+    for (; b0 + 3 <= d; b0 += 3) moment_tile<3, 3>(wy, y, a0, b0, d, M);
+    for (; b0 < d; ++b0) moment_tile<3, 1>(wy, y, a0, b0, d, M);
+  }
+  for (; a0 < d; ++a0)
+    for (std::int64_t b0 = a0; b0 < d; ++b0) moment_tile<1, 1>(wy, y, a0, b0, d, M);
+}
+
+inline bool cpu_has_avx2_fma() {
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
+#endif
+
+inline void block_moments(const StoreFloat* __restrict xb, const double* __restrict w,
+                          std::int64_t d, const double* __restrict c, double* __restrict acc,
+                          double* __restrict y, double* __restrict wy) {
+#ifdef TS_HAVE_AVX2_MOMENTS
+  if (cpu_has_avx2_fma()) return block_moments_avx2(xb, w, d, c, acc, y, wy);
+#endif
+  block_moments_portable(xb, w, d, c, acc, y, wy);
 }
 
 // gamma-CKL choice likelihood of a block: P(user picks shown item c | target = item l)
@@ -509,10 +634,11 @@ class DiscreteSearcher {
     if (!(W > 0.0)) return;  // no mass left: keep the previous moments
     std::vector<double> m1(static_cast<std::size_t>(d));
     for (std::int64_t a = 0; a < d; ++a) m1[a] = lane_sum(kAccLanes * (1 + a)) / W;
-    std::int64_t ab = 0;
+    const std::int64_t moff = kAccLanes * (1 + d);
     for (std::int64_t a = 0; a < d; ++a)
-      for (std::int64_t b = a; b < d; ++b, ++ab) {
-        const double v = lane_sum(kAccLanes * (1 + d + ab)) / W - m1[a] * m1[b];
+      for (std::int64_t b = a; b < d; ++b) {
+        const double* mq = m.data() + moff + (a * d + b) * 4;
+        const double v = ((mq[0] + mq[1]) + (mq[2] + mq[3])) / W - m1[a] * m1[b];
         cov_[a * d + b] = cov_[b * d + a] = v;
       }
     for (std::int64_t a = 0; a < d; ++a) mean_[a] = c[a] + m1[a];
