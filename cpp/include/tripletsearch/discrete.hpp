@@ -328,23 +328,64 @@ inline void block_choice_lik(const double* __restrict D /* k x 64 */, int k, int
 }
 
 // Pre-test of a block's lanes against a proto's current k-th best score thr (slightly
-// relaxed: the exact score decides later): flags[l] = 1 when lane l may enter the list.
-TS_SIMD_CLONES
-inline double block_pretest(const double* __restrict D, const double* __restrict w, double thr,
-                            int rule, double* __restrict flags) {
-  if (!(thr < std::numeric_limits<double>::infinity())) {
-    for (int l = 0; l < kLanes; ++l) flags[l] = 1.0;
-    return double(kLanes);
+// relaxed: the exact score decides later): bit l is set when lane l may enter the list.
+inline std::uint64_t block_pretest_portable(const double* __restrict D,
+                                            const double* __restrict w, double thr, int rule) {
+  std::uint64_t mask = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    bool ok;
+    if (rule == 0)  // weighted: D / w <= thr
+      ok = D[l] <= thr * w[l];
+    else if (rule == 1)  // paper: w sqrt(D) <= thr
+      ok = w[l] * w[l] * D[l] <= thr * thr;
+    else
+      ok = D[l] <= thr;
+    mask |= std::uint64_t(ok) << l;
   }
-  if (rule == 0)  // weighted: D / w <= thr
-    for (int l = 0; l < kLanes; ++l) flags[l] = D[l] <= thr * w[l] ? 1.0 : 0.0;
-  else if (rule == 1)  // paper: w sqrt(D) <= thr
-    for (int l = 0; l < kLanes; ++l) flags[l] = w[l] * w[l] * D[l] <= thr * thr ? 1.0 : 0.0;
-  else
-    for (int l = 0; l < kLanes; ++l) flags[l] = D[l] <= thr ? 1.0 : 0.0;
-  double count = 0.0;
-  for (int l = 0; l < kLanes; ++l) count += flags[l];
-  return count;
+  return mask;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(TRIPLETSEARCH_NO_SIMD_CLONES)
+__attribute__((target("avx2,fma"))) inline std::uint64_t block_pretest_avx2(
+    const double* __restrict D, const double* __restrict w, double thr, int rule) {
+  const __m256d t = _mm256_set1_pd(thr), t2 = _mm256_set1_pd(thr * thr);
+  std::uint64_t mask = 0;
+  for (int l = 0; l < kLanes; l += 4) {
+    const __m256d dv = _mm256_loadu_pd(D + l), wv = _mm256_loadu_pd(w + l);
+    __m256d c;
+    if (rule == 0)
+      c = _mm256_cmp_pd(dv, _mm256_mul_pd(t, wv), _CMP_LE_OQ);
+    else if (rule == 1)
+      c = _mm256_cmp_pd(_mm256_mul_pd(_mm256_mul_pd(wv, wv), dv), t2, _CMP_LE_OQ);
+    else
+      c = _mm256_cmp_pd(dv, t, _CMP_LE_OQ);
+    mask |= std::uint64_t(_mm256_movemask_pd(c)) << l;
+  }
+  return mask;
+}
+#endif
+
+inline int ctz64(std::uint64_t x) {
+#if defined(__GNUC__)
+  return __builtin_ctzll(x);
+#else
+  int n = 0;
+  while (!(x & 1)) {
+    x >>= 1;
+    ++n;
+  }
+  return n;
+#endif
+}
+
+inline std::uint64_t block_pretest(const double* __restrict D, const double* __restrict w,
+                                   double thr, int rule) {
+  if (!(thr < std::numeric_limits<double>::infinity())) return ~std::uint64_t(0);
+#ifdef TS_HAVE_AVX2_SQDIST
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return block_pretest_avx2(D, w, thr, rule);
+#endif
+  return block_pretest_portable(D, w, thr, rule);
 }
 
 // Squared distances from one point xs (d) to nc points stored dimension-major
@@ -438,7 +479,7 @@ inline void top_eigenpairs(std::vector<double> A, std::int64_t d, int count, dou
       diag += A[p * d + p] * A[p * d + p];
       for (std::int64_t q = p + 1; q < d; ++q) off += A[p * d + q] * A[p * d + q];
     }
-    if (off <= 1e-30 * diag || off == 0.0) break;
+    if (off <= 1e-22 * diag || off == 0.0) break;
     for (std::int64_t p = 0; p < d; ++p)
       for (std::int64_t q = p + 1; q < d; ++q) {
         const double apq = A[p * d + q];
@@ -1049,7 +1090,6 @@ class DiscreteSearcher {
     {
       std::vector<double> Dall(static_cast<std::size_t>(P * kLanes));
       std::vector<double> ones(static_cast<std::size_t>(kLanes), 1.0);
-      double score[kLanes];
 #pragma omp for schedule(static)
       for (std::int64_t ch = 0; ch < C; ++ch) {
         Cand* top = best.data() + ch * P * k;  // per proto: k best, sorted
@@ -1064,11 +1104,12 @@ class DiscreteSearcher {
             Cand* tc = top + c * k;
             // cheap vectorized pre-test against the current k-th best (slightly relaxed:
             // the exact score decides), then exact scores for the few lanes that pass
-            if (block_pretest(D, w, tc[k - 1].score * (1.0 + 1e-12), static_cast<int>(rule),
-                              score) == 0.0)
-              continue;
-            for (std::int64_t l = 0; l < lanes; ++l) {
-              if (score[l] == 0.0) continue;
+            std::uint64_t mask =
+                block_pretest(D, w, tc[k - 1].score * (1.0 + 1e-12), static_cast<int>(rule));
+            if (lanes < kLanes) mask &= (std::uint64_t(1) << lanes) - 1;
+            while (mask) {
+              const int l = ctz64(mask);
+              mask &= mask - 1;
               double sc;
               if (rule == Selection::Weighted)
                 sc = w[l] > 0.0 ? D[l] / w[l] : std::numeric_limits<double>::infinity();
