@@ -21,6 +21,7 @@ __all__ = [
     "check_positive",
     "check_nonnegative",
     "check_random_state",
+    "check_state",
     "seed_from",
     "resolve_n_jobs",
 ]
@@ -156,6 +157,24 @@ def resolve_n_jobs(n_jobs) -> int:
     if n_jobs < 0:
         return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
     return n_jobs
+
+
+def check_state(state, version: int) -> int:
+    """Validate the envelope of a ``to_dict`` snapshot: a dict of the given version with a
+    64-bit seed (stored as a string). Returns the seed."""
+    if not isinstance(state, dict):
+        raise TypeError(f"state: expected a dict, got {type(state).__name__}")
+    if "version" not in state or "seed" not in state:
+        raise ValueError("state: malformed (no version or seed)")
+    if state["version"] != version:
+        raise ValueError(f"state: unsupported version {state['version']!r}")
+    try:
+        seed = int(state["seed"])
+    except (TypeError, ValueError):
+        raise ValueError(f"state: malformed seed {state['seed']!r}") from None
+    if not 0 <= seed < 2**64:
+        raise ValueError("state: seed out of range")
+    return seed
 
 
 def check_random_state(random_state) -> np.random.Generator:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core, theory
-from ._validation import check_int, check_positive, resolve_n_jobs, seed_from
+from ._validation import check_int, check_positive, check_state, resolve_n_jobs, seed_from
 
 __all__ = ["ContinuousSearch", "Region", "simulate_continuous", "ContinuousSimulation", "METHODS"]
 
@@ -297,14 +297,8 @@ class ContinuousSearch:
     @classmethod
     def from_dict(cls, state, *, n_jobs=None) -> ContinuousSearch:
         """Rebuild a session from :meth:`to_dict` output (the answers are replayed)."""
-        if not isinstance(state, dict):
-            raise TypeError(f"state: expected a dict, got {type(state).__name__}")
+        seed = check_state(state, _STATE_VERSION)
         try:
-            if state["version"] != _STATE_VERSION:
-                raise ValueError(f"state: unsupported version {state['version']!r}")
-            seed = int(state["seed"])
-            if not 0 <= seed < 2**64:
-                raise ValueError("state: seed out of range")
             answers = state["answers"]
             if not isinstance(answers, str) or set(answers) - {"0", "1"}:
                 raise ValueError("state: answers must be a string of 0 and 1")

@@ -51,6 +51,7 @@ from ._validation import (
     check_int,
     check_positive,
     check_random_state,
+    check_state,
     check_X,
     resolve_n_jobs,
     seed_from,
@@ -309,14 +310,8 @@ class DiscreteSearch:
     def from_dict(cls, state, X, *, n_jobs=None) -> DiscreteSearch:
         """Rebuild a session from :meth:`to_dict` output and the same database ``X``
         (the posterior is replayed from the history, which is checked on the way)."""
-        if not isinstance(state, dict):
-            raise TypeError(f"state: expected a dict, got {type(state).__name__}")
+        seed = check_state(state, _STATE_VERSION)
         try:
-            if state["version"] != _STATE_VERSION:
-                raise ValueError(f"state: unsupported version {state['version']!r}")
-            seed = int(state["seed"])
-            if not 0 <= seed < 2**64:
-                raise ValueError("state: seed out of range")
             obj = cls(
                 X,
                 method=state["method"],
