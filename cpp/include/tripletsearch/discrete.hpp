@@ -1086,6 +1086,20 @@ class DiscreteSearcher {
     const Cand worst{std::numeric_limits<double>::infinity(), std::numeric_limits<std::int64_t>::max()};
     std::vector<Cand> best(static_cast<std::size_t>(C * P * k), worst);
     const bool weighted = cfg_.method == SearchMethod::GammaCKL;
+    // Seed every list with the k most probable items (real candidates, so the final lists
+    // are unchanged): the pre-test then rejects most lanes from the first block on.
+    if (weighted && rule == Selection::Weighted) {
+      const std::vector<std::int64_t> seeds = most_probable(k);
+      std::vector<double> x(static_cast<std::size_t>(d));
+      for (std::int64_t i : seeds) {
+        store_->row(i, x.data());
+        const double wi = w_[static_cast<std::size_t>(i)];
+        for (int c = 0; c < P; ++c) {
+          const Cand cand{sqdist_row(x.data(), protos + c * d, d) / wi, i};
+          for (std::int64_t ch = 0; ch < C; ++ch) insert_top(best.data() + (ch * P + c) * k, k, cand);
+        }
+      }
+    }
 #pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
     {
       std::vector<double> Dall(static_cast<std::size_t>(P * kLanes));
@@ -1119,12 +1133,7 @@ class DiscreteSearcher {
                 sc = D[l];
               const Cand cand{sc, b * kLanes + l};
               if (!better(cand, tc[k - 1]) || shown_[static_cast<std::size_t>(cand.index)]) continue;
-              int pos = k - 1;
-              while (pos > 0 && better(cand, tc[pos - 1])) {
-                tc[pos] = tc[pos - 1];
-                --pos;
-              }
-              tc[pos] = cand;
+              insert_top(tc, k, cand);
             }
           }
         }
@@ -1135,19 +1144,31 @@ class DiscreteSearcher {
     for (std::int64_t ch = 0; ch < C; ++ch)
       for (int c = 0; c < P; ++c)
         for (int t = 0; t < k; ++t) {
-          const Cand cand = best[static_cast<std::size_t>((ch * P + c) * k + t)];
-          Cand* tc = merged.data() + c * k;
-          if (!better(cand, tc[k - 1])) continue;
-          int pos = k - 1;
-          while (pos > 0 && better(cand, tc[pos - 1])) {
-            tc[pos] = tc[pos - 1];
-            --pos;
-          }
-          tc[pos] = cand;
+          insert_top(merged.data() + c * k, k, best[static_cast<std::size_t>((ch * P + c) * k + t)]);
         }
     for (auto& c : merged)
       if (c.index == worst.index) c.index = -1;
     return merged;
+  }
+
+  // Inserts cand into the sorted list tc[0..k) (k best), unless it is not better than the
+  // last entry or its item is already listed.
+  static void insert_top(Cand* tc, int k, const Cand& cand) {
+    if (!better(cand, tc[k - 1])) return;
+    for (int t = 0; t < k; ++t)
+      if (tc[t].index == cand.index) return;
+    int pos = k - 1;
+    while (pos > 0 && better(cand, tc[pos - 1])) {
+      tc[pos] = tc[pos - 1];
+      --pos;
+    }
+    tc[pos] = cand;
+  }
+
+  static double sqdist_row(const double* x, const double* z, std::int64_t d) {
+    double s = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) s += (x[a] - z[a]) * (x[a] - z[a]);
+    return s;
   }
 
   // For proto c (in order), the unshown item with the lowest score not taken by an
