@@ -404,46 +404,42 @@ inline void sqdist_transposed(const double* __restrict xcT, int nc, std::int64_t
   }
 }
 
-// Relative choice weights of nc candidates for S posterior draws: with D[c][s] the squared
-// distance from draw s to candidate c (floored), u[c][s] = (min_c' D[c'][s] / D[c][s])^(g/2).
-// xc: candidates (nc x d, row-major); xsT: draws dimension-major (d x S).
+// Relative choice weights of candidates for S posterior draws, in two steps:
+// draw_sqdist gives D[s] = ||draw s - candidate||^2 (floored) for one candidate (xc, d),
+// draws dimension-major (xsT: d x S); draw_power turns it into
+// u[s] = (dmin[s] / D[s])^(gamma/2), dmin[s] the minimum over all candidates.
 TS_SIMD_CLONES
-inline void draw_weights(const double* __restrict xc, int nc, const double* __restrict xsT,
-                         int S, std::int64_t d, double half_gamma, int int_gamma,
-                         double* __restrict u /* nc x S */, double* __restrict dmin /* S */,
-                         double* __restrict base /* S */) {
-  for (int c = 0; c < nc; ++c) {
-    double* uc = u + c * S;
-    for (int s = 0; s < S; ++s) uc[s] = 0.0;
-    for (std::int64_t b = 0; b < d; ++b) {
-      const double x = xc[c * d + b];
-      const double* row = xsT + b * S;
-      for (int s = 0; s < S; ++s) {
-        const double t = row[s] - x;
-        uc[s] += t * t;
-      }
+inline void draw_sqdist(const double* __restrict xc, const double* __restrict xsT, int S,
+                        std::int64_t d, double* __restrict D) {
+  for (int s = 0; s < S; ++s) D[s] = 0.0;
+  for (std::int64_t b = 0; b < d; ++b) {
+    const double x = xc[b];
+    const double* row = xsT + b * S;
+    for (int s = 0; s < S; ++s) {
+      const double t = row[s] - x;
+      D[s] += t * t;
     }
-    for (int s = 0; s < S; ++s) uc[s] = std::max(uc[s], kTinyDistance);
   }
-  for (int s = 0; s < S; ++s) dmin[s] = u[s];
-  for (int c = 1; c < nc; ++c)
-    for (int s = 0; s < S; ++s) dmin[s] = std::min(dmin[s], u[c * S + s]);
-  for (int c = 0; c < nc; ++c) {
-    double* uc = u + c * S;
-    for (int s = 0; s < S; ++s) uc[s] = dmin[s] / uc[s];
-    if (int_gamma > 0) {
-      for (int s = 0; s < S; ++s) {
-        base[s] = uc[s];
-        uc[s] = (int_gamma & 1) ? std::sqrt(uc[s]) : 1.0;
-      }
-      for (int e = int_gamma >> 1; e > 0; e >>= 1) {
-        if (e & 1)
-          for (int s = 0; s < S; ++s) uc[s] *= base[s];
-        for (int s = 0; s < S; ++s) base[s] *= base[s];
-      }
-    } else {
-      for (int s = 0; s < S; ++s) uc[s] = std::exp(half_gamma * std::log(uc[s]));
+  for (int s = 0; s < S; ++s) D[s] = std::max(D[s], kTinyDistance);
+}
+
+TS_SIMD_CLONES
+inline void draw_power(const double* __restrict dmin, int S, double half_gamma, int int_gamma,
+                       double* __restrict u /* in: D, out: weights */,
+                       double* __restrict base /* S scratch */) {
+  for (int s = 0; s < S; ++s) u[s] = dmin[s] / u[s];
+  if (int_gamma > 0) {
+    for (int s = 0; s < S; ++s) {
+      base[s] = u[s];
+      u[s] = (int_gamma & 1) ? std::sqrt(u[s]) : 1.0;
     }
+    for (int e = int_gamma >> 1; e > 0; e >>= 1) {
+      if (e & 1)
+        for (int s = 0; s < S; ++s) u[s] *= base[s];
+      for (int s = 0; s < S; ++s) base[s] *= base[s];
+    }
+  } else {
+    for (int s = 0; s < S; ++s) u[s] = std::exp(half_gamma * std::log(u[s]));
   }
 }
 
@@ -827,64 +823,76 @@ class DiscreteSearcher {
       if (f != cands.end() && *f == it) draws_of[static_cast<std::size_t>(f - cands.begin())].push_back(s2);
     }
     std::vector<double> u(static_cast<std::size_t>(kSamples * nc)), dmin(kSamples), base(kSamples);
-    draw_weights(xc.data(), nc, xsT.data(), kSamples, d_, cp.half_gamma, cp.int_gamma, u.data(),
-                 dmin.data(), base.data());
+    for (int c = 0; c < nc; ++c)
+      draw_sqdist(xc.data() + c * d_, xsT.data(), kSamples, d_, u.data() + c * kSamples);
+    for (int s2 = 0; s2 < kSamples; ++s2) dmin[s2] = u[s2];
+    for (int c = 1; c < nc; ++c)
+      for (int s2 = 0; s2 < kSamples; ++s2) dmin[s2] = std::min(dmin[s2], u[c * kSamples + s2]);
+    for (int c = 0; c < nc; ++c)
+      draw_power(dmin.data(), kSamples, cp.half_gamma, cp.int_gamma, u.data() + c * kSamples,
+                 base.data());
     const double W = total_;
-    double best_score = -std::numeric_limits<double>::infinity();
-    std::int64_t best = 0;
-    std::vector<int> pos(static_cast<std::size_t>(k));
-    std::vector<double> A(static_cast<std::size_t>(k));
-    double in[kSamples];  // 1 for samples outside the tuple
-    for (std::int64_t t = 0; t < nt; ++t) {
-      const std::int64_t* tup = tuples.data() + t * k;
-      double found_sq = 0.0, mass_in = 0.0;
-      for (int c = 0; c < k; ++c) {
-        pos[static_cast<std::size_t>(c)] = static_cast<int>(
-            std::lower_bound(cands.begin(), cands.end(), tup[c]) - cands.begin());
-        const double pc = w_[static_cast<std::size_t>(tup[c])] / W;
-        found_sq += pc * pc;
-        mass_in += pc;
-      }
-      // draws equal to one of the tuple's items: outcome "found", not part of the sums
-      std::fill(in, in + kSamples, 1.0);
-      int outside = kSamples;
-      for (int c = 0; c < k; ++c)
-        for (int s2 : draws_of[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)])]) {
-          in[s2] = 0.0;
-          --outside;
+    std::vector<double> scores(static_cast<std::size_t>(nt));
+    // tuples scored independently (in parallel when worthwhile), the argmax in order
+#pragma omp parallel num_threads(threads_) if (nt * kSamples >= 8192 && threads_ > 1)
+    {
+      std::vector<int> pos(static_cast<std::size_t>(k));
+      std::vector<double> A(static_cast<std::size_t>(k));
+      double in[kSamples];  // 1 for draws other than the tuple's items
+#pragma omp for schedule(static)
+      for (std::int64_t t = 0; t < nt; ++t) {
+        const std::int64_t* tup = tuples.data() + t * k;
+        double found_sq = 0.0, mass_in = 0.0;
+        for (int c = 0; c < k; ++c) {
+          pos[static_cast<std::size_t>(c)] = static_cast<int>(
+              std::lower_bound(cands.begin(), cands.end(), tup[c]) - cands.begin());
+          const double pc = w_[static_cast<std::size_t>(tup[c])] / W;
+          found_sq += pc * pc;
+          mass_in += pc;
         }
-      double cond = 0.0;  // sum over outside draws of 1 - sum_c P(c|s)^2
-      if (k == 2) {
-        double a0 = 0.0;
-        pair_gini(u.data() + pos[0] * kSamples, u.data() + pos[1] * kSamples, in, kSamples, &a0,
-                  &cond);
-        A[0] = a0;
-        A[1] = double(outside) - a0;
-      } else {
-        for (int c = 0; c < k; ++c) A[static_cast<std::size_t>(c)] = 0.0;
-        for (int s2 = 0; s2 < kSamples; ++s2) {
-          if (in[s2] == 0.0) continue;
-          double den = 0.0;
-          for (int c = 0; c < k; ++c) den += u[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)] * kSamples + s2)];
-          double sq = 0.0;
-          for (int c = 0; c < k; ++c) {
-            const double uc = u[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)] * kSamples + s2)];
-            const double pcs = den > 0.0 ? uc / den : 1.0 / k;
-            A[static_cast<std::size_t>(c)] += pcs;
-            sq += pcs * pcs;
+        // draws equal to one of the tuple's items: outcome "found", not part of the sums
+        std::fill(in, in + kSamples, 1.0);
+        int outside = kSamples;
+        for (int c = 0; c < k; ++c)
+          for (int s2 : draws_of[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)])]) {
+            in[s2] = 0.0;
+            --outside;
           }
-          cond += 1.0 - sq;
+        double cond = 0.0;  // sum over outside draws of 1 - sum_c P(c|s)^2
+        if (k == 2) {
+          double a0 = 0.0;
+          pair_gini(u.data() + pos[0] * kSamples, u.data() + pos[1] * kSamples, in, kSamples,
+                    &a0, &cond);
+          A[0] = a0;
+          A[1] = double(outside) - a0;
+        } else {
+          for (int c = 0; c < k; ++c) A[static_cast<std::size_t>(c)] = 0.0;
+          for (int s2 = 0; s2 < kSamples; ++s2) {
+            if (in[s2] == 0.0) continue;
+            double den = 0.0;
+            for (int c = 0; c < k; ++c)
+              den += u[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)] * kSamples + s2)];
+            double sq = 0.0;
+            for (int c = 0; c < k; ++c) {
+              const double uc =
+                  u[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)] * kSamples + s2)];
+              const double pcs = den > 0.0 ? uc / den : 1.0 / k;
+              A[static_cast<std::size_t>(c)] += pcs;
+              sq += pcs * pcs;
+            }
+            cond += 1.0 - sq;
+          }
         }
-      }
-      const double wout = outside > 0 ? std::max(0.0, 1.0 - mass_in) / outside : 0.0;
-      double asq = 0.0;
-      for (int c = 0; c < k; ++c) asq += (A[static_cast<std::size_t>(c)] * wout) * (A[static_cast<std::size_t>(c)] * wout);
-      const double score = 1.0 - found_sq - asq - wout * cond;
-      if (score > best_score) {
-        best_score = score;
-        best = t;
+        const double wout = outside > 0 ? std::max(0.0, 1.0 - mass_in) / outside : 0.0;
+        double asq = 0.0;
+        for (int c = 0; c < k; ++c)
+          asq += (A[static_cast<std::size_t>(c)] * wout) * (A[static_cast<std::size_t>(c)] * wout);
+        scores[static_cast<std::size_t>(t)] = 1.0 - found_sq - asq - wout * cond;
       }
     }
+    std::int64_t best = 0;
+    for (std::int64_t t = 1; t < nt; ++t)
+      if (scores[static_cast<std::size_t>(t)] > scores[static_cast<std::size_t>(best)]) best = t;
     std::copy(tuples.begin() + best * k, tuples.begin() + (best + 1) * k, q);
     return k;
   }
