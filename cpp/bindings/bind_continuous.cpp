@@ -1,20 +1,20 @@
 // Bindings of continuous.hpp: the searcher session and the simulator.
-#include "tripletsearch/continuous.hpp"
-
 #include "arrays.hpp"
+#include "tripletsearch/continuous.hpp"
 
 namespace ts = tripletsearch;
 
 namespace {
 
-ts::ContinuousConfig make_config(std::int64_t d, double gamma, double low, double high,
-                                 int method, double alpha, double lapse, std::int64_t stage_cap,
+ts::ContinuousConfig make_config(std::int64_t d, double gamma, double low, double high, int method,
+                                 double alpha, double lapse, std::int64_t stage_cap,
                                  std::int64_t particles, std::int64_t cells_per_axis,
                                  std::int64_t n_obs, std::int64_t tau, int mh_sweeps,
                                  double resample_ess, int threads) {
   if (d < 1) throw std::invalid_argument("dim: must be >= 1");
   if (method < 0 || method > 2) throw std::invalid_argument("method: unknown");
-  if (method != 0 && d > 15) throw std::invalid_argument("dim: the particle methods support d <= 15");
+  if (method != 0 && d > 15)
+    throw std::invalid_argument("dim: the particle methods support d <= 15");
   if (!(gamma > 0.0)) throw std::invalid_argument("gamma: must be > 0");
   if (!(low < high)) throw std::invalid_argument("bounds: need low < high");
   if (particles < 16) throw std::invalid_argument("particles: must be >= 16");
@@ -37,7 +37,9 @@ ts::ContinuousConfig make_config(std::int64_t d, double gamma, double low, doubl
   return c;
 }
 
-py::array_t<double> vec(const std::vector<double>& v) { return py::array_t<double>(v.size(), v.data()); }
+py::array_t<double> vec(const std::vector<double>& v) {
+  return py::array_t<double>(v.size(), v.data());
+}
 
 }  // namespace
 
@@ -51,9 +53,9 @@ void register_continuous(py::module_& m) {
                        std::int64_t cells_per_axis, std::int64_t n_obs, std::int64_t tau,
                        int mh_sweeps, double resample_ess, std::uint64_t seed, int threads) {
              require_threads(threads);
-             const auto cfg = make_config(d, gamma, low, high, method, alpha, lapse, stage_cap,
-                                          particles, cells_per_axis, n_obs, tau, mh_sweeps,
-                                          resample_ess, threads);
+             const auto cfg =
+                 make_config(d, gamma, low, high, method, alpha, lapse, stage_cap, particles,
+                             cells_per_axis, n_obs, tau, mh_sweeps, resample_ess, threads);
              py::gil_scoped_release release;
              return new ts::ContinuousSearcher(cfg, seed);
            }),
@@ -73,21 +75,25 @@ void register_continuous(py::module_& m) {
              }
              return py::make_tuple(a, b);
            })
-      .def("tell",
-           [](ts::ContinuousSearcher& s, bool a_closer) {
-             py::gil_scoped_release release;
-             return s.tell(a_closer);
-           },
-           py::arg("a_closer"))
+      .def(
+          "tell",
+          [](ts::ContinuousSearcher& s, bool a_closer) {
+            py::gil_scoped_release release;
+            return s.tell(a_closer);
+          },
+          py::arg("a_closer"))
       .def("estimate",
            [](const ts::ContinuousSearcher& s) {
              py::array_t<double> out(static_cast<py::ssize_t>(s.region().center.size()));
              s.estimate(out.mutable_data());
              return out;
            })
-      .def_property_readonly("center", [](const ts::ContinuousSearcher& s) { return vec(s.region().center); })
-      .def_property_readonly("edge", [](const ts::ContinuousSearcher& s) { return s.region().edge; })
-      .def_property_readonly("depth", [](const ts::ContinuousSearcher& s) { return s.region().depth; })
+      .def_property_readonly("center",
+                             [](const ts::ContinuousSearcher& s) { return vec(s.region().center); })
+      .def_property_readonly("edge",
+                             [](const ts::ContinuousSearcher& s) { return s.region().edge; })
+      .def_property_readonly("depth",
+                             [](const ts::ContinuousSearcher& s) { return s.region().depth; })
       .def_property_readonly("n_queries", &ts::ContinuousSearcher::n_queries)
       .def_property_readonly("n_stages", &ts::ContinuousSearcher::n_stages)
       .def_property_readonly("stage_queries", &ts::ContinuousSearcher::stage_queries)
@@ -98,11 +104,11 @@ void register_continuous(py::module_& m) {
       [](std::int64_t d, double gamma, double low, double high, int method, double alpha,
          double lapse, std::int64_t stage_cap, std::int64_t particles, std::int64_t cells_per_axis,
          std::int64_t n_obs, std::int64_t tau, int mh_sweeps, double resample_ess,
-         std::int64_t runs, std::int64_t max_queries, std::int64_t max_stages,
-         double oracle_gamma, double oracle_lapse, std::uint64_t seed, int threads) {
-        const auto cfg = make_config(d, gamma, low, high, method, alpha, lapse, stage_cap,
-                                     particles, cells_per_axis, n_obs, tau, mh_sweeps,
-                                     resample_ess, 1);
+         std::int64_t runs, std::int64_t max_queries, std::int64_t max_stages, double oracle_gamma,
+         double oracle_lapse, std::uint64_t seed, int threads) {
+        const auto cfg =
+            make_config(d, gamma, low, high, method, alpha, lapse, stage_cap, particles,
+                        cells_per_axis, n_obs, tau, mh_sweeps, resample_ess, 1);
         require_threads(threads);
         if (runs < 1) throw std::invalid_argument("n_runs: must be >= 1");
         ts::ContinuousSimulation r;
@@ -135,7 +141,6 @@ void register_continuous(py::module_& m) {
       py::arg("d"), py::arg("gamma"), py::arg("low"), py::arg("high"), py::arg("method"),
       py::arg("alpha"), py::arg("lapse"), py::arg("stage_cap"), py::arg("particles"),
       py::arg("cells_per_axis"), py::arg("n_obs"), py::arg("tau"), py::arg("mh_sweeps"),
-      py::arg("resample_ess"), py::arg("runs"),
-      py::arg("max_queries"), py::arg("max_stages"), py::arg("oracle_gamma"),
-      py::arg("oracle_lapse"), py::arg("seed"), py::arg("threads"));
+      py::arg("resample_ess"), py::arg("runs"), py::arg("max_queries"), py::arg("max_stages"),
+      py::arg("oracle_gamma"), py::arg("oracle_lapse"), py::arg("seed"), py::arg("threads"));
 }

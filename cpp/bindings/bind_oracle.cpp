@@ -1,7 +1,6 @@
 // Bindings of oracle.hpp: prob, log_prob, log_likelihood, grad, choice_prob.
-#include "tripletsearch/oracle.hpp"
-
 #include "arrays.hpp"
+#include "tripletsearch/oracle.hpp"
 
 namespace ts = tripletsearch;
 
@@ -95,8 +94,8 @@ void register_oracle(py::module_& m) {
         double* o = out.mutable_data();
         {
           py::gil_scoped_release release;
-          ts::choice_prob(spec, X.data(), X.shape(0), X.shape(1), heads.data(), cands.data(), m, k, o,
-                          threads);
+          ts::choice_prob(spec, X.data(), X.shape(0), X.shape(1), heads.data(), cands.data(), m, k,
+                          o, threads);
         }
         return out;
       },

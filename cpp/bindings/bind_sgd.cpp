@@ -1,10 +1,9 @@
 // Bindings of sgd.hpp: one native call per fit; the optional per-epoch callback
 // re-acquires the GIL (progress bars, verbose logs, Ctrl-C).
-#include "tripletsearch/sgd.hpp"
-
 #include <Python.h>
 
 #include "arrays.hpp"
+#include "tripletsearch/sgd.hpp"
 
 namespace ts = tripletsearch;
 
@@ -56,13 +55,13 @@ void register_sgd(py::module_& m) {
         }
         if (PyErr_Occurred()) throw py::error_already_set();
         return py::make_tuple(X, py::array_t<double>(res.loss.size(), res.loss.data()),
-                              py::array_t<double>(res.gamma.size(), res.gamma.data()),
-                              res.epochs, static_cast<int>(res.status));
+                              py::array_t<double>(res.gamma.size(), res.gamma.data()), res.epochs,
+                              static_cast<int>(res.status));
       },
-      py::arg("kind"), py::arg("param"), py::arg("init"), py::arg("triplets"),
-      py::arg("optimizer"), py::arg("lr"), py::arg("batch_size"), py::arg("max_epochs"),
-      py::arg("tol"), py::arg("n_iter_no_change"), py::arg("l2"), py::arg("learn_gamma"),
-      py::arg("seed"), py::arg("threads"), py::arg("callback") = py::none());
+      py::arg("kind"), py::arg("param"), py::arg("init"), py::arg("triplets"), py::arg("optimizer"),
+      py::arg("lr"), py::arg("batch_size"), py::arg("max_epochs"), py::arg("tol"),
+      py::arg("n_iter_no_change"), py::arg("l2"), py::arg("learn_gamma"), py::arg("seed"),
+      py::arg("threads"), py::arg("callback") = py::none());
 
   m.def(
       "rng_u64",

@@ -1,7 +1,6 @@
 // Bindings of theory.hpp: the native Monte-Carlo estimate of p_Q.
-#include "tripletsearch/theory.hpp"
-
 #include "arrays.hpp"
+#include "tripletsearch/theory.hpp"
 
 namespace ts = tripletsearch;
 

@@ -1,7 +1,6 @@
 // The _core extension module: wires the per-concept binding files together.
-#include "tripletsearch/parallel.hpp"
-
 #include "arrays.hpp"
+#include "tripletsearch/parallel.hpp"
 
 void register_oracle(py::module_& m);
 void register_theory(py::module_& m);

@@ -43,13 +43,13 @@ struct ContinuousConfig {
   double gamma = 3.0;
   double low = -1.0, high = 1.0;
   ContinuousMethod method = ContinuousMethod::Posterior;
-  double alpha = 0.7;   // posterior decider threshold
-  double lapse = 0.0;   // lapse rate assumed by the likelihood
-  std::int64_t stage_cap = 40;      // posterior decider: queries per stage
+  double alpha = 0.7;           // posterior decider threshold
+  double lapse = 0.0;           // lapse rate assumed by the likelihood
+  std::int64_t stage_cap = 40;  // posterior decider: queries per stage
   std::int64_t particles = 2048;
-  int mh_sweeps = 2;           // Metropolis-Hastings sweeps per resample-move
-  int threads = 1;             // for the particle passes of one searcher
-  double resample_ess = 0.5;   // resample-move when ESS < this fraction of the particles
+  int mh_sweeps = 2;          // Metropolis-Hastings sweeps per resample-move
+  int threads = 1;            // for the particle passes of one searcher
+  double resample_ess = 0.5;  // resample-move when ESS < this fraction of the particles
   // hypothesis test plan
   std::int64_t cells_per_axis = 0, n_obs = 0, tau = 0;
 };
@@ -59,8 +59,10 @@ struct AnswerModel {
   double half_gamma, lapse;
   int int_gamma;
   AnswerModel(double gamma, double lapse_)
-      : half_gamma(0.5 * gamma), lapse(lapse_),
-        int_gamma((gamma == std::floor(gamma) && gamma >= 1.0 && gamma <= 256.0) ? int(gamma) : -1) {}
+      : half_gamma(0.5 * gamma),
+        lapse(lapse_),
+        int_gamma((gamma == std::floor(gamma) && gamma >= 1.0 && gamma <= 256.0) ? int(gamma)
+                                                                                 : -1) {}
 
   double pow_half_gamma(double s) const {  // s^(gamma/2), s in [0, 1]
     if (int_gamma > 0) {
@@ -164,7 +166,8 @@ class Particles {
     for (double v : lw) mx = std::max(mx, v);
     w.resize(static_cast<std::size_t>(P));
     double s = 0.0;
-    for (std::int64_t p = 0; p < P; ++p) s += (w[p] = std::isfinite(lw[p]) ? std::exp(lw[p] - mx) : 0.0);
+    for (std::int64_t p = 0; p < P; ++p)
+      s += (w[p] = std::isfinite(lw[p]) ? std::exp(lw[p] - mx) : 0.0);
     double s2 = 0.0;
     for (std::int64_t p = 0; p < P; ++p) {
       w[p] = s > 0.0 ? w[p] / s : 1.0 / double(P);
@@ -197,8 +200,9 @@ class Particles {
       const std::size_t mid = lo + (hi - lo) / 2;
       auto a = v[lo], b = v[mid], c = v[hi - 1];  // median of three
       const auto pivot = std::max(std::min(a, b), std::min(std::max(a, b), c));
-      const auto split = std::partition(v.begin() + lo, v.begin() + hi,
-                                        [&](const std::pair<double, std::int64_t>& x) { return x < pivot; });
+      const auto split =
+          std::partition(v.begin() + lo, v.begin() + hi,
+                         [&](const std::pair<double, std::int64_t>& x) { return x < pivot; });
       const std::size_t s = static_cast<std::size_t>(split - v.begin());
       double wl = 0.0;
       for (std::size_t k = lo; k < s; ++k) wl += w[v[k].second];
@@ -246,7 +250,8 @@ class Particles {
   }
 
   // Systematic resampling: n indices drawn with probabilities w, sorted by particle.
-  static std::vector<std::int64_t> systematic(const std::vector<double>& w, std::int64_t n, double u0) {
+  static std::vector<std::int64_t> systematic(const std::vector<double>& w, std::int64_t n,
+                                              double u0) {
     std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
     const double step = 1.0 / double(n);
     double cum = 0.0, next = u0 * step;
@@ -285,11 +290,11 @@ class Particles {
     }
     for (std::int64_t p = 0; p < P; ++p)
       for (std::int64_t a = 0; a < d; ++a)
-        if (z[p * d + a] < lo[a] || z[p * d + a] > hi[a]) lw[p] = -std::numeric_limits<double>::infinity();
+        if (z[p * d + a] < lo[a] || z[p * d + a] > hi[a])
+          lw[p] = -std::numeric_limits<double>::infinity();
   }
 
   // Weighted quantile of coordinate a (the smallest value whose cumulative weight >= q).
-
 
   // Resample, then `sweeps` Metropolis-Hastings moves targeting prior x all answers
   // (answers: n x (2d + 1): a, b, a_closer). Proposal: independent Gaussian steps per
@@ -337,7 +342,8 @@ class Particles {
         double lp = 0.0, prod = 1.0;
         for (std::int64_t q = 0; q < n_answers; ++q) {
           const double* A = answers.data() + q * stride;
-          prod *= m.prob_of(sqdist(A, prop.data(), d), sqdist(A + d, prop.data(), d), A[2 * d] > 0.5);
+          prod *=
+              m.prob_of(sqdist(A, prop.data(), d), sqdist(A + d, prop.data(), d), A[2 * d] > 0.5);
           if (prod < 1e-250) {
             lp += std::log(prod);
             prod = 1.0;
@@ -466,11 +472,14 @@ class ContinuousSearcher {
   void simulate_hyptest_stage(const double* target, const AnswerModel& user, int threads) {
     const std::int64_t start = cell_;
     const std::int64_t K = n_cells_, d = d_;
-    std::vector<std::int64_t> lo(static_cast<std::size_t>(d), std::numeric_limits<std::int64_t>::max()),
+    std::vector<std::int64_t> lo(static_cast<std::size_t>(d),
+                                 std::numeric_limits<std::int64_t>::max()),
         hi(static_cast<std::size_t>(d), -1);
-    const std::uint64_t stream_seed = seed_ ^ (0xA24BAED4963EE407ULL * static_cast<std::uint64_t>(n_stages_ + 1));
+    const std::uint64_t stream_seed =
+        seed_ ^ (0xA24BAED4963EE407ULL * static_cast<std::uint64_t>(n_stages_ + 1));
     const std::int64_t C = balanced_chunks(std::max<std::int64_t>(1, (K - start) / 4096));
-    std::vector<std::int64_t> clo(static_cast<std::size_t>(C * d), std::numeric_limits<std::int64_t>::max()),
+    std::vector<std::int64_t> clo(static_cast<std::size_t>(C * d),
+                                  std::numeric_limits<std::int64_t>::max()),
         chi(static_cast<std::size_t>(C * d), -1);
     std::vector<std::uint8_t> cany(static_cast<std::size_t>(C), 0);
 #pragma omp parallel num_threads(threads)
@@ -634,7 +643,8 @@ class ContinuousSearcher {
       std::int64_t key = 0;
       for (std::int64_t a = d_ - 1; a >= 0; --a) {
         const double off = (particles_.z[p * d_ + a] - (region_.center[a] - 2.0 * e)) / q;
-        const std::int64_t c = std::min<std::int64_t>(15, std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(off))));
+        const std::int64_t c = std::min<std::int64_t>(
+            15, std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(off))));
         key = key * 16 + c;
       }
       kw.emplace_back(key, w[p]);
@@ -651,7 +661,8 @@ class ContinuousSearcher {
     }
     auto cell_mass = [&](std::int64_t key) {
       const auto f = std::lower_bound(keys.begin(), keys.end(), key);
-      return (f != keys.end() && *f == key) ? mass_of[static_cast<std::size_t>(f - keys.begin())] : 0.0;
+      return (f != keys.end() && *f == key) ? mass_of[static_cast<std::size_t>(f - keys.begin())]
+                                            : 0.0;
     };
     const double need = cfg_.alpha / double(std::int64_t(1) << d_);
     std::vector<std::int64_t> heavy;
@@ -770,8 +781,6 @@ class ContinuousSearcher {
     return best;
   }
 
-
-
   // Candidate pairs: M posterior draws and their mirror images through the weighted
   // mean; pairs (draw, mirror) and all pairs of draws. Score: variance over S posterior
   // draws of P(a named | z).
@@ -854,7 +863,7 @@ struct ContinuousSimulation {
   std::vector<double> stage_errors;  // runs x (max_stages + 1), NaN-padded
   std::vector<double> stage_queries;
   std::vector<std::int64_t> depths, queries;
-  std::vector<double> targets;       // runs x d
+  std::vector<double> targets;         // runs x d
   std::vector<double> centers, edges;  // final regions
 };
 
@@ -867,8 +876,9 @@ inline ContinuousSimulation simulate_continuous(const ContinuousConfig& cfg, std
   const std::int64_t d = cfg.d;
   const bool hyp = cfg.method == ContinuousMethod::HypothesisTest;
   if (hyp && max_queries >= 0)
-    throw std::invalid_argument("max_queries: per-query errors are not recorded for the "
-                                "hypothesis test (billions of queries); use max_stages");
+    throw std::invalid_argument(
+        "max_queries: per-query errors are not recorded for the "
+        "hypothesis test (billions of queries); use max_stages");
   if (max_queries < 0 && max_stages < 0)
     throw std::invalid_argument("max_queries, max_stages: give at least one");
   ContinuousSimulation res;
@@ -919,7 +929,8 @@ inline ContinuousSimulation simulate_continuous(const ContinuousConfig& cfg, std
         ++stage;
         if (stage <= S) {
           res.stage_errors[static_cast<std::size_t>(r * (S + 1) + stage)] = error();
-          res.stage_queries[static_cast<std::size_t>(r * (S + 1) + stage)] = double(srch.n_queries());
+          res.stage_queries[static_cast<std::size_t>(r * (S + 1) + stage)] =
+              double(srch.n_queries());
         }
       }
     }

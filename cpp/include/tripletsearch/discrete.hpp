@@ -39,8 +39,8 @@
 
 namespace tripletsearch {
 
-constexpr std::int64_t kLanes = 64;  // items per block
-constexpr int kAccLanes = 8;         // partial sums per moment (SIMD-friendly, fixed order)
+constexpr std::int64_t kLanes = 64;          // items per block
+constexpr int kAccLanes = 8;                 // partial sums per moment (SIMD-friendly, fixed order)
 constexpr std::int64_t kParallelBlocks = 8;  // below this many blocks a pass runs serially
 
 // The database, stored in single precision (like FAISS): a pass over a million items in
@@ -51,10 +51,13 @@ using StoreFloat = float;
 class ItemStore {
  public:
   ItemStore(const double* X, std::int64_t n, std::int64_t d)
-      : n_(n), d_(d), nb_((n + kLanes - 1) / kLanes),
+      : n_(n),
+        d_(d),
+        nb_((n + kLanes - 1) / kLanes),
         data_(static_cast<std::size_t>(nb_ * d * kLanes), StoreFloat(0)) {
     for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t a = 0; a < d; ++a) data_[index(i, a)] = static_cast<StoreFloat>(X[i * d + a]);
+      for (std::int64_t a = 0; a < d; ++a)
+        data_[index(i, a)] = static_cast<StoreFloat>(X[i * d + a]);
   }
   std::int64_t n() const { return n_; }
   std::int64_t d() const { return d_; }
@@ -78,8 +81,9 @@ class ItemStore {
 // out[j * 64 + l] = ||x_l - z_j||^2 for the 64 items of a block and NJ points z_j, eight
 // lanes at a time with all sums in registers.
 template <int NJ>
-__attribute__((always_inline)) inline void sqdist_group(const StoreFloat* __restrict xb, std::int64_t d,
-                         const double* __restrict z, double* __restrict out) {
+__attribute__((always_inline)) inline void sqdist_group(const StoreFloat* __restrict xb,
+                                                        std::int64_t d, const double* __restrict z,
+                                                        double* __restrict out) {
   constexpr int W = 8;
   for (int l0 = 0; l0 < kLanes; l0 += W) {
     double acc[NJ][W] = {};
@@ -128,16 +132,24 @@ __attribute__((target("avx2,fma"), always_inline)) inline void sqdist_group_avx2
   }
 }
 
-__attribute__((target("avx2,fma"))) inline void block_sqdist_avx2(
-    const StoreFloat* __restrict xb, std::int64_t d, const double* __restrict z, int k,
-    double* __restrict out) {
+__attribute__((target("avx2,fma"))) inline void block_sqdist_avx2(const StoreFloat* __restrict xb,
+                                                                  std::int64_t d,
+                                                                  const double* __restrict z, int k,
+                                                                  double* __restrict out) {
   int j = 0;
   for (; j + 4 <= k; j += 4) sqdist_group_avx2<4>(xb, d, z + j * d, out + j * kLanes);
   switch (k - j) {
-    case 3: sqdist_group_avx2<3>(xb, d, z + j * d, out + j * kLanes); break;
-    case 2: sqdist_group_avx2<2>(xb, d, z + j * d, out + j * kLanes); break;
-    case 1: sqdist_group_avx2<1>(xb, d, z + j * d, out + j * kLanes); break;
-    default: break;
+    case 3:
+      sqdist_group_avx2<3>(xb, d, z + j * d, out + j * kLanes);
+      break;
+    case 2:
+      sqdist_group_avx2<2>(xb, d, z + j * d, out + j * kLanes);
+      break;
+    case 1:
+      sqdist_group_avx2<1>(xb, d, z + j * d, out + j * kLanes);
+      break;
+    default:
+      break;
   }
 }
 #endif
@@ -160,10 +172,17 @@ inline void block_sqdist_portable(const StoreFloat* __restrict xb, std::int64_t 
   int j = 0;
   for (; j + 4 <= k; j += 4) sqdist_group<4>(xb, d, z + j * d, out + j * kLanes);
   switch (k - j) {
-    case 3: sqdist_group<3>(xb, d, z + j * d, out + j * kLanes); break;
-    case 2: sqdist_group<2>(xb, d, z + j * d, out + j * kLanes); break;
-    case 1: sqdist_group<1>(xb, d, z + j * d, out + j * kLanes); break;
-    default: break;
+    case 3:
+      sqdist_group<3>(xb, d, z + j * d, out + j * kLanes);
+      break;
+    case 2:
+      sqdist_group<2>(xb, d, z + j * d, out + j * kLanes);
+      break;
+    case 1:
+      sqdist_group<1>(xb, d, z + j * d, out + j * kLanes);
+      break;
+    default:
+      break;
   }
 }
 
@@ -275,7 +294,8 @@ struct ChoicePower {
   int int_gamma;  // gamma as an integer in [1, 256], or -1 (then pow via log/exp)
   explicit ChoicePower(double gamma)
       : half_gamma(0.5 * gamma),
-        int_gamma((gamma == std::floor(gamma) && gamma >= 1.0 && gamma <= 256.0) ? int(gamma) : -1) {}
+        int_gamma((gamma == std::floor(gamma) && gamma >= 1.0 && gamma <= 256.0) ? int(gamma)
+                                                                                 : -1) {}
 };
 
 TS_SIMD_CLONES
@@ -329,8 +349,8 @@ inline void block_choice_lik(const double* __restrict D /* k x 64 */, int k, int
 
 // Pre-test of a block's lanes against a proto's current k-th best score thr (slightly
 // relaxed: the exact score decides later): bit l is set when lane l may enter the list.
-inline std::uint64_t block_pretest_portable(const double* __restrict D,
-                                            const double* __restrict w, double thr, int rule) {
+inline std::uint64_t block_pretest_portable(const double* __restrict D, const double* __restrict w,
+                                            double thr, int rule) {
   std::uint64_t mask = 0;
   for (int l = 0; l < kLanes; ++l) {
     bool ok;
@@ -481,7 +501,8 @@ inline void top_eigenpairs(std::vector<double> A, std::int64_t d, int count, dou
         const double apq = A[p * d + q];
         if (apq == 0.0) continue;
         const double theta = (A[q * d + q] - A[p * d + p]) / (2.0 * apq);
-        const double t = (theta >= 0.0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
+        const double t =
+            (theta >= 0.0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
         const double c = 1.0 / std::sqrt(t * t + 1.0), sn = t * c;
         for (std::int64_t r = 0; r < d; ++r) {  // A <- A J (columns p, q)
           const double arp = A[r * d + p], arq = A[r * d + q];
@@ -541,8 +562,12 @@ class DiscreteSearcher {
  public:
   DiscreteSearcher(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg,
                    std::uint64_t seed, int threads)
-      : store_(std::move(store)), cfg_(cfg), seed_(seed), threads_(threads),
-        n_(store_->n()), d_(store_->d()),
+      : store_(std::move(store)),
+        cfg_(cfg),
+        seed_(seed),
+        threads_(threads),
+        n_(store_->n()),
+        d_(store_->d()),
         shown_(static_cast<std::size_t>(n_), 0),
         chunks_(balanced_chunks(store_->blocks() / 4)) {
     if (cfg_.n_choices < 2) throw std::invalid_argument("n_choices: must be >= 2");
@@ -582,7 +607,8 @@ class DiscreteSearcher {
       gammackl_protos(k, cfg_.r, protos.data());
     else
       gauss_protos(k, protos.data());
-    const Selection rule = cfg_.method == SearchMethod::GammaCKL ? cfg_.selection : Selection::Nearest;
+    const Selection rule =
+        cfg_.method == SearchMethod::GammaCKL ? cfg_.selection : Selection::Nearest;
     nearest(protos.data(), k, rule, q);
     return k;
   }
@@ -660,7 +686,8 @@ class DiscreteSearcher {
     // merge chunk accumulators in order, then the lanes in order
     std::vector<double> m(static_cast<std::size_t>(msz), 0.0);
     for (std::int64_t ch = 0; ch < C; ++ch)
-      for (std::int64_t t = 0; t < msz; ++t) m[static_cast<std::size_t>(t)] += acc[static_cast<std::size_t>(ch * msz + t)];
+      for (std::int64_t t = 0; t < msz; ++t)
+        m[static_cast<std::size_t>(t)] += acc[static_cast<std::size_t>(ch * msz + t)];
     auto lane_sum = [&](std::int64_t off) {
       double s = 0.0;
       for (int q = 0; q < kAccLanes; ++q) s += m[static_cast<std::size_t>(off + q)];
@@ -687,7 +714,8 @@ class DiscreteSearcher {
     if (!(total_ > 0.0)) {
       // every remaining item was ruled out (e.g. answers inconsistent with coincident
       // items): restart from the uniform prior over the unshown items
-      for (std::int64_t i = 0; i < n_; ++i) w_[static_cast<std::size_t>(i)] = shown_[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
+      for (std::int64_t i = 0; i < n_; ++i)
+        w_[static_cast<std::size_t>(i)] = shown_[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
       total_ = 0.0;
       compute_moments();
     }
@@ -756,7 +784,8 @@ class DiscreteSearcher {
       std::vector<std::int64_t> items;
       for (int e = 0; e < ne; ++e)
         for (int a = 0; a < kRadii; ++a) {
-          const std::int64_t i = top[static_cast<std::size_t>(((e * kRadii + a) * 2 + 0) * k)].index;
+          const std::int64_t i =
+              top[static_cast<std::size_t>(((e * kRadii + a) * 2 + 0) * k)].index;
           items.push_back(i);
           items.push_back(top[static_cast<std::size_t>(((e * kRadii + a) * 2 + 1) * k)].index);
           for (int b = 0; b < kRadii; ++b)
@@ -769,7 +798,8 @@ class DiscreteSearcher {
       }
       // drop repeated pairs
       std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
-      for (std::size_t t = 0; t < tuples.size(); t += 2) pairs.emplace_back(tuples[t], tuples[t + 1]);
+      for (std::size_t t = 0; t < tuples.size(); t += 2)
+        pairs.emplace_back(tuples[t], tuples[t + 1]);
       std::sort(pairs.begin(), pairs.end());
       pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
       tuples.clear();
@@ -790,7 +820,8 @@ class DiscreteSearcher {
               break;
             }
           }
-        if (std::find(t.begin(), t.end(), -1) == t.end()) tuples.insert(tuples.end(), t.begin(), t.end());
+        if (std::find(t.begin(), t.end(), -1) == t.end())
+          tuples.insert(tuples.end(), t.begin(), t.end());
       }
     }
     const std::int64_t nt = static_cast<std::int64_t>(tuples.size()) / k;
@@ -812,15 +843,19 @@ class DiscreteSearcher {
     std::vector<std::int64_t> sample = posterior_sample();
     // u[c][s] = (min_c' D_sc' / D_sc)^(gamma/2): relative choice weights, no overflow
     const ChoicePower cp(cfg_.gamma);
-    std::vector<double> xc(static_cast<std::size_t>(nc * d_)), xsT(static_cast<std::size_t>(d_ * kSamples));
-    for (int c = 0; c < nc; ++c) store_->row(cands[static_cast<std::size_t>(c)], xc.data() + c * d_);
+    std::vector<double> xc(static_cast<std::size_t>(nc * d_)),
+        xsT(static_cast<std::size_t>(d_ * kSamples));
+    for (int c = 0; c < nc; ++c)
+      store_->row(cands[static_cast<std::size_t>(c)], xc.data() + c * d_);
     // which draws are candidate items themselves (to leave them out of a tuple's sums)
     std::vector<std::vector<int>> draws_of(static_cast<std::size_t>(nc));
     for (int s2 = 0; s2 < kSamples; ++s2) {
       const std::int64_t it = sample[static_cast<std::size_t>(s2)];
-      for (std::int64_t b = 0; b < d_; ++b) xsT[static_cast<std::size_t>(b * kSamples + s2)] = store_->coord(it, b);
+      for (std::int64_t b = 0; b < d_; ++b)
+        xsT[static_cast<std::size_t>(b * kSamples + s2)] = store_->coord(it, b);
       const auto f = std::lower_bound(cands.begin(), cands.end(), it);
-      if (f != cands.end() && *f == it) draws_of[static_cast<std::size_t>(f - cands.begin())].push_back(s2);
+      if (f != cands.end() && *f == it)
+        draws_of[static_cast<std::size_t>(f - cands.begin())].push_back(s2);
     }
     std::vector<double> u(static_cast<std::size_t>(kSamples * nc)), dmin(kSamples), base(kSamples);
     for (int c = 0; c < nc; ++c)
@@ -861,8 +896,8 @@ class DiscreteSearcher {
         double cond = 0.0;  // sum over outside draws of 1 - sum_c P(c|s)^2
         if (k == 2) {
           double a0 = 0.0;
-          pair_gini(u.data() + pos[0] * kSamples, u.data() + pos[1] * kSamples, in, kSamples,
-                    &a0, &cond);
+          pair_gini(u.data() + pos[0] * kSamples, u.data() + pos[1] * kSamples, in, kSamples, &a0,
+                    &cond);
           A[0] = a0;
           A[1] = double(outside) - a0;
         } else {
@@ -901,7 +936,8 @@ class DiscreteSearcher {
 
   // The m unshown items of highest posterior weight (ties: lower index), w > 0 only.
   std::vector<std::int64_t> most_probable(int m) const {
-    std::vector<Cand> best(static_cast<std::size_t>(m), Cand{std::numeric_limits<double>::infinity(), -1});
+    std::vector<Cand> best(static_cast<std::size_t>(m),
+                           Cand{std::numeric_limits<double>::infinity(), -1});
     for (std::int64_t i = 0; i < n_; ++i) {
       const double w = w_[static_cast<std::size_t>(i)];
       if (!(w > 0.0)) continue;
@@ -958,7 +994,8 @@ class DiscreteSearcher {
   // Probit: P(i picked over j | x) = Phi((u.x - b) / sigma), u = (x_i - x_j)/||x_i - x_j||,
   // b = (||x_i||^2 - ||x_j||^2) / (2 ||x_i - x_j||). ADF (moment-matched) update per factor.
   void update_gauss(const std::int64_t* shown, int k, int choice) {
-    std::vector<double> xi(static_cast<std::size_t>(d_)), xj(xi.size()), u(xi.size()), Su(xi.size());
+    std::vector<double> xi(static_cast<std::size_t>(d_)), xj(xi.size()), u(xi.size()),
+        Su(xi.size());
     store_->row(shown[choice], xi.data());
     for (int j = 0; j < k; ++j) {
       if (j == choice) continue;
@@ -1069,7 +1106,8 @@ class DiscreteSearcher {
     int got = 0;
     while (got < k) {
       // the r-th unshown item, r uniform: exact without rejection loops
-      std::int64_t r = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n_unshown() - got)));
+      std::int64_t r =
+          static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n_unshown() - got)));
       for (std::int64_t i = 0; i < n_; ++i) {
         if (shown_[static_cast<std::size_t>(i)]) continue;
         bool used = false;
@@ -1084,14 +1122,14 @@ class DiscreteSearcher {
     return k;
   }
 
-
   // For each of P protos, the kb unshown items with the lowest scores, sorted (missing
   // entries have index -1). Scores: Weighted ||x - z||^2 / w, Paper w ||x - z||,
   // Nearest ||x - z||^2; ties go to the lower index.
   std::vector<Cand> scan_top(const double* protos, int P, int kb, Selection rule) const {
     const int k = kb;
     const std::int64_t nb = store_->blocks(), d = d_, C = chunks_;
-    const Cand worst{std::numeric_limits<double>::infinity(), std::numeric_limits<std::int64_t>::max()};
+    const Cand worst{std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<std::int64_t>::max()};
     std::vector<Cand> best(static_cast<std::size_t>(C * P * k), worst);
     const bool weighted = cfg_.method == SearchMethod::GammaCKL;
     // Seed every list with the k most probable items (real candidates, so the final lists
@@ -1104,7 +1142,8 @@ class DiscreteSearcher {
         const double wi = w_[static_cast<std::size_t>(i)];
         for (int c = 0; c < P; ++c) {
           const Cand cand{sqdist_row(x.data(), protos + c * d, d) / wi, i};
-          for (std::int64_t ch = 0; ch < C; ++ch) insert_top(best.data() + (ch * P + c) * k, k, cand);
+          for (std::int64_t ch = 0; ch < C; ++ch)
+            insert_top(best.data() + (ch * P + c) * k, k, cand);
         }
       }
     }
@@ -1140,7 +1179,8 @@ class DiscreteSearcher {
               else
                 sc = D[l];
               const Cand cand{sc, b * kLanes + l};
-              if (!better(cand, tc[k - 1]) || shown_[static_cast<std::size_t>(cand.index)]) continue;
+              if (!better(cand, tc[k - 1]) || shown_[static_cast<std::size_t>(cand.index)])
+                continue;
               insert_top(tc, k, cand);
             }
           }
@@ -1152,7 +1192,8 @@ class DiscreteSearcher {
     for (std::int64_t ch = 0; ch < C; ++ch)
       for (int c = 0; c < P; ++c)
         for (int t = 0; t < k; ++t) {
-          insert_top(merged.data() + c * k, k, best[static_cast<std::size_t>((ch * P + c) * k + t)]);
+          insert_top(merged.data() + c * k, k,
+                     best[static_cast<std::size_t>((ch * P + c) * k + t)]);
         }
     for (auto& c : merged)
       if (c.index == worst.index) c.index = -1;

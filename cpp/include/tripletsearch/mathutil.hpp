@@ -10,8 +10,8 @@ namespace tripletsearch {
 // Squared distances below this floor are treated as this floor inside a logarithm
 // (coincident points give finite, documented answers; see oracle.hpp).
 constexpr double kTinyDistance = DBL_MIN;
-constexpr double kHalfLog2Pi = 0.91893853320467274178;   // 0.5 * log(2 pi)
-constexpr double kSqrt1_2 = 0.70710678118654752440;      // 1 / sqrt(2)
+constexpr double kHalfLog2Pi = 0.91893853320467274178;  // 0.5 * log(2 pi)
+constexpr double kSqrt1_2 = 0.70710678118654752440;     // 1 / sqrt(2)
 
 inline double sigmoid(double z) {
   if (z >= 0.0) return 1.0 / (1.0 + std::exp(-z));

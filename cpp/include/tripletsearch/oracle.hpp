@@ -51,7 +51,7 @@ struct GammaCKLKernel {
   explicit GammaCKLKernel(double gamma)
       : half_gamma(0.5 * gamma),
         int_gamma((gamma == std::floor(gamma) && gamma >= 1.0 && gamma <= 256.0) ? int(gamma)
-                                                                                : -1) {}
+                                                                                 : -1) {}
 
   double z(double Di, double Dj) const { return half_gamma * (safe_log(Dj) - safe_log(Di)); }
   double fprime(double D) const { return D > kTinyDistance ? half_gamma / D : 0.0; }
@@ -187,9 +187,7 @@ struct ProbitModel {
   double sigma;
   static constexpr bool kPairTerms = true;
   double zval(const RowDist& r) const { return r.N / (2.0 * sigma * std::sqrt(r.S2)); }
-  double prob(const RowDist& r) const {
-    return r.S2 > 0.0 ? normal_tail(zval(r)).cdf : 0.5;
-  }
+  double prob(const RowDist& r) const { return r.S2 > 0.0 ? normal_tail(zval(r)).cdf : 0.5; }
   double log_prob(const RowDist& r) const {
     return r.S2 > 0.0 ? normal_tail(zval(r)).log_cdf : -0.69314718055994530942;
   }
@@ -297,8 +295,8 @@ inline std::int64_t first_out_of_range(const std::int64_t* a, std::int64_t count
 [[noreturn]] inline void throw_out_of_range(const std::int64_t* a, std::int64_t count,
                                             std::int64_t n, std::int64_t cols, const char* name) {
   const std::int64_t k = first_out_of_range(a, count, n);
-  const std::string where = cols == 1 ? std::to_string(k)
-                                      : std::to_string(k / cols) + ", " + std::to_string(k % cols);
+  const std::string where =
+      cols == 1 ? std::to_string(k) : std::to_string(k / cols) + ", " + std::to_string(k % cols);
   throw std::invalid_argument(std::string(name) + ": index " + std::to_string(k >= 0 ? a[k] : -1) +
                               " at position (" + where + ") is out of range for " +
                               std::to_string(n) + " items (valid: 0.." + std::to_string(n - 1) +
@@ -326,7 +324,8 @@ void prob_rows(const Model& model, const Problem& P, double* out, bool log_space
                          : (certain ? 1.0 : 0.0);
       continue;
     }
-    const RowDist rd = row_dist<Model::kPairTerms>(P.X + t * P.d, P.X + i * P.d, P.X + j * P.d, P.d);
+    const RowDist rd =
+        row_dist<Model::kPairTerms>(P.X + t * P.d, P.X + i * P.d, P.X + j * P.d, P.d);
     out[r] = log_space ? model.log_prob(rd) : model.prob(rd);
   }
   if (bad) throw_bad_triplets(P);
@@ -380,8 +379,8 @@ inline double log_likelihood(const OracleSpec& spec, const Problem& P, int threa
 // are distinct (restrict: the compiler may vectorize).
 template <bool kPair>
 inline void scatter_row(const RowEval& g, const double* __restrict xt, const double* __restrict xi,
-                        const double* __restrict xj, double* __restrict gt,
-                        double* __restrict gi, double* __restrict gj, std::int64_t d) {
+                        const double* __restrict xj, double* __restrict gt, double* __restrict gi,
+                        double* __restrict gj, std::int64_t d) {
   for (std::int64_t a = 0; a < d; ++a) {
     const double di = xi[a] - xt[a];
     const double dj = xj[a] - xt[a];
@@ -525,7 +524,8 @@ LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, Gra
           if constexpr (kLoss) lp += -0.69314718055994530942;
           continue;
         }
-        const RowEval e = model.template eval<kLoss, kDG>(RowDist{D[t * n + i], D[t * n + j], 0.0, 0.0});
+        const RowEval e =
+            model.template eval<kLoss, kDG>(RowDist{D[t * n + i], D[t * n + j], 0.0, 0.0});
         if constexpr (kLoss) lp += e.logp;
         if constexpr (kDG) dg += e.dlg;
         Wc[t * n + i] += e.a;

@@ -26,10 +26,10 @@ enum class TrainStatus : int { Converged = 0, MaxEpochs = 1, Diverged = 2, Stopp
 
 struct TrainOptions {
   Optimizer optimizer = Optimizer::LBFGS;
-  double lr = 0.1;                 // SGD and Adam step size
-  std::int64_t batch_size = 0;     // 0: full batch
-  std::int64_t max_epochs = 1000;  // epochs (full batch: steps; L-BFGS: iterations)
-  double tol = 1e-6;               // relative loss improvement that counts as progress
+  double lr = 0.1;                     // SGD and Adam step size
+  std::int64_t batch_size = 0;         // 0: full batch
+  std::int64_t max_epochs = 1000;      // epochs (full batch: steps; L-BFGS: iterations)
+  double tol = 1e-6;                   // relative loss improvement that counts as progress
   std::int64_t n_iter_no_change = 10;  // SGD/Adam: stop after this many epochs without it
   double l2 = 0.0;
   bool learn_gamma = false;
@@ -108,7 +108,8 @@ class Objective {
 };
 
 // One epoch's Fisher-Yates permutation of [0, m), from the epoch's own stream.
-inline void epoch_permutation(std::uint64_t seed, std::int64_t epoch, std::vector<std::int64_t>& perm) {
+inline void epoch_permutation(std::uint64_t seed, std::int64_t epoch,
+                              std::vector<std::int64_t>& perm) {
   const std::int64_t m = static_cast<std::int64_t>(perm.size());
   for (std::int64_t k = 0; k < m; ++k) perm[static_cast<std::size_t>(k)] = k;
   Rng rng(seed, static_cast<std::uint64_t>(epoch));
@@ -119,9 +120,8 @@ inline void epoch_permutation(std::uint64_t seed, std::int64_t epoch, std::vecto
 }
 
 // SGD and Adam, full batch or minibatches.
-inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t* T,
-                                     std::int64_t m, const TrainOptions& opt,
-                                     const EpochCallback& cb) {
+inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t* T, std::int64_t m,
+                                     const TrainOptions& opt, const EpochCallback& cb) {
   TrainResult res;
   const std::int64_t N = F.size();
   const bool full = opt.batch_size <= 0 || opt.batch_size >= m;
@@ -203,7 +203,8 @@ inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, s
   const int H = std::max(1, opt.lbfgs_history);
   const auto sz = static_cast<std::size_t>(N);
   std::vector<double> g(sz), g_new(sz), p(sz), x_new(sz), alpha_buf(static_cast<std::size_t>(H));
-  std::vector<double> S(static_cast<std::size_t>(H) * sz), Y(S.size()), rho(static_cast<std::size_t>(H));
+  std::vector<double> S(static_cast<std::size_t>(H) * sz), Y(S.size()),
+      rho(static_cast<std::size_t>(H));
   int stored = 0, head = 0;  // circular history
   double f = F(x, T, m, g.data());
   if (!std::isfinite(f) || !all_finite(g.data(), N)) {
@@ -212,7 +213,8 @@ inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, s
   }
   for (std::int64_t it = 1; it <= opt.max_epochs; ++it) {
     // two-loop recursion: p = -H g
-    for (std::int64_t k = 0; k < N; ++k) p[static_cast<std::size_t>(k)] = -g[static_cast<std::size_t>(k)];
+    for (std::int64_t k = 0; k < N; ++k)
+      p[static_cast<std::size_t>(k)] = -g[static_cast<std::size_t>(k)];
     for (int h = 0; h < stored; ++h) {
       const int idx = (head - 1 - h + H) % H;
       const double* s = S.data() + static_cast<std::size_t>(idx) * sz;
@@ -242,7 +244,8 @@ inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, s
     double slope = dot(g.data(), p.data(), N);
     if (!(slope < 0.0)) {  // not a descent direction: restart from steepest descent
       stored = 0;
-      for (std::int64_t k = 0; k < N; ++k) p[static_cast<std::size_t>(k)] = -g[static_cast<std::size_t>(k)];
+      for (std::int64_t k = 0; k < N; ++k)
+        p[static_cast<std::size_t>(k)] = -g[static_cast<std::size_t>(k)];
       slope = -dot(g.data(), g.data(), N);
       step0 = 1.0 / std::max(1.0, std::sqrt(-slope));
     }
