@@ -464,19 +464,39 @@ inline void draw_power(const double* __restrict dmin, int S, double half_gamma, 
 }
 
 // For a pair with relative choice weights ui, uj over S posterior draws (mask in[s] = 1 for
-// draws other than the pair's items): sum of P(i | s) and of 2 P(i|s) P(j|s).
+// draws other than the pair's items): sum of P(i | s) and of 1 - P(i|s)^2 - P(j|s)^2 =
+// 2 P(i|s) P(j|s). Per-draw terms in chunks (a branch-free loop that vectorizes), summed
+// in four interleaved partial sums (draw s into sum s mod 4) added in a fixed order, so the
+// result is the same on every machine and build.
 TS_SIMD_CLONES
 inline void pair_gini(const double* __restrict ui, const double* __restrict uj,
                       const double* __restrict in, int S, double* a_out, double* cond_out) {
-  double a = 0.0, cond = 0.0;
-  for (int s = 0; s < S; ++s) {
-    const double den = ui[s] + uj[s];
-    const double p = den > 0.0 ? ui[s] / den : 0.5;
-    a += in[s] * p;
-    cond += in[s] * 2.0 * p * (1.0 - p);
+  constexpr int kChunk = 64;
+  double ta[kChunk], tc[kChunk];
+  double a[4] = {0.0, 0.0, 0.0, 0.0}, cond[4] = {0.0, 0.0, 0.0, 0.0};
+  for (int s0 = 0; s0 < S; s0 += kChunk) {
+    const int m = std::min(kChunk, S - s0);
+    for (int s = 0; s < m; ++s) {
+      const double den = ui[s0 + s] + uj[s0 + s];
+      const double inv = 1.0 / den;  // inf when den = 0: not used then
+      const double pr = ui[s0 + s] * inv, qr = uj[s0 + s] * inv;
+      const double p = den > 0.0 ? pr : 0.5, q = den > 0.0 ? qr : 0.5;
+      ta[s] = in[s0 + s] * p;
+      tc[s] = in[s0 + s] * (2.0 * p * q);
+    }
+    int s = 0;  // kChunk is a multiple of 4: lane = (s0 + s) mod 4
+    for (; s + 4 <= m; s += 4)
+      for (int l = 0; l < 4; ++l) {
+        a[l] += ta[s + l];
+        cond[l] += tc[s + l];
+      }
+    for (int l = 0; s < m; ++s, ++l) {
+      a[l] += ta[s];
+      cond[l] += tc[s];
+    }
   }
-  *a_out = a;
-  *cond_out = cond;
+  *a_out = (a[0] + a[1]) + (a[2] + a[3]);
+  *cond_out = (cond[0] + cond[1]) + (cond[2] + cond[3]);
 }
 
 // ---------------------------------------------------------------- small dense algebra
@@ -796,17 +816,6 @@ class DiscreteSearcher {
         for (std::size_t b = a + 1; b < probable.size(); ++b) push(probable[a], probable[b]);
         for (std::int64_t c : items) push(probable[a], c);
       }
-      // drop repeated pairs
-      std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
-      for (std::size_t t = 0; t < tuples.size(); t += 2)
-        pairs.emplace_back(tuples[t], tuples[t + 1]);
-      std::sort(pairs.begin(), pairs.end());
-      pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-      tuples.clear();
-      for (const auto& pr : pairs) {
-        tuples.push_back(pr.first);
-        tuples.push_back(pr.second);
-      }
     } else {
       for (int a = 0; a < kRadii; ++a) {
         std::vector<std::int64_t> t(static_cast<std::size_t>(k), -1);
@@ -824,7 +833,46 @@ class DiscreteSearcher {
           tuples.insert(tuples.end(), t.begin(), t.end());
       }
     }
-    const std::int64_t nt = static_cast<std::int64_t>(tuples.size()) / k;
+    // the distinct candidate items (ascending) and the tuples as positions into them;
+    // pairs are deduplicated, in ascending (first, second) item order
+    // (mark_[item] = 1 + its position while this call runs, 0 otherwise)
+    std::vector<std::int64_t> cands;
+    if (mark_.size() != static_cast<std::size_t>(n_)) mark_.assign(static_cast<std::size_t>(n_), 0);
+    struct ClearMarks {
+      std::vector<std::int32_t>& mark;
+      const std::vector<std::int64_t>& items;
+      ~ClearMarks() {
+        for (std::int64_t item : items) mark[static_cast<std::size_t>(item)] = 0;
+      }
+    } clear_marks{mark_, cands};
+    for (std::int64_t item : tuples)
+      if (!mark_[static_cast<std::size_t>(item)]) {
+        mark_[static_cast<std::size_t>(item)] = 1;
+        cands.push_back(item);
+      }
+    std::sort(cands.begin(), cands.end());
+    const int nc = static_cast<int>(cands.size());
+    for (int c = 0; c < nc; ++c)
+      mark_[static_cast<std::size_t>(cands[static_cast<std::size_t>(c)])] = c + 1;
+    const auto position = [&](std::int64_t item) {
+      return mark_[static_cast<std::size_t>(item)] - 1;
+    };
+    std::vector<int> tpos;  // n_tuples x k
+    tpos.reserve(tuples.size());
+    if (k == 2) {
+      std::vector<char> seen(static_cast<std::size_t>(nc) * static_cast<std::size_t>(nc), 0);
+      for (std::size_t t = 0; t < tuples.size(); t += 2)
+        seen[static_cast<std::size_t>(position(tuples[t]) * nc + position(tuples[t + 1]))] = 1;
+      for (int i = 0; i < nc; ++i)
+        for (int j = i + 1; j < nc; ++j)
+          if (seen[static_cast<std::size_t>(i * nc + j)]) {
+            tpos.push_back(i);
+            tpos.push_back(j);
+          }
+    } else {
+      for (std::int64_t item : tuples) tpos.push_back(position(item));
+    }
+    const std::int64_t nt = static_cast<std::int64_t>(tpos.size()) / k;
     if (nt == 0) {  // degenerate posterior: fall back to the plain weighted rule
       std::vector<double> pr(static_cast<std::size_t>(k * d_));
       gammackl_protos(k, cfg_.r, pr.data());
@@ -832,14 +880,10 @@ class DiscreteSearcher {
       return k;
     }
     if (nt == 1) {
-      std::copy(tuples.begin(), tuples.begin() + k, q);
+      for (int c = 0; c < k; ++c)
+        q[c] = cands[static_cast<std::size_t>(tpos[static_cast<std::size_t>(c)])];
       return k;
     }
-    // the distinct candidate items and the posterior sample
-    std::vector<std::int64_t> cands(tuples);
-    std::sort(cands.begin(), cands.end());
-    cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
-    const int nc = static_cast<int>(cands.size());
     std::vector<std::int64_t> sample = posterior_sample();
     // u[c][s] = (min_c' D_sc' / D_sc)^(gamma/2): relative choice weights, no overflow
     const ChoicePower cp(cfg_.gamma);
@@ -853,9 +897,8 @@ class DiscreteSearcher {
       const std::int64_t it = sample[static_cast<std::size_t>(s2)];
       for (std::int64_t b = 0; b < d_; ++b)
         xsT[static_cast<std::size_t>(b * kSamples + s2)] = store_->coord(it, b);
-      const auto f = std::lower_bound(cands.begin(), cands.end(), it);
-      if (f != cands.end() && *f == it)
-        draws_of[static_cast<std::size_t>(f - cands.begin())].push_back(s2);
+      if (mark_[static_cast<std::size_t>(it)])
+        draws_of[static_cast<std::size_t>(position(it))].push_back(s2);
     }
     std::vector<double> u(static_cast<std::size_t>(kSamples * nc)), dmin(kSamples), base(kSamples);
     for (int c = 0; c < nc; ++c)
@@ -871,25 +914,23 @@ class DiscreteSearcher {
     // tuples scored independently (in parallel when worthwhile), the argmax in order
 #pragma omp parallel num_threads(threads_) if (nt * kSamples >= 8192 && threads_ > 1)
     {
-      std::vector<int> pos(static_cast<std::size_t>(k));
       std::vector<double> A(static_cast<std::size_t>(k));
-      double in[kSamples];  // 1 for draws other than the tuple's items
+      double in[kSamples];  // 1 for draws other than the tuple's items (reset after each tuple)
+      std::fill(in, in + kSamples, 1.0);
 #pragma omp for schedule(static)
       for (std::int64_t t = 0; t < nt; ++t) {
-        const std::int64_t* tup = tuples.data() + t * k;
+        const int* pos = tpos.data() + t * k;
         double found_sq = 0.0, mass_in = 0.0;
         for (int c = 0; c < k; ++c) {
-          pos[static_cast<std::size_t>(c)] = static_cast<int>(
-              std::lower_bound(cands.begin(), cands.end(), tup[c]) - cands.begin());
-          const double pc = w_[static_cast<std::size_t>(tup[c])] / W;
+          const double pc =
+              w_[static_cast<std::size_t>(cands[static_cast<std::size_t>(pos[c])])] / W;
           found_sq += pc * pc;
           mass_in += pc;
         }
         // draws equal to one of the tuple's items: outcome "found", not part of the sums
-        std::fill(in, in + kSamples, 1.0);
         int outside = kSamples;
         for (int c = 0; c < k; ++c)
-          for (int s2 : draws_of[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)])]) {
+          for (int s2 : draws_of[static_cast<std::size_t>(pos[c])]) {
             in[s2] = 0.0;
             --outside;
           }
@@ -905,12 +946,10 @@ class DiscreteSearcher {
           for (int s2 = 0; s2 < kSamples; ++s2) {
             if (in[s2] == 0.0) continue;
             double den = 0.0;
-            for (int c = 0; c < k; ++c)
-              den += u[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)] * kSamples + s2)];
+            for (int c = 0; c < k; ++c) den += u[static_cast<std::size_t>(pos[c] * kSamples + s2)];
             double sq = 0.0;
             for (int c = 0; c < k; ++c) {
-              const double uc =
-                  u[static_cast<std::size_t>(pos[static_cast<std::size_t>(c)] * kSamples + s2)];
+              const double uc = u[static_cast<std::size_t>(pos[c] * kSamples + s2)];
               const double pcs = den > 0.0 ? uc / den : 1.0 / k;
               A[static_cast<std::size_t>(c)] += pcs;
               sq += pcs * pcs;
@@ -923,12 +962,15 @@ class DiscreteSearcher {
         for (int c = 0; c < k; ++c)
           asq += (A[static_cast<std::size_t>(c)] * wout) * (A[static_cast<std::size_t>(c)] * wout);
         scores[static_cast<std::size_t>(t)] = 1.0 - found_sq - asq - wout * cond;
+        for (int c = 0; c < k; ++c)
+          for (int s2 : draws_of[static_cast<std::size_t>(pos[c])]) in[s2] = 1.0;
       }
     }
     std::int64_t best = 0;
     for (std::int64_t t = 1; t < nt; ++t)
       if (scores[static_cast<std::size_t>(t)] > scores[static_cast<std::size_t>(best)]) best = t;
-    std::copy(tuples.begin() + best * k, tuples.begin() + (best + 1) * k, q);
+    for (int c = 0; c < k; ++c)
+      q[c] = cands[static_cast<std::size_t>(tpos[static_cast<std::size_t>(best * k + c)])];
     return k;
   }
 
@@ -1243,6 +1285,7 @@ class DiscreteSearcher {
   int threads_;
   std::int64_t n_, d_;
   std::vector<std::uint8_t> shown_;
+  std::vector<std::int32_t> mark_;  // scratch for select_infogain, all zero between calls
   std::int64_t chunks_;
   std::vector<double> w_;  // gamma-CKL: unnormalized posterior (block-padded)
   double total_ = 0.0;     // sum of w_ after the last pass
