@@ -15,7 +15,6 @@ import pytest
 import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference import continuous as ref
-from tripletsearch.continuous import METHODS
 
 QUERIES = 60
 
@@ -46,12 +45,16 @@ def test_ask_tell(benchmark, d, method):
 def test_simulator_throughput(benchmark, backend):
     """Queries per second of the simulator, native vs the NumPy twin (d = 2, global, 256
     particles, 2 runs x 40 queries)."""
-    args = (2, 3.0, -1.0, 1.0, METHODS["global"], 0.7, 0.0, 60, 256, 0, 0, 0, 2, 0.5)
     benchmark.group = "simulator d=2 global 256 particles 2 runs x 40 queries"
     if backend == "native":
-        benchmark(_core.simulate_continuous, *args, 2, 40, -1, 3.0, 0.0, 1, 1)
+        config = _core.ContinuousConfig(dim=2, particles=256)
+        options = _core.ContinuousSimOptions(runs=2, max_queries=40)
+        benchmark(_core.simulate_continuous, config, options, 1, 1)
     else:
-        benchmark.pedantic(ref.simulate, args=(*args, 2, 40, 3.0, 0.0, 1), rounds=1, iterations=1)
+        kwargs = dict(dim=2, method="global", particles=256)
+        benchmark.pedantic(
+            ref.simulate, args=(2, 40, 3.0, 0.0, 1), kwargs=kwargs, rounds=1, iterations=1
+        )
     benchmark.extra_info["queries_per_s"] = round(80 / benchmark.stats.stats.min)
 
 

@@ -13,7 +13,7 @@ import pytest
 import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
-from tripletsearch.discrete import METHODS, SELECTIONS
+from tripletsearch.discrete import SELECTIONS
 
 ROUNDS = 8  # ask + tell rounds per timed call
 
@@ -45,9 +45,10 @@ def test_query_native(benchmark, databases, n, d, selection, threads):
     benchmark.group = f"{ROUNDS} queries n={n} d={d}"
     benchmark.extra_info["per_query_us"] = None
 
+    config = _core.SearchConfig(selection=getattr(_core.Selection, SELECTIONS[selection]))
+
     def setup():
-        s = _core.DiscreteSearcher(store, 0, 3.0, 2.0, 0.1, 2, SELECTIONS[selection], 1, threads)
-        return (s,), {}
+        return (_core.DiscreteSearcher(store, config, 1, threads),), {}
 
     benchmark.pedantic(_rounds, setup=setup, rounds=5 if n >= 10**5 else 30, iterations=1)
     benchmark.extra_info["per_query_us"] = round(benchmark.stats.stats.min / ROUNDS * 1e6, 1)
@@ -60,7 +61,7 @@ def test_query_reference(benchmark, databases, n, d, selection):
     benchmark.group = f"{ROUNDS} queries n={n} d={d}"
 
     def setup():
-        return (RefSearcher(X, 0, 3.0, 2.0, 0.1, 2, SELECTIONS[selection], 1),), {}
+        return (RefSearcher(X, selection=selection, seed=1),), {}
 
     benchmark.pedantic(_rounds, setup=setup, rounds=3, iterations=1)
     benchmark.extra_info["per_query_us"] = round(benchmark.stats.stats.min / ROUNDS * 1e6, 1)
@@ -120,7 +121,7 @@ def test_simulation_reference_throughput(benchmark, databases):
     def run():
         total = 0
         for t in targets:
-            s = RefSearcher(X, METHODS["gamma-ckl"], 3.0, 2.0, 0.1, 2, SELECTIONS["infogain"], 1)
+            s = RefSearcher(X, selection="infogain", seed=1)
             for _ in range(200):
                 q = s.select()
                 total += 1

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tripletsearch as ts
-from tripletsearch import _reference as ref
+from tripletsearch._testing import ReferenceEmbedding
 from tripletsearch.embedding import valid_rows
 
 
@@ -66,7 +66,7 @@ def test_food_fit_reference(benchmark, food):
     benchmark.group = "fit food-size (n=100, d=10, 152k train triplets)"
 
     def fit():
-        return ref.Embedding("gamma-ckl", n_components=10, gamma=10, random_state=0).fit(train)
+        return ReferenceEmbedding("gamma-ckl", n_components=10, gamma=10, random_state=0).fit(train)
 
     est = benchmark.pedantic(fit, rounds=1, iterations=1)
     _record(benchmark, est, test, bayes)

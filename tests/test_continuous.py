@@ -109,27 +109,51 @@ def test_native_binomial_tail_matches_scipy(n, p, tau):
 
 # ------------------------------------------------------------------ native == twin
 
-TWIN = [(2, 2), (1, 2), (1, 3), (2, 4), (1, 5), (2, 1)]
+TWIN = [
+    ("global", 2),
+    ("posterior", 2),
+    ("posterior", 3),
+    ("global", 4),
+    ("posterior", 5),
+    ("global", 1),
+]
+
+
+def native_config(**kw):
+    """The native configuration of the twin's keywords (method by public name)."""
+    return _core.ContinuousConfig(
+        **{**kw, "method": getattr(_core.ContinuousMethod, METHODS[kw["method"]])}
+    )
+
+
+def native_simulation(runs, max_queries, user_gamma, user_lapse, seed, threads, **config):
+    options = _core.ContinuousSimOptions(
+        runs=runs, max_queries=max_queries, user_gamma=user_gamma, user_lapse=user_lapse
+    )
+    return _core.simulate_continuous(native_config(**config), options, seed, threads).errors
 
 
 @pytest.mark.parametrize("method,d", TWIN)
 def test_simulation_matches_numpy_twin(method, d):
-    args = (d, 3.0, -1.0, 1.0, method, 0.7, 0.0, 30, 96, 0, 0, 0, 2, 0.5)
-    nat = _core.simulate_continuous(*args, 3, 25, -1, 3.0, 0.0, 11, 2)["errors"]
-    twin = ref.simulate(*args, 3, 25, 3.0, 0.0, 11)
+    config = dict(dim=d, method=method, alpha=0.7, stage_cap=30, particles=96)
+    nat = native_simulation(3, 25, 3.0, 0.0, 11, 2, **config)
+    twin = ref.simulate(3, 25, 3.0, 0.0, 11, **config)
     np.testing.assert_allclose(nat, twin, rtol=1e-9, atol=1e-13)
 
 
 def test_simulation_with_lapse_matches_twin():
-    args = (2, 3.0, -1.0, 1.0, 2, 0.7, 0.1, 30, 96, 0, 0, 0, 2, 0.5)
-    nat = _core.simulate_continuous(*args, 2, 25, -1, 2.0, 0.1, 5, 1)["errors"]
-    np.testing.assert_allclose(nat, ref.simulate(*args, 2, 25, 2.0, 0.1, 5), rtol=1e-9, atol=1e-13)
+    config = dict(dim=2, method="global", alpha=0.7, lapse=0.1, stage_cap=30, particles=96)
+    nat = native_simulation(2, 25, 2.0, 0.1, 5, 1, **config)
+    np.testing.assert_allclose(
+        nat, ref.simulate(2, 25, 2.0, 0.1, 5, **config), rtol=1e-9, atol=1e-13
+    )
 
 
 def test_hypothesis_test_session_matches_twin():
     # a toy plan: 4 cells per axis, 3 repetitions, accept with >= 2 wins
-    args = (2, 3.0, -1.0, 1.0, 0, 0.7, 0.0, 30, 16, 4, 3, 2, 2, 0.5, 9)
-    a, b = _core.ContinuousSearcher(*args, 1), ref.ContinuousSearcher(*args)
+    config = dict(dim=2, method="hypothesis-test", cells_per_axis=4, n_obs=3, tau=2)
+    a = _core.ContinuousSearcher(native_config(**config), 9, 1)
+    b = ref.ContinuousSearcher(**config, seed=9)
     rng = np.random.default_rng(0)
     for _ in range(200):
         qa, qb = a.ask(), b.ask()
@@ -303,4 +327,4 @@ def test_simulate_bad_input():
         ts.simulate_continuous(2, 3.0, n_runs=0, max_queries=3)
     with pytest.raises(ValueError, match="oracle_lapse"):
         ts.simulate_continuous(2, 3.0, n_runs=1, max_queries=3, oracle_lapse=1.5)
-    assert METHODS["global"] == 2
+    assert METHODS["global"] == "Global"

@@ -8,9 +8,9 @@ from scipy import stats
 
 import tripletsearch as ts
 from tripletsearch import _core
-from tripletsearch import _reference as ref
 from tripletsearch._reference.rng import Rng, epoch_permutation
-from tripletsearch.embedding import valid_rows
+from tripletsearch._testing import ReferenceEmbedding
+from tripletsearch.embedding import native_train, valid_rows
 
 
 def synthetic(n=40, d=2, m=3000, gamma=4.0, seed=0):
@@ -59,7 +59,7 @@ def test_native_trainer_follows_reference_trajectory(model, kw):
     X, T = synthetic(n=25, d=3, m=700)
     args = dict(model=model, n_components=3, gamma=4.0, sigma=0.5, random_state=3, **kw)
     a = ts.Embedding(**args).fit(T)
-    b = ref.Embedding(**args).fit(T)
+    b = ReferenceEmbedding(**args).fit(T)
     assert a.n_epochs_ == b.n_epochs_ and a.status_ == b.status_
     np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-9)
     np.testing.assert_allclose(a.embedding_, b.embedding_, rtol=1e-7, atol=1e-9)
@@ -69,7 +69,7 @@ def test_native_trainer_follows_reference_trajectory(model, kw):
 def test_pairwise_gradient_path_trajectory_matches_reference():
     X, T = synthetic(n=12, d=2, m=3000)  # n^2 <= m / 4: the dense pairwise kernel
     a = ts.Embedding(n_components=2, gamma=4.0, max_epochs=10, random_state=1).fit(T)
-    b = ref.Embedding(n_components=2, gamma=4.0, max_epochs=10, random_state=1).fit(T)
+    b = ReferenceEmbedding(n_components=2, gamma=4.0, max_epochs=10, random_state=1).fit(T)
     np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-9)
 
 
@@ -192,13 +192,21 @@ def test_callback_exception_propagates_and_stops():
             raise KeyboardInterrupt
         return True
 
-    with pytest.raises(KeyboardInterrupt):
-        _core.train(0, 3.0, 0.1 * X, T, 1, 0.05, 0, 100, 0.0, 10, 0.0, False, 1, 1, cb)
-    assert seen == [1, 2]
-    out = _core.train(
-        0, 3.0, 0.1 * X, T, 1, 0.05, 0, 100, 0.0, 10, 0.0, False, 1, 1, lambda *a: a[0] < 4
+    options = dict(
+        optimizer="adam",
+        lr=0.05,
+        batch_size=0,
+        max_epochs=100,
+        tol=0.0,
+        n_iter_no_change=10,
+        l2=0.0,
+        learn_gamma=False,
     )
-    assert out[3] == 4 and out[4] == 3  # stopped by the callback at epoch 4
+    with pytest.raises(KeyboardInterrupt):
+        native_train(ts.GammaCKL(3.0), 0.1 * X, T, options, 1, 1, cb)
+    assert seen == [1, 2]
+    out = native_train(ts.GammaCKL(3.0), 0.1 * X, T, options, 1, 1, lambda *a: a[0] < 4)
+    assert out[3] == 4 and out[4] == "stopped"  # stopped by the callback at epoch 4
 
 
 def test_divergence_is_reported_not_returned():

@@ -169,12 +169,16 @@ def test_sample_bad_queries_and_random_state():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_choice_prob_bad_input(backend):
+def test_choice_prob_index_out_of_range(backend):
     o = backend.GammaCKL(2.0)
     with pytest.raises(ValueError, match=r"heads: index 7 at position \(1\)"):
         o.choice_prob(X, [0, 7], [[1, 2], [2, 3]])
     with pytest.raises(ValueError, match=r"candidates: index -2 at position \(1, 0\)"):
         o.choice_prob(X, [0, 1], [[1, 2], [-2, 3]])
+
+
+def test_choice_prob_bad_input():
+    o = ts.GammaCKL(2.0)
     with pytest.raises(ValueError, match="candidates: expected one row per head"):
         o.choice_prob(X, [0, 1], [[1, 2]])
     with pytest.raises(TypeError, match="heads: expected an integer array"):
@@ -187,9 +191,14 @@ def test_choice_prob_bad_input(backend):
 def test_direct_core_call_with_bad_shape_raises():
     from tripletsearch import _core
 
+    spec = _core.OracleSpec(_core.ModelKind.GammaCKL, 2.0)
     with pytest.raises(ValueError, match="triplets: expected 3 columns"):
-        _core.oracle_prob(0, 2.0, X, np.zeros((2, 2), dtype=np.int64), 1)
+        _core.oracle_prob(spec, X, np.zeros((2, 2), dtype=np.int64), 1)
     with pytest.raises(ValueError, match="n_jobs"):
-        _core.oracle_grad(0, 2.0, X, T, 0)
+        _core.oracle_grad(spec, X, T, 0)
     with pytest.raises(ValueError, match="triplets: index 5"):
-        _core.oracle_grad(0, 2.0, X, np.array([[0, 1, 5]]), 1)
+        _core.oracle_grad(spec, X, np.array([[0, 1, 5]]), 1)
+    with pytest.raises(ValueError, match="gamma: must be > 0"):
+        _core.OracleSpec(_core.ModelKind.GammaCKL, -1.0)
+    with pytest.raises(TypeError):
+        _core.oracle_prob(0, X, T, 1)  # the spec is a typed object, not an integer code

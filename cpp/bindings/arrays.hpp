@@ -1,14 +1,17 @@
-// Array plumbing shared by the binding files: typed aliases and shape checks.
-// The Python layer validates dtypes, values and index ranges; these checks only keep a
-// direct call into _core from reading out of bounds.
+// Array plumbing shared by the binding files: typed aliases and shape checks. Values and
+// index ranges are the core's to check (it throws std::invalid_argument, a ValueError);
+// these checks only keep a direct call into _core from reading out of bounds.
 #pragma once
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -17,7 +20,7 @@ using IndexArray = py::array_t<std::int64_t, py::array::c_style>;
 
 inline void require_ndim(const py::array& a, int ndim, const char* name) {
   if (a.ndim() != ndim)
-    throw std::invalid_argument(std::string(name) + ": expected " + std::to_string(ndim) +
+    throw std::invalid_argument(std::string(name) + ": expected a " + std::to_string(ndim) +
                                 "-d array, got " + std::to_string(a.ndim()) + "-d");
 }
 
@@ -27,6 +30,16 @@ inline void require_cols(const py::array& a, py::ssize_t cols, const char* name)
                                 " columns, got " + std::to_string(a.shape(1)));
 }
 
-inline void require_threads(int threads) {
-  if (threads < 1) throw std::invalid_argument("n_jobs: thread count must be >= 1");
+// A new 1-d array with a copy of v.
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+// A new (rows, cols) array with a copy of v (rows * cols values).
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v, py::ssize_t rows, py::ssize_t cols) {
+  py::array_t<T> out({rows, cols});
+  std::copy(v.begin(), v.begin() + rows * cols, out.mutable_data());
+  return out;
 }

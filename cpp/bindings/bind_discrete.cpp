@@ -1,30 +1,42 @@
-// Bindings of discrete.hpp: the item store, a searcher session, the simulator.
+// Bindings of discrete/: the configuration, the item store and a searcher session.
 #include "arrays.hpp"
-#include "tripletsearch/discrete.hpp"
+#include "tripletsearch/discrete/search.hpp"
 
 namespace ts = tripletsearch;
 
-namespace {
-
-ts::SearchConfig make_config(int method, double gamma, double r, double sigma, int n_choices,
-                             int selection) {
-  if (method < 0 || method > 2) throw std::invalid_argument("method: unknown");
-  if (selection < 0 || selection > 3) throw std::invalid_argument("selection: unknown");
-  if (n_choices < 2 || n_choices > 64) throw std::invalid_argument("n_choices: must be in [2, 64]");
-  ts::SearchConfig cfg;
-  cfg.method = static_cast<ts::SearchMethod>(method);
-  cfg.gamma = gamma;
-  cfg.r = r;
-  cfg.sigma = sigma;
-  cfg.n_choices = n_choices;
-  cfg.selection = static_cast<ts::Selection>(selection);
-  return cfg;
-}
-
-}  // namespace
-
 void register_discrete(py::module_& m) {
-  py::class_<ts::ItemStore, std::shared_ptr<ts::ItemStore>>(m, "ItemStore")
+  py::enum_<ts::SearchMethod>(m, "SearchMethod", "Database search methods.")
+      .value("GammaCKL", ts::SearchMethod::GammaCKL)
+      .value("Gauss", ts::SearchMethod::Gauss)
+      .value("Random", ts::SearchMethod::Random);
+  py::enum_<ts::Selection>(m, "Selection", "gamma-CKLSearch's selection rules.")
+      .value("Weighted", ts::Selection::Weighted)
+      .value("Paper", ts::Selection::Paper)
+      .value("Nearest", ts::Selection::Nearest)
+      .value("InfoGain", ts::Selection::InfoGain);
+  m.attr("MAX_CHOICES") = ts::kMaxChoices;
+
+  const ts::SearchConfig dflt;
+  py::class_<ts::SearchConfig>(m, "SearchConfig",
+                               "A database search's configuration; validated on construction.")
+      .def(py::init([](ts::SearchMethod method, double gamma, double r, double sigma, int n_choices,
+                       ts::Selection selection) {
+             const ts::SearchConfig c{method, gamma, r, sigma, n_choices, selection};
+             c.validate();
+             return c;
+           }),
+           py::kw_only(), py::arg("method") = dflt.method, py::arg("gamma") = dflt.gamma,
+           py::arg("r") = dflt.r, py::arg("sigma") = dflt.sigma,
+           py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection)
+      .def_readonly("method", &ts::SearchConfig::method)
+      .def_readonly("gamma", &ts::SearchConfig::gamma)
+      .def_readonly("r", &ts::SearchConfig::r)
+      .def_readonly("sigma", &ts::SearchConfig::sigma)
+      .def_readonly("n_choices", &ts::SearchConfig::n_choices)
+      .def_readonly("selection", &ts::SearchConfig::selection);
+
+  py::class_<ts::ItemStore, std::shared_ptr<ts::ItemStore>>(
+      m, "ItemStore", "The items (n, d) in the search's single-precision block layout.")
       .def(py::init([](const DoubleArray& X) {
              require_ndim(X, 2, "X");
              py::gil_scoped_release release;
@@ -34,27 +46,26 @@ void register_discrete(py::module_& m) {
       .def_property_readonly("n", &ts::ItemStore::n)
       .def_property_readonly("d", &ts::ItemStore::d);
 
-  py::class_<ts::DiscreteSearcher>(m, "DiscreteSearcher")
+  py::class_<ts::DiscreteSearcher>(m, "DiscreteSearcher", "A database search session.")
+      .def(py::init([](std::shared_ptr<ts::ItemStore> store, const ts::SearchConfig& config,
+                       std::uint64_t seed, int threads) {
+             py::gil_scoped_release release;
+             return ts::make_searcher(std::move(store), config, seed, threads);
+           }),
+           py::arg("store"), py::arg("config"), py::arg("seed"), py::arg("threads"))
       .def(
-          py::init([](std::shared_ptr<ts::ItemStore> store, int method, double gamma, double r,
-                      double sigma, int n_choices, int selection, std::uint64_t seed, int threads) {
-            require_threads(threads);
-            const auto cfg = make_config(method, gamma, r, sigma, n_choices, selection);
-            py::gil_scoped_release release;
-            return new ts::DiscreteSearcher(store, cfg, seed, threads);
-          }),
-          py::arg("store"), py::arg("method"), py::arg("gamma"), py::arg("r"), py::arg("sigma"),
-          py::arg("n_choices"), py::arg("selection"), py::arg("seed"), py::arg("threads"))
-      .def("select",
-           [](ts::DiscreteSearcher& s) {
-             std::vector<std::int64_t> q(64);
-             int k;
-             {
-               py::gil_scoped_release release;
-               k = s.select(q.data());
-             }
-             return py::array_t<std::int64_t>(k, q.data());
-           })
+          "select",
+          [](ts::DiscreteSearcher& s) {
+            std::vector<std::int64_t> q(ts::kMaxChoices);
+            int k;
+            {
+              py::gil_scoped_release release;
+              k = s.select(q.data());
+            }
+            q.resize(static_cast<std::size_t>(k));
+            return to_array(q);
+          },
+          "The items to show next (empty when every item was shown).")
       .def(
           "update",
           [](ts::DiscreteSearcher& s, const IndexArray& shown, int choice) {
@@ -62,11 +73,12 @@ void register_discrete(py::module_& m) {
             py::gil_scoped_release release;
             s.update(shown.data(), static_cast<int>(shown.shape(0)), choice);
           },
-          py::arg("shown"), py::arg("choice"))
+          py::arg("shown"), py::arg("choice"),
+          "The user saw `shown` and picked shown[choice] (choice = -1: no answer).")
       .def(
           "posterior",
-          [](const ts::DiscreteSearcher& s, std::int64_t n) {
-            py::array_t<double> out(n);
+          [](const ts::DiscreteSearcher& s) {
+            py::array_t<double> out(s.n_items());
             double* o = out.mutable_data();
             {
               py::gil_scoped_release release;
@@ -74,48 +86,16 @@ void register_discrete(py::module_& m) {
             }
             return out;
           },
-          py::arg("n"))
+          "P(item is the target) for every item (shown items: 0).")
+      .def_property_readonly("config", &ts::DiscreteSearcher::config)
       .def_property_readonly("mean",
-                             [](const ts::DiscreteSearcher& s) {
-                               return py::array_t<double>(s.mean().size(), s.mean().data());
-                             })
+                             [](const ts::DiscreteSearcher& s) { return to_array(s.mean()); })
       .def_property_readonly("cov",
                              [](const ts::DiscreteSearcher& s) {
                                const auto d = static_cast<py::ssize_t>(s.mean().size());
-                               py::array_t<double> out({d, d});
-                               std::copy(s.cov().begin(), s.cov().end(), out.mutable_data());
-                               return out;
+                               return to_array(s.cov(), d, d);
                              })
+      .def_property_readonly("n_items", &ts::DiscreteSearcher::n_items)
       .def_property_readonly("n_unshown", &ts::DiscreteSearcher::n_unshown)
       .def_property_readonly("n_queries", &ts::DiscreteSearcher::n_queries);
-
-  m.def(
-      "simulate_discrete",
-      [](std::shared_ptr<ts::ItemStore> store, int method, double gamma, double r, double sigma,
-         int n_choices, int selection, int oracle_kind, double oracle_param,
-         std::shared_ptr<ts::ItemStore> ostore, const IndexArray& targets, std::int64_t max_queries,
-         std::uint64_t seed, int threads) {
-        require_ndim(targets, 1, "targets");
-        require_threads(threads);
-        if (oracle_kind < 0 || oracle_kind > 4) throw std::invalid_argument("oracle: unknown");
-        if (ostore->n() != store->n())
-          throw std::invalid_argument("oracle_X: must have one row per item of X");
-        const auto cfg = make_config(method, gamma, r, sigma, n_choices, selection);
-        const ts::OracleSpec oracle{static_cast<ts::ModelKind>(oracle_kind), oracle_param};
-        ts::DiscreteSimulation res;
-        {
-          py::gil_scoped_release release;
-          res = ts::simulate_discrete(store, cfg, oracle, ostore, targets.data(), targets.shape(0),
-                                      max_queries, seed, threads);
-        }
-        py::array_t<bool> found(static_cast<py::ssize_t>(res.found.size()));
-        auto* f = found.mutable_data();
-        for (std::size_t i = 0; i < res.found.size(); ++i) f[i] = res.found[i] != 0;
-        return py::make_tuple(py::array_t<std::int64_t>(res.n_queries.size(), res.n_queries.data()),
-                              found);
-      },
-      py::arg("store"), py::arg("method"), py::arg("gamma"), py::arg("r"), py::arg("sigma"),
-      py::arg("n_choices"), py::arg("selection"), py::arg("oracle_kind"), py::arg("oracle_param"),
-      py::arg("oracle_store"), py::arg("targets"), py::arg("max_queries"), py::arg("seed"),
-      py::arg("threads"));
 }

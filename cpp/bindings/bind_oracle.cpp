@@ -1,6 +1,8 @@
-// Bindings of oracle.hpp: prob, log_prob, log_likelihood, grad, choice_prob.
+// Bindings of oracle/: the model specification and the kernels over triplet rows.
 #include "arrays.hpp"
-#include "tripletsearch/oracle.hpp"
+#include "tripletsearch/oracle/gradient.hpp"
+#include "tripletsearch/oracle/models.hpp"
+#include "tripletsearch/oracle/rows.hpp"
 
 namespace ts = tripletsearch;
 
@@ -13,23 +15,16 @@ ts::Problem make_problem(const DoubleArray& X, const IndexArray& T) {
   return {X.data(), X.shape(0), X.shape(1), T.data(), T.shape(0)};
 }
 
-ts::OracleSpec make_spec(int kind, double param) {
-  if (kind < 0 || kind > 4) throw std::invalid_argument("unknown oracle model");
-  return {static_cast<ts::ModelKind>(kind), param};
-}
-
-py::array_t<double> rows_out(const ts::Problem& P, int kind, double param, int threads,
-                             bool log_space) {
-  const ts::OracleSpec spec = make_spec(kind, param);
-  require_threads(threads);
+// out = kernel(spec, problem, out, threads) over the rows, GIL released.
+template <class Kernel>
+py::array_t<double> rows_out(const ts::OracleSpec& spec, const DoubleArray& X, const IndexArray& T,
+                             int threads, Kernel kernel) {
+  const ts::Problem P = make_problem(X, T);
   py::array_t<double> out(P.m);
   double* o = out.mutable_data();
   {
     py::gil_scoped_release release;
-    if (log_space)
-      ts::log_prob(spec, P, o, threads);
-    else
-      ts::prob(spec, P, o, threads);
+    kernel(spec, P, o, threads);
   }
   return out;
 }
@@ -37,37 +32,55 @@ py::array_t<double> rows_out(const ts::Problem& P, int kind, double param, int t
 }  // namespace
 
 void register_oracle(py::module_& m) {
+  py::enum_<ts::ModelKind>(m, "ModelKind", "The oracle models.")
+      .value("GammaCKL", ts::ModelKind::GammaCKL)
+      .value("CKL", ts::ModelKind::CKL)
+      .value("TSTE", ts::ModelKind::TSTE)
+      .value("STE", ts::ModelKind::STE)
+      .value("Probit", ts::ModelKind::Probit);
+
+  py::class_<ts::OracleSpec>(m, "OracleSpec",
+                             "A model and its parameter (gamma, mu, alpha, unused, sigma); "
+                             "validated on construction.")
+      .def(py::init([](ts::ModelKind kind, double param) {
+             const ts::OracleSpec spec{kind, param};
+             spec.validate();
+             return spec;
+           }),
+           py::arg("kind"), py::arg("param"))
+      .def_readonly("kind", &ts::OracleSpec::kind)
+      .def_readonly("param", &ts::OracleSpec::param);
+
   m.def(
       "oracle_prob",
-      [](int kind, double param, const DoubleArray& X, const IndexArray& T, int threads) {
-        return rows_out(make_problem(X, T), kind, param, threads, false);
+      [](const ts::OracleSpec& spec, const DoubleArray& X, const IndexArray& T, int threads) {
+        return rows_out(spec, X, T, threads, ts::prob);
       },
-      py::arg("kind"), py::arg("param"), py::arg("X"), py::arg("triplets"), py::arg("threads"));
+      py::arg("spec"), py::arg("X"), py::arg("triplets"), py::arg("threads"),
+      "Probability of each row's stated outcome, shape (m,).");
 
   m.def(
       "oracle_log_prob",
-      [](int kind, double param, const DoubleArray& X, const IndexArray& T, int threads) {
-        return rows_out(make_problem(X, T), kind, param, threads, true);
+      [](const ts::OracleSpec& spec, const DoubleArray& X, const IndexArray& T, int threads) {
+        return rows_out(spec, X, T, threads, ts::log_prob);
       },
-      py::arg("kind"), py::arg("param"), py::arg("X"), py::arg("triplets"), py::arg("threads"));
+      py::arg("spec"), py::arg("X"), py::arg("triplets"), py::arg("threads"),
+      "log of oracle_prob, shape (m,).");
 
   m.def(
       "oracle_log_likelihood",
-      [](int kind, double param, const DoubleArray& X, const IndexArray& T, int threads) {
+      [](const ts::OracleSpec& spec, const DoubleArray& X, const IndexArray& T, int threads) {
         const ts::Problem P = make_problem(X, T);
-        const ts::OracleSpec spec = make_spec(kind, param);
-        require_threads(threads);
         py::gil_scoped_release release;
         return ts::log_likelihood(spec, P, threads);
       },
-      py::arg("kind"), py::arg("param"), py::arg("X"), py::arg("triplets"), py::arg("threads"));
+      py::arg("spec"), py::arg("X"), py::arg("triplets"), py::arg("threads"),
+      "Sum of the rows' log-probabilities.");
 
   m.def(
       "oracle_grad",
-      [](int kind, double param, const DoubleArray& X, const IndexArray& T, int threads) {
+      [](const ts::OracleSpec& spec, const DoubleArray& X, const IndexArray& T, int threads) {
         const ts::Problem P = make_problem(X, T);
-        const ts::OracleSpec spec = make_spec(kind, param);
-        require_threads(threads);
         py::array_t<double> G({P.n, P.d});
         double* g = G.mutable_data();
         {
@@ -76,29 +89,28 @@ void register_oracle(py::module_& m) {
         }
         return G;
       },
-      py::arg("kind"), py::arg("param"), py::arg("X"), py::arg("triplets"), py::arg("threads"));
+      py::arg("spec"), py::arg("X"), py::arg("triplets"), py::arg("threads"),
+      "Gradient of oracle_log_likelihood with respect to X, shape (n, d).");
 
   m.def(
       "oracle_choice_prob",
-      [](int kind, double param, const DoubleArray& X, const IndexArray& heads,
+      [](const ts::OracleSpec& spec, const DoubleArray& X, const IndexArray& heads,
          const IndexArray& cands, int threads) {
         require_ndim(X, 2, "X");
         require_ndim(heads, 1, "heads");
         require_ndim(cands, 2, "candidates");
         if (cands.shape(0) != heads.shape(0))
           throw std::invalid_argument("candidates: must have one row per head");
-        const ts::OracleSpec spec = make_spec(kind, param);
-        require_threads(threads);
-        const py::ssize_t m = heads.shape(0), k = cands.shape(1);
-        py::array_t<double> out({m, k});
+        const py::ssize_t rows = heads.shape(0), k = cands.shape(1);
+        py::array_t<double> out({rows, k});
         double* o = out.mutable_data();
         {
           py::gil_scoped_release release;
-          ts::choice_prob(spec, X.data(), X.shape(0), X.shape(1), heads.data(), cands.data(), m, k,
-                          o, threads);
+          ts::choice_prob(spec, X.data(), X.shape(0), X.shape(1), heads.data(), cands.data(), rows,
+                          k, o, threads);
         }
         return out;
       },
-      py::arg("kind"), py::arg("param"), py::arg("X"), py::arg("heads"), py::arg("candidates"),
-      py::arg("threads"));
+      py::arg("spec"), py::arg("X"), py::arg("heads"), py::arg("candidates"), py::arg("threads"),
+      "P(candidate c named closest to the head), shape (m, k).");
 }

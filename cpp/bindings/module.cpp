@@ -1,21 +1,41 @@
-// The _core extension module: wires the per-concept binding files together.
+// The _core extension module: wires the per-concept binding files together, and reports
+// how the core was built (OpenMP, SIMD).
 #include "arrays.hpp"
-#include "tripletsearch/parallel.hpp"
+#include "tripletsearch/core/parallel.hpp"
+#include "tripletsearch/simd/dispatch.hpp"
 
+void register_rng(py::module_& m);
 void register_oracle(py::module_& m);
+void register_embedding(py::module_& m);
 void register_theory(py::module_& m);
-void register_sgd(py::module_& m);
 void register_discrete(py::module_& m);
 void register_continuous(py::module_& m);
+void register_simulate(py::module_& m);
+
+namespace simd = tripletsearch::simd;
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tripletsearch native core (C++17, OpenMP)";
   m.def("max_threads", &tripletsearch::max_threads,
         "Threads OpenMP would use by default (respects OMP_NUM_THREADS); 1 in a serial build.");
-  m.def("openmp_enabled", &tripletsearch::openmp_enabled);
+  m.def("openmp_enabled", &tripletsearch::openmp_enabled, "Whether the core uses OpenMP.");
+  m.def(
+      "simd_isa", [] { return std::string(simd::isa_name(simd::active_isa())); },
+      "The instruction set the block kernels run: 'avx2' or 'portable'.");
+  m.def(
+      "set_simd_isa",
+      [](const std::string& name) {
+        if (name != "avx2" && name != "portable")
+          throw std::invalid_argument("isa: expected 'avx2' or 'portable', got '" + name + "'");
+        return simd::set_active_isa(name == "avx2" ? simd::Isa::AVX2 : simd::Isa::Portable);
+      },
+      py::arg("isa"),
+      "Selects the kernels' instruction set (tests); False when the CPU or build lacks it.");
+  register_rng(m);
   register_oracle(m);
+  register_embedding(m);
   register_theory(m);
-  register_sgd(m);
   register_discrete(m);
   register_continuous(m);
+  register_simulate(m);
 }

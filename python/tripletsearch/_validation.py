@@ -1,20 +1,27 @@
-"""Input validation shared by the native and the reference backends.
+"""Input validation of the public API.
 
 Every check raises ``TypeError`` (wrong kind of object or dtype) or ``ValueError`` (wrong
 shape or value) with a message that starts with the name of the offending argument.
+
+One place per limit: values that configure the native core (gamma, n_choices, alpha, ...)
+are range-checked by the core when their configuration object is built (``_core.*Config``,
+``_core.OracleSpec``, ``_core.TrainOptions``), which raises ``ValueError`` naming the
+argument; here they only get a type check (:func:`check_real`, :func:`check_int`). Values
+that only Python uses are checked here.
 """
 
 from __future__ import annotations
 
 import numbers
 import os
+from typing import Any
 
 import numpy as np
 
-from . import _core
-
 __all__ = [
     "check_X",
+    "check_real",
+    "check_int",
     "check_index_array",
     "check_triplets",
     "check_index_range",
@@ -27,11 +34,18 @@ __all__ = [
 ]
 
 
-def _is_real_scalar(value) -> bool:
+def _is_real_scalar(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def check_positive(value, name: str, *, allow_inf: bool = False) -> float:
+def check_real(value: Any, name: str) -> float:
+    """Return ``value`` as a float after checking it is a real number (not a bool)."""
+    if not _is_real_scalar(value):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
     """Return ``value`` as a float after checking it is a finite real number > 0."""
     if not _is_real_scalar(value):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
@@ -43,7 +57,7 @@ def check_positive(value, name: str, *, allow_inf: bool = False) -> float:
     return value
 
 
-def check_nonnegative(value, name: str) -> float:
+def check_nonnegative(value: Any, name: str) -> float:
     """Return ``value`` as a float after checking it is a finite real number >= 0."""
     if not _is_real_scalar(value):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
@@ -55,7 +69,7 @@ def check_nonnegative(value, name: str) -> float:
     return value
 
 
-def check_int(value, name: str, *, minimum: int | None = None) -> int:
+def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     """Return ``value`` as an int after checking it is an integer (not bool) >= minimum."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
@@ -65,7 +79,7 @@ def check_int(value, name: str, *, minimum: int | None = None) -> int:
     return value
 
 
-def check_X(X, name: str = "X") -> np.ndarray:
+def check_X(X: Any, name: str = "X") -> np.ndarray:
     """Validate an embedding: real, 2-d (n, d) with n, d >= 1, finite. Returns float64, C order."""
     if isinstance(X, np.ndarray):
         arr = X
@@ -88,7 +102,9 @@ def check_X(X, name: str = "X") -> np.ndarray:
     return arr
 
 
-def check_index_array(a, name: str, ndim: int, n_items: int | None, cols: int | None = None):
+def check_index_array(
+    a: Any, name: str, ndim: int, n_items: int | None, cols: int | None = None
+) -> np.ndarray:
     """Validate an integer index array of a given ndim (and column count), and when
     ``n_items`` is given, that all entries lie in [0, n_items).
 
@@ -138,16 +154,18 @@ def check_index_range(arr: np.ndarray, n_items: int, name: str) -> None:
         )
 
 
-def check_triplets(triplets, n_items: int | None, name: str = "triplets") -> np.ndarray:
+def check_triplets(triplets: Any, n_items: int | None, name: str = "triplets") -> np.ndarray:
     """Validate triplet rows ``(t, i, j)``: integer (m, 3), indices in [0, n_items) when
     ``n_items`` is given."""
     return check_index_array(triplets, name, 2, n_items, cols=3)
 
 
-def resolve_n_jobs(n_jobs) -> int:
+def resolve_n_jobs(n_jobs: Any) -> int:
     """Thread count for ``n_jobs``: None means all cores (OpenMP default, which respects
     OMP_NUM_THREADS); a negative value -k means all cores but k - 1 (joblib convention)."""
     if n_jobs is None:
+        from . import _core
+
         return max(1, _core.max_threads())
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
         raise TypeError(f"n_jobs: expected None or an integer, got {type(n_jobs).__name__}")
@@ -159,7 +177,7 @@ def resolve_n_jobs(n_jobs) -> int:
     return n_jobs
 
 
-def check_state(state, version: int) -> int:
+def check_state(state: Any, version: int) -> int:
     """Validate the envelope of a ``to_dict`` snapshot: a dict of the given version with a
     64-bit seed (stored as a string). Returns the seed."""
     if not isinstance(state, dict):
@@ -177,7 +195,7 @@ def check_state(state, version: int) -> int:
     return seed
 
 
-def check_random_state(random_state) -> np.random.Generator:
+def check_random_state(random_state: Any) -> np.random.Generator:
     """A numpy Generator from None, an int seed, or a Generator (used as is)."""
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, (bool, np.bool_)):
@@ -193,7 +211,7 @@ def check_random_state(random_state) -> np.random.Generator:
     )
 
 
-def seed_from(random_state) -> int:
+def seed_from(random_state: Any) -> int:
     """A 64-bit seed for the native core, drawn from ``random_state``."""
     rng = check_random_state(random_state)
     return int(rng.integers(0, 2**64, dtype=np.uint64))

@@ -34,25 +34,26 @@ Methods
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import _core, theory
-from ._validation import check_int, check_positive, check_state, resolve_n_jobs, seed_from
+from ._validation import (
+    check_int,
+    check_positive,
+    check_real,
+    check_state,
+    resolve_n_jobs,
+    seed_from,
+)
 
 __all__ = ["ContinuousSearch", "Region", "simulate_continuous", "ContinuousSimulation", "METHODS"]
 
-METHODS = {"hypothesis-test": 0, "posterior": 1, "global": 2}
+# public name -> _core.ContinuousMethod member
+METHODS = {"hypothesis-test": "HypothesisTest", "posterior": "Posterior", "global": "Global"}
 _STATE_VERSION = 1
-_DEFAULT_PARTICLES = {"posterior": 2048, "global": 1024, "hypothesis-test": 16}
-
-
-def _default_particles(method, dim):
-    if method == "posterior" and dim >= 4:
-        return 4096  # a child holds (1/8)^d of u(X): more particles in higher dimensions
-    return _DEFAULT_PARTICLES[method]
 
 
 @dataclass(frozen=True)
@@ -88,35 +89,50 @@ class Region:
         return out
 
 
-def _check_common(dim, gamma, bounds, method, alpha, lapse):
-    dim = check_int(dim, "dim", minimum=1)
-    gamma = check_positive(gamma, "gamma")
+def _config(
+    dim: Any,
+    gamma: Any,
+    bounds: Any,
+    method: Any,
+    alpha: Any,
+    lapse: Any,
+    stage_cap: Any,
+    n_particles: Any,
+    delta: Any,
+) -> _core.ContinuousConfig:
+    """The native configuration (the core checks the ranges, ValueError naming them); for
+    the hypothesis test with Algorithm 2's plan for the stage error budget ``delta``."""
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
     try:
         low, high = (float(b) for b in bounds)
     except (TypeError, ValueError):
         raise TypeError(f"bounds: expected (low, high), got {bounds!r}") from None
-    if not (math.isfinite(low) and math.isfinite(high)) or not low < high:
-        raise ValueError(f"bounds: need finite low < high, got ({low}, {high})")
-    alpha = float(alpha)
-    if not 0.5 < alpha < 1.0:
-        raise ValueError(f"alpha: must lie in (0.5, 1), got {alpha}")
-    if isinstance(lapse, bool) or not isinstance(lapse, numbers.Real):
-        raise TypeError(f"lapse: expected a real number, got {type(lapse).__name__}")
-    lapse = float(lapse)
-    if not 0.0 <= lapse < 0.5:
-        raise ValueError(f"lapse: must lie in [0, 0.5), got {lapse}")
-    if method != "hypothesis-test" and dim > 15:
-        raise ValueError(f"dim: the particle methods support dim <= 15, got {dim}")
-    if method == "hypothesis-test" and dim < 2:
-        raise ValueError(
-            "dim: the hypothesis-test decider needs dim >= 2 (the lemma assumes d > 1)"
-        )
-    return dim, gamma, low, high, alpha, lapse
+    base: dict[str, Any] = dict(
+        dim=check_int(dim, "dim"),
+        gamma=check_real(gamma, "gamma"),
+        low=low,
+        high=high,
+        method=getattr(_core.ContinuousMethod, METHODS[method]),
+        alpha=check_real(alpha, "alpha"),
+        lapse=check_real(lapse, "lapse"),
+        # None: the core's default (its 0)
+        stage_cap=0 if stage_cap is None else check_int(stage_cap, "stage_cap", minimum=1),
+        particles=0 if n_particles is None else check_int(n_particles, "n_particles", minimum=1),
+    )
+    config = _core.ContinuousConfig(**base)
+    if method != "hypothesis-test":
+        return config
+    delta = check_positive(delta, "delta")
+    if not delta < 0.5:
+        raise ValueError(f"delta: must lie in (0, 0.5), got {delta}")
+    cells, n_obs, tau = hypothesis_test_plan(config.dim, config.gamma, config.lapse, delta)
+    return _core.ContinuousConfig(**base, cells_per_axis=cells, n_obs=n_obs, tau=tau)
 
 
-def hypothesis_test_plan(dim: int, gamma: float, lapse: float = 0.0, delta: float = 0.05):
+def hypothesis_test_plan(
+    dim: int, gamma: float, lapse: float = 0.0, delta: float = 0.05
+) -> tuple[int, int, int]:
     """(cells_per_axis, n_obs, tau) of Algorithm 2 for a stage error budget ``delta``."""
     ru = theory.uncertainty_radius(dim)
     n_axis = int(math.floor(12.0 * ru)) + 1  # r_c = 1.5 / n_axis < 1 / (8 r_u)
@@ -162,63 +178,74 @@ class ContinuousSearch:
 
     def __init__(
         self,
-        dim,
-        gamma,
+        dim: int,
+        gamma: float,
         *,
-        bounds=(-1.0, 1.0),
-        method="global",
-        alpha=0.8,
-        lapse=0.0,
-        delta=0.05,
-        stage_cap=None,
-        n_particles=None,
-        random_state=None,
-        n_jobs=None,
+        bounds: tuple[float, float] = (-1.0, 1.0),
+        method: str = "global",
+        alpha: float = 0.8,
+        lapse: float = 0.0,
+        delta: float = 0.05,
+        stage_cap: int | None = None,
+        n_particles: int | None = None,
+        random_state: Any = None,
+        n_jobs: int | None = None,
     ):
-        self.dim, self.gamma, self.low, self.high, self.alpha, self.lapse = _check_common(
-            dim, gamma, bounds, method, alpha, lapse
+        self._config = _config(
+            dim, gamma, bounds, method, alpha, lapse, stage_cap, n_particles, delta
         )
         self.method = method
-        self.delta = check_positive(delta, "delta")
-        if not self.delta < 0.5:
-            raise ValueError(f"delta: must lie in (0, 0.5), got {delta}")
-        self.stage_cap = (
-            30 * self.dim if stage_cap is None else check_int(stage_cap, "stage_cap", minimum=1)
-        )
-        self.n_particles = (
-            _DEFAULT_PARTICLES[method]
-            if n_particles is None
-            else check_int(n_particles, "n_particles", minimum=16)
-        )
+        self.delta = float(delta)
         self._seed = seed_from(random_state)
         self._threads = resolve_n_jobs(n_jobs)
-        self._plan = (
-            hypothesis_test_plan(self.dim, self.gamma, self.lapse, self.delta)
-            if method == "hypothesis-test"
-            else (0, 0, 0)
-        )
         self._reset()
 
-    def _reset(self):
-        self._s = _core.ContinuousSearcher(
-            self.dim,
-            self.gamma,
-            self.low,
-            self.high,
-            METHODS[self.method],
-            self.alpha,
-            self.lapse,
-            self.stage_cap,
-            self.n_particles,
-            *self._plan,
-            2,
-            0.5,
-            self._seed,
-            self._threads,
-        )
-        self._pending = None
-        self._answers = []
-        self._queries = []
+    def _reset(self) -> None:
+        self._s = _core.ContinuousSearcher(self._config, self._seed, self._threads)
+        self._pending: tuple[np.ndarray, np.ndarray] | None = None
+        self._answers: list[bool] = []
+        self._queries: list[tuple[np.ndarray, np.ndarray]] = []
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def dim(self) -> int:
+        """Dimension of Omega."""
+        return int(self._config.dim)
+
+    @property
+    def gamma(self) -> float:
+        """The user's assumed gamma-CKL power."""
+        return float(self._config.gamma)
+
+    @property
+    def low(self) -> float:
+        """Omega = [low, high]^dim."""
+        return float(self._config.low)
+
+    @property
+    def high(self) -> float:
+        """Omega = [low, high]^dim."""
+        return float(self._config.high)
+
+    @property
+    def alpha(self) -> float:
+        """ "posterior": the mass a box needs to decide."""
+        return float(self._config.alpha)
+
+    @property
+    def lapse(self) -> float:
+        """The lapse rate the likelihood assumes."""
+        return float(self._config.lapse)
+
+    @property
+    def stage_cap(self) -> int:
+        """ "posterior": queries per stage before backtracking."""
+        return int(self._config.stage_cap)
+
+    @property
+    def n_particles(self) -> int:
+        """Particles of the posterior ("hypothesis-test": 0)."""
+        return int(self._config.particles)
 
     # ------------------------------------------------------------------ state
     @property
@@ -245,9 +272,11 @@ class ContinuousSearch:
         return [(a.copy(), b.copy(), bool(x)) for (a, b), x in zip(self._queries, self._answers)]
 
     @property
-    def test_plan(self):
-        """ "hypothesis-test": (cells_per_axis, n_obs, tau); queries per stage = cells * n_obs."""
-        return self._plan
+    def test_plan(self) -> tuple[int, int, int]:
+        """ "hypothesis-test": (cells_per_axis, n_obs, tau); queries per stage = cells * n_obs
+        ((0, 0, 0) for the other methods)."""
+        c = self._config
+        return int(c.cells_per_axis), int(c.n_obs), int(c.tau)
 
     def estimate(self, k=None):
         """The point estimate (posterior median; "hypothesis-test": the region's center),
@@ -288,7 +317,7 @@ class ContinuousSearch:
             "lapse": self.lapse,
             "delta": self.delta,
             "stage_cap": self.stage_cap,
-            "n_particles": self.n_particles,
+            "n_particles": self.n_particles or None,
             "seed": str(self._seed),
             "answers": "".join("1" if x else "0" for x in self._answers),
             "last_query": None if not self._queries else [q.tolist() for q in self._queries[-1]],
@@ -374,23 +403,23 @@ class ContinuousSimulation:
 
 
 def simulate_continuous(
-    dim,
-    gamma,
+    dim: int,
+    gamma: float,
     *,
-    n_runs,
-    max_queries=None,
-    max_stages=None,
-    bounds=(-1.0, 1.0),
-    method="global",
-    alpha=0.8,
-    lapse=0.0,
-    oracle_gamma=None,
-    oracle_lapse=0.0,
-    delta=0.05,
-    stage_cap=None,
-    n_particles=None,
-    random_state=None,
-    n_jobs=None,
+    n_runs: int,
+    max_queries: int | None = None,
+    max_stages: int | None = None,
+    bounds: tuple[float, float] = (-1.0, 1.0),
+    method: str = "global",
+    alpha: float = 0.8,
+    lapse: float = 0.0,
+    oracle_gamma: float | None = None,
+    oracle_lapse: float = 0.0,
+    delta: float = 0.05,
+    stage_cap: int | None = None,
+    n_particles: int | None = None,
+    random_state: Any = None,
+    n_jobs: int | None = None,
 ) -> ContinuousSimulation:
     """Simulate searches for targets uniform in Omega, answered by gamma-CKL users (power
     ``oracle_gamma``, default ``gamma``, lapse ``oracle_lapse``). The whole loop is native,
@@ -399,64 +428,27 @@ def simulate_continuous(
     Give ``max_queries`` (errors after every query) and/or ``max_stages``; the
     hypothesis test records stages only (its stages take ~1e8 queries).
     """
-    dim, gamma, low, high, alpha, lapse = _check_common(dim, gamma, bounds, method, alpha, lapse)
-    n_runs = check_int(n_runs, "n_runs", minimum=1)
-    if max_queries is None and max_stages is None:
-        raise ValueError("max_queries, max_stages: give at least one")
-    if max_queries is not None and method == "hypothesis-test":
-        raise ValueError(
-            "max_queries: per-query errors are not recorded for the hypothesis test; use max_stages"
-        )
-    mq = -1 if max_queries is None else check_int(max_queries, "max_queries", minimum=0)
-    ms = -1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0)
-    og = gamma if oracle_gamma is None else check_positive(oracle_gamma, "oracle_gamma")
-    if (
-        isinstance(oracle_lapse, bool)
-        or not isinstance(oracle_lapse, numbers.Real)
-        or not 0.0 <= oracle_lapse < 1.0
-    ):
-        raise ValueError(f"oracle_lapse: must lie in [0, 1), got {oracle_lapse!r}")
-    cap = 30 * dim if stage_cap is None else check_int(stage_cap, "stage_cap", minimum=1)
-    P = (
-        _DEFAULT_PARTICLES[method]
-        if n_particles is None
-        else check_int(n_particles, "n_particles", minimum=16)
-    )
-    delta = check_positive(delta, "delta")
-    plan = (
-        hypothesis_test_plan(dim, gamma, lapse, delta) if method == "hypothesis-test" else (0, 0, 0)
+    config = _config(dim, gamma, bounds, method, alpha, lapse, stage_cap, n_particles, delta)
+    options = _core.ContinuousSimOptions(
+        runs=check_int(n_runs, "n_runs"),
+        # None: not recorded / no limit (the core's -1)
+        max_queries=-1 if max_queries is None else check_int(max_queries, "max_queries", minimum=0),
+        max_stages=-1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0),
+        user_gamma=config.gamma
+        if oracle_gamma is None
+        else check_real(oracle_gamma, "oracle_gamma"),
+        user_lapse=check_real(oracle_lapse, "oracle_lapse"),
     )
     out = _core.simulate_continuous(
-        dim,
-        gamma,
-        low,
-        high,
-        METHODS[method],
-        alpha,
-        lapse,
-        cap,
-        P,
-        *plan,
-        2,
-        0.5,
-        n_runs,
-        mq,
-        ms,
-        og,
-        float(oracle_lapse),
-        seed_from(random_state),
-        resolve_n_jobs(n_jobs),
+        config, options, seed_from(random_state), resolve_n_jobs(n_jobs)
     )
-    regions = [
-        Region(c, float(e), int(dp))
-        for c, e, dp in zip(out["centers"], out["edges"], out["depths"])
-    ]
+    regions = [Region(c, float(e), int(dp)) for c, e, dp in zip(out.centers, out.edges, out.depths)]
     return ContinuousSimulation(
-        out.get("errors"),
-        out["stage_errors"],
-        out["stage_queries"],
-        out["depths"],
-        out["queries"],
+        out.errors,
+        out.stage_errors,
+        out.stage_queries,
+        out.depths,
+        out.queries,
         regions,
-        out["targets"],
+        out.targets,
     )

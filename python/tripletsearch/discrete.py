@@ -10,7 +10,7 @@ Methods
 ``"gamma-ckl"``
     gamma-CKLSearch: a posterior over the n items under the gamma-CKL oracle (uniform
     prior, Bayes update with the k-alternative choice model), its mean and covariance,
-    the top eigenpair(s) by power iteration, proto-queries ``mean +- r sqrt(lambda) v``
+    the top eigenpair(s) by Jacobi rotations, proto-queries ``mean +- r sqrt(lambda) v``
     (k = 4: the next eigen-direction gives the second pair), and the items nearest to the
     protos under a posterior weighting (``selection``).
 ``"gauss"``
@@ -43,46 +43,65 @@ import hashlib
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import _core
 from ._validation import (
+    check_index_array,
     check_int,
-    check_positive,
     check_random_state,
+    check_real,
     check_state,
     check_X,
     resolve_n_jobs,
     seed_from,
 )
-from .oracles import GammaCKL, Oracle, Probit
+from .oracles import GammaCKL, Oracle
 
 __all__ = ["DiscreteSearch", "simulate_discrete", "DiscreteSimulation", "METHODS", "SELECTIONS"]
 
-METHODS = {"gamma-ckl": 0, "gauss": 1, "random": 2}
-SELECTIONS = {"weighted": 0, "paper": 1, "nearest": 2, "infogain": 3}
+# public name -> _core.SearchMethod / _core.Selection member
+METHODS = {"gamma-ckl": "GammaCKL", "gauss": "Gauss", "random": "Random"}
+SELECTIONS = {
+    "weighted": "Weighted",
+    "paper": "Paper",
+    "nearest": "Nearest",
+    "infogain": "InfoGain",
+}
 _AUTO_INFOGAIN_MAX_N = 100_000
 _STATE_VERSION = 1
 
 
-def _check_choice(value, name, options):
+def _check_choice(value: Any, name: str, options: dict[str, str]) -> str:
     if not isinstance(value, str) or value not in options:
         raise ValueError(f"{name}: expected one of {sorted(options)}, got {value!r}")
     return value
 
 
-def _resolve_selection(selection, method, n):
+def _resolve_selection(selection: Any, method: str, n: int) -> str:
     if selection == "auto":
         return "infogain" if (method == "gamma-ckl" and n <= _AUTO_INFOGAIN_MAX_N) else "weighted"
     return _check_choice(selection, "selection", SELECTIONS)
 
 
-def _check_database(X, n_choices):
+def _search_config(
+    method: str, gamma: Any, r: Any, sigma: Any, n_choices: Any, selection: str
+) -> _core.SearchConfig:
+    """The native configuration: the core checks the ranges (ValueError naming them)."""
+    return _core.SearchConfig(
+        method=getattr(_core.SearchMethod, METHODS[method]),
+        gamma=check_real(gamma, "gamma"),
+        r=check_real(r, "r"),
+        sigma=check_real(sigma, "sigma"),
+        n_choices=check_int(n_choices, "n_choices"),
+        selection=getattr(_core.Selection, SELECTIONS[selection]),
+    )
+
+
+def _check_database(X: Any) -> np.ndarray:
     X = check_X(X)
-    n = X.shape[0]
-    if n < n_choices:
-        raise ValueError(f"X: {n} items cannot fill a query of n_choices = {n_choices}")
     _, first, counts = np.unique(X, axis=0, return_index=True, return_counts=True)
     if (counts > 1).any():
         row = X[first[np.argmax(counts > 1)]]
@@ -133,7 +152,7 @@ class DiscreteSearch:
 
     def __init__(
         self,
-        X,
+        X: Any,
         *,
         method: str = "gamma-ckl",
         gamma: float = 3.0,
@@ -141,39 +160,47 @@ class DiscreteSearch:
         sigma: float = 0.1,
         n_choices: int = 2,
         selection: str = "auto",
-        random_state=None,
-        n_jobs=None,
+        random_state: Any = None,
+        n_jobs: int | None = None,
     ):
         self.method = _check_choice(method, "method", METHODS)
-        self.gamma = check_positive(gamma, "gamma")
-        self.r = check_positive(r, "r")
-        self.sigma = check_positive(sigma, "sigma")
-        self.n_choices = check_int(n_choices, "n_choices", minimum=2)
-        if self.n_choices > 64:
-            raise ValueError(f"n_choices: at most 64, got {self.n_choices}")
-        self._X = _check_database(X, self.n_choices)
+        self._X = _check_database(X)
         self.selection = _resolve_selection(selection, self.method, self._X.shape[0])
+        self._config = _search_config(self.method, gamma, r, sigma, n_choices, self.selection)
         self._seed = seed_from(random_state)
         self._threads = resolve_n_jobs(n_jobs)
         self._store = _core.ItemStore(self._X)
         self._reset()
 
-    def _reset(self):
+    def _reset(self) -> None:
         self._searcher = _core.DiscreteSearcher(
-            self._store,
-            METHODS[self.method],
-            self.gamma,
-            self.r,
-            self.sigma,
-            self.n_choices,
-            SELECTIONS[self.selection],
-            self._seed,
-            self._threads,
+            self._store, self._config, self._seed, self._threads
         )
-        self._pending = None
-        self._history = []
+        self._pending: np.ndarray | None = None
+        self._history: list[dict[str, Any]] = []
         self._done = False
-        self._target = None
+        self._target: int | None = None
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def gamma(self) -> float:
+        """gamma-CKL power of the user model."""
+        return self._config.gamma
+
+    @property
+    def r(self) -> float:
+        """Proto-query distance in posterior standard deviations."""
+        return self._config.r
+
+    @property
+    def sigma(self) -> float:
+        """GaussSearch probit noise."""
+        return self._config.sigma
+
+    @property
+    def n_choices(self) -> int:
+        """Items per query."""
+        return self._config.n_choices
 
     # ------------------------------------------------------------------ properties
     @property
@@ -205,7 +232,7 @@ class DiscreteSearch:
     def posterior(self) -> np.ndarray:
         """Probability of each item being the target, shape (n,); shown items have 0
         (gauss: the belief's density at the items, normalized; random: uniform)."""
-        return self._searcher.posterior(self.n_items)
+        return self._searcher.posterior()
 
     def top(self, k: int = 10) -> np.ndarray:
         """Indices of the k most probable unshown items, most probable first."""
@@ -307,7 +334,7 @@ class DiscreteSearch:
         }
 
     @classmethod
-    def from_dict(cls, state, X, *, n_jobs=None) -> DiscreteSearch:
+    def from_dict(cls, state: Any, X: Any, *, n_jobs: int | None = None) -> DiscreteSearch:
         """Rebuild a session from :meth:`to_dict` output and the same database ``X``
         (the posterior is replayed from the history, which is checked on the way)."""
         seed = check_state(state, _STATE_VERSION)
@@ -403,29 +430,21 @@ class DiscreteSimulation:
         )
 
 
-def _oracle_spec(oracle: Oracle, d: int, n_choices: int):
-    if not isinstance(oracle, Oracle):
-        raise TypeError(f"oracle: expected a tripletsearch oracle, got {type(oracle).__name__}")
-    if isinstance(oracle, Probit) and n_choices != 2:
-        raise ValueError("oracle: the Probit oracle answers pairs only (n_choices = 2)")
-    return oracle._kind, oracle._param(d)
-
-
 def simulate_discrete(
-    X,
+    X: Any,
     *,
     method: str = "gamma-ckl",
     oracle: Oracle | None = None,
-    oracle_X=None,
+    oracle_X: Any = None,
     n_choices: int = 2,
-    targets=None,
+    targets: Any = None,
     max_queries: int = 200,
     gamma: float = 3.0,
     r: float = 2.0,
     sigma: float = 0.1,
     selection: str = "auto",
-    random_state=None,
-    n_jobs=None,
+    random_state: Any = None,
+    n_jobs: int | None = None,
 ) -> DiscreteSimulation:
     """Simulate searches with users answering by an oracle; the whole loop is native and
     runs in parallel over targets, reproducibly for any ``n_jobs``.
@@ -452,48 +471,32 @@ def simulate_discrete(
     DiscreteSimulation
     """
     method = _check_choice(method, "method", METHODS)
-    n_choices = check_int(n_choices, "n_choices", minimum=2)
-    if n_choices > 64:
-        raise ValueError(f"n_choices: at most 64, got {n_choices}")
-    X = _check_database(X, n_choices)
+    X = _check_database(X)
     n = X.shape[0]
-    gamma = check_positive(gamma, "gamma")
-    r = check_positive(r, "r")
-    sigma = check_positive(sigma, "sigma")
-    max_queries = check_int(max_queries, "max_queries", minimum=1)
     selection = _resolve_selection(selection, method, n)
-    oracle = GammaCKL(gamma) if oracle is None else oracle
+    config = _search_config(method, gamma, r, sigma, n_choices, selection)
+    oracle = GammaCKL(config.gamma) if oracle is None else oracle
+    if not isinstance(oracle, Oracle):
+        raise TypeError(f"oracle: expected a tripletsearch oracle, got {type(oracle).__name__}")
     OX = X if oracle_X is None else check_X(oracle_X, "oracle_X")
-    if OX.shape[0] != n:
-        raise ValueError(f"oracle_X: expected {n} rows (one per item), got {OX.shape[0]}")
-    kind, param = _oracle_spec(oracle, OX.shape[1], n_choices)
     rng = check_random_state(random_state)
     if targets is None:
         T = np.arange(n, dtype=np.int64)
     elif isinstance(targets, numbers.Integral) and not isinstance(targets, (bool, np.bool_)):
         T = rng.integers(0, n, size=check_int(targets, "targets", minimum=1))
     else:
-        from ._validation import check_index_array
-
-        T = check_index_array(targets, "targets", 1, n)
+        T = check_index_array(targets, "targets", 1, None)  # the core checks the range
         if len(T) == 0:
             raise ValueError("targets: empty")
     store = _core.ItemStore(X)
-    ostore = store if oracle_X is None else _core.ItemStore(OX)
     nq, found = _core.simulate_discrete(
         store,
-        METHODS[method],
-        gamma,
-        r,
-        sigma,
-        n_choices,
-        SELECTIONS[selection],
-        kind,
-        param,
-        ostore,
-        np.ascontiguousarray(T, dtype=np.int64),
-        max_queries,
+        config,
+        oracle._spec(OX.shape[1]),
+        store if oracle_X is None else _core.ItemStore(OX),
+        T,
+        check_int(max_queries, "max_queries"),
         seed_from(rng),
         resolve_n_jobs(n_jobs),
     )
-    return DiscreteSimulation(nq, found, np.asarray(T, dtype=np.int64))
+    return DiscreteSimulation(nq, found, T)

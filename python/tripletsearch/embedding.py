@@ -10,15 +10,15 @@ from __future__ import annotations
 import inspect
 import math
 import warnings
+from typing import Any, Callable
 
 import numpy as np
 
 from . import _core
 from ._validation import (
     check_int,
-    check_nonnegative,
-    check_positive,
     check_random_state,
+    check_real,
     check_triplets,
     resolve_n_jobs,
     seed_from,
@@ -36,9 +36,51 @@ MODELS = {
     "probit": Probit,
 }
 _ALIASES = {"gammackl": "gamma-ckl", "tste": "t-ste"}
-OPTIMIZERS = {"sgd": 0, "adam": 1, "lbfgs": 2}
+# optimizer name -> _core.Optimizer member
+OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "lbfgs": "LBFGS"}
 _DEFAULT_LR = {"sgd": 1.0, "adam": 0.05, "lbfgs": 1.0}
-_STATUS = {0: "converged", 1: "max_epochs", 2: "diverged", 3: "stopped"}
+# _core.TrainStatus member -> status_
+_STATUS = {
+    "Converged": "converged",
+    "MaxEpochs": "max_epochs",
+    "Diverged": "diverged",
+    "Stopped": "stopped",
+}
+
+
+def native_train(
+    oracle: Oracle,
+    init: np.ndarray,
+    triplets: np.ndarray,
+    options: dict[str, Any],
+    seed: int,
+    threads: int,
+    callback: Callable[[int, float, float], bool] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, str]:
+    """One fit by the native trainer.
+
+    ``options``: the :class:`_core.TrainOptions` fields, the optimizer by name
+    (:data:`OPTIMIZERS`). Returns ``(embedding, loss per epoch, gamma per epoch, epochs,
+    status)``, the status one of "converged", "max_epochs", "diverged", "stopped".
+    :func:`tripletsearch._reference.embedding.train` is the NumPy twin (the oracle given as
+    its kind and parameter, the rest alike).
+    """
+    res = _core.train(
+        oracle._spec(init.shape[1]),
+        init,
+        triplets,
+        _train_options(options),
+        seed,
+        threads,
+        callback,
+    )
+    return res.embedding, res.loss, res.gamma, int(res.epochs), _STATUS[res.status.name]
+
+
+def _train_options(options: dict[str, Any]) -> _core.TrainOptions:
+    """The validated native options (ValueError naming the argument when out of range)."""
+    opts = dict(options, optimizer=getattr(_core.Optimizer, OPTIMIZERS[options["optimizer"]]))
+    return _core.TrainOptions(**opts)
 
 
 class DivergenceError(FloatingPointError):
@@ -174,8 +216,8 @@ class Embedding(_ParamsMixin):
     (412, 5)
     """
 
-    # the training loop: native; tripletsearch._reference.Embedding swaps in the NumPy twin
-    _train = staticmethod(_core.train)
+    # the training loop (tests swap in the NumPy twin's, of the same signature)
+    _train = staticmethod(native_train)
 
     def __init__(
         self,
@@ -239,7 +281,8 @@ class Embedding(_ParamsMixin):
             return STE()
         return Probit(self.sigma)
 
-    def _check_params(self):
+    def _check_params(self) -> tuple[str, int, Oracle, dict[str, Any]]:
+        """(model name, n_components, oracle, trainer options), all validated."""
         name = self._model_name()
         d = check_int(self.n_components, "n_components", minimum=1)
         oracle = self._make_oracle()  # validates gamma / mu / alpha / sigma
@@ -247,20 +290,25 @@ class Embedding(_ParamsMixin):
             raise ValueError(
                 f"optimizer: expected one of {sorted(OPTIMIZERS)}, got {self.optimizer!r}"
             )
-        lr = _DEFAULT_LR[self.optimizer] if self.lr is None else check_positive(self.lr, "lr")
-        batch = (
-            0 if self.batch_size is None else check_int(self.batch_size, "batch_size", minimum=1)
-        )
-        if self.optimizer == "lbfgs" and batch:
-            raise ValueError("batch_size: L-BFGS is full batch; use optimizer='adam' or 'sgd'")
-        max_epochs = check_int(self.max_epochs, "max_epochs", minimum=1)
-        tol = check_nonnegative(self.tol, "tol")
-        l2 = check_nonnegative(self.l2, "l2")
         if not isinstance(self.learn_gamma, (bool, np.bool_)):
             raise TypeError("learn_gamma: expected a bool")
         if self.learn_gamma and name != "gamma-ckl":
             raise ValueError(f"learn_gamma: only the gamma-ckl model has a gamma (model={name!r})")
-        return name, d, oracle, lr, batch, max_epochs, tol, l2
+        options = {
+            "optimizer": self.optimizer,
+            "lr": _DEFAULT_LR[self.optimizer] if self.lr is None else check_real(self.lr, "lr"),
+            # None: full batch (the core's 0)
+            "batch_size": 0
+            if self.batch_size is None
+            else check_int(self.batch_size, "batch_size", minimum=1),
+            "max_epochs": check_int(self.max_epochs, "max_epochs"),
+            "tol": check_real(self.tol, "tol"),
+            "n_iter_no_change": 10,
+            "l2": check_real(self.l2, "l2"),
+            "learn_gamma": bool(self.learn_gamma),
+        }
+        _train_options(options)  # the native range checks
+        return name, d, oracle, options
 
     def _check_fitted(self):
         if not hasattr(self, "embedding_"):
@@ -287,7 +335,7 @@ class Embedding(_ParamsMixin):
         -------
         self
         """
-        name, d, oracle, lr, batch, max_epochs, tol, l2 = self._check_params()
+        name, d, oracle, options = self._check_params()
         T = check_triplets(triplets, None)
         if T.shape[0] == 0:
             raise ValueError("triplets: empty; fit needs at least one valid row")
@@ -330,16 +378,17 @@ class Embedding(_ParamsMixin):
             if not np.isfinite(X0).all():
                 raise ValueError("init: contains NaN or inf")
         seed = seed_from(rng)
-        args = (lr, batch, max_epochs, tol, l2, seed)
         if isinstance(init, str) and init == "lift":
             # Fit in d + 1 dimensions, keep the top d principal axes, refine in d: in one
             # dimension the scale-free models cannot move an item past another (log D
             # barriers at D = 0), so a random 1-D start stays in a poor local optimum.
-            Y = self._run_train(oracle, X0, T, *args, progress=False)[0]
+            Y = self._run_train(oracle, X0, T, options, seed, progress=False)[0]
             Y = Y - Y.mean(axis=0)
             X0 = Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
-        X, loss, gammas, epochs, status = self._run_train(oracle, X0, T, *args, progress=True)
-        if _STATUS[status] == "diverged":
+        X, loss, gammas, epochs, status = self._run_train(
+            oracle, X0, T, options, seed, progress=True
+        )
+        if status == "diverged":
             raise DivergenceError(
                 f"training diverged at epoch {epochs} (loss {loss[-1] if len(loss) else 'nan'}); "
                 "try a smaller lr or optimizer='lbfgs'"
@@ -354,25 +403,27 @@ class Embedding(_ParamsMixin):
         self.oracle_ = self._make_oracle(self.gamma_ if name == "gamma-ckl" else None)
         self.loss_curve_ = loss
         self.n_epochs_ = int(epochs)
-        self.status_ = _STATUS[status]
+        self.status_ = status
         return self
 
-    def _run_train(self, oracle, X0, T, lr, batch, max_epochs, tol, l2, seed, progress):
-        callback, close = self._progress(max_epochs) if progress else (None, lambda: None)
+    def _run_train(
+        self,
+        oracle: Oracle,
+        X0: np.ndarray,
+        T: np.ndarray,
+        options: dict[str, Any],
+        seed: int,
+        progress: bool,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, str]:
+        callback, close = (
+            self._progress(options["max_epochs"]) if progress else (None, lambda: None)
+        )
         try:
             return self._train(
-                oracle._kind,
-                oracle._param(X0.shape[1]),
+                oracle,
                 np.ascontiguousarray(X0),
                 T,
-                OPTIMIZERS[self.optimizer],
-                lr,
-                batch,
-                max_epochs,
-                tol,
-                10,
-                l2,
-                bool(self.learn_gamma),
+                options,
                 seed,
                 resolve_n_jobs(self.n_jobs),
                 callback,

@@ -27,15 +27,15 @@ core and in :mod:`tripletsearch._reference`):
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 
 from . import _core
 from ._validation import (
     check_index_array,
-    check_index_range,
-    check_nonnegative,
-    check_positive,
     check_random_state,
+    check_real,
     check_triplets,
     check_X,
     resolve_n_jobs,
@@ -43,46 +43,29 @@ from ._validation import (
 
 __all__ = ["Oracle", "GammaCKL", "CKL", "TSTE", "STE", "Probit"]
 
-_GAMMA_CKL, _CKL, _TSTE, _STE, _PROBIT = range(5)
-
 
 class Oracle:
-    """Base class of the triplet oracles. Subclasses set ``_kind`` and ``_param``.
+    """Base class of the triplet oracles: a model of the native core (``_kind``, a
+    ``_core.ModelKind`` name) and its one parameter (``_param``).
 
-    The ``_prob`` ... ``_choice_prob`` hooks run the native core; the classes of
-    :mod:`tripletsearch._reference` override them with NumPy code of the same meaning.
+    The NumPy twin of every method is in :mod:`tripletsearch._reference.oracles`.
     """
 
-    _kind: int = -1
-    # The native kernels check index ranges in their own pass (no extra NumPy scan).
-    _native_range_check = True
+    _kind: ClassVar[str] = ""
 
     def _param(self, d: int) -> float:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    # ------------------------------------------------------------------ backend hooks
-    def _prob(self, X, T, threads):
-        return _core.oracle_prob(self._kind, self._param(X.shape[1]), X, T, threads)
+    def _spec(self, d: int) -> _core.OracleSpec:
+        """The native model for a d-dimensional embedding (validates the parameter)."""
+        return _core.OracleSpec(getattr(_core.ModelKind, self._kind), self._param(d))
 
-    def _log_prob(self, X, T, threads):
-        return _core.oracle_log_prob(self._kind, self._param(X.shape[1]), X, T, threads)
-
-    def _log_likelihood(self, X, T, threads):
-        return _core.oracle_log_likelihood(self._kind, self._param(X.shape[1]), X, T, threads)
-
-    def _grad(self, X, T, threads):
-        return _core.oracle_grad(self._kind, self._param(X.shape[1]), X, T, threads)
+    def _validate(self, X: Any, triplets: Any) -> tuple[np.ndarray, np.ndarray]:
+        # index ranges are checked by the native kernels, in their own pass over the rows
+        return check_X(X), check_triplets(triplets, None)
 
     # ------------------------------------------------------------------ public API
-    def _validate(self, X, triplets, name="triplets"):
-        X = check_X(X)
-        T = check_triplets(triplets, None, name=name)
-        if self._native_range_check and name == "triplets":
-            return X, T
-        check_index_range(T, X.shape[0], name)
-        return X, T
-
-    def prob(self, X, triplets, *, n_jobs=None) -> np.ndarray:
+    def prob(self, X: Any, triplets: Any, *, n_jobs: int | None = None) -> np.ndarray:
         """Probability of each row's stated outcome.
 
         Parameters
@@ -99,19 +82,20 @@ class Oracle:
         ndarray, shape (m,)
         """
         X, T = self._validate(X, triplets)
-        return self._prob(X, T, resolve_n_jobs(n_jobs))
+        return _core.oracle_prob(self._spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
 
-    def log_prob(self, X, triplets, *, n_jobs=None) -> np.ndarray:
+    def log_prob(self, X: Any, triplets: Any, *, n_jobs: int | None = None) -> np.ndarray:
         """Natural log of :meth:`prob`, computed stably in log space; shape (m,)."""
         X, T = self._validate(X, triplets)
-        return self._log_prob(X, T, resolve_n_jobs(n_jobs))
+        return _core.oracle_log_prob(self._spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
 
-    def log_likelihood(self, X, triplets, *, n_jobs=None) -> float:
+    def log_likelihood(self, X: Any, triplets: Any, *, n_jobs: int | None = None) -> float:
         """Sum of :meth:`log_prob` over the rows (0.0 for no rows)."""
         X, T = self._validate(X, triplets)
-        return float(self._log_likelihood(X, T, resolve_n_jobs(n_jobs)))
+        spec = self._spec(X.shape[1])
+        return float(_core.oracle_log_likelihood(spec, X, T, resolve_n_jobs(n_jobs)))
 
-    def grad(self, X, triplets, n_jobs=None) -> np.ndarray:
+    def grad(self, X: Any, triplets: Any, n_jobs: int | None = None) -> np.ndarray:
         """Gradient of :meth:`log_likelihood` with respect to ``X``.
 
         Returns
@@ -120,9 +104,9 @@ class Oracle:
             Bitwise identical for any ``n_jobs``.
         """
         X, T = self._validate(X, triplets)
-        return self._grad(X, T, resolve_n_jobs(n_jobs))
+        return _core.oracle_grad(self._spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
 
-    def sample(self, X, queries, random_state=None) -> np.ndarray:
+    def sample(self, X: Any, queries: Any, random_state: Any = None) -> np.ndarray:
         """Simulate the oracle's answers to ``queries``.
 
         Parameters
@@ -139,9 +123,10 @@ class Oracle:
             Row ``(t, a, b)`` comes back as ``(t, a, b)`` when ``a`` was answered closer
             (probability :meth:`prob` of the row), else as ``(t, b, a)``.
         """
-        X, Q = self._validate(X, queries, name="queries")
+        X = check_X(X)
+        Q = check_triplets(queries, X.shape[0], name="queries")  # the kernel's says "triplets"
         rng = check_random_state(random_state)
-        p = self._prob(X, Q, resolve_n_jobs(None))
+        p = _core.oracle_prob(self._spec(X.shape[1]), X, Q, resolve_n_jobs(None))
         swap = rng.random(Q.shape[0]) >= p
         out = Q.copy()
         out[swap, 1], out[swap, 2] = Q[swap, 2], Q[swap, 1]
@@ -151,11 +136,11 @@ class Oracle:
         args = ", ".join(f"{k}={v!r}" for k, v in self._repr_args().items())
         return f"{type(self).__name__}({args})"
 
-    def _repr_args(self) -> dict:
+    def _repr_args(self) -> dict[str, Any]:
         return {}
 
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self._repr_args() == other._repr_args()
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._repr_args() == other._repr_args()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(self._repr_args().items())))
@@ -165,12 +150,9 @@ class _ChoiceOracle(Oracle):
     """Oracles of the form ``p = w_i / (w_i + w_j)`` with a kernel weight ``w(D)``; they
     extend to k alternatives as Luce choice models, ``P(c | t) = w_c / sum_k w_k``."""
 
-    def _choice_prob(self, X, heads, cands, threads):
-        return _core.oracle_choice_prob(
-            self._kind, self._param(X.shape[1]), X, heads, cands, threads
-        )
-
-    def choice_prob(self, X, heads, candidates, *, n_jobs=None) -> np.ndarray:
+    def choice_prob(
+        self, X: Any, heads: Any, candidates: Any, *, n_jobs: int | None = None
+    ) -> np.ndarray:
         """Probability that each candidate is chosen as closest to the head.
 
         For :class:`GammaCKL`, ``P(c | t)`` is proportional to ``||x_c - x_t||^(-gamma)``
@@ -189,9 +171,8 @@ class _ChoiceOracle(Oracle):
             Rows sum to 1.
         """
         X = check_X(X)
-        n = None if self._native_range_check else X.shape[0]
-        H = check_index_array(heads, "heads", 1, n)
-        C = check_index_array(candidates, "candidates", 2, n)
+        H = check_index_array(heads, "heads", 1, None)
+        C = check_index_array(candidates, "candidates", 2, None)
         if C.shape[0] != H.shape[0]:
             raise ValueError(
                 f"candidates: expected one row per head ({H.shape[0]}), got {C.shape[0]}"
@@ -200,7 +181,8 @@ class _ChoiceOracle(Oracle):
             return np.empty((0, C.shape[1]))
         if C.shape[1] < 1:
             raise ValueError("candidates: needs at least one column")
-        return self._choice_prob(X, H, C, resolve_n_jobs(n_jobs))
+        spec = self._spec(X.shape[1])
+        return _core.oracle_choice_prob(spec, X, H, C, resolve_n_jobs(n_jobs))
 
 
 class GammaCKL(_ChoiceOracle):
@@ -216,15 +198,16 @@ class GammaCKL(_ChoiceOracle):
         gamma grows linearly with the dimension (see :func:`tripletsearch.theory.calibrate_gamma`).
     """
 
-    _kind = _GAMMA_CKL
+    _kind = "GammaCKL"
 
     def __init__(self, gamma: float):
-        self.gamma = check_positive(gamma, "gamma")
+        self.gamma = check_real(gamma, "gamma")
+        self._spec(1)  # validates gamma
 
-    def _param(self, d):
+    def _param(self, d: int) -> float:
         return self.gamma
 
-    def _repr_args(self):
+    def _repr_args(self) -> dict[str, Any]:
         return {"gamma": self.gamma}
 
 
@@ -237,15 +220,16 @@ class CKL(_ChoiceOracle):
         Regularizer; ``mu = 0`` makes the model scale-free (gamma-CKL with gamma = 2).
     """
 
-    _kind = _CKL
+    _kind = "CKL"
 
     def __init__(self, mu: float = 0.0):
-        self.mu = check_nonnegative(mu, "mu")
+        self.mu = check_real(mu, "mu")
+        self._spec(1)  # validates mu
 
-    def _param(self, d):
+    def _param(self, d: int) -> float:
         return self.mu
 
-    def _repr_args(self):
+    def _repr_args(self) -> dict[str, Any]:
         return {"mu": self.mu}
 
 
@@ -260,24 +244,25 @@ class TSTE(_ChoiceOracle):
         Degrees of freedom; None means ``max(d - 1, 1)`` for a d-dimensional embedding.
     """
 
-    _kind = _TSTE
+    _kind = "TSTE"
 
     def __init__(self, alpha: float | None = None):
-        self.alpha = None if alpha is None else check_positive(alpha, "alpha")
+        self.alpha = None if alpha is None else check_real(alpha, "alpha")
+        self._spec(1)  # validates alpha
 
-    def _param(self, d):
+    def _param(self, d: int) -> float:
         return float(max(d - 1, 1)) if self.alpha is None else self.alpha
 
-    def _repr_args(self):
+    def _repr_args(self) -> dict[str, Any]:
         return {"alpha": self.alpha}
 
 
 class STE(_ChoiceOracle):
     """Stochastic triplet embedding: ``p = exp(-D_i) / (exp(-D_i) + exp(-D_j))``."""
 
-    _kind = _STE
+    _kind = "STE"
 
-    def _param(self, d):
+    def _param(self, d: int) -> float:
         return 0.0
 
 
@@ -291,13 +276,14 @@ class Probit(Oracle):
         Noise scale, in the units of the embedding.
     """
 
-    _kind = _PROBIT
+    _kind = "Probit"
 
     def __init__(self, sigma: float):
-        self.sigma = check_positive(sigma, "sigma")
+        self.sigma = check_real(sigma, "sigma")
+        self._spec(1)  # validates sigma
 
-    def _param(self, d):
+    def _param(self, d: int) -> float:
         return self.sigma
 
-    def _repr_args(self):
+    def _repr_args(self) -> dict[str, Any]:
         return {"sigma": self.sigma}

@@ -16,12 +16,11 @@ double integral over the two radii by quadrature, and a native Monte-Carlo estim
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _core
-from ._validation import check_int, check_positive, resolve_n_jobs, seed_from
+from ._validation import check_int, check_positive, check_real, resolve_n_jobs, seed_from
 
 __all__ = [
     "p_correct",
@@ -115,7 +114,12 @@ class MonteCarloEstimate(NamedTuple):
 
 
 def p_correct_monte_carlo(
-    gamma: float, d: int, n_samples: int = 10**6, *, random_state=None, n_jobs=None
+    gamma: float,
+    d: int,
+    n_samples: int = 10**6,
+    *,
+    random_state: Any = None,
+    n_jobs: int | None = None,
 ) -> MonteCarloEstimate:
     """Native Monte-Carlo estimate of p_Q: both query points drawn uniformly in the unit
     d-ball (Gaussian direction, radius U^(1/d)), the gamma-CKL probability of naming the
@@ -126,11 +130,14 @@ def p_correct_monte_carlo(
     MonteCarloEstimate
         ``(mean, stderr)``.
     """
-    gamma = check_positive(gamma, "gamma")
-    d = check_int(d, "d", minimum=1)
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    from . import _core
+
     mean, se = _core.p_correct_monte_carlo(
-        gamma, d, n_samples, seed_from(random_state), resolve_n_jobs(n_jobs)
+        check_real(gamma, "gamma"),  # the core checks the ranges
+        check_int(d, "d"),
+        check_int(n_samples, "n_samples"),
+        seed_from(random_state),
+        resolve_n_jobs(n_jobs),
     )
     return MonteCarloEstimate(mean, se)
 
@@ -141,8 +148,8 @@ def p_correct(
     *,
     method: str = "digamma",
     n_samples: int = 10**6,
-    random_state=None,
-    n_jobs=None,
+    random_state: Any = None,
+    n_jobs: int | None = None,
 ) -> float:
     """Probability p_Q that gamma-CKL answers a random query correctly (Theorem 2.1).
 
@@ -165,16 +172,16 @@ def p_correct(
     >>> round(p_correct(2.0, 2), 6)  # gamma = d: log 2
     0.693147
     """
+    if method == "monte-carlo":  # validated by the native sampler
+        return p_correct_monte_carlo(
+            gamma, d, n_samples, random_state=random_state, n_jobs=n_jobs
+        ).mean
     gamma = check_positive(gamma, "gamma")
     d = check_int(d, "d", minimum=1)
     if method == "digamma":
         return _p_correct_k(gamma / d)
     if method == "quadrature":
         return _p_correct_quadrature(gamma, d)
-    if method == "monte-carlo":
-        return p_correct_monte_carlo(
-            gamma, d, n_samples, random_state=random_state, n_jobs=n_jobs
-        ).mean
     raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
 
 

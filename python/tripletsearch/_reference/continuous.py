@@ -1,6 +1,8 @@
-"""NumPy twin of the continuous searcher (``cpp/include/tripletsearch/continuous.hpp``):
-the same regions, hypothesis-test bookkeeping, particle posterior (grid or uniform
-initialization, resample-move), decisions, information-gain queries and random streams."""
+"""NumPy twin of the continuous search (``cpp/include/tripletsearch/continuous/`` and
+``simulate/continuous.hpp``): the same regions, hypothesis-test bookkeeping, particle
+posterior (grid or uniform initialization, resample-move), decisions, information-gain
+queries and random streams, the configuration given by name (``method``:
+"hypothesis-test", "posterior", "global")."""
 
 from __future__ import annotations
 
@@ -8,53 +10,15 @@ import math
 
 import numpy as np
 
-from .discrete import choice_power
-from .oracles import TINY
-from .rng import Rng, _splitmix64
+from .choice import PairAnswerModel
+from .resample import systematic_resample
+from .rng import Purpose, Rng, child_seed, stream
 
-MASK = (1 << 64) - 1
 _K_DRAWS, _K_EVAL = 12, 256
-
-
-class AnswerModel:
-    def __init__(self, gamma, lapse):
-        self.gamma, self.lapse = gamma, lapse
-
-    def raw(self, Da, Db):
-        Da = np.maximum(Da, TINY)
-        Db = np.maximum(Db, TINY)
-        pw = choice_power(np.minimum(Da, Db) / np.maximum(Da, Db), self.gamma)
-        return np.where(Da <= Db, 1.0, pw) / (1.0 + pw)
-
-    def prob(self, Da, Db):
-        return 0.5 * self.lapse + (1.0 - self.lapse) * self.raw(Da, Db)
-
-    def log_prob(self, Da, Db, a_closer):
-        if self.lapse > 0:
-            p = self.prob(Da, Db)
-            return np.log(p if a_closer else 1.0 - p)
-        Da = np.maximum(Da, TINY)
-        Db = np.maximum(Db, TINY)
-        Dw, Dl = (Da, Db) if a_closer else (Db, Da)
-        s = np.minimum(Dw, Dl) / np.maximum(Dw, Dl)
-        pw = choice_power(s, self.gamma)
-        with np.errstate(divide="ignore"):
-            return np.where(Dw <= Dl, -np.log1p(pw), 0.5 * self.gamma * np.log(s) - np.log1p(pw))
 
 
 def _seqsum(x):
     return float(np.cumsum(x)[-1]) if len(x) else 0.0
-
-
-def systematic(w, n, u0):
-    cum = np.cumsum(w)
-    out, nxt, step = [], u0 / n, 1.0 / n
-    last = int(np.nonzero(w > 0)[0][-1])
-    for _ in range(n):
-        i = int(np.searchsorted(cum, nxt, side="right"))
-        out.append(i if i < len(w) else last)
-        nxt += step
-    return np.array(out, dtype=np.int64)
 
 
 class Particles:
@@ -83,7 +47,7 @@ class Particles:
         return len(self.z)
 
     def observe(self, a, b, a_closer, m):
-        inc = m.log_prob(((self.z - a) ** 2).sum(1), ((self.z - b) ** 2).sum(1), a_closer)
+        inc = m.log_prob_of(((self.z - a) ** 2).sum(1), ((self.z - b) ** 2).sum(1), a_closer)
         self.lw = self.lw + inc
         self.ll = self.ll + inc
 
@@ -133,7 +97,7 @@ class Particles:
         for a in range(d):
             q25, q75 = self.quantiles(w, a, (0.25, 0.75))
             step[a] = max(0.5 * (q75 - q25) / 1.349, 1e-15 * (self.hi[a] - self.lo[a]))
-        idx = systematic(w, self.P, Rng(stream_seed, self.P).uniform())
+        idx = systematic_resample(w, 1.0, self.P, Rng(stream_seed, self.P).uniform())
         self.z = self.z[idx].copy()
         self.ll = self.ll[idx].copy()
         self.lw = np.zeros(self.P)
@@ -162,40 +126,52 @@ class Particles:
                     self.ll[p] = lp
 
 
+def resolved_particles(method, dim, particles):
+    """The particle count of a configuration (``continuous/config.hpp``)."""
+    if particles > 0:
+        return particles
+    if method == "posterior":
+        return 4096 if dim >= 4 else 2048
+    return 1024 if method == "global" else 0
+
+
 class ContinuousSearcher:
-    """Same constructor arguments and interface as ``tripletsearch._core.ContinuousSearcher``."""
+    """The interface of ``tripletsearch._core.ContinuousSearcher``, the configuration's
+    fields as keywords (``continuous/config.hpp``)."""
 
     def __init__(
         self,
-        d,
-        gamma,
-        low,
-        high,
-        method,
-        alpha,
-        lapse,
-        stage_cap,
-        particles,
-        cells_per_axis,
-        n_obs,
-        tau,
-        mh_sweeps,
-        resample_ess,
-        seed,
-        threads=1,
+        *,
+        dim=2,
+        gamma=3.0,
+        low=-1.0,
+        high=1.0,
+        method="global",
+        alpha=0.8,
+        lapse=0.0,
+        stage_cap=0,
+        particles=0,
+        mh_sweeps=2,
+        resample_ess=0.5,
+        cells_per_axis=0,
+        n_obs=0,
+        tau=0,
+        seed=0,
     ):
+        d = dim
         self.d, self.gamma, self.low, self.high = d, gamma, low, high
         self.method, self.alpha, self.lapse = method, alpha, lapse
-        self.stage_cap, self.n_particles = stage_cap, particles
+        self.stage_cap = stage_cap if stage_cap > 0 else 30 * d
+        self.n_particles = resolved_particles(method, d, particles)
         self.N, self.n_obs, self.tau, self.seed = cells_per_axis, n_obs, tau, seed
         self.mh_sweeps, self.resample_ess = mh_sweeps, resample_ess
         self.anchor, self.anchor_spread = None, 0.0
-        self.model = AnswerModel(gamma, lapse)
+        self.model = PairAnswerModel(gamma, lapse)
         self.center = np.full(d, 0.5 * (low + high))
         self.edge, self.depth = high - low, 0
         self.n_queries = self.n_stages = self.stage_queries = 0
         self.pending = False
-        if method == 0:
+        if method == "hypothesis-test":
             self.n_cells = cells_per_axis**d
             self._begin_hyptest()
         else:
@@ -204,17 +180,17 @@ class ContinuousSearcher:
 
     # ------------------------------------------------------------------ common
     def estimate(self):
-        if self.method == 0:
+        if self.method == "hypothesis-test":
             return self.center.copy()
         w, _ = self.parts.weights()
         med, spread = self.parts.median(w)
-        if self.method == 1 and self.anchor is not None and self.anchor_spread < spread:
+        if self.method == "posterior" and self.anchor is not None and self.anchor_spread < spread:
             return self.anchor.copy()
         return med
 
     def ask(self):
         if not self.pending:
-            if self.method == 0:
+            if self.method == "hypothesis-test":
                 self.qa, self.qb = self._cell_query(self.cell)
             else:
                 self._select()
@@ -227,7 +203,7 @@ class ContinuousSearcher:
         self.pending = False
         self.n_queries += 1
         self.stage_queries += 1
-        if self.method == 0:
+        if self.method == "hypothesis-test":
             self.wins += int(a_closer)
             self.rep += 1
             if self.rep == self.n_obs:
@@ -240,19 +216,18 @@ class ContinuousSearcher:
         self.answers += list(self.qa) + list(self.qb) + [1.0 if a_closer else 0.0]
         self.parts.observe(self.qa, self.qb, a_closer, self.model)
         w, ess = self.parts.weights()
-        if self.method == 1:
+        if self.method == "posterior":
             if self._decide_posterior(w):
                 return True
             if self.stage_queries >= self.stage_cap:
                 self._backtrack()
                 return True
         if ess < self.resample_ess * self.parts.P:
-            _, z = _splitmix64(self.seed ^ 0x632BE59BD9B4E019)
-            stream_seed = (z + self.n_queries) & MASK
-            if self.method == 2:
+            stream_seed = child_seed(self.seed, Purpose.ResampleMove, self.n_queries)
+            if self.method == "global":
                 self.parts.focus(1e-3)
             self.parts.resample_move(self.answers, self.model, stream_seed, self.mh_sweeps)
-        if self.method == 2:
+        if self.method == "global":
             w, _ = self.parts.weights()
             self.center, spread = self.parts.median(w)
             L, depth = self.high - self.low, 0
@@ -260,7 +235,7 @@ class ContinuousSearcher:
                 depth += 1
             self.depth, self.edge = depth, L * 2.0**-depth
             self.n_stages += 1
-        return self.method == 2
+        return self.method == "global"
 
     # ------------------------------------------------------------------ hypothesis test
     def _begin_hyptest(self):
@@ -320,7 +295,7 @@ class ContinuousSearcher:
 
     # ------------------------------------------------------------------ particles
     def _begin_particles(self):
-        if self.method == 2:
+        if self.method == "global":
             lo, hi = np.full(self.d, self.low), np.full(self.d, self.high)
         else:
             lo = np.maximum(self.low, self.center - 2 * self.edge)
@@ -328,7 +303,7 @@ class ContinuousSearcher:
             bad = ~(lo < hi)
             lo = np.where(bad, self.center - 2 * self.edge, lo)
             hi = np.where(bad, self.center + 2 * self.edge, hi)
-        rng = Rng(self.seed ^ 0xD2B74407B1CE6E93, self.n_stages)
+        rng = stream(self.seed, Purpose.ParticleInit, self.n_stages)
         self.parts = Particles()
         self.parts.init(lo, hi, self.n_particles, rng)
         self.answers = []
@@ -425,9 +400,9 @@ class ContinuousSearcher:
     def _select(self):
         w, _ = self.parts.weights()
         mu = self.parts.mean(w)
-        rng = Rng(self.seed ^ 0x94D049BB133111EB, self.n_queries)
-        cand = systematic(w, _K_DRAWS, rng.uniform())
-        ev = systematic(w, _K_EVAL, rng.uniform())
+        rng = stream(self.seed, Purpose.QueryDraws, self.n_queries)
+        cand = systematic_resample(w, 1.0, _K_DRAWS, rng.uniform())
+        ev = systematic_resample(w, 1.0, _K_EVAL, rng.uniform())
         pts = np.vstack([self.parts.z[cand], 2 * mu - self.parts.z[cand]])
         pairs = [(i, _K_DRAWS + i) for i in range(_K_DRAWS)]
         pairs += [(i, j) for i in range(_K_DRAWS) for j in range(i + 1, _K_DRAWS)]
@@ -444,57 +419,20 @@ class ContinuousSearcher:
             self.qb[0] += 1e-9 * self.edge
 
 
-def simulate(
-    d,
-    gamma,
-    low,
-    high,
-    method,
-    alpha,
-    lapse,
-    stage_cap,
-    particles,
-    cells_per_axis,
-    n_obs,
-    tau,
-    mh_sweeps,
-    resample_ess,
-    runs,
-    max_queries,
-    oracle_gamma,
-    oracle_lapse,
-    seed,
-):
-    """The native simulator's loop (particle methods, max_queries) in NumPy: errors array."""
-    user = AnswerModel(oracle_gamma, oracle_lapse)
-    _, z = _splitmix64(seed ^ 0x2545F4914F6CDD1D)
+def simulate(runs, max_queries, user_gamma, user_lapse, seed, **config):
+    """The native simulator's loop (particle methods, max_queries) in NumPy: the errors
+    array (runs, max_queries + 1). ``config``: the searcher's keywords."""
+    user = PairAnswerModel(user_gamma, user_lapse)
+    d, low, high = config["dim"], config.get("low", -1.0), config.get("high", 1.0)
     errors = np.full((runs, max_queries + 1), np.nan)
     for r in range(runs):
-        rng = Rng(seed, r)
+        rng = stream(seed, Purpose.SimUser, r)
         t = np.array([low + rng.uniform() * (high - low) for _ in range(d)])
-        s = ContinuousSearcher(
-            d,
-            gamma,
-            low,
-            high,
-            method,
-            alpha,
-            lapse,
-            stage_cap,
-            particles,
-            cells_per_axis,
-            n_obs,
-            tau,
-            mh_sweeps,
-            resample_ess,
-            (z + r) & MASK,
-        )
+        s = ContinuousSearcher(**config, seed=child_seed(seed, Purpose.SimContinuousRun, r))
         errors[r, 0] = np.linalg.norm(s.estimate() - t)
         while s.n_queries < max_queries:
             a, b = s.ask()
-            p = float(
-                user.prob(np.array([np.sum((a - t) ** 2)]), np.array([np.sum((b - t) ** 2)]))[0]
-            )
+            p = float(user.prob(np.sum((a - t) ** 2), np.sum((b - t) ** 2)))
             s.tell(rng.uniform() < p)
             errors[r, s.n_queries] = np.linalg.norm(s.estimate() - t)
     return errors

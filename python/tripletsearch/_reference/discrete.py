@@ -1,11 +1,13 @@
-"""NumPy twin of the database searcher (``cpp/include/tripletsearch/discrete.hpp``).
+"""NumPy twin of the database search (``cpp/include/tripletsearch/discrete/``).
 
 Same interface as ``tripletsearch._core.DiscreteSearcher`` (``select``, ``update``,
-``posterior``, ``mean``, ``cov``, ``n_unshown``, ``n_queries``) and the same algorithm:
-posterior weights, moments, eigen-directions (``numpy.linalg.eigh`` with the native sign
-convention), proto-queries, the selection rules, GaussSearch's ADF update and SampleMirror,
-and the random baseline, with the native random streams (``rng.Rng``). Coordinates are
-rounded to single precision, as the native store keeps them.
+``posterior``, ``mean``, ``cov``, ``n_unshown``, ``n_queries``), the configuration given by
+name (``method``: "gamma-ckl", "gauss", "random"; ``selection``: "weighted", "paper",
+"nearest", "infogain"), and the same algorithm: posterior weights and moments, eigen-
+directions (``numpy.linalg.eigh`` with the native sign convention), proto-queries, the
+selection rules, GaussSearch's ADF update and SampleMirror, and the random baseline, with
+the native random streams (:mod:`.rng`). Coordinates are rounded to single precision, as
+the native store keeps them.
 """
 
 from __future__ import annotations
@@ -14,48 +16,15 @@ import math
 
 import numpy as np
 
-from .oracles import TINY, normal_tail
-from .rng import Rng
+from .choice import TINY, choice_likelihood, relative_weights
+from .oracles import normal_tail
+from .resample import systematic_resample
+from .rng import Purpose, stream
 
 _RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
 _SAMPLES = 128
 _TOP_ITEMS = 4
-_SEED_MIX = 0x9E3779B97F4A7C15
-
-
-def _int_gamma(gamma):
-    return int(gamma) if (gamma == math.floor(gamma) and 1.0 <= gamma <= 256.0) else -1
-
-
-def choice_power(s, gamma):
-    """s^(gamma/2) as the native kernels compute it (squaring for integer gamma)."""
-    s = np.asarray(s, dtype=np.float64)
-    g = _int_gamma(gamma)
-    if g < 0:
-        return np.exp(0.5 * gamma * np.log(s))
-    pw = np.sqrt(s) if g & 1 else np.ones_like(s)
-    base = s.copy()
-    e = g >> 1
-    while e > 0:
-        if e & 1:
-            pw = pw * base
-        base = base * base
-        e >>= 1
-    return pw
-
-
-def choice_likelihood(D, chosen, gamma):
-    """P(user picks shown item `chosen` | target) for every target, D: (k, n) squared
-    distances from the shown items: 1 / sum_j (D_chosen / D_j)^(gamma/2)."""
-    D = np.maximum(np.asarray(D, dtype=np.float64), TINY)
-    k = D.shape[0]
-    if k == 2:
-        Dc, Do = D[chosen], D[1 - chosen]
-        pw = choice_power(np.minimum(Dc, Do) / np.maximum(Dc, Do), gamma)
-        return np.where(Dc <= Do, 1.0, pw) / (1.0 + pw)
-    dmin = D.min(axis=0)
-    pw = choice_power(dmin / D, gamma)
-    return pw[chosen] / pw.sum(axis=0)
+_RULES = {"weighted": 0, "paper": 1, "nearest": 2}
 
 
 def top_eigenpairs(C, count):
@@ -86,7 +55,18 @@ def _cholesky(S):
 
 
 class DiscreteSearcher:
-    def __init__(self, X, method, gamma, r, sigma, n_choices, selection, seed, threads=1):
+    def __init__(
+        self,
+        X,
+        *,
+        method="gamma-ckl",
+        gamma=3.0,
+        r=2.0,
+        sigma=0.1,
+        n_choices=2,
+        selection="infogain",
+        seed=0,
+    ):
         self.X = np.asarray(X, dtype=np.float64).astype(np.float32).astype(np.float64)
         self.n, self.d = self.X.shape
         self.method, self.gamma, self.r, self.sigma = method, gamma, r, sigma
@@ -96,11 +76,11 @@ class DiscreteSearcher:
         self.total = 0.0
         self._mean = np.zeros(self.d)
         self._cov = np.zeros((self.d, self.d))
-        if method in (0, 1):
+        if method in ("gamma-ckl", "gauss"):
             self.w = np.full(self.n, 1.0 / self.n)
             self._moments()
             self._moments()
-            if method == 1:
+            if method == "gauss":
                 self.w = None
 
     # ------------------------------------------------------------------ state
@@ -133,7 +113,7 @@ class DiscreteSearcher:
     def update(self, shown, choice):
         shown = np.asarray(shown, dtype=np.int64)
         self.shown[shown] = True
-        if self.method == 0:
+        if self.method == "gamma-ckl":
             self.w[shown] = 0.0
             scale = 1.0 / self.total if self.total > 0 else 1.0
             if choice >= 0:
@@ -144,7 +124,7 @@ class DiscreteSearcher:
                 self.w = np.where(self.shown, 0.0, 1.0)
                 self.total = 0.0
                 self._moments()
-        elif self.method == 1 and choice >= 0:
+        elif self.method == "gauss" and choice >= 0:
             self._update_gauss(shown, choice)
         self.n_queries += 1
 
@@ -174,14 +154,13 @@ class DiscreteSearcher:
         k = min(self.k, self.n_unshown)
         if k == 0:
             return np.empty(0, dtype=np.int64)
-        if self.method == 2:
+        if self.method == "random":
             return self._select_random(k)
-        if self.method == 0 and self.selection == 3:
+        if self.method == "gamma-ckl" and self.selection == "infogain":
             return self._select_infogain(k)
-        if self.method == 0:
-            protos = self._protos(k, self.r)
-            return self._nearest(protos, k, self.selection)
-        return self._nearest(self._gauss_protos(k), k, 2)
+        if self.method == "gamma-ckl":
+            return self._nearest(self._protos(k, self.r), k, _RULES[self.selection])
+        return self._nearest(self._gauss_protos(k), k, _RULES["nearest"])
 
     def _protos(self, k, r, pairs=None):
         ne = min((k + 1) // 2, self.d)
@@ -196,7 +175,7 @@ class DiscreteSearcher:
 
     def _scores(self, z, rule):
         D = ((self.X - z) ** 2).sum(1)
-        w = self.w if self.method == 0 else np.ones(self.n)
+        w = self.w if self.method == "gamma-ckl" else np.ones(self.n)
         with np.errstate(divide="ignore", invalid="ignore"):
             if rule == 0:
                 sc = np.where(w > 0, D / np.where(w > 0, w, 1.0), np.inf)
@@ -226,7 +205,7 @@ class DiscreteSearcher:
         ne = min((k + 1) // 2, self.d)
         eig = top_eigenpairs(self._cov, ne)
         L = _cholesky(self._cov)
-        rng = Rng(self.seed, self.n_queries)
+        rng = stream(self.seed, Purpose.SearchQuery, self.n_queries)
         out = np.empty((k, self.d))
         for c in range(0, k, 2):
             g = np.array([rng.normal() for _ in range(self.d)])
@@ -239,7 +218,7 @@ class DiscreteSearcher:
         return out
 
     def _select_random(self, k):
-        rng = Rng(self.seed, self.n_queries)
+        rng = stream(self.seed, Purpose.SearchQuery, self.n_queries)
         q = []
         free = [i for i in range(self.n) if not self.shown[i]]
         while len(q) < k:
@@ -254,19 +233,8 @@ class DiscreteSearcher:
         return [int(i) for i in idx[order]]
 
     def _posterior_sample(self):
-        rng = Rng(self.seed ^ _SEED_MIX, self.n_queries)
-        u0 = rng.uniform()
-        step = self.total / _SAMPLES
-        cum = np.cumsum(self.w)
-        last_pos = np.nonzero(self.w > 0)[0]
-        out, nxt = [], u0 * step
-        for _ in range(_SAMPLES):
-            i = int(np.searchsorted(cum, nxt, side="right"))
-            if i >= self.n:
-                i = int(last_pos[-1])
-            out.append(i)
-            nxt += step
-        return out
+        u0 = stream(self.seed, Purpose.PosteriorDraws, self.n_queries).uniform()
+        return [int(i) for i in systematic_resample(self.w, self.total, _SAMPLES, u0)]
 
     def _select_infogain(self, k):
         ne = min(3 if k == 2 else (k + 1) // 2, self.d)
@@ -323,7 +291,7 @@ class DiscreteSearcher:
             -1
         )
         D = np.maximum(D, TINY)
-        u = choice_power(D.min(axis=0) / D, self.gamma)  # (nc, S)
+        u = relative_weights(D.min(axis=0), D, self.gamma)  # (nc, S)
         sample_arr = np.array(sample)
         W = self.total
         best_score, best_t = -np.inf, 0
@@ -345,11 +313,11 @@ class DiscreteSearcher:
         return np.array(tuples[best_t], dtype=np.int64)
 
     # ------------------------------------------------------------------ posterior
-    def posterior(self, n):
-        if self.method == 0:
+    def posterior(self):
+        if self.method == "gamma-ckl":
             W = self.w.sum()
             return self.w / W if W > 0 else np.zeros(self.n)
-        if self.method == 2:
+        if self.method == "random":
             m = self.n_unshown
             return np.where(self.shown, 0.0, 1.0 / m if m else 0.0)
         L = _cholesky(self._cov)

@@ -1,8 +1,9 @@
-"""NumPy twin of the native trainer (``cpp/include/tripletsearch/sgd.hpp``).
+"""NumPy twin of the native trainer (``cpp/include/tripletsearch/embedding/``).
 
-``train`` has the signature and return value of ``tripletsearch._core.train`` and follows
-the same algorithm step by step (objective, minibatch order, SGD, Adam, L-BFGS with its
-line search and restarts), so on small problems both give the same loss curve.
+:func:`train` takes what ``tripletsearch.embedding.native_train`` takes (the oracle as its
+kind and parameter) and follows the same algorithm step by step (objective, minibatch
+order, SGD, Adam, L-BFGS with its line search and restarts), so on small problems both give
+the same loss curve.
 """
 
 from __future__ import annotations
@@ -11,27 +12,8 @@ import math
 
 import numpy as np
 
-from .. import embedding as _public
-from .. import oracles as _pub_oracles
 from . import oracles as _ref
 from .rng import epoch_permutation
-
-_CLASSES = {
-    _pub_oracles._GAMMA_CKL: _ref.GammaCKL,
-    _pub_oracles._CKL: _ref.CKL,
-    _pub_oracles._TSTE: _ref.TSTE,
-    _pub_oracles._STE: _ref.STE,
-    _pub_oracles._PROBIT: _ref.Probit,
-}
-
-
-def _oracle(kind: int, param: float):
-    cls = _CLASSES[kind]
-    if kind == _pub_oracles._STE:
-        return cls()
-    if kind == _pub_oracles._TSTE:
-        return cls(param)
-    return cls(param)
 
 
 class _Objective:
@@ -45,10 +27,10 @@ class _Objective:
     def __call__(self, x, T):
         n, d = self.n, self.d
         X = x[: n * d].reshape(n, d)
-        o = _oracle(self.kind, self.gamma(x))
+        o = _ref.make_oracle(self.kind, self.gamma(x))
         m = len(T)
-        logp = o._log_prob(X, T, 1)
-        G = o._grad(X, T, 1)
+        logp = o.log_prob(X, T)
+        G = o.grad(X, T)
         g = np.empty_like(x)
         g[: n * d] = (-G / m + 2.0 * self.l2 / n * X).ravel()
         if self.learn_gamma:
@@ -79,7 +61,7 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
             f, g = F(x, Tb)
             epoch_loss += f * mb / m
             step += 1
-            if optimizer == _public.OPTIMIZERS["adam"]:
+            if optimizer == "adam":
                 mom = b1 * mom + (1 - b1) * g
                 vel = b2 * vel + (1 - b2) * g * g
                 x = x - lr * (mom / (1 - b1**step)) / (np.sqrt(vel / (1 - b2**step)) + eps)
@@ -92,17 +74,17 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
         if not (math.isfinite(epoch_loss) and np.isfinite(x).all()) or epoch_loss > 1e6 * max(
             1.0, abs(first)
         ):
-            return x, losses, gammas, epoch, 2
+            return x, losses, gammas, epoch, "diverged"
         if cb is not None and not cb(epoch, epoch_loss, F.gamma(x)):
-            return x, losses, gammas, epoch, 3
+            return x, losses, gammas, epoch, "stopped"
         if epoch_loss > best - tol * max(1.0, abs(best)):
             stall += 1
             if stall >= n_iter_no_change:
-                return x, losses, gammas, epoch, 0
+                return x, losses, gammas, epoch, "converged"
         else:
             stall = 0
         best = min(best, epoch_loss)
-    return x, losses, gammas, max_epochs, 1
+    return x, losses, gammas, max_epochs, "max_epochs"
 
 
 def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
@@ -110,7 +92,7 @@ def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
     f, g = F(x, T)
     losses, gammas = [], []
     if not (math.isfinite(f) and np.isfinite(g).all()):
-        return x, losses, gammas, 0, 2
+        return x, losses, gammas, 0, "diverged"
     epochs = 0
     for it in range(1, max_epochs + 1):
         p = -g
@@ -152,7 +134,7 @@ def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
         if not accepted:
             losses.append(f)
             gammas.append(F.gamma(x))
-            return x, losses, gammas, epochs, 0
+            return x, losses, gammas, epochs, "converged"
         s, y = x_new - x, g_new - g
         sy = s @ y
         if sy > 1e-12 * (y @ y):
@@ -166,47 +148,41 @@ def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
         losses.append(f)
         gammas.append(F.gamma(x))
         if cb is not None and not cb(it, f, F.gamma(x)):
-            return x, losses, gammas, epochs, 3
+            return x, losses, gammas, epochs, "stopped"
         if f_old - f <= tol * max(abs(f_old), abs(f), 1.0):
-            return x, losses, gammas, epochs, 0
-    return x, losses, gammas, max_epochs, 1
+            return x, losses, gammas, epochs, "converged"
+    return x, losses, gammas, max_epochs, "max_epochs"
 
 
-def train(
-    kind,
-    param,
-    init,
-    triplets,
-    optimizer,
-    lr,
-    batch_size,
-    max_epochs,
-    tol,
-    n_iter_no_change,
-    l2,
-    learn_gamma,
-    seed,
-    threads,
-    callback=None,
-):
-    """NumPy twin of ``tripletsearch._core.train``; same arguments and return value
-    ``(X, loss per epoch, gamma per epoch, epochs, status)``."""
+def train(kind, param, init, triplets, options, seed, threads=1, callback=None):
+    """NumPy twin of ``tripletsearch.embedding.native_train``: the model ``kind``
+    ("GammaCKL", "CKL", "TSTE", "STE", "Probit") with its parameter, the start ``init``
+    (n, d), the rows, the options (``optimizer`` by name: "sgd", "adam", "lbfgs"; ``lr``,
+    ``batch_size`` (0: full batch), ``max_epochs``, ``tol``, ``n_iter_no_change``, ``l2``,
+    ``learn_gamma``) and the minibatch seed. Returns ``(X, loss per epoch, gamma per epoch,
+    epochs, status)``."""
     X0 = np.ascontiguousarray(init, dtype=np.float64)
     n, d = X0.shape
     T = np.ascontiguousarray(triplets, dtype=np.int64)
     if len(T) == 0:
         raise ValueError("triplets: no rows to train on")
-    F = _Objective(kind, param, n, d, l2, learn_gamma)
-    x = np.concatenate([X0.ravel(), [math.log(param)] if learn_gamma else []])
-    if optimizer == _public.OPTIMIZERS["lbfgs"]:
-        x, losses, gammas, epochs, status = _lbfgs(F, x, T, max_epochs, tol, callback)
+    o = options
+    F = _Objective(kind, param, n, d, o["l2"], o["learn_gamma"])
+    x = np.concatenate([X0.ravel(), [math.log(param)] if o["learn_gamma"] else []])
+    if o["optimizer"] == "lbfgs":
+        x, losses, gammas, epochs, status = _lbfgs(F, x, T, o["max_epochs"], o["tol"], callback)
     else:
         x, losses, gammas, epochs, status = _first_order(
-            F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_change, seed, callback
+            F,
+            x,
+            T,
+            o["optimizer"],
+            o["lr"],
+            o["batch_size"],
+            o["max_epochs"],
+            o["tol"],
+            o["n_iter_no_change"],
+            seed,
+            callback,
         )
     return (x[: n * d].reshape(n, d).copy(), np.array(losses), np.array(gammas), epochs, status)
-
-
-class Embedding(_public.Embedding):
-    __doc__ = _public.Embedding.__doc__
-    _train = staticmethod(train)

@@ -1,8 +1,10 @@
-"""Pure-Python twin of ``cpp/include/tripletsearch/rng.hpp`` (splitmix64 seeding,
-xoshiro256**, Lemire's unbiased bounded integers), bit for bit."""
+"""Pure-Python twin of ``cpp/include/tripletsearch/core/rng.hpp`` (splitmix64 seeding,
+xoshiro256**, Lemire's unbiased bounded integers) and ``core/seeding.hpp`` (the purposes of
+the streams), bit for bit."""
 
 from __future__ import annotations
 
+import enum
 import math
 
 _MASK = (1 << 64) - 1
@@ -82,3 +84,28 @@ def epoch_permutation(seed: int, epoch: int, m: int) -> list[int]:
         j = rng.below(k + 1)
         perm[k], perm[j] = perm[j], perm[k]
     return perm
+
+
+class Purpose(enum.IntEnum):
+    """The salts of the core's random streams (``seeding.hpp``)."""
+
+    SearchQuery = 0
+    PosteriorDraws = 0x9E3779B97F4A7C15
+    SimDiscreteRun = 0x5851F42D4C957F2D
+    SimContinuousRun = 0x2545F4914F6CDD1D
+    SimUser = 0x3C6EF372FE94F82B
+    ParticleInit = 0xD2B74407B1CE6E93
+    ResampleMove = 0x632BE59BD9B4E019
+    QueryDraws = 0x94D049BB133111EB
+    HyptestStage = 0xA24BAED4963EE407
+
+
+def stream(seed: int, purpose: Purpose, index: int) -> Rng:
+    """Stream ``index`` of ``purpose`` under ``seed``."""
+    return Rng(seed ^ int(purpose), index)
+
+
+def child_seed(seed: int, purpose: Purpose, index: int) -> int:
+    """A child seed per index: splitmix64(seed ^ salt) + index (mod 2^64)."""
+    _, z = _splitmix64(seed ^ int(purpose))
+    return (z + index) & _MASK

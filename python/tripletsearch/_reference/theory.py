@@ -1,4 +1,5 @@
-"""NumPy twin of the native Monte-Carlo estimator of p_Q (cpp/include/tripletsearch/theory.hpp).
+"""NumPy twin of the native Monte-Carlo estimator of p_Q
+(``cpp/include/tripletsearch/theory/monte_carlo.hpp``).
 
 Different random streams from the native sampler, so the two agree statistically, not
 bitwise; tests compare them within their standard errors.
@@ -6,10 +7,18 @@ bitwise; tests compare them within their standard errors.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from .._validation import check_int, check_positive, check_random_state
-from ..theory import MonteCarloEstimate
+from .choice import pair_prob
+
+
+class Estimate(NamedTuple):
+    """A Monte-Carlo mean with its standard error."""
+
+    mean: float
+    stderr: float
 
 
 def _ball_sq_norms(rng: np.random.Generator, size: int, d: int) -> np.ndarray:
@@ -21,23 +30,20 @@ def _ball_sq_norms(rng: np.random.Generator, size: int, d: int) -> np.ndarray:
 
 def p_correct_monte_carlo(
     gamma: float, d: int, n_samples: int = 10**6, *, random_state=None, n_jobs=None
-) -> MonteCarloEstimate:
-    """Same estimator as :func:`tripletsearch.theory.p_correct_monte_carlo`, in NumPy."""
-    gamma = check_positive(gamma, "gamma")
-    d = check_int(d, "d", minimum=1)
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
-    rng = check_random_state(random_state)
+) -> Estimate:
+    """(mean, standard error) of the estimate of p_Q: both query points uniform in the
+    unit d-ball, the probability that gamma-CKL names the closer one, averaged."""
+    rng = np.random.default_rng(random_state)
     total = total2 = 0.0
     done = 0
     while done < n_samples:
         size = min(65536, n_samples - done)
-        Da = np.maximum(_ball_sq_norms(rng, size, d), np.finfo(float).tiny)
-        Db = np.maximum(_ball_sq_norms(rng, size, d), np.finfo(float).tiny)
-        z = 0.5 * gamma * np.abs(np.log(Da) - np.log(Db))
-        p = np.exp(-np.logaddexp(0.0, -z))
+        Da = _ball_sq_norms(rng, size, d)
+        Db = _ball_sq_norms(rng, size, d)
+        p = pair_prob(np.minimum(Da, Db), np.maximum(Da, Db), gamma)
         total += p.sum()
         total2 += (p * p).sum()
         done += size
     mean = total / n_samples
     var = max(0.0, (total2 - n_samples * mean * mean) / max(n_samples - 1, 1))
-    return MonteCarloEstimate(mean, float(np.sqrt(var / n_samples)))
+    return Estimate(float(mean), float(np.sqrt(var / n_samples)))

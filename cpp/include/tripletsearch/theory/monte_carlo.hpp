@@ -8,9 +8,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "mathutil.hpp"
-#include "parallel.hpp"
-#include "rng.hpp"
+#include "../core/errors.hpp"
+#include "../core/parallel.hpp"
+#include "../core/rng.hpp"
+#include "../oracle/choice.hpp"
 
 namespace tripletsearch {
 
@@ -35,12 +36,17 @@ inline double ball_point_sq_norm(Rng& rng, std::int64_t d, double* buf) {
   return sq;
 }
 
+// Samples in chunks of 8192, chunk c from stream (seed, c), sums merged in chunk order.
 inline MeanStderr p_correct_monte_carlo(double gamma, std::int64_t d, std::int64_t n_samples,
                                         std::uint64_t seed, int threads) {
+  require_positive(gamma, "gamma");
+  require_at_least<std::int64_t>(d, 1, "d");
+  require_at_least<std::int64_t>(n_samples, 1, "n_samples");
+  require_at_least(threads, 1, "n_jobs");
   constexpr std::int64_t kChunk = 8192;
   const std::int64_t n_chunks = (n_samples + kChunk - 1) / kChunk;
   std::vector<double> sum(static_cast<std::size_t>(n_chunks)), sum2(sum.size());
-  const double half_gamma = 0.5 * gamma;
+  const GammaPower power(gamma);
 #pragma omp parallel num_threads(threads)
   {
     std::vector<double> buf(static_cast<std::size_t>(d));
@@ -52,9 +58,7 @@ inline MeanStderr p_correct_monte_carlo(double gamma, std::int64_t d, std::int64
       for (std::int64_t k = c * kChunk; k < end; ++k) {
         const double Da = ball_point_sq_norm(rng, d, buf.data());
         const double Db = ball_point_sq_norm(rng, d, buf.data());
-        // probability of naming the closer point: sigmoid(|z|)
-        const double z = half_gamma * std::fabs(safe_log(Da) - safe_log(Db));
-        const double p = sigmoid(z);
+        const double p = pair_choice(power, Da, Db).prob_closer();
         s += p;
         s2 += p * p;
       }

@@ -1,15 +1,27 @@
-// Scalar numerics shared by the kernels: stable sigmoid / log-sigmoid and the
-// log of the standard normal CDF with the inverse Mills ratio.
+// Scalar numerics shared by the kernels: stable sigmoid / log-sigmoid, the log of the
+// standard normal CDF with the inverse Mills ratio, a reentrant log-gamma.
 #pragma once
 
 #include <cfloat>
 #include <cmath>
+#include <limits>
+
+#if defined(__GNUC__)
+#define TS_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define TS_ALWAYS_INLINE inline
+#endif
 
 namespace tripletsearch {
 
 // Squared distances below this floor are treated as this floor inside a logarithm
 // (coincident points give finite, documented answers; see oracle.hpp).
 constexpr double kTinyDistance = DBL_MIN;
+// The same floor in the precision T of a kernel (FLT_MIN for float).
+template <class T>
+constexpr T tiny_distance() {
+  return std::numeric_limits<T>::min();
+}
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // 0.5 * log(2 pi)
 constexpr double kSqrt1_2 = 0.70710678118654752440;     // 1 / sqrt(2)
 
@@ -26,6 +38,16 @@ inline double log_sigmoid(double z) {
 
 // log(max(D, floor)): finite for D = 0.
 inline double safe_log(double D) { return std::log(D > kTinyDistance ? D : kTinyDistance); }
+
+// log Gamma(x), reentrant (safe inside OpenMP regions, unlike std::lgamma's signgam).
+inline double log_gamma(double x) {
+#if defined(__GLIBC__)
+  int sign;
+  return lgamma_r(x, &sign);
+#else
+  return std::lgamma(x);
+#endif
+}
 
 // Standard normal: log Phi(z), Phi(z) and lambda(z) = phi(z) / Phi(z).
 struct NormalTail {

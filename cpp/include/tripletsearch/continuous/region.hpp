@@ -1,5 +1,5 @@
-// Regions of the continuous search (Section 3): hypercubes (center, edge) and the
-// nested geometry relative to a region X of edge e:
+// Regions of the continuous search (Section 3): hypercubes (center, edge) and the nested
+// geometry relative to a region X of edge e:
 //   slack S     : same center, edge 3e/2, tiled by 6^d tiles of edge e/4;
 //   children    : the 5^d cubes of edge e/2 made of 2 x ... x 2 tiles, centers at
 //                 offsets (m - 2) e/4, m in {0..4}, along each axis;
@@ -7,7 +7,6 @@
 // Depth counts halvings from Omega: a child is one deeper, the parent two shallower.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -18,8 +17,6 @@ struct Region {
   double edge = 1.0;
   std::int64_t depth = 0;
 
-  std::int64_t dim() const { return static_cast<std::int64_t>(center.size()); }
-
   // The child with per-axis position m[a] in {0..4}.
   Region child(const int* m) const {
     Region r{center, 0.5 * edge, depth + 1};
@@ -27,15 +24,6 @@ struct Region {
     return r;
   }
   Region parent() const { return Region{center, 4.0 * edge, depth - 2}; }
-  // The k-th ancestor: k backtracks (edge 4^k e, same center).
-  Region ancestor(std::int64_t k) const {
-    return Region{center, edge * std::pow(4.0, double(k)), depth - 2 * k};
-  }
-  bool contains(const double* x) const {
-    for (std::size_t a = 0; a < center.size(); ++a)
-      if (std::fabs(x[a] - center[a]) > 0.5 * edge) return false;
-    return true;
-  }
 };
 
 }  // namespace tripletsearch

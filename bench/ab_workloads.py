@@ -1,0 +1,169 @@
+"""Timed workloads for an A/B comparison of two builds (see ``bench/ab_compare.py``).
+
+Each workload runs through the public API only, so the same file times an old and a new
+build. Run one workload in the current interpreter::
+
+    python bench/ab_workloads.py food_grad_1t
+
+It prints ``name seconds`` (the minimum over a few repetitions).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+import tripletsearch as ts
+
+
+def _min_time(fn, repeat=5, setup=None):
+    best = float("inf")
+    for _ in range(repeat):
+        arg = setup() if setup is not None else None
+        t0 = time.perf_counter()
+        fn(arg) if setup is not None else fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _problem(n, d, m, seed):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)), rng.integers(0, n, size=(m, 3))
+
+
+def _oracle_kernel(oracle, kernel, n, d, m, jobs, repeat=7):
+    X, T = _problem(n, d, m, seed=2)
+    f = getattr(oracle, kernel)
+    f(X, T, n_jobs=jobs)
+    return _min_time(lambda: f(X, T, n_jobs=jobs), repeat)
+
+
+def _fit_per_epoch(jobs):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 10))
+    Q = rng.integers(0, 100, size=(152_000, 3))
+    T = ts.GammaCKL(10.0).sample(X, Q, random_state=1)
+    best = float("inf")
+    for _ in range(3):
+        emb = ts.Embedding("gamma-ckl", 10, gamma=10.0, random_state=0, n_jobs=jobs)
+        t0 = time.perf_counter()
+        emb.fit(T, n_items=100)
+        best = min(best, (time.perf_counter() - t0) / emb.n_epochs_)
+    return best
+
+
+def _discrete(n, d, selection, jobs, rounds=8, repeat=5):
+    X = np.random.default_rng(n + d).uniform(-1, 1, size=(n, d))
+
+    def setup():
+        return ts.DiscreteSearch(X, selection=selection, random_state=1, n_jobs=jobs)
+
+    def run(s):
+        for _ in range(rounds):
+            s.tell(int(s.ask()[0]))
+
+    return _min_time(run, repeat, setup) / rounds
+
+
+def _discrete_k4(n, d, jobs, rounds=8, repeat=5):
+    X = np.random.default_rng(n + d).uniform(-1, 1, size=(n, d))
+
+    def setup():
+        return ts.DiscreteSearch(X, n_choices=4, random_state=1, n_jobs=jobs)
+
+    def run(s):
+        for _ in range(rounds):
+            s.tell(int(s.ask()[1]))
+
+    return _min_time(run, repeat, setup) / rounds
+
+
+def _gauss(n, d, jobs, rounds=8, repeat=5):
+    X = np.random.default_rng(n + d).uniform(-1, 1, size=(n, d))
+
+    def setup():
+        return ts.DiscreteSearch(X, method="gauss", random_state=1, n_jobs=jobs)
+
+    def run(s):
+        for _ in range(rounds):
+            s.tell(int(s.ask()[0]))
+
+    return _min_time(run, repeat, setup) / rounds
+
+
+def _continuous(d, method, queries=60, repeat=5):
+    target = np.full(d, 0.3)
+
+    def setup():
+        return ts.ContinuousSearch(d, 3.0, method=method, random_state=0, n_jobs=2)
+
+    def run(s):
+        rng = np.random.default_rng(0)
+        for _ in range(queries):
+            a, b = s.ask()
+            da, db = np.sum((a - target) ** 2), np.sum((b - target) ** 2)
+            s.tell(bool(rng.random() < 1.0 / (1.0 + (da / db) ** 1.5)))
+
+    return _min_time(run, repeat, setup) / queries
+
+
+WORKLOADS = {
+    "food_grad_1t": lambda: _oracle_kernel(ts.GammaCKL(10.0), "grad", 100, 10, 190_376, 1),
+    "food_grad_2t": lambda: _oracle_kernel(ts.GammaCKL(10.0), "grad", 100, 10, 190_376, 2),
+    "grad_rows_1t": lambda: _oracle_kernel(ts.GammaCKL(10.0), "grad", 1000, 10, 10**6, 1, 3),
+    "grad_rows_2t": lambda: _oracle_kernel(ts.GammaCKL(10.0), "grad", 1000, 10, 10**6, 2, 3),
+    "prob_int_1t": lambda: _oracle_kernel(ts.GammaCKL(10.0), "prob", 1000, 10, 10**6, 1, 3),
+    "prob_real_1t": lambda: _oracle_kernel(ts.GammaCKL(2.5), "prob", 1000, 10, 10**6, 1, 3),
+    "loglik_int_1t": lambda: _oracle_kernel(
+        ts.GammaCKL(10.0), "log_likelihood", 1000, 10, 10**6, 1, 3
+    ),
+    "grad_real_1t": lambda: _oracle_kernel(ts.GammaCKL(2.5), "grad", 1000, 10, 10**6, 1, 3),
+    "grad_tste_1t": lambda: _oracle_kernel(ts.TSTE(), "grad", 1000, 10, 10**5, 1),
+    "grad_probit_1t": lambda: _oracle_kernel(ts.Probit(0.3), "grad", 1000, 10, 10**5, 1),
+    "choice4_1t": lambda: _min_time(
+        lambda: ts.GammaCKL(3.0).choice_prob(
+            *(_problem(1000, 10, 1, 0)[0],),
+            np.arange(200_000) % 1000,
+            np.random.default_rng(1).integers(0, 1000, (200_000, 4)),
+            n_jobs=1,
+        )
+    ),
+    "fit_epoch_2t": lambda: _fit_per_epoch(2),
+    "disc_info_1e3_d2": lambda: _discrete(1000, 2, "infogain", 2),
+    "disc_info_1e3_d5": lambda: _discrete(1000, 5, "infogain", 2),
+    "disc_info_1e3_d10": lambda: _discrete(1000, 10, "infogain", 2),
+    "disc_info_1e3_d10_1t": lambda: _discrete(1000, 10, "infogain", 1),
+    "disc_wtd_1e3_d10": lambda: _discrete(1000, 10, "weighted", 2),
+    "disc_info_k4_1e3_d5": lambda: _discrete_k4(1000, 5, 2),
+    "disc_wtd_1e5_d10": lambda: _discrete(100_000, 10, "weighted", 2, repeat=3),
+    "disc_wtd_1e6_d10": lambda: _discrete(1_000_000, 10, "weighted", 2, repeat=3),
+    "disc_gauss_1e3_d10": lambda: _gauss(1000, 10, 2),
+    "cont_global_d2": lambda: _continuous(2, "global"),
+    "cont_global_d5": lambda: _continuous(5, "global"),
+    "cont_posterior_d2": lambda: _continuous(2, "posterior"),
+    "cont_posterior_d5": lambda: _continuous(5, "posterior"),
+    "sim_discrete_d5": lambda: _min_time(
+        lambda: ts.simulate_discrete(
+            np.random.default_rng(5).uniform(-1, 1, size=(1000, 5)),
+            targets=200,
+            random_state=7,
+            n_jobs=2,
+        ),
+        3,
+    ),
+    "sim_continuous_d2": lambda: _min_time(
+        lambda: ts.simulate_continuous(2, 3.0, n_runs=20, max_queries=100, random_state=1),
+        3,
+    ),
+    "p_correct_mc_1e6": lambda: _min_time(
+        lambda: ts.theory.p_correct_monte_carlo(3.0, 5, 10**6, random_state=0, n_jobs=2)
+    ),
+}
+
+
+if __name__ == "__main__":
+    names = sys.argv[1:] or list(WORKLOADS)
+    for name in names:
+        print(name, WORKLOADS[name](), flush=True)

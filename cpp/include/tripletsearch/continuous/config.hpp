@@ -1,0 +1,71 @@
+// Configuration of a continuous search. The defaults here are the public API's defaults
+// (tests check that python/tripletsearch/continuous.py agrees).
+#pragma once
+
+#include <cstdint>
+
+#include "../core/errors.hpp"
+
+namespace tripletsearch {
+
+enum class ContinuousMethod : int { HypothesisTest = 0, Posterior = 1, Global = 2 };
+
+// The particle methods keep quarter-lattice keys in 64 bits: 4 bits per axis.
+constexpr std::int64_t kMaxParticleDim = 15;
+
+struct ContinuousConfig {
+  std::int64_t dim = 2;
+  double gamma = 3.0;             // the user model's gamma-CKL power
+  double low = -1.0, high = 1.0;  // Omega = [low, high]^dim
+  ContinuousMethod method = ContinuousMethod::Global;
+  double alpha = 0.8;          // Posterior: the mass a box needs to decide
+  double lapse = 0.0;          // lapse rate assumed by the likelihood
+  std::int64_t stage_cap = 0;  // Posterior: queries per stage; 0: 30 * dim
+  std::int64_t particles = 0;  // 0: by method and dimension (resolved_particles)
+  int mh_sweeps = 2;           // Metropolis-Hastings sweeps per resample-move
+  double resample_ess = 0.5;   // resample-move when ESS < this fraction of the particles
+  // HypothesisTest: the plan of Algorithm 2 (tripletsearch.theory.binomial_test_plan)
+  std::int64_t cells_per_axis = 0, n_obs = 0, tau = 0;
+
+  // Posterior: 2048 particles (4096 from dim 4: a child holds (1/8)^dim of u(X));
+  // Global: 1024; HypothesisTest: none.
+  std::int64_t resolved_particles() const {
+    if (particles > 0) return particles;
+    if (method == ContinuousMethod::Posterior) return dim >= 4 ? 4096 : 2048;
+    return method == ContinuousMethod::Global ? 1024 : 0;
+  }
+  std::int64_t resolved_stage_cap() const { return stage_cap > 0 ? stage_cap : 30 * dim; }
+
+  // HypothesisTest: whether the test plan is set (a config without it validates the other
+  // values; the searcher needs it).
+  bool has_plan() const { return cells_per_axis > 0; }
+
+  void validate() const {
+    require_at_least<std::int64_t>(dim, 1, "dim");
+    if (method == ContinuousMethod::HypothesisTest) {
+      if (dim < 2)
+        throw std::invalid_argument(
+            "dim: the hypothesis-test decider needs dim >= 2 (the lemma assumes d > 1)");
+      if (has_plan()) {
+        require_at_least<std::int64_t>(n_obs, 1, "n_obs");
+        require_between<std::int64_t>(tau, 0, n_obs, "tau");
+      }
+    } else if (dim > kMaxParticleDim) {
+      throw std::invalid_argument("dim: the particle methods support dim <= " +
+                                  format_number(kMaxParticleDim) + ", got " + format_number(dim));
+    }
+    require_positive(gamma, "gamma");
+    if (!(std::isfinite(low) && std::isfinite(high) && low < high))
+      throw std::invalid_argument("bounds: need finite low < high, got (" + format_number(low) +
+                                  ", " + format_number(high) + ")");
+    require_open_interval(alpha, 0.5, 1.0, "alpha");
+    require_half_open(lapse, 0.0, 0.5, "lapse");
+    require_at_least<std::int64_t>(stage_cap, 0, "stage_cap");
+    require_at_least<std::int64_t>(cells_per_axis, 0, "cells_per_axis");
+    if (particles != 0) require_at_least<std::int64_t>(particles, 16, "n_particles");
+    require_at_least(mh_sweeps, 0, "mh_sweeps");
+    require_open_interval(resample_ess, 0.0, 1.0, "resample_ess");
+  }
+};
+
+}  // namespace tripletsearch

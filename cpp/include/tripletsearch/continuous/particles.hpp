@@ -1,0 +1,267 @@
+// The particle posterior of the continuous search: particles z (P x d) with log-weights,
+// a uniform prior on a box, gamma-CKL answers (oracle/choice.hpp), weighted quantiles, and
+// resample-move (systematic resampling, core/resample.hpp, then Metropolis-Hastings).
+// Random streams: stream P gives the resampling offset, stream p particle p's moves, so
+// results do not depend on the number of threads.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "../core/resample.hpp"
+#include "../core/rng.hpp"
+#include "../oracle/choice.hpp"
+
+namespace tripletsearch {
+
+// The answers so far: per answer a (d), b (d) and 1 when a was named, else 0.
+struct AnswerLog {
+  std::int64_t d = 0, count = 0;
+  std::vector<double> rows;  // count x (2d + 1)
+
+  void clear() {
+    rows.clear();
+    count = 0;
+  }
+  void add(const double* a, const double* b, bool a_named) {
+    rows.insert(rows.end(), a, a + d);
+    rows.insert(rows.end(), b, b + d);
+    rows.push_back(a_named ? 1.0 : 0.0);
+    ++count;
+  }
+  // log P(all answers | target x), as a running product logged only when it gets small
+  // (one log per dozens of answers instead of one per answer).
+  double log_likelihood(const PairAnswerModel& m, const double* x) const {
+    const std::int64_t stride = 2 * d + 1;
+    double lp = 0.0, prod = 1.0;
+    for (std::int64_t q = 0; q < count; ++q) {
+      const double* A = rows.data() + q * stride;
+      prod *= m.prob_of(sqdist(A, x, d), sqdist(A + d, x, d), A[2 * d] > 0.5);
+      if (prod < 1e-250) {
+        lp += std::log(prod);
+        prod = 1.0;
+      }
+    }
+    return lp + std::log(prod);
+  }
+};
+
+class Particles {
+ public:
+  std::int64_t d = 0, P = 0;
+  std::vector<double> z, lw, ll;  // positions (P x d), log-weights, cumulative log-lik
+  std::vector<double> lo, hi;     // the prior's box
+
+  // Uniform prior on the box [lo, hi]: a grid of floor(P^(1/d))^d cell centers for d <= 3,
+  // else target_P uniform draws from rng.
+  void init(const std::vector<double>& lo_, const std::vector<double>& hi_, std::int64_t target_P,
+            Rng& rng) {
+    lo = lo_;
+    hi = hi_;
+    d = static_cast<std::int64_t>(lo.size());
+    if (d <= 3) {
+      const std::int64_t G = std::max<std::int64_t>(
+          1, static_cast<std::int64_t>(std::floor(std::pow(double(target_P), 1.0 / d) + 1e-9)));
+      P = 1;
+      for (std::int64_t a = 0; a < d; ++a) P *= G;
+      z.assign(static_cast<std::size_t>(P * d), 0.0);
+      for (std::int64_t p = 0; p < P; ++p) {
+        std::int64_t r = p;
+        for (std::int64_t a = 0; a < d; ++a) {
+          const std::int64_t i = r % G;
+          r /= G;
+          z[p * d + a] = lo[a] + (double(i) + 0.5) * (hi[a] - lo[a]) / double(G);
+        }
+      }
+    } else {
+      P = target_P;
+      z.assign(static_cast<std::size_t>(P * d), 0.0);
+      for (std::int64_t p = 0; p < P; ++p)
+        for (std::int64_t a = 0; a < d; ++a) z[p * d + a] = lo[a] + rng.uniform() * (hi[a] - lo[a]);
+    }
+    lw.assign(static_cast<std::size_t>(P), 0.0);
+    ll.assign(static_cast<std::size_t>(P), 0.0);
+  }
+
+  void observe(const double* a, const double* b, bool a_named, const PairAnswerModel& m,
+               int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (P >= 8192)
+    for (std::int64_t p = 0; p < P; ++p) {
+      const double* x = z.data() + p * d;
+      const double l = m.log_prob_of(sqdist(a, x, d), sqdist(b, x, d), a_named);
+      lw[p] += l;
+      ll[p] += l;
+    }
+  }
+
+  // Normalized weights into w; returns the effective sample size.
+  double weights(std::vector<double>& w) const {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (double v : lw) mx = std::max(mx, v);
+    w.resize(static_cast<std::size_t>(P));
+    double s = 0.0;
+    for (std::int64_t p = 0; p < P; ++p)
+      s += (w[p] = std::isfinite(lw[p]) ? std::exp(lw[p] - mx) : 0.0);
+    double s2 = 0.0;
+    for (std::int64_t p = 0; p < P; ++p) {
+      w[p] = s > 0.0 ? w[p] / s : 1.0 / double(P);
+      s2 += w[p] * w[p];
+    }
+    return 1.0 / s2;
+  }
+
+  // Weighted quantiles qs[0..nq) of axis a: the smallest coordinate (in (value, index)
+  // order) whose cumulative weight reaches q. Weighted quickselect: expected O(P) each.
+  void quantiles(const std::vector<double>& w, std::int64_t a, const double* qs, int nq,
+                 double* out) const {
+    std::vector<std::pair<double, std::int64_t>> v(static_cast<std::size_t>(P));
+    for (std::int64_t p = 0; p < P; ++p) v[p] = {z[p * d + a], p};
+    for (int j = 0; j < nq; ++j) out[j] = weighted_select(v, w, qs[j]);
+  }
+
+  // Coordinate-wise weighted median (the point estimate: robust to the slowly decaying
+  // tails of the gamma-CKL posterior, which drag the mean); returns the largest
+  // interquartile range over the axes.
+  double median(const std::vector<double>& w, double* out) const {
+    static const double qs[3] = {0.25, 0.5, 0.75};
+    double q[3], spread = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) {
+      quantiles(w, a, qs, 3, q);
+      out[a] = q[1];
+      spread = std::max(spread, q[2] - q[0]);
+    }
+    return spread;
+  }
+
+  void mean(const std::vector<double>& w, double* out) const {
+    for (std::int64_t a = 0; a < d; ++a) out[a] = 0.0;
+    for (std::int64_t p = 0; p < P; ++p)
+      for (std::int64_t a = 0; a < d; ++a) out[a] += w[p] * z[p * d + a];
+  }
+
+  // Shrinks the prior box to the central 1 - 2 eps of the weighted particles per axis,
+  // widened by half its width on each side (the global method's zooming: tails below eps
+  // are dropped, the price of exponential convergence without stages).
+  void focus(double eps);
+
+  // Resample, then `sweeps` Metropolis-Hastings moves targeting prior x all answers.
+  // Proposal: independent Gaussian steps per axis, scaled by the axis' interquartile range
+  // (robust to heavy posterior tails).
+  void resample_move(const AnswerLog& answers, const PairAnswerModel& m, std::uint64_t stream_seed,
+                     int sweeps, int threads);
+
+ private:
+  // A cumulative weight within 1e-9 of q counts as reaching it: with equal weights the
+  // boundary is hit exactly, and summation order must not decide.
+  static double weighted_select(std::vector<std::pair<double, std::int64_t>>& v,
+                                const std::vector<double>& w, double q);
+  void move(std::int64_t p, const AnswerLog& answers, const PairAnswerModel& m,
+            const std::vector<double>& step, std::uint64_t stream_seed, int sweeps);
+};
+
+inline double Particles::weighted_select(std::vector<std::pair<double, std::int64_t>>& v,
+                                         const std::vector<double>& w, double q) {
+  q -= 1e-9;
+  std::size_t lo = 0, hi = v.size();
+  double below = 0.0;  // weight before position lo in sorted order
+  while (hi - lo > 32) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    auto a = v[lo], b = v[mid], c = v[hi - 1];  // median of three
+    const auto pivot = std::max(std::min(a, b), std::min(std::max(a, b), c));
+    const auto split =
+        std::partition(v.begin() + lo, v.begin() + hi,
+                       [&](const std::pair<double, std::int64_t>& x) { return x < pivot; });
+    const std::size_t s = static_cast<std::size_t>(split - v.begin());
+    double wl = 0.0;
+    for (std::size_t k = lo; k < s; ++k) wl += w[v[k].second];
+    if (below + wl >= q) {
+      hi = s;
+      continue;
+    }
+    const double wp = w[pivot.second];
+    if (below + wl + wp >= q) return pivot.first;
+    // move the pivot to position s, continue right of it
+    const auto pv = std::find(v.begin() + s, v.begin() + hi, pivot);
+    std::iter_swap(v.begin() + s, pv);
+    below += wl + wp;
+    lo = s + 1;
+  }
+  std::sort(v.begin() + lo, v.begin() + hi);
+  double cum = below;
+  for (std::size_t k = lo; k < hi; ++k) {
+    cum += w[v[k].second];
+    if (cum >= q) return v[k].first;
+  }
+  return hi > lo ? v[hi - 1].first : v.back().first;
+}
+
+inline void Particles::focus(double eps) {
+  std::vector<double> w;
+  weights(w);
+  const double qs[2] = {eps, 1.0 - eps};
+  double q[2];
+  for (std::int64_t a = 0; a < d; ++a) {
+    quantiles(w, a, qs, 2, q);
+    const double margin = 0.5 * (q[1] - q[0]);
+    lo[a] = std::max(lo[a], q[0] - margin);
+    hi[a] = std::min(hi[a], q[1] + margin);
+  }
+  for (std::int64_t p = 0; p < P; ++p)
+    for (std::int64_t a = 0; a < d; ++a)
+      if (z[p * d + a] < lo[a] || z[p * d + a] > hi[a])
+        lw[p] = -std::numeric_limits<double>::infinity();
+}
+
+// Particle p's Metropolis-Hastings moves from its own stream (stream_seed, p).
+inline void Particles::move(std::int64_t p, const AnswerLog& answers, const PairAnswerModel& m,
+                            const std::vector<double>& step, std::uint64_t stream_seed,
+                            int sweeps) {
+  Rng rng(stream_seed, static_cast<std::uint64_t>(p));
+  std::vector<double> prop(static_cast<std::size_t>(d));
+  for (int s = 0; s < sweeps; ++s) {
+    bool inside = true;
+    for (std::int64_t a = 0; a < d; ++a) {
+      prop[a] = z[p * d + a] + step[a] * rng.normal();
+      inside = inside && prop[a] >= lo[a] && prop[a] <= hi[a];
+    }
+    const double u = rng.uniform();
+    if (!inside) continue;
+    const double lp = answers.log_likelihood(m, prop.data());
+    if (u < std::exp(lp - ll[p])) {  // also accepts from a -inf state
+      for (std::int64_t a = 0; a < d; ++a) z[p * d + a] = prop[a];
+      ll[p] = lp;
+    }
+  }
+}
+
+inline void Particles::resample_move(const AnswerLog& answers, const PairAnswerModel& m,
+                                     std::uint64_t stream_seed, int sweeps, int threads) {
+  std::vector<double> w;
+  weights(w);
+  std::vector<double> step(static_cast<std::size_t>(d));
+  const double qs[2] = {0.25, 0.75};
+  double q[2];
+  for (std::int64_t a = 0; a < d; ++a) {
+    quantiles(w, a, qs, 2, q);
+    step[a] = std::max(0.5 * (q[1] - q[0]) / 1.349, 1e-15 * (hi[a] - lo[a]));
+  }
+  Rng offset(stream_seed, static_cast<std::uint64_t>(P));
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(P));
+  systematic_resample(w.data(), P, 1.0, P, offset.uniform(), idx.data());
+  std::vector<double> nz(static_cast<std::size_t>(P * d)), nll(static_cast<std::size_t>(P));
+  for (std::int64_t k = 0; k < P; ++k) {
+    for (std::int64_t a = 0; a < d; ++a) nz[k * d + a] = z[idx[k] * d + a];
+    nll[k] = ll[idx[k]];
+  }
+  z.swap(nz);
+  ll.swap(nll);
+  std::fill(lw.begin(), lw.end(), 0.0);
+#pragma omp parallel for schedule(static) num_threads(threads) if (P * answers.count > 20000)
+  for (std::int64_t p = 0; p < P; ++p) move(p, answers, m, step, stream_seed, sweeps);
+}
+
+}  // namespace tripletsearch

@@ -1,0 +1,59 @@
+// gamma-CKLSearch (the paper's appendix): a posterior over the items under the gamma-CKL
+// user model (gammackl_posterior.hpp), proto-queries mean +- r sqrt(lambda) v along its
+// principal axes (axes.hpp), and the items shown chosen by a selection rule:
+//   Weighted  argmin ||x - z||^2 / p  ("near and probable", the text's intent)
+//   Paper     argmin p ||x - z||      (the appendix's literal rule: favours improbable items)
+//   Nearest   argmin ||x - z||        among items of positive weight
+//   InfoGain  the tuple of largest expected information (infogain.hpp)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "axes.hpp"
+#include "gammackl_posterior.hpp"
+#include "infogain.hpp"
+#include "scan.hpp"
+#include "searcher.hpp"
+
+namespace tripletsearch {
+
+class GammaCKLSearch final : public DiscreteSearcher {
+ public:
+  GammaCKLSearch(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg,
+                 std::uint64_t seed, int threads)
+      : DiscreteSearcher(store, cfg, seed, threads), post_(store, cfg.gamma, threads) {}
+
+  void posterior(double* out) const override { post_.posterior(out); }
+  const std::vector<double>& mean() const override { return post_.mean(); }
+  const std::vector<double>& cov() const override { return post_.cov(); }
+
+ protected:
+  void select_k(std::int64_t* q, int k) override {
+    const ScanInput in{*store_, post_.weights(), shown_.data(), post_.chunks(), threads_};
+    if (cfg_.selection == Selection::InfoGain &&
+        infogain_.select(post_, in, cfg_, seed_, n_queries_, k, q))
+      return;
+    const ScanRule rule = cfg_.selection == Selection::Paper     ? ScanRule::Paper
+                          : cfg_.selection == Selection::Nearest ? ScanRule::Nearest
+                                                                 : ScanRule::Weighted;
+    const std::int64_t d = store_->d();
+    const Axes axes(post_.cov(), d, static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d)));
+    std::vector<double> protos(static_cast<std::size_t>(k * d));
+    axes.protos(post_.mean(), k, cfg_.r, protos.data());
+    nearest_items(in, protos.data(), k, rule,
+                  rule == ScanRule::Weighted ? post_.most_probable(k) : std::vector<std::int64_t>{},
+                  q);
+  }
+
+  void observe(const std::int64_t* shown, int k, int choice) override {
+    post_.observe(shown, k, choice, shown_.data());
+  }
+
+ private:
+  GammaCKLPosterior post_;
+  InfoGainSelector infogain_;
+};
+
+}  // namespace tripletsearch

@@ -1,0 +1,137 @@
+// GaussSearch (Chumbalov et al. 2020): a Gaussian belief N(mean, cov) over the target's
+// location (prior: the items' mean and covariance, the uniform prior moment-matched), the
+// probit likelihood with noise sigma, one moment-matched (ADF) update per pairwise
+// preference (k items: the chosen one beats each other one, in turn), and SampleMirror
+// queries snapped to the nearest unshown items.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "../core/linalg.hpp"
+#include "../core/mathutil.hpp"
+#include "../core/seeding.hpp"
+#include "gammackl_posterior.hpp"
+#include "scan.hpp"
+#include "searcher.hpp"
+
+namespace tripletsearch {
+
+class GaussSearch final : public DiscreteSearcher {
+ public:
+  GaussSearch(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg, std::uint64_t seed,
+              int threads)
+      : DiscreteSearcher(std::move(store), cfg, seed, threads) {
+    const GammaCKLPosterior uniform(store_, cfg_.gamma, threads_);
+    mean_ = uniform.mean();
+    cov_ = uniform.cov();
+  }
+
+  const std::vector<double>& mean() const override { return mean_; }
+  const std::vector<double>& cov() const override { return cov_; }
+
+  // Items weighted by the belief's density (log-sum-exp normalized).
+  void posterior(double* out) const override {
+    const std::int64_t n = store_->n(), d = store_->d();
+    const std::vector<double> L = cholesky(cov_, d);
+    std::vector<double> x(static_cast<std::size_t>(d)), y(x.size());
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (shown_[static_cast<std::size_t>(i)]) {
+        out[i] = -std::numeric_limits<double>::infinity();
+        continue;
+      }
+      store_->row(i, x.data());
+      for (std::int64_t a = 0; a < d; ++a) x[a] -= mean_[a];
+      out[i] = -0.5 * lower_solve_sq_norm(L, d, x.data(), y.data());
+      mx = std::max(mx, out[i]);
+    }
+    double total = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      out[i] = std::isfinite(out[i]) ? std::exp(out[i] - mx) : 0.0;
+      total += out[i];
+    }
+    for (std::int64_t i = 0; i < n; ++i) out[i] = total > 0.0 ? out[i] / total : 0.0;
+  }
+
+ protected:
+  void select_k(std::int64_t* q, int k) override {
+    std::vector<double> protos(static_cast<std::size_t>(k * store_->d()));
+    sample_mirror(k, protos.data());
+    const ScanInput in{*store_, nullptr, shown_.data(), balanced_chunks(store_->blocks() / 4),
+                       threads_};
+    nearest_items(in, protos.data(), k, ScanRule::Nearest, {}, q);
+  }
+
+  void observe(const std::int64_t* shown, int k, int choice) override {
+    if (choice < 0) return;
+    std::vector<double> xi(static_cast<std::size_t>(store_->d())), xj(xi.size());
+    store_->row(shown[choice], xi.data());
+    for (int j = 0; j < k; ++j) {
+      if (j == choice) continue;
+      store_->row(shown[j], xj.data());
+      adf_update(xi.data(), xj.data());
+    }
+  }
+
+ private:
+  // Probit: P(i picked over j | x) = Phi((u.x - b) / sigma), u = (x_i - x_j)/||x_i - x_j||,
+  // b = (||x_i||^2 - ||x_j||^2) / (2 ||x_i - x_j||): the moment-matched update.
+  void adf_update(const double* xi, const double* xj) {
+    const std::int64_t d = store_->d();
+    std::vector<double> u(static_cast<std::size_t>(d)), Su(u.size());
+    double s2 = 0.0, ni = 0.0, nj = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) {
+      u[a] = xi[a] - xj[a];
+      s2 += u[a] * u[a];
+      ni += xi[a] * xi[a];
+      nj += xj[a] * xj[a];
+    }
+    if (!(s2 > 0.0)) return;  // identical items: no information
+    const double s = std::sqrt(s2);
+    for (auto& x : u) x /= s;
+    const double b = (ni - nj) / (2.0 * s);
+    double um = 0.0, v = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) {
+      Su[a] = dot(cov_.data() + a * d, u.data(), d);
+      um += u[a] * mean_[a];
+      v += u[a] * Su[a];
+    }
+    const double sd = std::sqrt(v + cfg_.sigma * cfg_.sigma);
+    const double z = (um - b) / sd;
+    const double lam = normal_tail(z).mills;
+    const double gmean = lam / sd, gcov = lam * (lam + z) / (sd * sd);
+    for (std::int64_t a = 0; a < d; ++a) mean_[a] += gmean * Su[a];
+    for (std::int64_t a = 0; a < d; ++a)
+      for (std::int64_t c = 0; c < d; ++c) cov_[a * d + c] -= gcov * Su[a] * Su[c];
+  }
+
+  // SampleMirror: z ~ N(mean, cov) and its mirror across the hyperplane through the mean
+  // orthogonal to the top eigenvector; k > 2: further pairs mirror across the hyperplanes
+  // of the next eigenvectors.
+  void sample_mirror(int k, double* protos) const {
+    const std::int64_t d = store_->d();
+    const int ne = static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d));
+    std::vector<double> vals(static_cast<std::size_t>(ne)), vecs(static_cast<std::size_t>(ne * d));
+    top_eigenpairs(cov_, d, ne, vals.data(), vecs.data());
+    const std::vector<double> L = cholesky(cov_, d);
+    std::vector<double> g(static_cast<std::size_t>(d)), z(g.size());
+    Rng rng = stream(seed_, Purpose::SearchQuery, static_cast<std::uint64_t>(n_queries_));
+    for (int c = 0; c < k; c += 2) {
+      for (auto& x : g) x = rng.normal();
+      for (std::int64_t a = 0; a < d; ++a) z[a] = mean_[a] + dot(L.data() + a * d, g.data(), a + 1);
+      const double* v = vecs.data() + ((c / 2) % ne) * d;
+      double proj = 0.0;
+      for (std::int64_t a = 0; a < d; ++a) proj += v[a] * (z[a] - mean_[a]);
+      for (std::int64_t a = 0; a < d; ++a) protos[c * d + a] = z[a];
+      if (c + 1 < k)
+        for (std::int64_t a = 0; a < d; ++a) protos[(c + 1) * d + a] = z[a] - 2.0 * proj * v[a];
+    }
+  }
+
+  std::vector<double> mean_, cov_;
+};
+
+}  // namespace tripletsearch

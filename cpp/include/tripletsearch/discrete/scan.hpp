@@ -1,0 +1,155 @@
+// Nearest-candidate scans of the item store: for each of P points ("proto-queries"), the
+// kb unshown items of lowest score, where the score of item l at squared distance D from
+// the proto is D / w_l (Weighted), w_l sqrt(D) (Paper) or D (Nearest), w the posterior
+// weights. OpenMP over fixed chunks of blocks, per-chunk lists merged in a strict total
+// order: identical for any thread count.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "../core/parallel.hpp"
+#include "../oracle/choice.hpp"
+#include "../simd/kernels.hpp"
+#include "item_store.hpp"
+
+namespace tripletsearch {
+
+constexpr std::int64_t kParallelBlocks = 8;  // below this many blocks a pass runs serially
+
+struct Cand {
+  double score;
+  std::int64_t index;
+};
+inline bool better(const Cand& a, const Cand& b) {
+  return a.score < b.score || (a.score == b.score && a.index < b.index);
+}
+
+// Inserts cand into the sorted list tc[0..k) (k best), unless it is not better than the
+// last entry or its item is already listed.
+inline void insert_top(Cand* tc, int k, const Cand& cand) {
+  if (!better(cand, tc[k - 1])) return;
+  for (int t = 0; t < k; ++t)
+    if (tc[t].index == cand.index) return;
+  int pos = k - 1;
+  while (pos > 0 && better(cand, tc[pos - 1])) {
+    tc[pos] = tc[pos - 1];
+    --pos;
+  }
+  tc[pos] = cand;
+}
+
+// What a scan reads: the store, the block-padded posterior weights (nullptr: all 1), the
+// shown mask, the chunking of the blocks and the threads.
+struct ScanInput {
+  const ItemStore& store;
+  const double* w;
+  const std::uint8_t* shown;
+  std::int64_t chunks;
+  int threads;
+};
+
+inline double scan_score(ScanRule rule, double D, double w) {
+  if (rule == ScanRule::Weighted) return w > 0.0 ? D / w : std::numeric_limits<double>::infinity();
+  if (rule == ScanRule::Paper) return w * std::sqrt(D);
+  return D;
+}
+
+namespace detail {
+
+// The blocks [b0, b1) into the per-proto lists top (P x k): a vectorized pre-test against
+// each list's current k-th best, exact scores for the few lanes that pass.
+inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k, ScanRule rule,
+                        std::int64_t b0, std::int64_t b1, double* Dall, const double* ones,
+                        Cand* top) {
+  const std::int64_t n = in.store.n(), d = in.store.d();
+  for (std::int64_t b = b0; b < b1; ++b) {
+    const double* w = in.w != nullptr ? in.w + b * kLanes : ones;
+    const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
+    simd::block_sqdist(in.store.block(b), d, protos, P, Dall);
+    for (int c = 0; c < P; ++c) {
+      const double* D = Dall + c * kLanes;
+      Cand* tc = top + c * k;
+      std::uint64_t mask = simd::block_pretest(D, w, tc[k - 1].score * (1.0 + 1e-12), rule);
+      if (lanes < kLanes) mask &= (std::uint64_t(1) << lanes) - 1;
+      while (mask) {
+        const int l = lowest_bit(mask);
+        mask &= mask - 1;
+        const Cand cand{scan_score(rule, D[l], w[l]), b * kLanes + l};
+        if (!better(cand, tc[k - 1]) || in.shown[cand.index]) continue;
+        insert_top(tc, k, cand);
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+// For each of P protos (P x d), the kb unshown items with the lowest scores, sorted
+// (missing entries have index -1). `seeds`: items to enter every list first (real
+// candidates, so the result is unchanged; the pre-test then rejects most lanes at once).
+inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int P, int kb,
+                                  ScanRule rule, const std::vector<std::int64_t>& seeds) {
+  const std::int64_t nb = in.store.blocks(), d = in.store.d(), C = in.chunks;
+  const Cand worst{std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<std::int64_t>::max()};
+  std::vector<Cand> best(static_cast<std::size_t>(C * P * kb), worst);
+  std::vector<double> x(static_cast<std::size_t>(d));
+  for (std::int64_t i : seeds) {
+    in.store.row(i, x.data());
+    const double wi = in.w != nullptr ? in.w[i] : 1.0;
+    for (int c = 0; c < P; ++c) {
+      const Cand cand{scan_score(rule, sqdist(x.data(), protos + c * d, d), wi), i};
+      for (std::int64_t ch = 0; ch < C; ++ch) insert_top(best.data() + (ch * P + c) * kb, kb, cand);
+    }
+  }
+#pragma omp parallel num_threads(in.threads) if (nb >= kParallelBlocks)
+  {
+    std::vector<double> Dall(static_cast<std::size_t>(P * kLanes));
+    const std::vector<double> ones(static_cast<std::size_t>(kLanes), 1.0);
+#pragma omp for schedule(static)
+    for (std::int64_t ch = 0; ch < C; ++ch)
+      detail::scan_blocks(in, protos, P, kb, rule, chunk_begin(nb, C, ch),
+                          chunk_begin(nb, C, ch + 1), Dall.data(), ones.data(),
+                          best.data() + ch * P * kb);
+  }
+  // merge chunks (any order gives the same set: strict total order on (score, index))
+  std::vector<Cand> merged(static_cast<std::size_t>(P * kb), worst);
+  for (std::int64_t ch = 0; ch < C; ++ch)
+    for (int c = 0; c < P; ++c)
+      for (int t = 0; t < kb; ++t)
+        insert_top(merged.data() + c * kb, kb,
+                   best[static_cast<std::size_t>((ch * P + c) * kb + t)]);
+  for (auto& c : merged)
+    if (c.index == worst.index) c.index = -1;
+  return merged;
+}
+
+// From per-proto ranked lists (P x kb, scan_top's output): for proto c in order, the first
+// listed item not taken by an earlier proto (-1 when none is left).
+inline void distinct_picks(const std::vector<Cand>& ranked, int P, int kb, std::int64_t* q) {
+  for (int c = 0; c < P; ++c) {
+    q[c] = -1;
+    for (int t = 0; t < kb; ++t) {
+      const std::int64_t idx = ranked[static_cast<std::size_t>(c * kb + t)].index;
+      bool used = idx < 0;
+      for (int s = 0; s < c; ++s) used = used || q[s] == idx;
+      if (!used) {
+        q[c] = idx;
+        break;
+      }
+    }
+  }
+}
+
+// For proto c (in order), the unshown item with the lowest score not taken by an earlier
+// proto: k protos, k picks.
+inline void nearest_items(const ScanInput& in, const double* protos, int k, ScanRule rule,
+                          const std::vector<std::int64_t>& seeds, std::int64_t* q) {
+  distinct_picks(scan_top(in, protos, k, k, rule, seeds), k, k, q);
+}
+
+}  // namespace tripletsearch

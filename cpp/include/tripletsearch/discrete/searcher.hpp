@@ -1,0 +1,92 @@
+// A database search session: the interface shared by gamma-CKLSearch, GaussSearch and the
+// random baseline, and the bookkeeping they share (shown items, query count).
+//
+// Each query shows k items; the user picks the one closest to the target they have in
+// mind, until the target itself is shown. python/tripletsearch/_reference/discrete.py is
+// the NumPy twin of every method.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../core/errors.hpp"
+#include "config.hpp"
+#include "item_store.hpp"
+
+namespace tripletsearch {
+
+// Throws std::invalid_argument when cfg is out of range or the store cannot fill a query.
+inline void check_search(const ItemStore& store, const SearchConfig& cfg) {
+  cfg.validate();
+  if (store.n() < cfg.n_choices)
+    throw std::invalid_argument(
+        "X: " + std::to_string(store.n()) +
+        " items cannot fill a query of n_choices = " + std::to_string(cfg.n_choices));
+}
+
+class DiscreteSearcher {
+ public:
+  DiscreteSearcher(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg,
+                   std::uint64_t seed, int threads)
+      : store_(std::move(store)),
+        cfg_(cfg),
+        seed_(seed),
+        threads_(threads),
+        shown_(static_cast<std::size_t>(store_->n()), 0) {
+    check_search(*store_, cfg_);
+    require_at_least(threads, 1, "n_jobs");
+  }
+  virtual ~DiscreteSearcher() = default;
+  DiscreteSearcher(const DiscreteSearcher&) = delete;
+  DiscreteSearcher& operator=(const DiscreteSearcher&) = delete;
+
+  const SearchConfig& config() const { return cfg_; }
+  std::int64_t n_items() const { return store_->n(); }
+  std::int64_t n_queries() const { return n_queries_; }
+  std::int64_t n_unshown() const { return store_->n() - n_shown_; }
+
+  // Up to n_choices unshown items for the next query into q; returns how many (0: none
+  // left to show).
+  int select(std::int64_t* q) {
+    const int k = static_cast<int>(std::min<std::int64_t>(cfg_.n_choices, n_unshown()));
+    if (k > 0) select_k(q, k);
+    return k;
+  }
+
+  // The user saw shown[0..k) and picked shown[choice] (choice = -1: no answer).
+  void update(const std::int64_t* shown, int k, int choice) {
+    require_between(k, 1, cfg_.n_choices, "shown");
+    require_in_range(shown, k, store_->n(), 1, "shown");
+    require_between(choice, -1, k - 1, "choice");
+    for (int j = 0; j < k; ++j) {
+      auto& s = shown_[static_cast<std::size_t>(shown[j])];
+      n_shown_ += s ? 0 : 1;
+      s = 1;
+    }
+    observe(shown, k, choice);
+    ++n_queries_;
+  }
+
+  // Probability of each item being the target (shown items: 0), n values.
+  virtual void posterior(double* out) const = 0;
+  // The belief's mean and covariance (d, d x d) over the target's location.
+  virtual const std::vector<double>& mean() const = 0;
+  virtual const std::vector<double>& cov() const = 0;
+
+ protected:
+  virtual void select_k(std::int64_t* q, int k) = 0;
+  virtual void observe(const std::int64_t* shown, int k, int choice) = 0;
+
+  std::shared_ptr<const ItemStore> store_;
+  SearchConfig cfg_;
+  std::uint64_t seed_;
+  int threads_;
+  std::vector<std::uint8_t> shown_;  // 1 for items shown so far
+  std::int64_t n_shown_ = 0, n_queries_ = 0;
+};
+
+}  // namespace tripletsearch

@@ -1,0 +1,40 @@
+// Embedding training: maximum likelihood of observed triplets by SGD, Adam (first_order.hpp)
+// or L-BFGS (lbfgs.hpp), one native call per fit.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "../core/errors.hpp"
+#include "first_order.hpp"
+#include "lbfgs.hpp"
+#include "objective.hpp"
+
+namespace tripletsearch {
+
+// Fits X (n, d), updated in place, from rows T (m, 3); with learn_gamma, gamma too (in
+// result.gamma). `seed` orders the minibatches; `threads` runs the gradient.
+inline TrainResult train(const OracleSpec& spec, double* X, std::int64_t n, std::int64_t d,
+                         const std::int64_t* T, std::int64_t m, const TrainOptions& opt,
+                         std::uint64_t seed, int threads, const EpochCallback& cb) {
+  check_call(spec, threads);
+  opt.validate();
+  if (m < 1) throw std::invalid_argument("triplets: no rows to train on");
+  if (opt.learn_gamma && spec.kind != ModelKind::GammaCKL)
+    throw std::invalid_argument("learn_gamma: only the gamma-CKL model has a gamma");
+  require_in_range(T, 3 * m, n, 3, "triplets");
+  Objective F(spec, n, d, opt, threads);
+  std::vector<double> x(static_cast<std::size_t>(F.size()));
+  std::copy(X, X + n * d, x.begin());
+  if (opt.learn_gamma) x[static_cast<std::size_t>(n * d)] = std::log(spec.param);
+  TrainResult res = opt.optimizer == Optimizer::LBFGS
+                        ? train_lbfgs(F, x.data(), T, m, opt, cb)
+                        : train_first_order(F, x.data(), T, m, opt, seed, cb);
+  std::copy(x.begin(), x.begin() + n * d, X);
+  return res;
+}
+
+}  // namespace tripletsearch

@@ -1,0 +1,209 @@
+// Oracle kernels over triplet rows: probabilities, log-probabilities, the log-likelihood
+// and the k-alternative choice probabilities, OpenMP over rows, identical for any thread
+// count.
+//
+// Index rule (mirrored by the NumPy reference): t == i gives p = 1 (log p = 0); otherwise
+// t == j gives p = 0 (log p = -inf); i == j (t != i) offers one item twice, p = 1/2 in every
+// model (which models.hpp gives by itself). Index ranges are checked inside the kernels' own
+// pass (a separate scan would cost as much as the kernel's memory traffic): a row with an
+// index outside [0, n) is skipped and flagged, and after the parallel region the kernel
+// throws std::invalid_argument naming the first offending entry.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+#include "../core/errors.hpp"
+#include "../core/parallel.hpp"
+#include "choice.hpp"
+#include "models.hpp"
+
+namespace tripletsearch {
+
+struct Problem {
+  const double* X;  // (n, d) row-major
+  std::int64_t n, d;
+  const std::int64_t* T;  // (m, 3) row-major
+  std::int64_t m;
+};
+
+// Squared distances of one row, accumulated in two interleaved partial sums (even and odd
+// coordinates): this halves the latency chain of the reduction and maps onto one SIMD
+// register. With kPair, also N = Dj - Di and S2 = ||x_i - x_j||^2 (Probit). The order
+// depends on d only, so results stay deterministic.
+template <bool kPair>
+inline RowDist row_dist(const double* xt, const double* xi, const double* xj, std::int64_t d) {
+  double Di0 = 0.0, Di1 = 0.0, Dj0 = 0.0, Dj1 = 0.0;
+  double N0 = 0.0, N1 = 0.0, S0 = 0.0, S1 = 0.0;
+  std::int64_t a = 0;
+  for (; a + 2 <= d; a += 2) {
+    const double di0 = xi[a] - xt[a], di1 = xi[a + 1] - xt[a + 1];
+    const double dj0 = xj[a] - xt[a], dj1 = xj[a + 1] - xt[a + 1];
+    Di0 += di0 * di0;
+    Di1 += di1 * di1;
+    Dj0 += dj0 * dj0;
+    Dj1 += dj1 * dj1;
+    if constexpr (kPair) {
+      const double e0 = di0 - dj0, e1 = di1 - dj1;
+      S0 += e0 * e0;
+      S1 += e1 * e1;
+      N0 += (dj0 - di0) * (dj0 + di0);
+      N1 += (dj1 - di1) * (dj1 + di1);
+    }
+  }
+  if (a < d) {
+    const double di = xi[a] - xt[a], dj = xj[a] - xt[a];
+    Di0 += di * di;
+    Dj0 += dj * dj;
+    if constexpr (kPair) {
+      const double e = di - dj;
+      S0 += e * e;
+      N0 += (dj - di) * (dj + di);
+    }
+  }
+  return {Di0 + Di1, Dj0 + Dj1, N0 + N1, S0 + S1};
+}
+
+// Index rule: +1 when t == i (certain), -1 when t == j != i (impossible), 0 otherwise.
+inline int index_rule(std::int64_t t, std::int64_t i, std::int64_t j) {
+  if (t == i) return 1;
+  if (t == j) return -1;
+  return 0;
+}
+
+inline bool row_in_range(std::int64_t t, std::int64_t i, std::int64_t j, std::int64_t n) {
+  const auto un = static_cast<std::uint64_t>(n);
+  return (static_cast<std::uint64_t>(t) < un) & (static_cast<std::uint64_t>(i) < un) &
+         (static_cast<std::uint64_t>(j) < un);
+}
+
+[[noreturn]] inline void throw_bad_triplets(const Problem& P) {
+  throw_out_of_range(P.T, 3 * P.m, P.n, 3, "triplets");
+}
+
+template <class Model>
+void prob_rows(const Model& model, const Problem& P, double* out, bool log_space, int threads) {
+  bool bad = false;
+#pragma omp parallel for schedule(static) reduction(|| : bad) num_threads(threads)
+  for (std::int64_t r = 0; r < P.m; ++r) {
+    const std::int64_t t = P.T[3 * r], i = P.T[3 * r + 1], j = P.T[3 * r + 2];
+    if (!row_in_range(t, i, j, P.n)) {
+      bad = true;
+      continue;
+    }
+    const int rule = index_rule(t, i, j);
+    if (rule != 0) {
+      const bool certain = rule > 0;
+      out[r] = log_space ? (certain ? 0.0 : -std::numeric_limits<double>::infinity())
+                         : (certain ? 1.0 : 0.0);
+      continue;
+    }
+    const RowDist rd =
+        row_dist<Model::kPairTerms>(P.X + t * P.d, P.X + i * P.d, P.X + j * P.d, P.d);
+    out[r] = log_space ? model.log_prob(rd) : model.prob(rd);
+  }
+  if (bad) throw_bad_triplets(P);
+}
+
+// Checks a kernel call's model and thread count (index ranges are checked in the pass).
+inline void check_call(const OracleSpec& spec, int threads) {
+  spec.validate();
+  require_at_least(threads, 1, "n_jobs");
+}
+
+inline void prob(const OracleSpec& spec, const Problem& P, double* out, int threads) {
+  check_call(spec, threads);
+  with_model(spec, [&](const auto& model) { prob_rows(model, P, out, false, threads); });
+}
+
+inline void log_prob(const OracleSpec& spec, const Problem& P, double* out, int threads) {
+  check_call(spec, threads);
+  with_model(spec, [&](const auto& model) { prob_rows(model, P, out, true, threads); });
+}
+
+// Sum of log p over rows [r0, r1); `bad` is set when a row has an index out of range.
+template <class Model>
+double sum_log_prob(const Model& model, const Problem& P, std::int64_t r0, std::int64_t r1,
+                    bool& bad) {
+  double s = 0.0;
+  for (std::int64_t r = r0; r < r1; ++r) {
+    const std::int64_t t = P.T[3 * r], i = P.T[3 * r + 1], j = P.T[3 * r + 2];
+    if (!row_in_range(t, i, j, P.n)) {
+      bad = true;
+      continue;
+    }
+    const int rule = index_rule(t, i, j);
+    if (rule > 0) continue;
+    if (rule < 0) {
+      s = -std::numeric_limits<double>::infinity();
+      continue;
+    }
+    s += model.log_prob(
+        row_dist<Model::kPairTerms>(P.X + t * P.d, P.X + i * P.d, P.X + j * P.d, P.d));
+  }
+  return s;
+}
+
+// Sum of log p over rows; partial sums over fixed 4096-row chunks, added in order.
+inline double log_likelihood(const OracleSpec& spec, const Problem& P, int threads) {
+  check_call(spec, threads);
+  constexpr std::int64_t kChunk = 4096;
+  const std::int64_t n_chunks = (P.m + kChunk - 1) / kChunk;
+  std::vector<double> partial(static_cast<std::size_t>(n_chunks), 0.0);
+  bool bad = false;
+  with_model(spec, [&](const auto& model) {
+#pragma omp parallel for schedule(static) reduction(|| : bad) num_threads(threads)
+    for (std::int64_t c = 0; c < n_chunks; ++c)
+      partial[static_cast<std::size_t>(c)] =
+          sum_log_prob(model, P, c * kChunk, std::min(P.m, (c + 1) * kChunk), bad);
+  });
+  if (bad) throw_bad_triplets(P);
+  double total = 0.0;
+  for (double s : partial) total += s;
+  return total;
+}
+
+// The k-alternative choice of a model among candidates c[0..kc) for head xt (models with a
+// Luce choice form): out[a] = P(c[a] named closest). Candidates equal to the head `t` share
+// probability 1. D: kc doubles of scratch.
+template <class Model>
+void choice_row(const Model& model, const double* X, std::int64_t d, std::int64_t t,
+                const std::int64_t* c, std::int64_t kc, double* D, double* out) {
+  std::int64_t hits = 0;
+  for (std::int64_t a = 0; a < kc; ++a) hits += (c[a] == t);
+  if (hits > 0) {
+    for (std::int64_t a = 0; a < kc; ++a) out[a] = (c[a] == t) ? 1.0 / double(hits) : 0.0;
+    return;
+  }
+  for (std::int64_t a = 0; a < kc; ++a) D[a] = sqdist(X + c[a] * d, X + t * d, d);
+  model.choice(D, static_cast<int>(kc), out);
+}
+
+inline void choice_prob(const OracleSpec& spec, const double* X, std::int64_t n, std::int64_t d,
+                        const std::int64_t* heads, const std::int64_t* cands, std::int64_t m,
+                        std::int64_t kc, double* out, int threads) {
+  check_call(spec, threads);
+  require_in_range(heads, m, n, 1, "heads");
+  require_in_range(cands, m * kc, n, kc, "candidates");
+  with_model(spec, [&](const auto& model) {
+    using Model = std::decay_t<decltype(model)>;
+    if constexpr (!Model::kChoice) {
+      throw std::invalid_argument("oracle: the Probit oracle has no k-alternative choice model");
+    } else {
+#pragma omp parallel num_threads(threads)
+      {
+        std::vector<double> D(static_cast<std::size_t>(kc));
+#pragma omp for schedule(static)
+        for (std::int64_t r = 0; r < m; ++r)
+          choice_row(model, X, d, heads[r], cands + r * kc, kc, D.data(), out + r * kc);
+      }
+    }
+  });
+}
+
+}  // namespace tripletsearch

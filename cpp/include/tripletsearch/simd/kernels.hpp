@@ -1,0 +1,75 @@
+// The block kernels of the database search, each one entry point that runs the version of
+// the active ISA (dispatch.hpp). Blocks follow block.hpp's layout; D arrays are k x kLanes.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "dispatch.hpp"
+#include "kernels_avx2.hpp"
+#include "kernels_portable.hpp"
+
+#ifdef TS_SIMD_X86
+#define TS_SIMD_DISPATCH(call)                        \
+  do {                                                \
+    if (active_isa() == Isa::AVX2) return avx2::call; \
+    return portable::call;                            \
+  } while (0)
+#else
+#define TS_SIMD_DISPATCH(call) return portable::call
+#endif
+
+namespace tripletsearch {
+namespace simd {
+
+// out[j * kLanes + l] = ||x_l - z_j||^2 for the items l of block xb and k points z (k x d).
+inline void block_sqdist(const StoreFloat* xb, std::int64_t d, const double* z, int k,
+                         double* out) {
+  TS_SIMD_DISPATCH(block_sqdist(xb, d, z, k, out));
+}
+
+// Adds the weighted moments of block xb (weights w) around c to acc (block.hpp layout);
+// y and wy: d x kLanes scratch each.
+inline void block_moments(const StoreFloat* xb, const double* w, std::int64_t d, const double* c,
+                          double* acc, double* y, double* wy) {
+  TS_SIMD_DISPATCH(block_moments(xb, w, d, c, acc, y, wy));
+}
+
+// Bit l set when lane l may beat the threshold thr of a scan (slightly relaxed by the
+// caller: the exact score decides): D / w <= thr (Weighted), w sqrt(D) <= thr (Paper),
+// D <= thr (Nearest). thr = inf passes every lane.
+inline std::uint64_t block_pretest(const double* D, const double* w, double thr, ScanRule rule) {
+  if (!(thr < std::numeric_limits<double>::infinity())) return ~std::uint64_t(0);
+  TS_SIMD_DISPATCH(block_pretest(D, w, thr, rule));
+}
+
+// lik[l] = P(shown item `chosen` of k named | target = item l) under gamma-CKL, from the
+// squared distances D (k x kLanes) of the shown items to the block's items.
+inline void block_choice_lik(const GammaPower& g, const double* D, int k, int chosen, double* lik) {
+  TS_SIMD_DISPATCH(block_choice_lik(g, D, k, chosen, lik));
+}
+
+// D[s] = max(||xc - x_s||^2, DBL_MIN) for S points stored dimension-major (xsT: d x S).
+inline void points_sqdist(const double* xc, const double* xsT, int S, std::int64_t d, double* D) {
+  TS_SIMD_DISPATCH(points_sqdist(xc, xsT, S, d, D));
+}
+
+// u[s] <- (dmin[s] / u[s])^(gamma/2) for s < S (choice.hpp's relative_weights); base: S
+// scratch.
+inline void relative_weights(const GammaPower& g, const double* dmin, int S, double* u,
+                             double* base) {
+  TS_SIMD_DISPATCH(relative_weights(g, dmin, S, u, base));
+}
+
+// For a pair with relative choice weights ui, uj over S targets (in[s] = 1 for the targets
+// counted, 0 otherwise): a = sum_s in[s] P(i | s) and cond = sum_s in[s] 2 P(i|s) P(j|s),
+// in four interleaved partial sums added in a fixed order.
+inline void pair_gini(const double* ui, const double* uj, const double* in, int S, double* a,
+                      double* cond) {
+  TS_SIMD_DISPATCH(pair_gini(ui, uj, in, S, a, cond));
+}
+
+}  // namespace simd
+}  // namespace tripletsearch
+
+#undef TS_SIMD_DISPATCH

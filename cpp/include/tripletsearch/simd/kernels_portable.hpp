@@ -1,0 +1,177 @@
+// Portable versions of the block kernels (plain C++, fixed summation orders), and the
+// bodies that kernels_avx2.hpp compiles a second time for AVX2. See kernels.hpp for what
+// each computes.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "../core/mathutil.hpp"
+#include "../oracle/choice.hpp"
+#include "block.hpp"
+
+namespace tripletsearch {
+namespace simd {
+namespace portable {
+
+// out[j * kLanes + l] = ||x_l - z_j||^2 for the items of a block and NJ points z_j, eight
+// lanes at a time with all sums in registers.
+template <int NJ>
+TS_ALWAYS_INLINE void sqdist_group(const StoreFloat* __restrict xb, std::int64_t d,
+                                   const double* __restrict z, double* __restrict out) {
+  constexpr int W = 8;
+  for (int l0 = 0; l0 < kLanes; l0 += W) {
+    double acc[NJ][W] = {};
+    for (std::int64_t a = 0; a < d; ++a) {
+      const StoreFloat* xa = xb + a * kLanes + l0;
+      double x[W];
+      for (int q = 0; q < W; ++q) x[q] = xa[q];
+      for (int j = 0; j < NJ; ++j) {
+        const double za = z[j * d + a];
+        for (int q = 0; q < W; ++q) {
+          const double u = x[q] - za;
+          acc[j][q] += u * u;
+        }
+      }
+    }
+    for (int j = 0; j < NJ; ++j)
+      for (int q = 0; q < W; ++q) out[j * kLanes + l0 + q] = acc[j][q];
+  }
+}
+
+inline void block_sqdist(const StoreFloat* __restrict xb, std::int64_t d,
+                         const double* __restrict z, int k, double* __restrict out) {
+  int j = 0;  // points in groups of four, then one group of the 1..3 left
+  for (; j + 4 <= k; j += 4) sqdist_group<4>(xb, d, z + j * d, out + j * kLanes);
+  if (k - j == 3) sqdist_group<3>(xb, d, z + j * d, out + j * kLanes);
+  if (k - j == 2) sqdist_group<2>(xb, d, z + j * d, out + j * kLanes);
+  if (k - j == 1) sqdist_group<1>(xb, d, z + j * d, out + j * kLanes);
+}
+
+// y = x - c and wy = w y (d x kLanes scratch each), W and the first moment into acc.
+TS_ALWAYS_INLINE void moments_prep(const StoreFloat* __restrict xb, const double* __restrict w,
+                                   std::int64_t d, const double* __restrict c,
+                                   double* __restrict acc, double* __restrict y,
+                                   double* __restrict wy) {
+  constexpr int Q = kAccLanes;
+  for (std::int64_t a = 0; a < d; ++a)
+    for (int l = 0; l < kLanes; ++l) {
+      y[a * kLanes + l] = static_cast<double>(xb[a * kLanes + l]) - c[a];
+      wy[a * kLanes + l] = w[l] * y[a * kLanes + l];
+    }
+  for (int l = 0; l < kLanes; l += Q)
+    for (int q = 0; q < Q; ++q) acc[q] += w[l + q];
+  double* m1 = acc + Q;
+  for (std::int64_t a = 0; a < d; ++a)
+    for (int l = 0; l < kLanes; l += Q)
+      for (int q = 0; q < Q; ++q) m1[a * Q + q] += wy[a * kLanes + l + q];
+}
+
+inline void block_moments(const StoreFloat* __restrict xb, const double* __restrict w,
+                          std::int64_t d, const double* __restrict c, double* __restrict acc,
+                          double* __restrict y, double* __restrict wy) {
+  moments_prep(xb, w, d, c, acc, y, wy);
+  double* M = acc + kAccLanes * (1 + d);
+  for (std::int64_t a = 0; a < d; ++a)
+    for (std::int64_t b = a; b < d; ++b) {
+      double t[4];
+      for (int q = 0; q < 4; ++q) t[q] = M[(a * d + b) * 4 + q];
+      for (int l = 0; l < kLanes; l += 4)
+        for (int q = 0; q < 4; ++q) t[q] += wy[a * kLanes + l + q] * y[b * kLanes + l + q];
+      for (int q = 0; q < 4; ++q) M[(a * d + b) * 4 + q] = t[q];
+    }
+}
+
+inline std::uint64_t block_pretest(const double* __restrict D, const double* __restrict w,
+                                   double thr, ScanRule rule) {
+  std::uint64_t mask = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    bool ok;
+    if (rule == ScanRule::Weighted)  // D / w <= thr
+      ok = D[l] <= thr * w[l];
+    else if (rule == ScanRule::Paper)  // w sqrt(D) <= thr
+      ok = w[l] * w[l] * D[l] <= thr * thr;
+    else
+      ok = D[l] <= thr;
+    mask |= std::uint64_t(ok) << l;
+  }
+  return mask;
+}
+
+// ---- bodies compiled once per ISA (here and in kernels_avx2.hpp)
+
+TS_ALWAYS_INLINE void block_choice_lik_body(const GammaPower& g, const double* __restrict D, int k,
+                                            int chosen, double* __restrict lik) {
+  double scratch[4 * kLanes];
+  choice_lik_lanes<double, kLanes>(g, D, k, chosen, lik, scratch);
+}
+
+TS_ALWAYS_INLINE void points_sqdist_body(const double* __restrict xc, const double* __restrict xsT,
+                                         int S, std::int64_t d, double* __restrict D) {
+  for (int s = 0; s < S; ++s) D[s] = 0.0;
+  for (std::int64_t b = 0; b < d; ++b) {
+    const double x = xc[b];
+    const double* row = xsT + b * S;
+    for (int s = 0; s < S; ++s) {
+      const double t = row[s] - x;
+      D[s] += t * t;
+    }
+  }
+  for (int s = 0; s < S; ++s) D[s] = std::max(D[s], kTinyDistance);
+}
+
+TS_ALWAYS_INLINE void relative_weights_body(const GammaPower& g, const double* __restrict dmin,
+                                            int S, double* __restrict u, double* __restrict base) {
+  ::tripletsearch::relative_weights(g, dmin, S, u, base);
+}
+
+TS_ALWAYS_INLINE void pair_gini_body(const double* __restrict ui, const double* __restrict uj,
+                                     const double* __restrict in, int S, double* a_out,
+                                     double* cond_out) {
+  constexpr int kChunk = 64;
+  double ta[kChunk], tc[kChunk];
+  double a[4] = {0.0, 0.0, 0.0, 0.0}, cond[4] = {0.0, 0.0, 0.0, 0.0};
+  for (int s0 = 0; s0 < S; s0 += kChunk) {
+    const int m = std::min(kChunk, S - s0);
+    for (int s = 0; s < m; ++s) {
+      const double den = ui[s0 + s] + uj[s0 + s];
+      const double inv = 1.0 / den;  // inf when den = 0: not used then
+      const double pr = ui[s0 + s] * inv, qr = uj[s0 + s] * inv;
+      const double p = den > 0.0 ? pr : 0.5, q = den > 0.0 ? qr : 0.5;
+      ta[s] = in[s0 + s] * p;
+      tc[s] = in[s0 + s] * (2.0 * p * q);
+    }
+    int s = 0;  // kChunk is a multiple of 4: lane = (s0 + s) mod 4
+    for (; s + 4 <= m; s += 4)
+      for (int l = 0; l < 4; ++l) {
+        a[l] += ta[s + l];
+        cond[l] += tc[s + l];
+      }
+    for (int l = 0; s < m; ++s, ++l) {
+      a[l] += ta[s];
+      cond[l] += tc[s];
+    }
+  }
+  *a_out = (a[0] + a[1]) + (a[2] + a[3]);
+  *cond_out = (cond[0] + cond[1]) + (cond[2] + cond[3]);
+}
+
+inline void block_choice_lik(const GammaPower& g, const double* D, int k, int chosen, double* lik) {
+  block_choice_lik_body(g, D, k, chosen, lik);
+}
+inline void points_sqdist(const double* xc, const double* xsT, int S, std::int64_t d, double* D) {
+  points_sqdist_body(xc, xsT, S, d, D);
+}
+inline void relative_weights(const GammaPower& g, const double* dmin, int S, double* u,
+                             double* base) {
+  relative_weights_body(g, dmin, S, u, base);
+}
+inline void pair_gini(const double* ui, const double* uj, const double* in, int S, double* a,
+                      double* cond) {
+  pair_gini_body(ui, uj, in, S, a, cond);
+}
+
+}  // namespace portable
+}  // namespace simd
+}  // namespace tripletsearch

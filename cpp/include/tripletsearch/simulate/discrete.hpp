@@ -1,0 +1,83 @@
+// The database-search simulator: one whole search per target with a simulated user, in
+// parallel over targets. Run r uses its own streams (its searcher's seed and the user's
+// answers derive from (seed, r)), so results do not depend on the thread count.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../core/errors.hpp"
+#include "../core/seeding.hpp"
+#include "../discrete/search.hpp"
+#include "users.hpp"
+
+namespace tripletsearch {
+
+struct DiscreteSimulation {
+  std::vector<std::int64_t> n_queries;  // queries until the target was shown (or the cap)
+  std::vector<std::uint8_t> found;
+};
+
+// Queries of one search for `target` until it is shown (or max_queries): (count, found).
+inline std::pair<std::int64_t, bool> run_discrete_search(DiscreteSearcher& searcher,
+                                                         DiscreteUser& user, std::int64_t target,
+                                                         std::int64_t max_queries, Rng& rng) {
+  std::int64_t q[kMaxChoices];
+  for (std::int64_t m = 0; m < max_queries; ++m) {
+    const int k = searcher.select(q);
+    if (k == 0) return {m, false};
+    if (std::find(q, q + k, target) != q + k) return {m + 1, true};
+    searcher.update(q, k, user.choose(target, q, k, rng));
+  }
+  return {max_queries, false};
+}
+
+inline void check_discrete_simulation(const ItemStore& store, const SearchConfig& cfg,
+                                      const OracleSpec& oracle, const ItemStore& ostore,
+                                      const std::int64_t* targets, std::int64_t runs,
+                                      std::int64_t max_queries, int threads) {
+  check_search(store, cfg);
+  oracle.validate();
+  if (oracle.kind == ModelKind::Probit && cfg.n_choices != 2)
+    throw std::invalid_argument("oracle: the Probit oracle answers pairs only (n_choices = 2)");
+  if (ostore.n() != store.n())
+    throw std::invalid_argument("oracle_X: expected " + std::to_string(store.n()) +
+                                " rows (one per item), got " + std::to_string(ostore.n()));
+  require_at_least<std::int64_t>(runs, 1, "targets");
+  require_in_range(targets, runs, store.n(), 1, "targets");
+  require_at_least<std::int64_t>(max_queries, 1, "max_queries");
+  require_at_least(threads, 1, "n_jobs");
+}
+
+inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> store,
+                                            const SearchConfig& cfg, const OracleSpec& oracle,
+                                            std::shared_ptr<const ItemStore> ostore,
+                                            const std::int64_t* targets, std::int64_t runs,
+                                            std::int64_t max_queries, std::uint64_t seed,
+                                            int threads) {
+  check_discrete_simulation(*store, cfg, oracle, *ostore, targets, runs, max_queries, threads);
+  DiscreteSimulation res;
+  res.n_queries.assign(static_cast<std::size_t>(runs), 0);
+  res.found.assign(static_cast<std::size_t>(runs), 0);
+#pragma omp parallel num_threads(threads)
+  {
+    DiscreteUser user(oracle, *ostore);
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t r = 0; r < runs; ++r) {
+      const auto run = static_cast<std::uint64_t>(r);
+      auto searcher = make_searcher(store, cfg, child_seed(seed, Purpose::SimDiscreteRun, run), 1);
+      Rng rng = stream(seed, Purpose::SimUser, run);
+      const auto [count, found] =
+          run_discrete_search(*searcher, user, targets[r], max_queries, rng);
+      res.n_queries[static_cast<std::size_t>(r)] = count;
+      res.found[static_cast<std::size_t>(r)] = found;
+    }
+  }
+  return res;
+}
+
+}  // namespace tripletsearch

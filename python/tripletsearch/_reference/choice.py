@@ -1,0 +1,104 @@
+"""NumPy twin of ``cpp/include/tripletsearch/oracle/choice.hpp``: the gamma-CKL choice
+maths, the one NumPy place where the scale-free oracle's probabilities are written.
+
+A user with target z, shown candidates at squared distances ``D_c`` from z, names candidate
+c with probability ``D_c^(-gamma/2) / sum_j D_j^(-gamma/2)``. Every evaluation goes through
+ratios ``s = smaller * (1 / larger) <= 1`` and the power ``s^(gamma/2)`` (repeated squaring
+for an integer gamma in [1, 256], as the core does), so the twin reproduces the core's
+rounding. Squared distances are floored at ``TINY`` (DBL_MIN).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+TINY = np.finfo(np.float64).tiny  # DBL_MIN
+
+
+def integer_gamma(gamma: float) -> int:
+    """gamma as an integer in [1, 256], or -1 (the power then goes through exp and log)."""
+    return int(gamma) if (gamma == math.floor(gamma) and 1.0 <= gamma <= 256.0) else -1
+
+
+def gamma_power(s, gamma: float) -> np.ndarray:
+    """s^(gamma/2) for s in [0, 1], with the core's arithmetic."""
+    s = np.asarray(s, dtype=np.float64)
+    g = integer_gamma(gamma)
+    if g < 0:
+        with np.errstate(divide="ignore"):
+            return np.exp(0.5 * gamma * np.log(s))
+    pw = np.sqrt(s) if g & 1 else np.ones_like(s)
+    base = s.copy()
+    e = g >> 1
+    while e > 0:
+        if e & 1:
+            pw = pw * base
+        base = base * base
+        e >>= 1
+    return pw
+
+
+def pair_ratio(Da, Db):
+    """(s, a_closer): s = min / max of the floored distances, a_closer = Da <= Db."""
+    Da = np.maximum(np.asarray(Da, dtype=np.float64), TINY)
+    Db = np.maximum(np.asarray(Db, dtype=np.float64), TINY)
+    return np.minimum(Da, Db) * (1.0 / np.maximum(Da, Db)), Da <= Db
+
+
+def pair_prob(Da, Db, gamma: float) -> np.ndarray:
+    """P(a named closer | squared distances Da, Db to the target)."""
+    s, a_closer = pair_ratio(Da, Db)
+    pw = gamma_power(s, gamma)
+    return np.where(a_closer, 1.0, pw) * (1.0 / (1.0 + pw))
+
+
+def pair_log_prob(Da, Db, gamma: float) -> np.ndarray:
+    """log P(a named closer), accurate to relative precision."""
+    s, a_closer = pair_ratio(Da, Db)
+    pw = gamma_power(s, gamma)
+    with np.errstate(divide="ignore"):
+        return np.where(a_closer, -np.log1p(pw), 0.5 * gamma * np.log(s) - np.log1p(pw))
+
+
+def choice_probs(D, gamma: float) -> np.ndarray:
+    """P(candidate c named) for squared distances D (..., k) of k candidates."""
+    D = np.maximum(np.asarray(D, dtype=np.float64), TINY)
+    pw = gamma_power(D.min(axis=-1, keepdims=True) * (1.0 / D), gamma)
+    return pw * (1.0 / pw.sum(axis=-1, keepdims=True))
+
+
+def choice_likelihood(D, chosen: int, gamma: float) -> np.ndarray:
+    """P(candidate `chosen` named | target) for many targets: D (k, n) squared distances
+    of the k candidates to n targets (the database posterior's update)."""
+    D = np.asarray(D, dtype=np.float64)
+    if D.shape[0] == 2:
+        return pair_prob(D[chosen], D[1 - chosen], gamma)
+    D = np.maximum(D, TINY)
+    pw = gamma_power(D.min(axis=0) * (1.0 / D), gamma)
+    return pw[chosen] * (1.0 / pw.sum(axis=0))
+
+
+def relative_weights(dmin, D, gamma: float) -> np.ndarray:
+    """(dmin / D)^(gamma/2) with D floored: a candidate's choice weight relative to the
+    closest candidate (dmin) for each target."""
+    return gamma_power(dmin * (1.0 / np.maximum(D, TINY)), gamma)
+
+
+class PairAnswerModel:
+    """gamma-CKL answers to pair queries with a lapse rate:
+    P(a named) = lapse / 2 + (1 - lapse) p."""
+
+    def __init__(self, gamma: float, lapse: float):
+        self.gamma, self.lapse = gamma, lapse
+
+    def prob(self, Da, Db) -> np.ndarray:
+        return 0.5 * self.lapse + (1.0 - self.lapse) * pair_prob(Da, Db, self.gamma)
+
+    def log_prob_of(self, Da, Db, a_named: bool) -> np.ndarray:
+        """log P(the answer given), "a" when a_named."""
+        if self.lapse > 0:
+            p = self.prob(Da, Db)
+            return np.log(p if a_named else 1.0 - p)
+        return pair_log_prob(Da, Db, self.gamma) if a_named else pair_log_prob(Db, Da, self.gamma)

@@ -1,0 +1,28 @@
+"""Glue between the public API and its NumPy twins, for tests and benchmarks.
+
+The twins in :mod:`tripletsearch._reference` import nothing of the public modules; this
+module plugs them into the public classes where a whole workflow (a fit) is compared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._reference.embedding import train as _reference_train
+from .embedding import Embedding
+from .oracles import Oracle
+
+
+def reference_train(
+    oracle: Oracle, init: np.ndarray, *args: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, str]:
+    """:func:`tripletsearch.embedding.native_train`'s signature, run by the NumPy twin."""
+    return _reference_train(oracle._kind, oracle._param(init.shape[1]), init, *args)
+
+
+class ReferenceEmbedding(Embedding):
+    """The public estimator with the NumPy twin of the trainer."""
+
+    _train = staticmethod(reference_train)
