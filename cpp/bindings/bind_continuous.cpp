@@ -4,7 +4,9 @@
 
 namespace ts = tripletsearch;
 
-void register_continuous(py::module_& m) {
+namespace {
+
+void register_config(py::module_& m) {
   m.def("binomial_upper_tail", &ts::binomial_upper_tail, py::arg("n"), py::arg("p"), py::arg("tau"),
         "P(Binomial(n, p) >= tau), the hypothesis test's acceptance probability.");
 
@@ -52,7 +54,9 @@ void register_continuous(py::module_& m) {
                              "Particles of the posterior (the default resolved).")
       .def_property_readonly("stage_cap", &ts::ContinuousConfig::resolved_stage_cap,
                              "Queries per stage of the posterior method (the default resolved).");
+}
 
+void register_searcher(py::module_& m) {
   py::class_<ts::ContinuousSearcher>(m, "ContinuousSearcher", "A continuous search session.")
       .def(py::init([](const ts::ContinuousConfig& config, std::uint64_t seed, int threads) {
              py::gil_scoped_release release;
@@ -98,4 +102,11 @@ void register_continuous(py::module_& m) {
       .def_property_readonly("n_queries", &ts::ContinuousSearcher::n_queries)
       .def_property_readonly("n_stages", &ts::ContinuousSearcher::n_stages)
       .def_property_readonly("n_particles", &ts::ContinuousSearcher::n_particles);
+}
+
+}  // namespace
+
+void register_continuous(py::module_& m) {
+  register_config(m);
+  register_searcher(m);
 }

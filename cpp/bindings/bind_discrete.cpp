@@ -4,7 +4,9 @@
 
 namespace ts = tripletsearch;
 
-void register_discrete(py::module_& m) {
+namespace {
+
+void register_config(py::module_& m) {
   py::enum_<ts::SearchMethod>(m, "SearchMethod", "Database search methods.")
       .value("GammaCKL", ts::SearchMethod::GammaCKL)
       .value("Gauss", ts::SearchMethod::Gauss)
@@ -34,7 +36,9 @@ void register_discrete(py::module_& m) {
       .def_readonly("sigma", &ts::SearchConfig::sigma)
       .def_readonly("n_choices", &ts::SearchConfig::n_choices)
       .def_readonly("selection", &ts::SearchConfig::selection);
+}
 
+void register_store(py::module_& m) {
   py::class_<ts::ItemStore, std::shared_ptr<ts::ItemStore>>(
       m, "ItemStore", "The items (n, d) in the search's single-precision block layout.")
       .def(py::init([](const DoubleArray& X) {
@@ -45,7 +49,9 @@ void register_discrete(py::module_& m) {
            py::arg("X"))
       .def_property_readonly("n", &ts::ItemStore::n)
       .def_property_readonly("d", &ts::ItemStore::d);
+}
 
+void register_searcher(py::module_& m) {
   py::class_<ts::DiscreteSearcher>(m, "DiscreteSearcher", "A database search session.")
       .def(py::init([](std::shared_ptr<ts::ItemStore> store, const ts::SearchConfig& config,
                        std::uint64_t seed, int threads) {
@@ -98,4 +104,12 @@ void register_discrete(py::module_& m) {
       .def_property_readonly("n_items", &ts::DiscreteSearcher::n_items)
       .def_property_readonly("n_unshown", &ts::DiscreteSearcher::n_unshown)
       .def_property_readonly("n_queries", &ts::DiscreteSearcher::n_queries);
+}
+
+}  // namespace
+
+void register_discrete(py::module_& m) {
+  register_config(m);
+  register_store(m);
+  register_searcher(m);
 }

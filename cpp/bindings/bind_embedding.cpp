@@ -29,9 +29,8 @@ ts::EpochCallback wrap_callback(const py::object& callback) {
   };
 }
 
-}  // namespace
 
-void register_embedding(py::module_& m) {
+void register_options(py::module_& m) {
   py::enum_<ts::Optimizer>(m, "Optimizer", "The embedding trainer's optimizers.")
       .value("SGD", ts::Optimizer::SGD)
       .value("Adam", ts::Optimizer::Adam)
@@ -75,7 +74,9 @@ void register_embedding(py::module_& m) {
       .def_readonly("l2", &ts::TrainOptions::l2)
       .def_readonly("learn_gamma", &ts::TrainOptions::learn_gamma)
       .def_readonly("lbfgs_history", &ts::TrainOptions::lbfgs_history);
+}
 
+void register_train(py::module_& m) {
   py::class_<FitResult>(m, "FitResult", "The result of train().")
       .def_readonly("embedding", &FitResult::embedding, "The fitted embedding (n, d).")
       .def_property_readonly(
@@ -121,4 +122,11 @@ void register_embedding(py::module_& m) {
       },
       py::arg("seed"), py::arg("epoch"), py::arg("m"),
       "The trainer's minibatch order of one epoch.");
+}
+
+}  // namespace
+
+void register_embedding(py::module_& m) {
+  register_options(m);
+  register_train(m);
 }

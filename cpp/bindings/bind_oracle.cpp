@@ -29,9 +29,8 @@ py::array_t<double> rows_out(const ts::OracleSpec& spec, const DoubleArray& X, c
   return out;
 }
 
-}  // namespace
 
-void register_oracle(py::module_& m) {
+void register_spec(py::module_& m) {
   py::enum_<ts::ModelKind>(m, "ModelKind", "The oracle models.")
       .value("GammaCKL", ts::ModelKind::GammaCKL)
       .value("CKL", ts::ModelKind::CKL)
@@ -50,7 +49,9 @@ void register_oracle(py::module_& m) {
            py::arg("kind"), py::arg("param"))
       .def_readonly("kind", &ts::OracleSpec::kind)
       .def_readonly("param", &ts::OracleSpec::param);
+}
 
+void register_row_kernels(py::module_& m) {
   m.def(
       "oracle_prob",
       [](const ts::OracleSpec& spec, const DoubleArray& X, const IndexArray& T, int threads) {
@@ -76,7 +77,9 @@ void register_oracle(py::module_& m) {
       },
       py::arg("spec"), py::arg("X"), py::arg("triplets"), py::arg("threads"),
       "Sum of the rows' log-probabilities.");
+}
 
+void register_gradients(py::module_& m) {
   m.def(
       "oracle_grad",
       [](const ts::OracleSpec& spec, const DoubleArray& X, const IndexArray& T, int threads) {
@@ -113,4 +116,12 @@ void register_oracle(py::module_& m) {
       },
       py::arg("spec"), py::arg("X"), py::arg("heads"), py::arg("candidates"), py::arg("threads"),
       "P(candidate c named closest to the head), shape (m, k).");
+}
+
+}  // namespace
+
+void register_oracle(py::module_& m) {
+  register_spec(m);
+  register_row_kernels(m);
+  register_gradients(m);
 }

@@ -6,7 +6,9 @@
 
 namespace ts = tripletsearch;
 
-void register_simulate(py::module_& m) {
+namespace {
+
+void register_discrete_simulation(py::module_& m) {
   m.def(
       "simulate_discrete",
       [](std::shared_ptr<ts::ItemStore> store, const ts::SearchConfig& config,
@@ -27,7 +29,9 @@ void register_simulate(py::module_& m) {
       py::arg("targets"), py::arg("max_queries"), py::arg("seed"), py::arg("threads"),
       "One search per target, users answering by `oracle` at the positions of oracle_store: "
       "(queries until the target was shown, found).");
+}
 
+void register_continuous_simulation(py::module_& m) {
   const ts::ContinuousSimOptions dflt;
   py::class_<ts::ContinuousSimOptions>(m, "ContinuousSimOptions",
                                        "What simulate_continuous runs and records.")
@@ -74,4 +78,11 @@ void register_simulate(py::module_& m) {
       },
       py::arg("config"), py::arg("options"), py::arg("seed"), py::arg("threads"),
       "Searches for targets uniform in Omega by simulated gamma-CKL users.");
+}
+
+}  // namespace
+
+void register_simulate(py::module_& m) {
+  register_discrete_simulation(m);
+  register_continuous_simulation(m);
 }

@@ -22,24 +22,18 @@ from . import __version__, _core, theory
 from .oracles import CKL, STE, TSTE, GammaCKL, Probit
 
 
-def _demo(args) -> int:
-    rng = np.random.default_rng(args.seed)
-    print(f"tripletsearch {__version__}: the oracle models of Chumbalov et al. (UAI 2024)\n")
-
-    # 1. one query, five models
+def _demo_oracles(rng: np.random.Generator) -> None:
+    """One query under the five models, scale invariance, a Food-sized gradient."""
     X = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.5]])
     query = [[0, 1, 2]]  # "item 1 is closer to head 0 than item 2"
     print("P(item 1 judged closer to head 0 than item 2), D_1 = 1.00, D_2 = 4.25:")
     for o in (GammaCKL(3.0), GammaCKL(25.0), CKL(), TSTE(), STE(), Probit(0.5)):
         print(f"  {o!r:<22} p = {o.prob(X, query)[0]:.4f}")
-
-    # 2. scale-free: gamma-CKL does not care about the units, t-STE does
+    # scale-free: gamma-CKL does not care about the units, t-STE does
     print("\nScale invariance (the same query at coordinates scaled by c):")
     for c in (1e-8, 1.0, 1e8):
         g, t = GammaCKL(3.0).prob(c * X, query)[0], TSTE().prob(c * X, query)[0]
         print(f"  c = {c:7.0e}   GammaCKL(3) p = {g:.6f}   TSTE p = {t:.6f}")
-
-    # 3. simulated answers and the likelihood gradient on a Food-sized problem
     n, d, m = 100, 10, 190_376
     Xr = rng.normal(size=(n, d))
     Q = rng.integers(0, n, size=(m, 3))
@@ -56,7 +50,9 @@ def _demo(args) -> int:
         f"{np.linalg.norm(G):.1f} in {dt * 1e3:.1f} ms ({_core.max_threads()} threads)"
     )
 
-    # 4. learn an embedding from real human triplets
+
+def _demo_embedding(rng: np.random.Generator) -> None:
+    """Embeddings learned from the Musical Artists' human triplets."""
     from . import datasets
     from .embedding import Embedding
 
@@ -75,7 +71,9 @@ def _demo(args) -> int:
             f"NLL {emb.log_loss(test):.3f}  (fit {time.perf_counter() - t0:.2f} s)"
         )
 
-    # 5. searching by comparisons, with simulated users
+
+def _demo_search(rng: np.random.Generator) -> None:
+    """Both searches with simulated users."""
     from .continuous import simulate_continuous
     from .discrete import simulate_discrete
 
@@ -94,7 +92,9 @@ def _demo(args) -> int:
         f"10/50/100 queries: {med[10]:.1e} / {med[50]:.1e} / {med[100]:.1e}"
     )
 
-    # 6. Theorem 2.1: accuracy on random queries and the linear gamma-d law
+
+def _demo_theory() -> None:
+    """Theorem 2.1: accuracy on random queries and the linear gamma-d law."""
     print("\nTheorem 2.1: p_Q = P(correct answer), query points uniform in the unit ball:")
     print("  d     gamma=3   gamma=10   gamma for p_Q = 0.8")
     for dim in (1, 2, 5, 10, 50):
@@ -102,6 +102,15 @@ def _demo(args) -> int:
             f"  {dim:<5} {theory.p_correct(3.0, dim):.4f}    {theory.p_correct(10.0, dim):.4f}"
             f"     {theory.calibrate_gamma(dim, 0.8):8.3f}"
         )
+
+
+def _demo(args: argparse.Namespace) -> int:
+    rng = np.random.default_rng(args.seed)
+    print(f"tripletsearch {__version__}: the oracle models of Chumbalov et al. (UAI 2024)\n")
+    _demo_oracles(rng)
+    _demo_embedding(rng)
+    _demo_search(rng)
+    _demo_theory()
     return 0
 
 

@@ -320,22 +320,8 @@ class Embedding(_ParamsMixin):
         return T, valid_rows(T)
 
     # ------------------------------------------------------------------ API
-    def fit(self, triplets, n_items: int | None = None):
-        """Fit the embedding to triplets.
-
-        Parameters
-        ----------
-        triplets : array_like of int, shape (m, 3)
-            Rows ``(t, i, j)``: "i was judged closer to t than j".
-        n_items : int, optional
-            Number of items (overrides the ``n_items`` parameter); default: one more
-            than the largest index.
-
-        Returns
-        -------
-        self
-        """
-        name, d, oracle, options = self._check_params()
+    def _training_rows(self, triplets: Any, n_items: int | None) -> tuple[np.ndarray, int]:
+        """The informative rows (three distinct items) and the number of items."""
         T = check_triplets(triplets, None)
         if T.shape[0] == 0:
             raise ValueError("triplets: empty; fit needs at least one valid row")
@@ -358,10 +344,16 @@ class Embedding(_ParamsMixin):
             warnings.warn(
                 f"triplets: ignoring {int((~keep).sum())} of {len(T)} rows that name the "
                 "head or repeat an item",
-                stacklevel=2,
+                stacklevel=3,
             )
             T = np.ascontiguousarray(T[keep])
-        rng = check_random_state(self.random_state)
+        return T, n
+
+    def _initial_embedding(
+        self, rng: np.random.Generator, n: int, d: int
+    ) -> tuple[str | None, np.ndarray]:
+        """(the init rule, or None for a given array; the starting embedding). "lift"
+        starts in d + 1 dimensions."""
         init = "auto" if self.init is None else self.init
         if isinstance(init, str):
             if init not in ("auto", "random", "lift"):
@@ -370,15 +362,35 @@ class Embedding(_ParamsMixin):
                 )
             if init == "auto":
                 init = "lift" if d == 1 else "random"
-            X0 = 0.1 * rng.standard_normal((n, d + (init == "lift")))
-        else:
-            X0 = np.asarray(init, dtype=np.float64)
-            if X0.shape != (n, d):
-                raise ValueError(f"init: expected shape {(n, d)}, got {X0.shape}")
-            if not np.isfinite(X0).all():
-                raise ValueError("init: contains NaN or inf")
+            return init, 0.1 * rng.standard_normal((n, d + (init == "lift")))
+        X0 = np.asarray(init, dtype=np.float64)
+        if X0.shape != (n, d):
+            raise ValueError(f"init: expected shape {(n, d)}, got {X0.shape}")
+        if not np.isfinite(X0).all():
+            raise ValueError("init: contains NaN or inf")
+        return None, X0
+
+    def fit(self, triplets: Any, n_items: int | None = None) -> Embedding:
+        """Fit the embedding to triplets.
+
+        Parameters
+        ----------
+        triplets : array_like of int, shape (m, 3)
+            Rows ``(t, i, j)``: "i was judged closer to t than j".
+        n_items : int, optional
+            Number of items (overrides the ``n_items`` parameter); default: one more
+            than the largest index.
+
+        Returns
+        -------
+        self
+        """
+        name, d, oracle, options = self._check_params()
+        T, n = self._training_rows(triplets, n_items)
+        rng = check_random_state(self.random_state)
+        init, X0 = self._initial_embedding(rng, n, d)
         seed = seed_from(rng)
-        if isinstance(init, str) and init == "lift":
+        if init == "lift":
             # Fit in d + 1 dimensions, keep the top d principal axes, refine in d: in one
             # dimension the scale-free models cannot move an item past another (log D
             # barriers at D = 0), so a random 1-D start stays in a poor local optimum.

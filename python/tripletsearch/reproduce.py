@@ -94,6 +94,50 @@ def _plot_figure5(best_rows, path, title, cv):
     return path
 
 
+def _print_figure5(best, best_per_d, param_names, dims, cv, n_settings, elapsed) -> None:
+    print(
+        f"\nFigure 5, Musical Artists: best {cv}-fold accuracy per model "
+        f"({n_settings} settings, {elapsed:.0f} s)"
+    )
+    print(f"{'model':<10} {'ours':>14} {'paper':>7} {'diff':>6}   best setting")
+    for m, r in best.items():
+        setting = ", ".join(f"{k}={r[k]}" for k in param_names if k != "model" and r[k] is not None)
+        paper = PAPER_FIGURE5_MUSIC[m]
+        print(
+            f"{m:<10} {100 * r['accuracy']:6.2f} +- {100 * r['accuracy_se']:4.2f} "
+            f"{100 * paper:7.1f} {100 * (r['accuracy'] - paper):+6.2f}   {setting}"
+        )
+    print("\nbest accuracy (%) per dimension:")
+    print(f"{'d':>4} " + " ".join(f"{m:>10}" for m in FIGURE5_GRID))
+    for d in dims:
+        cells = []
+        for m in FIGURE5_GRID:
+            r = next(r for r in best_per_d if r["model"] == m and r["n_components"] == d)
+            cells.append(f"{100 * r['accuracy']:10.2f}")
+        print(f"{d:>4} " + " ".join(cells))
+
+
+def _alien_eggs_1d(out: Path) -> list:
+    """1-D gamma-CKL embeddings of the alien eggs vs their ground truth (alien_eggs_1d.csv)."""
+    eggs = []
+    for n in (300, 30):
+        ds = datasets.load_alien_eggs(n)
+        emb = Embedding("gamma-ckl", n_components=1, gamma=3.0, random_state=0).fit(ds.triplets)
+        rho = spearman(emb.embedding_[:, 0], ds.truth)
+        eggs.append({"n_items": n, "triplets": len(ds.triplets), "spearman": abs(rho)})
+    with open(out / "alien_eggs_1d.csv", "w") as f:
+        f.write("n_items,triplets,abs_spearman\n")
+        for e in eggs:
+            f.write(f"{e['n_items']},{e['triplets']},{e['spearman']:.4f}\n")
+    print("\nAlien eggs, 1-D gamma-CKL embedding (gamma = 3) vs the 1-D ground truth:")
+    for e in eggs:
+        print(
+            f"  n = {e['n_items']:3d} ({e['triplets']:,} triplets): |Spearman rho| = "
+            f"{e['spearman']:.3f}"
+        )
+    return eggs
+
+
 def reproduce_embedding(
     out_dir="reproduce-out", *, quick: bool = False, n_jobs=None, verbose: bool = True
 ) -> dict:
@@ -151,45 +195,8 @@ def reproduce_embedding(
         cv,
     )
 
-    print(
-        f"\nFigure 5, Musical Artists: best {cv}-fold accuracy per model "
-        f"({len(result.rows)} settings, {elapsed:.0f} s)"
-    )
-    print(f"{'model':<10} {'ours':>14} {'paper':>7} {'diff':>6}   best setting")
-    for m, r in best.items():
-        setting = ", ".join(
-            f"{k}={r[k]}" for k in result.param_names if k != "model" and r[k] is not None
-        )
-        paper = PAPER_FIGURE5_MUSIC[m]
-        print(
-            f"{m:<10} {100 * r['accuracy']:6.2f} +- {100 * r['accuracy_se']:4.2f} "
-            f"{100 * paper:7.1f} {100 * (r['accuracy'] - paper):+6.2f}   {setting}"
-        )
-    print("\nbest accuracy (%) per dimension:")
-    print(f"{'d':>4} " + " ".join(f"{m:>10}" for m in FIGURE5_GRID))
-    for d in dims:
-        cells = []
-        for m in FIGURE5_GRID:
-            r = next(r for r in best_per_d if r["model"] == m and r["n_components"] == d)
-            cells.append(f"{100 * r['accuracy']:10.2f}")
-        print(f"{d:>4} " + " ".join(cells))
-
-    eggs = []
-    for n in (300, 30):
-        ds = datasets.load_alien_eggs(n)
-        emb = Embedding("gamma-ckl", n_components=1, gamma=3.0, random_state=0).fit(ds.triplets)
-        rho = spearman(emb.embedding_[:, 0], ds.truth)
-        eggs.append({"n_items": n, "triplets": len(ds.triplets), "spearman": abs(rho)})
-    with open(out / "alien_eggs_1d.csv", "w") as f:
-        f.write("n_items,triplets,abs_spearman\n")
-        for e in eggs:
-            f.write(f"{e['n_items']},{e['triplets']},{e['spearman']:.4f}\n")
-    print("\nAlien eggs, 1-D gamma-CKL embedding (gamma = 3) vs the 1-D ground truth:")
-    for e in eggs:
-        print(
-            f"  n = {e['n_items']:3d} ({e['triplets']:,} triplets): |Spearman rho| = "
-            f"{e['spearman']:.3f}"
-        )
+    _print_figure5(best, best_per_d, result.param_names, dims, cv, len(result.rows), elapsed)
+    eggs = _alien_eggs_1d(out)
     print(
         f"\nwrote {out / 'figure5_music.csv'}, {out / 'figure5_music_best.csv'}, "
         f"{out / 'alien_eggs_1d.csv'}" + (f", {png}" if png else "")
@@ -247,6 +254,77 @@ def _plot_discrete(results, path, max_queries):
     return path
 
 
+def _study(name, X, targets, max_queries, random_state, n_jobs) -> list:
+    """One embedding of the study: every method, pairs and 4-item queries."""
+    from .discrete import simulate_discrete
+
+    results = []
+    for k in (2, 4):
+        for method in ("gamma-ckl", "gauss", "random"):
+            sim = simulate_discrete(
+                X,
+                method=method,
+                n_choices=k,
+                gamma=3.0,
+                r=2.0,
+                sigma=0.1,
+                targets=targets,
+                max_queries=max_queries,
+                random_state=random_state,
+                n_jobs=n_jobs,
+            )
+            results.append(
+                {
+                    "embedding": name,
+                    "method": method,
+                    "n_choices": k,
+                    "n_queries": sim.n_queries,
+                    "found": sim.found,
+                    "mean": sim.mean,
+                    "stderr": sim.stderr,
+                    "median": sim.median,
+                    "found_rate": float(sim.found.mean()),
+                }
+            )
+    return results
+
+
+def _write_discrete_csv(results, path) -> None:
+    with open(path, "w") as f:
+        f.write("embedding,method,n_choices,targets,mean,stderr,median,found_rate\n")
+        for r in results:
+            f.write(
+                f'"{r["embedding"]}",{r["method"]},{r["n_choices"]},{len(r["n_queries"])},'
+                f"{r['mean']:.3f},{r['stderr']:.3f},{r['median']:g},{r['found_rate']:.4f}\n"
+            )
+
+
+def _print_discrete(results, names, max_queries, elapsed) -> None:
+    print(f"\nDatabase search in simulation (gamma = 3, r = 2, sigma = 0.1; {elapsed:.1f} s)")
+    print(f"queries until the target is shown: mean +- s.e. (median), found within {max_queries}")
+    for name in names:
+        print(f"\n  {name}")
+        print(f"  {'method':<10} {'pairs':>24} {'4 shown':>24}")
+        for method in ("gamma-ckl", "gauss", "random"):
+            cells = []
+            for k in (2, 4):
+                r = next(
+                    r
+                    for r in results
+                    if r["embedding"] == name and r["method"] == method and r["n_choices"] == k
+                )
+                cells.append(
+                    f"{r['mean']:6.2f} +- {r['stderr']:4.2f} ({r['median']:g}) "
+                    f"{100 * r['found_rate']:3.0f}%"
+                )
+            print(f"  {method:<10} {cells[0]:>24} {cells[1]:>24}")
+    print(
+        "\n  the paper's humans (n = 513 actors, 4 shown): gamma-CKLSearch "
+        f"{PAPER_STUDY['gamma-ckl'][0]} +- {PAPER_STUDY['gamma-ckl'][1]}, GaussSearch "
+        f"{PAPER_STUDY['gauss'][0]} +- {PAPER_STUDY['gauss'][1]}"
+    )
+
+
 def reproduce_discrete(
     out_dir="reproduce-out", *, quick: bool = False, n_jobs=None, random_state=0
 ) -> list:
@@ -259,7 +337,6 @@ def reproduce_discrete(
     Writes ``discrete_study.csv`` and ``discrete_study.png`` (CDF of queries-to-find).
     """
     from .datasets import load_music
-    from .discrete import simulate_discrete
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -281,67 +358,12 @@ def reproduce_discrete(
     results = []
     t0 = time.perf_counter()
     for name, X in embeddings.items():
-        n = len(X)
-        targets = rng.choice(n, size=150, replace=False) if quick else np.arange(n)
-        for k in (2, 4):
-            for method in ("gamma-ckl", "gauss", "random"):
-                sim = simulate_discrete(
-                    X,
-                    method=method,
-                    n_choices=k,
-                    gamma=3.0,
-                    r=2.0,
-                    sigma=0.1,
-                    targets=targets,
-                    max_queries=max_queries,
-                    random_state=random_state,
-                    n_jobs=n_jobs,
-                )
-                results.append(
-                    {
-                        "embedding": name,
-                        "method": method,
-                        "n_choices": k,
-                        "n_queries": sim.n_queries,
-                        "found": sim.found,
-                        "mean": sim.mean,
-                        "stderr": sim.stderr,
-                        "median": sim.median,
-                        "found_rate": float(sim.found.mean()),
-                    }
-                )
+        targets = rng.choice(len(X), size=150, replace=False) if quick else np.arange(len(X))
+        results += _study(name, X, targets, max_queries, random_state, n_jobs)
     elapsed = time.perf_counter() - t0
-    with open(out / "discrete_study.csv", "w") as f:
-        f.write("embedding,method,n_choices,targets,mean,stderr,median,found_rate\n")
-        for r in results:
-            f.write(
-                f'"{r["embedding"]}",{r["method"]},{r["n_choices"]},{len(r["n_queries"])},'
-                f"{r['mean']:.3f},{r['stderr']:.3f},{r['median']:g},{r['found_rate']:.4f}\n"
-            )
+    _write_discrete_csv(results, out / "discrete_study.csv")
     png = _plot_discrete(results, out / "discrete_study.png", max_queries)
-    print(f"\nDatabase search in simulation (gamma = 3, r = 2, sigma = 0.1; {elapsed:.1f} s)")
-    print(f"queries until the target is shown: mean +- s.e. (median), found within {max_queries}")
-    for name in embeddings:
-        print(f"\n  {name}")
-        print(f"  {'method':<10} {'pairs':>24} {'4 shown':>24}")
-        for method in ("gamma-ckl", "gauss", "random"):
-            cells = []
-            for k in (2, 4):
-                r = next(
-                    r
-                    for r in results
-                    if r["embedding"] == name and r["method"] == method and r["n_choices"] == k
-                )
-                cells.append(
-                    f"{r['mean']:6.2f} +- {r['stderr']:4.2f} ({r['median']:g}) "
-                    f"{100 * r['found_rate']:3.0f}%"
-                )
-            print(f"  {method:<10} {cells[0]:>24} {cells[1]:>24}")
-    print(
-        "\n  the paper's humans (n = 513 actors, 4 shown): gamma-CKLSearch "
-        f"{PAPER_STUDY['gamma-ckl'][0]} +- {PAPER_STUDY['gamma-ckl'][1]}, GaussSearch "
-        f"{PAPER_STUDY['gauss'][0]} +- {PAPER_STUDY['gauss'][1]}"
-    )
+    _print_discrete(results, list(embeddings), max_queries, elapsed)
     print(f"\nwrote {out / 'discrete_study.csv'}" + (f", {png}" if png else ""))
     return results
 
@@ -367,6 +389,59 @@ def _median_ci(values, level=0.95):
         k += 1
     k = max(k, 1)
     return v[k - 1], v[n - k]
+
+
+def _figure4_row(gamma, d, errors, max_q) -> dict:
+    """Median distance^d with its 95% band and the fitted rate of one constellation."""
+    dist_d = errors**d
+    med = np.median(dist_d, axis=0)
+    band = np.array([_median_ci(dist_d[:, m]) for m in range(max_q + 1)])
+    m = np.arange(max_q + 1)
+    fit = (m >= 10) & (med > 1e-12**d)  # before the floating-point floor
+    slope = np.polyfit(m[fit], np.log(med[fit]), 1)[0]  # log distance^d per query
+    per_halving = math.log(2.0) / (-slope / d) if slope < 0 else math.inf
+    return {
+        "gamma": gamma,
+        "d": d,
+        "median": med,
+        "band": band,
+        "slope": slope,
+        "per_halving": per_halving,
+        "final_median_error": float(np.median(errors[:, -1])),
+    }
+
+
+def _plot_figure4(rows, path, max_q, method, runs):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        print("matplotlib is not installed: no plot")
+        return None
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    m = np.arange(max_q + 1)
+    for k, r in enumerate(rows):
+        label = (
+            f"gamma={r['gamma']:g}, d={r['d']}: {r['per_halving']:.1f} queries per halving "
+            f"(bound {r['d']})"
+        )
+        # distances at the floating-point floor (exactly 0) are not drawn
+        ax.plot(m, np.where(r["median"] > 0, r["median"], np.nan), color=f"C{k}", label=label)
+        lo_band = np.where(r["band"][:, 0] > 0, r["band"][:, 0], np.nan)
+        hi_band = np.where(r["band"][:, 1] > 0, r["band"][:, 1], np.nan)
+        ax.fill_between(m, lo_band, hi_band, color=f"C{k}", alpha=0.2)
+    ax.set_yscale("log")
+    ax.set_xlabel("queries")
+    ax.set_ylabel("distance to target ^ d (median, 95% CI)")
+    ax.set_title(f"Continuous search ({method}), {runs} runs per constellation")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
 
 
 def reproduce_continuous(
@@ -395,24 +470,7 @@ def reproduce_continuous(
             random_state=random_state,
             n_jobs=n_jobs,
         )
-        dist_d = sim.errors**d
-        med = np.median(dist_d, axis=0)
-        band = np.array([_median_ci(dist_d[:, m]) for m in range(max_q + 1)])
-        m = np.arange(max_q + 1)
-        fit = (m >= 10) & (med > 1e-12**d)  # before the floating-point floor
-        slope = np.polyfit(m[fit], np.log(med[fit]), 1)[0]  # log distance^d per query
-        per_halving = math.log(2.0) / (-slope / d) if slope < 0 else math.inf
-        rows.append(
-            {
-                "gamma": gamma,
-                "d": d,
-                "median": med,
-                "band": band,
-                "slope": slope,
-                "per_halving": per_halving,
-                "final_median_error": float(np.median(sim.errors[:, -1])),
-            }
-        )
+        rows.append(_figure4_row(gamma, d, sim.errors, max_q))
     elapsed = time.perf_counter() - t0
     with open(out / "figure4_continuous.csv", "w") as f:
         f.write("gamma,d,query,median_distance_pow_d,ci_low,ci_high\n")
@@ -422,38 +480,7 @@ def reproduce_continuous(
                     f"{r['gamma']},{r['d']},{q},{r['median'][q]:.6e},{r['band'][q, 0]:.6e},"
                     f"{r['band'][q, 1]:.6e}\n"
                 )
-    png = None
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7.0, 4.6))
-        for k, r in enumerate(rows):
-            m = np.arange(max_q + 1)
-            label = (
-                f"gamma={r['gamma']:g}, d={r['d']}: {r['per_halving']:.1f} queries per halving "
-                f"(bound {r['d']})"
-            )
-            # distances at the floating-point floor (exactly 0) are not drawn
-            pos = np.where(r["median"] > 0, r["median"], np.nan)
-            ax.plot(m, pos, color=f"C{k}", label=label)
-            lo_band = np.where(r["band"][:, 0] > 0, r["band"][:, 0], np.nan)
-            hi_band = np.where(r["band"][:, 1] > 0, r["band"][:, 1], np.nan)
-            ax.fill_between(m, lo_band, hi_band, color=f"C{k}", alpha=0.2)
-        ax.set_yscale("log")
-        ax.set_xlabel("queries")
-        ax.set_ylabel("distance to target ^ d (median, 95% CI)")
-        ax.set_title(f"Continuous search ({method}), {runs} runs per constellation")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        png = out / "figure4_continuous.png"
-        fig.savefig(png, dpi=130)
-        plt.close(fig)
-    except ImportError:  # pragma: no cover
-        print("matplotlib is not installed: no plot")
+    png = _plot_figure4(rows, out / "figure4_continuous.png", max_q, method, runs)
     print(
         f"\nFigure 4, continuous search ({method}, {runs} runs, {elapsed:.0f} s): "
         "exponential convergence"

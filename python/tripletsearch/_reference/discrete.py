@@ -236,40 +236,12 @@ class DiscreteSearcher:
         u0 = stream(self.seed, Purpose.PosteriorDraws, self.n_queries).uniform()
         return [int(i) for i in systematic_resample(self.w, self.total, _SAMPLES, u0)]
 
-    def _select_infogain(self, k):
+    def _infogain_tuples(self, k):
+        """Steps 1 and 2 of the info-gain rule: candidate items and their tuples."""
         ne = min(3 if k == 2 else (k + 1) // 2, self.d)
         eig = top_eigenpairs(self._cov, ne)
-        tuples = []
-        if k == 2:
-            pairs = set()
-
-            def push(i, j):
-                if i >= 0 and j >= 0 and i != j:
-                    pairs.add((min(i, j), max(i, j)))
-
-            items = []
-            best = {}
-            for e in range(ne):
-                lam, v = eig[e]
-                for a, rad in enumerate(_RADII):
-                    for sgn in (0, 1):
-                        step = (1.0 if sgn == 0 else -1.0) * rad * self.r * math.sqrt(lam)
-                        ranked = self._ranked(self._mean + step * v, 0, 1)
-                        best[(e, a, sgn)] = ranked[0] if ranked else -1
-            for e in range(ne):
-                for a in range(len(_RADII)):
-                    i = best[(e, a, 0)]
-                    items += [i, best[(e, a, 1)]]
-                    for b in range(len(_RADII)):
-                        push(i, best[(e, b, 1)])
-            prob = self._most_probable(_TOP_ITEMS)
-            for a in range(len(prob)):
-                for b in range(a + 1, len(prob)):
-                    push(prob[a], prob[b])
-                for c in items:
-                    push(prob[a], c)
-            tuples = [list(p) for p in sorted(pairs)]
-        else:
+        if k != 2:
+            tuples = []
             for rad in _RADII:
                 protos = self._protos(k, rad * self.r)
                 t = []
@@ -280,37 +252,64 @@ class DiscreteSearcher:
                             break
                 if len(t) == k:
                     tuples.append(t)
+            return tuples
+        pairs = set()
+
+        def push(i, j):
+            if i >= 0 and j >= 0 and i != j:
+                pairs.add((min(i, j), max(i, j)))
+
+        best = {}
+        for e in range(ne):
+            lam, v = eig[e]
+            for a, rad in enumerate(_RADII):
+                for sgn in (0, 1):
+                    step = (1.0 if sgn == 0 else -1.0) * rad * self.r * math.sqrt(lam)
+                    ranked = self._ranked(self._mean + step * v, 0, 1)
+                    best[(e, a, sgn)] = ranked[0] if ranked else -1
+        items = []
+        for e in range(ne):
+            for a in range(len(_RADII)):
+                items += [best[(e, a, 0)], best[(e, a, 1)]]
+                for b in range(len(_RADII)):
+                    push(best[(e, a, 0)], best[(e, b, 1)])
+        prob = self._most_probable(_TOP_ITEMS)
+        for a in range(len(prob)):
+            for b in range(a + 1, len(prob)):
+                push(prob[a], prob[b])
+            for c in items:
+                push(prob[a], c)
+        return [list(p) for p in sorted(pairs)]
+
+    def _infogain_score(self, tup, u, cpos, sample, k):
+        """Step 3: the expected Gini information of one tuple."""
+        pos = [cpos[i] for i in tup]
+        pc = np.array([self.w[i] / self.total for i in tup])
+        found_sq, mass_in = float(np.sum(pc * pc)), float(np.sum(pc))
+        inside = np.isin(sample, tup)
+        outside = int((~inside).sum())
+        U = u[pos][:, ~inside]
+        den = U.sum(axis=0)
+        P = np.where(den > 0, U / np.where(den > 0, den, 1.0), 1.0 / k)
+        A = P.sum(axis=1)
+        cond = float(np.sum(1.0 - (P * P).sum(axis=0)))
+        wout = max(0.0, 1.0 - mass_in) / outside if outside > 0 else 0.0
+        return 1.0 - found_sq - float(np.sum((A * wout) ** 2)) - wout * cond
+
+    def _select_infogain(self, k):
+        tuples = self._infogain_tuples(k)
         if not tuples:
             return self._nearest(self._protos(k, self.r), k, 0)
         if len(tuples) == 1:
             return np.array(tuples[0], dtype=np.int64)
         cands = sorted({i for t in tuples for i in t})
         cpos = {c: p for p, c in enumerate(cands)}
-        sample = self._posterior_sample()
-        D = ((self.X[np.array(sample)][None, :, :] - self.X[np.array(cands)][:, None, :]) ** 2).sum(
-            -1
-        )
+        sample = np.array(self._posterior_sample())
+        D = ((self.X[sample][None, :, :] - self.X[np.array(cands)][:, None, :]) ** 2).sum(-1)
         D = np.maximum(D, TINY)
         u = relative_weights(D.min(axis=0), D, self.gamma)  # (nc, S)
-        sample_arr = np.array(sample)
-        W = self.total
-        best_score, best_t = -np.inf, 0
-        for t, tup in enumerate(tuples):
-            pos = [cpos[i] for i in tup]
-            pc = np.array([self.w[i] / W for i in tup])
-            found_sq, mass_in = float(np.sum(pc * pc)), float(np.sum(pc))
-            inside = np.isin(sample_arr, tup)
-            outside = int((~inside).sum())
-            U = u[pos][:, ~inside]
-            den = U.sum(axis=0)
-            P = np.where(den > 0, U / np.where(den > 0, den, 1.0), 1.0 / k)
-            A = P.sum(axis=1)
-            cond = float(np.sum(1.0 - (P * P).sum(axis=0)))
-            wout = max(0.0, 1.0 - mass_in) / outside if outside > 0 else 0.0
-            score = 1.0 - found_sq - float(np.sum((A * wout) ** 2)) - wout * cond
-            if score > best_score:
-                best_score, best_t = score, t
-        return np.array(tuples[best_t], dtype=np.int64)
+        scores = [self._infogain_score(t, u, cpos, sample, k) for t in tuples]
+        return np.array(tuples[int(np.argmax(scores))], dtype=np.int64)
 
     # ------------------------------------------------------------------ posterior
     def posterior(self):

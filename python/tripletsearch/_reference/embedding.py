@@ -87,54 +87,55 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
     return x, losses, gammas, max_epochs, "max_epochs"
 
 
+def _two_loop(g, S, Y, rho):
+    """p = -H g from the history (newest last) and the first trial step."""
+    p = -g
+    alphas = []
+    for s, y, r in zip(reversed(S), reversed(Y), reversed(rho)):
+        a = r * (s @ p)
+        alphas.append(a)
+        p = p - a * y
+    if not S:
+        return p, 1.0 / max(1.0, math.sqrt(g @ g))
+    p = p * ((S[-1] @ Y[-1]) / (Y[-1] @ Y[-1]))
+    for (s, y, r), a in zip(zip(S, Y, rho), reversed(alphas)):
+        b = r * (y @ p)
+        p = p + (a - b) * s
+    return p, 1.0
+
+
+def _armijo(F, x, T, f, slope, p, step):
+    """Backtracking from `step` along p: (accepted, x_new, f_new, g_new)."""
+    for _ in range(40):
+        x_new = x + step * p
+        f_new, g_new = F(x_new, T)
+        if math.isfinite(f_new) and f_new <= f + 1e-4 * step * slope and np.isfinite(g_new).all():
+            return True, x_new, f_new, g_new
+        step *= 0.5
+    return False, None, None, None
+
+
 def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
     S, Y, rho = [], [], []  # newest last
     f, g = F(x, T)
     losses, gammas = [], []
     if not (math.isfinite(f) and np.isfinite(g).all()):
         return x, losses, gammas, 0, "diverged"
-    epochs = 0
     for it in range(1, max_epochs + 1):
-        p = -g
-        alphas = []
-        for s, y, r in zip(reversed(S), reversed(Y), reversed(rho)):
-            a = r * (s @ p)
-            alphas.append(a)
-            p = p - a * y
-        step0 = 1.0
-        if S:
-            p = p * ((S[-1] @ Y[-1]) / (Y[-1] @ Y[-1]))
-        else:
-            step0 = 1.0 / max(1.0, math.sqrt(g @ g))
-        for (s, y, r), a in zip(zip(S, Y, rho), reversed(alphas)):
-            b = r * (y @ p)
-            p = p + (a - b) * s
+        p, step0 = _two_loop(g, S, Y, rho)
         slope = g @ p
-        if not slope < 0.0:
+        if not slope < 0.0:  # restart from steepest descent
             S, Y, rho = [], [], []
-            p = -g
-            slope = -(g @ g)
-            step0 = 1.0 / max(1.0, math.sqrt(-slope))
-        step, accepted = step0, False
-        for _ in range(40):
-            x_new = x + step * p
-            f_new, g_new = F(x_new, T)
-            if (
-                math.isfinite(f_new)
-                and f_new <= f + 1e-4 * step * slope
-                and np.isfinite(g_new).all()
-            ):
-                accepted = True
-                break
-            step *= 0.5
-        epochs = it
-        if not accepted and S:
+            p, step0 = _two_loop(g, S, Y, rho)
+            slope = g @ p
+        accepted, x_new, f_new, g_new = _armijo(F, x, T, f, slope, p, step0)
+        if not accepted and S:  # retry from steepest descent with a fresh history
             S, Y, rho = [], [], []
             continue
         if not accepted:
             losses.append(f)
             gammas.append(F.gamma(x))
-            return x, losses, gammas, epochs, "converged"
+            return x, losses, gammas, it, "converged"
         s, y = x_new - x, g_new - g
         sy = s @ y
         if sy > 1e-12 * (y @ y):
@@ -148,9 +149,9 @@ def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
         losses.append(f)
         gammas.append(F.gamma(x))
         if cb is not None and not cb(it, f, F.gamma(x)):
-            return x, losses, gammas, epochs, "stopped"
+            return x, losses, gammas, it, "stopped"
         if f_old - f <= tol * max(abs(f_old), abs(f), 1.0):
-            return x, losses, gammas, epochs, "converged"
+            return x, losses, gammas, it, "converged"
     return x, losses, gammas, max_epochs, "max_epochs"
 
 
