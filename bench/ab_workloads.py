@@ -54,41 +54,17 @@ def _fit_per_epoch(jobs):
     return best
 
 
-def _discrete(n, d, selection, jobs, rounds=8, repeat=5):
+def _discrete(n, d, jobs, pick=0, rounds=8, repeat=5, **kwargs):
+    """Seconds per ask + tell of a DiscreteSearch(X, **kwargs), the user picking the
+    `pick`-th item shown."""
     X = np.random.default_rng(n + d).uniform(-1, 1, size=(n, d))
 
     def setup():
-        return ts.DiscreteSearch(X, selection=selection, random_state=1, n_jobs=jobs)
+        return ts.DiscreteSearch(X, random_state=1, n_jobs=jobs, **kwargs)
 
     def run(s):
         for _ in range(rounds):
-            s.tell(int(s.ask()[0]))
-
-    return _min_time(run, repeat, setup) / rounds
-
-
-def _discrete_k4(n, d, jobs, rounds=8, repeat=5):
-    X = np.random.default_rng(n + d).uniform(-1, 1, size=(n, d))
-
-    def setup():
-        return ts.DiscreteSearch(X, n_choices=4, random_state=1, n_jobs=jobs)
-
-    def run(s):
-        for _ in range(rounds):
-            s.tell(int(s.ask()[1]))
-
-    return _min_time(run, repeat, setup) / rounds
-
-
-def _gauss(n, d, jobs, rounds=8, repeat=5):
-    X = np.random.default_rng(n + d).uniform(-1, 1, size=(n, d))
-
-    def setup():
-        return ts.DiscreteSearch(X, method="gauss", random_state=1, n_jobs=jobs)
-
-    def run(s):
-        for _ in range(rounds):
-            s.tell(int(s.ask()[0]))
+            s.tell(int(s.ask()[pick]))
 
     return _min_time(run, repeat, setup) / rounds
 
@@ -131,15 +107,15 @@ WORKLOADS = {
         )
     ),
     "fit_epoch_2t": lambda: _fit_per_epoch(2),
-    "disc_info_1e3_d2": lambda: _discrete(1000, 2, "infogain", 2),
-    "disc_info_1e3_d5": lambda: _discrete(1000, 5, "infogain", 2),
-    "disc_info_1e3_d10": lambda: _discrete(1000, 10, "infogain", 2),
-    "disc_info_1e3_d10_1t": lambda: _discrete(1000, 10, "infogain", 1),
-    "disc_wtd_1e3_d10": lambda: _discrete(1000, 10, "weighted", 2),
-    "disc_info_k4_1e3_d5": lambda: _discrete_k4(1000, 5, 2),
-    "disc_wtd_1e5_d10": lambda: _discrete(100_000, 10, "weighted", 2, repeat=3),
-    "disc_wtd_1e6_d10": lambda: _discrete(1_000_000, 10, "weighted", 2, repeat=3),
-    "disc_gauss_1e3_d10": lambda: _gauss(1000, 10, 2),
+    "disc_info_1e3_d2": lambda: _discrete(1000, 2, 2, selection="infogain"),
+    "disc_info_1e3_d5": lambda: _discrete(1000, 5, 2, selection="infogain"),
+    "disc_info_1e3_d10": lambda: _discrete(1000, 10, 2, selection="infogain"),
+    "disc_info_1e3_d10_1t": lambda: _discrete(1000, 10, 1, selection="infogain"),
+    "disc_wtd_1e3_d10": lambda: _discrete(1000, 10, 2, selection="weighted"),
+    "disc_info_k4_1e3_d5": lambda: _discrete(1000, 5, 2, pick=1, n_choices=4),
+    "disc_wtd_1e5_d10": lambda: _discrete(100_000, 10, 2, repeat=3, selection="weighted"),
+    "disc_wtd_1e6_d10": lambda: _discrete(1_000_000, 10, 2, repeat=3, selection="weighted"),
+    "disc_gauss_1e3_d10": lambda: _discrete(1000, 10, 2, method="gauss"),
     "cont_global_d2": lambda: _continuous(2, "global"),
     "cont_global_d5": lambda: _continuous(5, "global"),
     "cont_posterior_d2": lambda: _continuous(2, "posterior"),

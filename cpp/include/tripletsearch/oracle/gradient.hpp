@@ -78,19 +78,15 @@ LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, s
     const std::int64_t nb = std::min(kBlock, r1 - b0);
     const std::int64_t* T = P.T + 3 * b0;
     for (std::int64_t k = 0; k < nb; ++k) {
-      const std::int64_t t = T[3 * k], i = T[3 * k + 1], j = T[3 * k + 2];
+      std::int64_t t, i, j;
+      const RowKind kind = classify_row(P, b0 + k, t, i, j);
       ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
-      if (!row_in_range(t, i, j, P.n)) {
+      if (kind == RowKind::Live)
+        ev[k] = model.template eval<kLoss, kDG>(live_row<Model>(P, t, i, j));
+      else if (kind == RowKind::OutOfRange)
         ok = false;
-        continue;
-      }
-      const int rule = index_rule(t, i, j);
-      if (rule != 0) {
-        if (kLoss && rule < 0) ev[k].logp = -std::numeric_limits<double>::infinity();
-        continue;
-      }
-      ev[k] = model.template eval<kLoss, kDG>(
-          row_dist<Model::kPairTerms>(P.X + t * d, P.X + i * d, P.X + j * d, d));
+      else if (kLoss)
+        ev[k].logp = rule_log_prob(kind);
     }
     for (std::int64_t k = 0; k < nb; ++k) {
       if constexpr (kLoss) sum.logp += ev[k].logp;
@@ -131,14 +127,11 @@ LossGrad pair_weights(const Model& model, const Problem& P, const double* D, std
   const std::int64_t n = P.n;
   LossGrad s;
   for (std::int64_t r = r0; r < r1; ++r) {
-    const std::int64_t t = P.T[3 * r], i = P.T[3 * r + 1], j = P.T[3 * r + 2];
-    if (!row_in_range(t, i, j, P.n)) {
-      bad = true;
-      continue;
-    }
-    const int rule = index_rule(t, i, j);
-    if (rule != 0) {
-      if (kLoss && rule < 0) s.logp = -std::numeric_limits<double>::infinity();
+    std::int64_t t, i, j;
+    const RowKind kind = classify_row(P, r, t, i, j);
+    if (kind != RowKind::Live) {
+      bad = bad || kind == RowKind::OutOfRange;
+      if (kLoss && kind != RowKind::OutOfRange) s.logp += rule_log_prob(kind);
       continue;
     }
     if (i == j) {  // p = 1/2, no gradient

@@ -69,17 +69,37 @@ inline RowDist row_dist(const double* xt, const double* xi, const double* xj, st
   return {Di0 + Di1, Dj0 + Dj1, N0 + N1, S0 + S1};
 }
 
-// Index rule: +1 when t == i (certain), -1 when t == j != i (impossible), 0 otherwise.
-inline int index_rule(std::int64_t t, std::int64_t i, std::int64_t j) {
-  if (t == i) return 1;
-  if (t == j) return -1;
-  return 0;
-}
-
 inline bool row_in_range(std::int64_t t, std::int64_t i, std::int64_t j, std::int64_t n) {
   const auto un = static_cast<std::uint64_t>(n);
   return (static_cast<std::uint64_t>(t) < un) & (static_cast<std::uint64_t>(i) < un) &
          (static_cast<std::uint64_t>(j) < un);
+}
+
+// What a row is: an index out of range, the index rule (t == i: certain, p = 1;
+// otherwise t == j: impossible, p = 0), or a row for the model.
+enum class RowKind { OutOfRange, Certain, Impossible, Live };
+
+// Row r's items (t, i, j) and its kind.
+inline RowKind classify_row(const Problem& P, std::int64_t r, std::int64_t& t, std::int64_t& i,
+                            std::int64_t& j) {
+  t = P.T[3 * r];
+  i = P.T[3 * r + 1];
+  j = P.T[3 * r + 2];
+  if (!row_in_range(t, i, j, P.n)) return RowKind::OutOfRange;
+  if (t == i) return RowKind::Certain;
+  if (t == j) return RowKind::Impossible;
+  return RowKind::Live;
+}
+
+// log p of a row decided by the index rule: 0 (certain) or -inf (impossible).
+inline double rule_log_prob(RowKind kind) {
+  return kind == RowKind::Certain ? 0.0 : -std::numeric_limits<double>::infinity();
+}
+
+// The distances of a live row.
+template <class Model>
+RowDist live_row(const Problem& P, std::int64_t t, std::int64_t i, std::int64_t j) {
+  return row_dist<Model::kPairTerms>(P.X + t * P.d, P.X + i * P.d, P.X + j * P.d, P.d);
 }
 
 [[noreturn]] inline void throw_bad_triplets(const Problem& P) {
@@ -91,21 +111,16 @@ void prob_rows(const Model& model, const Problem& P, double* out, bool log_space
   bool bad = false;
 #pragma omp parallel for schedule(static) reduction(|| : bad) num_threads(threads)
   for (std::int64_t r = 0; r < P.m; ++r) {
-    const std::int64_t t = P.T[3 * r], i = P.T[3 * r + 1], j = P.T[3 * r + 2];
-    if (!row_in_range(t, i, j, P.n)) {
+    std::int64_t t, i, j;
+    const RowKind kind = classify_row(P, r, t, i, j);
+    if (kind == RowKind::Live) {
+      const RowDist rd = live_row<Model>(P, t, i, j);
+      out[r] = log_space ? model.log_prob(rd) : model.prob(rd);
+    } else if (kind == RowKind::OutOfRange) {
       bad = true;
-      continue;
+    } else {
+      out[r] = log_space ? rule_log_prob(kind) : (kind == RowKind::Certain ? 1.0 : 0.0);
     }
-    const int rule = index_rule(t, i, j);
-    if (rule != 0) {
-      const bool certain = rule > 0;
-      out[r] = log_space ? (certain ? 0.0 : -std::numeric_limits<double>::infinity())
-                         : (certain ? 1.0 : 0.0);
-      continue;
-    }
-    const RowDist rd =
-        row_dist<Model::kPairTerms>(P.X + t * P.d, P.X + i * P.d, P.X + j * P.d, P.d);
-    out[r] = log_space ? model.log_prob(rd) : model.prob(rd);
   }
   if (bad) throw_bad_triplets(P);
 }
@@ -132,19 +147,14 @@ double sum_log_prob(const Model& model, const Problem& P, std::int64_t r0, std::
                     bool& bad) {
   double s = 0.0;
   for (std::int64_t r = r0; r < r1; ++r) {
-    const std::int64_t t = P.T[3 * r], i = P.T[3 * r + 1], j = P.T[3 * r + 2];
-    if (!row_in_range(t, i, j, P.n)) {
+    std::int64_t t, i, j;
+    const RowKind kind = classify_row(P, r, t, i, j);
+    if (kind == RowKind::Live)
+      s += model.log_prob(live_row<Model>(P, t, i, j));
+    else if (kind == RowKind::OutOfRange)
       bad = true;
-      continue;
-    }
-    const int rule = index_rule(t, i, j);
-    if (rule > 0) continue;
-    if (rule < 0) {
-      s = -std::numeric_limits<double>::infinity();
-      continue;
-    }
-    s += model.log_prob(
-        row_dist<Model::kPairTerms>(P.X + t * P.d, P.X + i * P.d, P.X + j * P.d, P.d));
+    else
+      s += rule_log_prob(kind);
   }
   return s;
 }

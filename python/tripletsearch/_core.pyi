@@ -1,0 +1,740 @@
+"""
+tripletsearch native core (C++17, OpenMP)
+"""
+from __future__ import annotations
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'ItemStore', 'MAX_CHOICES', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'rng_u64', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train']
+class Purpose:
+    """
+    The salts of the core's random streams (seeding.hpp).
+    
+    Members:
+    
+      SearchQuery
+    
+      PosteriorDraws
+    
+      SimDiscreteRun
+    
+      SimContinuousRun
+    
+      SimUser
+    
+      ParticleInit
+    
+      ResampleMove
+    
+      QueryDraws
+    
+      HyptestStage
+    """
+    HyptestStage: typing.ClassVar[Purpose]
+    ParticleInit: typing.ClassVar[Purpose]
+    PosteriorDraws: typing.ClassVar[Purpose]
+    QueryDraws: typing.ClassVar[Purpose]
+    ResampleMove: typing.ClassVar[Purpose]
+    SearchQuery: typing.ClassVar[Purpose]
+    SimContinuousRun: typing.ClassVar[Purpose]
+    SimDiscreteRun: typing.ClassVar[Purpose]
+    SimUser: typing.ClassVar[Purpose]
+    __members__: typing.ClassVar[dict[str, Purpose]]
+    @typing.overload
+    def __eq__(self, other: Purpose) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Purpose) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class ModelKind:
+    """
+    The oracle models.
+    
+    Members:
+    
+      GammaCKL
+    
+      CKL
+    
+      TSTE
+    
+      STE
+    
+      Probit
+    """
+    CKL: typing.ClassVar[ModelKind]
+    GammaCKL: typing.ClassVar[ModelKind]
+    Probit: typing.ClassVar[ModelKind]
+    STE: typing.ClassVar[ModelKind]
+    TSTE: typing.ClassVar[ModelKind]
+    __members__: typing.ClassVar[dict[str, ModelKind]]
+    @typing.overload
+    def __eq__(self, other: ModelKind) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: ModelKind) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class OracleSpec:
+    """
+    A model and its parameter (gamma, mu, alpha, unused, sigma); validated on construction.
+    """
+    def __init__(self, kind: ModelKind, param: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def kind(self) -> ModelKind:
+        ...
+    @property
+    def param(self) -> float:
+        ...
+class Optimizer:
+    """
+    The embedding trainer's optimizers.
+    
+    Members:
+    
+      SGD
+    
+      Adam
+    
+      LBFGS
+    """
+    Adam: typing.ClassVar[Optimizer]
+    LBFGS: typing.ClassVar[Optimizer]
+    SGD: typing.ClassVar[Optimizer]
+    __members__: typing.ClassVar[dict[str, Optimizer]]
+    @typing.overload
+    def __eq__(self, other: Optimizer) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Optimizer) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class TrainStatus:
+    """
+    How a fit ended.
+    
+    Members:
+    
+      Converged
+    
+      MaxEpochs
+    
+      Diverged
+    
+      Stopped
+    """
+    Converged: typing.ClassVar[TrainStatus]
+    Diverged: typing.ClassVar[TrainStatus]
+    MaxEpochs: typing.ClassVar[TrainStatus]
+    Stopped: typing.ClassVar[TrainStatus]
+    __members__: typing.ClassVar[dict[str, TrainStatus]]
+    @typing.overload
+    def __eq__(self, other: TrainStatus) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: TrainStatus) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class TrainOptions:
+    """
+    Options of the trainer; validated on construction.
+    """
+    def __init__(self, *, optimizer: Optimizer = Optimizer.LBFGS, lr: typing.SupportsFloat | typing.SupportsIndex = 0.1, batch_size: typing.SupportsInt | typing.SupportsIndex = 0, max_epochs: typing.SupportsInt | typing.SupportsIndex = 1000, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-06, n_iter_no_change: typing.SupportsInt | typing.SupportsIndex = 10, l2: typing.SupportsFloat | typing.SupportsIndex = 0.0, learn_gamma: bool = False, lbfgs_history: typing.SupportsInt | typing.SupportsIndex = 10) -> None:
+        ...
+    @property
+    def batch_size(self) -> int:
+        ...
+    @property
+    def l2(self) -> float:
+        ...
+    @property
+    def lbfgs_history(self) -> int:
+        ...
+    @property
+    def learn_gamma(self) -> bool:
+        ...
+    @property
+    def lr(self) -> float:
+        ...
+    @property
+    def max_epochs(self) -> int:
+        ...
+    @property
+    def n_iter_no_change(self) -> int:
+        ...
+    @property
+    def optimizer(self) -> Optimizer:
+        ...
+    @property
+    def tol(self) -> float:
+        ...
+class FitResult:
+    """
+    The result of train().
+    """
+    @property
+    def embedding(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The fitted embedding (n, d).
+        """
+    @property
+    def epochs(self) -> int:
+        ...
+    @property
+    def gamma(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        gamma after every epoch.
+        """
+    @property
+    def loss(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The objective after every epoch.
+        """
+    @property
+    def status(self) -> TrainStatus:
+        ...
+class SearchMethod:
+    """
+    Database search methods.
+    
+    Members:
+    
+      GammaCKL
+    
+      Gauss
+    
+      Random
+    """
+    GammaCKL: typing.ClassVar[SearchMethod]
+    Gauss: typing.ClassVar[SearchMethod]
+    Random: typing.ClassVar[SearchMethod]
+    __members__: typing.ClassVar[dict[str, SearchMethod]]
+    @typing.overload
+    def __eq__(self, other: SearchMethod) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: SearchMethod) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class Selection:
+    """
+    gamma-CKLSearch's selection rules.
+    
+    Members:
+    
+      Weighted
+    
+      Paper
+    
+      Nearest
+    
+      InfoGain
+    """
+    InfoGain: typing.ClassVar[Selection]
+    Nearest: typing.ClassVar[Selection]
+    Paper: typing.ClassVar[Selection]
+    Weighted: typing.ClassVar[Selection]
+    __members__: typing.ClassVar[dict[str, Selection]]
+    @typing.overload
+    def __eq__(self, other: Selection) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Selection) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class SearchConfig:
+    """
+    A database search's configuration; validated on construction.
+    """
+    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain) -> None:
+        ...
+    @property
+    def gamma(self) -> float:
+        ...
+    @property
+    def method(self) -> SearchMethod:
+        ...
+    @property
+    def n_choices(self) -> int:
+        ...
+    @property
+    def r(self) -> float:
+        ...
+    @property
+    def selection(self) -> Selection:
+        ...
+    @property
+    def sigma(self) -> float:
+        ...
+class ItemStore:
+    """
+    The items (n, d) in the search's single-precision block layout.
+    """
+    def __init__(self, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    @property
+    def d(self) -> int:
+        ...
+    @property
+    def n(self) -> int:
+        ...
+class DiscreteSearcher:
+    """
+    A database search session.
+    """
+    def __init__(self, store: ItemStore, config: SearchConfig, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def posterior(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        P(item is the target) for every item (shown items: 0).
+        """
+    def select(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The items to show next (empty when every item was shown).
+        """
+    def update(self, shown: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], choice: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The user saw `shown` and picked shown[choice] (choice = -1: no answer).
+        """
+    @property
+    def config(self) -> SearchConfig:
+        ...
+    @property
+    def cov(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def mean(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def n_items(self) -> int:
+        ...
+    @property
+    def n_queries(self) -> int:
+        ...
+    @property
+    def n_unshown(self) -> int:
+        ...
+class ContinuousMethod:
+    """
+    Continuous search methods.
+    
+    Members:
+    
+      HypothesisTest
+    
+      Posterior
+    
+      Global
+    """
+    Global: typing.ClassVar[ContinuousMethod]
+    HypothesisTest: typing.ClassVar[ContinuousMethod]
+    Posterior: typing.ClassVar[ContinuousMethod]
+    __members__: typing.ClassVar[dict[str, ContinuousMethod]]
+    @typing.overload
+    def __eq__(self, other: ContinuousMethod) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: ContinuousMethod) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class ContinuousConfig:
+    """
+    A continuous search's configuration; validated on construction. 0 particles or stage_cap: the defaults.
+    """
+    def __init__(self, *, dim: typing.SupportsInt | typing.SupportsIndex = 2, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, low: typing.SupportsFloat | typing.SupportsIndex = -1.0, high: typing.SupportsFloat | typing.SupportsIndex = 1.0, method: ContinuousMethod = ContinuousMethod.Global, alpha: typing.SupportsFloat | typing.SupportsIndex = 0.8, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, stage_cap: typing.SupportsInt | typing.SupportsIndex = 0, particles: typing.SupportsInt | typing.SupportsIndex = 0, mh_sweeps: typing.SupportsInt | typing.SupportsIndex = 2, resample_ess: typing.SupportsFloat | typing.SupportsIndex = 0.5, cells_per_axis: typing.SupportsInt | typing.SupportsIndex = 0, n_obs: typing.SupportsInt | typing.SupportsIndex = 0, tau: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    @property
+    def alpha(self) -> float:
+        ...
+    @property
+    def cells_per_axis(self) -> int:
+        ...
+    @property
+    def dim(self) -> int:
+        ...
+    @property
+    def gamma(self) -> float:
+        ...
+    @property
+    def high(self) -> float:
+        ...
+    @property
+    def lapse(self) -> float:
+        ...
+    @property
+    def low(self) -> float:
+        ...
+    @property
+    def method(self) -> ContinuousMethod:
+        ...
+    @property
+    def mh_sweeps(self) -> int:
+        ...
+    @property
+    def n_obs(self) -> int:
+        ...
+    @property
+    def particles(self) -> int:
+        """
+        Particles of the posterior (the default resolved).
+        """
+    @property
+    def resample_ess(self) -> float:
+        ...
+    @property
+    def stage_cap(self) -> int:
+        """
+        Queries per stage of the posterior method (the default resolved).
+        """
+    @property
+    def tau(self) -> int:
+        ...
+class ContinuousSearcher:
+    """
+    A continuous search session.
+    """
+    def __init__(self, config: ContinuousConfig, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def ask(self) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+        """
+        The pending query (a, b), the same until told.
+        """
+    def estimate(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The point estimate of the target.
+        """
+    def tell(self, a_closer: bool) -> bool:
+        """
+        Records the answer; True when a stage ended.
+        """
+    @property
+    def center(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def config(self) -> ContinuousConfig:
+        ...
+    @property
+    def depth(self) -> int:
+        ...
+    @property
+    def edge(self) -> float:
+        ...
+    @property
+    def n_particles(self) -> int:
+        ...
+    @property
+    def n_queries(self) -> int:
+        ...
+    @property
+    def n_stages(self) -> int:
+        ...
+class ContinuousSimOptions:
+    """
+    What simulate_continuous runs and records.
+    """
+    def __init__(self, *, runs: typing.SupportsInt | typing.SupportsIndex = 1, max_queries: typing.SupportsInt | typing.SupportsIndex = -1, max_stages: typing.SupportsInt | typing.SupportsIndex = -1, user_gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, user_lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    @property
+    def max_queries(self) -> int:
+        ...
+    @property
+    def max_stages(self) -> int:
+        ...
+    @property
+    def runs(self) -> int:
+        ...
+    @property
+    def user_gamma(self) -> float:
+        ...
+    @property
+    def user_lapse(self) -> float:
+        ...
+class ContinuousSimulation:
+    """
+    The records of simulate_continuous.
+    """
+    @property
+    def centers(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def depths(self) -> numpy.typing.NDArray[numpy.int64]:
+        ...
+    @property
+    def edges(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def errors(self) -> typing.Any:
+        ...
+    @property
+    def queries(self) -> numpy.typing.NDArray[numpy.int64]:
+        ...
+    @property
+    def stage_errors(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def stage_queries(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def targets(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+def binomial_upper_tail(n: typing.SupportsInt | typing.SupportsIndex, p: typing.SupportsFloat | typing.SupportsIndex, tau: typing.SupportsInt | typing.SupportsIndex) -> float:
+    """
+    P(Binomial(n, p) >= tau), the hypothesis test's acceptance probability.
+    """
+def child_seed(seed: typing.SupportsInt | typing.SupportsIndex, purpose: Purpose, index: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    seeding.hpp's child_seed.
+    """
+def epoch_permutation(seed: typing.SupportsInt | typing.SupportsIndex, epoch: typing.SupportsInt | typing.SupportsIndex, m: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    The trainer's minibatch order of one epoch.
+    """
+def max_threads() -> int:
+    """
+    Threads OpenMP would use by default (respects OMP_NUM_THREADS); 1 in a serial build.
+    """
+def openmp_enabled() -> bool:
+    """
+    Whether the core uses OpenMP.
+    """
+def oracle_choice_prob(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], heads: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], candidates: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    P(candidate c named closest to the head), shape (m, k).
+    """
+def oracle_grad(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Gradient of oracle_log_likelihood with respect to X, shape (n, d).
+    """
+def oracle_log_likelihood(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsInt | typing.SupportsIndex) -> float:
+    """
+    Sum of the rows' log-probabilities.
+    """
+def oracle_log_prob(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    log of oracle_prob, shape (m,).
+    """
+def oracle_prob(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Probability of each row's stated outcome, shape (m,).
+    """
+def p_correct_monte_carlo(gamma: typing.SupportsFloat | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, n_samples: typing.SupportsInt | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[float, float]:
+    """
+    (mean, standard error) of the Monte-Carlo estimate of p_Q (Theorem 2.1).
+    """
+def rng_u64(seed: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.uint64]:
+    """
+    The first `count` outputs of the generator's stream (seed, stream).
+    """
+def set_simd_isa(isa: str) -> bool:
+    """
+    Selects the kernels' instruction set (tests); False when the CPU or build lacks it.
+    """
+def simd_isa() -> str:
+    """
+    The instruction set the block kernels run: 'avx2' or 'portable'.
+    """
+def simulate_continuous(config: ContinuousConfig, options: ContinuousSimOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> ContinuousSimulation:
+    """
+    Searches for targets uniform in Omega by simulated gamma-CKL users.
+    """
+def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec, oracle_store: ItemStore, targets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], max_queries: typing.SupportsInt | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.bool]]:
+    """
+    One search per target, users answering by `oracle` at the positions of oracle_store: (queries until the target was shown, found).
+    """
+def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None) -> FitResult:
+    """
+    Fits an embedding from `init` (n, d) to triplet rows; callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit).
+    """
+MAX_CHOICES: int = 64
+MAX_PARTICLE_DIM: int = 15

@@ -1,0 +1,218 @@
+"""The package's structure: the reference stands alone, one source per default, the typed
+boundary (stubs), one seeding scheme in both languages."""
+
+import ast
+import inspect
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import tripletsearch as ts
+from tripletsearch import _core
+from tripletsearch._reference import rng as ref_rng
+
+PACKAGE = Path(ts.__file__).parent
+
+HIDE_CORE = """
+import importlib.abc, sys
+
+class HideCore(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "tripletsearch._core":
+            raise ImportError("tripletsearch._core hidden by the test")
+        return None
+
+sys.meta_path.insert(0, HideCore())
+"""
+
+
+def run_without_core(code: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", HIDE_CORE + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        cwd=str(Path.home()),
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_reference_runs_without_the_extension():
+    out = run_without_core(
+        """
+        import numpy as np
+        import tripletsearch
+        from tripletsearch._reference import (
+            choice, continuous, discrete, embedding, oracles, resample, rng, theory,
+        )
+        X = np.random.default_rng(0).normal(size=(30, 3))
+        T = np.random.default_rng(1).integers(0, 30, size=(200, 3))
+        print(round(float(oracles.GammaCKL(3.0).log_likelihood(X, T)), 6))
+        s = discrete.DiscreteSearcher(X, selection="infogain", seed=1)
+        q = s.select()
+        s.update(q, 0)
+        c = continuous.ContinuousSearcher(dim=2, particles=64, seed=1)
+        a, b = c.ask()
+        c.tell(True)
+        print(len(q), c.n_queries)
+        assert "tripletsearch._core" not in sys.modules
+        try:
+            tripletsearch.GammaCKL
+        except ImportError as exc:
+            print("public API needs the core:", exc)
+        """
+    )
+    lines = out.splitlines()
+    assert lines[1] == "2 1"
+    assert "hidden by the test" in lines[2]
+    # the same number as the native kernel
+    X = __import__("numpy").random.default_rng(0).normal(size=(30, 3))
+    T = __import__("numpy").random.default_rng(1).integers(0, 30, size=(200, 3))
+    assert float(lines[0]) == pytest.approx(ts.GammaCKL(3.0).log_likelihood(X, T), rel=1e-9)
+
+
+def test_import_tripletsearch_loads_numpy_only():
+    out = run_without_core(
+        """
+        import tripletsearch
+        print(sorted(m for m in sys.modules if m.startswith("tripletsearch")))
+        print(tripletsearch.__version__)
+        """
+    )
+    assert out.splitlines()[0] == "['tripletsearch']"
+
+
+def _imported_modules(path: Path) -> set:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):  # relative: "." (this package), ".." (above)
+            names.add("." * node.level if node.level else node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "_reference").glob("*.py")), ids=lambda p: p.name)
+def test_reference_imports_numpy_and_the_stdlib_only(path):
+    allowed = {"numpy", "__future__", "math", "enum", "typing", "."} | set(sys.stdlib_module_names)
+    assert _imported_modules(path) <= allowed
+
+
+# ------------------------------------------------------------------ one source per default
+
+
+def _defaults(func) -> dict:
+    return {
+        k: v.default
+        for k, v in inspect.signature(func).parameters.items()
+        if v.default is not inspect.Parameter.empty
+    }
+
+
+def test_continuous_defaults_are_the_cores():
+    core = _core.ContinuousConfig()
+    for func in (ts.ContinuousSearch.__init__, ts.simulate_continuous):
+        py = _defaults(func)
+        assert core.method == getattr(_core.ContinuousMethod, "Global")
+        assert py["method"] == "global"
+        assert py["alpha"] == core.alpha and py["lapse"] == core.lapse
+        assert py["bounds"] == (core.low, core.high)
+
+
+def test_discrete_defaults_are_the_cores():
+    core = _core.SearchConfig()
+    for func in (ts.DiscreteSearch.__init__, ts.simulate_discrete):
+        py = _defaults(func)
+        assert py["method"] == "gamma-ckl" and core.method == _core.SearchMethod.GammaCKL
+        for name in ("gamma", "r", "sigma", "n_choices"):
+            assert py[name] == getattr(core, name), name
+
+
+def test_embedding_defaults_are_the_cores():
+    core, py = _core.TrainOptions(), _defaults(ts.Embedding.__init__)
+    assert py["optimizer"] == "lbfgs" and core.optimizer == _core.Optimizer.LBFGS
+    for name in ("max_epochs", "tol", "l2", "learn_gamma"):
+        assert py[name] == getattr(core, name), name
+
+
+@pytest.mark.parametrize(
+    "dim,method,expected",
+    [(4, "posterior", 4096), (3, "posterior", 2048), (5, "global", 1024), (2, "global", 1024)],
+)
+def test_default_particles_by_method_and_dimension(dim, method, expected):
+    s = ts.ContinuousSearch(dim, 3.0, method=method, random_state=0)
+    assert s.n_particles == expected
+    # what the native searcher holds: up to d = 3 a grid of floor(P^(1/d))^d cell centres
+    grid = int(expected ** (1 / dim) + 1e-9) ** dim if dim <= 3 else expected
+    assert s._s.n_particles == grid
+    assert ts.ContinuousSearch(dim, 3.0, method=method, n_particles=100).n_particles == 100
+
+
+def test_hypothesis_test_has_no_particles_and_a_plan():
+    s = ts.ContinuousSearch(2, 3.0, method="hypothesis-test")
+    assert s.n_particles == 0 and s._s.n_particles == 0
+    assert s.test_plan == ts.continuous.hypothesis_test_plan(2, 3.0)
+    assert ts.ContinuousSearch.from_dict(s.to_dict()).test_plan == s.test_plan
+
+
+# ------------------------------------------------------------------ the typed boundary
+
+
+def _stub_names():
+    tree = ast.parse((PACKAGE / "_core.pyi").read_text())
+    top, members = set(), {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            top.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            top.add(node.target.id)
+        if isinstance(node, ast.ClassDef):
+            members[node.name] = {
+                n.name if isinstance(n, ast.FunctionDef) else n.target.id
+                for n in node.body
+                if isinstance(n, ast.FunctionDef)
+                or (isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
+            }
+    return top, members
+
+
+def test_stub_matches_the_extension():
+    """_core.pyi (pybind11-stubgen, checked in) declares what the extension defines."""
+    top, members = _stub_names()
+    public = {n for n in dir(_core) if not n.startswith("_")}
+    assert top - {"__all__"} == public
+    for cls, names in members.items():
+        have = {n for n in dir(getattr(_core, cls)) if not n.startswith("_")}
+        assert {n for n in names if not n.startswith("_")} == have, cls
+
+
+def test_configs_are_typed_objects_not_codes():
+    with pytest.raises(TypeError):
+        _core.SearchConfig(method=0)
+    with pytest.raises(TypeError):
+        _core.SearchConfig(3.0)  # keyword-only
+    with pytest.raises(ValueError, match=r"n_choices: must lie in \[2, 64\], got 65"):
+        _core.SearchConfig(n_choices=65)
+    with pytest.raises(ValueError, match="alpha: must lie in"):
+        _core.ContinuousConfig(alpha=1.0)
+    with pytest.raises(ValueError, match="cells_per_axis: the hypothesis test needs its plan"):
+        _core.ContinuousSearcher(
+            _core.ContinuousConfig(method=_core.ContinuousMethod.HypothesisTest), 0, 1
+        )
+
+
+# ------------------------------------------------------------------ seeding
+
+
+def test_stream_purposes_agree_with_the_twin():
+    assert {p.name: int(p.value) for p in ref_rng.Purpose} == {
+        name: int(p) for name, p in _core.Purpose.__members__.items()
+    }
+    for p in ref_rng.Purpose:
+        for seed, index in ((0, 0), (12345, 7), (2**64 - 1, 3)):
+            assert ref_rng.child_seed(seed, p, index) == _core.child_seed(
+                seed, getattr(_core.Purpose, p.name), index
+            )
