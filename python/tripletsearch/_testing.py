@@ -6,7 +6,7 @@ module plugs them into the public classes where a whole workflow (a fit) is comp
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -16,10 +16,25 @@ from .oracles import Oracle
 
 
 def reference_train(
-    oracle: Oracle, init: np.ndarray, *args: Any
+    oracle: Oracle,
+    init: np.ndarray,
+    triplets: np.ndarray,
+    options: dict[str, Any],
+    seed: int,
+    threads: int,
+    callback: Callable[[int, float, float], bool] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, str]:
     """:func:`tripletsearch.embedding.native_train`'s signature, run by the NumPy twin."""
-    return _reference_train(oracle._kind, oracle._param(init.shape[1]), init, *args)
+    return _reference_train(
+        oracle._kind,
+        oracle._param(init.shape[1]),
+        init,
+        triplets,
+        options,
+        seed,
+        threads,
+        callback,
+    )
 
 
 class ReferenceEmbedding(Embedding):

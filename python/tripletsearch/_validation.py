@@ -200,8 +200,10 @@ def check_random_state(random_state: Any) -> np.random.Generator:
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, (bool, np.bool_)):
             raise TypeError("random_state: expected None, an int or a numpy Generator, got bool")
-        if isinstance(random_state, numbers.Integral) and random_state < 0:
-            raise ValueError(f"random_state: seed must be >= 0, got {random_state}")
+        if isinstance(random_state, numbers.Integral):
+            if random_state < 0:
+                raise ValueError(f"random_state: seed must be >= 0, got {random_state}")
+            random_state = int(random_state)  # numpy's seeding takes int / numpy integers
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state

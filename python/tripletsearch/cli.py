@@ -15,6 +15,7 @@ import argparse
 import sys
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,12 @@ def _demo_embedding(rng: np.random.Generator) -> None:
     cut = int(0.9 * len(perm))
     train, test = music.triplets[perm[:cut]], music.triplets[perm[cut:]]
     print(f"\nMusical Artists ({len(music.triplets):,} human triplets, {music.n_items} artists):")
-    for model, kw in (("gamma-ckl", {"gamma": 7.0}), ("t-ste", {}), ("ckl", {})):
+    settings: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("gamma-ckl", {"gamma": 7.0}),
+        ("t-ste", {}),
+        ("ckl", {}),
+    )
+    for model, kw in settings:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -86,6 +92,7 @@ def _demo_search(rng: np.random.Generator) -> None:
             f"the target (median {sim.median:g})"
         )
     cont = simulate_continuous(2, 3.0, n_runs=20, max_queries=100, random_state=0)
+    assert cont.errors is not None  # recorded: max_queries is given
     med = np.median(cont.errors, axis=0)
     print(
         "Continuous search in [-1, 1]^2 (gamma = 3): median distance to the target after "
@@ -114,7 +121,7 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reproduce(args) -> int:
+def _reproduce(args: argparse.Namespace) -> int:
     from . import reproduce
 
     if args.what == "embedding":
@@ -126,7 +133,7 @@ def _reproduce(args) -> int:
     return 0
 
 
-def _info(args) -> int:
+def _info(args: argparse.Namespace) -> int:
     print(f"tripletsearch {__version__}")
     print(f"OpenMP: {'yes' if _core.openmp_enabled() else 'no (serial build)'}")
     print(f"default threads: {_core.max_threads()}")

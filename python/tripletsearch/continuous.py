@@ -65,7 +65,7 @@ class Region:
     edge: float
     depth: int
 
-    def contains(self, x) -> bool:
+    def contains(self, x: Any) -> bool:
         return bool(np.all(np.abs(np.asarray(x, float) - self.center) <= 0.5 * self.edge))
 
     def parent(self) -> Region:
@@ -293,7 +293,7 @@ class ContinuousSearch:
             self._pending = self._s.ask()
         return self._pending[0].copy(), self._pending[1].copy()
 
-    def tell(self, a_is_closer) -> None:
+    def tell(self, a_is_closer: Any) -> None:
         """Record the answer to the pending query: True when the target is closer to a."""
         if self._pending is None:
             raise RuntimeError("tell before ask(): there is no query to answer")
@@ -324,7 +324,7 @@ class ContinuousSearch:
         }
 
     @classmethod
-    def from_dict(cls, state, *, n_jobs=None) -> ContinuousSearch:
+    def from_dict(cls, state: Any, *, n_jobs: int | None = None) -> ContinuousSearch:
         """Rebuild a session from :meth:`to_dict` output (the answers are replayed)."""
         seed = check_state(state, _STATE_VERSION)
         try:

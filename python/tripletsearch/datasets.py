@@ -13,13 +13,19 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._validation import check_int, check_triplets
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
 
 __all__ = ["TripletDataset", "load_triplets_csv", "load_music", "load_alien_eggs"]
 
@@ -53,14 +59,19 @@ class TripletDataset:
         return len(self.names)
 
 
-def _read_table(text: str):
+def _read_table(text: str) -> tuple[list[str], list[list[str]]]:
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
         raise ValueError("path: empty file")
     return rows[0], rows[1:]
 
 
-def load_triplets_csv(path, *, n_items: int | None = None, columns=(0, 1, 2)) -> np.ndarray:
+def load_triplets_csv(
+    path: str | os.PathLike[str],
+    *,
+    n_items: int | None = None,
+    columns: Sequence[Any] = (0, 1, 2),
+) -> np.ndarray:
     """Load triplets from a CSV file (optionally gzipped) with a header row.
 
     Parameters
@@ -107,11 +118,13 @@ def load_triplets_csv(path, *, n_items: int | None = None, columns=(0, 1, 2)) ->
     return T
 
 
-def _bundled(folder: str):
-    return resources.files("tripletsearch").joinpath("data", folder)
+def _bundled(folder: str) -> Traversable:
+    return resources.files("tripletsearch").joinpath("data").joinpath(folder)
 
 
-def _load_bundled(folder: str):
+def _load_bundled(
+    folder: str,
+) -> tuple[np.ndarray, np.ndarray | None, list[str], list[list[str]], str]:
     base = _bundled(folder)
     with gzip.open(io.BytesIO(base.joinpath("triplets.csv.gz").read_bytes()), "rt") as f:
         header, rows = _read_table(f.read())

@@ -260,13 +260,15 @@ class DiscreteSearch:
             self._pending = q
         return self._pending.copy()
 
-    def _check_pending(self, what):
+    def _check_pending(self, what: str) -> np.ndarray:
+        """The pending query's items; raises when there is none to answer."""
         if self._done:
             raise RuntimeError(f"{what} after the search is done")
         if self._pending is None:
             raise RuntimeError(f"{what} before ask(): there is no query to answer")
+        return self._pending
 
-    def tell(self, choice) -> None:
+    def tell(self, choice: Any) -> None:
         """Record the user's answer to the pending query.
 
         Parameters
@@ -275,23 +277,21 @@ class DiscreteSearch:
             The shown item the user picked as closest to their target; None to skip
             (the shown items are then only ruled out as the target).
         """
-        self._check_pending("tell")
+        pending = self._check_pending("tell")
         pos = -1
         if choice is not None:
             if isinstance(choice, (bool, np.bool_)) or not isinstance(choice, numbers.Integral):
                 raise TypeError(
                     f"choice: expected an item index or None, got {type(choice).__name__}"
                 )
-            hits = np.nonzero(self._pending == int(choice))[0]
+            hits = np.nonzero(pending == int(choice))[0]
             if len(hits) == 0:
-                raise ValueError(
-                    f"choice: item {choice} was not shown (shown: {self._pending.tolist()})"
-                )
+                raise ValueError(f"choice: item {choice} was not shown (shown: {pending.tolist()})")
             pos = int(hits[0])
-        self._searcher.update(self._pending, pos)
+        self._searcher.update(pending, pos)
         self._history.append(
             {
-                "shown": self._pending.tolist(),
+                "shown": pending.tolist(),
                 "choice": None if pos < 0 else int(choice),
                 "found": False,
             }
@@ -300,14 +300,14 @@ class DiscreteSearch:
         if self._searcher.n_unshown == 0:
             self._done = True
 
-    def found(self, index) -> None:
+    def found(self, index: Any) -> None:
         """The user saw their target among the pending query's items: the search ends."""
-        self._check_pending("found")
+        pending = self._check_pending("found")
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
             raise TypeError(f"index: expected an item index, got {type(index).__name__}")
-        if int(index) not in self._pending:
-            raise ValueError(f"index: item {index} was not shown (shown: {self._pending.tolist()})")
-        self._history.append({"shown": self._pending.tolist(), "choice": int(index), "found": True})
+        if int(index) not in pending:
+            raise ValueError(f"index: item {index} was not shown (shown: {pending.tolist()})")
+        self._history.append({"shown": pending.tolist(), "choice": int(index), "found": True})
         self._pending = None
         self._done = True
         self._target = int(index)

@@ -235,12 +235,12 @@ class Embedding(_ParamsMixin):
         tol: float = 1e-6,
         l2: float = 0.0,
         learn_gamma: bool = False,
-        init=None,
+        init: Any = None,
         n_items: int | None = None,
-        random_state=None,
+        random_state: Any = None,
         n_jobs: int | None = None,
         verbose: bool = False,
-    ):
+    ) -> None:
         self.model = model
         self.n_components = n_components
         self.gamma = gamma
@@ -464,12 +464,12 @@ class Embedding(_ParamsMixin):
 
         return update, bar.close
 
-    def predict_proba(self, triplets) -> np.ndarray:
+    def predict_proba(self, triplets: Any) -> np.ndarray:
         """Probability of each row's stated outcome under the fitted model; shape (m,)."""
         self._check_fitted()
         return self.oracle_.prob(self.embedding_, triplets, n_jobs=self.n_jobs)
 
-    def score(self, triplets, y=None) -> float:
+    def score(self, triplets: Any, y: Any = None) -> float:
         """Accuracy: fraction of valid rows whose stated outcome the model finds more
         likely than not (p > 1/2)."""
         T, keep = self._prepare_rows(triplets)
@@ -478,7 +478,7 @@ class Embedding(_ParamsMixin):
         p = self.oracle_.prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
         return float(np.mean(p > 0.5))
 
-    def log_loss(self, triplets) -> float:
+    def log_loss(self, triplets: Any) -> float:
         """Mean negative log-likelihood over the valid rows."""
         T, keep = self._prepare_rows(triplets)
         if not keep.any():

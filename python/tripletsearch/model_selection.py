@@ -11,7 +11,9 @@ import itertools
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +23,9 @@ from .embedding import Embedding
 __all__ = ["kfold", "cross_validate", "grid_search_cv", "GridResult", "ParameterGrid"]
 
 
-def kfold(m: int, n_splits: int = 10, random_state=None):
+def kfold(
+    m: int, n_splits: int = 10, random_state: Any = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Shuffled k-fold split of ``m`` rows: a list of (train_index, test_index)."""
     n_splits = check_int(n_splits, "cv", minimum=2)
     if m < n_splits:
@@ -47,7 +51,14 @@ def ParameterGrid(grid):
     return out
 
 
-def _fit_score(estimator: Embedding, params: dict, T, train, test, n_items):
+def _fit_score(
+    estimator: Embedding,
+    params: dict[str, Any],
+    T: np.ndarray,
+    train: np.ndarray,
+    test: np.ndarray,
+    n_items: int | None,
+) -> tuple[float, float, float, int]:
     est = type(estimator)(**{**estimator.get_params(), **params, "n_jobs": 1, "verbose": False})
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -98,14 +109,15 @@ class GridResult:
     rows: list = field(default_factory=list)
     param_names: list = field(default_factory=list)
 
-    def best(self, by: str = "accuracy", group_by=()):
+    def best(self, by: str = "accuracy", group_by: Sequence[str] = ()) -> Any:
         """The best row (max accuracy, or min nll), or one best row per group."""
+        # returns Any rather than a union: one row (a dict) without group_by, else a list
         if by not in ("accuracy", "nll"):
             raise ValueError(f"by: expected 'accuracy' or 'nll', got {by!r}")
         sign = -1.0 if by == "accuracy" else 1.0
         if not group_by:
             return min(self.rows, key=lambda r: sign * r[by])
-        groups = {}
+        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
         for r in self.rows:
             key = tuple(r[k] for k in group_by)
             if key not in groups or sign * r[by] < sign * groups[key][by]:
@@ -119,7 +131,7 @@ class GridResult:
             w.writeheader()
             w.writerows(self.rows)
 
-    def format(self, rows=None) -> str:
+    def format(self, rows: list[dict[str, Any]] | None = None) -> str:
         rows = self.rows if rows is None else rows
         cols = self.param_names
         lines = [" ".join(f"{c:>10s}" for c in cols) + "   accuracy        nll     fit(s)"]
@@ -161,13 +173,13 @@ def _summary(scores):
 
 def grid_search_cv(
     estimator: Embedding,
-    param_grid,
-    triplets,
+    param_grid: Any,
+    triplets: Any,
     *,
     cv: int = 10,
     n_items: int | None = None,
-    random_state=0,
-    n_jobs=None,
+    random_state: Any = 0,
+    n_jobs: int | None = None,
     verbose: bool = False,
 ) -> GridResult:
     """k-fold cross-validation of every setting of ``param_grid``.
@@ -211,7 +223,13 @@ def grid_search_cv(
 
 
 def cross_validate(
-    estimator: Embedding, triplets, *, cv: int = 10, n_items=None, random_state=0, n_jobs=None
+    estimator: Embedding,
+    triplets: Any,
+    *,
+    cv: int = 10,
+    n_items: int | None = None,
+    random_state: Any = 0,
+    n_jobs: int | None = None,
 ) -> dict:
     """k-fold cross-validated accuracy and NLL (mean and s.e.) of one estimator."""
     return grid_search_cv(

@@ -140,7 +140,7 @@ class Oracle:
         return {}
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._repr_args() == other._repr_args()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self._repr_args() == other._repr_args()
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(self._repr_args().items())))

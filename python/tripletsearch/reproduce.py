@@ -7,8 +7,11 @@ numbers it printed.
 from __future__ import annotations
 
 import math
+import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +42,7 @@ FIGURE5_GRID = {
 }
 
 
-def spearman(a, b) -> float:
+def spearman(a: Any, b: Any) -> float:
     """Spearman rank correlation (average ranks for ties)."""
 
     def ranks(x):
@@ -56,7 +59,8 @@ def spearman(a, b) -> float:
     return float(np.corrcoef(ra, rb)[0, 1])
 
 
-def _plot_figure5(best_rows, path, title, cv):
+def _pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, or None (with a note) when not installed."""
     try:
         import matplotlib
 
@@ -64,6 +68,13 @@ def _plot_figure5(best_rows, path, title, cv):
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover
         print("matplotlib is not installed: no plot (pip install matplotlib)")
+        return None
+    return plt
+
+
+def _plot_figure5(best_rows, path, title, cv):
+    plt = _pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for model in FIGURE5_GRID:
@@ -81,8 +92,10 @@ def _plot_figure5(best_rows, path, title, cv):
             ax.axhline(100 * PAPER_FIGURE5_MUSIC[model], color=line.get_color(), ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_xticks(sorted({r["n_components"] for r in best_rows}))
-    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("embedding dimension d")
     ax.set_ylabel(f"{cv}-fold held-out accuracy (%)")
     ax.set_title(title)
@@ -94,7 +107,15 @@ def _plot_figure5(best_rows, path, title, cv):
     return path
 
 
-def _print_figure5(best, best_per_d, param_names, dims, cv, n_settings, elapsed) -> None:
+def _print_figure5(
+    best: dict[str, dict[str, Any]],
+    best_per_d: list[dict[str, Any]],
+    param_names: list[str],
+    dims: Sequence[int],
+    cv: int,
+    n_settings: int,
+    elapsed: float,
+) -> None:
     print(
         f"\nFigure 5, Musical Artists: best {cv}-fold accuracy per model "
         f"({n_settings} settings, {elapsed:.0f} s)"
@@ -139,7 +160,11 @@ def _alien_eggs_1d(out: Path) -> list:
 
 
 def reproduce_embedding(
-    out_dir="reproduce-out", *, quick: bool = False, n_jobs=None, verbose: bool = True
+    out_dir: str | os.PathLike[str] = "reproduce-out",
+    *,
+    quick: bool = False,
+    n_jobs: int | None = None,
+    verbose: bool = True,
 ) -> dict:
     """Figure 5 on Musical Artists: 10-fold CV accuracy per model and dimension, best
     setting per (model, d); and 1-D gamma-CKL embeddings of the alien-eggs sets against
@@ -217,13 +242,8 @@ def _standardize(X):
 
 
 def _plot_discrete(results, path, max_queries):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        print("matplotlib is not installed: no plot (pip install matplotlib)")
+    plt = _pyplot()
+    if plt is None:
         return None
     names = sorted({r["embedding"] for r in results})
     fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names), 4.0), sharey=True)
@@ -254,7 +274,14 @@ def _plot_discrete(results, path, max_queries):
     return path
 
 
-def _study(name, X, targets, max_queries, random_state, n_jobs) -> list:
+def _study(
+    name: str,
+    X: np.ndarray,
+    targets: np.ndarray,
+    max_queries: int,
+    random_state: Any,
+    n_jobs: int | None,
+) -> list:
     """One embedding of the study: every method, pairs and 4-item queries."""
     from .discrete import simulate_discrete
 
@@ -289,7 +316,7 @@ def _study(name, X, targets, max_queries, random_state, n_jobs) -> list:
     return results
 
 
-def _write_discrete_csv(results, path) -> None:
+def _write_discrete_csv(results: list[dict[str, Any]], path: Path) -> None:
     with open(path, "w") as f:
         f.write("embedding,method,n_choices,targets,mean,stderr,median,found_rate\n")
         for r in results:
@@ -299,7 +326,9 @@ def _write_discrete_csv(results, path) -> None:
             )
 
 
-def _print_discrete(results, names, max_queries, elapsed) -> None:
+def _print_discrete(
+    results: list[dict[str, Any]], names: list[str], max_queries: int, elapsed: float
+) -> None:
     print(f"\nDatabase search in simulation (gamma = 3, r = 2, sigma = 0.1; {elapsed:.1f} s)")
     print(f"queries until the target is shown: mean +- s.e. (median), found within {max_queries}")
     for name in names:
@@ -326,7 +355,11 @@ def _print_discrete(results, names, max_queries, elapsed) -> None:
 
 
 def reproduce_discrete(
-    out_dir="reproduce-out", *, quick: bool = False, n_jobs=None, random_state=0
+    out_dir: str | os.PathLike[str] = "reproduce-out",
+    *,
+    quick: bool = False,
+    n_jobs: int | None = None,
+    random_state: Any = 0,
 ) -> list:
     """The user study in simulation: gamma-CKLSearch vs GaussSearch vs random.
 
@@ -391,7 +424,7 @@ def _median_ci(values, level=0.95):
     return v[k - 1], v[n - k]
 
 
-def _figure4_row(gamma, d, errors, max_q) -> dict:
+def _figure4_row(gamma: float, d: int, errors: np.ndarray, max_q: int) -> dict:
     """Median distance^d with its 95% band and the fitted rate of one constellation."""
     dist_d = errors**d
     med = np.median(dist_d, axis=0)
@@ -412,13 +445,8 @@ def _figure4_row(gamma, d, errors, max_q) -> dict:
 
 
 def _plot_figure4(rows, path, max_q, method, runs):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        print("matplotlib is not installed: no plot")
+    plt = _pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(7.0, 4.6))
     m = np.arange(max_q + 1)
@@ -445,7 +473,12 @@ def _plot_figure4(rows, path, max_q, method, runs):
 
 
 def reproduce_continuous(
-    out_dir="reproduce-out", *, quick=False, method="global", n_jobs=None, random_state=0
+    out_dir: str | os.PathLike[str] = "reproduce-out",
+    *,
+    quick: bool = False,
+    method: str = "global",
+    n_jobs: int | None = None,
+    random_state: Any = 0,
 ) -> list:
     """Figure 4: the distance^d of the point estimate to the target vs queries, median and
     95% confidence band over 50 runs per (gamma, d), targets uniform in [-1, 1]^d, simulated
@@ -470,6 +503,7 @@ def reproduce_continuous(
             random_state=random_state,
             n_jobs=n_jobs,
         )
+        assert sim.errors is not None  # recorded: max_queries is given
         rows.append(_figure4_row(gamma, d, sim.errors, max_q))
     elapsed = time.perf_counter() - t0
     with open(out / "figure4_continuous.csv", "w") as f:

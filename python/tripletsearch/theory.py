@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._reference.choice import pair_prob  # the one NumPy gamma-CKL probability
 from ._validation import check_int, check_positive, check_real, resolve_n_jobs, seed_from
 
 __all__ = [
@@ -64,7 +65,7 @@ def _p_correct_k(k: float) -> float:
     return x * (_digamma(x + 0.5) - _digamma(x))
 
 
-def _gauss_legendre_panels(breaks: np.ndarray, order: int):
+def _gauss_legendre_panels(breaks: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]:
     """Nodes and weights of composite Gauss-Legendre rules; breaks has shape (..., P + 1)."""
     x, w = np.polynomial.legendre.leggauss(order)
     lo, hi = breaks[..., :-1, None], breaks[..., 1:, None]
@@ -89,19 +90,20 @@ def _p_correct_quadrature(gamma: float, d: int, order: int = 16, levels: int = 4
     frac = np.unique(np.concatenate(([0.0, 1.0], grade, 1.0 - grade)))  # graded at 0 and 1
     r1, w1 = _gauss_legendre_panels(frac, order)
 
-    def log_ratio_sigmoid(a, b):  # b^g / (a^g + b^g) in log space
-        return np.exp(-np.logaddexp(0.0, -gamma * (np.log(b) - np.log(a))))
+    def closer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """P(the point at radius a is named) = b^g / (a^g + b^g), squared distances a^2, b^2."""
+        return pair_prob(a * a, b * b, gamma)
 
     total = 0.0
     # first term: r2 in [r1, 1], panels graded towards r2 = r1
     inner = r1[:, None] + (1.0 - r1[:, None]) * frac[None, :]
     r2, w2 = _gauss_legendre_panels(inner, order)
-    f = log_ratio_sigmoid(r1[:, None], r2) * r2 ** (d - 1)
+    f = closer(r1[:, None], r2) * r2 ** (d - 1)
     total += np.sum(w1 * d * d * r1 ** (d - 1) * np.sum(w2 * f, axis=1))
     # second term: r2 in [0, r1], panels graded towards r2 = r1
     inner = r1[:, None] * frac[None, :]
     r2, w2 = _gauss_legendre_panels(inner, order)
-    f = log_ratio_sigmoid(r2, r1[:, None]) * r2 ** (d - 1)
+    f = closer(r2, r1[:, None]) * r2 ** (d - 1)
     total += np.sum(w1 * d * d * r1 ** (d - 1) * np.sum(w2 * f, axis=1))
     return float(total)
 
@@ -246,8 +248,8 @@ def hypothesis_test_probs(d: int, gamma: float, lapse: float = 0.0) -> tuple[flo
     if not (isinstance(lapse, (int, float)) and 0.0 <= lapse < 1.0):
         raise ValueError(f"lapse: must lie in [0, 1), got {lapse}")
     # corner: D_0 = d, D_q = d^2 + d - 1;   far point: D_0 = r_u^2, D_q = (1 + d + r_u)^2
-    p_x = 1.0 / (1.0 + (d / (d * d + d - 1.0)) ** (0.5 * gamma))
-    p_f = 1.0 / (1.0 + (ru / (1.0 + d + ru)) ** gamma)
+    p_x = float(pair_prob(d, d * d + d - 1.0, gamma))
+    p_f = float(pair_prob(ru * ru, (1.0 + d + ru) ** 2, gamma))
     return lapse / 2 + (1 - lapse) * p_x, lapse / 2 + (1 - lapse) * p_f
 
 
@@ -257,13 +259,13 @@ def _log_binom_pmf(n: int, p: float) -> np.ndarray:
     return lg[n] - lg - lg[::-1] + k * math.log(p) + (n - k) * math.log1p(-p)
 
 
-def _tails(n: int, p: float):
+def _tails(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
     """(P(X <= k), P(X >= k)) for k = 0..n, X ~ Binomial(n, p)."""
     pmf = np.exp(_log_binom_pmf(n, p))
     return np.cumsum(pmf), np.cumsum(pmf[::-1])[::-1]
 
 
-def _plan_for(n: int, p_x: float, p_f: float, delta: float):
+def _plan_for(n: int, p_x: float, p_f: float, delta: float) -> int | None:
     _, upper_f = _tails(n, p_f)
     lower_x, _ = _tails(n, p_x)
     ok = np.nonzero(upper_f <= delta)[0]  # thresholds tau with P_F(X >= tau) <= delta
@@ -306,7 +308,9 @@ def binomial_test_plan(p_x: float, p_f: float, delta: float) -> tuple[int, int]:
     n = hi
     while n > 1 and _plan_for(n - 1, p_x, p_f, delta) is not None:
         n -= 1
-    return n, _plan_for(n, p_x, p_f, delta)
+    tau = _plan_for(n, p_x, p_f, delta)
+    assert tau is not None  # n is feasible: hi only ever takes feasible values
+    return n, tau
 
 
 def per_test_delta(delta_hat: float, n_tests: int) -> float:

@@ -11,6 +11,7 @@ rounding. Squared distances are floored at ``TINY`` (DBL_MIN).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ def integer_gamma(gamma: float) -> int:
     return int(gamma) if (gamma == math.floor(gamma) and 1.0 <= gamma <= 256.0) else -1
 
 
-def gamma_power(s, gamma: float) -> np.ndarray:
+def gamma_power(s: Any, gamma: float) -> np.ndarray:
     """s^(gamma/2) for s in [0, 1], with the core's arithmetic."""
     s = np.asarray(s, dtype=np.float64)
     g = integer_gamma(gamma)
@@ -40,21 +41,21 @@ def gamma_power(s, gamma: float) -> np.ndarray:
     return pw
 
 
-def pair_ratio(Da, Db):
+def pair_ratio(Da: Any, Db: Any) -> tuple[np.ndarray, np.ndarray]:
     """(s, a_closer): s = min / max of the floored distances, a_closer = Da <= Db."""
     Da = np.maximum(np.asarray(Da, dtype=np.float64), TINY)
     Db = np.maximum(np.asarray(Db, dtype=np.float64), TINY)
     return np.minimum(Da, Db) * (1.0 / np.maximum(Da, Db)), Da <= Db
 
 
-def pair_prob(Da, Db, gamma: float) -> np.ndarray:
+def pair_prob(Da: Any, Db: Any, gamma: float) -> np.ndarray:
     """P(a named closer | squared distances Da, Db to the target)."""
     s, a_closer = pair_ratio(Da, Db)
     pw = gamma_power(s, gamma)
     return np.where(a_closer, 1.0, pw) * (1.0 / (1.0 + pw))
 
 
-def pair_log_prob(Da, Db, gamma: float) -> np.ndarray:
+def pair_log_prob(Da: Any, Db: Any, gamma: float) -> np.ndarray:
     """log P(a named closer), accurate to relative precision."""
     s, a_closer = pair_ratio(Da, Db)
     pw = gamma_power(s, gamma)
@@ -62,14 +63,14 @@ def pair_log_prob(Da, Db, gamma: float) -> np.ndarray:
         return np.where(a_closer, -np.log1p(pw), 0.5 * gamma * np.log(s) - np.log1p(pw))
 
 
-def choice_probs(D, gamma: float) -> np.ndarray:
+def choice_probs(D: Any, gamma: float) -> np.ndarray:
     """P(candidate c named) for squared distances D (..., k) of k candidates."""
     D = np.maximum(np.asarray(D, dtype=np.float64), TINY)
     pw = gamma_power(D.min(axis=-1, keepdims=True) * (1.0 / D), gamma)
     return pw * (1.0 / pw.sum(axis=-1, keepdims=True))
 
 
-def choice_likelihood(D, chosen: int, gamma: float) -> np.ndarray:
+def choice_likelihood(D: Any, chosen: int, gamma: float) -> np.ndarray:
     """P(candidate `chosen` named | target) for many targets: D (k, n) squared distances
     of the k candidates to n targets (the database posterior's update)."""
     D = np.asarray(D, dtype=np.float64)
@@ -80,7 +81,7 @@ def choice_likelihood(D, chosen: int, gamma: float) -> np.ndarray:
     return pw[chosen] * (1.0 / pw.sum(axis=0))
 
 
-def relative_weights(dmin, D, gamma: float) -> np.ndarray:
+def relative_weights(dmin: Any, D: Any, gamma: float) -> np.ndarray:
     """(dmin / D)^(gamma/2) with D floored: a candidate's choice weight relative to the
     closest candidate (dmin) for each target."""
     return gamma_power(dmin * (1.0 / np.maximum(D, TINY)), gamma)
@@ -93,10 +94,10 @@ class PairAnswerModel:
     def __init__(self, gamma: float, lapse: float):
         self.gamma, self.lapse = gamma, lapse
 
-    def prob(self, Da, Db) -> np.ndarray:
+    def prob(self, Da: Any, Db: Any) -> np.ndarray:
         return 0.5 * self.lapse + (1.0 - self.lapse) * pair_prob(Da, Db, self.gamma)
 
-    def log_prob_of(self, Da, Db, a_named: bool) -> np.ndarray:
+    def log_prob_of(self, Da: Any, Db: Any, a_named: bool) -> np.ndarray:
         """log P(the answer given), "a" when a_named."""
         if self.lapse > 0:
             p = self.prob(Da, Db)

@@ -323,7 +323,7 @@ class ContinuousSearcher:
         keys = np.zeros(len(off), dtype=np.int64)
         for a in range(d - 1, -1, -1):
             keys = keys * 16 + off[:, a]
-        cells = {}
+        cells: dict[int, float] = {}
         for k, wi in sorted((k, wi) for k, wi in zip(keys.tolist(), w.tolist()) if wi != 0.0):
             cells[k] = cells.get(k, 0.0) + wi
         need = self.alpha / 2**d

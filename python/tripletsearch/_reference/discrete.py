@@ -77,7 +77,8 @@ class DiscreteSearcher:
         self._mean = np.zeros(self.d)
         self._cov = np.zeros((self.d, self.d))
         if method in ("gamma-ckl", "gauss"):
-            self.w = np.full(self.n, 1.0 / self.n)
+            # the posterior weights: "gamma-ckl" keeps them, "gauss" only starts from them
+            self.w: np.ndarray | None = np.full(self.n, 1.0 / self.n)
             self._moments()
             self._moments()
             if method == "gauss":
@@ -97,6 +98,7 @@ class DiscreteSearcher:
         return int(self.n - self.shown.sum())
 
     def _moments(self, scale=None):
+        assert self.w is not None  # gamma-ckl, or gauss at construction
         if scale is not None:
             self.w = self.w * scale
         W = float(self.w.sum())
@@ -114,6 +116,7 @@ class DiscreteSearcher:
         shown = np.asarray(shown, dtype=np.int64)
         self.shown[shown] = True
         if self.method == "gamma-ckl":
+            assert self.w is not None  # gamma-ckl keeps its weights
             self.w[shown] = 0.0
             scale = 1.0 / self.total if self.total > 0 else 1.0
             if choice >= 0:
@@ -176,6 +179,7 @@ class DiscreteSearcher:
     def _scores(self, z, rule):
         D = ((self.X - z) ** 2).sum(1)
         w = self.w if self.method == "gamma-ckl" else np.ones(self.n)
+        assert w is not None  # gamma-ckl keeps its weights
         with np.errstate(divide="ignore", invalid="ignore"):
             if rule == 0:
                 sc = np.where(w > 0, D / np.where(w > 0, w, 1.0), np.inf)
@@ -219,7 +223,7 @@ class DiscreteSearcher:
 
     def _select_random(self, k):
         rng = stream(self.seed, Purpose.SearchQuery, self.n_queries)
-        q = []
+        q: list[int] = []
         free = [i for i in range(self.n) if not self.shown[i]]
         while len(q) < k:
             r = rng.below(self.n_unshown - len(q))
@@ -228,6 +232,7 @@ class DiscreteSearcher:
         return np.array(q, dtype=np.int64)
 
     def _most_probable(self, m):
+        assert self.w is not None  # gamma-ckl only
         idx = np.nonzero(self.w > 0)[0]
         order = np.lexsort((idx, -self.w[idx]))[:m]
         return [int(i) for i in idx[order]]
@@ -283,6 +288,7 @@ class DiscreteSearcher:
 
     def _infogain_score(self, tup, u, cpos, sample, k):
         """Step 3: the expected Gini information of one tuple."""
+        assert self.w is not None  # gamma-ckl only
         pos = [cpos[i] for i in tup]
         pc = np.array([self.w[i] / self.total for i in tup])
         found_sq, mass_in = float(np.sum(pc * pc)), float(np.sum(pc))
@@ -314,6 +320,7 @@ class DiscreteSearcher:
     # ------------------------------------------------------------------ posterior
     def posterior(self):
         if self.method == "gamma-ckl":
+            assert self.w is not None  # gamma-ckl keeps its weights
             W = self.w.sum()
             return self.w / W if W > 0 else np.zeros(self.n)
         if self.method == "random":

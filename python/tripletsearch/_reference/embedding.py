@@ -57,7 +57,7 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
         epoch_loss = 0.0
         for b0 in range(0, m, B):
             mb = min(B, m - b0)
-            Tb = T if full else T[order[b0 : b0 + mb]]
+            Tb = T if order is None else T[order[b0 : b0 + mb]]
             f, g = F(x, Tb)
             epoch_loss += f * mb / m
             step += 1
@@ -116,9 +116,13 @@ def _armijo(F, x, T, f, slope, p, step):
 
 
 def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
+    S: list[np.ndarray]
+    Y: list[np.ndarray]
+    rho: list[float]
     S, Y, rho = [], [], []  # newest last
     f, g = F(x, T)
-    losses, gammas = [], []
+    losses: list[float] = []
+    gammas: list[float] = []
     if not (math.isfinite(f) and np.isfinite(g).all()):
         return x, losses, gammas, 0, "diverged"
     for it in range(1, max_epochs + 1):

@@ -10,6 +10,7 @@ a fair baseline. gamma-CKL's probabilities come from :mod:`.choice`.
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def normal_tail(z):
     return log_cdf, cdf, mills
 
 
-def check_indices(a, n: int, name: str) -> np.ndarray:
+def check_indices(a: Any, n: int, name: str) -> np.ndarray:
     """int64 indices, every entry in [0, n) (the core's message otherwise)."""
     a = np.asarray(a, dtype=np.int64)
     bad = (a < 0) | (a >= n)
@@ -83,8 +84,10 @@ def check_indices(a, n: int, name: str) -> np.ndarray:
 # CKL, t-STE, STE: p = sigmoid(f(Dj) - f(Di)); f' for the gradient; as Luce choice models
 # a candidate has weight exp(-f(D)).
 
+_Kernel = Callable[[np.ndarray], np.ndarray]
 
-def _diff_funcs(kind: str, param: float):
+
+def _diff_funcs(kind: str, param: float) -> tuple[_Kernel, _Kernel]:
     if kind == "CKL":
         mu = param
 
@@ -116,8 +119,24 @@ def _diff_funcs(kind: str, param: float):
     return f, fprime
 
 
-def _rows(X, T, pair: bool):
-    """Gathers and distances: (t, i, j, di, dj, Di, Dj, N, S2, rule)."""
+# (t, i, j, di, dj, Di, Dj, N, S2, rule)
+_RowData = tuple[
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    np.ndarray,
+    "np.ndarray | None",
+    "np.ndarray | None",
+    np.ndarray,
+]
+
+
+def _rows(X: np.ndarray, T: np.ndarray, pair: bool) -> _RowData:
+    """Gathers and distances: (t, i, j, di, dj, Di, Dj, N, S2, rule); N and S2 (the
+    Probit terms) only when ``pair``, else None."""
     t, i, j = T[:, 0], T[:, 1], T[:, 2]
     xt = X[t]
     di = X[i] - xt
@@ -156,12 +175,13 @@ class _Oracle:
         T = np.asarray(T, dtype=np.int64).reshape(-1, 3)
         return X, check_indices(T, X.shape[0], name)
 
-    def _row_values(self, X, T, log_space: bool):
+    def _row_values(self, X: Any, T: Any, log_space: bool) -> np.ndarray:
         X, T = self._check(X, T)
         pair = self.kind == "Probit"
         *_, Di, Dj, N, S2, rule = _rows(X, T, pair)
         p = self.param(X.shape[1])
         if pair:
+            assert N is not None and S2 is not None  # _rows computes them for pairs
             log_cdf, cdf, _ = normal_tail(_probit_z(N, S2, p))
             val = np.where(
                 S2 > 0, log_cdf if log_space else cdf, -math.log(2) if log_space else 0.5

@@ -32,6 +32,7 @@ class Rng:
         for _ in range(4):
             sm, z = _splitmix64(sm)
             self.s.append(z)
+        self._spare: float | None = None  # the polar method's cached second variate
 
     def next_u64(self) -> int:
         s = self.s
@@ -51,7 +52,7 @@ class Rng:
 
     def normal(self) -> float:
         """Standard normal by the Marsaglia polar method (caches the second variate)."""
-        if getattr(self, "_spare", None) is not None:
+        if self._spare is not None:
             v, self._spare = self._spare, None
             return v
         while True:

@@ -7,7 +7,7 @@ bitwise; tests compare them within their standard errors.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,7 +29,12 @@ def _ball_sq_norms(rng: np.random.Generator, size: int, d: int) -> np.ndarray:
 
 
 def p_correct_monte_carlo(
-    gamma: float, d: int, n_samples: int = 10**6, *, random_state=None, n_jobs=None
+    gamma: float,
+    d: int,
+    n_samples: int = 10**6,
+    *,
+    random_state: Any = None,
+    n_jobs: int | None = None,
 ) -> Estimate:
     """(mean, standard error) of the estimate of p_Q: both query points uniform in the
     unit d-ball, the probability that gamma-CKL names the closer one, averaged."""
