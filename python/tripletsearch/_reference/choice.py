@@ -63,6 +63,14 @@ def pair_log_prob(Da: Any, Db: Any, gamma: float) -> np.ndarray:
         return np.where(a_closer, -np.log1p(pw), 0.5 * gamma * np.log(s) - np.log1p(pw))
 
 
+def log_odds(Da: Any, Db: Any, gamma: float) -> np.ndarray:
+    """log(P(a named) / P(b named)) = (gamma/2) log(Db / Da), distances floored."""
+    s, a_closer = pair_ratio(Da, Db)
+    with np.errstate(divide="ignore"):
+        z = 0.5 * gamma * np.log(s)
+    return np.where(a_closer, -z, z)
+
+
 def choice_probs(D: Any, gamma: float) -> np.ndarray:
     """P(candidate c named) for squared distances D (..., k) of k candidates."""
     D = np.maximum(np.asarray(D, dtype=np.float64), TINY)

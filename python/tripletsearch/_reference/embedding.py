@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from . import choice
 from . import oracles as _ref
 from .rng import epoch_permutation
 
@@ -38,8 +39,8 @@ class _Objective:
             t, i, j = T.T
             Di = np.einsum("md,md->m", X[i] - X[t], X[i] - X[t])
             Dj = np.einsum("md,md->m", X[j] - X[t], X[j] - X[t])
-            z = 0.5 * self.gamma(x) * (_ref.safe_log(Dj) - _ref.safe_log(Di))
-            g[n * d] = -np.sum(_ref.sigmoid(-z) * z) / m
+            q = choice.pair_prob(Dj, Di, self.gamma(x))  # 1 - p
+            g[n * d] = -np.sum(q * choice.log_odds(Di, Dj, self.gamma(x))) / m
         return -np.sum(logp) / m + self.l2 * float(np.sum(X * X)) / n, g
 
 
