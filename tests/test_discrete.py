@@ -10,6 +10,7 @@ from scipy import stats
 import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
+from tripletsearch._reference.discrete import store_frame
 from tripletsearch.discrete import METHODS, SELECTIONS
 
 CONFIGS = [  # (method, selection, n_choices)
@@ -63,7 +64,8 @@ def test_native_matches_numpy_twin(method, selection, k, d):
 def test_gammackl_posterior_is_the_bayes_posterior():
     """Independent check: prior uniform, likelihood = GammaCKL.choice_prob of the answers."""
     X = database(200, 2, seed=5)
-    Xs = X.astype(np.float32).astype(np.float64)  # the store's precision
+    center, scale, stored = store_frame(X)  # the store's positions (centred, scaled, float32)
+    Xs = center + scale * stored
     s = ts.DiscreteSearch(X, n_choices=3, random_state=0)
     oracle = ts.GammaCKL(3.0)
     logpost = np.zeros(len(X))
@@ -88,7 +90,8 @@ def test_gauss_adf_update_matches_monte_carlo_moments():
     mu0, S0 = s.mean, s.cov
     q = s.select()
     s.update(q, 0)
-    Xs = X.astype(np.float32).astype(np.float64)
+    center, scale, stored = store_frame(X)
+    Xs = center + scale * stored  # the items as the search sees them, in X's units
     rng = np.random.default_rng(0)
     Z = rng.multivariate_normal(mu0, S0, size=400_000)
     lik = ts.Probit(0.3).prob(

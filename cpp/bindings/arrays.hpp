@@ -9,11 +9,32 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace py = pybind11;
+
+// The probe of a tripletsearch::Cancel for a long call made with the GIL released: takes
+// the GIL and runs Python's signal handlers; true when one raised (Ctrl-C: the
+// KeyboardInterrupt is then pending, and the Interrupted translator leaves it in place).
+inline std::function<bool()> signal_probe() {
+  return [] {
+    py::gil_scoped_acquire acquire;
+    return PyErr_CheckSignals() != 0;
+  };
+}
+
+// Runs fn(obj) with the GIL released and obj's mutex held: a session shared by Python
+// threads is used by one at a time (waiting for the mutex does not hold the GIL).
+template <class T, class Fn>
+auto locked(T& obj, Fn&& fn) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(obj.mutex());
+  return fn(obj);
+}
 
 using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using IndexArray = py::array_t<std::int64_t, py::array::c_style>;

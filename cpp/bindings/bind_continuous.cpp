@@ -57,7 +57,9 @@ void register_config(py::module_& m) {
 }
 
 void register_searcher(py::module_& m) {
-  py::class_<ts::ContinuousSearcher>(m, "ContinuousSearcher", "A continuous search session.")
+  using S = ts::ContinuousSearcher;
+  py::class_<S>(m, "ContinuousSearcher",
+                "A continuous search session (safe to share between threads: calls take turns).")
       .def(py::init([](const ts::ContinuousConfig& config, std::uint64_t seed, int threads) {
              py::gil_scoped_release release;
              return ts::make_searcher(config, seed, threads);
@@ -65,43 +67,47 @@ void register_searcher(py::module_& m) {
            py::arg("config"), py::arg("seed"), py::arg("threads"))
       .def(
           "ask",
-          [](ts::ContinuousSearcher& s) {
+          [](S& s) {
             const auto d = static_cast<py::ssize_t>(s.config().dim);
             py::array_t<double> a(d), b(d);
             double* pa = a.mutable_data();
             double* pb = b.mutable_data();
-            {
-              py::gil_scoped_release release;
-              s.ask(pa, pb);
-            }
+            locked(s, [&](S& o) { o.ask(pa, pb); });
             return py::make_tuple(a, b);
           },
           "The pending query (a, b), the same until told.")
       .def(
           "tell",
-          [](ts::ContinuousSearcher& s, bool a_closer) {
-            py::gil_scoped_release release;
-            return s.tell(a_closer);
-          },
+          [](S& s, bool a_closer) { return locked(s, [&](S& o) { return o.tell(a_closer); }); },
           py::arg("a_closer"), "Records the answer; True when a stage ended.")
       .def(
           "estimate",
-          [](const ts::ContinuousSearcher& s) {
+          [](const S& s) {
             py::array_t<double> out(static_cast<py::ssize_t>(s.config().dim));
-            s.estimate(out.mutable_data());
+            double* o = out.mutable_data();
+            locked(s, [&](const S& x) { x.estimate(o); });
             return out;
           },
           "The point estimate of the target.")
-      .def_property_readonly("config", &ts::ContinuousSearcher::config)
+      .def_property_readonly("config", &S::config)
       .def_property_readonly(
-          "center", [](const ts::ContinuousSearcher& s) { return to_array(s.region().center); })
-      .def_property_readonly("edge",
-                             [](const ts::ContinuousSearcher& s) { return s.region().edge; })
-      .def_property_readonly("depth",
-                             [](const ts::ContinuousSearcher& s) { return s.region().depth; })
-      .def_property_readonly("n_queries", &ts::ContinuousSearcher::n_queries)
-      .def_property_readonly("n_stages", &ts::ContinuousSearcher::n_stages)
-      .def_property_readonly("n_particles", &ts::ContinuousSearcher::n_particles);
+          "center",
+          [](const S& s) {
+            return to_array(locked(s, [](const S& x) { return x.region().center; }));
+          })
+      .def_property_readonly(
+          "edge", [](const S& s) { return locked(s, [](const S& x) { return x.region().edge; }); })
+      .def_property_readonly(
+          "depth",
+          [](const S& s) { return locked(s, [](const S& x) { return x.region().depth; }); })
+      .def_property_readonly(
+          "n_queries",
+          [](const S& s) { return locked(s, [](const S& x) { return x.n_queries(); }); })
+      .def_property_readonly(
+          "n_stages", [](const S& s) { return locked(s, [](const S& x) { return x.n_stages(); }); })
+      .def_property_readonly("n_particles", [](const S& s) {
+        return locked(s, [](const S& x) { return x.n_particles(); });
+      });
 }
 
 }  // namespace

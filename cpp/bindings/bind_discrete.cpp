@@ -41,18 +41,25 @@ void register_config(py::module_& m) {
 void register_store(py::module_& m) {
   py::class_<ts::ItemStore, std::shared_ptr<ts::ItemStore>>(
       m, "ItemStore", "The items (n, d) in the search's single-precision block layout.")
-      .def(py::init([](const DoubleArray& X) {
+      .def(py::init([](const DoubleArray& X, bool scaled, bool distinct) {
              require_ndim(X, 2, "X");
              py::gil_scoped_release release;
-             return std::make_shared<ts::ItemStore>(X.data(), X.shape(0), X.shape(1));
+             return std::make_shared<ts::ItemStore>(X.data(), X.shape(0), X.shape(1), scaled,
+                                                    distinct);
            }),
-           py::arg("X"))
+           py::arg("X"), py::kw_only(), py::arg("scaled") = true, py::arg("distinct") = false,
+           "Centres X (and with `scaled` divides it by a power of two) before single "
+           "precision; with `distinct`, items that coincide there raise ValueError.")
+      .def_property_readonly("center", [](const ts::ItemStore& s) { return to_array(s.center()); })
+      .def_property_readonly("scale", &ts::ItemStore::scale)
       .def_property_readonly("n", &ts::ItemStore::n)
       .def_property_readonly("d", &ts::ItemStore::d);
 }
 
 void register_searcher(py::module_& m) {
-  py::class_<ts::DiscreteSearcher>(m, "DiscreteSearcher", "A database search session.")
+  using S = ts::DiscreteSearcher;
+  py::class_<S>(m, "DiscreteSearcher",
+                "A database search session (safe to share between threads: calls take turns).")
       .def(py::init([](std::shared_ptr<ts::ItemStore> store, const ts::SearchConfig& config,
                        std::uint64_t seed, int threads) {
              py::gil_scoped_release release;
@@ -61,49 +68,48 @@ void register_searcher(py::module_& m) {
            py::arg("store"), py::arg("config"), py::arg("seed"), py::arg("threads"))
       .def(
           "select",
-          [](ts::DiscreteSearcher& s) {
+          [](S& s) {
             std::vector<std::int64_t> q(ts::kMaxChoices);
-            int k;
-            {
-              py::gil_scoped_release release;
-              k = s.select(q.data());
-            }
+            const int k = locked(s, [&](S& o) { return o.select(q.data()); });
             q.resize(static_cast<std::size_t>(k));
             return to_array(q);
           },
           "The items to show next (empty when every item was shown).")
       .def(
           "update",
-          [](ts::DiscreteSearcher& s, const IndexArray& shown, int choice) {
+          [](S& s, const IndexArray& shown, int choice) {
             require_ndim(shown, 1, "shown");
-            py::gil_scoped_release release;
-            s.update(shown.data(), static_cast<int>(shown.shape(0)), choice);
+            locked(s,
+                   [&](S& o) { o.update(shown.data(), static_cast<int>(shown.shape(0)), choice); });
           },
           py::arg("shown"), py::arg("choice"),
           "The user saw `shown` and picked shown[choice] (choice = -1: no answer).")
       .def(
           "posterior",
-          [](const ts::DiscreteSearcher& s) {
+          [](const S& s) {
             py::array_t<double> out(s.n_items());
             double* o = out.mutable_data();
-            {
-              py::gil_scoped_release release;
-              s.posterior(o);
-            }
+            locked(s, [&](const S& x) { x.posterior(o); });
             return out;
           },
           "P(item is the target) for every item (shown items: 0).")
-      .def_property_readonly("config", &ts::DiscreteSearcher::config)
-      .def_property_readonly("mean",
-                             [](const ts::DiscreteSearcher& s) { return to_array(s.mean()); })
+      .def_property_readonly("config", &S::config)
+      .def_property_readonly(
+          "mean",
+          [](const S& s) { return to_array(locked(s, [](const S& x) { return x.input_mean(); })); })
       .def_property_readonly("cov",
-                             [](const ts::DiscreteSearcher& s) {
-                               const auto d = static_cast<py::ssize_t>(s.mean().size());
-                               return to_array(s.cov(), d, d);
+                             [](const S& s) {
+                               const auto d = static_cast<py::ssize_t>(s.n_dims());
+                               return to_array(locked(s, [](const S& x) { return x.input_cov(); }),
+                                               d, d);
                              })
-      .def_property_readonly("n_items", &ts::DiscreteSearcher::n_items)
-      .def_property_readonly("n_unshown", &ts::DiscreteSearcher::n_unshown)
-      .def_property_readonly("n_queries", &ts::DiscreteSearcher::n_queries);
+      .def_property_readonly("n_items", &S::n_items)
+      .def_property_readonly(
+          "n_unshown",
+          [](const S& s) { return locked(s, [](const S& x) { return x.n_unshown(); }); })
+      .def_property_readonly("n_queries", [](const S& s) {
+        return locked(s, [](const S& x) { return x.n_queries(); });
+      });
 }
 
 }  // namespace

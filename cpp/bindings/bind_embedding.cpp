@@ -29,7 +29,6 @@ ts::EpochCallback wrap_callback(const py::object& callback) {
   };
 }
 
-
 void register_options(py::module_& m) {
   py::enum_<ts::Optimizer>(m, "Optimizer", "The embedding trainer's optimizers.")
       .value("SGD", ts::Optimizer::SGD)
@@ -103,7 +102,9 @@ void register_train(py::module_& m) {
         double* x = out.embedding.mutable_data();
         {
           py::gil_scoped_release release;
-          out.result = ts::train(spec, x, n, d, T.data(), T.shape(0), options, seed, threads, cb);
+          ts::Cancel cancel(signal_probe());
+          out.result =
+              ts::train(spec, x, n, d, T.data(), T.shape(0), options, seed, threads, cb, cancel);
         }
         if (PyErr_Occurred()) throw py::error_already_set();
         return out;

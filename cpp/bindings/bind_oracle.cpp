@@ -29,7 +29,6 @@ py::array_t<double> rows_out(const ts::OracleSpec& spec, const DoubleArray& X, c
   return out;
 }
 
-
 void register_spec(py::module_& m) {
   py::enum_<ts::ModelKind>(m, "ModelKind", "The oracle models.")
       .value("GammaCKL", ts::ModelKind::GammaCKL)
@@ -88,7 +87,8 @@ void register_gradients(py::module_& m) {
         double* g = G.mutable_data();
         {
           py::gil_scoped_release release;
-          ts::grad(spec, P, g, threads);
+          ts::Cancel cancel(signal_probe());
+          ts::grad(spec, P, g, threads, cancel);
         }
         return G;
       },

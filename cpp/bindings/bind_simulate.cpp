@@ -18,8 +18,9 @@ void register_discrete_simulation(py::module_& m) {
         ts::DiscreteSimulation res;
         {
           py::gil_scoped_release release;
+          ts::Cancel cancel(signal_probe());
           res = ts::simulate_discrete(store, config, oracle, oracle_store, targets.data(),
-                                      targets.shape(0), max_queries, seed, threads);
+                                      targets.shape(0), max_queries, seed, threads, cancel);
         }
         py::array_t<bool> found(static_cast<py::ssize_t>(res.found.size()));
         std::copy(res.found.begin(), res.found.end(), found.mutable_data());
@@ -74,7 +75,8 @@ void register_continuous_simulation(py::module_& m) {
       [](const ts::ContinuousConfig& config, const ts::ContinuousSimOptions& options,
          std::uint64_t seed, int threads) {
         py::gil_scoped_release release;
-        return ts::simulate_continuous(config, options, seed, threads);
+        ts::Cancel cancel(signal_probe());
+        return ts::simulate_continuous(config, options, seed, threads, cancel);
       },
       py::arg("config"), py::arg("options"), py::arg("seed"), py::arg("threads"),
       "Searches for targets uniform in Omega by simulated gamma-CKL users.");

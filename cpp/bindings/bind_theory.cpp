@@ -11,7 +11,8 @@ void register_theory(py::module_& m) {
         ts::MeanStderr r{};
         {
           py::gil_scoped_release release;
-          r = ts::p_correct_monte_carlo(gamma, d, n_samples, seed, threads);
+          ts::Cancel cancel(signal_probe());
+          r = ts::p_correct_monte_carlo(gamma, d, n_samples, seed, threads, cancel);
         }
         return py::make_tuple(r.mean, r.stderr_);
       },

@@ -1,6 +1,7 @@
 // The _core extension module: wires the per-concept binding files together, and reports
 // how the core was built (OpenMP, SIMD).
 #include "arrays.hpp"
+#include "tripletsearch/core/interrupt.hpp"
 #include "tripletsearch/core/parallel.hpp"
 #include "tripletsearch/simd/dispatch.hpp"
 
@@ -16,6 +17,14 @@ namespace simd = tripletsearch::simd;
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tripletsearch native core (C++17, OpenMP)";
+  // A call stopped by Ctrl-C: the KeyboardInterrupt its probe saw is already pending.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tripletsearch::Interrupted&) {
+      if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
+    }
+  });
   m.def("max_threads", &tripletsearch::max_threads,
         "Threads OpenMP would use by default (respects OMP_NUM_THREADS); 1 in a serial build.");
   m.def("openmp_enabled", &tripletsearch::openmp_enabled, "Whether the core uses OpenMP.");

@@ -434,7 +434,12 @@ class ItemStore:
     """
     The items (n, d) in the search's single-precision block layout.
     """
-    def __init__(self, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+    def __init__(self, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], *, scaled: bool = True, distinct: bool = False) -> None:
+        """
+        Centres X (and with `scaled` divides it by a power of two) before single precision; with `distinct`, items that coincide there raise ValueError.
+        """
+    @property
+    def center(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
     def d(self) -> int:
@@ -442,9 +447,12 @@ class ItemStore:
     @property
     def n(self) -> int:
         ...
+    @property
+    def scale(self) -> float:
+        ...
 class DiscreteSearcher:
     """
-    A database search session.
+    A database search session (safe to share between threads: calls take turns).
     """
     def __init__(self, store: ItemStore, config: SearchConfig, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
@@ -582,7 +590,7 @@ class ContinuousConfig:
         ...
 class ContinuousSearcher:
     """
-    A continuous search session.
+    A continuous search session (safe to share between threads: calls take turns).
     """
     def __init__(self, config: ContinuousConfig, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from . import _core, theory
+from ._sync import new_lock, synchronized
 from ._validation import (
     check_int,
     check_positive,
@@ -201,6 +202,7 @@ class ContinuousSearch:
         self._reset()
 
     def _reset(self) -> None:
+        self._lock = new_lock()
         self._s = _core.ContinuousSearcher(self._config, self._seed, self._threads)
         self._pending: tuple[np.ndarray, np.ndarray] | None = None
         self._answers: list[bool] = []
@@ -249,24 +251,29 @@ class ContinuousSearch:
 
     # ------------------------------------------------------------------ state
     @property
+    @synchronized
     def region(self) -> Region:
         """The current region (for "global": the cube around the posterior median of edge
         L 2^-depth, the smallest such edge >= 4x the largest posterior interquartile range)."""
         return Region(np.asarray(self._s.center), float(self._s.edge), int(self._s.depth))
 
     @property
+    @synchronized
     def depth(self) -> int:
         return int(self._s.depth)
 
     @property
+    @synchronized
     def n_queries(self) -> int:
         return int(self._s.n_queries)
 
     @property
+    @synchronized
     def n_stages(self) -> int:
         return int(self._s.n_stages)
 
     @property
+    @synchronized
     def history(self) -> list:
         """(a, b, a_is_closer) per answered query."""
         return [(a.copy(), b.copy(), bool(x)) for (a, b), x in zip(self._queries, self._answers)]
@@ -278,6 +285,7 @@ class ContinuousSearch:
         c = self._config
         return int(c.cells_per_axis), int(c.n_obs), int(c.tau)
 
+    @synchronized
     def estimate(self, k=None):
         """The point estimate (posterior median; "hypothesis-test": the region's center),
         or with ``k`` the k-th ancestor of the current region, which holds the target with
@@ -287,12 +295,14 @@ class ContinuousSearch:
         return self.region.ancestor(k)
 
     # ------------------------------------------------------------------ protocol
+    @synchronized
     def ask(self):
         """The next query ``(a, b)``: two points of R^dim (the same until answered)."""
         if self._pending is None:
             self._pending = self._s.ask()
         return self._pending[0].copy(), self._pending[1].copy()
 
+    @synchronized
     def tell(self, a_is_closer: Any) -> None:
         """Record the answer to the pending query: True when the target is closer to a."""
         if self._pending is None:
@@ -305,6 +315,7 @@ class ContinuousSearch:
         self._pending = None
 
     # ------------------------------------------------------------------ persistence
+    @synchronized
     def to_dict(self) -> dict:
         """A JSON-safe snapshot (parameters, seed, answers); ``from_dict`` replays it."""
         return {
@@ -359,6 +370,7 @@ class ContinuousSearch:
             raise ValueError("state: the answers do not replay to the recorded last query")
         return obj
 
+    @synchronized
     def __repr__(self) -> str:
         return (
             f"ContinuousSearch(dim={self.dim}, gamma={self.gamma}, method={self.method!r}, "

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._sync import new_lock, synchronized
 from ._validation import (
     check_index_array,
     check_int,
@@ -100,17 +101,10 @@ def _search_config(
     )
 
 
-def _check_database(X: Any) -> np.ndarray:
-    X = check_X(X)
-    _, first, counts = np.unique(X, axis=0, return_index=True, return_counts=True)
-    if (counts > 1).any():
-        row = X[first[np.argmax(counts > 1)]]
-        dup = np.nonzero((X == row).all(axis=1))[0]
-        raise ValueError(
-            f"X: rows {dup[0]} and {dup[1]} are identical; duplicate items are "
-            "indistinguishable to any comparison oracle, keep one row per distinct item"
-        )
-    return X
+def _store(X: np.ndarray) -> _core.ItemStore:
+    """The searcher's store: centred and scaled (the search is scale-free; GaussSearch's
+    sigma is rescaled by the core), items that coincide in it rejected (ValueError)."""
+    return _core.ItemStore(X, scaled=True, distinct=True)
 
 
 def _fingerprint(X: np.ndarray) -> str:
@@ -164,15 +158,16 @@ class DiscreteSearch:
         n_jobs: int | None = None,
     ):
         self.method = _check_choice(method, "method", METHODS)
-        self._X = _check_database(X)
+        self._X = check_X(X)
         self.selection = _resolve_selection(selection, self.method, self._X.shape[0])
         self._config = _search_config(self.method, gamma, r, sigma, n_choices, self.selection)
         self._seed = seed_from(random_state)
         self._threads = resolve_n_jobs(n_jobs)
-        self._store = _core.ItemStore(self._X)
+        self._store = _store(self._X)
         self._reset()
 
     def _reset(self) -> None:
+        self._lock = new_lock()
         self._searcher = _core.DiscreteSearcher(
             self._store, self._config, self._seed, self._threads
         )
@@ -208,32 +203,38 @@ class DiscreteSearch:
         return self._X.shape[0]
 
     @property
+    @synchronized
     def n_queries(self) -> int:
         """Queries asked and answered so far (the query that showed the target counts)."""
         return len(self._history)
 
     @property
+    @synchronized
     def done(self) -> bool:
         """True once the target was found or every item has been shown."""
         return self._done
 
     @property
+    @synchronized
     def target(self):
         """The found item, or None."""
         return self._target
 
     @property
+    @synchronized
     def history(self) -> list:
         """One dict per query: ``shown`` (indices), ``choice`` (index, None for a skip)
         and ``found`` (bool)."""
         return [dict(h) for h in self._history]
 
     @property
+    @synchronized
     def posterior(self) -> np.ndarray:
         """Probability of each item being the target, shape (n,); shown items have 0
         (gauss: the belief's density at the items, normalized; random: uniform)."""
         return self._searcher.posterior()
 
+    @synchronized
     def top(self, k: int = 10) -> np.ndarray:
         """Indices of the k most probable unshown items, most probable first."""
         k = check_int(k, "k", minimum=1)
@@ -242,6 +243,7 @@ class DiscreteSearch:
         return order[: min(k, len(p))]
 
     # ------------------------------------------------------------------ protocol
+    @synchronized
     def ask(self) -> np.ndarray:
         """Indices of the items to show next (the same ones again until answered).
 
@@ -268,6 +270,7 @@ class DiscreteSearch:
             raise RuntimeError(f"{what} before ask(): there is no query to answer")
         return self._pending
 
+    @synchronized
     def tell(self, choice: Any) -> None:
         """Record the user's answer to the pending query.
 
@@ -300,6 +303,7 @@ class DiscreteSearch:
         if self._searcher.n_unshown == 0:
             self._done = True
 
+    @synchronized
     def found(self, index: Any) -> None:
         """The user saw their target among the pending query's items: the search ends."""
         pending = self._check_pending("found")
@@ -313,6 +317,7 @@ class DiscreteSearch:
         self._target = int(index)
 
     # ------------------------------------------------------------------ persistence
+    @synchronized
     def to_dict(self) -> dict:
         """A JSON-safe snapshot (parameters, seed, history); restore with
         ``DiscreteSearch.from_dict(state, X)``. X itself is not stored, only a fingerprint."""
@@ -385,6 +390,7 @@ class DiscreteSearch:
             raise ValueError("state: 'done' does not match the history")
         return obj
 
+    @synchronized
     def __repr__(self) -> str:
         return (
             f"DiscreteSearch(n_items={self.n_items}, method={self.method!r}, "
@@ -471,7 +477,7 @@ def simulate_discrete(
     DiscreteSimulation
     """
     method = _check_choice(method, "method", METHODS)
-    X = _check_database(X)
+    X = check_X(X)
     n = X.shape[0]
     selection = _resolve_selection(selection, method, n)
     config = _search_config(method, gamma, r, sigma, n_choices, selection)
@@ -488,12 +494,18 @@ def simulate_discrete(
         T = check_index_array(targets, "targets", 1, None)  # the core checks the range
         if len(T) == 0:
             raise ValueError("targets: empty")
-    store = _core.ItemStore(X)
+    store = _store(X)
+    # the user's positions: only a scale-free user model may see them rescaled
+    scale_free = oracle._scale_free
+    if oracle_X is None and scale_free:
+        user_store = store
+    else:
+        user_store = _core.ItemStore(OX, scaled=scale_free)
     nq, found = _core.simulate_discrete(
         store,
         config,
         oracle._spec(OX.shape[1]),
-        store if oracle_X is None else _core.ItemStore(OX),
+        user_store,
         T,
         check_int(max_queries, "max_queries"),
         seed_from(rng),

@@ -56,6 +56,11 @@ class Oracle:
     def _param(self, d: int) -> float:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    @property
+    def _scale_free(self) -> bool:
+        """Whether the model is invariant to X -> c X (gamma-CKL; CKL with mu = 0)."""
+        return self._kind == "GammaCKL" or (self._kind == "CKL" and self._param(1) == 0.0)
+
     def _spec(self, d: int) -> _core.OracleSpec:
         """The native model for a d-dimensional embedding (validates the parameter)."""
         return _core.OracleSpec(getattr(_core.ModelKind, self._kind), self._param(d))

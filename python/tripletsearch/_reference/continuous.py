@@ -21,6 +21,24 @@ def _seqsum(x):
     return float(np.cumsum(x)[-1]) if len(x) else 0.0
 
 
+MOVE_WINDOW = 512  # particles.hpp's kMoveWindow
+
+
+def _log_likelihood(A, x, m):
+    """log P(answers A | target x), the native running product."""
+    d = len(x)
+    lp, prod = 0.0, 1.0
+    if len(A):
+        pa = m.prob(((A[:, :d] - x) ** 2).sum(1), ((A[:, d : 2 * d] - x) ** 2).sum(1))
+        pr = np.where(A[:, 2 * d] > 0.5, pa, 1.0 - pa)
+        for q in range(len(A)):
+            prod *= float(pr[q])
+            if prod < 1e-250:
+                lp += math.log(prod) if prod > 0 else -math.inf
+                prod = 1.0
+    return lp + (math.log(prod) if prod > 0 else -math.inf)
+
+
 class Particles:
     def init(self, lo, hi, target_P, rng):
         self.lo, self.hi = np.array(lo, float), np.array(hi, float)
@@ -102,28 +120,22 @@ class Particles:
         self.ll = self.ll[idx].copy()
         self.lw = np.zeros(self.P)
         A = np.array(answers).reshape(-1, 2 * d + 1) if len(answers) else np.zeros((0, 2 * d + 1))
+        A = A[max(0, len(A) - MOVE_WINDOW) :]  # the moves weigh the last MOVE_WINDOW answers
+        windowed = len(answers) > MOVE_WINDOW * (2 * d + 1)
         for p in range(self.P):
             rng = Rng(stream_seed, p)
+            cur = _log_likelihood(A, self.z[p], m) if windowed else self.ll[p]
             for _ in range(sweeps):
                 prop = self.z[p] + step * np.array([rng.normal() for _ in range(d)])
                 u = rng.uniform()
                 if np.any(prop < self.lo) or np.any(prop > self.hi):
                     continue
-                lp, prod = 0.0, 1.0
-                if len(A):
-                    pa = m.prob(
-                        ((A[:, :d] - prop) ** 2).sum(1), ((A[:, d : 2 * d] - prop) ** 2).sum(1)
-                    )
-                    pr = np.where(A[:, 2 * d] > 0.5, pa, 1.0 - pa)
-                    for q in range(len(A)):  # the native running product
-                        prod *= float(pr[q])
-                        if prod < 1e-250:
-                            lp += math.log(prod) if prod > 0 else -math.inf
-                            prod = 1.0
-                lp += math.log(prod) if prod > 0 else -math.inf
-                if u < math.exp(min(lp - self.ll[p], 700.0)):
+                lp = _log_likelihood(A, prop, m)
+                if u < math.exp(min(lp - cur, 700.0)):
                     self.z[p] = prop
-                    self.ll[p] = lp
+                    cur = lp
+            if not windowed:
+                self.ll[p] = cur
 
 
 def resolved_particles(method, dim, particles):
@@ -159,7 +171,9 @@ class ContinuousSearcher:
         seed=0,
     ):
         d = dim
-        self.d, self.gamma, self.low, self.high = d, gamma, low, high
+        # the unit frame: Omega = [-1, 1]^d, mapped to the box by x = origin + half x'
+        self.origin, self.half = 0.5 * low + 0.5 * high, 0.5 * high - 0.5 * low
+        self.d, self.gamma, self.low, self.high = d, gamma, -1.0, 1.0
         self.method, self.alpha, self.lapse = method, alpha, lapse
         self.stage_cap = stage_cap if stage_cap > 0 else 30 * d
         self.n_particles = resolved_particles(method, d, particles)
@@ -180,6 +194,15 @@ class ContinuousSearcher:
 
     # ------------------------------------------------------------------ common
     def estimate(self):
+        """The point estimate in the input frame."""
+        return self.origin + self.half * self.estimate_unit()
+
+    def ask(self):
+        """The pending query in the input frame."""
+        a, b = self.ask_unit()
+        return self.origin + self.half * a, self.origin + self.half * b
+
+    def estimate_unit(self):
         if self.method == "hypothesis-test":
             return self.center.copy()
         w, _ = self.parts.weights()
@@ -188,7 +211,7 @@ class ContinuousSearcher:
             return self.anchor.copy()
         return med
 
-    def ask(self):
+    def ask_unit(self):
         if not self.pending:
             if self.method == "hypothesis-test":
                 self.qa, self.qb = self._cell_query(self.cell)
@@ -423,16 +446,15 @@ def simulate(runs, max_queries, user_gamma, user_lapse, seed, **config):
     """The native simulator's loop (particle methods, max_queries) in NumPy: the errors
     array (runs, max_queries + 1). ``config``: the searcher's keywords."""
     user = PairAnswerModel(user_gamma, user_lapse)
-    d, low, high = config["dim"], config.get("low", -1.0), config.get("high", 1.0)
     errors = np.full((runs, max_queries + 1), np.nan)
-    for r in range(runs):
+    for r in range(runs):  # the user in the searcher's unit frame, errors in the input's
         rng = stream(seed, Purpose.SimUser, r)
-        t = np.array([low + rng.uniform() * (high - low) for _ in range(d)])
+        t = np.array([-1.0 + rng.uniform() * 2.0 for _ in range(config["dim"])])
         s = ContinuousSearcher(**config, seed=child_seed(seed, Purpose.SimContinuousRun, r))
-        errors[r, 0] = np.linalg.norm(s.estimate() - t)
+        errors[r, 0] = s.half * np.linalg.norm(s.estimate_unit() - t)
         while s.n_queries < max_queries:
-            a, b = s.ask()
+            a, b = s.ask_unit()
             p = float(user.prob(np.sum((a - t) ** 2), np.sum((b - t) ** 2)))
             s.tell(rng.uniform() < p)
-            errors[r, s.n_queries] = np.linalg.norm(s.estimate() - t)
+            errors[r, s.n_queries] = s.half * np.linalg.norm(s.estimate_unit() - t)
     return errors

@@ -13,6 +13,7 @@ the native store keeps them.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +26,19 @@ _RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
 _SAMPLES = 128
 _TOP_ITEMS = 4
 _RULES = {"weighted": 0, "paper": 1, "nearest": 2}
+
+
+def store_frame(X: Any) -> tuple[np.ndarray, float, np.ndarray]:
+    """(center, scale, the store's coordinates): each coordinate centred on the midpoint of
+    its range, all divided by the smallest power of two at least the largest half-range,
+    then rounded to single precision (``discrete/item_store.hpp``)."""
+    X = np.asarray(X, dtype=np.float64)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    center = 0.5 * lo + 0.5 * hi
+    half = float(np.max(0.5 * hi - 0.5 * lo))
+    scale = math.ldexp(1.0, math.frexp(half)[1]) if half > 0 else 1.0
+    stored = ((X - center) * (1.0 / scale)).astype(np.float32).astype(np.float64)
+    return center, scale, stored
 
 
 def top_eigenpairs(C, count):
@@ -67,7 +81,7 @@ class DiscreteSearcher:
         selection="infogain",
         seed=0,
     ):
-        self.X = np.asarray(X, dtype=np.float64).astype(np.float32).astype(np.float64)
+        self.center, self.scale, self.X = store_frame(X)
         self.n, self.d = self.X.shape
         self.method, self.gamma, self.r, self.sigma = method, gamma, r, sigma
         self.k, self.selection, self.seed = n_choices, selection, seed
@@ -87,11 +101,12 @@ class DiscreteSearcher:
     # ------------------------------------------------------------------ state
     @property
     def mean(self):
-        return self._mean.copy()
+        """The belief's mean in the input's frame."""
+        return self.center + self.scale * self._mean
 
     @property
     def cov(self):
-        return self._cov.copy()
+        return self.scale**2 * self._cov
 
     @property
     def n_unshown(self):
@@ -146,7 +161,7 @@ class DiscreteSearcher:
             b = (float(xi @ xi) - float(xj @ xj)) / (2.0 * s)
             Su = self._cov @ u
             v = float(u @ Su)
-            sd = math.sqrt(v + self.sigma**2)
+            sd = math.sqrt(v + (self.sigma / self.scale) ** 2)
             z = (float(u @ self._mean) - b) / sd
             lam = float(normal_tail(np.array([z]))[2][0])
             self._mean = self._mean + lam / sd * Su

@@ -2,16 +2,21 @@
 // (tests check that python/tripletsearch/continuous.py agrees).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "../core/errors.hpp"
+#include "particles.hpp"
 
 namespace tripletsearch {
 
 enum class ContinuousMethod : int { HypothesisTest = 0, Posterior = 1, Global = 2 };
 
-// The particle methods keep quarter-lattice keys in 64 bits: 4 bits per axis.
-constexpr std::int64_t kMaxParticleDim = 15;
+// The hypothesis test's cells per stage (each asked n_obs times): beyond this, a stage
+// takes more queries and time than any run can afford.
+constexpr double kMaxCells = 4294967296.0;  // 2^32
 
 struct ContinuousConfig {
   std::int64_t dim = 2;
@@ -49,6 +54,11 @@ struct ContinuousConfig {
       if (has_plan()) {
         require_at_least<std::int64_t>(n_obs, 1, "n_obs");
         require_between<std::int64_t>(tau, 0, n_obs, "tau");
+        if (!(std::pow(double(cells_per_axis), double(dim)) <= kMaxCells))
+          throw std::invalid_argument("dim: the hypothesis test tests " +
+                                      format_number(cells_per_axis) + "^" + format_number(dim) +
+                                      " cells per stage, beyond what it can run (at most " +
+                                      format_number(kMaxCells) + "); use method='global'");
       }
     } else if (dim > kMaxParticleDim) {
       throw std::invalid_argument("dim: the particle methods support dim <= " +
@@ -58,11 +68,20 @@ struct ContinuousConfig {
     if (!(std::isfinite(low) && std::isfinite(high) && low < high))
       throw std::invalid_argument("bounds: need finite low < high, got (" + format_number(low) +
                                   ", " + format_number(high) + ")");
+    // the searchers map [-1, 1] to the box: x = origin + half x', and look up to a few
+    // widths beyond it (parent regions, mirrored queries)
+    const double origin = 0.5 * low + 0.5 * high, half = 0.5 * high - 0.5 * low;
+    if (!(half > 0.0) || !std::isfinite(std::fabs(origin) + 16.0 * half))
+      throw std::invalid_argument("bounds: (" + format_number(low) + ", " + format_number(high) +
+                                  ") is too " + (half > 0.0 ? "wide" : "narrow") +
+                                  " for double precision");
     require_open_interval(alpha, 0.5, 1.0, "alpha");
     require_half_open(lapse, 0.0, 0.5, "lapse");
     require_at_least<std::int64_t>(stage_cap, 0, "stage_cap");
     require_at_least<std::int64_t>(cells_per_axis, 0, "cells_per_axis");
     if (particles != 0) require_at_least<std::int64_t>(particles, 16, "n_particles");
+    // positions, weights and log-likelihoods, twice during a resample-move
+    require_allocation(16.0 * double(resolved_particles()) * (double(dim) + 2.0), "n_particles");
     require_at_least(mh_sweeps, 0, "mh_sweeps");
     require_open_interval(resample_ess, 0.0, 1.0, "resample_ess");
   }

@@ -20,7 +20,7 @@ class GlobalSearcher final : public ParticleSearcher {
                 std::vector<double>(static_cast<std::size_t>(d_), cfg_.high));
   }
 
-  void estimate(double* out) const override {
+  void estimate_unit(double* out) const override {
     std::vector<double> w;
     particles_.weights(w);
     particles_.median(w, out);

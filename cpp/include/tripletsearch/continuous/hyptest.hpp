@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "../core/interrupt.hpp"
 #include "../core/mathutil.hpp"
 #include "../core/parallel.hpp"
 #include "../core/seeding.hpp"
@@ -90,14 +91,15 @@ class HypothesisTestSearcher final : public ContinuousSearcher {
   }
 
   // The region's center.
-  void estimate(double* out) const override {
+  void estimate_unit(double* out) const override {
     std::copy(region_.center.begin(), region_.center.end(), out);
   }
 
   // Simulation shortcut: the rest of the current stage against a known target, each cell's
   // test outcome drawn from the exact law of its count (Binomial(n_obs, p)); the queries
   // are counted as asked (n_obs per cell). Parallel over cells in fixed chunks.
-  void simulate_stage(const double* target, const PairAnswerModel& user, int threads);
+  void simulate_stage(const double* target, const PairAnswerModel& user, int threads,
+                      Cancel& cancel);
 
  protected:
   void next_query(double* a, double* b) override { cell_query(cell_, a, b); }
@@ -165,28 +167,37 @@ class HypothesisTestSearcher final : public ContinuousSearcher {
 };
 
 inline void HypothesisTestSearcher::simulate_stage(const double* target,
-                                                   const PairAnswerModel& user, int threads) {
+                                                   const PairAnswerModel& user, int threads,
+                                                   Cancel& cancel) {
   const std::int64_t start = cell_, K = n_cells_, left = n_cells_ - cell_;
   const std::uint64_t stream_seed =
       child_seed(seed_, Purpose::HyptestStage, static_cast<std::uint64_t>(n_stages_));
   const std::int64_t C = balanced_chunks(std::max<std::int64_t>(1, left / 4096));
   std::vector<CellBox> boxes(static_cast<std::size_t>(C));
   for (auto& b : boxes) b.reset(d_);
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<double> a(static_cast<std::size_t>(d_)), b(a.size());
+    std::vector<double> a, b;
+    errors.run([&] {
+      a.resize(static_cast<std::size_t>(d_));
+      b.resize(a.size());
+    });
 #pragma omp for schedule(static)
     for (std::int64_t c = 0; c < C; ++c) {
       const std::int64_t k1 = start + chunk_begin(left, C, c + 1);
       for (std::int64_t k = start + chunk_begin(left, C, c); k < k1; ++k) {
+        if (errors.failed() || ((k & 1023) == 0 && cancel.checkpoint())) break;
         cell_query(k, a.data(), b.data());
         const double p = user.prob(sqdist(a.data(), target, d_), sqdist(b.data(), target, d_));
         Rng rng(stream_seed, static_cast<std::uint64_t>(k));
         if (rng.uniform() < binomial_upper_tail(cfg_.n_obs, p, cfg_.tau))
-          boxes[static_cast<std::size_t>(c)].add(cell_index(k).data());
+          errors.run([&] { boxes[static_cast<std::size_t>(c)].add(cell_index(k).data()); });
       }
     }
   }
+  errors.rethrow();
+  cancel.throw_if_stopped();
   for (const auto& b : boxes) box_.merge(b);
   const std::int64_t asked = (K - start) * cfg_.n_obs - rep_;
   n_queries_ += asked;

@@ -18,6 +18,17 @@
 
 namespace tripletsearch {
 
+// The particle methods keep quarter-lattice keys in 64 bits: 4 bits per axis.
+constexpr std::int64_t kMaxParticleDim = 15;
+
+// The Metropolis-Hastings moves of a refresh weigh the last kMoveWindow answers (the
+// particle weights keep every answer): a refresh costs O(particles x kMoveWindow), so a
+// session, and its replay, grows linearly with its length. Within the window (every
+// session of the posterior method, whose stages end by 30 d <= 450 queries, and global
+// sessions up to 512 answers) the moves target the exact posterior; beyond, the prior
+// restricted to the focus box times the window's likelihood.
+constexpr std::int64_t kMoveWindow = 512;
+
 // The answers so far: per answer a (d), b (d) and 1 when a was named, else 0.
 struct AnswerLog {
   std::int64_t d = 0, count = 0;
@@ -33,12 +44,12 @@ struct AnswerLog {
     rows.push_back(a_named ? 1.0 : 0.0);
     ++count;
   }
-  // log P(all answers | target x), as a running product logged only when it gets small
-  // (one log per dozens of answers instead of one per answer).
-  double log_likelihood(const PairAnswerModel& m, const double* x) const {
+  // log P(answers first.. | target x), as a running product logged only when it gets
+  // small (one log per dozens of answers instead of one per answer).
+  double log_likelihood(const PairAnswerModel& m, const double* x, std::int64_t first = 0) const {
     const std::int64_t stride = 2 * d + 1;
     double lp = 0.0, prod = 1.0;
-    for (std::int64_t q = 0; q < count; ++q) {
+    for (std::int64_t q = first; q < count; ++q) {
       const double* A = rows.data() + q * stride;
       prod *= m.prob_of(sqdist(A, x, d), sqdist(A + d, x, d), A[2 * d] > 0.5);
       if (prod < 1e-250) {
@@ -221,7 +232,9 @@ inline void Particles::move(std::int64_t p, const AnswerLog& answers, const Pair
                             const std::vector<double>& step, std::uint64_t stream_seed,
                             int sweeps) {
   Rng rng(stream_seed, static_cast<std::uint64_t>(p));
-  std::vector<double> prop(static_cast<std::size_t>(d));
+  double prop[kMaxParticleDim];  // d <= kMaxParticleDim (ContinuousConfig): no allocation
+  const std::int64_t first = std::max<std::int64_t>(0, answers.count - kMoveWindow);
+  double cur = first == 0 ? ll[p] : answers.log_likelihood(m, z.data() + p * d, first);
   for (int s = 0; s < sweeps; ++s) {
     bool inside = true;
     for (std::int64_t a = 0; a < d; ++a) {
@@ -230,12 +243,13 @@ inline void Particles::move(std::int64_t p, const AnswerLog& answers, const Pair
     }
     const double u = rng.uniform();
     if (!inside) continue;
-    const double lp = answers.log_likelihood(m, prop.data());
-    if (u < std::exp(lp - ll[p])) {  // also accepts from a -inf state
+    const double lp = answers.log_likelihood(m, prop, first);
+    if (u < std::exp(lp - cur)) {  // also accepts from a -inf state
       for (std::int64_t a = 0; a < d; ++a) z[p * d + a] = prop[a];
-      ll[p] = lp;
+      cur = lp;
     }
   }
+  if (first == 0) ll[p] = cur;  // beyond the window the full log-likelihood is not kept
 }
 
 inline void Particles::resample_move(const AnswerLog& answers, const PairAnswerModel& m,
@@ -260,7 +274,8 @@ inline void Particles::resample_move(const AnswerLog& answers, const PairAnswerM
   z.swap(nz);
   ll.swap(nll);
   std::fill(lw.begin(), lw.end(), 0.0);
-#pragma omp parallel for schedule(static) num_threads(threads) if (P * answers.count > 20000)
+#pragma omp parallel for schedule(static) num_threads(threads) \
+    if (P * std::min(answers.count, kMoveWindow) > 20000)
   for (std::int64_t p = 0; p < P; ++p) move(p, answers, m, step, stream_seed, sweeps);
 }
 

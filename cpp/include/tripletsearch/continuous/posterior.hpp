@@ -26,7 +26,7 @@ class PosteriorSearcher final : public ParticleSearcher {
 
   // The median of the more concentrated of this stage's posterior and the last stage's
   // final one, which proceeded here (the decisions never see it).
-  void estimate(double* out) const override {
+  void estimate_unit(double* out) const override {
     std::vector<double> w;
     particles_.weights(w);
     const double spread = particles_.median(w, out);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -19,36 +20,61 @@
 
 namespace tripletsearch {
 
+// The searchers work in the unit frame: Omega = [-1, 1]^dim, whatever the bounds; queries,
+// estimates and regions are mapped to the input frame x = origin + half x'. The gamma-CKL
+// user model is scale-free, so the searches are the same, and no box of finite bounds can
+// overflow a squared distance.
 class ContinuousSearcher {
  public:
   ContinuousSearcher(const ContinuousConfig& cfg, std::uint64_t seed, int threads)
-      : cfg_(cfg),
+      : input_cfg_(cfg),
+        cfg_(unit_config(cfg)),
         d_(cfg.dim),
         seed_(seed),
         threads_(threads),
+        origin_(0.5 * cfg.low + 0.5 * cfg.high),
+        half_(0.5 * cfg.high - 0.5 * cfg.low),
         model_(cfg.gamma, cfg.lapse),
         qa_(static_cast<std::size_t>(cfg.dim), 0.0),
         qb_(qa_.size(), 0.0) {
-    cfg_.validate();
+    input_cfg_.validate();
     require_at_least(threads, 1, "n_jobs");
-    region_.center.assign(static_cast<std::size_t>(d_), 0.5 * (cfg.low + cfg.high));
-    region_.edge = cfg.high - cfg.low;
+    region_.center.assign(static_cast<std::size_t>(d_), 0.0);
+    region_.edge = 2.0;
   }
   virtual ~ContinuousSearcher() = default;
   ContinuousSearcher(const ContinuousSearcher&) = delete;
   ContinuousSearcher& operator=(const ContinuousSearcher&) = delete;
 
-  const ContinuousConfig& config() const { return cfg_; }
-  const Region& region() const { return region_; }
+  const ContinuousConfig& config() const { return input_cfg_; }
+  // A session shared by threads: callers lock this around every use (the bindings do).
+  std::mutex& mutex() const { return mutex_; }
   std::int64_t n_queries() const { return n_queries_; }
   std::int64_t n_stages() const { return n_stages_; }
   virtual std::int64_t n_particles() const { return 0; }
 
-  // The point estimate of the target (dim values).
-  virtual void estimate(double* out) const = 0;
+  // The current region, in the input frame.
+  Region region() const {
+    Region r{region_.center, half_ * region_.edge, region_.depth};
+    to_input(r.center.data());
+    return r;
+  }
 
-  // The pending query (computed once, then repeated until told).
+  // The point estimate of the target (dim values), in the input frame.
+  void estimate(double* out) const {
+    estimate_unit(out);
+    to_input(out);
+  }
+
+  // The pending query (computed once, then repeated until told), in the input frame.
   void ask(double* a, double* b) {
+    ask_unit(a, b);
+    to_input(a);
+    to_input(b);
+  }
+
+  // The same in the unit frame (the simulator's users answer there).
+  void ask_unit(double* a, double* b) {
     if (!pending_) {
       next_query(qa_.data(), qb_.data());
       pending_ = true;
@@ -56,6 +82,7 @@ class ContinuousSearcher {
     std::copy(qa_.begin(), qa_.end(), a);
     std::copy(qb_.begin(), qb_.end(), b);
   }
+  virtual void estimate_unit(double* out) const = 0;
 
   // Records the answer to the pending query (true: the target is closer to a); returns
   // true when a stage ended.
@@ -67,19 +94,34 @@ class ContinuousSearcher {
     return observe(a_closer);
   }
 
+  // x <- origin + half x, per coordinate.
+  void to_input(double* x) const {
+    for (std::int64_t a = 0; a < d_; ++a) x[a] = origin_ + half_ * x[a];
+  }
+  double half() const { return half_; }
+
  protected:
   virtual void next_query(double* a, double* b) = 0;
   virtual bool observe(bool a_closer) = 0;
 
-  ContinuousConfig cfg_;
+  static ContinuousConfig unit_config(ContinuousConfig cfg) {
+    cfg.low = -1.0;
+    cfg.high = 1.0;
+    return cfg;
+  }
+
+  ContinuousConfig input_cfg_;  // as given
+  ContinuousConfig cfg_;        // in the unit frame
   std::int64_t d_;
   std::uint64_t seed_;
   int threads_;
+  double origin_, half_;   // input = origin + half unit
   PairAnswerModel model_;  // the user model the likelihood assumes
   Region region_;
   std::int64_t n_queries_ = 0, n_stages_ = 0, stage_queries_ = 0;
   bool pending_ = false;
   std::vector<double> qa_, qb_;
+  mutable std::mutex mutex_;
 };
 
 // The particle methods (Posterior, Global): a particle posterior over a box, information-

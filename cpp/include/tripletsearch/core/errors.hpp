@@ -9,6 +9,10 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
 namespace tripletsearch {
 
 // Position of the first entry outside [0, n) in a[0..count), or -1.
@@ -81,6 +85,28 @@ template <class I>
 void require_between(I v, I lo, I hi, const char* name) {
   if (v < lo || v > hi)
     throw_bad_value(name, "lie in [" + format_number(lo) + ", " + format_number(hi) + "]", v);
+}
+
+// Bytes of physical memory (0 when unknown).
+inline double physical_memory() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && size > 0) return double(pages) * double(size);
+#endif
+  return 0.0;
+}
+
+// Throws "name: ... needs X GiB, more than this machine's memory" before an allocation of
+// `bytes` (given as a double: sizes whose product overflows 64 bits still compare) that
+// could not succeed.
+inline void require_allocation(double bytes, const char* name) {
+  const double ram = physical_memory();
+  const double limit = ram > 0.0 ? ram : 0x1p50;
+  if (!(bytes <= limit))
+    throw std::invalid_argument(std::string(name) + ": needs " +
+                                format_number(std::round(bytes / 0x1p30 * 10.0) / 10.0) +
+                                " GiB of memory, more than this machine has (" +
+                                format_number(std::round(limit / 0x1p30 * 10.0) / 10.0) + " GiB)");
 }
 
 }  // namespace tripletsearch

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <exception>
+#include <mutex>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -17,6 +20,15 @@ inline int max_threads() {
   return omp_get_max_threads();
 #else
   return 1;
+#endif
+}
+
+// The calling thread's number in the current parallel region (0 outside any).
+inline int thread_num() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
 #endif
 }
 
@@ -41,5 +53,32 @@ inline std::int64_t balanced_chunks(std::int64_t limit) {
   if (c >= 4) c -= c % 4;
   return std::max<std::int64_t>(1, c);
 }
+
+// Exceptions may not leave an OpenMP region. Inside one, run() executes a piece of work and
+// keeps the first exception any thread throws (later work is skipped); after the region,
+// rethrow() throws it on the calling thread.
+class ParallelErrors {
+ public:
+  template <class Fn>
+  void run(Fn&& fn) noexcept {
+    if (failed()) return;
+    try {
+      fn();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!first_) first_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  }
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  void rethrow() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::exception_ptr first_;
+  std::atomic<bool> failed_{false};
+};
 
 }  // namespace tripletsearch

@@ -110,13 +110,19 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
   for (int j = 0; j < k; ++j) store_->row(shown[j], sh.data() + j * d);
   const std::vector<double> c = mean_;
   const double scale = total_ > 0.0 ? 1.0 / total_ : 1.0;
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
   {
-    std::vector<double> y(static_cast<std::size_t>(d * kLanes)), wy(y.size());
-    std::vector<double> D(static_cast<std::size_t>(std::max(k, 1) * kLanes));
+    std::vector<double> y, wy, D;
+    errors.run([&] {
+      y.resize(static_cast<std::size_t>(d * kLanes));
+      wy.resize(y.size());
+      D.resize(static_cast<std::size_t>(std::max(k, 1) * kLanes));
+    });
     double lik[kLanes];
 #pragma omp for schedule(static)
     for (std::int64_t ch = 0; ch < C; ++ch) {
+      if (errors.failed()) continue;
       double* a = acc.data() + ch * msz;
       const std::int64_t b1 = chunk_begin(nb, C, ch + 1);
       for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
@@ -133,6 +139,7 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
       }
     }
   }
+  errors.rethrow();
   merge_moments(acc, c);
 }
 

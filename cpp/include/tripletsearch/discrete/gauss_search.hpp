@@ -27,6 +27,7 @@ class GaussSearch final : public DiscreteSearcher {
     const GammaCKLPosterior uniform(store_, cfg_.gamma, threads_);
     mean_ = uniform.mean();
     cov_ = uniform.cov();
+    sigma_ = cfg_.sigma / store_->scale();  // sigma is in the input's units
   }
 
   const std::vector<double>& mean() const override { return mean_; }
@@ -99,7 +100,7 @@ class GaussSearch final : public DiscreteSearcher {
       um += u[a] * mean_[a];
       v += u[a] * Su[a];
     }
-    const double sd = std::sqrt(v + cfg_.sigma * cfg_.sigma);
+    const double sd = std::sqrt(v + sigma_ * sigma_);
     const double z = (um - b) / sd;
     const double lam = normal_tail(z).mills;
     const double gmean = lam / sd, gcov = lam * (lam + z) / (sd * sd);
@@ -132,6 +133,7 @@ class GaussSearch final : public DiscreteSearcher {
   }
 
   std::vector<double> mean_, cov_;
+  double sigma_;  // the probit noise in the store's frame
 };
 
 }  // namespace tripletsearch

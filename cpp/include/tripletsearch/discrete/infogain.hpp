@@ -222,13 +222,11 @@ inline std::int64_t InfoGainSelector::best_tuple(const GammaCKLPosterior& post, 
   std::vector<double> scores(static_cast<std::size_t>(nt));
 #pragma omp parallel num_threads(threads) if (nt * kSamples >= 8192 && threads > 1)
   {
-    std::vector<double> A(static_cast<std::size_t>(k));
-    double in[kSamples];
+    double A[kMaxChoices], in[kSamples];
     std::fill(in, in + kSamples, 1.0);
 #pragma omp for schedule(static)
     for (std::int64_t t = 0; t < nt; ++t)
-      scores[static_cast<std::size_t>(t)] =
-          tuple_score(post, tpos_.data() + t * k, k, in, A.data());
+      scores[static_cast<std::size_t>(t)] = tuple_score(post, tpos_.data() + t * k, k, in, A);
   }
   std::int64_t best = 0;
   for (std::int64_t t = 1; t < nt; ++t)

@@ -106,16 +106,20 @@ inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int
       for (std::int64_t ch = 0; ch < C; ++ch) insert_top(best.data() + (ch * P + c) * kb, kb, cand);
     }
   }
+  ParallelErrors errors;
 #pragma omp parallel num_threads(in.threads) if (nb >= kParallelBlocks)
   {
-    std::vector<double> Dall(static_cast<std::size_t>(P * kLanes));
+    std::vector<double> Dall;
     const std::vector<double> ones(static_cast<std::size_t>(kLanes), 1.0);
+    errors.run([&] { Dall.resize(static_cast<std::size_t>(P * kLanes)); });
 #pragma omp for schedule(static)
     for (std::int64_t ch = 0; ch < C; ++ch)
-      detail::scan_blocks(in, protos, P, kb, rule, chunk_begin(nb, C, ch),
-                          chunk_begin(nb, C, ch + 1), Dall.data(), ones.data(),
-                          best.data() + ch * P * kb);
+      if (!errors.failed())
+        detail::scan_blocks(in, protos, P, kb, rule, chunk_begin(nb, C, ch),
+                            chunk_begin(nb, C, ch + 1), Dall.data(), ones.data(),
+                            best.data() + ch * P * kb);
   }
+  errors.rethrow();
   // merge chunks (any order gives the same set: strict total order on (score, index))
   std::vector<Cand> merged(static_cast<std::size_t>(P * kb), worst);
   for (std::int64_t ch = 0; ch < C; ++ch)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,7 +46,10 @@ class DiscreteSearcher {
   DiscreteSearcher& operator=(const DiscreteSearcher&) = delete;
 
   const SearchConfig& config() const { return cfg_; }
+  // A session shared by threads: callers lock this around every use (the bindings do).
+  std::mutex& mutex() const { return mutex_; }
   std::int64_t n_items() const { return store_->n(); }
+  std::int64_t n_dims() const { return store_->d(); }
   std::int64_t n_queries() const { return n_queries_; }
   std::int64_t n_unshown() const { return store_->n() - n_shown_; }
 
@@ -73,9 +77,22 @@ class DiscreteSearcher {
 
   // Probability of each item being the target (shown items: 0), n values.
   virtual void posterior(double* out) const = 0;
-  // The belief's mean and covariance (d, d x d) over the target's location.
+  // The belief's mean and covariance (d, d x d) over the target's location, in the store's
+  // frame (ItemStore: centred and scaled) ...
   virtual const std::vector<double>& mean() const = 0;
   virtual const std::vector<double>& cov() const = 0;
+  // ... and in the frame of the input embedding.
+  std::vector<double> input_mean() const {
+    std::vector<double> m = mean();
+    for (std::size_t a = 0; a < m.size(); ++a) m[a] = store_->center()[a] + store_->scale() * m[a];
+    return m;
+  }
+  std::vector<double> input_cov() const {
+    std::vector<double> c = cov();
+    const double s2 = store_->scale() * store_->scale();
+    for (double& v : c) v *= s2;
+    return c;
+  }
 
  protected:
   virtual void select_k(std::int64_t* q, int k) = 0;
@@ -87,6 +104,7 @@ class DiscreteSearcher {
   int threads_;
   std::vector<std::uint8_t> shown_;  // 1 for items shown so far
   std::int64_t n_shown_ = 0, n_queries_ = 0;
+  mutable std::mutex mutex_;
 };
 
 }  // namespace tripletsearch

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "../core/interrupt.hpp"
 #include "../oracle/gradient.hpp"
 #include "../oracle/models.hpp"
 
@@ -65,12 +66,13 @@ using EpochCallback = std::function<bool(std::int64_t, double, double)>;
 class Objective {
  public:
   Objective(const OracleSpec& spec, std::int64_t n, std::int64_t d, const TrainOptions& opt,
-            int threads)
+            int threads, Cancel& cancel)
       : spec_(spec),
         n_(n),
         d_(d),
         opt_(opt),
         threads_(threads),
+        cancel_(cancel),
         G_(static_cast<std::size_t>(n * d)) {}
 
   std::int64_t size() const { return n_ * d_ + (opt_.learn_gamma ? 1 : 0); }
@@ -87,9 +89,9 @@ class Objective {
     LossGrad s;
     with_model(spec, [&](const auto& model) {
       if (opt_.learn_gamma)
-        s = loss_grad<true, true>(model, P, G_.data(), ws_, threads_);
+        s = loss_grad<true, true>(model, P, G_.data(), ws_, threads_, cancel_);
       else
-        s = loss_grad<true, false>(model, P, G_.data(), ws_, threads_);
+        s = loss_grad<true, false>(model, P, G_.data(), ws_, threads_, cancel_);
     });
     const std::int64_t nd = n_ * d_;
     const double inv_m = 1.0 / double(m);
@@ -108,6 +110,7 @@ class Objective {
   std::int64_t n_, d_;
   const TrainOptions& opt_;
   int threads_;
+  Cancel& cancel_;  // a Ctrl-C stops the gradient, hence the fit (Interrupted)
   std::vector<double> G_;
   GradWorkspace ws_;
 };

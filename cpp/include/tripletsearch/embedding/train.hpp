@@ -16,17 +16,21 @@
 namespace tripletsearch {
 
 // Fits X (n, d), updated in place, from rows T (m, 3); with learn_gamma, gamma too (in
-// result.gamma). `seed` orders the minibatches; `threads` runs the gradient.
+// result.gamma). `seed` orders the minibatches; `threads` runs the gradient. A stop asked
+// through `cancel` ends the fit with Interrupted, X untouched.
 inline TrainResult train(const OracleSpec& spec, double* X, std::int64_t n, std::int64_t d,
                          const std::int64_t* T, std::int64_t m, const TrainOptions& opt,
-                         std::uint64_t seed, int threads, const EpochCallback& cb) {
+                         std::uint64_t seed, int threads, const EpochCallback& cb,
+                         Cancel& cancel = no_cancel()) {
   check_call(spec, threads);
   opt.validate();
   if (m < 1) throw std::invalid_argument("triplets: no rows to train on");
   if (opt.learn_gamma && spec.kind != ModelKind::GammaCKL)
     throw std::invalid_argument("learn_gamma: only the gamma-CKL model has a gamma");
   require_in_range(T, 3 * m, n, 3, "triplets");
-  Objective F(spec, n, d, opt, threads);
+  // the parameters, the gradient, and L-BFGS's history of 2 x lbfgs_history vectors
+  require_allocation(8.0 * double(n) * double(d) * (6.0 + 2.0 * opt.lbfgs_history), "n_items");
+  Objective F(spec, n, d, opt, threads, cancel);
   std::vector<double> x(static_cast<std::size_t>(F.size()));
   std::copy(X, X + n * d, x.begin());
   if (opt.learn_gamma) x[static_cast<std::size_t>(n * d)] = std::log(spec.param);

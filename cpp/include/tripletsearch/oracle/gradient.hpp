@@ -13,6 +13,8 @@
 #include <limits>
 #include <vector>
 
+#include "../core/interrupt.hpp"
+#include "../core/linalg.hpp"
 #include "../core/parallel.hpp"
 #include "choice.hpp"
 #include "models.hpp"
@@ -69,12 +71,13 @@ inline void scatter_row(const RowEval& g, const double* __restrict xt, const dou
 // (independent rows: the divisions overlap), then the scatter.
 template <bool kLoss, bool kDG, class Model>
 LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, std::int64_t r1,
-                        double* G, bool& ok) {
+                        double* G, bool& ok, Cancel& cancel) {
   constexpr std::int64_t kBlock = 64;
   const std::int64_t d = P.d;
   LossGrad sum;
   RowEval ev[kBlock];
   for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
+    if (cancel.checkpoint()) return sum;
     const std::int64_t nb = std::min(kBlock, r1 - b0);
     const std::int64_t* T = P.T + 3 * b0;
     for (std::int64_t k = 0; k < nb; ++k) {
@@ -193,7 +196,7 @@ inline LossGrad sum_partials(const double* part, std::int64_t C) {
 
 template <bool kLoss, bool kDG, class Model>
 LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, GradWorkspace& ws,
-                            int threads) {
+                            int threads, Cancel& cancel) {
   const std::int64_t nn = P.n * P.n;
   const std::int64_t C = pair_chunks(P.m, P.n);
   double* D = sized(ws.dist, static_cast<std::size_t>(nn));
@@ -207,6 +210,7 @@ LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, Gra
     for (std::int64_t c = 0; c < C; ++c) {
       double* Wc = W + c * nn;
       std::fill(Wc, Wc + nn, 0.0);
+      if (cancel.checkpoint()) continue;
       const LossGrad s = detail::pair_weights<kLoss, kDG>(model, P, D, chunk_begin(P.m, C, c),
                                                           chunk_begin(P.m, C, c + 1), Wc, bad);
       part[2 * c] = s.logp;
@@ -214,6 +218,7 @@ LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, Gra
     }
     detail::laplacian_apply(P, W, C, G);
   }
+  cancel.throw_if_stopped();
   if (bad) throw_bad_triplets(P);
   return detail::sum_partials(part, C);
 }
@@ -221,17 +226,19 @@ LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, Gra
 // G (n, d) = gradient of sum_r log p_r with respect to X; returns the sums of log p (when
 // kLoss) and of d log p / d log gamma (when kDG). Bitwise identical for any thread count.
 template <bool kLoss, bool kDG, class Model>
-LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspace& ws,
-                   int threads) {
+LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspace& ws, int threads,
+                   Cancel& cancel = no_cancel()) {
   if constexpr (!Model::kPairTerms) {
-    if (use_pairwise(P.m, P.n)) return pairwise_loss_grad<kLoss, kDG>(model, P, G, ws, threads);
+    if (use_pairwise(P.m, P.n))
+      return pairwise_loss_grad<kLoss, kDG>(model, P, G, ws, threads, cancel);
   }
   const std::int64_t nd = P.n * P.d;
   const std::int64_t C = grad_chunks(P.m, P.n, P.d);
   bool ok = true;
   if (C == 1) {
     std::fill(G, G + nd, 0.0);
-    const LossGrad sum = rows_loss_grad<kLoss, kDG>(model, P, 0, P.m, G, ok);
+    const LossGrad sum = rows_loss_grad<kLoss, kDG>(model, P, 0, P.m, G, ok, cancel);
+    cancel.throw_if_stopped();
     if (!ok) throw_bad_triplets(P);
     return sum;
   }
@@ -244,9 +251,10 @@ LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspac
     for (std::int64_t c = 0; c < C; ++c) {
       double* Gc = acc + c * nd;
       std::fill(Gc, Gc + nd, 0.0);
+      if (cancel.checkpoint()) continue;
       bool chunk_ok = true;
-      const LossGrad s = rows_loss_grad<kLoss, kDG>(model, P, chunk_begin(P.m, C, c),
-                                                    chunk_begin(P.m, C, c + 1), Gc, chunk_ok);
+      const LossGrad s = rows_loss_grad<kLoss, kDG>(
+          model, P, chunk_begin(P.m, C, c), chunk_begin(P.m, C, c + 1), Gc, chunk_ok, cancel);
       part[2 * c] = s.logp;
       part[2 * c + 1] = s.dlg;
       bad = bad || !chunk_ok;
@@ -258,14 +266,26 @@ LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspac
       G[k] = s;
     }
   }
+  cancel.throw_if_stopped();
   if (bad) throw_bad_triplets(P);
   return detail::sum_partials(part, C);
 }
 
-inline void grad(const OracleSpec& spec, const Problem& P, double* G, int threads) {
+inline void grad(const OracleSpec& spec, const Problem& P, double* G, int threads,
+                 Cancel& cancel = no_cancel()) {
   check_call(spec, threads);
+  const SafeScale safe(spec, P.X, P.n, P.d);
   GradWorkspace ws;
-  with_model(spec, [&](const auto& model) { loss_grad<false, false>(model, P, G, ws, threads); });
+  with_model(spec, [&](const auto& model) {
+    loss_grad<false, false>(model, scaled(P, safe), G, ws, threads, cancel);
+  });
+  // d/dX f(c X) = c f'(c X), c = 2^exponent: the gradient at the scaled embedding, times c
+  if (safe.exponent() == 0) return;
+  for (std::int64_t k = 0; k < P.n * P.d; ++k) G[k] = std::ldexp(G[k], safe.exponent());
+  if (!all_finite(G, P.n * P.d))  // the gradient scales as 1 / X: it may itself overflow
+    throw std::invalid_argument(
+        "X: at coordinates this small the gradient overflows double precision; rescale the "
+        "embedding");
 }
 
 }  // namespace tripletsearch

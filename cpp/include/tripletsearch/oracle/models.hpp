@@ -34,6 +34,10 @@ struct OracleSpec {
 
   // Throws std::invalid_argument naming the parameter when it is out of range.
   void validate() const;
+  // Whether p is invariant to X -> c X (gamma-CKL; CKL with mu = 0).
+  bool scale_free() const {
+    return kind == ModelKind::GammaCKL || (kind == ModelKind::CKL && param == 0.0);
+  }
 };
 
 // Per-row distance summary. N = Dj - Di and S2 = ||x_i - x_j||^2 only for Probit.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "../core/interrupt.hpp"
 #include "../core/parallel.hpp"
 #include "choice.hpp"
 #include "models.hpp"
@@ -125,20 +127,60 @@ void prob_rows(const Model& model, const Problem& P, double* out, bool log_space
   if (bad) throw_bad_triplets(P);
 }
 
+// Squared distances of an embedding overflow double precision once coordinates exceed
+// sqrt(DBL_MAX / (4 d)), and underflow below sqrt(DBL_MIN). For a scale-free model the
+// kernels run on X times a power of two that brings the largest coordinate near 1 (exact:
+// every ratio of squared distances is unchanged); any other model raises instead of
+// returning NaN.
+class SafeScale {
+ public:
+  SafeScale(const OracleSpec& spec, const double* X, std::int64_t n, std::int64_t d) : X_(X) {
+    double M = 0.0;
+    for (std::int64_t k = 0; k < n * d; ++k) M = std::max(M, std::fabs(X[k]));
+    const double high = std::sqrt(DBL_MAX / (4.0 * double(d))), low = 0x1p-500;
+    if (M <= high && (M >= low || M == 0.0)) return;
+    if (!spec.scale_free()) {
+      if (M > high)
+        throw std::invalid_argument(
+            "X: coordinates up to " + format_number(M) +
+            " overflow squared distances in double precision, and this model is not "
+            "scale-free: rescale the embedding");
+      return;  // tiny coordinates: distances floor at DBL_MIN, as documented
+    }
+    std::frexp(M, &exponent_);
+    exponent_ = -exponent_;  // ldexp, not a factor: 2^-e overflows for subnormal M
+    scaled_.resize(static_cast<std::size_t>(n * d));
+    for (std::int64_t k = 0; k < n * d; ++k)
+      scaled_[static_cast<std::size_t>(k)] = std::ldexp(X[k], exponent_);
+  }
+  const double* X() const { return scaled_.empty() ? X_ : scaled_.data(); }
+  int exponent() const { return exponent_; }  // X() = 2^exponent X
+
+ private:
+  const double* X_;
+  int exponent_ = 0;
+  std::vector<double> scaled_;
+};
+
 // Checks a kernel call's model and thread count (index ranges are checked in the pass).
 inline void check_call(const OracleSpec& spec, int threads) {
   spec.validate();
   require_at_least(threads, 1, "n_jobs");
 }
 
+// P with X replaced by the safely scaled copy.
+inline Problem scaled(const Problem& P, const SafeScale& s) { return {s.X(), P.n, P.d, P.T, P.m}; }
+
 inline void prob(const OracleSpec& spec, const Problem& P, double* out, int threads) {
   check_call(spec, threads);
-  with_model(spec, [&](const auto& model) { prob_rows(model, P, out, false, threads); });
+  const SafeScale s(spec, P.X, P.n, P.d);
+  with_model(spec, [&](const auto& model) { prob_rows(model, scaled(P, s), out, false, threads); });
 }
 
 inline void log_prob(const OracleSpec& spec, const Problem& P, double* out, int threads) {
   check_call(spec, threads);
-  with_model(spec, [&](const auto& model) { prob_rows(model, P, out, true, threads); });
+  const SafeScale s(spec, P.X, P.n, P.d);
+  with_model(spec, [&](const auto& model) { prob_rows(model, scaled(P, s), out, true, threads); });
 }
 
 // Sum of log p over rows [r0, r1); `bad` is set when a row has an index out of range.
@@ -160,8 +202,10 @@ double sum_log_prob(const Model& model, const Problem& P, std::int64_t r0, std::
 }
 
 // Sum of log p over rows; partial sums over fixed 4096-row chunks, added in order.
-inline double log_likelihood(const OracleSpec& spec, const Problem& P, int threads) {
+inline double log_likelihood(const OracleSpec& spec, const Problem& P0, int threads) {
   check_call(spec, threads);
+  const SafeScale safe(spec, P0.X, P0.n, P0.d);
+  const Problem P = scaled(P0, safe);
   constexpr std::int64_t kChunk = 4096;
   const std::int64_t n_chunks = (P.m + kChunk - 1) / kChunk;
   std::vector<double> partial(static_cast<std::size_t>(n_chunks), 0.0);
@@ -200,18 +244,24 @@ inline void choice_prob(const OracleSpec& spec, const double* X, std::int64_t n,
   check_call(spec, threads);
   require_in_range(heads, m, n, 1, "heads");
   require_in_range(cands, m * kc, n, kc, "candidates");
+  const SafeScale safe(spec, X, n, d);
+  X = safe.X();
   with_model(spec, [&](const auto& model) {
     using Model = std::decay_t<decltype(model)>;
     if constexpr (!Model::kChoice) {
       throw std::invalid_argument("oracle: the Probit oracle has no k-alternative choice model");
     } else {
+      ParallelErrors errors;
 #pragma omp parallel num_threads(threads)
       {
-        std::vector<double> D(static_cast<std::size_t>(kc));
+        std::vector<double> D;
+        errors.run([&] { D.resize(static_cast<std::size_t>(kc)); });
 #pragma omp for schedule(static)
         for (std::int64_t r = 0; r < m; ++r)
-          choice_row(model, X, d, heads[r], cands + r * kc, kc, D.data(), out + r * kc);
+          if (!errors.failed())
+            choice_row(model, X, d, heads[r], cands + r * kc, kc, D.data(), out + r * kc);
       }
+      errors.rethrow();
     }
   });
 }

@@ -13,6 +13,8 @@
 
 #include "../continuous/search.hpp"
 #include "../core/errors.hpp"
+#include "../core/interrupt.hpp"
+#include "../core/parallel.hpp"
 #include "../core/seeding.hpp"
 #include "users.hpp"
 
@@ -27,6 +29,12 @@ struct ContinuousSimOptions {
 
   void validate(const ContinuousConfig& cfg) const {
     require_at_least<std::int64_t>(runs, 1, "n_runs");
+    // the records: errors per query, errors and queries per stage, targets and regions
+    require_allocation(8.0 * double(runs) *
+                           (double(std::max<std::int64_t>(max_queries, 0)) + 1.0 +
+                            2.0 * (double(max_stages >= 0 ? max_stages : max_queries) + 1.0) +
+                            2.0 * double(cfg.dim) + 3.0),
+                       "n_runs, max_queries, max_stages");
     if (max_queries < 0 && max_stages < 0)
       throw std::invalid_argument("max_queries, max_stages: give at least one");
     if (cfg.method == ContinuousMethod::HypothesisTest && max_queries >= 0)
@@ -72,33 +80,36 @@ namespace detail {
 // One simulated search, run r, into res.
 inline void simulate_continuous_run(const ContinuousConfig& cfg, const ContinuousSimOptions& o,
                                     std::uint64_t seed, std::int64_t r, int inner_threads,
-                                    ContinuousSimulation& res) {
+                                    ContinuousSimulation& res, Cancel& cancel) {
+  // the user and the errors in the searcher's unit frame (Omega = [-1, 1]^d); errors,
+  // targets and regions reported in the input frame
   const std::int64_t d = cfg.dim, S = o.stage_rows() - 1, Q = o.max_queries + 1;
   const PairAnswerModel user(o.user_gamma, o.user_lapse);
   Rng rng = stream(seed, Purpose::SimUser, static_cast<std::uint64_t>(r));
-  double* t = res.targets.data() + r * d;
-  for (std::int64_t a = 0; a < d; ++a) t[a] = cfg.low + rng.uniform() * (cfg.high - cfg.low);
+  std::vector<double> t(static_cast<std::size_t>(d));
+  for (std::int64_t a = 0; a < d; ++a) t[a] = -1.0 + rng.uniform() * 2.0;
   const auto srch =
       make_searcher(cfg, child_seed(seed, Purpose::SimContinuousRun, static_cast<std::uint64_t>(r)),
                     inner_threads);
   auto* hyp = dynamic_cast<HypothesisTestSearcher*>(srch.get());
   std::vector<double> est(static_cast<std::size_t>(d)), qa(est.size()), qb(est.size());
   auto error = [&]() {
-    srch->estimate(est.data());
-    return std::sqrt(sqdist(est.data(), t, d));
+    srch->estimate_unit(est.data());
+    return srch->half() * std::sqrt(sqdist(est.data(), t.data(), d));
   };
   if (o.max_queries >= 0) res.errors[static_cast<std::size_t>(r * Q)] = error();
   res.stage_errors[static_cast<std::size_t>(r * (S + 1))] = error();
   res.stage_queries[static_cast<std::size_t>(r * (S + 1))] = 0.0;
   for (std::int64_t stage = 0;;) {
+    if (cancel.checkpoint()) return;
     if (o.max_stages >= 0 && stage >= o.max_stages) break;
     if (o.max_queries >= 0 && srch->n_queries() >= o.max_queries) break;
     bool ended = true;
     if (hyp != nullptr) {
-      hyp->simulate_stage(t, user, inner_threads);
+      hyp->simulate_stage(t.data(), user, inner_threads, cancel);
     } else {
-      srch->ask(qa.data(), qb.data());
-      ended = srch->tell(continuous_user_answer(user, t, qa.data(), qb.data(), d, rng));
+      srch->ask_unit(qa.data(), qb.data());
+      ended = srch->tell(continuous_user_answer(user, t.data(), qa.data(), qb.data(), d, rng));
       if (o.max_queries >= 0)
         res.errors[static_cast<std::size_t>(r * Q + srch->n_queries())] = error();
     }
@@ -107,29 +118,36 @@ inline void simulate_continuous_run(const ContinuousConfig& cfg, const Continuou
       res.stage_queries[static_cast<std::size_t>(r * (S + 1) + stage)] = double(srch->n_queries());
     }
   }
-  res.depths[r] = srch->region().depth;
+  const Region region = srch->region();
+  res.depths[r] = region.depth;
   res.queries[r] = srch->n_queries();
-  res.edges[r] = srch->region().edge;
-  for (std::int64_t a = 0; a < d; ++a) res.centers[r * d + a] = srch->region().center[a];
+  res.edges[r] = region.edge;
+  std::copy(region.center.begin(), region.center.end(), res.centers.begin() + r * d);
+  srch->to_input(t.data());
+  std::copy(t.begin(), t.end(), res.targets.begin() + r * d);
 }
 
 }  // namespace detail
 
 inline ContinuousSimulation simulate_continuous(const ContinuousConfig& cfg,
                                                 const ContinuousSimOptions& o, std::uint64_t seed,
-                                                int threads) {
+                                                int threads, Cancel& cancel = no_cancel()) {
   cfg.validate();
   o.validate(cfg);
   require_at_least(threads, 1, "n_jobs");
   ContinuousSimulation res(o, cfg.dim);
   if (cfg.method == ContinuousMethod::HypothesisTest) {  // parallel over cells
-    for (std::int64_t r = 0; r < o.runs; ++r)
-      detail::simulate_continuous_run(cfg, o, seed, r, threads, res);
+    for (std::int64_t r = 0; r < o.runs && !cancel.stopped(); ++r)
+      detail::simulate_continuous_run(cfg, o, seed, r, threads, res, cancel);
+    cancel.throw_if_stopped();
     return res;
   }
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::int64_t r = 0; r < o.runs; ++r)
-    detail::simulate_continuous_run(cfg, o, seed, r, 1, res);
+    errors.run([&] { detail::simulate_continuous_run(cfg, o, seed, r, 1, res, cancel); });
+  errors.rethrow();
+  cancel.throw_if_stopped();
   return res;
 }
 

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "../core/interrupt.hpp"
+#include "../core/parallel.hpp"
 #include "../core/seeding.hpp"
 #include "../discrete/search.hpp"
 #include "users.hpp"
@@ -58,25 +60,33 @@ inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> sto
                                             std::shared_ptr<const ItemStore> ostore,
                                             const std::int64_t* targets, std::int64_t runs,
                                             std::int64_t max_queries, std::uint64_t seed,
-                                            int threads) {
+                                            int threads, Cancel& cancel = no_cancel()) {
   check_discrete_simulation(*store, cfg, oracle, *ostore, targets, runs, max_queries, threads);
   DiscreteSimulation res;
   res.n_queries.assign(static_cast<std::size_t>(runs), 0);
   res.found.assign(static_cast<std::size_t>(runs), 0);
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads)
   {
-    DiscreteUser user(oracle, *ostore);
+    std::unique_ptr<DiscreteUser> user;
+    errors.run([&] { user = std::make_unique<DiscreteUser>(oracle, *ostore); });
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t r = 0; r < runs; ++r) {
-      const auto run = static_cast<std::uint64_t>(r);
-      auto searcher = make_searcher(store, cfg, child_seed(seed, Purpose::SimDiscreteRun, run), 1);
-      Rng rng = stream(seed, Purpose::SimUser, run);
-      const auto [count, found] =
-          run_discrete_search(*searcher, user, targets[r], max_queries, rng);
-      res.n_queries[static_cast<std::size_t>(r)] = count;
-      res.found[static_cast<std::size_t>(r)] = found;
+      if (cancel.checkpoint()) continue;
+      errors.run([&] {
+        const auto run = static_cast<std::uint64_t>(r);
+        auto searcher =
+            make_searcher(store, cfg, child_seed(seed, Purpose::SimDiscreteRun, run), 1);
+        Rng rng = stream(seed, Purpose::SimUser, run);
+        const auto [count, found] =
+            run_discrete_search(*searcher, *user, targets[r], max_queries, rng);
+        res.n_queries[static_cast<std::size_t>(r)] = count;
+        res.found[static_cast<std::size_t>(r)] = found;
+      });
     }
   }
+  errors.rethrow();
+  cancel.throw_if_stopped();
   return res;
 }
 

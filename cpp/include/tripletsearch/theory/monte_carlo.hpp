@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "../core/interrupt.hpp"
 #include "../core/parallel.hpp"
 #include "../core/rng.hpp"
 #include "../oracle/choice.hpp"
@@ -38,20 +39,25 @@ inline double ball_point_sq_norm(Rng& rng, std::int64_t d, double* buf) {
 
 // Samples in chunks of 8192, chunk c from stream (seed, c), sums merged in chunk order.
 inline MeanStderr p_correct_monte_carlo(double gamma, std::int64_t d, std::int64_t n_samples,
-                                        std::uint64_t seed, int threads) {
+                                        std::uint64_t seed, int threads,
+                                        Cancel& cancel = no_cancel()) {
   require_positive(gamma, "gamma");
   require_at_least<std::int64_t>(d, 1, "d");
   require_at_least<std::int64_t>(n_samples, 1, "n_samples");
   require_at_least(threads, 1, "n_jobs");
   constexpr std::int64_t kChunk = 8192;
   const std::int64_t n_chunks = (n_samples + kChunk - 1) / kChunk;
+  require_allocation(16.0 * double(n_chunks) + 8.0 * double(d) * threads, "n_samples, d");
   std::vector<double> sum(static_cast<std::size_t>(n_chunks)), sum2(sum.size());
   const GammaPower power(gamma);
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<double> buf(static_cast<std::size_t>(d));
+    std::vector<double> buf;
+    errors.run([&] { buf.resize(static_cast<std::size_t>(d)); });
 #pragma omp for schedule(static)
     for (std::int64_t c = 0; c < n_chunks; ++c) {
+      if (errors.failed() || cancel.checkpoint()) continue;
       Rng rng(seed, static_cast<std::uint64_t>(c));
       const std::int64_t end = std::min(n_samples, (c + 1) * kChunk);
       double s = 0.0, s2 = 0.0;
@@ -66,6 +72,8 @@ inline MeanStderr p_correct_monte_carlo(double gamma, std::int64_t d, std::int64
       sum2[static_cast<std::size_t>(c)] = s2;
     }
   }
+  errors.rethrow();
+  cancel.throw_if_stopped();
   double s = 0.0, s2 = 0.0;
   for (std::size_t c = 0; c < sum.size(); ++c) {
     s += sum[c];
