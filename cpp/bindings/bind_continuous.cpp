@@ -15,6 +15,7 @@ void register_config(py::module_& m) {
       .value("Posterior", ts::ContinuousMethod::Posterior)
       .value("Global", ts::ContinuousMethod::Global);
   m.attr("MAX_PARTICLE_DIM") = ts::kMaxParticleDim;
+  m.attr("MAX_HYPTEST_CELLS") = static_cast<std::int64_t>(ts::kMaxCells);
 
   const ts::ContinuousConfig dflt;
   py::class_<ts::ContinuousConfig>(m, "ContinuousConfig",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'ItemStore', 'MAX_CHOICES', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'rng_u64', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train']
+__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'ItemStore', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'rng_u64', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train']
 class Purpose:
     """
     The salts of the core's random streams (seeding.hpp).
@@ -745,4 +745,5 @@ def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy
     Fits an embedding from `init` (n, d) to triplet rows; callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit).
     """
 MAX_CHOICES: int = 64
+MAX_HYPTEST_CELLS: int = 4294967296
 MAX_PARTICLE_DIM: int = 15

@@ -76,6 +76,8 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"{name}: must be >= {minimum}, got {value}")
+    if not -(2**63) <= value < 2**63:  # what the native core takes
+        raise ValueError(f"{name}: {value} is out of the 64-bit integer range")
     return value
 
 
@@ -160,6 +162,9 @@ def check_triplets(triplets: Any, n_items: int | None, name: str = "triplets") -
     return check_index_array(triplets, name, 2, n_items, cols=3)
 
 
+_MAX_THREADS = 4096
+
+
 def resolve_n_jobs(n_jobs: Any) -> int:
     """Thread count for ``n_jobs``: None means all cores (OpenMP default, which respects
     OMP_NUM_THREADS); a negative value -k means all cores but k - 1 (joblib convention)."""
@@ -172,6 +177,8 @@ def resolve_n_jobs(n_jobs: Any) -> int:
     n_jobs = int(n_jobs)
     if n_jobs == 0:
         raise ValueError("n_jobs: must be nonzero (None or -1 for all cores)")
+    if n_jobs > _MAX_THREADS:
+        raise ValueError(f"n_jobs: at most {_MAX_THREADS} threads, got {n_jobs}")
     if n_jobs < 0:
         return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
     return n_jobs

@@ -106,9 +106,10 @@ def _config(
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
     try:
-        low, high = (float(b) for b in bounds)
+        low, high = bounds
     except (TypeError, ValueError):
         raise TypeError(f"bounds: expected (low, high), got {bounds!r}") from None
+    low, high = check_real(low, "bounds"), check_real(high, "bounds")
     base: dict[str, Any] = dict(
         dim=check_int(dim, "dim"),
         gamma=check_real(gamma, "gamma"),
@@ -137,6 +138,11 @@ def hypothesis_test_plan(
     """(cells_per_axis, n_obs, tau) of Algorithm 2 for a stage error budget ``delta``."""
     ru = theory.uncertainty_radius(dim)
     n_axis = int(math.floor(12.0 * ru)) + 1  # r_c = 1.5 / n_axis < 1 / (8 r_u)
+    if n_axis**dim > _core.MAX_HYPTEST_CELLS:  # the core's limit, checked before planning
+        raise ValueError(
+            f"dim: the hypothesis test tests {n_axis}^{dim} cells per stage, beyond what it "
+            f"can run (at most {_core.MAX_HYPTEST_CELLS}); use method='global'"
+        )
     p_x, p_f = theory.hypothesis_test_probs(dim, gamma, lapse)
     per_test = theory.per_test_delta(delta, n_axis**dim)
     n_obs, tau = theory.binomial_test_plan(p_x, p_f, per_test)
@@ -357,6 +363,8 @@ class ContinuousSearch:
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"state: malformed ({exc!r})") from None
+        except ValueError as exc:
+            raise (exc if str(exc).startswith("state:") else ValueError(f"state: {exc}")) from None
         obj._seed = seed
         obj._reset()
         for ch in answers:

@@ -59,11 +59,23 @@ class TripletDataset:
         return len(self.names)
 
 
-def _read_table(text: str) -> tuple[list[str], list[list[str]]]:
+def _is_integer(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_table(text: str) -> tuple[list[str], list[list[str]], int]:
+    """(header, data rows, the line number of the first data row). A first line of
+    integers only is data: the file has no header."""
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
         raise ValueError("path: empty file")
-    return rows[0], rows[1:]
+    if rows[0] and all(_is_integer(v) for v in rows[0]):
+        return [], rows, 1
+    return rows[0], rows[1:], 2
 
 
 def load_triplets_csv(
@@ -72,13 +84,13 @@ def load_triplets_csv(
     n_items: int | None = None,
     columns: Sequence[Any] = (0, 1, 2),
 ) -> np.ndarray:
-    """Load triplets from a CSV file (optionally gzipped) with a header row.
+    """Load triplets from a CSV file (optionally gzipped).
 
     Parameters
     ----------
     path : str or Path
-        File with rows ``head, closer, farther`` (0-based item indices) after a header;
-        ``.gz`` files are decompressed.
+        File with rows ``head, closer, farther`` (0-based item indices), after a header row
+        or without one (a first row of integers is data); ``.gz`` files are decompressed.
     n_items : int, optional
         When given, every index must be < n_items.
     columns : tuple of 3 int or 3 str
@@ -93,8 +105,10 @@ def load_triplets_csv(
         raise ValueError(f"path: no such file {path}")
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", newline="") as f:
-        header, rows = _read_table(f.read())
+        header, rows, first_line = _read_table(f.read())
     if all(isinstance(c, str) for c in columns):
+        if not header:
+            raise ValueError(f"columns: {list(columns)} name columns, but the file has no header")
         missing = [c for c in columns if c not in header]
         if missing:
             raise ValueError(f"columns: {missing} not in the header {header}")
@@ -108,7 +122,7 @@ def load_triplets_csv(
             out[r] = [int(v) for v in vals]
         except (IndexError, ValueError):
             raise ValueError(
-                f"path: line {r + 2} of {path.name} is not three integer indices: {row}"
+                f"path: line {r + first_line} of {path.name} is not three integer indices: {row}"
             ) from None
     if n_items is not None:
         n_items = check_int(n_items, "n_items", minimum=1)
@@ -127,9 +141,9 @@ def _load_bundled(
 ) -> tuple[np.ndarray, np.ndarray | None, list[str], list[list[str]], str]:
     base = _bundled(folder)
     with gzip.open(io.BytesIO(base.joinpath("triplets.csv.gz").read_bytes()), "rt") as f:
-        header, rows = _read_table(f.read())
+        rows = _read_table(f.read())[1]
     data = np.array(rows, dtype=np.int64)
-    items_header, items = _read_table(base.joinpath("items.csv").read_text())
+    items_header, items, _ = _read_table(base.joinpath("items.csv").read_text())
     description = base.joinpath("SOURCE.md").read_text()
     participants = data[:, 3].copy() if data.shape[1] > 3 else None
     return np.ascontiguousarray(data[:, :3]), participants, items_header, items, description

@@ -357,6 +357,8 @@ class DiscreteSearch:
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"state: malformed ({exc!r})") from None
+        except ValueError as exc:  # a bad value in the state (X's own errors say "X:")
+            raise (exc if str(exc).startswith("X:") else ValueError(f"state: {exc}")) from None
         if state.get("n_items") != obj.n_items or state.get("fingerprint") != _fingerprint(obj._X):
             raise ValueError("state: X is not the database this session was created with")
         obj._seed = seed

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_int, check_random_state, check_triplets, resolve_n_jobs
-from .embedding import Embedding
+from .embedding import Embedding, valid_rows
 
 __all__ = ["kfold", "cross_validate", "grid_search_cv", "GridResult", "ParameterGrid"]
 
@@ -61,9 +61,7 @@ def _fit_score(
 ) -> tuple[float, float, float, int]:
     est = type(estimator)(**{**estimator.get_params(), **params, "n_jobs": 1, "verbose": False})
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(T[train], n_items=n_items)
+    est.fit(T[train], n_items=n_items)  # informative rows only: no warning in the threads
     fit_time = time.perf_counter() - t0
     return est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_
 
@@ -207,6 +205,14 @@ def grid_search_cv(
     T = check_triplets(triplets, None)
     if n_items is None:
         n_items = int(T.max()) + 1 if len(T) else 0
+    keep = valid_rows(T)
+    if not keep.all():  # warned once here: a warning filter is process-wide state
+        warnings.warn(
+            f"triplets: ignoring {int((~keep).sum())} of {len(T)} rows that name the head or "
+            "repeat an item",
+            stacklevel=2,
+        )
+        T = np.ascontiguousarray(T[keep])
     settings = ParameterGrid(param_grid)
     folds = kfold(len(T), cv, random_state)
     tasks = [

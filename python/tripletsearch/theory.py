@@ -16,6 +16,7 @@ double integral over the two radii by quadrature, and a native Monte-Carlo estim
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -245,7 +246,8 @@ def hypothesis_test_probs(d: int, gamma: float, lapse: float = 0.0) -> tuple[flo
     """
     gamma = check_positive(gamma, "gamma")
     ru = uncertainty_radius(d)
-    if not (isinstance(lapse, (int, float)) and 0.0 <= lapse < 1.0):
+    lapse = check_real(lapse, "lapse")
+    if not 0.0 <= lapse < 1.0:
         raise ValueError(f"lapse: must lie in [0, 1), got {lapse}")
     # corner: D_0 = d, D_q = d^2 + d - 1;   far point: D_0 = r_u^2, D_q = (1 + d + r_u)^2
     p_x = float(pair_prob(d, d * d + d - 1.0, gamma))
@@ -276,6 +278,9 @@ def _plan_for(n: int, p_x: float, p_f: float, delta: float) -> int | None:
     return tau if false_reject <= delta else None
 
 
+_MAX_REPETITIONS = 2**26
+
+
 def binomial_test_plan(p_x: float, p_f: float, delta: float) -> tuple[int, int]:
     """The smallest number of repetitions n_obs and the threshold tau of the one-tailed
     binomial test of Algorithm 2: accept (H) "the target is in the cell" when the inside
@@ -293,11 +298,20 @@ def binomial_test_plan(p_x: float, p_f: float, delta: float) -> tuple[int, int]:
         raise ValueError(f"p_x, p_f: need 0 < p_f < p_x < 1, got p_x={p_x}, p_f={p_f}")
     if not 0.0 < delta < 0.5:
         raise ValueError(f"delta: must lie in (0, 0.5), got {delta}")
+    # the normal approximation of the repetitions needed: refuse at once what the exact
+    # search below could only refuse after minutes and gigabytes
+    z = NormalDist().inv_cdf(1.0 - delta)
+    approx = (z * (math.sqrt(p_x * (1 - p_x)) + math.sqrt(p_f * (1 - p_f))) / (p_x - p_f)) ** 2
+    if approx > _MAX_REPETITIONS:
+        raise ValueError(
+            f"p_x, p_f: telling {p_x} from {p_f} at error {delta:.3g} takes about "
+            f"{approx:.3g} repetitions per test, beyond {_MAX_REPETITIONS}"
+        )
     hi = 1
     while _plan_for(hi, p_x, p_f, delta) is None:
         hi *= 2
-        if hi > 2**26:
-            raise ValueError("delta: the test needs more than 2^26 repetitions")
+        if hi > 2 * _MAX_REPETITIONS:
+            raise ValueError(f"delta: the test needs more than {_MAX_REPETITIONS} repetitions")
     lo = hi // 2  # infeasible (or 0)
     while hi - lo > 1:  # feasibility is monotone up to the discreteness of the tails
         mid = (lo + hi) // 2
