@@ -134,3 +134,24 @@ def test_simulation_reference_throughput(benchmark, databases):
     total = benchmark.pedantic(run, rounds=1, iterations=1)
     benchmark.extra_info["queries"] = total
     benchmark.extra_info["per_query_us"] = round(benchmark.stats.stats.min / total * 1e6, 1)
+
+
+@pytest.mark.parametrize("method", ["gamma-ckl", "gauss"])
+@pytest.mark.parametrize("d", [2, 8, 32, 64, 128, 256, 512, 1024])
+def test_query_dimension(benchmark, d, method):
+    """ask + tell at n = 3000 items across dimensions (2 threads): Jacobi eigenpairs up to
+    d = 32, warm-started subspace iteration beyond (the target: well under 0.1 s at 512)."""
+    X = np.random.default_rng(d).normal(size=(3000, d)) / np.sqrt(np.arange(1, d + 1))
+    benchmark.group = f"ask+tell by dimension ({method}, n=3000)"
+
+    def setup():
+        s = ts.DiscreteSearch(X, method=method, random_state=0, n_jobs=2)
+        s.tell(int(s.ask()[0]))  # past the first (cold) eigen-solve
+        return (s,), {}
+
+    def run(s):
+        for _ in range(4):
+            s.tell(int(s.ask()[0]))
+
+    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
+    benchmark.extra_info["per_query_ms"] = round(benchmark.stats.stats.min / 4 * 1e3, 2)

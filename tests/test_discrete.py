@@ -313,3 +313,45 @@ def test_simulate_bad_input():
         ts.simulate_discrete(X, max_queries=0)
     with pytest.raises(TypeError, match="oracle: expected a tripletsearch oracle"):
         ts.simulate_discrete(X, oracle="gamma")
+
+
+# ------------------------------------------------------------------ high dimensions
+
+
+@pytest.mark.parametrize("d,rtol", [(5, 1e-12), (40, 1e-5), (200, 1e-5)])
+def test_principal_axes_match_numpy(d, rtol):
+    """Jacobi up to 32 dimensions, subspace iteration beyond: the top eigenpairs of eigh."""
+    rng = np.random.default_rng(d)
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    C = (Q * (1.0 / np.arange(1, d + 1) ** 1.5)) @ Q.T
+    values, vectors = _core.principal_axes(C, 3)
+    w, W = np.linalg.eigh(C)
+    np.testing.assert_allclose(values, w[::-1][:3], rtol=rtol)
+    for i in range(3):
+        assert abs(vectors[i] @ W[:, -1 - i]) == pytest.approx(1.0, abs=rtol)
+        assert vectors[i][np.argmax(np.abs(vectors[i]))] > 0  # the sign convention
+
+
+def test_high_dimensional_posterior_matches_the_twin():
+    """Beyond 32 dimensions the pass keeps the mean only and the covariance is an operator:
+    driven by the same queries, posterior, mean and (on request) covariance match the twin."""
+    X = np.random.default_rng(9).normal(size=(600, 40)) * np.linspace(2.0, 0.2, 40)
+    a = _core.DiscreteSearcher(_core.ItemStore(X), native_config(), 5, 2)
+    b = RefSearcher(X, selection="weighted", seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        q = a.select()
+        choice = int(rng.integers(len(q)))
+        a.update(q, choice)
+        b.update(q, choice)
+        np.testing.assert_allclose(a.posterior(), b.posterior(), rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(a.mean, b.mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.cov, b.cov, rtol=1e-8, atol=1e-12)
+
+
+def test_high_dimensional_search_finds_targets():
+    d = 64
+    X = np.random.default_rng(10).normal(size=(1000, d)) / np.sqrt(np.arange(1, d + 1))
+    ours = ts.simulate_discrete(X, targets=100, gamma=3.0 * d / 5, random_state=2)
+    rand = ts.simulate_discrete(X, targets=100, method="random", random_state=2)
+    assert ours.found.all() and ours.median <= 20 < rand.median

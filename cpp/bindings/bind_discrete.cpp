@@ -112,9 +112,28 @@ void register_searcher(py::module_& m) {
       });
 }
 
+void register_axes(py::module_& m) {
+  m.def(
+      "principal_axes",
+      [](const DoubleArray& cov, int count) {
+        require_ndim(cov, 2, "cov");
+        const std::int64_t d = cov.shape(0);
+        if (cov.shape(1) != d) throw std::invalid_argument("cov: expected a square matrix");
+        ts::require_between<std::int64_t>(count, 1, d, "count");
+        const std::vector<double> C(cov.data(), cov.data() + d * d);
+        ts::AxesWarmStart warm;
+        const ts::Axes axes = ts::Axes::of(C, d, count, warm);
+        return py::make_tuple(to_array(axes.values), to_array(axes.vectors, count, d));
+      },
+      py::arg("cov"), py::arg("count"),
+      "The top `count` eigenpairs (values, vectors as rows) of a covariance, as the searches "
+      "compute them: Jacobi rotations up to 32 dimensions, subspace iteration beyond.");
+}
+
 }  // namespace
 
 void register_discrete(py::module_& m) {
+  register_axes(m);
   register_config(m);
   register_store(m);
   register_searcher(m);

@@ -274,8 +274,8 @@ inline void Particles::resample_move(const AnswerLog& answers, const PairAnswerM
   z.swap(nz);
   ll.swap(nll);
   std::fill(lw.begin(), lw.end(), 0.0);
-#pragma omp parallel for schedule(static) num_threads(threads) \
-    if (P * std::min(answers.count, kMoveWindow) > 20000)
+#pragma omp parallel for schedule(static) \
+    num_threads(threads) if (P * std::min(answers.count, kMoveWindow) > 20000)
   for (std::int64_t p = 0; p < P; ++p) move(p, answers, m, step, stream_seed, sweeps);
 }
 

@@ -115,4 +115,127 @@ inline double lower_solve_sq_norm(const std::vector<double>& L, std::int64_t d, 
   return q;
 }
 
+// Orthonormalizes the rows of V (p x d) in place by modified Gram-Schmidt, twice (stable to
+// rounding); a row that is (numerically) dependent on the earlier ones is replaced by the
+// coordinate axis least represented so far. Deterministic.
+inline void orthonormalize(double* V, int p, std::int64_t d) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < p; ++i) {
+      double* v = V + i * d;
+      const double before = std::sqrt(dot(v, v, d));
+      for (int j = 0; j < i; ++j) {
+        const double c = dot(v, V + j * d, d);
+        for (std::int64_t a = 0; a < d; ++a) v[a] -= c * V[j * d + a];
+      }
+      double norm = std::sqrt(dot(v, v, d));
+      if (!(norm > 1e-10 * before) || !(norm > 0.0)) {  // dependent: restart from an axis
+        std::int64_t axis = 0;
+        double least = 2.0;
+        for (std::int64_t a = 0; a < d; ++a) {
+          double w = 0.0;
+          for (int j = 0; j < i; ++j) w += V[j * d + a] * V[j * d + a];
+          if (w < least) {
+            least = w;
+            axis = a;
+          }
+        }
+        std::fill(v, v + d, 0.0);
+        v[axis] = 1.0;
+        for (int j = 0; j < i; ++j) {
+          const double c = dot(v, V + j * d, d);
+          for (std::int64_t a = 0; a < d; ++a) v[a] -= c * V[j * d + a];
+        }
+        norm = std::sqrt(dot(v, v, d));
+      }
+      for (std::int64_t a = 0; a < d; ++a) v[a] /= norm;
+    }
+}
+
+// Top `count` eigenpairs of a symmetric positive semi-definite d x d operator, by subspace
+// iteration with Rayleigh-Ritz on a block of `block.size() / d` vectors (count plus guard
+// vectors), warm-started from `block` (the previous call's Ritz vectors, or any start)
+// and left there for the next call. apply(Q, p, out) writes out = A Q for the p rows of Q
+// (p x d). Costs O(d^2 p) per iteration for an explicit matrix, O(n d p) for a covariance
+// applied by passes over n items, instead of Jacobi's O(d^3) per sweep. Stops when every
+// wanted Ritz pair has residual ||A v - theta v|| <= tol theta_max, when the Ritz values
+// change by less than 1e-6 theta_max in an iteration (eigenvalues too close to separate
+// their vectors: any direction among them serves), or after max_iter iterations (the
+// Ritz pairs are then the best in the block). Values are clamped at 0 and
+// vectors signed as top_eigenpairs does. Deterministic for a deterministic apply.
+template <class Apply>
+int subspace_eigenpairs(Apply&& apply, std::int64_t d, int count, std::vector<double>& block,
+                        double* values, double* vectors, double tol = 1e-8, int max_iter = 60) {
+  constexpr double kRitzSettled = 1e-6;  // relative change of the Ritz values per iteration
+  const int p = static_cast<int>(block.size() / static_cast<std::size_t>(d));
+  std::vector<double> Z(block.size()), H(static_cast<std::size_t>(p * p)),
+      theta(static_cast<std::size_t>(p)), S(static_cast<std::size_t>(p * p)),
+      previous(static_cast<std::size_t>(count), 0.0);
+  int it = 0;
+  for (; it < max_iter; ++it) {
+    orthonormalize(block.data(), p, d);
+    apply(block.data(), p, Z.data());
+    for (int i = 0; i < p; ++i)
+      for (int j = i; j < p; ++j)  // H = Q A Q^T (symmetrized)
+        H[i * p + j] = H[j * p + i] = 0.5 * (dot(block.data() + i * d, Z.data() + j * d, d) +
+                                             dot(block.data() + j * d, Z.data() + i * d, d));
+    top_eigenpairs(H, p, p, theta.data(), S.data());  // S rows: eigenvectors of H
+    // Ritz vectors V = S Q and A V = S Z; residuals of the wanted pairs
+    std::vector<double> V(block.size(), 0.0), AV(block.size(), 0.0);
+    for (int i = 0; i < p; ++i)
+      for (int j = 0; j < p; ++j) {
+        const double s = S[i * p + j];
+        for (std::int64_t a = 0; a < d; ++a) {
+          V[i * d + a] += s * block[j * d + a];
+          AV[i * d + a] += s * Z[j * d + a];
+        }
+      }
+    double worst = 0.0;
+    for (int i = 0; i < count; ++i) {
+      double r = 0.0;
+      for (std::int64_t a = 0; a < d; ++a) {
+        const double e = AV[i * d + a] - theta[i] * V[i * d + a];
+        r += e * e;
+      }
+      worst = std::max(worst, std::sqrt(r));
+    }
+    // converged: the residuals are small, or the Ritz values settled (a near-degenerate
+    // cluster of eigenvalues: then any direction in it is as good, its vectors need not
+    // converge)
+    double moved = 0.0;
+    for (int i = 0; i < count; ++i) moved = std::max(moved, std::fabs(theta[i] - previous[i]));
+    const double scale = std::max(theta[0], 1e-300);
+    const bool done = worst <= tol * scale || (it > 0 && moved <= kRitzSettled * scale);
+    std::copy(theta.begin(), theta.begin() + count, previous.begin());
+    block.swap(done ? V : AV);  // converged: keep the Ritz vectors; else iterate on A V
+    if (done) break;
+  }
+  if (it == max_iter) orthonormalize(block.data(), p, d);  // the last A V, as a basis
+  // the wanted pairs: Ritz values and vectors of the final block, largest first
+  std::vector<double> Vf(block);
+  if (it == max_iter) {  // one more Rayleigh-Ritz on the orthonormal block
+    apply(block.data(), p, Z.data());
+    for (int i = 0; i < p; ++i)
+      for (int j = i; j < p; ++j)
+        H[i * p + j] = H[j * p + i] = 0.5 * (dot(block.data() + i * d, Z.data() + j * d, d) +
+                                             dot(block.data() + j * d, Z.data() + i * d, d));
+    top_eigenpairs(H, p, p, theta.data(), S.data());
+    std::fill(Vf.begin(), Vf.end(), 0.0);
+    for (int i = 0; i < p; ++i)
+      for (int j = 0; j < p; ++j)
+        for (std::int64_t a = 0; a < d; ++a) Vf[i * d + a] += S[i * p + j] * block[j * d + a];
+    block = Vf;
+  }
+  for (int e = 0; e < count; ++e) {
+    values[e] = std::max(theta[e], 0.0);
+    const double* v = Vf.data() + e * d;
+    std::int64_t big = 0;
+    for (std::int64_t a = 1; a < d; ++a)
+      if (std::fabs(v[a]) > std::fabs(v[big])) big = a;
+    const double sign = v[big] < 0.0 ? -1.0 : 1.0;
+    const double norm = std::sqrt(dot(v, v, d));
+    for (std::int64_t a = 0; a < d; ++a) vectors[e * d + a] = sign * v[a] / norm;
+  }
+  return it;
+}
+
 }  // namespace tripletsearch

@@ -39,7 +39,7 @@ class GammaCKLSearch final : public DiscreteSearcher {
                           : cfg_.selection == Selection::Nearest ? ScanRule::Nearest
                                                                  : ScanRule::Weighted;
     const std::int64_t d = store_->d();
-    const Axes axes(post_.cov(), d, static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d)));
+    const Axes axes = post_.axes(static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d)));
     std::vector<double> protos(static_cast<std::size_t>(k * d));
     axes.protos(post_.mean(), k, cfg_.r, protos.data());
     nearest_items(in, protos.data(), k, rule,

@@ -13,6 +13,7 @@
 #include "../core/linalg.hpp"
 #include "../core/mathutil.hpp"
 #include "../core/seeding.hpp"
+#include "axes.hpp"
 #include "gammackl_posterior.hpp"
 #include "scan.hpp"
 #include "searcher.hpp"
@@ -115,8 +116,8 @@ class GaussSearch final : public DiscreteSearcher {
   void sample_mirror(int k, double* protos) const {
     const std::int64_t d = store_->d();
     const int ne = static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d));
-    std::vector<double> vals(static_cast<std::size_t>(ne)), vecs(static_cast<std::size_t>(ne * d));
-    top_eigenpairs(cov_, d, ne, vals.data(), vecs.data());
+    const Axes axes = Axes::of(cov_, d, ne, warm_);
+    const std::vector<double>& vecs = axes.vectors;
     const std::vector<double> L = cholesky(cov_, d);
     std::vector<double> g(static_cast<std::size_t>(d)), z(g.size());
     Rng rng = stream(seed_, Purpose::SearchQuery, static_cast<std::uint64_t>(n_queries_));
@@ -133,7 +134,8 @@ class GaussSearch final : public DiscreteSearcher {
   }
 
   std::vector<double> mean_, cov_;
-  double sigma_;  // the probit noise in the store's frame
+  double sigma_;                // the probit noise in the store's frame
+  mutable AxesWarmStart warm_;  // the last query's axes, the next one's start
 };
 
 }  // namespace tripletsearch

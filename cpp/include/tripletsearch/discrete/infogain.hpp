@@ -58,8 +58,8 @@ inline std::vector<std::int64_t> InfoGainSelector::tuples(const GammaCKLPosterio
                                                           const ScanInput& in,
                                                           const SearchConfig& cfg, int k) const {
   const std::int64_t d = in.store.d();
-  const Axes axes(post.cov(), d,
-                  static_cast<int>(std::min<std::int64_t>(k == 2 ? 3 : (k + 1) / 2, d)));
+  const Axes axes =
+      post.axes(static_cast<int>(std::min<std::int64_t>(k == 2 ? 3 : (k + 1) / 2, d)));
   const int ne = axes.count, P = k == 2 ? ne * kRadii * 2 : kRadii * k;
   std::vector<double> protos(static_cast<std::size_t>(P * d));
   for (int a = 0; a < kRadii; ++a) {

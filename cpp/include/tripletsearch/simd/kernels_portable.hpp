@@ -99,6 +99,37 @@ inline std::uint64_t block_pretest(const double* __restrict D, const double* __r
   return mask;
 }
 
+// acc[j * d + a] += sum_l w_l y_la (y_l . q_j) over the items l of a block, y_l = x_l - c,
+// for the p rows q_j of Q (p x d): the weighted covariance applied to a block of vectors,
+// without forming it. Lane sums in four partial sums, added in a fixed order. y: d x kLanes,
+// s: p x kLanes scratch.
+inline void block_cov_apply(const StoreFloat* __restrict xb, const double* __restrict w,
+                            std::int64_t d, const double* __restrict c, const double* __restrict Q,
+                            int p, double* __restrict acc, double* __restrict y,
+                            double* __restrict s) {
+  for (std::int64_t a = 0; a < d; ++a)
+    for (int l = 0; l < kLanes; ++l)
+      y[a * kLanes + l] = static_cast<double>(xb[a * kLanes + l]) - c[a];
+  for (int j = 0; j < p; ++j) {
+    double* sj = s + j * kLanes;
+    for (int l = 0; l < kLanes; ++l) sj[l] = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) {
+      const double q = Q[j * d + a];
+      for (int l = 0; l < kLanes; ++l) sj[l] += y[a * kLanes + l] * q;
+    }
+    for (int l = 0; l < kLanes; ++l) sj[l] *= w[l];
+  }
+  for (int j = 0; j < p; ++j)
+    for (std::int64_t a = 0; a < d; ++a) {
+      const double* sj = s + j * kLanes;
+      const double* ya = y + a * kLanes;
+      double t[4] = {0.0, 0.0, 0.0, 0.0};
+      for (int l = 0; l < kLanes; l += 4)
+        for (int q = 0; q < 4; ++q) t[q] += sj[l + q] * ya[l + q];
+      acc[j * d + a] += (t[0] + t[1]) + (t[2] + t[3]);
+    }
+}
+
 // ---- bodies compiled once per ISA (here and in kernels_avx2.hpp)
 
 TS_ALWAYS_INLINE void block_choice_lik_body(const GammaPower& g, const double* __restrict D, int k,
