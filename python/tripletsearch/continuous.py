@@ -149,6 +149,16 @@ def hypothesis_test_plan(
     return n_axis, n_obs, tau
 
 
+def _same_query(recorded: Any, query: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether a state's recorded last query (any JSON value) is `query`, to 1e-12."""
+    try:
+        rec = np.asarray(recorded, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    expected = np.asarray(query)
+    return rec.shape == expected.shape and bool(np.allclose(rec, expected, rtol=1e-12, atol=0))
+
+
 class ContinuousSearch:
     """An interactive continuous search session.
 
@@ -370,11 +380,7 @@ class ContinuousSearch:
         for ch in answers:
             obj.ask()
             obj.tell(ch == "1")
-        last = state.get("last_query")
-        if answers and (
-            last is None
-            or not np.allclose(np.array(last), np.array(obj._queries[-1]), rtol=1e-12, atol=0)
-        ):
+        if answers and not _same_query(state.get("last_query"), obj._queries[-1]):
             raise ValueError("state: the answers do not replay to the recorded last query")
         return obj
 
