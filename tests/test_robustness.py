@@ -176,6 +176,9 @@ def test_long_global_session_replays_exactly():
         (lambda: ts.GammaCKL(3.0).prob(X5, T5, n_jobs=2**70), "n_jobs: at most"),
         (lambda: ts.simulate_discrete(X5, targets=[2**63]), "targets: index too large"),
         (lambda: ts.Embedding(max_epochs=2**64).fit(T5), "max_epochs: .* 64-bit"),
+        (lambda: ts.Embedding(n_items=10**13).fit(T5), "n_items, n_components: needs"),
+        (lambda: ts.Embedding(n_components=10**12).fit(T5), "n_items, n_components: needs"),
+        (lambda: ts.simulate_discrete(X5, targets=10**13), "targets: needs"),
     ],
 )
 def test_impossible_sizes_are_refused_up_front(call, match):

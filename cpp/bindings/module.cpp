@@ -1,6 +1,7 @@
 // The _core extension module: wires the per-concept binding files together, and reports
 // how the core was built (OpenMP, SIMD).
 #include "arrays.hpp"
+#include "tripletsearch/core/errors.hpp"
 #include "tripletsearch/core/interrupt.hpp"
 #include "tripletsearch/core/parallel.hpp"
 #include "tripletsearch/simd/dispatch.hpp"
@@ -40,6 +41,13 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("isa"),
       "Selects the kernels' instruction set (tests); False when the CPU or build lacks it.");
+  m.def(
+      "require_allocation",
+      [](double bytes, const std::string& name) {
+        tripletsearch::require_allocation(bytes, name.c_str());
+      },
+      py::arg("bytes"), py::arg("name"),
+      "ValueError naming `name` when `bytes` exceed this machine's memory (the core's check).");
   register_rng(m);
   register_oracle(m);
   register_embedding(m);

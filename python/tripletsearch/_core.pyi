@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'ItemStore', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'rng_u64', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train']
+__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'ItemStore', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train']
 class Purpose:
     """
     The salts of the core's random streams (seeding.hpp).
@@ -723,6 +723,10 @@ def p_correct_monte_carlo(gamma: typing.SupportsFloat | typing.SupportsIndex, d:
 def principal_axes(cov: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], count: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     """
     The top `count` eigenpairs (values, vectors as rows) of a covariance, as the searches compute them: Jacobi rotations up to 32 dimensions, subspace iteration beyond.
+    """
+def require_allocation(bytes: typing.SupportsFloat | typing.SupportsIndex, name: str) -> None:
+    """
+    ValueError naming `name` when `bytes` exceed this machine's memory (the core's check).
     """
 def rng_u64(seed: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.uint64]:
     """

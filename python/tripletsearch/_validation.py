@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "check_allocation",
     "check_X",
     "check_real",
     "check_int",
@@ -79,6 +80,14 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     if not -(2**63) <= value < 2**63:  # what the native core takes
         raise ValueError(f"{name}: {value} is out of the 64-bit integer range")
     return value
+
+
+def check_allocation(n_bytes: float, name: str) -> None:
+    """ValueError naming ``name`` before allocating ``n_bytes`` that this machine cannot hold
+    (the native core's check, one limit for both languages)."""
+    from . import _core
+
+    _core.require_allocation(float(n_bytes), name)
 
 
 def check_X(X: Any, name: str = "X") -> np.ndarray:

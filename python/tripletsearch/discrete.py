@@ -50,6 +50,7 @@ import numpy as np
 from . import _core
 from ._sync import new_lock, synchronized
 from ._validation import (
+    check_allocation,
     check_index_array,
     check_int,
     check_random_state,
@@ -491,7 +492,9 @@ def simulate_discrete(
     if targets is None:
         T = np.arange(n, dtype=np.int64)
     elif isinstance(targets, numbers.Integral) and not isinstance(targets, (bool, np.bool_)):
-        T = rng.integers(0, n, size=check_int(targets, "targets", minimum=1))
+        count = check_int(targets, "targets", minimum=1)
+        check_allocation(24.0 * count, "targets")  # the targets and two records per search
+        T = rng.integers(0, n, size=count)
     else:
         T = check_index_array(targets, "targets", 1, None)  # the core checks the range
         if len(T) == 0:

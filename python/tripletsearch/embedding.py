@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _core
 from ._validation import (
+    check_allocation,
     check_int,
     check_random_state,
     check_real,
@@ -355,6 +356,7 @@ class Embedding(_ParamsMixin):
         """(the init rule, or None for a given array; the starting embedding). "lift"
         starts in d + 1 dimensions."""
         init = "auto" if self.init is None else self.init
+        check_allocation(8.0 * n * (d + 1), "n_items, n_components")
         if isinstance(init, str):
             if init not in ("auto", "random", "lift"):
                 raise ValueError(
