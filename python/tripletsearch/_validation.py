@@ -202,10 +202,13 @@ def check_state(state: Any, version: int) -> int:
         raise ValueError("state: malformed (no version or seed)")
     if state["version"] != version:
         raise ValueError(f"state: unsupported version {state['version']!r}")
+    raw = state["seed"]  # a decimal string (or an int), never a float or a bool
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise ValueError(f"state: malformed seed {raw!r}")
     try:
-        seed = int(state["seed"])
-    except (TypeError, ValueError):
-        raise ValueError(f"state: malformed seed {state['seed']!r}") from None
+        seed = int(raw)
+    except ValueError:
+        raise ValueError(f"state: malformed seed {raw!r}") from None
     if not 0 <= seed < 2**64:
         raise ValueError("state: seed out of range")
     return seed

@@ -145,7 +145,14 @@ def hypothesis_test_plan(
         )
     p_x, p_f = theory.hypothesis_test_probs(dim, gamma, lapse)
     per_test = theory.per_test_delta(delta, n_axis**dim)
-    n_obs, tau = theory.binomial_test_plan(p_x, p_f, per_test)
+    try:
+        n_obs, tau = theory.binomial_test_plan(p_x, p_f, per_test)
+    except ValueError as exc:  # p_X and p_F too close (or equal in double precision)
+        raise ValueError(
+            f"gamma: at gamma = {gamma} in dim = {dim} the hypothesis test cannot tell the "
+            f"region (p_X = {p_x!r}) from the far set (p_F = {p_f!r}) in a practical number "
+            f"of repetitions ({exc}); use method='global'"
+        ) from None
     return n_axis, n_obs, tau
 
 

@@ -255,26 +255,26 @@ def hypothesis_test_probs(d: int, gamma: float, lapse: float = 0.0) -> tuple[flo
     return lapse / 2 + (1 - lapse) * p_x, lapse / 2 + (1 - lapse) * p_f
 
 
-def _log_binom_pmf(n: int, p: float) -> np.ndarray:
-    k = np.arange(n + 1)
-    lg = np.array([math.lgamma(x + 1.0) for x in range(n + 1)])
-    return lg[n] - lg - lg[::-1] + k * math.log(p) + (n - k) * math.log1p(-p)
-
-
-def _tails(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
-    """(P(X <= k), P(X >= k)) for k = 0..n, X ~ Binomial(n, p)."""
-    pmf = np.exp(_log_binom_pmf(n, p))
-    return np.cumsum(pmf), np.cumsum(pmf[::-1])[::-1]
-
-
 def _plan_for(n: int, p_x: float, p_f: float, delta: float) -> int | None:
-    _, upper_f = _tails(n, p_f)
-    lower_x, _ = _tails(n, p_x)
-    ok = np.nonzero(upper_f <= delta)[0]  # thresholds tau with P_F(X >= tau) <= delta
-    if len(ok) == 0:
+    """The threshold tau of a test with n repetitions, or None when none separates: the
+    smallest tau with P_F(X >= tau) <= delta (binary search; the tails are exact sums from
+    the threshold outward, O(sqrt n) terms), accepted when P_X(X <= tau - 1) <= delta."""
+    from . import _core
+
+    tail = _core.binomial_upper_tail
+    if tail(n, p_f, n) > delta:
         return None
-    tau = int(ok[0])
-    false_reject = lower_x[tau - 1] if tau > 0 else 0.0
+    lo, hi = 0, n  # tail(lo) > delta >= tail(hi), or lo == 0 is fine already
+    if tail(n, p_f, 0) <= delta:
+        hi = 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if tail(n, p_f, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    tau = hi
+    false_reject = 1.0 - tail(n, p_x, tau) if tau > 0 else 0.0
     return tau if false_reject <= delta else None
 
 
