@@ -122,7 +122,8 @@ def test_continuous_defaults_are_the_cores():
         assert core.method == _core.ContinuousMethod.Global
         assert py["method"] == "global"
         assert py["alpha"] == core.alpha and py["lapse"] == core.lapse
-        assert py["bounds"] == (core.low, core.high)
+        assert list(core.low) == [py["bounds"][0]] * core.dim
+        assert list(core.high) == [py["bounds"][1]] * core.dim
 
 
 def test_discrete_defaults_are_the_cores():

@@ -149,6 +149,34 @@ def test_simulation_with_lapse_matches_twin():
     )
 
 
+BOX_LOW, BOX_HIGH = [0.0, -50.0, 10.0], [100.0, 50.0, 30.0]  # a box, not a cube
+
+
+@pytest.mark.parametrize("method", ["global", "posterior"])
+def test_box_simulation_matches_numpy_twin(method):
+    config = dict(
+        dim=3, method=method, low=BOX_LOW, high=BOX_HIGH, alpha=0.7, stage_cap=30, particles=96
+    )
+    nat = native_simulation(3, 25, 3.0, 0.0, 17, 2, **config)
+    twin = ref.simulate(3, 25, 3.0, 0.0, 17, **config)
+    np.testing.assert_allclose(nat, twin, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["global", "posterior"])
+def test_box_session_matches_numpy_twin(method):
+    config = dict(dim=3, method=method, low=BOX_LOW, high=BOX_HIGH, particles=64)
+    a = _core.ContinuousSearcher(native_config(**config), 3, 1)
+    b = ref.ContinuousSearcher(**config, seed=3)
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        (na, nb), (ra, rb) = a.ask(), b.ask()
+        np.testing.assert_allclose(na, ra, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(nb, rb, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a.estimate(), b.estimate(), rtol=1e-12, atol=1e-12)
+        ans = bool(rng.random() < 0.5)
+        assert a.tell(ans) == b.tell(ans)
+
+
 def test_hypothesis_test_session_matches_twin():
     # a toy plan: 4 cells per axis, 3 repetitions, accept with >= 2 wins
     config = dict(dim=2, method="hypothesis-test", cells_per_axis=4, n_obs=3, tau=2)
@@ -261,6 +289,80 @@ def test_session_protocol_and_persistence():
     assert isinstance(s.estimate(k=1), Region)
 
 
+def _answer(s, target, gamma, rng, n):
+    """n gamma-CKL answers about `target` to the session's queries."""
+    oracle = ts.GammaCKL(gamma)
+    for _ in range(n):
+        a, b = s.ask()
+        p = oracle.prob(np.vstack([target, a, b]), [[0, 1, 2]])[0]
+        s.tell(bool(rng.random() < p))
+
+
+@pytest.mark.parametrize("method", ["global", "posterior"])
+def test_box_queries_stay_inside_and_find_the_target(method):
+    low, high = np.array(BOX_LOW), np.array(BOX_HIGH)
+    s = ts.ContinuousSearch(3, 3.0, bounds=(low, high), method=method, random_state=2)
+    np.testing.assert_array_equal(s.low, low)
+    np.testing.assert_array_equal(s.bounds[1], high)
+    target = np.array([93.0, -40.0, 11.0])  # near a corner: mirrored queries would leave
+    oracle = ts.GammaCKL(3.0)
+    rng = np.random.default_rng(5)
+    for _ in range(150):
+        a, b = s.ask()
+        for q in (a, b):
+            assert np.all(q >= low) and np.all(q <= high), q
+        p = oracle.prob(np.vstack([target, a, b]), [[0, 1, 2]])[0]
+        s.tell(bool(rng.random() < p))
+    # 150 answers at gamma = 3 narrow a box 100 wide to a few units
+    assert np.linalg.norm(s.estimate() - target) < 5.0
+
+
+def test_box_search_is_affine_invariant():
+    # the user model is scale-free: the same seed searching x -> o + c x of a box asks the
+    # mapped queries and gets the mapped estimates (an independent closed form)
+    low, high = np.array([-1.0, -0.25]), np.array([1.0, 0.75])
+    o, c = np.array([300.0, -7.0]), 40.0
+    s1 = ts.ContinuousSearch(2, 3.0, bounds=(low, high), random_state=8)
+    s2 = ts.ContinuousSearch(2, 3.0, bounds=(o + c * low, o + c * high), random_state=8)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        (a1, b1), (a2, b2) = s1.ask(), s2.ask()
+        np.testing.assert_allclose(o + c * a1, a2, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(o + c * b1, b2, rtol=1e-9, atol=1e-9)
+        ans = bool(rng.random() < 0.5)
+        s1.tell(ans)
+        s2.tell(ans)
+    np.testing.assert_allclose(o + c * s1.estimate(), s2.estimate(), rtol=1e-9, atol=1e-9)
+
+
+def test_box_simulation_targets_fill_the_box():
+    low, high = [0.0, 10.0], [1.0, 10.2]
+    r = ts.simulate_continuous(
+        2, 3.0, n_runs=200, max_queries=30, bounds=(low, high), random_state=0
+    )
+    assert np.all(r.targets >= low) and np.all(r.targets <= high)
+    # uniform on each axis: the mean within 4 standard errors of the centre
+    se = (np.array(high) - np.array(low)) / np.sqrt(12 * 200)
+    assert np.all(np.abs(r.targets.mean(0) - 0.5 * (np.array(low) + np.array(high))) < 4 * se)
+    assert np.median(r.errors[:, -1]) < 0.1 * np.median(r.errors[:, 0])
+
+
+def test_box_state_round_trip_and_old_format():
+    s = ts.ContinuousSearch(3, 3.0, bounds=(BOX_LOW, BOX_HIGH), random_state=6)
+    _answer(s, np.array([50.0, 0.0, 20.0]), 3.0, np.random.default_rng(0), 12)
+    state = json.loads(json.dumps(s.to_dict()))
+    assert state["bounds"] == [BOX_LOW, BOX_HIGH]
+    t = ts.ContinuousSearch.from_dict(state)
+    np.testing.assert_array_equal(t.low, s.low)
+    np.testing.assert_array_equal(t.estimate(), s.estimate())
+    # a cube is saved as two reals, the format of states written before boxes existed
+    c = ts.ContinuousSearch(2, 3.0, bounds=(0.0, 5.0), random_state=6)
+    _answer(c, np.array([1.0, 4.0]), 3.0, np.random.default_rng(0), 5)
+    old = json.loads(json.dumps(c.to_dict()))
+    assert old["bounds"] == [0.0, 5.0]
+    np.testing.assert_array_equal(ts.ContinuousSearch.from_dict(old).estimate(), c.estimate())
+
+
 def test_corrupted_state_is_rejected():
     s = ts.ContinuousSearch(2, 3.0, random_state=1)
     for _ in range(3):
@@ -289,6 +391,15 @@ def test_corrupted_state_is_rejected():
         ((2, 3.0), {"bounds": (1.0, 1.0)}, ValueError, "bounds: need finite low < high"),
         ((2, 3.0), {"bounds": (0.0, float("nan"))}, ValueError, "bounds: need finite"),
         ((2, 3.0), {"bounds": "ab"}, TypeError, "bounds: expected"),
+        ((2, 3.0), {"bounds": ([0, 0, 0], [1, 1, 1])}, ValueError, "one .low, high. per dim"),
+        ((2, 3.0), {"bounds": ([0, 0], [1, 1, 1])}, ValueError, "different lengths"),
+        ((2, 3.0), {"bounds": ([0, 2], [1, 1])}, ValueError, "low < high on axis 1"),
+        ((2, 3.0), {"bounds": ([0, 0], [1, np.inf])}, ValueError, "finite low < high on axis"),
+        ((2, 3.0), {"bounds": ([[0, 0]], [1, 1])}, ValueError, "shape .dim,."),
+        ((2, 3.0), {"bounds": ([], [1, 1])}, ValueError, "shape .dim,."),
+        ((2, 3.0), {"bounds": (["a", "b"], [1, 1])}, TypeError, "real numbers"),
+        ((2, 3.0), {"bounds": ([0, 0], [1, 1e-15])}, ValueError, "narrower than 1e-12"),
+        ((2, 3.0), {"bounds": ([0, -1e308], [1, 1e308])}, ValueError, "too wide"),
         ((2, 3.0), {"alpha": 0.5}, ValueError, "alpha: must lie in"),
         ((2, 3.0), {"alpha": 1.0}, ValueError, "alpha: must lie in"),
         ((2, 3.0), {"lapse": 0.5}, ValueError, "lapse: must lie in"),
@@ -328,3 +439,50 @@ def test_simulate_bad_input():
     with pytest.raises(ValueError, match="oracle_lapse"):
         ts.simulate_continuous(2, 3.0, n_runs=1, max_queries=3, oracle_lapse=1.5)
     assert METHODS["global"] == "Global"
+
+
+# ------------------------------------------------------------------ observe (replay)
+
+
+@pytest.mark.parametrize("method", ["global", "posterior"])
+def test_observe_replays_to_the_same_search(method):
+    live = ts.ContinuousSearch(3, 3.0, bounds=(BOX_LOW, BOX_HIGH), method=method, random_state=2)
+    _answer(live, np.array([20.0, 10.0, 25.0]), 3.0, np.random.default_rng(1), 25)
+    replay = ts.ContinuousSearch(3, 3.0, bounds=(BOX_LOW, BOX_HIGH), method=method, random_state=2)
+    for a, b, x in live.history:
+        replay.observe(a, b, x)
+    np.testing.assert_allclose(replay.estimate(), live.estimate(), rtol=1e-12, atol=1e-9)
+    for u, v in zip(replay.ask(), live.ask()):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-9)
+    state = json.loads(json.dumps(replay.to_dict()))
+    assert len(state["queries"]) == 25
+    back = ts.ContinuousSearch.from_dict(state)
+    np.testing.assert_array_equal(back.estimate(), replay.estimate())
+
+
+def test_observe_matches_the_twin_for_foreign_queries():
+    config = dict(dim=2, method="global", low=[0.0, 0.0], high=[4.0, 2.0], particles=64)
+    a = _core.ContinuousSearcher(native_config(**config), 7, 1)
+    b = ref.ContinuousSearcher(**config, seed=7)
+    rng = np.random.default_rng(2)
+    for _ in range(20):  # queries from elsewhere: uniform points of the box
+        qa, qb = rng.uniform([0, 0], [4, 2]), rng.uniform([0, 0], [4, 2])
+        ans = bool(rng.random() < 0.5)
+        assert a.observe(qa, qb, ans) == b.observe(qa, qb, ans)
+        np.testing.assert_allclose(a.estimate(), b.estimate(), rtol=1e-12, atol=1e-12)
+
+
+def test_observe_bad_input():
+    s = ts.ContinuousSearch(2, 3.0, random_state=0)
+    for args, exc, match in [
+        (([0, 0, 0], [1, 1], True), ValueError, r"a: expected shape \(2,\)"),
+        (([0, 0], [1, np.nan], True), ValueError, "b: the point must be finite"),
+        ((["x", 0], [1, 1], True), TypeError, "a: expected a point"),
+        (([0, 0], [1, 1], 1), TypeError, "a_is_closer: expected a bool"),
+    ]:
+        with pytest.raises(exc, match=match):
+            s.observe(*args)
+    assert s.n_queries == 0
+    h = ts.ContinuousSearch(2, 3.0, method="hypothesis-test", random_state=0)
+    with pytest.raises(ValueError, match="method: the hypothesis test only records"):
+        h.observe([0, 0], [1, 1], True)

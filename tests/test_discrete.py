@@ -355,3 +355,64 @@ def test_high_dimensional_search_finds_targets():
     ours = ts.simulate_discrete(X, targets=100, gamma=3.0 * d / 5, random_state=2)
     rand = ts.simulate_discrete(X, targets=100, method="random", random_state=2)
     assert ours.found.all() and ours.median <= 20 < rand.median
+
+
+# ------------------------------------------------------------------ observe (replay)
+
+
+def test_observe_replays_to_the_same_posterior():
+    X = np.random.default_rng(3).normal(size=(300, 3))
+    live = ts.DiscreteSearch(X, n_choices=4, random_state=5)
+    rng = np.random.default_rng(0)
+    for step in range(6):
+        shown = live.ask()
+        live.tell(None if step == 2 else int(shown[rng.integers(len(shown))]))
+    # another process (or version) replays the screens as shown
+    replay = ts.DiscreteSearch(X, n_choices=4, random_state=5)
+    for h in live.history:
+        replay.observe(h["shown"], h["choice"])
+    np.testing.assert_array_equal(replay.posterior, live.posterior)
+    np.testing.assert_array_equal(replay.ask(), live.ask())
+    assert replay.n_queries == live.n_queries == 6
+    # observed states restore by observing, including a pending query as it was shown
+    state = json.loads(json.dumps(replay.to_dict()))
+    assert state["observed"] is True
+    back = ts.DiscreteSearch.from_dict(state, X)
+    np.testing.assert_array_equal(back.posterior, live.posterior)
+    np.testing.assert_array_equal(back.ask(), live.ask())
+
+
+def test_observe_found_ends_and_rules_out_shown_items():
+    X = np.random.default_rng(4).normal(size=(50, 2))
+    s = ts.DiscreteSearch(X, n_choices=3, random_state=1)
+    s.observe([4, 9, 17], 9)
+    p = s.posterior
+    assert p[[4, 9, 17]].tolist() == [0.0, 0.0, 0.0] and math.isclose(p.sum(), 1.0)
+    s.observe([1, 2], 2, found=True)
+    assert s.done and s.target == 2 and s.n_queries == 2
+    back = ts.DiscreteSearch.from_dict(json.loads(json.dumps(s.to_dict())), X)
+    assert back.done and back.target == 2
+
+
+@pytest.mark.parametrize(
+    "shown,choice,found,exc,match",
+    [
+        ([0, 0], 0, False, ValueError, "shown: items must be distinct"),
+        ([0, 1, 2, 3], 0, False, ValueError, "shown: expected 1 to 3 items"),
+        ([], None, False, ValueError, "shown: expected 1 to 3 items"),
+        ([0, 99], 0, False, ValueError, "shown: index 99"),
+        ([0.5, 1], 0, False, TypeError, "shown: expected an integer array"),
+        ([0, 1], 5, False, ValueError, "choice: item 5 was not shown"),
+        ([0, 1], True, False, TypeError, "choice: expected an item index"),
+        ([0, 1], None, True, ValueError, "choice: found=True needs"),
+        ([0, 1], 0, "yes", TypeError, "found: expected a bool"),
+    ],
+)
+def test_observe_bad_input_leaves_the_session_unharmed(shown, choice, found, exc, match):
+    X = np.random.default_rng(4).normal(size=(50, 2))
+    s = ts.DiscreteSearch(X, n_choices=3, random_state=1)
+    before = s.posterior
+    with pytest.raises(exc, match=match):
+        s.observe(shown, choice, found)
+    np.testing.assert_array_equal(s.posterior, before)
+    assert s.n_queries == 0

@@ -236,7 +236,12 @@ def test_tampered_continuous_state(key, value, method):
     dim=st.one_of(st.integers(-1, 4), st.just(16), st.just(2.0)),
     gamma=st.one_of(st.floats(-1, 100), st.just(float("inf"))),
     bounds=st.one_of(
-        st.tuples(finite, finite), st.just((0, 1)), st.just(("a", 1)), st.just((1.0,))
+        st.tuples(finite, finite),
+        st.just((0, 1)),
+        st.just(("a", 1)),
+        st.just((1.0,)),
+        # a range per axis, of any length (right or wrong)
+        st.tuples(st.lists(finite, max_size=5), st.lists(finite, max_size=5)),
     ),
     method=st.sampled_from(["global", "posterior", "hypothesis-test", "x"]),
     alpha=st.floats(0, 1.2),

@@ -141,7 +141,7 @@ def test_simulation_in_a_huge_box_reports_errors_in_its_units():
     [
         ((-1e308, 1e308), ValueError, "bounds: .* too wide"),
         ((0.0, 5e-324), ValueError, "bounds: .* too narrow"),
-        (("0", "1"), TypeError, "bounds: expected a real number"),
+        (("0", "1"), TypeError, "bounds: expected real"),
         ((0.0, float("inf")), ValueError, "bounds: need finite"),
     ],
 )

@@ -20,12 +20,17 @@ void register_config(py::module_& m) {
   const ts::ContinuousConfig dflt;
   py::class_<ts::ContinuousConfig>(m, "ContinuousConfig",
                                    "A continuous search's configuration; validated on "
-                                   "construction. 0 particles or stage_cap: the defaults.")
-      .def(py::init([](std::int64_t dim, double gamma, double low, double high,
-                       ts::ContinuousMethod method, double alpha, double lapse,
-                       std::int64_t stage_cap, std::int64_t particles, int mh_sweeps,
+                                   "construction. 0 particles or stage_cap: the defaults; "
+                                   "low, high: one entry per axis, or one for all.")
+      .def(py::init([](std::int64_t dim, double gamma, std::vector<double> low,
+                       std::vector<double> high, ts::ContinuousMethod method, double alpha,
+                       double lapse, std::int64_t stage_cap, std::int64_t particles, int mh_sweeps,
                        double resample_ess, std::int64_t cells_per_axis, std::int64_t n_obs,
                        std::int64_t tau) {
+             // one entry: the same range on every axis
+             for (auto* v : {&low, &high})
+               if (v->size() == 1 && dim > 1 && dim <= (std::int64_t(1) << 20))
+                 v->assign(static_cast<std::size_t>(dim), v->front());
              const ts::ContinuousConfig c{
                  dim,       gamma,     low,       high,         method,         alpha, lapse,
                  stage_cap, particles, mh_sweeps, resample_ess, cells_per_axis, n_obs, tau};
@@ -33,10 +38,11 @@ void register_config(py::module_& m) {
              return c;
            }),
            py::kw_only(), py::arg("dim") = dflt.dim, py::arg("gamma") = dflt.gamma,
-           py::arg("low") = dflt.low, py::arg("high") = dflt.high, py::arg("method") = dflt.method,
-           py::arg("alpha") = dflt.alpha, py::arg("lapse") = dflt.lapse,
-           py::arg("stage_cap") = dflt.stage_cap, py::arg("particles") = dflt.particles,
-           py::arg("mh_sweeps") = dflt.mh_sweeps, py::arg("resample_ess") = dflt.resample_ess,
+           py::arg("low") = std::vector<double>{-1.0}, py::arg("high") = std::vector<double>{1.0},
+           py::arg("method") = dflt.method, py::arg("alpha") = dflt.alpha,
+           py::arg("lapse") = dflt.lapse, py::arg("stage_cap") = dflt.stage_cap,
+           py::arg("particles") = dflt.particles, py::arg("mh_sweeps") = dflt.mh_sweeps,
+           py::arg("resample_ess") = dflt.resample_ess,
            py::arg("cells_per_axis") = dflt.cells_per_axis, py::arg("n_obs") = dflt.n_obs,
            py::arg("tau") = dflt.tau)
       .def_readonly("dim", &ts::ContinuousConfig::dim)
@@ -81,6 +87,19 @@ void register_searcher(py::module_& m) {
           "tell",
           [](S& s, bool a_closer) { return locked(s, [&](S& o) { return o.tell(a_closer); }); },
           py::arg("a_closer"), "Records the answer; True when a stage ended.")
+      .def(
+          "observe",
+          [](S& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& a,
+             const py::array_t<double, py::array::c_style | py::array::forcecast>& b,
+             bool a_closer) {
+            const auto d = static_cast<py::ssize_t>(s.config().dim);
+            if (a.ndim() != 1 || a.shape(0) != d || b.ndim() != 1 || b.shape(0) != d)
+              throw std::invalid_argument("query: a and b must have shape (dim,)");
+            return locked(s, [&](S& o) { return o.observe_query(a.data(), b.data(), a_closer); });
+          },
+          py::arg("a"), py::arg("b"), py::arg("a_closer"),
+          "Records the answer to a query asked elsewhere (replacing any pending one); True "
+          "when a stage ended.")
       .def(
           "estimate",
           [](const S& s) {

@@ -2,6 +2,7 @@
 tripletsearch native core (C++17, OpenMP)
 """
 from __future__ import annotations
+import collections.abc
 import numpy
 import numpy.typing
 import typing
@@ -538,9 +539,9 @@ class ContinuousMethod:
         ...
 class ContinuousConfig:
     """
-    A continuous search's configuration; validated on construction. 0 particles or stage_cap: the defaults.
+    A continuous search's configuration; validated on construction. 0 particles or stage_cap: the defaults; low, high: one entry per axis, or one for all.
     """
-    def __init__(self, *, dim: typing.SupportsInt | typing.SupportsIndex = 2, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, low: typing.SupportsFloat | typing.SupportsIndex = -1.0, high: typing.SupportsFloat | typing.SupportsIndex = 1.0, method: ContinuousMethod = ContinuousMethod.Global, alpha: typing.SupportsFloat | typing.SupportsIndex = 0.8, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, stage_cap: typing.SupportsInt | typing.SupportsIndex = 0, particles: typing.SupportsInt | typing.SupportsIndex = 0, mh_sweeps: typing.SupportsInt | typing.SupportsIndex = 2, resample_ess: typing.SupportsFloat | typing.SupportsIndex = 0.5, cells_per_axis: typing.SupportsInt | typing.SupportsIndex = 0, n_obs: typing.SupportsInt | typing.SupportsIndex = 0, tau: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __init__(self, *, dim: typing.SupportsInt | typing.SupportsIndex = 2, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, low: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [-1.0], high: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [1.0], method: ContinuousMethod = ContinuousMethod.Global, alpha: typing.SupportsFloat | typing.SupportsIndex = 0.8, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, stage_cap: typing.SupportsInt | typing.SupportsIndex = 0, particles: typing.SupportsInt | typing.SupportsIndex = 0, mh_sweeps: typing.SupportsInt | typing.SupportsIndex = 2, resample_ess: typing.SupportsFloat | typing.SupportsIndex = 0.5, cells_per_axis: typing.SupportsInt | typing.SupportsIndex = 0, n_obs: typing.SupportsInt | typing.SupportsIndex = 0, tau: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
     @property
     def alpha(self) -> float:
@@ -555,13 +556,13 @@ class ContinuousConfig:
     def gamma(self) -> float:
         ...
     @property
-    def high(self) -> float:
+    def high(self) -> list[float]:
         ...
     @property
     def lapse(self) -> float:
         ...
     @property
-    def low(self) -> float:
+    def low(self) -> list[float]:
         ...
     @property
     def method(self) -> ContinuousMethod:
@@ -601,6 +602,10 @@ class ContinuousSearcher:
     def estimate(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         The point estimate of the target.
+        """
+    def observe(self, a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a_closer: bool) -> bool:
+        """
+        Records the answer to a query asked elsewhere (replacing any pending one); True when a stage ended.
         """
     def tell(self, a_closer: bool) -> bool:
         """

@@ -1,8 +1,9 @@
 """Search a continuous space by comparisons (the paper's Section 3).
 
-A user has a target point in a hypercube Omega in mind and answers queries "is it closer
-to a or to b?" like a gamma-CKL oracle. :class:`ContinuousSearch` is an ask/tell session;
-:func:`simulate_continuous` runs many searches against simulated users natively.
+A user has a target point in a box Omega (a range per dimension) in mind and answers
+queries "is it closer to a or to b?" like a gamma-CKL oracle. :class:`ContinuousSearch` is
+an ask/tell session (:meth:`ContinuousSearch.observe` records answers to queries asked
+elsewhere); :func:`simulate_continuous` runs many searches against simulated users natively.
 
 Methods
 -------
@@ -105,11 +106,7 @@ def _config(
     the hypothesis test with Algorithm 2's plan for the stage error budget ``delta``."""
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
-    try:
-        low, high = bounds
-    except (TypeError, ValueError):
-        raise TypeError(f"bounds: expected (low, high), got {bounds!r}") from None
-    low, high = check_real(low, "bounds"), check_real(high, "bounds")
+    low, high = _check_bounds(bounds)
     base: dict[str, Any] = dict(
         dim=check_int(dim, "dim"),
         gamma=check_real(gamma, "gamma"),
@@ -130,6 +127,38 @@ def _config(
         raise ValueError(f"delta: must lie in (0, 0.5), got {delta}")
     cells, n_obs, tau = hypothesis_test_plan(config.dim, config.gamma, config.lapse, delta)
     return _core.ContinuousConfig(**base, cells_per_axis=cells, n_obs=n_obs, tau=tau)
+
+
+def _check_bounds(bounds: Any) -> tuple[list[float], list[float]]:
+    """``(low, high)``: two reals (a cube) or two vectors (a range per dimension), as lists
+    (one entry: the same range on every axis); the core checks them against ``dim``."""
+    try:
+        low, high = bounds
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds: expected (low, high), got {bounds!r}") from None
+    out = []
+    for v in (low, high):
+        if isinstance(v, (str, bytes)):
+            raise TypeError(f"bounds: expected reals or vectors of reals, got {v!r}")
+        if np.ndim(v) == 0:
+            out.append([check_real(v, "bounds")])
+            continue
+        try:
+            arr = np.asarray(v)
+        except (TypeError, ValueError):
+            raise TypeError(f"bounds: expected reals or vectors of reals, got {v!r}") from None
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"bounds: expected vectors of shape (dim,), got shape {arr.shape}")
+        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+            raise TypeError(f"bounds: expected real numbers, got dtype {arr.dtype}")
+        if np.iscomplexobj(arr):
+            raise TypeError("bounds: expected real numbers, got complex values")
+        out.append(arr.astype(np.float64).tolist())
+    if len(out[0]) > 1 and len(out[1]) > 1 and len(out[0]) != len(out[1]):
+        raise ValueError(
+            f"bounds: low and high have different lengths ({len(out[0])} and {len(out[1])})"
+        )
+    return out[0], out[1]
 
 
 def hypothesis_test_plan(
@@ -156,6 +185,14 @@ def hypothesis_test_plan(
     return n_axis, n_obs, tau
 
 
+def _bounds_state(low: np.ndarray, high: np.ndarray) -> list:
+    """The state's bounds: ``[low, high]`` reals for a cube (the format of every version),
+    ``[[low...], [high...]]`` for a box with its own range per axis."""
+    if np.all(low == low[0]) and np.all(high == high[0]):
+        return [float(low[0]), float(high[0])]
+    return [low.tolist(), high.tolist()]
+
+
 def _same_query(recorded: Any, query: tuple[np.ndarray, np.ndarray]) -> bool:
     """Whether a state's recorded last query (any JSON value) is `query`, to 1e-12."""
     try:
@@ -175,7 +212,12 @@ class ContinuousSearch:
     gamma : float > 0
         The user's assumed gamma-CKL power.
     bounds : (low, high)
-        Omega = [low, high]^dim.
+        Omega: reals for the cube [low, high]^dim, or vectors of length dim for the box
+        [low_0, high_0] x ... x [low_{dim-1}, high_{dim-1}]. The search runs in a frame
+        scaled by the largest half-width, the same on every axis (the user model is about
+        distances); its regions start from the box's bounding cube. The particle methods'
+        queries are points of the box; the hypothesis test's may leave it (its tiles cover
+        the slack around the region).
     method : {"global", "posterior", "hypothesis-test"}
     alpha : float in (0.5, 1)
         "posterior": the mass a box needs to decide.
@@ -205,7 +247,7 @@ class ContinuousSearch:
         dim: int,
         gamma: float,
         *,
-        bounds: tuple[float, float] = (-1.0, 1.0),
+        bounds: tuple[Any, Any] = (-1.0, 1.0),
         method: str = "global",
         alpha: float = 0.8,
         lapse: float = 0.0,
@@ -230,6 +272,7 @@ class ContinuousSearch:
         self._pending: tuple[np.ndarray, np.ndarray] | None = None
         self._answers: list[bool] = []
         self._queries: list[tuple[np.ndarray, np.ndarray]] = []
+        self._observed = False  # some queries came from observe(): the state stores them
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -243,14 +286,19 @@ class ContinuousSearch:
         return float(self._config.gamma)
 
     @property
-    def low(self) -> float:
-        """Omega = [low, high]^dim."""
-        return float(self._config.low)
+    def low(self) -> np.ndarray:
+        """Omega's lower corner (dim,)."""
+        return np.array(self._config.low, dtype=np.float64)
 
     @property
-    def high(self) -> float:
-        """Omega = [low, high]^dim."""
-        return float(self._config.high)
+    def high(self) -> np.ndarray:
+        """Omega's upper corner (dim,)."""
+        return np.array(self._config.high, dtype=np.float64)
+
+    @property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)``: Omega's corners."""
+        return self.low, self.high
 
     @property
     def alpha(self) -> float:
@@ -337,6 +385,33 @@ class ContinuousSearch:
         self._answers.append(bool(a_is_closer))
         self._pending = None
 
+    @synchronized
+    def observe(self, a: Any, b: Any, a_is_closer: Any) -> None:
+        """Record the answer to a query ``(a, b)`` asked elsewhere: by another process, or
+        by an earlier version of the library (a stored session replayed from the queries
+        as they were shown). Replaces any pending query. Not for "hypothesis-test", whose
+        stages are its own tiling."""
+        if not isinstance(a_is_closer, (bool, np.bool_)):
+            raise TypeError(f"a_is_closer: expected a bool, got {type(a_is_closer).__name__}")
+        pts = []
+        for name, p in (("a", a), ("b", b)):
+            try:
+                arr = np.array(p, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{name}: expected a point of R^{self.dim}") from None
+            if arr.shape != (self.dim,):
+                raise ValueError(f"{name}: expected shape ({self.dim},), got {arr.shape}")
+            if not np.isfinite(arr).all():
+                raise ValueError(f"{name}: the point must be finite")
+            pts.append(arr)
+        if self.method == "hypothesis-test":
+            raise ValueError("method: the hypothesis test only records answers to its own queries")
+        self._s.observe(pts[0], pts[1], bool(a_is_closer))
+        self._queries.append((pts[0], pts[1]))
+        self._answers.append(bool(a_is_closer))
+        self._pending = None
+        self._observed = True
+
     # ------------------------------------------------------------------ persistence
     @synchronized
     def to_dict(self) -> dict:
@@ -345,7 +420,7 @@ class ContinuousSearch:
             "version": _STATE_VERSION,
             "dim": self.dim,
             "gamma": self.gamma,
-            "bounds": [self.low, self.high],
+            "bounds": _bounds_state(self.low, self.high),
             "method": self.method,
             "alpha": self.alpha,
             "lapse": self.lapse,
@@ -355,6 +430,12 @@ class ContinuousSearch:
             "seed": str(self._seed),
             "answers": "".join("1" if x else "0" for x in self._answers),
             "last_query": None if not self._queries else [q.tolist() for q in self._queries[-1]],
+            # after observe(): every query, replayed as observed
+            **(
+                {"queries": [[a.tolist(), b.tolist()] for a, b in self._queries]}
+                if self._observed
+                else {}
+            ),
         }
 
     @classmethod
@@ -384,9 +465,20 @@ class ContinuousSearch:
             raise (exc if str(exc).startswith("state:") else ValueError(f"state: {exc}")) from None
         obj._seed = seed
         obj._reset()
-        for ch in answers:
-            obj.ask()
-            obj.tell(ch == "1")
+        queries = state.get("queries")
+        if queries is not None:  # a session that observed queries asked elsewhere
+            if not isinstance(queries, list) or len(queries) != len(answers):
+                raise ValueError("state: queries must be a list with one entry per answer")
+            for step, (q, ch) in enumerate(zip(queries, answers)):
+                try:
+                    a, b = q
+                    obj.observe(a, b, ch == "1")
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"state: query {step} is malformed ({exc})") from None
+        else:
+            for ch in answers:
+                obj.ask()
+                obj.tell(ch == "1")
         if answers and not _same_query(state.get("last_query"), obj._queries[-1]):
             raise ValueError("state: the answers do not replay to the recorded last query")
         return obj
@@ -442,7 +534,7 @@ def simulate_continuous(
     n_runs: int,
     max_queries: int | None = None,
     max_stages: int | None = None,
-    bounds: tuple[float, float] = (-1.0, 1.0),
+    bounds: tuple[Any, Any] = (-1.0, 1.0),
     method: str = "global",
     alpha: float = 0.8,
     lapse: float = 0.0,

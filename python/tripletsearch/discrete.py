@@ -176,6 +176,7 @@ class DiscreteSearch:
         self._history: list[dict[str, Any]] = []
         self._done = False
         self._target: int | None = None
+        self._observed = False  # some answers came from observe(): replayed as such
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -317,6 +318,56 @@ class DiscreteSearch:
         self._done = True
         self._target = int(index)
 
+    @synchronized
+    def observe(self, shown: Any, choice: Any, found: bool = False) -> None:
+        """Record the answer to items shown elsewhere: by another process, or by an earlier
+        version of the library (a stored session replayed from its screens as shown).
+        Replaces any pending query.
+
+        Parameters
+        ----------
+        shown : sequence of int
+            The items shown (1 to n_choices distinct indices).
+        choice : int or None
+            The shown item picked as closest (None: a skip).
+        found : bool
+            ``choice`` is the target: the search ends.
+        """
+        if self._done:
+            raise RuntimeError("observe after the search is done")
+        q = check_index_array(shown, "shown", 1, self.n_items)
+        if not 1 <= len(q) <= self.n_choices:
+            raise ValueError(f"shown: expected 1 to {self.n_choices} items, got {len(q)}")
+        if len(np.unique(q)) != len(q):
+            raise ValueError(f"shown: items must be distinct, got {q.tolist()}")
+        if not isinstance(found, (bool, np.bool_)):
+            raise TypeError(f"found: expected a bool, got {type(found).__name__}")
+        pos = -1
+        if choice is not None:
+            if isinstance(choice, (bool, np.bool_)) or not isinstance(choice, numbers.Integral):
+                raise TypeError(
+                    f"choice: expected an item index or None, got {type(choice).__name__}"
+                )
+            hits = np.nonzero(q == int(choice))[0]
+            if len(hits) == 0:
+                raise ValueError(f"choice: item {choice} was not shown (shown: {q.tolist()})")
+            pos = int(hits[0])
+        elif found:
+            raise ValueError("choice: found=True needs the found item")
+        self._observed = True
+        self._pending = None
+        if found:
+            self._history.append({"shown": q.tolist(), "choice": int(choice), "found": True})
+            self._done = True
+            self._target = int(choice)
+            return
+        self._searcher.update(q, pos)
+        self._history.append(
+            {"shown": q.tolist(), "choice": None if pos < 0 else int(choice), "found": False}
+        )
+        if self._searcher.n_unshown == 0:
+            self._done = True
+
     # ------------------------------------------------------------------ persistence
     @synchronized
     def to_dict(self) -> dict:
@@ -337,6 +388,8 @@ class DiscreteSearch:
             "history": self.history,
             "pending": None if self._pending is None else self._pending.tolist(),
             "done": self._done,
+            # after observe(): the history is replayed as observed, not re-asked
+            **({"observed": True} if self._observed else {}),
         }
 
     @classmethod
@@ -374,6 +427,12 @@ class DiscreteSearch:
                 raise ValueError(f"state: history entry {step} is malformed") from None
             if obj._done:
                 raise ValueError(f"state: history continues after the search ended (entry {step})")
+            if state.get("observed") is True:
+                try:
+                    obj.observe(shown, choice, found)
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"state: history entry {step}: {exc}") from None
+                continue
             q = obj.ask()
             if not isinstance(shown, list) or q.tolist() != shown:
                 raise ValueError(
@@ -385,7 +444,15 @@ class DiscreteSearch:
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"state: history entry {step}: {exc}") from None
         pending = state.get("pending")
-        if pending is not None:
+        if pending is not None and state.get("observed") is True and not obj._done:
+            try:  # the pending items as they were shown
+                q = check_index_array(pending, "pending", 1, obj.n_items)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"state: {exc}") from None
+            if not 1 <= len(q) <= obj.n_choices or len(np.unique(q)) != len(q):
+                raise ValueError("state: the pending query is malformed")
+            obj._pending = q
+        elif pending is not None:
             q = obj.ask()
             if q.tolist() != pending:
                 raise ValueError("state: the pending query does not replay")

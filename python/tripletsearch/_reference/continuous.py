@@ -171,9 +171,13 @@ class ContinuousSearcher:
         seed=0,
     ):
         d = dim
-        # the unit frame: Omega = [-1, 1]^d, mapped to the box by x = origin + half x'
-        self.origin, self.half = 0.5 * low + 0.5 * high, 0.5 * high - 0.5 * low
-        self.d, self.gamma, self.low, self.high = d, gamma, -1.0, 1.0
+        # the unit frame: x = origin + scale x' (scale: the largest half-width), Omega the
+        # box [-r, r] inside the bounding cube [-1, 1]^d where the regions start
+        low = np.broadcast_to(np.asarray(low, dtype=float), (d,))
+        high = np.broadcast_to(np.asarray(high, dtype=float), (d,))
+        self.origin, half = 0.5 * low + 0.5 * high, 0.5 * high - 0.5 * low
+        self.scale = float(np.max(half))
+        self.d, self.gamma, self.low, self.high = d, gamma, -half / self.scale, half / self.scale
         self.method, self.alpha, self.lapse = method, alpha, lapse
         self.stage_cap = stage_cap if stage_cap > 0 else 30 * d
         self.n_particles = resolved_particles(method, d, particles)
@@ -181,8 +185,8 @@ class ContinuousSearcher:
         self.mh_sweeps, self.resample_ess = mh_sweeps, resample_ess
         self.anchor, self.anchor_spread = None, 0.0
         self.model = PairAnswerModel(gamma, lapse)
-        self.center = np.full(d, 0.5 * (low + high))
-        self.edge, self.depth = high - low, 0
+        self.center = np.zeros(d)
+        self.edge, self.depth = 2.0, 0
         self.n_queries = self.n_stages = self.stage_queries = 0
         self.pending = False
         if method == "hypothesis-test":
@@ -195,12 +199,12 @@ class ContinuousSearcher:
     # ------------------------------------------------------------------ common
     def estimate(self):
         """The point estimate in the input frame."""
-        return self.origin + self.half * self.estimate_unit()
+        return self.origin + self.scale * self.estimate_unit()
 
     def ask(self):
         """The pending query in the input frame."""
         a, b = self.ask_unit()
-        return self.origin + self.half * a, self.origin + self.half * b
+        return self.origin + self.scale * a, self.origin + self.scale * b
 
     def estimate_unit(self):
         if self.method == "hypothesis-test":
@@ -219,6 +223,15 @@ class ContinuousSearcher:
                 self._select()
             self.pending = True
         return self.qa.copy(), self.qb.copy()
+
+    def observe(self, a, b, a_closer):
+        """The answer to a query (a, b) in the input frame asked elsewhere."""
+        if self.method == "hypothesis-test":
+            raise ValueError("method: the hypothesis test only records its own queries")
+        self.qa = (np.asarray(a, float) - self.origin) / self.scale
+        self.qb = (np.asarray(b, float) - self.origin) / self.scale
+        self.pending = True
+        return self.tell(a_closer)
 
     def tell(self, a_closer):
         if not self.pending:
@@ -253,7 +266,7 @@ class ContinuousSearcher:
         if self.method == "global":
             w, _ = self.parts.weights()
             self.center, spread = self.parts.median(w)
-            L, depth = self.high - self.low, 0
+            L, depth = 2.0, 0  # the edge of Omega's bounding cube
             while depth < 1000 and L * 2.0 ** -(depth + 1) >= 4.0 * spread:
                 depth += 1
             self.depth, self.edge = depth, L * 2.0**-depth
@@ -319,7 +332,7 @@ class ContinuousSearcher:
     # ------------------------------------------------------------------ particles
     def _begin_particles(self):
         if self.method == "global":
-            lo, hi = np.full(self.d, self.low), np.full(self.d, self.high)
+            lo, hi = self.low.copy(), self.high.copy()
         else:
             lo = np.maximum(self.low, self.center - 2 * self.edge)
             hi = np.minimum(self.high, self.center + 2 * self.edge)
@@ -426,7 +439,8 @@ class ContinuousSearcher:
         rng = stream(self.seed, Purpose.QueryDraws, self.n_queries)
         cand = systematic_resample(w, 1.0, _K_DRAWS, rng.uniform())
         ev = systematic_resample(w, 1.0, _K_EVAL, rng.uniform())
-        pts = np.vstack([self.parts.z[cand], 2 * mu - self.parts.z[cand]])
+        mirrors = np.clip(2 * mu - self.parts.z[cand], self.low, self.high)  # inside Omega
+        pts = np.vstack([self.parts.z[cand], mirrors])
         pairs = [(i, _K_DRAWS + i) for i in range(_K_DRAWS)]
         pairs += [(i, j) for i in range(_K_DRAWS) for j in range(i + 1, _K_DRAWS)]
         Z = self.parts.z[ev]
@@ -438,8 +452,9 @@ class ContinuousSearcher:
             if var > best:
                 best, arg = var, t
         self.qa, self.qb = pts[pairs[arg][0]].copy(), pts[pairs[arg][1]].copy()
-        if np.sum((self.qa - self.qb) ** 2) == 0:
-            self.qb[0] += 1e-9 * self.edge
+        if np.sum((self.qa - self.qb) ** 2) == 0:  # distinct, inside the box
+            step = 1e-9 * self.edge
+            self.qb[0] += step if self.qb[0] + step <= self.high[0] else -step
 
 
 def simulate(runs, max_queries, user_gamma, user_lapse, seed, **config):
@@ -449,12 +464,12 @@ def simulate(runs, max_queries, user_gamma, user_lapse, seed, **config):
     errors = np.full((runs, max_queries + 1), np.nan)
     for r in range(runs):  # the user in the searcher's unit frame, errors in the input's
         rng = stream(seed, Purpose.SimUser, r)
-        t = np.array([-1.0 + rng.uniform() * 2.0 for _ in range(config["dim"])])
         s = ContinuousSearcher(**config, seed=child_seed(seed, Purpose.SimContinuousRun, r))
-        errors[r, 0] = s.half * np.linalg.norm(s.estimate_unit() - t)
+        t = np.array([lo + rng.uniform() * (hi - lo) for lo, hi in zip(s.low, s.high)])
+        errors[r, 0] = s.scale * np.linalg.norm(s.estimate_unit() - t)
         while s.n_queries < max_queries:
             a, b = s.ask_unit()
             p = float(user.prob(np.sum((a - t) ** 2), np.sum((b - t) ** 2)))
             s.tell(rng.uniform() < p)
-            errors[r, s.n_queries] = s.half * np.linalg.norm(s.estimate_unit() - t)
+            errors[r, s.n_queries] = s.scale * np.linalg.norm(s.estimate_unit() - t)
     return errors

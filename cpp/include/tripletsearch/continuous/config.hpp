@@ -2,10 +2,12 @@
 // (tests check that python/tripletsearch/continuous.py agrees).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "../core/errors.hpp"
 #include "particles.hpp"
@@ -20,8 +22,10 @@ constexpr double kMaxCells = 4294967296.0;  // 2^32
 
 struct ContinuousConfig {
   std::int64_t dim = 2;
-  double gamma = 3.0;             // the user model's gamma-CKL power
-  double low = -1.0, high = 1.0;  // Omega = [low, high]^dim
+  double gamma = 3.0;  // the user model's gamma-CKL power
+  // Omega = [low[0], high[0]] x ... x [low[dim-1], high[dim-1]] (one entry per axis;
+  // the bindings broadcast a single entry)
+  std::vector<double> low{-1.0, -1.0}, high{1.0, 1.0};
   ContinuousMethod method = ContinuousMethod::Global;
   double alpha = 0.8;          // Posterior: the mass a box needs to decide
   double lapse = 0.0;          // lapse rate assumed by the likelihood
@@ -65,16 +69,7 @@ struct ContinuousConfig {
                                   format_number(kMaxParticleDim) + ", got " + format_number(dim));
     }
     require_positive(gamma, "gamma");
-    if (!(std::isfinite(low) && std::isfinite(high) && low < high))
-      throw std::invalid_argument("bounds: need finite low < high, got (" + format_number(low) +
-                                  ", " + format_number(high) + ")");
-    // the searchers map [-1, 1] to the box: x = origin + half x', and look up to a few
-    // widths beyond it (parent regions, mirrored queries)
-    const double origin = 0.5 * low + 0.5 * high, half = 0.5 * high - 0.5 * low;
-    if (!(half > 0.0) || !std::isfinite(std::fabs(origin) + 16.0 * half))
-      throw std::invalid_argument("bounds: (" + format_number(low) + ", " + format_number(high) +
-                                  ") is too " + (half > 0.0 ? "wide" : "narrow") +
-                                  " for double precision");
+    validate_bounds();
     require_open_interval(alpha, 0.5, 1.0, "alpha");
     require_half_open(lapse, 0.0, 0.5, "lapse");
     require_at_least<std::int64_t>(stage_cap, 0, "stage_cap");
@@ -84,6 +79,47 @@ struct ContinuousConfig {
     require_allocation(16.0 * double(resolved_particles()) * (double(dim) + 2.0), "n_particles");
     require_at_least(mh_sweeps, 0, "mh_sweeps");
     require_open_interval(resample_ess, 0.0, 1.0, "resample_ess");
+  }
+
+  // The box's centre and half-width on axis a.
+  double origin(std::size_t a) const { return 0.5 * low[a] + 0.5 * high[a]; }
+  double half_width(std::size_t a) const { return 0.5 * high[a] - 0.5 * low[a]; }
+  // The searchers' isotropic scale: the largest half-width (the unit frame's box has
+  // half-widths half_width(a) / scale() <= 1, its bounding cube is [-1, 1]^dim).
+  double scale() const {
+    double s = 0.0;
+    for (std::size_t a = 0; a < low.size(); ++a) s = std::max(s, half_width(a));
+    return s;
+  }
+
+ private:
+  void validate_bounds() const {
+    if (low.size() != static_cast<std::size_t>(dim) || high.size() != low.size())
+      throw std::invalid_argument(
+          "bounds: need one (low, high) per dimension (" + format_number(dim) + "), got " +
+          format_number(static_cast<std::int64_t>(low.size())) + " lows and " +
+          format_number(static_cast<std::int64_t>(high.size())) + " highs");
+    for (std::size_t a = 0; a < low.size(); ++a) {
+      const std::string axis = " on axis " + format_number(static_cast<std::int64_t>(a));
+      if (!(std::isfinite(low[a]) && std::isfinite(high[a]) && low[a] < high[a]))
+        throw std::invalid_argument("bounds: need finite low < high" + axis + ", got (" +
+                                    format_number(low[a]) + ", " + format_number(high[a]) + ")");
+      // the searchers map the unit frame to the box, x = origin + scale x', and look up to
+      // a few widths beyond it (parent regions, mirrored queries)
+      const double o = origin(a), h = half_width(a);
+      if (!(h > 0.0) || !std::isfinite(std::fabs(o) + 16.0 * h))
+        throw std::invalid_argument("bounds: (" + format_number(low[a]) + ", " +
+                                    format_number(high[a]) + ")" + axis + " is too " +
+                                    (h > 0.0 ? "wide" : "narrow") + " for double precision");
+    }
+    // an axis far narrower than the widest one is a degenerate box (and underflows in the
+    // unit frame)
+    const double s = scale();
+    for (std::size_t a = 0; a < low.size(); ++a)
+      if (!(half_width(a) >= 1e-12 * s))
+        throw std::invalid_argument("bounds: axis " + format_number(static_cast<std::int64_t>(a)) +
+                                    " is narrower than " +
+                                    "1e-12 times the widest axis; drop it or rescale");
   }
 };
 

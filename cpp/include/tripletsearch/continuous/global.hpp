@@ -16,8 +16,7 @@ class GlobalSearcher final : public ParticleSearcher {
 
   GlobalSearcher(const ContinuousConfig& cfg, std::uint64_t seed, int threads)
       : ParticleSearcher(cfg, seed, threads) {
-    begin_stage(std::vector<double>(static_cast<std::size_t>(d_), cfg_.low),
-                std::vector<double>(static_cast<std::size_t>(d_), cfg_.high));
+    begin_stage(cfg_.low, cfg_.high);
   }
 
   void estimate_unit(double* out) const override {
@@ -28,13 +27,14 @@ class GlobalSearcher final : public ParticleSearcher {
 
  protected:
   // Every answer is a stage; the region is the cube around the posterior median whose edge
-  // L 2^-depth is the smallest such edge >= 4 x the largest interquartile range.
+  // L 2^-depth is the smallest such edge >= 4 x the largest interquartile range (L = 2:
+  // the edge of Omega's bounding cube).
   bool observe(bool a_closer) override {
     std::vector<double> w;
     refresh(record(a_closer, w), kFocusTail);
     particles_.weights(w);
     const double spread = particles_.median(w, region_.center.data());
-    const double L = cfg_.high - cfg_.low;
+    const double L = 2.0;
     std::int64_t depth = 0;
     while (depth < 1000 && L * std::ldexp(1.0, -(depth + 1)) >= 4.0 * spread) ++depth;
     region_.depth = depth;

@@ -51,8 +51,8 @@ class PosteriorSearcher final : public ParticleSearcher {
   void begin_posterior_stage() {
     std::vector<double> lo(static_cast<std::size_t>(d_)), hi(lo.size());
     for (std::int64_t a = 0; a < d_; ++a) {
-      lo[a] = std::max(cfg_.low, region_.center[a] - 2.0 * region_.edge);
-      hi[a] = std::min(cfg_.high, region_.center[a] + 2.0 * region_.edge);
+      lo[a] = std::max(cfg_.low[a], region_.center[a] - 2.0 * region_.edge);
+      hi[a] = std::min(cfg_.high[a], region_.center[a] + 2.0 * region_.edge);
       if (!(lo[a] < hi[a])) {  // X has left Omega entirely: keep u(X)
         lo[a] = region_.center[a] - 2.0 * region_.edge;
         hi[a] = region_.center[a] + 2.0 * region_.edge;

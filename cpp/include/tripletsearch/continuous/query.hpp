@@ -1,9 +1,11 @@
 // Queries of the particle methods: the candidate pair with the largest expected
 // information, i.e. the variance over posterior draws of P(a named | z) (the quadratic-
 // entropy information gain). Candidates: kDraws posterior draws and their mirror images
-// through the weighted mean; pairs (draw, mirror) and all pairs of draws.
+// through the weighted mean (clamped into Omega, so that every query is a point of the
+// box); pairs (draw, mirror) and all pairs of draws.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -18,11 +20,11 @@ namespace tripletsearch {
 constexpr int kQueryDraws = 12;  // candidate draws
 constexpr int kQueryEval = 256;  // draws the answer probability is averaged over
 
-// The query (a, b) from the posterior of `parts` (weights w); `edge` separates a and b
-// when both candidates coincide.
+// The query (a, b) from the posterior of `parts` (weights w) in the box [lo, hi]; `edge`
+// separates a and b when both candidates coincide.
 inline void infogain_query(const Particles& parts, const std::vector<double>& w,
-                           const PairAnswerModel& model, Rng& rng, double edge, double* qa,
-                           double* qb) {
+                           const PairAnswerModel& model, Rng& rng, double edge, const double* lo,
+                           const double* hi, double* qa, double* qb) {
   const std::int64_t d = parts.d;
   std::vector<double> mu(static_cast<std::size_t>(d));
   parts.mean(w, mu.data());
@@ -34,7 +36,7 @@ inline void infogain_query(const Particles& parts, const std::vector<double>& w,
     for (std::int64_t a = 0; a < d; ++a) {
       const double x = parts.z[cand[i] * d + a];
       pts[i * d + a] = x;
-      pts[(kQueryDraws + i) * d + a] = 2.0 * mu[a] - x;
+      pts[(kQueryDraws + i) * d + a] = std::min(hi[a], std::max(lo[a], 2.0 * mu[a] - x));
     }
   std::vector<std::pair<int, int>> pairs;
   for (int i = 0; i < kQueryDraws; ++i) pairs.emplace_back(i, kQueryDraws + i);
@@ -66,7 +68,8 @@ inline void infogain_query(const Particles& parts, const std::vector<double>& w,
     qa[a] = pts[pairs[arg].first * d + a];
     qb[a] = pts[pairs[arg].second * d + a];
   }
-  if (sqdist(qa, qb, d) == 0.0) qb[0] += 1e-9 * edge;  // distinct
+  if (sqdist(qa, qb, d) == 0.0)  // distinct, inside the box
+    qb[0] += qb[0] + 1e-9 * edge <= hi[0] ? 1e-9 * edge : -1e-9 * edge;
 }
 
 }  // namespace tripletsearch

@@ -1,11 +1,12 @@
 // A continuous search session (Section 3): find a target point in the hypercube
-// Omega = [low, high]^dim from gamma-CKL answers to queries (a, b), "is the target closer to
-// a or to b?". This file holds the interface and what every method shares (the region,
+// box Omega = [low, high] (per axis) from gamma-CKL answers to queries (a, b), "is the target
+// closer to a or to b?". This file holds the interface and what every method shares (the region,
 // the pending query, the counters) and the particle methods' common machinery.
 // python/tripletsearch/_reference/continuous.py is the NumPy twin of every method.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
@@ -20,10 +21,13 @@
 
 namespace tripletsearch {
 
-// The searchers work in the unit frame: Omega = [-1, 1]^dim, whatever the bounds; queries,
-// estimates and regions are mapped to the input frame x = origin + half x'. The gamma-CKL
-// user model is scale-free, so the searches are the same, and no box of finite bounds can
-// overflow a squared distance.
+// The searchers work in the unit frame, x = origin + scale x' with the box's centre as
+// origin and its largest half-width as scale (one scale for every axis: distances, and so
+// the user model, keep their shape): Omega is the box [-r, r] with r_a = half-width_a /
+// scale <= 1, and the regions start from its bounding cube [-1, 1]^dim. Queries, estimates
+// and regions are mapped to the input frame. The gamma-CKL user model is scale-free, so the
+// searches do not depend on the scale, and no box of finite bounds can overflow a squared
+// distance.
 class ContinuousSearcher {
  public:
   ContinuousSearcher(const ContinuousConfig& cfg, std::uint64_t seed, int threads)
@@ -32,13 +36,14 @@ class ContinuousSearcher {
         d_(cfg.dim),
         seed_(seed),
         threads_(threads),
-        origin_(0.5 * cfg.low + 0.5 * cfg.high),
-        half_(0.5 * cfg.high - 0.5 * cfg.low),
+        origin_(static_cast<std::size_t>(cfg.dim), 0.0),
+        scale_(cfg.scale()),
         model_(cfg.gamma, cfg.lapse),
         qa_(static_cast<std::size_t>(cfg.dim), 0.0),
         qb_(qa_.size(), 0.0) {
     input_cfg_.validate();
     require_at_least(threads, 1, "n_jobs");
+    for (std::size_t a = 0; a < origin_.size(); ++a) origin_[a] = cfg.origin(a);
     region_.center.assign(static_cast<std::size_t>(d_), 0.0);
     region_.edge = 2.0;
   }
@@ -55,7 +60,7 @@ class ContinuousSearcher {
 
   // The current region, in the input frame.
   Region region() const {
-    Region r{region_.center, half_ * region_.edge, region_.depth};
+    Region r{region_.center, scale_ * region_.edge, region_.depth};
     to_input(r.center.data());
     return r;
   }
@@ -94,19 +99,46 @@ class ContinuousSearcher {
     return observe(a_closer);
   }
 
-  // x <- origin + half x, per coordinate.
-  void to_input(double* x) const {
-    for (std::int64_t a = 0; a < d_; ++a) x[a] = origin_ + half_ * x[a];
+  // Records the answer to the query (a, b) in the input frame, asked by another process or
+  // another version of the library (a stored session replayed); it replaces any pending
+  // query. The particle methods only: the hypothesis test answers its own tiling.
+  bool observe_query(const double* a, const double* b, bool a_closer) {
+    if (cfg_.method == ContinuousMethod::HypothesisTest)
+      throw std::invalid_argument(
+          "method: the hypothesis test only records answers to its own queries");
+    for (std::int64_t t = 0; t < d_; ++t) {
+      if (!(std::isfinite(a[t]) && std::isfinite(b[t])))
+        throw std::invalid_argument("query: the points must be finite");
+      qa_[t] = (a[t] - origin_[t]) / scale_;
+      qb_[t] = (b[t] - origin_[t]) / scale_;
+    }
+    pending_ = true;
+    return tell(a_closer);
   }
-  double half() const { return half_; }
+
+  // x <- origin + scale x, per coordinate.
+  void to_input(double* x) const {
+    for (std::int64_t a = 0; a < d_; ++a) x[a] = origin_[a] + scale_ * x[a];
+  }
+  // Input-frame lengths per unit-frame length.
+  double scale() const { return scale_; }
+  // Omega in the unit frame.
+  const std::vector<double>& unit_low() const { return cfg_.low; }
+  const std::vector<double>& unit_high() const { return cfg_.high; }
 
  protected:
   virtual void next_query(double* a, double* b) = 0;
   virtual bool observe(bool a_closer) = 0;
 
+  // The configuration in the unit frame (computed unvalidated: the constructor validates
+  // the input configuration before anything uses this one).
   static ContinuousConfig unit_config(ContinuousConfig cfg) {
-    cfg.low = -1.0;
-    cfg.high = 1.0;
+    const double s = cfg.scale();
+    for (std::size_t a = 0; a < cfg.low.size() && a < cfg.high.size(); ++a) {
+      const double r = cfg.half_width(a) / s;
+      cfg.low[a] = -r;
+      cfg.high[a] = r;
+    }
     return cfg;
   }
 
@@ -115,7 +147,8 @@ class ContinuousSearcher {
   std::int64_t d_;
   std::uint64_t seed_;
   int threads_;
-  double origin_, half_;   // input = origin + half unit
+  std::vector<double> origin_;  // input = origin + scale unit
+  double scale_;
   PairAnswerModel model_;  // the user model the likelihood assumes
   Region region_;
   std::int64_t n_queries_ = 0, n_stages_ = 0, stage_queries_ = 0;
@@ -148,7 +181,8 @@ class ParticleSearcher : public ContinuousSearcher {
     std::vector<double> w;
     particles_.weights(w);
     Rng rng = stream(seed_, Purpose::QueryDraws, static_cast<std::uint64_t>(n_queries_));
-    infogain_query(particles_, w, model_, rng, region_.edge, a, b);
+    infogain_query(particles_, w, model_, rng, region_.edge, cfg_.low.data(), cfg_.high.data(), a,
+                   b);
   }
 
   // The answer to the pending query into the posterior; w: the new weights. Returns the

@@ -81,21 +81,22 @@ namespace detail {
 inline void simulate_continuous_run(const ContinuousConfig& cfg, const ContinuousSimOptions& o,
                                     std::uint64_t seed, std::int64_t r, int inner_threads,
                                     ContinuousSimulation& res, Cancel& cancel) {
-  // the user and the errors in the searcher's unit frame (Omega = [-1, 1]^d); errors,
+  // the user and the errors in the searcher's unit frame (Omega within [-1, 1]^d); errors,
   // targets and regions reported in the input frame
   const std::int64_t d = cfg.dim, S = o.stage_rows() - 1, Q = o.max_queries + 1;
   const PairAnswerModel user(o.user_gamma, o.user_lapse);
   Rng rng = stream(seed, Purpose::SimUser, static_cast<std::uint64_t>(r));
-  std::vector<double> t(static_cast<std::size_t>(d));
-  for (std::int64_t a = 0; a < d; ++a) t[a] = -1.0 + rng.uniform() * 2.0;
   const auto srch =
       make_searcher(cfg, child_seed(seed, Purpose::SimContinuousRun, static_cast<std::uint64_t>(r)),
                     inner_threads);
+  std::vector<double> t(static_cast<std::size_t>(d));  // uniform in Omega
+  const std::vector<double>&lo = srch->unit_low(), &hi = srch->unit_high();
+  for (std::int64_t a = 0; a < d; ++a) t[a] = lo[a] + rng.uniform() * (hi[a] - lo[a]);
   auto* hyp = dynamic_cast<HypothesisTestSearcher*>(srch.get());
   std::vector<double> est(static_cast<std::size_t>(d)), qa(est.size()), qb(est.size());
   auto error = [&]() {
     srch->estimate_unit(est.data());
-    return srch->half() * std::sqrt(sqdist(est.data(), t.data(), d));
+    return srch->scale() * std::sqrt(sqdist(est.data(), t.data(), d));
   };
   if (o.max_queries >= 0) res.errors[static_cast<std::size_t>(r * Q)] = error();
   res.stage_errors[static_cast<std::size_t>(r * (S + 1))] = error();
