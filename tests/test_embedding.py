@@ -266,3 +266,50 @@ def test_bad_triplets():
     fitted = ts.Embedding(max_epochs=3).fit(T_OK)
     with pytest.raises(ValueError, match="triplets: index 10"):
         fitted.predict_proba([[0, 1, 10]])
+
+
+# ------------------------------------------------------------------ save / load
+
+
+def test_save_load_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    Q = rng.integers(0, 30, size=(2000, 3))
+    Q = Q[(Q[:, 0] != Q[:, 1]) & (Q[:, 0] != Q[:, 2]) & (Q[:, 1] != Q[:, 2])]
+    T = ts.GammaCKL(3.0).sample(X, Q, random_state=1)
+    emb = ts.Embedding("gamma-ckl", 2, learn_gamma=True, random_state=rng, max_epochs=50)
+    emb.fit(T)
+    path = tmp_path / "emb.npz"
+    emb.save(path)
+    back = ts.Embedding.load(path)
+    np.testing.assert_array_equal(back.embedding_, emb.embedding_)
+    np.testing.assert_array_equal(back.predict_proba(T[:50]), emb.predict_proba(T[:50]))
+    assert back.gamma_ == emb.gamma_ and back.learn_gamma and back.random_state is None
+    assert back.n_items_ == 30 and back.status_ == emb.status_
+    np.testing.assert_array_equal(back.loss_curve_, emb.loss_curve_)
+
+
+def test_load_rejects_other_files(tmp_path):
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="junk.npz: not an Embedding"):
+        ts.Embedding.load(junk)
+    other = tmp_path / "other.npz"
+    np.savez(other, embedding=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="other.npz: not an Embedding"):
+        ts.Embedding.load(other)
+    with pytest.raises(FileNotFoundError):
+        ts.Embedding.load(tmp_path / "missing.npz")
+    with pytest.raises(RuntimeError, match="not fitted"):
+        ts.Embedding().save(tmp_path / "x.npz")
+    emb = ts.Embedding("t-ste", 2, random_state=0, max_epochs=5).fit([[0, 1, 2], [1, 2, 0]])
+    emb.save(tmp_path / "ok.npz")
+    import json
+
+    with np.load(tmp_path / "ok.npz") as f:
+        meta = json.loads(str(f["meta"]))
+        parts = {k: f[k] for k in f.files}
+    meta["version"] = 99
+    np.savez(tmp_path / "v99.npz", **{**parts, "meta": np.array(json.dumps(meta))})
+    with pytest.raises(ValueError, match="unsupported Embedding file version 99"):
+        ts.Embedding.load(tmp_path / "v99.npz")

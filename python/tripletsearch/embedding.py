@@ -37,6 +37,7 @@ MODELS = {
     "probit": Probit,
 }
 _ALIASES = {"gammackl": "gamma-ckl", "tste": "t-ste"}
+_SAVE_VERSION = 1  # Embedding.save's file format
 # optimizer name -> _core.Optimizer member
 OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "lbfgs": "LBFGS"}
 _DEFAULT_LR = {"sgd": 1.0, "adam": 0.05, "lbfgs": 1.0}
@@ -487,3 +488,81 @@ class Embedding(_ParamsMixin):
             return math.nan
         lp = self.oracle_.log_prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
         return float(-np.mean(lp))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: Any) -> None:
+        """Save a fitted embedding to ``path`` (a NumPy ``.npz`` file, no pickles).
+
+        The file holds the embedding, the fitted gamma and training record, and the
+        parameters that are plain values (a Generator ``random_state`` or an array ``init``
+        is stored as None). ``Embedding.load(path)`` reads it back; ``tripletsearch serve
+        --catalogue`` accepts such a file as a catalogue's embedding.
+        """
+        import json
+        import os
+
+        self._check_fitted()
+        params = {}
+        for k, v in self.get_params().items():
+            ok = v is None or isinstance(v, (bool, int, float, str))
+            params[k] = v if ok and not isinstance(v, np.generic) else None
+        meta = {
+            "format": "tripletsearch.Embedding",
+            "version": _SAVE_VERSION,
+            "params": params,
+            "gamma_": self.gamma_,
+            "n_items_": int(self.n_items_),
+            "n_epochs_": int(self.n_epochs_),
+            "status_": self.status_,
+        }
+        with open(os.fspath(path), "wb") as fh:  # exactly `path`: savez appends no suffix
+            np.savez(
+                fh,
+                embedding=np.asarray(self.embedding_, dtype=np.float64),
+                loss_curve=np.asarray(self.loss_curve_, dtype=np.float64),
+                meta=np.array(json.dumps(meta)),
+            )
+
+    @classmethod
+    def load(cls, path: Any) -> Embedding:
+        """Load an embedding saved by :meth:`save` (fitted: ``embedding_``, ``oracle_`` and
+        the scores work as after ``fit``)."""
+        import json
+        import os
+        import zipfile
+
+        name = os.fspath(path)
+        try:
+            with np.load(name, allow_pickle=False) as f:
+                X = np.array(f["embedding"], dtype=np.float64)
+                loss = np.array(f["loss_curve"], dtype=np.float64)
+                meta = json.loads(str(f["meta"]))
+        except (KeyError, ValueError, OSError, zipfile.BadZipFile) as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise
+            raise ValueError(f"{name}: not an Embedding saved by Embedding.save ({exc})") from None
+        if not isinstance(meta, dict) or meta.get("format") != "tripletsearch.Embedding":
+            raise ValueError(f"{name}: not an Embedding saved by Embedding.save")
+        if meta.get("version") != _SAVE_VERSION:
+            raise ValueError(
+                f"{name}: unsupported Embedding file version {meta.get('version')!r} "
+                f"(this library reads version {_SAVE_VERSION})"
+            )
+        try:
+            params = {k: v for k, v in meta["params"].items() if k in cls._param_names()}
+            obj = cls(**params)
+            name_, d, _, _ = obj._check_params()
+            if X.ndim != 2 or X.shape[1] != d or not np.isfinite(X).all():
+                raise ValueError(f"embedding of shape {X.shape} does not fit n_components={d}")
+            obj.embedding_ = X
+            obj.n_items_ = int(meta["n_items_"])
+            obj.gamma_ = float(meta["gamma_"]) if meta["gamma_"] is not None else math.nan
+            obj.oracle_ = obj._make_oracle(obj.gamma_ if name_ == "gamma-ckl" else None)
+            obj.loss_curve_ = loss
+            obj.n_epochs_ = int(meta["n_epochs_"])
+            obj.status_ = str(meta["status_"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"{name}: malformed Embedding file ({exc})") from None
+        if obj.n_items_ != X.shape[0]:
+            raise ValueError(f"{name}: n_items_ {obj.n_items_} != {X.shape[0]} embedding rows")
+        return obj
