@@ -416,3 +416,19 @@ def test_observe_bad_input_leaves_the_session_unharmed(shown, choice, found, exc
         s.observe(shown, choice, found)
     np.testing.assert_array_equal(s.posterior, before)
     assert s.n_queries == 0
+
+
+def test_spawn_is_a_fresh_session_over_the_same_store():
+    X = np.random.default_rng(6).normal(size=(200, 3))
+    base = ts.DiscreteSearch(X, n_choices=4, random_state=1)
+    base.tell(int(base.ask()[0]))
+    child = base.spawn(random_state=9)
+    fresh = ts.DiscreteSearch(X, n_choices=4, random_state=9)
+    assert child.n_queries == 0 and base.n_queries == 1
+    for _ in range(5):
+        q = child.ask()
+        np.testing.assert_array_equal(q, fresh.ask())
+        child.tell(int(q[1]))
+        fresh.tell(int(q[1]))
+    np.testing.assert_array_equal(child.posterior, fresh.posterior)
+    assert base.n_queries == 1  # the parent is untouched

@@ -7,6 +7,8 @@ reproduce embedding   the paper's Figure 5 (Musical Artists) and 1-D alien eggs
 reproduce discrete    the user study in simulation: gamma-CKLSearch vs GaussSearch
 reproduce continuous  Figure 4: exponential convergence of the continuous search
 info                  build facts: version, OpenMP, threads
+serve                 the search service (pip install 'tripletsearch[serve]')
+export                a service's recorded answers as triplets for Embedding.fit
 """
 
 from __future__ import annotations
@@ -154,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.set_defaults(func=_reproduce)
     p_info = sub.add_parser("info", help="version, OpenMP, threads")
     p_info.set_defaults(func=_info)
+    from .serve.cli import add_commands  # argparse only: the service imports when run
+
+    add_commands(sub)
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])

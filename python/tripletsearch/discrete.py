@@ -39,6 +39,7 @@ arithmetic is in double precision.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import numbers
@@ -166,6 +167,16 @@ class DiscreteSearch:
         self._threads = resolve_n_jobs(n_jobs)
         self._store = _store(self._X)
         self._reset()
+
+    @synchronized
+    def spawn(self, random_state: Any = None) -> DiscreteSearch:
+        """A new session over the same database and parameters, sharing this one's prepared
+        copy of the database (no rebuild: what a server does per visitor). The same as
+        ``DiscreteSearch(X, ..., random_state=random_state)``."""
+        obj = copy.copy(self)
+        obj._seed = seed_from(random_state)
+        obj._reset()
+        return obj
 
     def _reset(self) -> None:
         self._lock = new_lock()

@@ -1,0 +1,317 @@
+"""Catalogues: the items a search service lets people search (names, an embedding, and
+optionally a colour or an image per item), loaded and validated. NumPy only.
+
+On disk a catalogue is either
+
+* a **folder** holding ``items.csv`` (columns ``name``, optional ``hex`` and ``image``;
+  one row per item, the row is the item's id) and an embedding: ``embedding.npy``,
+  ``embedding.csv`` (one row of numbers per item, no header) or ``embedding.npz`` (a
+  fitted :class:`tripletsearch.Embedding` saved with ``Embedding.save``); image paths are
+  relative to the folder and are served from it only; or
+* a single **CSV file** with a header: ``name``, optional ``hex`` / ``image`` and the
+  embedding in every other column.
+
+Every problem is reported as a ``ValueError`` naming the file and the row.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .colour import hex_to_srgb, srgb_to_lab
+
+__all__ = ["Catalogue", "load_catalogue", "demo_catalogue", "DEMOS"]
+
+DEMOS = ("colours",)
+_HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
+_RESERVED = {"name", "hex", "image"}
+MAX_ITEMS = 10_000_000
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Items a search service serves.
+
+    Attributes
+    ----------
+    names : tuple of str
+        One per item; the item's id is its position.
+    embedding : ndarray (n, d)
+        The searcher's embedding (finite, no duplicate rows).
+    hex : tuple of str or None
+        ``#rrggbb`` per item (a colour catalogue), or None.
+    images : tuple of str or None
+        Image path per item, relative to ``root`` (None: no images).
+    root : Path or None
+        The folder images are served from.
+    title : str
+    """
+
+    names: tuple[str, ...]
+    embedding: np.ndarray
+    hex: tuple[str, ...] | None = None
+    images: tuple[str, ...] | None = None
+    root: Path | None = None
+    title: str = "catalogue"
+    fingerprint: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        X = np.ascontiguousarray(self.embedding, dtype=np.float64)
+        X.setflags(write=False)
+        object.__setattr__(self, "embedding", X)
+        if not self.fingerprint:
+            h = hashlib.sha256(X.tobytes())
+            h.update("\n".join(self.names).encode())
+            object.__setattr__(self, "fingerprint", h.hexdigest()[:16])
+
+    @property
+    def n_items(self) -> int:
+        return len(self.names)
+
+    @property
+    def dim(self) -> int:
+        return int(self.embedding.shape[1])
+
+    @property
+    def has_colours(self) -> bool:
+        return self.hex is not None
+
+    def item(self, i: int) -> dict[str, Any]:
+        """The public record of item ``i``: ``id``, ``name``, ``hex`` (or None) and, with
+        images, ``image`` (its URL path)."""
+        out: dict[str, Any] = {
+            "id": int(i),
+            "name": self.names[i],
+            "hex": None if self.hex is None else self.hex[i],
+        }
+        if self.images is not None:
+            out["image"] = f"/images/{int(i)}"
+        return out
+
+    def image_path(self, i: int) -> Path | None:
+        """The file of item ``i``'s image, resolved inside ``root`` (None: no image)."""
+        if self.images is None or self.root is None or not 0 <= i < self.n_items:
+            return None
+        return _inside(self.root, self.images[i])
+
+
+# ---------------------------------------------------------------------- validation
+
+
+def _inside(root: Path, rel: str) -> Path | None:
+    """``root / rel`` when it resolves to a file inside ``root``, else None."""
+    if not rel or os.path.isabs(rel) or "\\" in rel or "\x00" in rel:
+        return None
+    base = root.resolve()
+    p = (base / rel).resolve()
+    if base != p and base not in p.parents:
+        return None
+    return p if p.is_file() else None
+
+
+def _check_items(
+    file: str,
+    names: list[str],
+    hexes: list[str] | None,
+    images: list[str] | None,
+    root: Path | None,
+    first_row: int,
+) -> None:
+    """Names present and unique, colours ``#rrggbb``, image files inside ``root``; the
+    rows named as in the file (``first_row``: the file line of item 0)."""
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        row = first_row + i
+        if not name.strip():
+            raise ValueError(f"{file}: row {row}: missing name")
+        if name in seen:
+            raise ValueError(
+                f"{file}: row {row}: duplicate name {name!r} "
+                f"(first at row {first_row + seen[name]})"
+            )
+        seen[name] = i
+        if hexes is not None and not _HEX.match(hexes[i]):
+            raise ValueError(f"{file}: row {row}: bad colour {hexes[i]!r} (expected #rrggbb)")
+        if images is not None:
+            if root is None:
+                raise ValueError(f"{file}: images need a catalogue folder")
+            if _inside(root, images[i]) is None:
+                raise ValueError(
+                    f"{file}: row {row}: image {images[i]!r} is not a file inside {root}"
+                )
+
+
+def _check_embedding(file: str, X: np.ndarray, n: int | None, first_row: int) -> np.ndarray:
+    """A finite (n, d) embedding without duplicate rows, rows named as in the file."""
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise ValueError(f"{file}: expected a 2-d embedding (items x dimensions), got {X.shape}")
+    if n is not None and X.shape[0] != n:
+        raise ValueError(f"{file}: {X.shape[0]} embedding rows for {n} items")
+    if X.shape[0] < 2:
+        raise ValueError(f"{file}: a catalogue needs at least 2 items, got {X.shape[0]}")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, c = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(f"{file}: row {first_row + r}, column {c}: not a finite number")
+    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    dup = np.nonzero(first[inverse] != np.arange(X.shape[0]))[0]
+    if len(dup):
+        r = int(dup[0])
+        raise ValueError(
+            f"{file}: row {first_row + r}: duplicate embedding row (the same as row "
+            f"{first_row + int(first[inverse[r]])}); items must be distinguishable"
+        )
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a CSV file (UTF-8, BOM tolerated); blank lines skipped."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: malformed CSV ({exc})") from None
+    if not rows:
+        raise ValueError(f"{path}: empty file")
+    header = [h.strip().lower() for h in rows[0]]
+    body = rows[1:]
+    if len(body) > MAX_ITEMS:
+        raise ValueError(f"{path}: more than {MAX_ITEMS} items")
+    for i, r in enumerate(body):
+        if len(r) != len(header):
+            raise ValueError(f"{path}: row {i + 2}: {len(r)} fields, the header has {len(header)}")
+    return header, body
+
+
+def _column(header: list[str], body: list[list[str]], name: str) -> list[str] | None:
+    if name not in header:
+        return None
+    j = header.index(name)
+    return [r[j].strip() if name != "name" else r[j] for r in body]
+
+
+def _numbers(path: Path, rows: list[list[str]], first_row: int, first_col: int = 0) -> np.ndarray:
+    """Rows of numbers, a clear error for the first that is not one."""
+    out = np.empty((len(rows), len(rows[0]) if rows else 0))
+    for i, r in enumerate(rows):
+        if len(r) != out.shape[1]:
+            raise ValueError(
+                f"{path}: row {first_row + i}: {len(r)} values, row {first_row} has {out.shape[1]}"
+            )
+        for j, v in enumerate(r):
+            try:
+                out[i, j] = float(v)
+            except ValueError:
+                raise ValueError(
+                    f"{path}: row {first_row + i}, column {first_col + j}: {v!r} is not a number"
+                ) from None
+    return out
+
+
+def _load_embedding_file(path: Path, n: int) -> np.ndarray:
+    """The embedding of a catalogue folder: .npy, .csv or an ``Embedding.save`` .npz."""
+    if path.suffix == ".npy":
+        try:
+            X = np.load(path, allow_pickle=False)
+        except ValueError as exc:
+            raise ValueError(f"{path}: not a NumPy array file ({exc})") from None
+        if not np.issubdtype(X.dtype, np.number) or np.iscomplexobj(X) or X.dtype == bool:
+            raise ValueError(f"{path}: expected real numbers, got dtype {X.dtype}")
+        return _check_embedding(str(path), np.asarray(X, dtype=np.float64), n, 0)
+    if path.suffix == ".npz":
+        from ..embedding import Embedding
+
+        return _check_embedding(str(path), Embedding.load(path).embedding_, n, 0)
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    if not rows:
+        raise ValueError(f"{path}: empty file")
+    return _check_embedding(str(path), _numbers(path, rows, 1), n, 1)
+
+
+def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:
+    """Load and validate a catalogue folder or CSV file (see the module docstring)."""
+    p = Path(os.fspath(path))
+    if not p.exists():
+        raise FileNotFoundError(f"catalogue: {p} does not exist")
+    if p.is_dir():
+        items = p / "items.csv"
+        if not items.is_file():
+            raise ValueError(f"catalogue: {p} has no items.csv")
+        header, body = _read_csv(items)
+        if "name" not in header:
+            raise ValueError(f"{items}: no 'name' column (header: {header})")
+        extra = [h for h in header if h not in _RESERVED]
+        if extra:
+            raise ValueError(
+                f"{items}: unknown columns {extra} (items.csv holds name, hex, image; the "
+                "embedding is a separate file)"
+            )
+        names = _column(header, body, "name") or []
+        hexes, images = _column(header, body, "hex"), _column(header, body, "image")
+        _check_items(str(items), names, hexes, images, p, 2)
+        found = [p / f for f in ("embedding.npy", "embedding.csv", "embedding.npz")]
+        present = [f for f in found if f.is_file()]
+        if len(present) != 1:
+            raise ValueError(
+                f"catalogue: {p} needs exactly one of embedding.npy, embedding.csv, "
+                f"embedding.npz (found {[f.name for f in present]})"
+            )
+        X = _load_embedding_file(present[0], len(names))
+        return Catalogue(
+            tuple(names),
+            X,
+            None if hexes is None else tuple(h.lower() for h in hexes),
+            None if images is None else tuple(images),
+            p,
+            title or p.name,
+        )
+    header, body = _read_csv(p)
+    if "name" not in header:
+        raise ValueError(f"{p}: no 'name' column (header: {header})")
+    names = _column(header, body, "name") or []
+    hexes, images = _column(header, body, "hex"), _column(header, body, "image")
+    cols = [j for j, h in enumerate(header) if h not in _RESERVED]
+    if not cols:
+        raise ValueError(f"{p}: no embedding columns (every column but name, hex, image)")
+    _check_items(str(p), names, hexes, images, p.parent, 2)
+    X = _numbers(p, [[r[j] for j in cols] for r in body], 2, cols[0])
+    X = _check_embedding(str(p), X, len(names), 2)
+    return Catalogue(
+        tuple(names),
+        X,
+        None if hexes is None else tuple(h.lower() for h in hexes),
+        None if images is None else tuple(images),
+        p.parent if images is not None else None,
+        title or p.stem,
+    )
+
+
+def demo_catalogue(name: str = "colours") -> Catalogue:
+    """A bundled demo: ``"colours"``, the 949 colours of the xkcd colour survey (public
+    domain, see ``serve/data/SOURCE.md``) embedded in CIELAB."""
+    if name not in DEMOS:
+        raise ValueError(f"demo: expected one of {list(DEMOS)}, got {name!r}")
+    text = resources.files(__package__).joinpath("data/xkcd_colours.csv").read_text("utf-8")
+    rows = list(csv.reader(text.splitlines()))[1:]
+    names = [r[0] for r in rows]
+    hexes = [r[1] for r in rows]
+    X = srgb_to_lab(hex_to_srgb(hexes))
+    return Catalogue(tuple(names), X, tuple(hexes), None, None, "xkcd colours")

@@ -1,0 +1,148 @@
+"""``tripletsearch serve`` and ``tripletsearch export`` (imported only when run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+from typing import Any
+
+__all__ = ["add_commands"]
+
+_MISSING = (
+    "tripletsearch serve needs the optional 'serve' dependencies: "
+    "pip install 'tripletsearch[serve]'"
+)
+
+
+def _catalogue(args: argparse.Namespace) -> Any:
+    from .catalogue import demo_catalogue, load_catalogue
+
+    if args.demo and args.catalogue:
+        raise SystemExit("give either --catalogue PATH or --demo colours, not both")
+    if args.demo:
+        return demo_catalogue(args.demo)
+    if args.catalogue:
+        return load_catalogue(args.catalogue)
+    return None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from .app import create_app
+        from .store import Store, default_url
+    except ImportError as exc:
+        print(f"{_MISSING} ({exc})", file=sys.stderr)
+        return 2
+    try:
+        cat = _catalogue(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if cat is None:
+        print("error: give --catalogue PATH or --demo colours", file=sys.stderr)
+        return 2
+    if args.workers < 1:
+        print("error: --workers must be >= 1", file=sys.stderr)
+        return 2
+    url = args.database or default_url()
+    store = Store(url)
+    found = store.setup()  # once, before any worker starts
+    store.dispose()
+    token = args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN")
+    if not token:
+        token = secrets.token_urlsafe(24)
+        print(f"admin token (GET /api/admin/export): {token}", flush=True)
+    where = store.url.render_as_string(hide_password=True)
+    print(
+        f"serving {cat.title!r} ({cat.n_items} items) on http://{args.host}:{args.port}/ "
+        f"with {args.workers} worker(s); sessions in {where}"
+        + (" (created)" if found == 0 else ""),
+        flush=True,
+    )
+    if args.workers == 1:
+        app = create_app(
+            cat,
+            url,
+            admin_token=token,
+            gamma=args.gamma,
+            max_queries=args.max_queries,
+            setup=False,
+        )
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        return 0
+    os.environ["TRIPLETSEARCH_SERVE"] = json.dumps(
+        {
+            "demo": args.demo,
+            "catalogue": os.path.abspath(args.catalogue) if args.catalogue else None,
+            "database": url,
+            "gamma": args.gamma,
+            "max_queries": args.max_queries,
+        }
+    )
+    os.environ["TRIPLETSEARCH_ADMIN_TOKEN"] = token
+    uvicorn.run(
+        "tripletsearch.serve.app:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+    )
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    try:
+        from .export import write_export
+        from .store import Store, StoreError, default_url
+    except ImportError as exc:
+        print(f"{_MISSING} ({exc})", file=sys.stderr)
+        return 2
+    try:
+        cat = _catalogue(args)
+        store = Store(args.database or default_url())
+        store.check()
+        counts = write_export(store, args.out, cat)
+    except (ValueError, FileNotFoundError, StoreError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"exported {counts['sessions']} sessions, {counts['answers']} answers, "
+        f"{counts['triplets']} triplets, {counts['choices']} choices to {args.out}"
+    )
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    """The ``serve`` and ``export`` subcommands of the ``tripletsearch`` command line."""
+    p = sub.add_parser("serve", help="the search service: a JSON API and a page")
+    src = p.add_argument_group("catalogue (one of)")
+    src.add_argument("--catalogue", metavar="PATH", help="a catalogue folder or CSV file")
+    src.add_argument("--demo", choices=["colours"], help="a bundled demo catalogue")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--workers", type=int, default=1, help="worker processes")
+    p.add_argument(
+        "--database",
+        metavar="URL",
+        help="SQLAlchemy URL (default sqlite:///tripletsearch-sessions.sqlite)",
+    )
+    p.add_argument("--admin-token", help="token of the admin export (default: generated)")
+    p.add_argument("--gamma", type=float, default=3.0, help="gamma assumed of people (find)")
+    p.add_argument("--max-queries", type=int, default=300, help="screens per session at most")
+    p.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    p.set_defaults(func=_serve)
+
+    e = sub.add_parser("export", help="recorded answers as triplets for Embedding.fit")
+    e.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
+    e.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    e.add_argument("--catalogue", metavar="PATH", help="the catalogue, for item names")
+    e.add_argument("--demo", choices=["colours"], help="the demo catalogue, for item names")
+    e.set_defaults(func=_export)

@@ -1,0 +1,481 @@
+"""Sessions in a real database (SQLAlchemy Core): SQLite by default, any SQLAlchemy URL
+(PostgreSQL) when several machines serve.
+
+Tables (schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``):
+
+``ts_sessions``
+    one row per search: id, the hash of its token, mode, screen size, seed and
+    parameters, the catalogue's fingerprint, the library version that started it, the
+    number of answered screens (``queries``), ``done`` and the result.
+``ts_screens``
+    every screen as shown (its public JSON and the query behind it), keyed by
+    (session, number).
+``ts_answers``
+    every answer with the reply it got, keyed by (session, screen): the unique key that
+    makes a repeated submission, or two workers racing on one screen, record once.
+
+An answer is one transaction: the session row advances only from the screen being
+answered (``UPDATE ... WHERE queries = :n``), then the answer and the next screen are
+inserted, then it commits, before the reply is sent. SQLite write transactions start with
+``BEGIN IMMEDIATE`` (a deferred transaction that reads and then writes cannot upgrade its
+lock in WAL mode), with a busy timeout, in WAL mode with ``synchronous=FULL``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Store",
+    "SessionRow",
+    "StoreError",
+    "Conflict",
+    "default_url",
+    "MIGRATIONS",
+]
+
+SCHEMA_VERSION = 1
+DEFAULT_DATABASE = "tripletsearch-sessions.sqlite"
+
+# schema migrations: MIGRATIONS[v] upgrades a version-v database to v + 1 (in one
+# transaction); a database at an older version is upgraded once, when the service starts
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+
+metadata = sa.MetaData()
+meta_table = sa.Table(
+    "ts_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+sessions = sa.Table(
+    "ts_sessions",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("mode", sa.String(16), nullable=False),
+    sa.Column("k", sa.Integer, nullable=False),
+    sa.Column("seed", sa.String(32), nullable=False),
+    sa.Column("params", sa.Text, nullable=False),  # JSON: the searcher's parameters
+    sa.Column("catalogue", sa.String(64), nullable=False),  # the catalogue's fingerprint
+    sa.Column("library", sa.String(32), nullable=False),  # the version that started it
+    sa.Column("created", sa.Float, nullable=False),
+    sa.Column("updated", sa.Float, nullable=False),
+    sa.Column("queries", sa.Integer, nullable=False),
+    sa.Column("done", sa.Boolean, nullable=False),
+    sa.Column("result", sa.Text, nullable=True),  # JSON
+)
+screens = sa.Table(
+    "ts_screens",
+    metadata,
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("ts_sessions.id"), primary_key=True),
+    sa.Column("number", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("payload", sa.Text, nullable=False),  # JSON: the screen as shown
+    sa.Column("query", sa.Text, nullable=False),  # JSON: what the searcher asked
+    sa.Column("shown_at", sa.Float, nullable=False),
+)
+answers = sa.Table(
+    "ts_answers",
+    metadata,
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("ts_sessions.id"), primary_key=True),
+    sa.Column("screen", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("choice", sa.Integer, nullable=True),
+    sa.Column("found", sa.Boolean, nullable=False),
+    sa.Column("reply", sa.Text, nullable=False),  # JSON: the reply it got
+    sa.Column("answered_at", sa.Float, nullable=False),
+)
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (a newer schema, an unknown URL, ...)."""
+
+
+class Conflict(Exception):
+    """The session moved on under this request (another worker answered first)."""
+
+
+def default_url() -> str:
+    """``sqlite:///tripletsearch-sessions.sqlite`` in the working directory."""
+    return f"sqlite:///{DEFAULT_DATABASE}"
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    token_hash: str
+    mode: str
+    k: int
+    seed: str
+    params: dict
+    catalogue: str
+    library: str
+    created: float
+    updated: float
+    queries: int
+    done: bool
+    result: Any
+
+    @classmethod
+    def from_row(cls, r: Any) -> SessionRow:
+        return cls(
+            r.id,
+            r.token_hash,
+            r.mode,
+            int(r.k),
+            r.seed,
+            json.loads(r.params),
+            r.catalogue,
+            r.library,
+            float(r.created),
+            float(r.updated),
+            int(r.queries),
+            bool(r.done),
+            None if r.result is None else json.loads(r.result),
+        )
+
+
+def _sqlite_engine(url: sa.URL, immediate: bool, **kw: Any) -> Engine:
+    """A SQLite engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN
+    (reads: WAL readers never block), 30 s busy timeout, WAL, synchronous=FULL."""
+    engine = sa.create_engine(url, connect_args={"timeout": 30.0, "check_same_thread": False}, **kw)
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # the driver's own BEGIN off: ours below
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA busy_timeout = 30000")
+        cur.execute("PRAGMA synchronous = FULL")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Store:
+    """The sessions database. ``Store(url).setup()`` once before the workers start (creates
+    or upgrades the schema, sets WAL); then every worker opens ``Store(url)``."""
+
+    def __init__(self, url: str | None = None, *, pool_size: int = 8):
+        self.url = sa.make_url(url or default_url())
+        self.is_sqlite = self.url.get_backend_name() == "sqlite"
+        if self.is_sqlite:
+            if self.url.database in (None, "", ":memory:"):
+                raise StoreError(
+                    "database: an in-memory SQLite database is not shared between "
+                    "workers or kept across restarts; give a file"
+                )
+            self.write = _sqlite_engine(self.url, True)
+            self.read = _sqlite_engine(self.url, False)
+        else:
+            try:
+                engine = sa.create_engine(
+                    self.url, pool_size=pool_size, max_overflow=32, pool_pre_ping=True
+                )
+            except (ImportError, sa.exc.ArgumentError) as exc:
+                raise StoreError(f"database: cannot use {self.url!r} ({exc})") from None
+            self.write = self.read = engine
+
+    # ------------------------------------------------------------------ schema
+    def setup(self) -> int:
+        """Create the tables or upgrade them to :data:`SCHEMA_VERSION` (once, before the
+        workers start); returns the version found (0: a new database)."""
+        if self.is_sqlite:  # WAL is a property of the file: set it once, outside a transaction
+            raw = self.write.raw_connection()
+            try:
+                cur = raw.cursor()
+                cur.execute("PRAGMA journal_mode = WAL")
+                cur.close()
+            finally:
+                raw.close()
+        with self.write.begin() as c:
+            found = self._version(c)
+            if found > SCHEMA_VERSION:
+                raise StoreError(
+                    f"database: schema version {found} was written by a newer tripletsearch "
+                    f"(this one reads up to {SCHEMA_VERSION}); upgrade the library"
+                )
+            if found == 0:
+                metadata.create_all(c)
+                c.execute(sa.insert(meta_table).values(key="schema_version", value="1"))
+                found_now = 1
+            else:
+                found_now = found
+            for v in range(found_now, SCHEMA_VERSION):
+                if v not in MIGRATIONS:
+                    raise StoreError(f"database: no migration from schema version {v}")
+                MIGRATIONS[v](c)
+            if found_now != SCHEMA_VERSION:
+                c.execute(
+                    sa.update(meta_table)
+                    .where(meta_table.c.key == "schema_version")
+                    .values(value=str(SCHEMA_VERSION))
+                )
+        return found
+
+    @staticmethod
+    def _version(c: Connection) -> int:
+        if not sa.inspect(c).has_table("ts_meta"):
+            return 0
+        v = c.execute(
+            sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")
+        ).scalar()
+        return int(v) if v is not None else 0
+
+    def check(self) -> None:
+        """Raise StoreError unless the database is at this library's schema version."""
+        with self.read.connect() as c:
+            v = self._version(c)
+        if v != SCHEMA_VERSION:
+            raise StoreError(
+                f"database: schema version {v}, this library needs {SCHEMA_VERSION}; run "
+                "the service's setup (tripletsearch serve does it before starting workers)"
+            )
+
+    def dispose(self) -> None:
+        self.write.dispose()
+        if self.read is not self.write:
+            self.read.dispose()
+
+    # ------------------------------------------------------------------ reads
+    def ping(self) -> None:
+        with self.read.connect() as c:
+            c.execute(sa.select(sa.literal(1)))
+
+    def session(self, sid: str) -> SessionRow | None:
+        with self.read.connect() as c:
+            r = c.execute(sa.select(sessions).where(sessions.c.id == sid)).first()
+        return None if r is None else SessionRow.from_row(r)
+
+    def screen(self, sid: str, number: int) -> tuple[dict, dict] | None:
+        """(payload as shown, query) of a screen, or None."""
+        with self.read.connect() as c:
+            r = c.execute(
+                sa.select(screens.c.payload, screens.c.query).where(
+                    screens.c.session_id == sid, screens.c.number == number
+                )
+            ).first()
+        return None if r is None else (json.loads(r.payload), json.loads(r.query))
+
+    def answer(self, sid: str, screen: int) -> tuple[int | None, bool, dict] | None:
+        """(choice, found, reply) recorded for a screen, or None."""
+        with self.read.connect() as c:
+            r = c.execute(
+                sa.select(answers.c.choice, answers.c.found, answers.c.reply).where(
+                    answers.c.session_id == sid, answers.c.screen == screen
+                )
+            ).first()
+        return None if r is None else (r.choice, bool(r.found), json.loads(r.reply))
+
+    def history(self, sid: str, start: int = 0) -> list[dict]:
+        """Answered screens from ``start`` on, in order: number, payload, query, choice,
+        found, shown_at, answered_at."""
+        j = screens.join(
+            answers,
+            sa.and_(
+                answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
+            ),
+        )
+        q = (
+            sa.select(
+                screens.c.number,
+                screens.c.payload,
+                screens.c.query,
+                screens.c.shown_at,
+                answers.c.choice,
+                answers.c.found,
+                answers.c.answered_at,
+            )
+            .select_from(j)
+            .where(screens.c.session_id == sid, screens.c.number >= start)
+            .order_by(screens.c.number)
+        )
+        with self.read.connect() as c:
+            rows = c.execute(q).all()
+        return [
+            {
+                "number": int(r.number),
+                "payload": json.loads(r.payload),
+                "query": json.loads(r.query),
+                "choice": r.choice,
+                "found": bool(r.found),
+                "shown_at": float(r.shown_at),
+                "answered_at": float(r.answered_at),
+            }
+            for r in rows
+        ]
+
+    def all_answers(self) -> dict[str, list[dict]]:
+        """Every answered screen of every session (as :meth:`history`), by session."""
+        j = screens.join(
+            answers,
+            sa.and_(
+                answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
+            ),
+        )
+        q = (
+            sa.select(
+                screens.c.session_id,
+                screens.c.number,
+                screens.c.payload,
+                screens.c.query,
+                screens.c.shown_at,
+                answers.c.choice,
+                answers.c.found,
+                answers.c.answered_at,
+            )
+            .select_from(j)
+            .order_by(screens.c.session_id, screens.c.number)
+        )
+        out: dict[str, list[dict]] = {}
+        with self.read.connect() as c:
+            for r in c.execute(q):
+                out.setdefault(r.session_id, []).append(
+                    {
+                        "number": int(r.number),
+                        "payload": json.loads(r.payload),
+                        "query": json.loads(r.query),
+                        "choice": r.choice,
+                        "found": bool(r.found),
+                        "shown_at": float(r.shown_at),
+                        "answered_at": float(r.answered_at),
+                    }
+                )
+        return out
+
+    def iter_sessions(self) -> Iterator[SessionRow]:
+        with self.read.connect() as c:
+            for r in c.execute(sa.select(sessions).order_by(sessions.c.created, sessions.c.id)):
+                yield SessionRow.from_row(r)
+
+    def counts(self) -> dict[str, int]:
+        with self.read.connect() as c:
+            return {
+                "sessions": int(
+                    c.execute(sa.select(sa.func.count()).select_from(sessions)).scalar() or 0
+                ),
+                "answers": int(
+                    c.execute(sa.select(sa.func.count()).select_from(answers)).scalar() or 0
+                ),
+                "screens": int(
+                    c.execute(sa.select(sa.func.count()).select_from(screens)).scalar() or 0
+                ),
+            }
+
+    # ------------------------------------------------------------------ writes
+    @contextmanager
+    def _tx(self) -> Iterator[Connection]:
+        with self.write.begin() as c:
+            yield c
+
+    def create_session(
+        self,
+        *,
+        sid: str,
+        token_hash: str,
+        mode: str,
+        k: int,
+        seed: str,
+        params: dict,
+        catalogue: str,
+        library: str,
+        payload: dict,
+        query: dict,
+    ) -> None:
+        """A new session and its screen 0, in one transaction."""
+        now = time.time()
+        with self._tx() as c:
+            c.execute(
+                sa.insert(sessions).values(
+                    id=sid,
+                    token_hash=token_hash,
+                    mode=mode,
+                    k=k,
+                    seed=seed,
+                    params=json.dumps(params),
+                    catalogue=catalogue,
+                    library=library,
+                    created=now,
+                    updated=now,
+                    queries=0,
+                    done=False,
+                    result=None,
+                )
+            )
+            c.execute(
+                sa.insert(screens).values(
+                    session_id=sid,
+                    number=0,
+                    payload=json.dumps(payload),
+                    query=json.dumps(query),
+                    shown_at=now,
+                )
+            )
+
+    def record_answer(
+        self,
+        sid: str,
+        number: int,
+        *,
+        choice: int | None,
+        found: bool,
+        reply: dict,
+        done: bool,
+        result: Any,
+        next_payload: dict | None,
+        next_query: dict | None,
+    ) -> None:
+        """Record the answer to screen ``number`` and the next screen, committed before
+        returning; :class:`Conflict` when the session is no longer at that screen (another
+        request answered it first: nothing is written)."""
+        now = time.time()
+        with self._tx() as c:
+            res = c.execute(
+                sa.update(sessions)
+                .where(
+                    sessions.c.id == sid,
+                    sessions.c.queries == number,
+                    sessions.c.done == sa.false(),
+                )
+                .values(
+                    queries=number + 1,
+                    done=done,
+                    updated=now,
+                    result=None if result is None else json.dumps(result),
+                )
+            )
+            if res.rowcount != 1:
+                raise Conflict(sid)
+            c.execute(
+                sa.insert(answers).values(
+                    session_id=sid,
+                    screen=number,
+                    choice=choice,
+                    found=found,
+                    reply=json.dumps(reply),
+                    answered_at=now,
+                )
+            )
+            if next_payload is not None:
+                c.execute(
+                    sa.insert(screens).values(
+                        session_id=sid,
+                        number=number + 1,
+                        payload=json.dumps(next_payload),
+                        query=json.dumps(next_query),
+                        shown_at=now,
+                    )
+                )

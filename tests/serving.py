@@ -1,0 +1,154 @@
+"""Real components for the service's tests: a uvicorn server in a thread, the
+``tripletsearch serve`` command in its own process group, and a throwaway PostgreSQL
+cluster (Debian's ``postgresql``; as root, the cluster runs as the ``postgres`` user)."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(base: str, timeout: float = 60.0, proc: subprocess.Popen | None = None) -> None:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if proc is not None and proc.poll() is not None:
+            out = proc.stdout.read() if proc.stdout else ""
+            raise RuntimeError(f"the server exited ({proc.returncode}): {out}")
+        try:
+            if httpx.get(base + "/api/health", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{base} did not become healthy in {timeout} s")
+
+
+@contextlib.contextmanager
+def thread_server(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn on a free port in this process; yields the base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base)
+        yield base
+    finally:
+        server.should_exit = True
+        t.join(timeout=10)
+
+
+class ServeProcess:
+    """``python -m tripletsearch serve`` in its own process group."""
+
+    def __init__(self, *args: str, port: int | None = None, env: dict | None = None):
+        self.port = port or free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "tripletsearch", "serve", "--port", str(self.port)]
+        cmd += ["--log-level", "warning", *args]
+        self.proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
+        wait_healthy(self.base, proc=self.proc)
+
+    def kill9(self) -> None:
+        """SIGKILL to every process of the server: no shutdown, no flushing."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+        with contextlib.suppress(ProcessLookupError):  # any orphaned worker
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def __enter__(self) -> ServeProcess:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def postgres_bindir() -> str | None:
+    """The PostgreSQL server binaries (Debian: /usr/lib/postgresql/<v>/bin)."""
+    for cand in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(cand, "pg_ctl")):
+            return cand
+    pg_ctl = shutil.which("pg_ctl")
+    return os.path.dirname(pg_ctl) if pg_ctl else None
+
+
+@contextlib.contextmanager
+def postgres_cluster() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a free port; yields its SQLAlchemy URL."""
+    bindir = postgres_bindir()
+    if bindir is None:
+        raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
+    root = Path(tempfile.mkdtemp(prefix="ts-pg-"))
+    data, sock = root / "data", root / "sock"
+    sock.mkdir()
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: run the cluster as postgres
+        as_user = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(root, "postgres")
+        shutil.chown(sock, "postgres")
+        os.chmod(root, 0o755)
+    port = free_port()
+
+    def run(*cmd: str) -> None:
+        subprocess.run([*as_user, *cmd], check=True, capture_output=True, text=True)
+
+    run(f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "ts", "--no-sync")
+    run(
+        f"{bindir}/pg_ctl",
+        "-D",
+        str(data),
+        "-l",
+        str(root / "log"),
+        "-w",
+        "-o",
+        f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
+        "start",
+    )
+    try:
+        yield f"postgresql+psycopg://ts@127.0.0.1:{port}/postgres"
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            run(f"{bindir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(root, ignore_errors=True)
