@@ -85,6 +85,29 @@ def test_import_tripletsearch_loads_numpy_only():
     assert out.splitlines()[0] == "['tripletsearch']"
 
 
+def test_the_library_and_its_command_line_do_not_import_the_service():
+    """The service's dependencies are an optional extra: the library, the public API and
+    the command line's parser never import them; the service imports them when run."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import tripletsearch as ts
+        ts.GammaCKL(3.0), ts.DiscreteSearch, ts.ContinuousSearch, ts.Embedding
+        from tripletsearch import cli
+        try:
+            cli.main(["--help"])
+        except SystemExit:
+            pass
+        heavy = {"starlette", "uvicorn", "sqlalchemy", "httpx", "anyio"}
+        print(sorted(heavy & {m.split(".")[0] for m in sys.modules}))
+        print("tripletsearch.serve.app" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-2:] == ["[]", "False"]
+
+
 def _imported_modules(path: Path) -> set:
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):

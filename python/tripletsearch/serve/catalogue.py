@@ -177,10 +177,11 @@ def _check_embedding(file: str, X: np.ndarray, n: int | None, first_row: int) ->
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV file (UTF-8, BOM tolerated); blank lines skipped."""
+    """Header and rows of a CSV file (UTF-8, BOM tolerated; trailing blank lines ignored;
+    row numbers in messages are file lines, the header being row 1)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+            rows = _strip_trailing(list(csv.reader(fh)))
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
     except csv.Error as exc:
@@ -195,6 +196,12 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
         if len(r) != len(header):
             raise ValueError(f"{path}: row {i + 2}: {len(r)} fields, the header has {len(header)}")
     return header, body
+
+
+def _strip_trailing(rows: list[list[str]]) -> list[list[str]]:
+    while rows and not any(c.strip() for c in rows[-1]):
+        rows.pop()
+    return rows
 
 
 def _column(header: list[str], body: list[list[str]], name: str) -> list[str] | None:
@@ -238,9 +245,11 @@ def _load_embedding_file(path: Path, n: int) -> np.ndarray:
         return _check_embedding(str(path), Embedding.load(path).embedding_, n, 0)
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+            rows = _strip_trailing(list(csv.reader(fh)))
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: malformed CSV ({exc})") from None
     if not rows:
         raise ValueError(f"{path}: empty file")
     return _check_embedding(str(path), _numbers(path, rows, 1), n, 1)

@@ -7,6 +7,7 @@ gamut have linear components outside [0, 1]; :func:`in_gamut` tells.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ _M = np.array(
 )
 _M_INV = np.linalg.inv(_M)
 WHITE_D65 = _M @ np.ones(3)
+_HEX = re.compile(r"#[0-9a-fA-F]{6}")
 _EPS = (6.0 / 29.0) ** 3
 _KAPPA = (29.0 / 6.0) ** 2 / 3.0
 
@@ -73,12 +75,9 @@ def hex_to_srgb(codes: Any) -> np.ndarray:
     out = []
     for k, code in enumerate(codes):
         text = str(code).strip()
-        if len(text) != 7 or text[0] != "#":
+        if not _HEX.fullmatch(text):
             raise ValueError(f"hex: entry {k} is not a #rrggbb code: {code!r}")
-        try:
-            out.append([int(text[i : i + 2], 16) / 255.0 for i in (1, 3, 5)])
-        except ValueError:
-            raise ValueError(f"hex: entry {k} is not a #rrggbb code: {code!r}") from None
+        out.append([int(text[i : i + 2], 16) / 255.0 for i in (1, 3, 5)])
     return np.array(out, dtype=np.float64).reshape(-1, 3)
 
 

@@ -31,7 +31,7 @@ class FindPerson:
         ids = [int(it["id"]) for it in screen["items"]]
         if self.target in ids:
             return {"screen": screen["number"], "choice": ids.index(self.target), "found": True}
-        p = self.oracle.choice_prob(self.X, [self.target], [ids])[0]
+        p = self.oracle.choice_prob(self.X, [self.target], [ids], n_jobs=1)[0]
         c = int(self.rng.choice(len(ids), p=p / p.sum()))
         return {"screen": screen["number"], "choice": c, "found": False}
 
@@ -49,7 +49,7 @@ class MixPerson:
         if screen["number"] >= self.accept_after:
             return {"screen": screen["number"], "choice": None, "found": True}
         a, b = (np.asarray(p, dtype=float) for p in screen["points"])
-        p_a = self.oracle.prob(np.vstack([self.target_lab, a, b]), [[0, 1, 2]])[0]
+        p_a = self.oracle.prob(np.vstack([self.target_lab, a, b]), [[0, 1, 2]], n_jobs=1)[0]
         return {
             "screen": screen["number"],
             "choice": 0 if self.rng.random() < p_a else 1,

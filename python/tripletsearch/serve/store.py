@@ -24,6 +24,7 @@ lock in WAL mode), with a busy timeout, in WAL mode with ``synchronous=FULL``.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -147,7 +148,13 @@ class SessionRow:
 def _sqlite_engine(url: sa.URL, immediate: bool, **kw: Any) -> Engine:
     """A SQLite engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN
     (reads: WAL readers never block), 30 s busy timeout, WAL, synchronous=FULL."""
-    engine = sa.create_engine(url, connect_args={"timeout": 30.0, "check_same_thread": False}, **kw)
+    engine = sa.create_engine(
+        url,
+        connect_args={"timeout": 30.0, "check_same_thread": False},
+        pool_size=64,  # a connection per server thread: SQLite connections are cheap
+        max_overflow=64,
+        **kw,
+    )
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
@@ -180,6 +187,7 @@ class Store:
                 )
             self.write = _sqlite_engine(self.url, True)
             self.read = _sqlite_engine(self.url, False)
+            self._write_lock: threading.Lock | None = threading.Lock()
         else:
             try:
                 engine = sa.create_engine(
@@ -188,6 +196,7 @@ class Store:
             except (ImportError, sa.exc.ArgumentError) as exc:
                 raise StoreError(f"database: cannot use {self.url!r} ({exc})") from None
             self.write = self.read = engine
+            self._write_lock = None  # row locks: concurrent writers are fine
 
     # ------------------------------------------------------------------ schema
     def setup(self) -> int:
@@ -378,7 +387,15 @@ class Store:
     # ------------------------------------------------------------------ writes
     @contextmanager
     def _tx(self) -> Iterator[Connection]:
-        with self.write.begin() as c:
+        """A write transaction. SQLite: one writer thread per process at a time (the
+        file's lock serializes writers anyway; threads queueing here wait on a lock instead
+        of sleeping in SQLite's busy handler, whose back-off reaches 100 ms); processes
+        still take turns through the busy timeout."""
+        if self._write_lock is None:
+            with self.write.begin() as c:
+                yield c
+            return
+        with self._write_lock, self.write.begin() as c:
             yield c
 
     def create_session(
