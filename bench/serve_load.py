@@ -61,13 +61,13 @@ class LoadResult:
     @property
     def rate(self) -> float:
         """Answers per second while all the people were searching."""
-        return self.extra["in_window"] / self.extra["window"]
+        return self.extra["in_window"] / self.seconds
 
     def summary(self) -> dict[str, Any]:
         return {
             "people": self.people,
             "workers": self.workers,
-            "seconds": round(self.extra["window"], 1),
+            "seconds": round(self.seconds, 1),
             "searches_finished": self.searches,
             "answers": self.answers,
             "answers_per_s": round(self.rate, 1),
@@ -91,81 +91,71 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _person(
-    base: str,
-    rng: np.random.Generator,
-    cat: Any,
-    deadline: float,
-    think: float,
-    latencies: list[float],
-    sent: dict[tuple[str, int], tuple[Any, bool]],
-    counters: dict[str, int],
-) -> None:
+@dataclass
+class _Tally:
+    """What the simulated people share: the clock and what they measured and sent."""
+
+    deadline: float
+    think: float
+    latencies: list[float] = field(default_factory=list)
+    sent: dict[tuple[str, int], tuple[Any, bool]] = field(default_factory=dict)
+    errors: int = 0
+    searches: int = 0
+    in_window: int = 0
+
+
+async def _person(base: str, rng: np.random.Generator, cat: Any, tally: _Tally) -> None:
     """Whole searches back to back until the deadline: find (4 swatches) or mix (40
-    answers), alternating at random. Each person has their own client (one connection,
-    kept alive), as each person has their own browser."""
+    answers), at random. Each person has their own client (one connection, kept alive), as
+    each person has their own browser."""
     async with httpx.AsyncClient(base_url=base, timeout=30.0, verify=_SSL) as client:
-        await _searches(client, rng, cat, deadline, think, latencies, sent, counters)
+        while time.monotonic() < tally.deadline:
+            await _search(client, rng, cat, tally)
 
 
-async def _searches(
-    client: httpx.AsyncClient,
-    rng: np.random.Generator,
-    cat: Any,
-    deadline: float,
-    think: float,
-    latencies: list[float],
-    sent: dict[tuple[str, int], tuple[Any, bool]],
-    counters: dict[str, int],
+async def _search(
+    client: httpx.AsyncClient, rng: np.random.Generator, cat: Any, tally: _Tally
 ) -> None:
-    while time.monotonic() < deadline:
-        mode = "find" if rng.random() < 0.5 else "mix"
-        r = await client.post(
-            "/api/sessions", json={"mode": mode} | ({"k": 4} if mode == "find" else {})
-        )
-        if r.status_code != 201:
-            counters["errors"] += 1
-            continue
-        s = r.json()
-        person: Any = (
-            FindPerson(cat, int(rng.integers(cat.n_items)), 3.0, rng)
-            if mode == "find"
-            else MixPerson(rng.uniform(size=3), 3.0, rng, accept_after=40)
-        )
-        screen, headers = s["screen"], {"Authorization": f"Bearer {s['token']}"}
-        while True:
-            await asyncio.sleep(rng.exponential(think))
-            body = person.answer(screen)
-            t0 = time.perf_counter()
-            r = await client.post(f"/api/sessions/{s['id']}/answer", json=body, headers=headers)
-            latencies.append(1e3 * (time.perf_counter() - t0))
-            counters["in_window"] += time.monotonic() <= deadline
-            if r.status_code != 200:
-                counters["errors"] += 1
-                break
-            sent[(s["id"], body["screen"])] = (body["choice"], body["found"])
-            reply = r.json()
-            if reply["done"]:
-                counters["searches"] += 1
-                break
-            if time.monotonic() >= deadline:
-                break
-            screen = reply["screen"]
-
-
-async def _drive(base: str, people: int, seconds: float, think: float, seed: int) -> dict:
-    cat = demo_catalogue()
-    latencies: list[float] = []
-    sent: dict[tuple[str, int], tuple[Any, bool]] = {}
-    counters = {"errors": 0, "searches": 0, "in_window": 0}
-    deadline = time.monotonic() + seconds
-    rngs = np.random.default_rng(seed).spawn(people)
-    t0 = time.monotonic()
-    await asyncio.gather(
-        *(_person(base, r, cat, deadline, think, latencies, sent, counters) for r in rngs)
+    """One search, until it is done or the deadline passes."""
+    mode = "find" if rng.random() < 0.5 else "mix"
+    body: dict[str, Any] = {"mode": mode, "k": 4} if mode == "find" else {"mode": mode}
+    r = await client.post("/api/sessions", json=body)
+    if r.status_code != 201:
+        tally.errors += 1
+        return
+    s = r.json()
+    person: Any = (
+        FindPerson(cat, int(rng.integers(cat.n_items)), 3.0, rng)
+        if mode == "find"
+        else MixPerson(rng.uniform(size=3), 3.0, rng, accept_after=40)
     )
-    elapsed = time.monotonic() - t0
-    return {"latencies": latencies, "sent": sent, "elapsed": elapsed, "window": seconds, **counters}
+    screen, headers = s["screen"], {"Authorization": f"Bearer {s['token']}"}
+    while True:
+        await asyncio.sleep(rng.exponential(tally.think))
+        body = person.answer(screen)
+        t0 = time.perf_counter()
+        r = await client.post(f"/api/sessions/{s['id']}/answer", json=body, headers=headers)
+        tally.latencies.append(1e3 * (time.perf_counter() - t0))
+        tally.in_window += time.monotonic() <= tally.deadline
+        if r.status_code != 200:
+            tally.errors += 1
+            return
+        tally.sent[(s["id"], body["screen"])] = (body["choice"], body["found"])
+        reply = r.json()
+        if reply["done"]:
+            tally.searches += 1
+            return
+        if time.monotonic() >= tally.deadline:
+            return
+        screen = reply["screen"]
+
+
+async def _drive(base: str, people: int, seconds: float, think: float, seed: int) -> _Tally:
+    cat = demo_catalogue()
+    tally = _Tally(deadline=time.monotonic() + seconds, think=think)
+    rngs = np.random.default_rng(seed).spawn(people)
+    await asyncio.gather(*(_person(base, r, cat, tally) for r in rngs))
+    return tally
 
 
 def run_load(
@@ -217,22 +207,22 @@ def run_load(
             doubled += key in recorded
             recorded[key] = (h["choice"], h["found"])
     store.dispose()
-    sent = out["sent"]
+    sent = out.sent
     lost = sum(1 for k, v in sent.items() if recorded.get(k) != v)
     unexpected = sum(1 for k in recorded if k not in sent)
     return LoadResult(
         people=people,
-        seconds=out["elapsed"],
-        answers=len(out["latencies"]),
-        searches=out["searches"],
-        latencies_ms=np.asarray(out["latencies"]),
-        errors=out["errors"],
+        seconds=seconds,
+        answers=len(out.latencies),
+        searches=out.searches,
+        latencies_ms=np.asarray(out.latencies),
+        errors=out.errors,
         db_answers=len(recorded),
         lost=lost,
         doubled=doubled,
         unexpected=unexpected,
         workers=workers,
-        extra={"in_window": out["in_window"], "window": out["window"]},
+        extra={"in_window": out.in_window},
     )
 
 

@@ -113,6 +113,18 @@ def _fingerprint(X: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest()[:32]
 
 
+def _position(choice: Any, shown: np.ndarray) -> int:
+    """The position of item ``choice`` among ``shown`` (None: -1, a skip)."""
+    if choice is None:
+        return -1
+    if isinstance(choice, (bool, np.bool_)) or not isinstance(choice, numbers.Integral):
+        raise TypeError(f"choice: expected an item index or None, got {type(choice).__name__}")
+    hits = np.nonzero(shown == int(choice))[0]
+    if len(hits) == 0:
+        raise ValueError(f"choice: item {choice} was not shown (shown: {shown.tolist()})")
+    return int(hits[0])
+
+
 class DiscreteSearch:
     """An interactive search session over a database of items.
 
@@ -294,27 +306,7 @@ class DiscreteSearch:
             (the shown items are then only ruled out as the target).
         """
         pending = self._check_pending("tell")
-        pos = -1
-        if choice is not None:
-            if isinstance(choice, (bool, np.bool_)) or not isinstance(choice, numbers.Integral):
-                raise TypeError(
-                    f"choice: expected an item index or None, got {type(choice).__name__}"
-                )
-            hits = np.nonzero(pending == int(choice))[0]
-            if len(hits) == 0:
-                raise ValueError(f"choice: item {choice} was not shown (shown: {pending.tolist()})")
-            pos = int(hits[0])
-        self._searcher.update(pending, pos)
-        self._history.append(
-            {
-                "shown": pending.tolist(),
-                "choice": None if pos < 0 else int(choice),
-                "found": False,
-            }
-        )
-        self._pending = None
-        if self._searcher.n_unshown == 0:
-            self._done = True
+        self._record(pending, _position(choice, pending))
 
     @synchronized
     def found(self, index: Any) -> None:
@@ -353,29 +345,30 @@ class DiscreteSearch:
             raise ValueError(f"shown: items must be distinct, got {q.tolist()}")
         if not isinstance(found, (bool, np.bool_)):
             raise TypeError(f"found: expected a bool, got {type(found).__name__}")
-        pos = -1
-        if choice is not None:
-            if isinstance(choice, (bool, np.bool_)) or not isinstance(choice, numbers.Integral):
-                raise TypeError(
-                    f"choice: expected an item index or None, got {type(choice).__name__}"
-                )
-            hits = np.nonzero(q == int(choice))[0]
-            if len(hits) == 0:
-                raise ValueError(f"choice: item {choice} was not shown (shown: {q.tolist()})")
-            pos = int(hits[0])
-        elif found:
+        pos = _position(choice, q)
+        if found and pos < 0:
             raise ValueError("choice: found=True needs the found item")
         self._observed = True
-        self._pending = None
         if found:
-            self._history.append({"shown": q.tolist(), "choice": int(choice), "found": True})
+            self._pending = None
+            self._history.append({"shown": q.tolist(), "choice": int(q[pos]), "found": True})
             self._done = True
-            self._target = int(choice)
+            self._target = int(q[pos])
             return
-        self._searcher.update(q, pos)
+        self._record(q, pos)
+
+    def _record(self, shown: np.ndarray, pos: int) -> None:
+        """The answer (the item at ``pos`` of ``shown`` picked; -1: a skip) into the
+        posterior and the history."""
+        self._searcher.update(shown, pos)
         self._history.append(
-            {"shown": q.tolist(), "choice": None if pos < 0 else int(choice), "found": False}
+            {
+                "shown": shown.tolist(),
+                "choice": None if pos < 0 else int(shown[pos]),
+                "found": False,
+            }
         )
+        self._pending = None
         if self._searcher.n_unshown == 0:
             self._done = True
 

@@ -176,18 +176,26 @@ def _check_embedding(file: str, X: np.ndarray, n: int | None, first_row: int) ->
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
-def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV file (UTF-8, BOM tolerated; trailing blank lines ignored;
-    row numbers in messages are file lines, the header being row 1)."""
+def _csv_rows(path: Path) -> list[list[str]]:
+    """The rows of a CSV file (UTF-8, BOM tolerated; trailing blank lines ignored; row
+    numbers in messages are file lines, from 1)."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = _strip_trailing(list(csv.reader(fh)))
+            rows = list(csv.reader(fh))
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
     except csv.Error as exc:
         raise ValueError(f"{path}: malformed CSV ({exc})") from None
+    while rows and not any(c.strip() for c in rows[-1]):
+        rows.pop()
     if not rows:
         raise ValueError(f"{path}: empty file")
+    return rows
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a CSV file with a header (row 1)."""
+    rows = _csv_rows(path)
     header = [h.strip().lower() for h in rows[0]]
     body = rows[1:]
     if len(body) > MAX_ITEMS:
@@ -196,12 +204,6 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
         if len(r) != len(header):
             raise ValueError(f"{path}: row {i + 2}: {len(r)} fields, the header has {len(header)}")
     return header, body
-
-
-def _strip_trailing(rows: list[list[str]]) -> list[list[str]]:
-    while rows and not any(c.strip() for c in rows[-1]):
-        rows.pop()
-    return rows
 
 
 def _column(header: list[str], body: list[list[str]], name: str) -> list[str] | None:
@@ -243,16 +245,7 @@ def _load_embedding_file(path: Path, n: int) -> np.ndarray:
         from ..embedding import Embedding
 
         return _check_embedding(str(path), Embedding.load(path).embedding_, n, 0)
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = _strip_trailing(list(csv.reader(fh)))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except csv.Error as exc:
-        raise ValueError(f"{path}: malformed CSV ({exc})") from None
-    if not rows:
-        raise ValueError(f"{path}: empty file")
-    return _check_embedding(str(path), _numbers(path, rows, 1), n, 1)
+    return _check_embedding(str(path), _numbers(path, _csv_rows(path), 1), n, 1)
 
 
 def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:

@@ -29,15 +29,24 @@ def _catalogue(args: argparse.Namespace) -> Any:
     return None
 
 
-def _serve(args: argparse.Namespace) -> int:
-    try:
-        import uvicorn
+def _missing_dependencies() -> bool:
+    """Whether the 'serve' extra is missing (said on stderr)."""
+    import importlib.util
 
-        from .app import create_app
-        from .store import Store, default_url
-    except ImportError as exc:
-        print(f"{_MISSING} ({exc})", file=sys.stderr)
+    missing = [m for m in ("starlette", "uvicorn", "sqlalchemy") if not importlib.util.find_spec(m)]
+    if missing:
+        print(f"{_MISSING} (missing: {', '.join(missing)})", file=sys.stderr)
+    return bool(missing)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    if _missing_dependencies():
         return 2
+    import uvicorn
+
+    from .app import create_app
+    from .store import Store, default_url
+
     try:
         cat = _catalogue(args)
     except (ValueError, FileNotFoundError) as exc:
@@ -97,12 +106,11 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    try:
-        from .export import write_export
-        from .store import Store, StoreError, default_url
-    except ImportError as exc:
-        print(f"{_MISSING} ({exc})", file=sys.stderr)
+    if _missing_dependencies():
         return 2
+    from .export import write_export
+    from .store import Store, StoreError, default_url
+
     try:
         cat = _catalogue(args)
         store = Store(args.database or default_url())

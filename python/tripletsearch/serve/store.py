@@ -172,6 +172,20 @@ def _sqlite_engine(url: sa.URL, immediate: bool, **kw: Any) -> Engine:
     return engine
 
 
+def _insert_screen(
+    c: Connection, sid: str, number: int, payload: dict, query: Any, now: float
+) -> None:
+    c.execute(
+        sa.insert(screens).values(
+            session_id=sid,
+            number=number,
+            payload=json.dumps(payload),
+            query=json.dumps(query),
+            shown_at=now,
+        )
+    )
+
+
 class Store:
     """The sessions database. ``Store(url).setup()`` once before the workers start (creates
     or upgrades the schema, sets WAL); then every worker opens ``Store(url)``."""
@@ -289,51 +303,11 @@ class Store:
             ).first()
         return None if r is None else (r.choice, bool(r.found), json.loads(r.reply))
 
-    def history(self, sid: str, start: int = 0) -> list[dict]:
-        """Answered screens from ``start`` on, in order: number, payload, query, choice,
-        found, shown_at, answered_at."""
-        j = screens.join(
-            answers,
-            sa.and_(
-                answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
-            ),
-        )
-        q = (
-            sa.select(
-                screens.c.number,
-                screens.c.payload,
-                screens.c.query,
-                screens.c.shown_at,
-                answers.c.choice,
-                answers.c.found,
-                answers.c.answered_at,
-            )
-            .select_from(j)
-            .where(screens.c.session_id == sid, screens.c.number >= start)
-            .order_by(screens.c.number)
-        )
-        with self.read.connect() as c:
-            rows = c.execute(q).all()
-        return [
-            {
-                "number": int(r.number),
-                "payload": json.loads(r.payload),
-                "query": json.loads(r.query),
-                "choice": r.choice,
-                "found": bool(r.found),
-                "shown_at": float(r.shown_at),
-                "answered_at": float(r.answered_at),
-            }
-            for r in rows
-        ]
-
-    def all_answers(self) -> dict[str, list[dict]]:
-        """Every answered screen of every session (as :meth:`history`), by session."""
-        j = screens.join(
-            answers,
-            sa.and_(
-                answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
-            ),
+    def _answered(self, *where: Any) -> list[tuple[str, dict]]:
+        """(session id, record) of the answered screens matching ``where``, by session and
+        number; a record: number, payload, query, choice, found, shown_at, answered_at."""
+        on = sa.and_(
+            answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
         )
         q = (
             sa.select(
@@ -346,23 +320,39 @@ class Store:
                 answers.c.found,
                 answers.c.answered_at,
             )
-            .select_from(j)
+            .select_from(screens.join(answers, on))
+            .where(*where)
             .order_by(screens.c.session_id, screens.c.number)
         )
-        out: dict[str, list[dict]] = {}
         with self.read.connect() as c:
-            for r in c.execute(q):
-                out.setdefault(r.session_id, []).append(
-                    {
-                        "number": int(r.number),
-                        "payload": json.loads(r.payload),
-                        "query": json.loads(r.query),
-                        "choice": r.choice,
-                        "found": bool(r.found),
-                        "shown_at": float(r.shown_at),
-                        "answered_at": float(r.answered_at),
-                    }
-                )
+            rows = c.execute(q).all()
+        return [
+            (
+                r.session_id,
+                {
+                    "number": int(r.number),
+                    "payload": json.loads(r.payload),
+                    "query": json.loads(r.query),
+                    "choice": r.choice,
+                    "found": bool(r.found),
+                    "shown_at": float(r.shown_at),
+                    "answered_at": float(r.answered_at),
+                },
+            )
+            for r in rows
+        ]
+
+    def history(self, sid: str, start: int = 0) -> list[dict]:
+        """The session's answered screens from ``start`` on, in order."""
+        return [
+            rec for _, rec in self._answered(screens.c.session_id == sid, screens.c.number >= start)
+        ]
+
+    def all_answers(self) -> dict[str, list[dict]]:
+        """Every answered screen of every session (as :meth:`history`), by session."""
+        out: dict[str, list[dict]] = {}
+        for sid, rec in self._answered():
+            out.setdefault(sid, []).append(rec)
         return out
 
     def iter_sessions(self) -> Iterator[SessionRow]:
@@ -432,15 +422,7 @@ class Store:
                     result=None,
                 )
             )
-            c.execute(
-                sa.insert(screens).values(
-                    session_id=sid,
-                    number=0,
-                    payload=json.dumps(payload),
-                    query=json.dumps(query),
-                    shown_at=now,
-                )
-            )
+            _insert_screen(c, sid, 0, payload, query, now)
 
     def record_answer(
         self,
@@ -487,12 +469,4 @@ class Store:
                 )
             )
             if next_payload is not None:
-                c.execute(
-                    sa.insert(screens).values(
-                        session_id=sid,
-                        number=number + 1,
-                        payload=json.dumps(next_payload),
-                        query=json.dumps(next_query),
-                        shown_at=now,
-                    )
-                )
+                _insert_screen(c, sid, number + 1, next_payload, next_query, now)
