@@ -4,6 +4,7 @@ sessions isolated, the export closing the loop, schema versions."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -296,7 +297,7 @@ def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
     assert client.get("/api/admin/export").status_code == 401
     assert client.get("/api/admin/export", headers=auth("wrong")).status_code == 401
     data = client.get("/api/admin/export", headers=auth(ADMIN)).json()
-    assert data["format"] == "tripletsearch.export" and data["version"] == 1
+    assert data["format"] == "tripletsearch.export" and data["version"] == 2
     T = np.array(data["triplets"])
     by_session = {s["session"]: s for s in data["sessions"]}
     for c in data["choices"]:  # one triplet per other shown item, head = the target
@@ -360,8 +361,8 @@ def test_a_session_continues_after_the_algorithm_changed(tmp_path, monkeypatch):
             screen = r.json()["screen"]
 
     # "the next version": a searcher that would ask other screens (another selection rule)
-    def other_template(self, k, gamma):
-        return ts.DiscreteSearch(CAT.embedding, n_choices=k, gamma=gamma, selection="weighted")
+    def other_template(self, k, params):
+        return ts.DiscreteSearch(CAT.embedding, n_choices=k, selection="weighted")
 
     monkeypatch.setattr(SearchService, "_template", other_template)
     app2 = create_app(CAT, url)
@@ -378,10 +379,10 @@ def test_a_session_continues_after_the_algorithm_changed(tmp_path, monkeypatch):
     assert len(ids) == len(set(ids))  # no item shown twice: the replayed posterior ruled them out
 
 
-def test_schema_versions(tmp_path, monkeypatch):
+def test_schema_versions(tmp_path):
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     st = Store(url)
-    assert st.setup() == 0 and st.setup() == 1  # created, then found
+    assert st.setup() == 0 and st.setup() == store_mod.SCHEMA_VERSION  # created, then found
     st.check()
     # a database written by a newer library is refused, not damaged
     with sqlite3.connect(tmp_path / "s.sqlite") as c:
@@ -390,27 +391,60 @@ def test_schema_versions(tmp_path, monkeypatch):
         Store(url).setup()
     with pytest.raises(StoreError, match="schema version 9"):
         Store(url).check()
-    with sqlite3.connect(tmp_path / "s.sqlite") as c:
-        c.execute("UPDATE ts_meta SET value = '1' WHERE key = 'schema_version'")
-    # an upgrade: a version-2 library migrates a version-1 database once, sessions continue
-    ran = []
 
-    def to_v2(conn):
-        ran.append(1)
-        conn.exec_driver_sql("ALTER TABLE ts_sessions ADD COLUMN note TEXT")
 
-    with thread_server(create_app(CAT, url)) as base, httpx.Client(base_url=base) as c:
-        s = start(c, mode="find")
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(store_mod.MIGRATIONS, 1, to_v2)
-    assert Store(url).setup() == 1 and Store(url).setup() == 2 and ran == [1]
-    with thread_server(create_app(CAT, url, setup=False)) as base, httpx.Client(base_url=base) as c:
-        r = c.post(
-            f"/api/sessions/{s['id']}/answer",
-            json={"screen": 0, "choice": 0},
-            headers=auth(s["token"]),
+def test_a_version_1_database_is_upgraded_and_its_sessions_continue(tmp_path):
+    """A database as version 1 wrote it (its schema dumped in tests/data), holding a
+    session with one answer: the service upgrades it once and the session goes on."""
+    db = tmp_path / "v1.sqlite"
+    ddl = (Path(__file__).parent / "data" / "schema_v1_sqlite.sql").read_text()
+    first, second = [1, 2, 3, 4], [5, 6, 7, 8]
+    token = "v1-token"
+    with sqlite3.connect(db) as c:
+        c.executescript(ddl)
+        c.execute(
+            "INSERT INTO ts_sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                "s1",
+                hashlib.sha256(token.encode()).hexdigest(),
+                "find",
+                4,
+                "7",
+                json.dumps({"gamma": 3.0, "method": "gamma-ckl", "selection": "infogain"}),
+                CAT.fingerprint,
+                "0.1.0",
+                0.0,
+                1.0,
+                1,
+                0,
+                None,
+            ),
         )
-        assert r.status_code == 200 and r.json()["queries"] == 1
+        for number, shown in ((0, first), (1, second)):
+            payload = {"number": number, "items": [CAT.item(i) for i in shown]}
+            c.execute(
+                "INSERT INTO ts_screens VALUES (?,?,?,?,?)",
+                ("s1", number, json.dumps(payload), json.dumps({"shown": shown}), 0.5),
+            )
+        reply = {"screen": {"number": 1}, "done": False, "queries": 1}
+        c.execute(
+            "INSERT INTO ts_answers VALUES (?,?,?,?,?,?)", ("s1", 0, 2, 0, json.dumps(reply), 1.0)
+        )
+    url = f"sqlite:///{db}"
+    assert Store(url).setup() == 1  # upgraded from version 1
+    assert Store(url).setup() == store_mod.SCHEMA_VERSION  # once
+    with thread_server(create_app(CAT, url, setup=False)) as base, httpx.Client(base_url=base) as c:
+        h = auth(token)
+        got = c.get("/api/sessions/s1", headers=h).json()
+        assert got["queries"] == 1 and [it["id"] for it in got["screen"]["items"]] == second
+        assert got["history"][0]["kind"] == "answer" and not got["history"][0]["undone"]
+        r = c.post("/api/sessions/s1/answer", json={"screen": 1, "choice": 0}, headers=h)
+        assert r.status_code == 200 and r.json()["queries"] == 2
+        shown_next = [it["id"] for it in r.json()["screen"]["items"]]
+        assert not set(shown_next) & set(first + second)  # the replay ruled them out
+        u = c.post("/api/sessions/s1/undo", json={"screen": 2}, headers=h)
+        assert u.status_code == 200 and u.json()["queries"] == 1
+        assert [it["id"] for it in u.json()["screen"]["items"]] == second
 
 
 def test_in_memory_sqlite_is_refused():
@@ -447,3 +481,79 @@ def test_images_are_served_from_the_catalogue_folder_only(tmp_path):
         r = c.post("/api/sessions", json={"mode": "mix"})
         assert r.status_code == 400 and "mode: expected one of ['find']" in r.json()["error"]
     assert Path(root / "items.csv").exists()
+
+
+# ---------------------------------------------------------------------- undo
+
+
+def test_undo_takes_back_the_last_answer(server):
+    client, app, _ = server
+    s = start(client, mode="find", k=4)
+    url, h = f"/api/sessions/{s['id']}", auth(s["token"])
+    assert client.post(url + "/undo", json={"screen": 0}, headers=h).status_code == 400
+    r0 = client.post(url + "/answer", json={"screen": 0, "choice": 1}, headers=h).json()
+    r1 = client.post(url + "/answer", json={"screen": 1, "choice": 3}, headers=h).json()
+    u = client.post(url + "/undo", json={"screen": 2}, headers=h)
+    assert u.status_code == 200
+    body = u.json()
+    assert body["queries"] == 1 and not body["done"]
+    # screen 3 shows screen 1 again
+    assert body["screen"]["number"] == 3 and body["screen"]["items"] == r0["screen"]["items"]
+    assert client.post(url + "/undo", json={"screen": 2}, headers=h).json() == body  # a retry
+    assert (
+        client.post(url + "/answer", json={"screen": 2, "choice": 0}, headers=h).status_code == 409
+    )
+    # answered differently now: the posterior is the one without the undone answer, so the
+    # next screen is what a session with only that answer shows
+    r3 = client.post(url + "/answer", json={"screen": 3, "choice": 0}, headers=h).json()
+    assert r3["queries"] == 2
+    got = client.get(url, headers=h).json()
+    assert [(e["screen"], e["kind"], e["undone"]) for e in got["history"]] == [
+        (0, "answer", False),
+        (1, "answer", True),
+        (2, "undo", False),
+        (3, "answer", False),
+    ]
+    assert r1["screen"] is not None  # the undone answer's reply is still stored
+    service = app.state.service
+    row = service.store.session(s["id"])
+    live = service._new_searcher("find", 4, int(row.seed), row.params)
+    first = r0["screen"]["items"]
+    live.observe([it["id"] for it in s["screen"]["items"]], s["screen"]["items"][1]["id"])
+    live.observe([it["id"] for it in first], first[0]["id"])
+    assert [int(i) for i in live.ask()] == [it["id"] for it in r3["screen"]["items"]]
+    # a finished session cannot be undone
+    done = client.post(url + "/answer", json={"screen": 4, "choice": 1, "found": True}, headers=h)
+    assert done.json()["done"]
+    r = client.post(url + "/undo", json={"screen": 5}, headers=h)
+    assert r.status_code == 409
+    # the export keeps the undone answer in answers.csv, not in the training data
+    data = client.get("/api/admin/export", headers=auth(ADMIN)).json()
+    mine = [a for a in data["answers"] if a["session"] == s["id"]]
+    assert [(a["kind"], a["undone"]) for a in mine][:3] == [
+        ("answer", False),
+        ("answer", True),
+        ("undo", False),
+    ]
+    assert {c["screen"] for c in data["choices"] if c["session"] == s["id"]} == {0, 3}
+
+
+def test_undo_in_mix_mode_and_bad_undos(server):
+    client, _, _ = server
+    s = start(client, mode="mix")
+    url, h = f"/api/sessions/{s['id']}", auth(s["token"])
+    client.post(url + "/answer", json={"screen": 0, "choice": 0}, headers=h)
+    u = client.post(url + "/undo", json={"screen": 1}, headers=h).json()
+    assert u["screen"]["points"] == s["screen"]["points"] and u["screen"]["number"] == 2
+    assert u["screen"]["estimate"] == s["screen"]["estimate"]
+    for body, match in [
+        ({}, "screen: required"),
+        ({"screen": 9}, "screen: 9 has not been shown"),
+        ({"screen": 2, "choice": 1}, "unknown field"),
+    ]:
+        r = client.post(url + "/undo", json=body, headers=h)
+        assert r.status_code == 400 and match in r.json()["error"]
+    assert client.post(url + "/undo", json={"screen": 2}).status_code == 401
+    # an answer's retry after the undo: the stored reply, the undo stands
+    r = client.post(url + "/answer", json={"screen": 1, "choice": 1}, headers=h)
+    assert r.status_code == 409 and "undone already" in r.json()["error"]

@@ -168,6 +168,13 @@ def create_app(
         )
         return _ok(reply)
 
+    async def undo(request: Request) -> Response:
+        body = await _json(request)
+        reply = await run_in_threadpool(
+            service.undo, request.path_params["sid"], _bearer(request), body
+        )
+        return _ok(reply)
+
     def get_session(request: Request) -> Response:
         return _ok(service.get(request.path_params["sid"], _bearer(request)))
 
@@ -224,6 +231,7 @@ def create_app(
         Route("/api/catalogue", catalogue_items),
         Route("/api/sessions", create_session, methods=["POST"]),
         Route("/api/sessions/{sid}/answer", answer, methods=["POST"]),
+        Route("/api/sessions/{sid}/undo", undo, methods=["POST"]),
         Route("/api/sessions/{sid}", get_session),
         Route("/api/admin/export", admin_export),
         Route("/images/{item}", image),

@@ -12,8 +12,10 @@ Files written by :func:`write_export` (format version :data:`EXPORT_VERSION`):
 ``triplets.csv``  ``head,closer,farther`` item ids (``np.loadtxt(..., delimiter=",",
                   skiprows=1, dtype=int)`` -> ``Embedding.fit``)
 ``choices.csv``   ``session,screen,target,chosen,shown`` (shown: space-separated ids)
-``sessions.csv``  one row per session: mode, k, found, queries, target, time per answer
-``answers.csv``   every answer: session, screen, mode, choice, found, seconds, what was shown
+``sessions.csv``  one row per session: mode, k, study participant/slot/method, found,
+                  queries, target, undos, time per answer
+``answers.csv``   every answer and undo: session, screen, mode, kind, choice, found,
+                  undone, seconds, what was shown
 ``export.json``   format and library versions, schema version, counts
 """
 
@@ -33,7 +35,7 @@ from .store import SCHEMA_VERSION, Store
 
 __all__ = ["export_data", "write_export", "EXPORT_VERSION"]
 
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2  # 2: undos (kind, undone), study columns
 
 
 def _iso(t: float) -> str:
@@ -50,10 +52,12 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
     answers: list[dict[str, Any]] = []
     for row in store.iter_sessions():
         hist = by_session.get(row.id, [])
-        target = None
-        if row.mode == "find" and isinstance(row.result, dict):
+        target = row.target  # a study's target: known from the start
+        if target is None and row.mode == "find" and isinstance(row.result, dict):
             target = row.result.get("target")
-        found = any(h["found"] for h in hist)
+        found = any(h["found"] for h in hist) and (
+            row.target is None or (row.result or {}).get("target") == row.target
+        )
         secs = [h["answered_at"] - h["shown_at"] for h in hist]
         for h in hist:
             shown = h["query"].get("shown") if row.mode == "find" else None
@@ -62,12 +66,16 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
                     "session": row.id,
                     "screen": h["number"],
                     "mode": row.mode,
+                    "kind": h["kind"],
                     "choice": h["choice"],
                     "found": h["found"],
+                    "undone": h["undone"],
                     "seconds": round(h["answered_at"] - h["shown_at"], 3),
                     "shown": shown if shown is not None else h["payload"].get("hex"),
                 }
             )
+            if h["kind"] != "answer" or h["undone"]:
+                continue  # taken back: not an answer
             if target is None or h["found"] or h["choice"] is None or shown is None:
                 continue
             chosen = int(shown[h["choice"]])
@@ -95,9 +103,13 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
                 "library": row.library,
                 "created": _iso(row.created),
                 "done": row.done,
+                "participant": row.participant,
+                "slot": row.slot,
+                "method": row.params.get("method"),
                 "found": found,
-                "queries": row.queries,
-                "queries_to_find": row.queries if found else None,
+                "queries": row.n_answers,
+                "queries_to_find": row.n_answers if found else None,
+                "undos": row.undos,
                 "target": target,
                 "target_name": name,
                 "seconds_total": round(sum(secs), 3),
@@ -156,7 +168,7 @@ def write_export(store: Store, out: Any, catalogue: Catalogue | None = None) -> 
     )
     scols = list(data["sessions"][0]) if data["sessions"] else ["session"]
     _write_csv(d / "sessions.csv", scols, [[_cell(s[k]) for k in scols] for s in data["sessions"]])
-    acols = ["session", "screen", "mode", "choice", "found", "seconds", "shown"]
+    acols = ["session", "screen", "mode", "kind", "choice", "found", "undone", "seconds", "shown"]
     _write_csv(d / "answers.csv", acols, [[_cell(a[k]) for k in acols] for a in data["answers"]])
     meta = {
         k: data[k]

@@ -31,6 +31,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,18 @@ class ServiceError(Exception):
         self.message = message
 
 
+def _object(body: Any, fields: set[str]) -> dict:
+    """A JSON object body with only ``fields`` (None: empty)."""
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise ServiceError(400, "body: expected a JSON object")
+    unknown = set(body) - fields
+    if unknown:
+        raise ServiceError(400, f"unknown field(s): {sorted(unknown)}")
+    return body
+
+
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -72,24 +85,35 @@ def _round(v: Any, digits: int = 3) -> list[float]:
     return [round(float(x), digits) + 0.0 for x in np.asarray(v).reshape(-1)]  # no -0.0
 
 
+@dataclass
+class _Live:
+    """A live searcher and the session state it reflects: the screen it is at, the undos
+    it has seen, the answers it holds."""
+
+    searcher: Any
+    position: int
+    undos: int
+    n_answers: int
+
+
 class _Cache:
-    """Live searchers by session id (LRU): (searcher, answered screens)."""
+    """Live searchers by session id (LRU)."""
 
     def __init__(self, size: int):
         self.size = size
-        self._d: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self._d: OrderedDict[str, _Live] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, sid: str) -> tuple[Any, int] | None:
+    def get(self, sid: str) -> _Live | None:
         with self._lock:
             v = self._d.get(sid)
             if v is not None:
                 self._d.move_to_end(sid)
             return v
 
-    def put(self, sid: str, searcher: Any, n: int) -> None:
+    def put(self, sid: str, live: _Live) -> None:
         with self._lock:
-            self._d[sid] = (searcher, n)
+            self._d[sid] = live
             self._d.move_to_end(sid)
             while len(self._d) > self.size:
                 self._d.popitem(last=False)
@@ -129,21 +153,34 @@ class SearchService:
         self.gamma = float(gamma)
         self.max_queries = int(max_queries)
         self.modes = MODES if catalogue.has_colours else ("find",)
-        self._templates: dict[tuple[int, float], DiscreteSearch] = {}
+        self._templates: dict[tuple[int, str, float, float], DiscreteSearch] = {}
         self._templates_lock = threading.Lock()
         self._cache = _Cache(cache_size)
         self._stripes = [threading.Lock() for _ in range(256)]
+        self.closed_reason = ""  # set: POST /api/sessions refused with this message
 
     # ------------------------------------------------------------------ searchers
-    def _template(self, k: int, gamma: float) -> DiscreteSearch:
-        """A session over the catalogue to spawn new ones from (the store built once)."""
+    def _template(self, k: int, params: dict) -> DiscreteSearch:
+        """A session over the catalogue to spawn new ones from (its store built once)."""
+        key = (
+            k,
+            str(params.get("method", "gamma-ckl")),
+            float(params.get("gamma", self.gamma)),
+            float(params.get("sigma", 0.1)),
+        )
         with self._templates_lock:
-            t = self._templates.get((k, gamma))
+            t = self._templates.get(key)
             if t is None:
                 t = DiscreteSearch(
-                    self.catalogue.embedding, n_choices=k, gamma=gamma, random_state=0, n_jobs=1
+                    self.catalogue.embedding,
+                    method=key[1],
+                    n_choices=k,
+                    gamma=key[2],
+                    sigma=key[3],
+                    random_state=0,
+                    n_jobs=1,
                 )
-                self._templates[(k, gamma)] = t
+                self._templates[key] = t
             return t
 
     def _new_searcher(self, mode: str, k: int, seed: int, params: dict | None = None) -> Any:
@@ -151,7 +188,7 @@ class SearchService:
         keeps the parameters it started with)."""
         params = params or {}
         if mode == "find":
-            return self._template(k, float(params.get("gamma", self.gamma))).spawn(seed)
+            return self._template(k, params).spawn(seed)
         return ContinuousSearch(
             3,
             float(params.get("gamma", MIX_GAMMA)),
@@ -174,25 +211,22 @@ class SearchService:
             a, b = query["rgb"]
             searcher.observe(a, b, choice == 0)
 
-    def _searcher_at(self, row: SessionRow, n: int) -> Any:
-        """The session's searcher after its first ``n`` answers: the cached one, caught up
-        from the database if another worker moved on, or rebuilt."""
-        cached = self._cache.get(row.id)
-        if cached is not None and cached[1] <= n:
-            searcher, have = cached
-        else:
-            searcher, have = self._new_searcher(row.mode, row.k, int(row.seed), row.params), 0
-        if have < n:
-            for h in self.store.history(row.id, start=have):
-                if h["number"] >= n:
-                    break
+    def _searcher_at(self, row: SessionRow) -> Any:
+        """The session's searcher holding its answers that count: the cached one, caught up
+        from the database when another worker moved the session on, or rebuilt from the
+        stored screens (after an undo elsewhere, a restart, an upgrade)."""
+        live = self._cache.get(row.id)
+        if live is None or live.undos != row.undos or live.position > row.queries:
+            live = _Live(self._new_searcher(row.mode, row.k, int(row.seed), row.params), 0, 0, 0)
+        if live.position < row.queries:
+            for h in self.store.effective(row.id, start=live.position):
                 if h["found"]:
                     raise ServiceError(409, "this session is finished")
-                self._apply(searcher, row.mode, h["query"], h["choice"])
-                have += 1
-        if have != n:
+                self._apply(live.searcher, row.mode, h["query"], h["choice"])
+                live.n_answers += 1
+        if live.n_answers != row.n_answers:
             raise ServiceError(409, "this session's stored answers are incomplete")
-        return searcher
+        return live.searcher
 
     # ------------------------------------------------------------------ screens
     def _find_screen(self, number: int, shown: np.ndarray) -> tuple[dict, dict]:
@@ -234,13 +268,9 @@ class SearchService:
     def create(self, body: Any) -> dict:
         """A new session: ``{"mode": "find" | "mix", "k": 2..8}`` (k: find mode only) ->
         ``{"id", "token", "screen"}``."""
-        if body is None:
-            body = {}
-        if not isinstance(body, dict):
-            raise ServiceError(400, "body: expected a JSON object")
-        unknown = set(body) - {"mode", "k"}
-        if unknown:
-            raise ServiceError(400, f"unknown field(s): {sorted(unknown)}")
+        if self.closed_reason:
+            raise ServiceError(403, self.closed_reason)
+        body = _object(body, {"mode", "k"})
         mode = body.get("mode", "find")
         if mode not in self.modes:
             raise ServiceError(400, f"mode: expected one of {list(self.modes)}, got {mode!r}")
@@ -256,16 +286,40 @@ class SearchService:
                 f"k: expected {K_RANGE[0]} to {min(K_RANGE[1], self.catalogue.n_items)} items "
                 f"per screen, got {k}",
             )
+        if mode == "find":
+            params: dict[str, Any] = {"method": "gamma-ckl", "gamma": self.gamma}
+        else:
+            params = {
+                "method": "global",
+                "gamma": MIX_GAMMA,
+                "lapse": MIX_LAPSE,
+                "bounds": [0.0, 1.0],
+                "space": "srgb",
+            }
+        sid, token = self.start_session(mode, k, params)
+        screen = self.store.screen(sid, 0)
+        assert screen is not None
+        return {"id": sid, "token": token, "screen": screen[0]}
+
+    def start_session(
+        self,
+        mode: str,
+        k: int,
+        params: dict,
+        *,
+        participant: str | None = None,
+        slot: int | None = None,
+        target: int | None = None,
+    ) -> tuple[str, str]:
+        """Create a session with its first screen; (id, token). Study sessions name their
+        participant, slot and target (Conflict when the slot has a session already)."""
         sid, token = secrets.token_urlsafe(16), secrets.token_urlsafe(32)
         seed = secrets.randbits(63)
-        searcher = self._new_searcher(mode, k, seed)
+        searcher = self._new_searcher(mode, k, seed, params)
         screen = self._next_screen(mode, 0, searcher)
         assert screen is not None  # a catalogue has >= 2 items
-        params: dict[str, Any] = {"gamma": self.gamma if mode == "find" else MIX_GAMMA}
         if mode == "find":
-            params.update(method="gamma-ckl", selection=searcher.selection)
-        else:
-            params.update(method="global", lapse=MIX_LAPSE, bounds=[0.0, 1.0], space="srgb")
+            params = {**params, "selection": searcher.selection}
         self.store.create_session(
             sid=sid,
             token_hash=_token_hash(token),
@@ -277,9 +331,12 @@ class SearchService:
             library=__version__,
             payload=screen[0],
             query=screen[1],
+            participant=participant,
+            slot=slot,
+            target=target,
         )
-        self._cache.put(sid, searcher, 0)
-        return {"id": sid, "token": token, "screen": screen[0]}
+        self._cache.put(sid, _Live(searcher, 0, 0, 0))
+        return sid, token
 
     def _authorized(self, sid: str, token: str | None) -> SessionRow:
         if not isinstance(sid, str) or not 0 < len(sid) <= 64:
@@ -292,34 +349,43 @@ class SearchService:
         return row
 
     @staticmethod
-    def _check_answer(body: Any) -> tuple[int, int | None, bool]:
-        if not isinstance(body, dict):
-            raise ServiceError(400, "body: expected a JSON object")
-        unknown = set(body) - {"screen", "choice", "found"}
-        if unknown:
-            raise ServiceError(400, f"unknown field(s): {sorted(unknown)}")
+    def _screen_number(body: dict) -> int:
         if "screen" not in body:
             raise ServiceError(400, "screen: required")
-        screen, choice, found = body["screen"], body.get("choice"), body.get("found", False)
+        screen = body["screen"]
         if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
             raise ServiceError(400, f"screen: expected a screen number >= 0, got {screen!r}")
+        return screen
+
+    def _check_answer(self, body: Any) -> tuple[int, int | None, bool]:
+        body = _object(body, {"screen", "choice", "found"})
+        screen = self._screen_number(body)
+        choice, found = body.get("choice"), body.get("found", False)
         if choice is not None and (isinstance(choice, bool) or not isinstance(choice, int)):
             raise ServiceError(400, f"choice: expected an index or null, got {choice!r}")
         if not isinstance(found, bool):
             raise ServiceError(400, f"found: expected true or false, got {found!r}")
         return screen, choice, found
 
+    def _current(self, row: SessionRow, number: int, kind: str, *key: Any) -> dict | None:
+        """The stored reply when screen ``number`` was handled before (a repeat), else None
+        after checking that ``number`` is the current screen of an open session."""
+        if number < row.queries or (row.done and number <= row.queries):
+            return self._repeat(row.id, number, kind, *key)
+        if number > row.queries:
+            raise ServiceError(
+                400, f"screen: {number} has not been shown (the current screen is {row.queries})"
+            )
+        return None
+
     def answer(self, sid: str, token: str | None, body: Any) -> dict:
         """Record the answer to a screen; ``{"screen": next or None, "done", "queries"}``.
         The same answer again returns the same reply; a different one is a 409."""
         row = self._authorized(sid, token)
         number, choice, found = self._check_answer(body)
-        if number < row.queries or (row.done and number <= row.queries):
-            return self._repeat(sid, number, choice, found)
-        if number > row.queries:
-            raise ServiceError(
-                400, f"screen: {number} has not been shown (the current screen is {row.queries})"
-            )
+        repeat = self._current(row, number, "answer", choice, found)
+        if repeat is not None:
+            return repeat
         if row.mode == "find" and row.catalogue != self.catalogue.fingerprint:
             raise ServiceError(409, "this session was started on another catalogue")
         stored = self.store.screen(sid, number)
@@ -359,7 +425,7 @@ class SearchService:
             else:
                 result = {"estimate": payload["estimate"]}
         else:
-            searcher = self._searcher_at(row, number)
+            searcher = self._searcher_at(row)
             self._apply(searcher, row.mode, query, choice)
             nxt = self._next_screen(row.mode, number + 1, searcher)
             done = nxt is None
@@ -369,7 +435,11 @@ class SearchService:
                     if row.mode == "find"
                     else {"estimate": self._mix_screen(number + 1, searcher)[0]["estimate"]}
                 )
-        reply = {"screen": None if nxt is None else nxt[0], "done": done, "queries": number + 1}
+        reply = {
+            "screen": None if nxt is None else nxt[0],
+            "done": done,
+            "queries": row.n_answers + 1,
+        }
         try:
             self.store.record_answer(
                 sid,
@@ -384,38 +454,80 @@ class SearchService:
             )
         except Conflict:  # another worker recorded this screen first
             self._cache.drop(sid)
-            return self._repeat(sid, number, choice, found)
+            return self._repeat(sid, number, "answer", choice, found)
         except Exception:
             self._cache.drop(sid)
             raise
         if done or searcher is None:
             self._cache.drop(sid)
         else:
-            self._cache.put(sid, searcher, number + 1)
+            self._cache.put(sid, _Live(searcher, number + 1, row.undos, row.n_answers + 1))
         return reply
 
-    def _repeat(self, sid: str, number: int, choice: int | None, found: bool) -> dict:
-        """A screen answered before: its reply again when the answer is the same."""
+    def undo(self, sid: str, token: str | None, body: Any) -> dict:
+        """Take back the last answer that counts, from the current screen ``{"screen": n}``:
+        the answer stays recorded (marked undone), the undo is recorded as screen n's
+        answer, and screen n + 1 shows the undone screen again. The same undo again
+        returns the same reply."""
+        row = self._authorized(sid, token)
+        number = self._screen_number(_object(body, {"screen"}))
+        repeat = self._current(row, number, "undo", None, False)
+        if repeat is not None:
+            return repeat
+        if row.n_answers == 0:
+            raise ServiceError(400, "screen: there is no answer to undo")
+        with self._lock_for(sid):
+            last = self.store.effective(sid)[-1]
+            payload = {**last["payload"], "number": number + 1}
+            reply = {"screen": payload, "done": False, "queries": row.n_answers - 1}
+            try:
+                self.store.record_undo(
+                    sid,
+                    number,
+                    undone_screen=last["number"],
+                    reply=reply,
+                    payload=payload,
+                    query=last["query"],
+                )
+            except Conflict:
+                return self._repeat(sid, number, "undo", None, False)
+            finally:
+                self._cache.drop(sid)
+        return reply
+
+    def _repeat(self, sid: str, number: int, kind: str, choice: Any, found: bool) -> dict:
+        """A screen handled before: its reply again when the request is the same."""
         stored = self.store.answer(sid, number)
         if stored is None:
             raise ServiceError(409, "this session is finished")
-        if (stored[0], stored[1]) != (choice, found):
+        was, s_choice, s_found, reply = stored
+        if was != kind:
             raise ServiceError(
                 409,
-                f"screen {number} was already answered (choice {stored[0]}, found "
-                f"{str(stored[1]).lower()}); the first answer stands",
+                f"screen {number} was "
+                + ("undone" if was == "undo" else "answered")
+                + f" already; the first {'undo' if was == 'undo' else 'answer'} stands",
             )
-        return stored[2]
+        if (s_choice, s_found) != (choice, found):
+            raise ServiceError(
+                409,
+                f"screen {number} was already answered (choice {s_choice}, found "
+                f"{str(s_found).lower()}); the first answer stands",
+            )
+        return reply
 
     def get(self, sid: str, token: str | None) -> dict:
-        """The session: id, mode, done, queries, the current screen, the history."""
+        """The session: id, mode, done, queries, the current screen, the history (every
+        recorded answer and undo, undone answers marked)."""
         row = self._authorized(sid, token)
         history = [
             {
                 "screen": h["number"],
+                "kind": h["kind"],
                 "shown": {k: v for k, v in h["payload"].items() if k != "number"},
                 "choice": h["choice"],
                 "found": h["found"],
+                "undone": h["undone"],
                 "seconds": round(h["answered_at"] - h["shown_at"], 3),
             }
             for h in self.store.history(sid)
@@ -429,7 +541,7 @@ class SearchService:
             "mode": row.mode,
             "k": row.k,
             "done": row.done,
-            "queries": row.queries,
+            "queries": row.n_answers,
             "screen": current,
             "result": row.result,
             "history": history,

@@ -45,12 +45,32 @@ __all__ = [
     "MIGRATIONS",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_DATABASE = "tripletsearch-sessions.sqlite"
 
 # schema migrations: MIGRATIONS[v] upgrades a version-v database to v + 1 (in one
 # transaction); a database at an older version is upgraded once, when the service starts
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+
+
+def _v1_to_v2(c: Connection) -> None:
+    """Undo (answers that no longer count, recorded not deleted) and study mode."""
+    for ddl in (
+        "ALTER TABLE ts_sessions ADD COLUMN n_answers INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE ts_sessions ADD COLUMN undos INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE ts_sessions ADD COLUMN participant VARCHAR(64)",
+        "ALTER TABLE ts_sessions ADD COLUMN slot INTEGER",
+        "ALTER TABLE ts_sessions ADD COLUMN target INTEGER",
+        "ALTER TABLE ts_answers ADD COLUMN kind VARCHAR(8) NOT NULL DEFAULT 'answer'",
+        "ALTER TABLE ts_answers ADD COLUMN undone BOOLEAN NOT NULL DEFAULT FALSE",
+        "UPDATE ts_sessions SET n_answers = queries",  # version 1 had no undo
+        "CREATE UNIQUE INDEX ix_ts_sessions_participant_slot ON ts_sessions (participant, slot)",
+    ):
+        c.exec_driver_sql(ddl)
+    participants.create(c)
+
+
+MIGRATIONS[1] = _v1_to_v2
 
 metadata = sa.MetaData()
 meta_table = sa.Table(
@@ -72,9 +92,17 @@ sessions = sa.Table(
     sa.Column("library", sa.String(32), nullable=False),  # the version that started it
     sa.Column("created", sa.Float, nullable=False),
     sa.Column("updated", sa.Float, nullable=False),
-    sa.Column("queries", sa.Integer, nullable=False),
+    sa.Column("queries", sa.Integer, nullable=False),  # the current screen's number
     sa.Column("done", sa.Boolean, nullable=False),
     sa.Column("result", sa.Text, nullable=True),  # JSON
+    # version 2: answers that count (not undone), undos, the study a session belongs to
+    sa.Column("n_answers", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("undos", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("participant", sa.String(64), nullable=True),
+    sa.Column("slot", sa.Integer, nullable=True),
+    sa.Column("target", sa.Integer, nullable=True),
+    # a participant's slot holds one session, however many requests race to start it
+    sa.Index("ix_ts_sessions_participant_slot", "participant", "slot", unique=True),
 )
 screens = sa.Table(
     "ts_screens",
@@ -94,6 +122,19 @@ answers = sa.Table(
     sa.Column("found", sa.Boolean, nullable=False),
     sa.Column("reply", sa.Text, nullable=False),  # JSON: the reply it got
     sa.Column("answered_at", sa.Float, nullable=False),
+    # version 2: "answer" or "undo" (an undo takes back the last answer that counts)
+    sa.Column("kind", sa.String(8), nullable=False, server_default="answer"),
+    sa.Column("undone", sa.Boolean, nullable=False, server_default=sa.false()),
+)
+participants = sa.Table(  # version 2: study participants, pseudonymous
+    "ts_participants",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("study", sa.String(64), nullable=False),  # the study's fingerprint
+    sa.Column("number", sa.Integer, nullable=False),  # enrolment order, for the balance
+    sa.Column("created", sa.Float, nullable=False),
+    sa.UniqueConstraint("study", "number"),
 )
 
 
@@ -122,9 +163,14 @@ class SessionRow:
     library: str
     created: float
     updated: float
-    queries: int
+    queries: int  # the current screen's number: screens answered or undone
     done: bool
     result: Any
+    n_answers: int  # answers that count (the API's "queries")
+    undos: int
+    participant: str | None
+    slot: int | None
+    target: int | None
 
     @classmethod
     def from_row(cls, r: Any) -> SessionRow:
@@ -142,6 +188,11 @@ class SessionRow:
             int(r.queries),
             bool(r.done),
             None if r.result is None else json.loads(r.result),
+            int(r.n_answers),
+            int(r.undos),
+            r.participant,
+            None if r.slot is None else int(r.slot),
+            None if r.target is None else int(r.target),
         )
 
 
@@ -233,8 +284,10 @@ class Store:
                 )
             if found == 0:
                 metadata.create_all(c)
-                c.execute(sa.insert(meta_table).values(key="schema_version", value="1"))
-                found_now = 1
+                c.execute(
+                    sa.insert(meta_table).values(key="schema_version", value=str(SCHEMA_VERSION))
+                )
+                found_now = SCHEMA_VERSION
             else:
                 found_now = found
             for v in range(found_now, SCHEMA_VERSION):
@@ -293,19 +346,20 @@ class Store:
             ).first()
         return None if r is None else (json.loads(r.payload), json.loads(r.query))
 
-    def answer(self, sid: str, screen: int) -> tuple[int | None, bool, dict] | None:
-        """(choice, found, reply) recorded for a screen, or None."""
+    def answer(self, sid: str, screen: int) -> tuple[str, int | None, bool, dict] | None:
+        """(kind, choice, found, reply) recorded for a screen, or None."""
         with self.read.connect() as c:
             r = c.execute(
-                sa.select(answers.c.choice, answers.c.found, answers.c.reply).where(
+                sa.select(answers.c.kind, answers.c.choice, answers.c.found, answers.c.reply).where(
                     answers.c.session_id == sid, answers.c.screen == screen
                 )
             ).first()
-        return None if r is None else (r.choice, bool(r.found), json.loads(r.reply))
+        return None if r is None else (r.kind, r.choice, bool(r.found), json.loads(r.reply))
 
     def _answered(self, *where: Any) -> list[tuple[str, dict]]:
         """(session id, record) of the answered screens matching ``where``, by session and
-        number; a record: number, payload, query, choice, found, shown_at, answered_at."""
+        number; a record: number, payload, query, choice, found, kind ("answer" or "undo"),
+        undone, shown_at, answered_at."""
         on = sa.and_(
             answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
         )
@@ -318,6 +372,8 @@ class Store:
                 screens.c.shown_at,
                 answers.c.choice,
                 answers.c.found,
+                answers.c.kind,
+                answers.c.undone,
                 answers.c.answered_at,
             )
             .select_from(screens.join(answers, on))
@@ -335,6 +391,8 @@ class Store:
                     "query": json.loads(r.query),
                     "choice": r.choice,
                     "found": bool(r.found),
+                    "kind": r.kind,
+                    "undone": bool(r.undone),
                     "shown_at": float(r.shown_at),
                     "answered_at": float(r.answered_at),
                 },
@@ -343,9 +401,21 @@ class Store:
         ]
 
     def history(self, sid: str, start: int = 0) -> list[dict]:
-        """The session's answered screens from ``start`` on, in order."""
+        """The session's answered screens from ``start`` on, in order (undos included)."""
         return [
             rec for _, rec in self._answered(screens.c.session_id == sid, screens.c.number >= start)
+        ]
+
+    def effective(self, sid: str, start: int = 0) -> list[dict]:
+        """The answers that count (not undos, not undone) from screen ``start`` on."""
+        return [
+            rec
+            for _, rec in self._answered(
+                screens.c.session_id == sid,
+                screens.c.number >= start,
+                answers.c.kind == "answer",
+                answers.c.undone == sa.false(),
+            )
         ]
 
     def all_answers(self) -> dict[str, list[dict]]:
@@ -354,6 +424,48 @@ class Store:
         for sid, rec in self._answered():
             out.setdefault(sid, []).append(rec)
         return out
+
+    # ------------------------------------------------------------------ studies
+    def enrol(self, study: str, pid: str, token_hash: str) -> int:
+        """A new participant of ``study``; returns their enrolment number (0, 1, ...)."""
+        for _ in range(20):  # PostgreSQL: two enrolments may pick the same number
+            try:
+                with self._tx() as c:
+                    n = c.execute(
+                        sa.select(
+                            sa.func.coalesce(sa.func.max(participants.c.number), -1) + 1
+                        ).where(participants.c.study == study)
+                    ).scalar_one()
+                    c.execute(
+                        sa.insert(participants).values(
+                            id=pid,
+                            token_hash=token_hash,
+                            study=study,
+                            number=int(n),
+                            created=time.time(),
+                        )
+                    )
+                return int(n)
+            except sa.exc.IntegrityError:
+                time.sleep(0.01)
+        raise StoreError("database: could not enrol a participant (too many at once)")
+
+    def participant(self, pid: str) -> Any:
+        """The participant's row (id, token_hash, study, number, created) or None."""
+        with self.read.connect() as c:
+            return c.execute(sa.select(participants).where(participants.c.id == pid)).first()
+
+    def participant_sessions(self, pid: str) -> list[SessionRow]:
+        """The participant's sessions, by slot."""
+        with self.read.connect() as c:
+            rows = c.execute(
+                sa.select(sessions).where(sessions.c.participant == pid).order_by(sessions.c.slot)
+            ).all()
+        return [SessionRow.from_row(r) for r in rows]
+
+    def iter_participants(self) -> Iterator[Any]:
+        with self.read.connect() as c:
+            yield from c.execute(sa.select(participants).order_by(participants.c.number))
 
     def iter_sessions(self) -> Iterator[SessionRow]:
         with self.read.connect() as c:
@@ -388,6 +500,70 @@ class Store:
         with self._write_lock, self.write.begin() as c:
             yield c
 
+    @staticmethod
+    def _advance(c: Connection, sid: str, number: int, now: float, **values: Any) -> None:
+        """Move the session from screen ``number`` to the next, or raise Conflict when it
+        is not at that screen (any more) or is done."""
+        res = c.execute(
+            sa.update(sessions)
+            .where(
+                sessions.c.id == sid,
+                sessions.c.queries == number,
+                sessions.c.done == sa.false(),
+            )
+            .values(queries=number + 1, updated=now, **values)
+        )
+        if res.rowcount != 1:
+            raise Conflict(sid)
+
+    def record_undo(
+        self,
+        sid: str,
+        number: int,
+        *,
+        undone_screen: int,
+        reply: dict,
+        payload: dict,
+        query: Any,
+    ) -> None:
+        """An undo at screen ``number``: the answer to ``undone_screen`` stops counting
+        (kept, marked undone), the undo is recorded as screen ``number``'s answer, and
+        screen ``number + 1`` shows ``payload`` (the undone screen again)."""
+        now = time.time()
+        with self._tx() as c:
+            self._advance(
+                c,
+                sid,
+                number,
+                now,
+                n_answers=sessions.c.n_answers - 1,
+                undos=sessions.c.undos + 1,
+            )
+            res = c.execute(
+                sa.update(answers)
+                .where(
+                    answers.c.session_id == sid,
+                    answers.c.screen == undone_screen,
+                    answers.c.kind == "answer",
+                    answers.c.undone == sa.false(),
+                )
+                .values(undone=True)
+            )
+            if res.rowcount != 1:
+                raise Conflict(sid)
+            c.execute(
+                sa.insert(answers).values(
+                    session_id=sid,
+                    screen=number,
+                    choice=None,
+                    found=False,
+                    reply=json.dumps(reply),
+                    answered_at=now,
+                    kind="undo",
+                )
+            )
+            _insert_screen(c, sid, number + 1, payload, query, now)
+
     def create_session(
         self,
         *,
@@ -401,10 +577,22 @@ class Store:
         library: str,
         payload: dict,
         query: dict,
+        participant: str | None = None,
+        slot: int | None = None,
+        target: int | None = None,
     ) -> None:
-        """A new session and its screen 0, in one transaction."""
+        """A new session and its screen 0, in one transaction (a study session: its
+        participant, slot and target; Conflict when that slot already has a session)."""
         now = time.time()
         with self._tx() as c:
+            if participant is not None:
+                taken = c.execute(
+                    sa.select(sessions.c.id).where(
+                        sessions.c.participant == participant, sessions.c.slot == slot
+                    )
+                ).first()
+                if taken is not None:
+                    raise Conflict(taken.id)
             c.execute(
                 sa.insert(sessions).values(
                     id=sid,
@@ -420,6 +608,9 @@ class Store:
                     queries=0,
                     done=False,
                     result=None,
+                    participant=participant,
+                    slot=slot,
+                    target=target,
                 )
             )
             _insert_screen(c, sid, 0, payload, query, now)
@@ -442,22 +633,15 @@ class Store:
         request answered it first: nothing is written)."""
         now = time.time()
         with self._tx() as c:
-            res = c.execute(
-                sa.update(sessions)
-                .where(
-                    sessions.c.id == sid,
-                    sessions.c.queries == number,
-                    sessions.c.done == sa.false(),
-                )
-                .values(
-                    queries=number + 1,
-                    done=done,
-                    updated=now,
-                    result=None if result is None else json.dumps(result),
-                )
+            self._advance(
+                c,
+                sid,
+                number,
+                now,
+                done=done,
+                n_answers=sessions.c.n_answers + 1,
+                result=None if result is None else json.dumps(result),
             )
-            if res.rowcount != 1:
-                raise Conflict(sid)
             c.execute(
                 sa.insert(answers).values(
                     session_id=sid,
