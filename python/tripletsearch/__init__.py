@@ -29,6 +29,7 @@ _EXPORTS = {
     "simulate_discrete": "discrete",
     "ContinuousSearch": "continuous",
     "simulate_continuous": "continuous",
+    "fit_choice_model": "users",
 }
 _SUBMODULES = {
     "theory",
@@ -39,6 +40,7 @@ _SUBMODULES = {
     "continuous",
     "model_selection",
     "reproduce",
+    "users",
 }
 
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
     "simulate_discrete",
     "ContinuousSearch",
     "simulate_continuous",
+    "fit_choice_model",
     "theory",
     "datasets",
     "openmp_enabled",
@@ -66,6 +69,7 @@ if TYPE_CHECKING:  # what static checkers and IDEs see
     from .discrete import DiscreteSearch, simulate_discrete
     from .embedding import DivergenceError, Embedding
     from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
+    from .users import fit_choice_model
 
 
 def openmp_enabled() -> bool:

@@ -9,6 +9,7 @@ reproduce continuous  Figure 4: exponential convergence of the continuous search
 info                  build facts: version, OpenMP, threads
 serve                 the search service (pip install 'tripletsearch[serve]')
 export                a service's recorded answers as triplets for Embedding.fit
+report                a study's methods compared, people's gamma and lapse fitted
 """
 
 from __future__ import annotations

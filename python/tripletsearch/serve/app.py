@@ -32,8 +32,15 @@ from .catalogue import Catalogue
 from .export import export_data
 from .service import SearchService, ServiceError
 from .store import Store
+from .study import Study, StudyService, load_study
 
 __all__ = ["create_app", "MAX_BODY_BYTES"]
+
+# the page: its own scripts, styles and images only (no CDN, no inline script)
+_CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
 
 log = logging.getLogger("tripletsearch.serve")
 MAX_BODY_BYTES = 16 * 1024
@@ -124,6 +131,7 @@ def create_app(
     gamma: float = 3.0,
     max_queries: int = 300,
     setup: bool = True,
+    study: Study | None = None,
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
@@ -143,13 +151,20 @@ def create_app(
     setup : bool
         Create or upgrade the tables now (one process); False when the tables were set
         up before several workers started (``tripletsearch serve`` does that).
+    study : Study, optional
+        Run this study (:func:`~.study.load_study`; its catalogue replaces
+        ``catalogue``): ``/`` and ``/study`` are the participants' page, free sessions are
+        refused.
     """
+    if study is not None:
+        catalogue = study.catalogue
     store = Store(database)
     if setup:
         store.setup()
     else:
         store.check()
     service = SearchService(catalogue, store, gamma=gamma, max_queries=max_queries)
+    studies = None if study is None else StudyService(study, service)
 
     def health(request: Request) -> Response:
         return _ok(service.health())
@@ -196,16 +211,50 @@ def create_app(
             raise ServiceError(404, "no such image")
         return FileResponse(path, headers={"X-Content-Type-Options": "nosniff"})
 
+    static = resources.files(__package__).joinpath("static")
+    html = static.joinpath("index.html").read_text("utf-8")
+    assets = {
+        name: (static.joinpath(name).read_bytes(), kind)
+        for name, kind in (("app.js", "text/javascript"), ("app.css", "text/css"))
+    }
+
     def page(request: Request) -> Response:
-        html = resources.files(__package__).joinpath("static/index.html").read_text("utf-8")
+        kind = "study" if studies is not None or request.url.path == "/study" else "search"
+        if request.url.path == "/study" and studies is None:
+            raise ServiceError(404, "this server runs no study")
         return HTMLResponse(
-            html,
-            headers={
-                **_HEADERS,
-                "Content-Security-Policy": "default-src 'self'; img-src 'self'; "
-                "style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'",
-            },
+            html.replace('data-page="search"', f'data-page="{kind}"'),
+            headers={**_HEADERS, "Content-Security-Policy": _CSP},
         )
+
+    def asset(request: Request) -> Response:
+        found = assets.get(request.path_params["name"])
+        if found is None:
+            raise ServiceError(404, "not found")
+        return Response(
+            found[0],
+            media_type=found[1],
+            headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+        )
+
+    def require_study() -> StudyService:
+        if studies is None:
+            raise ServiceError(404, "this server runs no study")
+        return studies
+
+    def study_info(request: Request) -> Response:
+        return _ok(require_study().info())
+
+    async def enrol(request: Request) -> Response:
+        body = await _json(request)
+        return _ok(await run_in_threadpool(require_study().enrol, body), 201)
+
+    async def study_next(request: Request) -> Response:
+        body = await _json(request)
+        reply = await run_in_threadpool(
+            require_study().next, request.path_params["pid"], _bearer(request), body
+        )
+        return _ok(reply)
 
     async def service_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ServiceError)
@@ -227,6 +276,11 @@ def create_app(
 
     routes = [
         Route("/", page),
+        Route("/study", page),
+        Route("/static/{name}", asset),
+        Route("/api/study", study_info),
+        Route("/api/study/participants", enrol, methods=["POST"]),
+        Route("/api/study/participants/{pid}/next", study_next, methods=["POST"]),
         Route("/api/health", health),
         Route("/api/catalogue", catalogue_items),
         Route("/api/sessions", create_session, methods=["POST"]),
@@ -257,7 +311,13 @@ def app_from_env() -> ASGIApp:
     from .catalogue import demo_catalogue, load_catalogue
 
     cfg = json.loads(os.environ["TRIPLETSEARCH_SERVE"])
-    cat = demo_catalogue(cfg["demo"]) if cfg.get("demo") else load_catalogue(cfg["catalogue"])
+    study = load_study(cfg["study"]) if cfg.get("study") else None
+    if study is not None:
+        cat = study.catalogue
+    elif cfg.get("demo"):
+        cat = demo_catalogue(cfg["demo"])
+    else:
+        cat = load_catalogue(cfg["catalogue"])
     return create_app(
         cat,
         cfg["database"],
@@ -265,4 +325,5 @@ def app_from_env() -> ASGIApp:
         gamma=cfg["gamma"],
         max_queries=cfg["max_queries"],
         setup=False,
+        study=study,
     )

@@ -20,8 +20,9 @@ _MISSING = (
 def _catalogue(args: argparse.Namespace) -> Any:
     from .catalogue import demo_catalogue, load_catalogue
 
-    if args.demo and args.catalogue:
-        raise SystemExit("give either --catalogue PATH or --demo colours, not both")
+    given = [g for g in (args.demo, args.catalogue, getattr(args, "study", None)) if g]
+    if len(given) > 1:
+        raise ValueError("give one of --catalogue PATH, --demo colours, --study FILE")
     if args.demo:
         return demo_catalogue(args.demo)
     if args.catalogue:
@@ -46,14 +47,19 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .app import create_app
     from .store import Store, default_url
+    from .study import load_study
 
+    study = None
     try:
         cat = _catalogue(args)
+        if args.study:
+            study = load_study(args.study)
+            cat = study.catalogue
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if cat is None:
-        print("error: give --catalogue PATH or --demo colours", file=sys.stderr)
+        print("error: give --catalogue PATH, --demo colours or --study FILE", file=sys.stderr)
         return 2
     if args.workers < 1:
         print("error: --workers must be >= 1", file=sys.stderr)
@@ -81,6 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
             gamma=args.gamma,
             max_queries=args.max_queries,
             setup=False,
+            study=study,
         )
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
         return 0
@@ -88,6 +95,7 @@ def _serve(args: argparse.Namespace) -> int:
         {
             "demo": args.demo,
             "catalogue": os.path.abspath(args.catalogue) if args.catalogue else None,
+            "study": os.path.abspath(args.study) if args.study else None,
             "database": url,
             "gamma": args.gamma,
             "max_queries": args.max_queries,
@@ -126,12 +134,38 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    if _missing_dependencies():
+        return 2
+    from .report import format_report, write_report
+    from .store import Store, StoreError, default_url
+    from .study import load_study
+
+    try:
+        cat = _catalogue(args)
+        if args.study:
+            cat = load_study(args.study).catalogue
+        store = Store(args.database or default_url())
+        store.check()
+        rep = write_report(store, args.out, cat)
+    except (ValueError, FileNotFoundError, StoreError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not rep["searches"]:
+        print("no study searches in this database", file=sys.stderr)
+        return 1
+    print(format_report(rep))
+    print(f"written to {args.out}" + (f" (plot: {rep['plot']})" if rep["plot"] else ""))
+    return 0
+
+
 def add_commands(sub: Any) -> None:
     """The ``serve`` and ``export`` subcommands of the ``tripletsearch`` command line."""
     p = sub.add_parser("serve", help="the search service: a JSON API and a page")
     src = p.add_argument_group("catalogue (one of)")
     src.add_argument("--catalogue", metavar="PATH", help="a catalogue folder or CSV file")
     src.add_argument("--demo", choices=["colours"], help="a bundled demo catalogue")
+    src.add_argument("--study", metavar="FILE", help="run the study of this TOML file")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--workers", type=int, default=1, help="worker processes")
@@ -154,3 +188,11 @@ def add_commands(sub: Any) -> None:
     e.add_argument("--catalogue", metavar="PATH", help="the catalogue, for item names")
     e.add_argument("--demo", choices=["colours"], help="the demo catalogue, for item names")
     e.set_defaults(func=_export)
+
+    r = sub.add_parser("report", help="a study's methods compared (tables and a plot)")
+    r.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
+    r.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    r.add_argument("--study", metavar="FILE", help="the study file (its catalogue)")
+    r.add_argument("--catalogue", metavar="PATH", help="the catalogue, for the fit of gamma")
+    r.add_argument("--demo", choices=["colours"], help="the demo catalogue, for the fit")
+    r.set_defaults(func=_report)

@@ -310,10 +310,12 @@ class SearchService:
         participant: str | None = None,
         slot: int | None = None,
         target: int | None = None,
+        token: str | None = None,
     ) -> tuple[str, str]:
         """Create a session with its first screen; (id, token). Study sessions name their
-        participant, slot and target (Conflict when the slot has a session already)."""
-        sid, token = secrets.token_urlsafe(16), secrets.token_urlsafe(32)
+        participant, slot and target (Conflict when the slot has a session already) and
+        take the participant's token."""
+        sid, token = secrets.token_urlsafe(16), token or secrets.token_urlsafe(32)
         seed = secrets.randbits(63)
         searcher = self._new_searcher(mode, k, seed, params)
         screen = self._next_screen(mode, 0, searcher)

@@ -1,0 +1,207 @@
+"""``tripletsearch report``: a study's methods compared, as the paper's Appendix reports
+its user study (mean +- standard error of the queries to find the target, per method),
+with medians, the CDF of queries-to-find, paired per-target differences, time per answer,
+and the people's own gamma and lapse rate fitted to their recorded choices.
+
+A search counts as found when it ended with ``found`` on its target. Queries are the
+answers that count (undone ones excluded), the final "this is it" included, as in the
+paper's count.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import statistics
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..users import fit_choice_model
+from .catalogue import Catalogue
+from .store import Store
+
+__all__ = ["study_report", "write_report", "format_report"]
+
+
+def _mean_se(x: list[float]) -> tuple[float, float]:
+    if not x:
+        return math.nan, math.nan
+    m = float(np.mean(x))
+    return m, (float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan)
+
+
+def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
+    """The comparison of the study sessions in ``store`` (``catalogue``: for the fit of
+    people's gamma and lapse rate, and item names)."""
+    answers = store.all_answers()
+    searches = []
+    heads, shown, chosen = [], [], []
+    for row in store.iter_sessions():
+        if row.participant is None:
+            continue
+        hist = [h for h in answers.get(row.id, []) if h["kind"] == "answer" and not h["undone"]]
+        found = bool(row.done and (row.result or {}).get("target") == row.target)
+        secs = [h["answered_at"] - h["shown_at"] for h in hist]
+        searches.append(
+            {
+                "session": row.id,
+                "participant": row.participant,
+                "slot": row.slot,
+                "method": row.params.get("method"),
+                "target": row.target,
+                "done": row.done,
+                "found": found,
+                "queries": row.n_answers,
+                "undos": row.undos,
+                "seconds_per_answer": float(np.mean(secs)) if secs else math.nan,
+            }
+        )
+        for h in hist:
+            ids = h["query"].get("shown")
+            if h["found"] or h["choice"] is None or ids is None or row.target is None:
+                continue
+            heads.append(row.target)
+            shown.append(ids)
+            chosen.append(ids[h["choice"]])
+    methods = sorted({s["method"] for s in searches})
+    table = []
+    for m in methods:
+        mine = [s for s in searches if s["method"] == m]
+        q = [s["queries"] for s in mine if s["found"]]
+        mean, se = _mean_se(q)
+        spa = [s["seconds_per_answer"] for s in mine if not math.isnan(s["seconds_per_answer"])]
+        table.append(
+            {
+                "method": m,
+                "searches": len(mine),
+                "finished": sum(s["done"] for s in mine),
+                "found": len(q),
+                "mean_queries": mean,
+                "se_queries": se,
+                "median_queries": float(statistics.median(q)) if q else math.nan,
+                "seconds_per_answer_median": float(statistics.median(spa)) if spa else math.nan,
+                "seconds_per_answer_mean": float(np.mean(spa)) if spa else math.nan,
+            }
+        )
+    paired = None
+    if len(methods) >= 2:
+        a, b = methods[0], methods[1]
+        per: dict[int, dict[str, list[int]]] = {}
+        for s in searches:
+            if s["found"] and s["method"] in (a, b):
+                per.setdefault(s["target"], {}).setdefault(s["method"], []).append(s["queries"])
+        diffs = {
+            t: float(np.mean(v[a]) - np.mean(v[b])) for t, v in per.items() if a in v and b in v
+        }
+        mean, se = _mean_se(list(diffs.values()))
+        paired = {
+            "first": a,
+            "second": b,
+            "targets": len(diffs),
+            "mean_difference": mean,
+            "se_difference": se,
+            "first_fewer": sum(d < 0 for d in diffs.values()),
+            "second_fewer": sum(d > 0 for d in diffs.values()),
+            "per_target": {str(t): d for t, d in sorted(diffs.items())},
+        }
+    people = None
+    if catalogue is not None and heads:
+        fit = fit_choice_model(catalogue.embedding, heads, np.array(shown), chosen)
+        people = {
+            "gamma": fit.gamma,
+            "gamma_ci": list(fit.gamma_ci),
+            "lapse": fit.lapse,
+            "lapse_ci": list(fit.lapse_ci),
+            "choices": fit.n_choices,
+            "level": fit.level,
+        }
+    return {
+        "participants": len({s["participant"] for s in searches}),
+        "searches": searches,
+        "methods": table,
+        "paired": paired,
+        "people": people,
+    }
+
+
+def _f(x: float, nd: int = 2) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
+
+
+def format_report(rep: dict[str, Any]) -> str:
+    """The comparison as text (the paper's table plus medians and timing)."""
+    lines = [
+        f"{rep['participants']} participants, {len(rep['searches'])} searches",
+        f"{'method':<12}{'searches':>9}{'found':>7}{'mean +- se':>18}{'median':>8}{'s/answer':>10}",
+    ]
+    for r in rep["methods"]:
+        ms = f"{_f(r['mean_queries'])} +- {_f(r['se_queries'])}"
+        lines.append(
+            f"{r['method']:<12}{r['searches']:>9}{r['found']:>7}{ms:>18}"
+            f"{_f(r['median_queries'], 1):>8}{_f(r['seconds_per_answer_median'], 2):>10}"
+        )
+    p = rep["paired"]
+    if p:
+        lines.append(
+            f"paired by target ({p['targets']} targets): {p['first']} - {p['second']} = "
+            f"{_f(p['mean_difference'])} +- {_f(p['se_difference'])} queries; {p['first']} "
+            f"needed fewer on {p['first_fewer']}, {p['second']} on {p['second_fewer']}"
+        )
+    u = rep["people"]
+    if u:
+        lines.append(
+            f"people's choices: gamma = {_f(u['gamma'])} [{_f(u['gamma_ci'][0])}, "
+            f"{_f(u['gamma_ci'][1])}], lapse = {_f(u['lapse'], 3)} [{_f(u['lapse_ci'][0], 3)}, "
+            f"{_f(u['lapse_ci'][1], 3)}] ({u['level']:.0%} intervals, {u['choices']} choices)"
+        )
+    return "\n".join(lines)
+
+
+def _plot_cdf(rep: dict[str, Any], path: Path) -> bool:
+    """The CDF of queries-to-find per method (searches not found count as never)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r in rep["methods"]:
+        mine = [s for s in rep["searches"] if s["method"] == r["method"]]
+        q = np.sort([s["queries"] for s in mine if s["found"]])
+        if len(mine) == 0:
+            continue
+        y = np.arange(1, len(q) + 1) / len(mine)
+        ax.step(np.concatenate([[0], q]), np.concatenate([[0], y]), where="post", label=r["method"])
+    ax.set_xlabel("queries to find the target")
+    ax.set_ylabel("fraction of searches")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def write_report(store: Store, out: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
+    """Write ``report.json``, ``methods.csv``, ``searches.csv`` and ``cdf.png`` (with
+    matplotlib) into the folder ``out``; returns the report."""
+    rep = study_report(store, catalogue)
+    d = Path(os.fspath(out))
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "report.json").write_text(json.dumps(rep, indent=2, default=str) + "\n")
+    for name, rows in (("methods.csv", rep["methods"]), ("searches.csv", rep["searches"])):
+        with open(d / name, "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            cols = list(rows[0]) if rows else ["method"]
+            w.writerow(cols)
+            w.writerows([[r[c] for c in cols] for r in rows])
+    rep["plot"] = str(d / "cdf.png") if _plot_cdf(rep, d / "cdf.png") else None
+    (d / "report.txt").write_text(format_report(rep) + "\n")
+    return rep

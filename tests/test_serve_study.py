@@ -1,0 +1,154 @@
+"""Study mode: the study file, blind and balanced assignment, participants, the report
+(API level, a real uvicorn server and SQLite; the browser runs it in test_serve_browser)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections import Counter
+
+import httpx
+import numpy as np
+import pytest
+from serving import thread_server
+
+from tripletsearch.cli import main
+from tripletsearch.serve import create_app
+from tripletsearch.serve.people import FindPerson
+from tripletsearch.serve.store import Store
+from tripletsearch.serve.study import load_study
+
+STUDY = """
+title = "Find the colour"
+catalogue = "colours"
+methods = ["gamma-ckl", "gauss"]
+targets = 4
+k = 4
+seed = 3
+max_queries = 40
+consent = "We record clicks under a random id."
+"""
+
+
+def write(tmp_path, text=STUDY, name="study.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_plan_is_balanced_and_blind(tmp_path):
+    study = load_study(write(tmp_path))
+    assert len(study.targets) == 4 and len(set(study.targets)) == 4
+    meets = Counter()
+    for p in range(4):  # any 2 consecutive participants: every target meets both methods
+        plan = study.plan(p)
+        assert sorted(t for t, _ in plan) == sorted(study.targets)
+        meets.update(plan)
+    assert set(meets.values()) == {2}
+    assert load_study(write(tmp_path)).plan(7) == study.plan(7)  # reproducible
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ('catalogue = "colours"\nmethods = ["x"]', "methods: a list of distinct names"),
+        ('catalogue = "colours"\nk = 9', "k: an integer from 2 to 8"),
+        ('catalogue = "colours"\ntargets = 0', "targets: 1 to 949"),
+        ('catalogue = "colours"\ntargets = [1, 1]', "targets: distinct item ids"),
+        ('catalogue = "colours"\nsigma = -1', "sigma: a number > 0"),
+        ('catalogue = "colours"\ncolour = 1', "unknown key"),
+        ("methods = []", "catalogue: give a demo name"),
+        ('catalogue = "colours"\nk = ', "not valid TOML"),
+    ],
+)
+def test_bad_study_files(tmp_path, text, match):
+    with pytest.raises(ValueError, match=match):
+        load_study(write(tmp_path, text))
+
+
+def run_participant(c, study, rng, consent=True):
+    pr = c.post("/api/study/participants", json={"consent": consent})
+    assert pr.status_code == 201, pr.text
+    pr = pr.json()
+    h = {"Authorization": "Bearer " + pr["token"]}
+    replies = []
+    while True:
+        r = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h)
+        replies.append(r.text)
+        n = r.json()
+        if n["done"]:
+            return pr, replies
+        # a repeated request resumes the same search
+        again = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+        assert again["session"]["id"] == n["session"]["id"]
+        person = FindPerson(study.catalogue, n["target"]["id"], 3.0, rng)
+        screen = n["session"]["screen"]
+        while True:
+            r = c.post(
+                f"/api/sessions/{n['session']['id']}/answer",
+                json=person.answer(screen),
+                headers=h,
+            )
+            replies.append(r.text)
+            if r.json()["done"]:
+                break
+            screen = r.json()["screen"]
+        got = c.get(f"/api/sessions/{n['session']['id']}", headers=h)
+        replies.append(got.text)
+
+
+def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
+    study = load_study(write(tmp_path))
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    rng = np.random.default_rng(0)
+    with thread_server(create_app(study.catalogue, db, study=study)) as base:
+        with httpx.Client(base_url=base) as c:
+            info = c.get("/api/study").json()
+            assert info == {
+                "title": "Find the colour",
+                "consent": "We record clicks under a random id.",
+                "k": 4,
+                "n_slots": 4,
+            }
+            r = c.post("/api/study/participants", json={"consent": False})
+            assert r.status_code == 400 and "consent" in r.json()["error"]
+            assert c.post("/api/sessions", json={}).status_code == 403  # no free searches
+            assert c.get("/study").status_code == 200
+            ids = []
+            for _ in range(4):
+                pr, replies = run_participant(c, study, rng)
+                ids.append(pr["id"])
+                for text in replies:  # blind: the method appears in nothing the page gets
+                    assert "gauss" not in text and "gamma-ckl" not in text and "method" not in text
+            assert all(i.startswith("P-") for i in ids) and len(set(ids)) == 4
+            other = c.post("/api/study/participants", json={"consent": True}).json()
+            bad = c.post(
+                f"/api/study/participants/{ids[0]}/next",
+                json={},
+                headers={"Authorization": "Bearer " + other["token"]},
+            )
+            assert bad.status_code == 401
+    store = Store(db)
+    sessions = [s for s in store.iter_sessions() if s.participant]
+    assert len(sessions) == 16
+    assert Counter(s.params["method"] for s in sessions) == {"gamma-ckl": 8, "gauss": 8}
+    assert Counter((s.target, s.params["method"]) for s in sessions) == {
+        (t, m): 2 for t in study.targets for m in ("gamma-ckl", "gauss")
+    }
+    out = tmp_path / "report"
+    args = ["report", "--database", db, "--out", str(out), "--study", str(tmp_path / "study.toml")]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "gamma-ckl" in text and "gauss" in text and "paired by target (4 targets)" in text
+    assert "people's choices: gamma =" in text
+    rep = json.loads((out / "report.json").read_text())
+    rows = {r["method"]: r for r in rep["methods"]}
+    found = [s for s in rep["searches"] if s["method"] == "gamma-ckl" and s["found"]]
+    assert rows["gamma-ckl"]["found"] == len(found)
+    assert rows["gamma-ckl"]["mean_queries"] == pytest.approx(
+        np.mean([s["queries"] for s in found])
+    )
+    assert (out / "cdf.png").stat().st_size > 1000
+    # people answered as gamma = 3 choosers: the fit's interval says so
+    lo, hi = rep["people"]["gamma_ci"]
+    assert lo <= 3.0 <= hi
