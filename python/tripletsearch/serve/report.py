@@ -38,8 +38,10 @@ def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, 
     """The comparison of the study sessions in ``store`` (``catalogue``: for the fit of
     people's gamma and lapse rate, and item names)."""
     answers = store.all_answers()
-    searches = []
-    heads, shown, chosen = [], [], []
+    searches: list[dict[str, Any]] = []
+    heads: list[int] = []
+    shown: list[list[int]] = []
+    chosen: list[int] = []
     for row in store.iter_sessions():
         if row.participant is None:
             continue
