@@ -224,8 +224,8 @@ class SearchService:
                     raise ServiceError(409, "this session is finished")
                 self._apply(live.searcher, row.mode, h["query"], h["choice"])
                 live.n_answers += 1
-        if live.n_answers != row.n_answers:
-            raise ServiceError(409, "this session's stored answers are incomplete")
+        if live.n_answers != row.n_answers:  # the session moved on meanwhile
+            raise Conflict(row.id)
         return live.searcher
 
     # ------------------------------------------------------------------ screens
@@ -416,6 +416,10 @@ class SearchService:
         found: bool,
     ) -> dict:
         sid = row.id
+        fresh = self.store.session(sid)  # another request may have moved it while we waited
+        if fresh is None or fresh.queries != number or fresh.done:
+            return self._repeat(sid, number, "answer", choice, found)
+        row = fresh
         result: Any = None
         searcher = None
         nxt = None
@@ -427,7 +431,11 @@ class SearchService:
             else:
                 result = {"estimate": payload["estimate"]}
         else:
-            searcher = self._searcher_at(row)
+            try:
+                searcher = self._searcher_at(row)
+            except Conflict:
+                self._cache.drop(sid)
+                return self._repeat(sid, number, "answer", choice, found)
             self._apply(searcher, row.mode, query, choice)
             nxt = self._next_screen(row.mode, number + 1, searcher)
             done = nxt is None

@@ -241,6 +241,7 @@ async function nextTarget() {
     show("target-intro");
     swatch($("target-big"), r.target);
     $("target-big").title = r.target.name;
+    $("target-name").textContent = r.target.name;
     progress();
     $("begin").onclick = () => { render(r.session.screen, 0); document.querySelector(".pick").focus(); };
     $("begin").focus();

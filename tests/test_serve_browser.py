@@ -1,0 +1,305 @@
+"""The page in a real browser: Debian's chromium driven by Playwright (no browser
+download: the system binary). Scripted people look at the colours the page shows and
+click the one closest to their target in CIELAB; screenshots of each mode go to
+test-output/screenshots/."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+from serving import ServeProcess, thread_server
+
+from tripletsearch.serve import create_app, demo_catalogue
+from tripletsearch.serve.colour import hex_to_srgb, srgb_to_lab
+from tripletsearch.serve.store import Store
+
+CAT = demo_catalogue()
+LAB = CAT.embedding
+
+
+def chromium() -> str | None:
+    return os.environ.get("TRIPLETSEARCH_CHROMIUM") or next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None
+    )
+
+
+pytestmark = pytest.mark.skipif(
+    chromium() is None and not os.environ.get("TRIPLETSEARCH_REQUIRE_BROWSER"),
+    reason="no chromium (Debian: apt-get install chromium)",
+)
+
+
+@contextlib.contextmanager
+def _without_preload() -> Iterator[None]:
+    """The browser is not ours to sanitize: start it without the runtime CI preloads."""
+    saved = {k: os.environ.pop(k) for k in ("LD_PRELOAD", "ASAN_OPTIONS") if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with _without_preload():
+        pw = sync_playwright().start()
+        b = pw.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+    yield b
+    b.close()
+    pw.stop()
+
+
+@pytest.fixture(scope="module")
+def shots(request):
+    d = request.config.rootpath / "test-output" / "screenshots"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('db') / 's.sqlite'}"
+    with thread_server(create_app(CAT, url)) as base:
+        yield base, url
+
+
+def shown_lab(page) -> np.ndarray:
+    """CIELAB of the swatches on the screen, from the colours the browser renders."""
+    rgbs = page.eval_on_selector_all(
+        "#grid .pick", "els => els.map(e => getComputedStyle(e).backgroundColor)"
+    )
+    vals = [[int(v) / 255 for v in re.findall(r"\d+", c)[:3]] for c in rgbs]
+    return srgb_to_lab(np.array(vals))
+
+
+def screen_number(page) -> str:
+    return page.inner_text("#progress")
+
+
+def session_id(page, key="ts-search") -> str:
+    return page.evaluate(f"JSON.parse(localStorage.getItem('{key}')).session.id")
+
+
+def find_by_clicks(page, target: int, max_screens: int = 25) -> int:
+    """Click the shown swatch closest to the target in CIELAB until the target is shown,
+    then "This is it"; the number of clicks."""
+    for clicks in range(1, max_screens + 1):
+        page.wait_for_selector("#grid .pick")
+        names = page.locator("#grid .card .name").all_inner_texts()
+        if CAT.names[target] in names:
+            with page.expect_response(lambda r: r.url.endswith("/answer")):
+                page.locator("#grid .card .found").nth(names.index(CAT.names[target])).click()
+            page.wait_for_selector("#search[hidden]", state="attached")
+            return clicks
+        best = int(np.argmin(np.linalg.norm(shown_lab(page) - LAB[target], axis=1)))
+        before = screen_number(page)
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.locator("#grid .pick").nth(best).click()
+        expect(page.locator("#progress")).not_to_have_text(before)
+    raise AssertionError(f"not found in {max_screens} screens")
+
+
+def test_find_a_named_colour_by_clicking(browser, server, shots):
+    base, url = server
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    page.goto(base + "/")
+    page.click("#find")
+    rng = np.random.default_rng(0)
+    clicks = []
+    for target in rng.choice(CAT.n_items, 3, replace=False):
+        if clicks:
+            page.click("#again")
+            page.click("#find")
+        if not clicks:
+            page.screenshot(path=str(shots / "find.png"))
+        n = find_by_clicks(page, int(target))
+        clicks.append(n)
+        expect(page.locator("#result")).not_to_be_empty()
+        assert f"Found: {CAT.names[target]}" in page.inner_text("#result")
+        # the database holds every click once, in order
+        hist = Store(url).history(session_id(page))
+        assert [h["number"] for h in hist] == list(range(n))
+        assert [h["found"] for h in hist] == [False] * (n - 1) + [True]
+    assert max(clicks) <= 25
+    page.close()
+
+
+def test_keys_and_undo(browser, server):
+    base, url = server
+    page = browser.new_page()
+    page.goto(base + "/")
+    page.select_option("#k", "3")
+    page.click("#find")
+    page.wait_for_selector("#grid .pick")
+    assert page.locator("#grid .pick").count() == 3
+    assert page.is_disabled("#undo")
+    first = page.locator("#grid .card .name").all_inner_texts()
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.keyboard.press("2")  # the second item is closest
+    expect(page.locator("#progress")).to_contain_text("1 answered")
+    with page.expect_response(lambda r: r.url.endswith("/undo")):
+        page.keyboard.press("u")
+    expect(page.locator("#progress")).to_contain_text("0 answered")
+    assert page.locator("#grid .card .name").all_inner_texts() == first  # shown again
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.keyboard.press("0")  # none is closer
+    expect(page.locator("#progress")).to_contain_text("1 answered")
+    names = page.locator("#grid .card .name").all_inner_texts()
+    page.locator("#grid .pick").nth(1).focus()
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.keyboard.press("Enter")  # this is it
+    page.wait_for_selector("#done:not([hidden])")
+    expect(page.locator("#result")).not_to_be_empty()
+    assert f"Found: {names[1]}" in page.inner_text("#result")
+    hist = Store(url).history(session_id(page))
+    assert [(h["kind"], h["choice"], h["found"], h["undone"]) for h in hist] == [
+        ("answer", 1, False, True),
+        ("undo", None, False, False),
+        ("answer", None, False, False),
+        ("answer", 1, True, False),
+    ]
+    page.close()
+
+
+def test_mix_a_colour_in_40_clicks(browser, server, shots):
+    base, _ = server
+    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    page.goto(base + "/")
+    page.click("#mix")
+    target = srgb_to_lab(np.array([0.85, 0.45, 0.2]))  # a burnt orange
+    for click in range(40):
+        page.wait_for_selector("#grid .pick")
+        best = int(np.argmin(np.linalg.norm(shown_lab(page) - target, axis=1)))
+        before = screen_number(page)
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.keyboard.press(str(best + 1))
+        expect(page.locator("#progress")).not_to_have_text(before)
+        if click == 20:
+            page.screenshot(path=str(shots / "mix.png"))
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.keyboard.press("Enter")  # accept the colour
+    page.wait_for_selector("#done:not([hidden])")
+    expect(page.locator("#result")).not_to_be_empty()
+    hexcode = re.search(r"#[0-9a-f]{6}", page.inner_text("#result")).group(0)
+    err = float(np.linalg.norm(srgb_to_lab(hex_to_srgb([hexcode]))[0] - target))
+    assert err <= 10.0, (hexcode, err)
+    page.close()
+
+
+def test_usable_on_a_phone(browser, server, shots):
+    base, _ = server
+    ctx = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+    )
+    page = ctx.new_page()
+    page.goto(base + "/")
+    page.tap("#find")
+    page.wait_for_selector("#grid .pick")
+    # no sideways scrolling; tap targets of at least 44 CSS pixels
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    for box in (page.locator("#grid .pick").nth(i).bounding_box() for i in range(4)):
+        assert box["width"] >= 44 and box["height"] >= 44
+    for b in ("#undo", "#skip"):
+        assert page.locator(b).bounding_box()["height"] >= 44
+    page.screenshot(path=str(shots / "phone.png"), full_page=True)
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.locator("#grid .pick").nth(0).tap()
+    expect(page.locator("#progress")).to_contain_text("1 answered")
+    ctx.close()
+
+
+STUDY = """
+title = "Find the colour"
+catalogue = "colours"
+methods = ["gamma-ckl", "gauss"]
+targets = 3
+k = 4
+seed = 5
+max_queries = 40
+consent = "We record your clicks under a random id."
+"""
+
+
+def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
+    (tmp_path / "study.toml").write_text(STUDY)
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    with ServeProcess("--study", str(tmp_path / "study.toml"), "--database", url) as srv:
+        for p in range(2):  # two participants, each with a browser of their own
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.goto(srv.base + "/study")
+            assert "random id" in page.inner_text("#consent-text")
+            if p == 0:
+                page.screenshot(path=str(shots / "study-consent.png"))
+            page.click("#agree")
+            for slot in range(3):
+                page.wait_for_selector("#target-intro:not([hidden])")
+                name = page.get_attribute("#target-big", "title")
+                target = CAT.names.index(name)
+                if p == 0 and slot == 0:
+                    page.screenshot(path=str(shots / "study-target.png"))
+                page.click("#begin")
+                find_by_clicks(page, target, max_screens=40)
+            page.wait_for_selector("#done:not([hidden])")
+            assert "Thank you" in page.inner_text("#result")
+            ctx.close()
+    out = tmp_path / "report"
+    res = subprocess.run(
+        [sys.executable, "-m", "tripletsearch", "report", "--database", url, "--out", str(out)]
+        + ["--study", str(tmp_path / "study.toml")],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "2 participants, 6 searches" in res.stdout
+    assert re.search(r"gamma-ckl\s+3\s+3", res.stdout) and re.search(r"gauss\s+3\s+\d", res.stdout)
+    assert (out / "cdf.png").exists()
+    shutil.copy(out / "cdf.png", shots / "study-cdf.png")
+
+
+def test_a_picture_catalogue(browser, tmp_path, shots):
+    import matplotlib.pyplot as plt
+
+    root = tmp_path / "pictures"
+    (root / "img").mkdir(parents=True)
+    rng = np.random.default_rng(2)
+    rows = ["name,image"]
+    for i in range(12):  # pictures: a gradient of a random colour each
+        img = np.linspace(0.2, 1.0, 32)[:, None, None] * rng.uniform(size=(1, 1, 3))
+        plt.imsave(root / "img" / f"p{i}.png", np.broadcast_to(img, (32, 32, 3)).copy())
+        rows.append(f"picture {i},img/p{i}.png")
+    (root / "items.csv").write_text("\n".join(rows) + "\n")
+    np.save(root / "embedding.npy", rng.normal(size=(12, 2)))
+    from tripletsearch.serve import load_catalogue
+
+    app = create_app(load_catalogue(root), f"sqlite:///{tmp_path / 's.sqlite'}")
+    with thread_server(app) as base:
+        page = browser.new_page()
+        page.goto(base + "/")
+        assert page.is_hidden("#mode-mix")  # no colours: find only
+        page.click("#find")
+        page.wait_for_selector("#grid .pick img")
+        imgs = page.locator("#grid .pick img")
+        assert imgs.count() == 4
+        for i in range(4):  # every picture loaded from the catalogue folder
+            expect(imgs.nth(i)).to_have_attribute("src", re.compile(r"^/images/\d+$"))
+            assert imgs.nth(i).evaluate("e => e.complete && e.naturalWidth === 32")
+        page.screenshot(path=str(shots / "pictures.png"))
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.keyboard.press("1")
+        expect(page.locator("#progress")).to_contain_text("1 answered")
+        page.close()
