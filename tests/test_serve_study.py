@@ -139,7 +139,20 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
     args = ["report", "--database", db, "--out", str(out), "--study", str(tmp_path / "study.toml")]
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert "gamma-ckl" in text and "gauss" in text and "paired by target (4 targets)" in text
+    # every searcher's seed comes from the study's seed: a study replays
+    for s in sessions:
+        number = store.participant(s.participant).number
+        assert s.seed == str(study.session_seed(number, s.slot))
+    assert len({s.seed for s in sessions}) == 16
+    # paired: the targets that both methods found at least once (counted from the store)
+    found_by: dict[int, set] = {}
+    for s in sessions:
+        if s.done and (s.result or {}).get("target") == s.target:
+            found_by.setdefault(s.target, set()).add(s.params["method"])
+    n_paired = sum(len(m) == 2 for m in found_by.values())
+    assert n_paired >= 1
+    assert "gamma-ckl" in text and "gauss" in text
+    assert f"paired by target ({n_paired} targets)" in text
     assert "people's choices: gamma =" in text
     rep = json.loads((out / "report.json").read_text())
     rows = {r["method"]: r for r in rep["methods"]}

@@ -311,12 +311,13 @@ class SearchService:
         slot: int | None = None,
         target: int | None = None,
         token: str | None = None,
+        seed: int | None = None,
     ) -> tuple[str, str]:
         """Create a session with its first screen; (id, token). Study sessions name their
-        participant, slot and target (Conflict when the slot has a session already) and
-        take the participant's token."""
+        participant, slot and target (Conflict when the slot has a session already), take
+        the participant's token and a seed of the study's (others: a random seed)."""
         sid, token = secrets.token_urlsafe(16), token or secrets.token_urlsafe(32)
-        seed = secrets.randbits(63)
+        seed = secrets.randbits(63) if seed is None else int(seed)
         searcher = self._new_searcher(mode, k, seed, params)
         screen = self._next_screen(mode, 0, searcher)
         assert screen is not None  # a catalogue has >= 2 items

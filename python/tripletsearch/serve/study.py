@@ -8,7 +8,7 @@ items per screen and the seed::
     methods = ["gamma-ckl", "gauss"] # DiscreteSearch methods, compared blindly
     targets = 10                     # how many (drawn once with the seed), or item ids
     k = 4                            # items per screen
-    seed = 0
+    seed = 0                         # targets, orders and every searcher's seed
     max_queries = 60                 # screens before a search gives up
     gamma = 3.0                      # gamma-ckl's user model
     sigma = "auto"                   # gauss's probit noise ("auto": 0.1 of the items' RMS
@@ -98,6 +98,12 @@ class Study:
         order = np.random.default_rng([self.seed, number]).permutation(len(self.targets))
         m = len(self.methods)
         return [(self.targets[t], self.methods[(number + int(t)) % m]) for t in order]
+
+    def session_seed(self, number: int, slot: int) -> int:
+        """The searcher's seed for participant ``number``'s search ``slot``: from the
+        study's seed, so a study replays (same answers, same screens)."""
+        state = np.random.SeedSequence([self.seed, number, slot]).generate_state(2, np.uint64)
+        return int(state[0] >> np.uint64(1))
 
     def params(self, method: str) -> dict:
         return {"method": method, "gamma": self.gamma, "sigma": self.sigma}
@@ -244,6 +250,7 @@ class StudyService:
                         slot=slot,
                         target=target,
                         token=token,
+                        seed=self.study.session_seed(int(row.number), slot),
                     )
                 except Conflict:
                     continue
