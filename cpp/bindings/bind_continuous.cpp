@@ -16,6 +16,15 @@ void register_config(py::module_& m) {
       .value("Global", ts::ContinuousMethod::Global);
   m.attr("MAX_PARTICLE_DIM") = ts::kMaxParticleDim;
   m.attr("MAX_HYPTEST_CELLS") = static_cast<std::int64_t>(ts::kMaxCells);
+  m.attr("GAMMA_GRID") = std::vector<double>(ts::kGammaValues, ts::kGammaValues + ts::kGammaGrid);
+  m.attr("LAPSE_GRID") = std::vector<double>(ts::kLapseValues, ts::kLapseValues + ts::kLapseGrid);
+  m.def(
+      "gamma_log_prior",
+      [](int j) {
+        ts::require_between(j, 0, ts::kGammaGrid - 1, "j");
+        return ts::gamma_log_prior(j);
+      },
+      py::arg("j"), "log prior mass of GAMMA_GRID[j] (log-uniform on [0.5, 32]).");
 
   const ts::ContinuousConfig dflt;
   py::class_<ts::ContinuousConfig>(m, "ContinuousConfig",
@@ -26,14 +35,15 @@ void register_config(py::module_& m) {
                        std::vector<double> high, ts::ContinuousMethod method, double alpha,
                        double lapse, std::int64_t stage_cap, std::int64_t particles, int mh_sweeps,
                        double resample_ess, std::int64_t cells_per_axis, std::int64_t n_obs,
-                       std::int64_t tau) {
+                       std::int64_t tau, bool gamma_auto, bool lapse_auto) {
              // one entry: the same range on every axis
              for (auto* v : {&low, &high})
                if (v->size() == 1 && dim > 1 && dim <= (std::int64_t(1) << 20))
                  v->assign(static_cast<std::size_t>(dim), v->front());
-             const ts::ContinuousConfig c{
-                 dim,       gamma,     low,       high,         method,         alpha, lapse,
-                 stage_cap, particles, mh_sweeps, resample_ess, cells_per_axis, n_obs, tau};
+             const ts::ContinuousConfig c{dim,       gamma,     low,          high,
+                                          method,    alpha,     lapse,        stage_cap,
+                                          particles, mh_sweeps, resample_ess, cells_per_axis,
+                                          n_obs,     tau,       gamma_auto,   lapse_auto};
              c.validate();
              return c;
            }),
@@ -44,7 +54,8 @@ void register_config(py::module_& m) {
            py::arg("particles") = dflt.particles, py::arg("mh_sweeps") = dflt.mh_sweeps,
            py::arg("resample_ess") = dflt.resample_ess,
            py::arg("cells_per_axis") = dflt.cells_per_axis, py::arg("n_obs") = dflt.n_obs,
-           py::arg("tau") = dflt.tau)
+           py::arg("tau") = dflt.tau, py::arg("gamma_auto") = dflt.gamma_auto,
+           py::arg("lapse_auto") = dflt.lapse_auto)
       .def_readonly("dim", &ts::ContinuousConfig::dim)
       .def_readonly("gamma", &ts::ContinuousConfig::gamma)
       .def_readonly("low", &ts::ContinuousConfig::low)
@@ -57,6 +68,8 @@ void register_config(py::module_& m) {
       .def_readonly("cells_per_axis", &ts::ContinuousConfig::cells_per_axis)
       .def_readonly("n_obs", &ts::ContinuousConfig::n_obs)
       .def_readonly("tau", &ts::ContinuousConfig::tau)
+      .def_readonly("gamma_auto", &ts::ContinuousConfig::gamma_auto)
+      .def_readonly("lapse_auto", &ts::ContinuousConfig::lapse_auto)
       .def_property_readonly("particles", &ts::ContinuousConfig::resolved_particles,
                              "Particles of the posterior (the default resolved).")
       .def_property_readonly("stage_cap", &ts::ContinuousConfig::resolved_stage_cap,
@@ -125,9 +138,20 @@ void register_searcher(py::module_& m) {
           [](const S& s) { return locked(s, [](const S& x) { return x.n_queries(); }); })
       .def_property_readonly(
           "n_stages", [](const S& s) { return locked(s, [](const S& x) { return x.n_stages(); }); })
-      .def_property_readonly("n_particles", [](const S& s) {
-        return locked(s, [](const S& x) { return x.n_particles(); });
-      });
+      .def_property_readonly(
+          "n_particles",
+          [](const S& s) { return locked(s, [](const S& x) { return x.n_particles(); }); })
+      .def(
+          "user_posterior",
+          [](const S& s) -> py::object {
+            py::array_t<double> g(ts::kGammaGrid), l(ts::kLapseGrid);
+            double* pg = g.mutable_data();
+            double* pl = l.mutable_data();
+            if (!locked(s, [&](const S& x) { return x.user_posterior(pg, pl); })) return py::none();
+            return py::make_tuple(g, l);
+          },
+          "(gamma grid probabilities, lapse grid probabilities), or None when the user "
+          "model is fixed.");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'ItemStore', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train']
+__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train']
 class Purpose:
     """
     The salts of the core's random streams (seeding.hpp).
@@ -541,7 +541,7 @@ class ContinuousConfig:
     """
     A continuous search's configuration; validated on construction. 0 particles or stage_cap: the defaults; low, high: one entry per axis, or one for all.
     """
-    def __init__(self, *, dim: typing.SupportsInt | typing.SupportsIndex = 2, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, low: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [-1.0], high: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [1.0], method: ContinuousMethod = ContinuousMethod.Global, alpha: typing.SupportsFloat | typing.SupportsIndex = 0.8, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, stage_cap: typing.SupportsInt | typing.SupportsIndex = 0, particles: typing.SupportsInt | typing.SupportsIndex = 0, mh_sweeps: typing.SupportsInt | typing.SupportsIndex = 2, resample_ess: typing.SupportsFloat | typing.SupportsIndex = 0.5, cells_per_axis: typing.SupportsInt | typing.SupportsIndex = 0, n_obs: typing.SupportsInt | typing.SupportsIndex = 0, tau: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __init__(self, *, dim: typing.SupportsInt | typing.SupportsIndex = 2, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, low: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [-1.0], high: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [1.0], method: ContinuousMethod = ContinuousMethod.Global, alpha: typing.SupportsFloat | typing.SupportsIndex = 0.8, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, stage_cap: typing.SupportsInt | typing.SupportsIndex = 0, particles: typing.SupportsInt | typing.SupportsIndex = 0, mh_sweeps: typing.SupportsInt | typing.SupportsIndex = 2, resample_ess: typing.SupportsFloat | typing.SupportsIndex = 0.5, cells_per_axis: typing.SupportsInt | typing.SupportsIndex = 0, n_obs: typing.SupportsInt | typing.SupportsIndex = 0, tau: typing.SupportsInt | typing.SupportsIndex = 0, gamma_auto: bool = False, lapse_auto: bool = False) -> None:
         ...
     @property
     def alpha(self) -> float:
@@ -556,10 +556,16 @@ class ContinuousConfig:
     def gamma(self) -> float:
         ...
     @property
+    def gamma_auto(self) -> bool:
+        ...
+    @property
     def high(self) -> list[float]:
         ...
     @property
     def lapse(self) -> float:
+        ...
+    @property
+    def lapse_auto(self) -> bool:
         ...
     @property
     def low(self) -> list[float]:
@@ -610,6 +616,10 @@ class ContinuousSearcher:
     def tell(self, a_closer: bool) -> bool:
         """
         Records the answer; True when a stage ended.
+        """
+    def user_posterior(self) -> typing.Any:
+        """
+        (gamma grid probabilities, lapse grid probabilities), or None when the user model is fixed.
         """
     @property
     def center(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -693,6 +703,10 @@ def epoch_permutation(seed: typing.SupportsInt | typing.SupportsIndex, epoch: ty
     """
     The trainer's minibatch order of one epoch.
     """
+def gamma_log_prior(j: typing.SupportsInt | typing.SupportsIndex) -> float:
+    """
+    log prior mass of GAMMA_GRID[j] (log-uniform on [0.5, 32]).
+    """
 def max_threads() -> int:
     """
     Threads OpenMP would use by default (respects OMP_NUM_THREADS); 1 in a serial build.
@@ -757,6 +771,8 @@ def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy
     """
     Fits an embedding from `init` (n, d) to triplet rows; callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit).
     """
+GAMMA_GRID: list = [0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0]
+LAPSE_GRID: list = [0.0, 0.02, 0.05, 0.1, 0.2, 0.3]
 MAX_CHOICES: int = 64
 MAX_HYPTEST_CELLS: int = 4294967296
 MAX_PARTICLE_DIM: int = 15

@@ -42,6 +42,7 @@ import numpy as np
 
 from . import _core, theory
 from ._sync import new_lock, synchronized
+from ._user_model import GAMMA_GRID, LAPSE_GRID, grid_summary, is_auto
 from ._validation import (
     check_int,
     check_positive,
@@ -107,14 +108,18 @@ def _config(
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
     low, high = _check_bounds(bounds)
+    gamma_auto, lapse_auto = is_auto(gamma, "gamma"), is_auto(lapse, "lapse")
     base: dict[str, Any] = dict(
         dim=check_int(dim, "dim"),
-        gamma=check_real(gamma, "gamma"),
+        # "auto": inferred; the fixed values then only fill the configuration
+        gamma=_AUTO_GAMMA if gamma_auto else check_real(gamma, "gamma"),
         low=low,
         high=high,
         method=getattr(_core.ContinuousMethod, METHODS[method]),
         alpha=check_real(alpha, "alpha"),
-        lapse=check_real(lapse, "lapse"),
+        lapse=0.0 if lapse_auto else check_real(lapse, "lapse"),
+        gamma_auto=gamma_auto,
+        lapse_auto=lapse_auto,
         # None: the core's default (its 0)
         stage_cap=0 if stage_cap is None else check_int(stage_cap, "stage_cap", minimum=1),
         particles=0 if n_particles is None else check_int(n_particles, "n_particles", minimum=1),
@@ -127,6 +132,9 @@ def _config(
         raise ValueError(f"delta: must lie in (0, 0.5), got {delta}")
     cells, n_obs, tau = hypothesis_test_plan(config.dim, config.gamma, config.lapse, delta)
     return _core.ContinuousConfig(**base, cells_per_axis=cells, n_obs=n_obs, tau=tau)
+
+
+_AUTO_GAMMA = 3.0  # the configuration's gamma value when gamma is "auto" (unused)
 
 
 def _check_bounds(bounds: Any) -> tuple[list[float], list[float]]:
@@ -209,8 +217,11 @@ class ContinuousSearch:
     Parameters
     ----------
     dim : int >= 1
-    gamma : float > 0
-        The user's assumed gamma-CKL power.
+    gamma : float > 0 or "auto"
+        The user's gamma-CKL power: assumed, or "auto": inferred while searching (part of
+        the posterior, with the prior of :mod:`tripletsearch._user_model`: log-uniform on
+        [0.5, 8], falling beyond, up to 32). "global" only. Estimate: :attr:`gamma_`,
+        :attr:`gamma_interval_`.
     bounds : (low, high)
         Omega: reals for the cube [low, high]^dim, or vectors of length dim for the box
         [low_0, high_0] x ... x [low_{dim-1}, high_{dim-1}]. The search runs in a frame
@@ -221,8 +232,9 @@ class ContinuousSearch:
     method : {"global", "posterior", "hypothesis-test"}
     alpha : float in (0.5, 1)
         "posterior": the mass a box needs to decide.
-    lapse : float in [0, 0.5)
-        Answers are assumed random with this probability.
+    lapse : float in [0, 0.5) or "auto"
+        Answers are assumed random with this probability; "auto": inferred (uniform prior
+        on {0, 0.02, 0.05, 0.1, 0.2, 0.3}; "global" only). Estimate: :attr:`lapse_`.
     delta : float
         "hypothesis-test": the error budget of one stage.
     stage_cap : int, optional
@@ -245,12 +257,12 @@ class ContinuousSearch:
     def __init__(
         self,
         dim: int,
-        gamma: float,
+        gamma: float | str,
         *,
         bounds: tuple[Any, Any] = (-1.0, 1.0),
         method: str = "global",
         alpha: float = 0.8,
-        lapse: float = 0.0,
+        lapse: float | str = 0.0,
         delta: float = 0.05,
         stage_cap: int | None = None,
         n_particles: int | None = None,
@@ -281,9 +293,9 @@ class ContinuousSearch:
         return int(self._config.dim)
 
     @property
-    def gamma(self) -> float:
-        """The user's assumed gamma-CKL power."""
-        return float(self._config.gamma)
+    def gamma(self) -> float | str:
+        """The user's assumed gamma-CKL power, or "auto" (inferred)."""
+        return "auto" if self._config.gamma_auto else float(self._config.gamma)
 
     @property
     def low(self) -> np.ndarray:
@@ -306,9 +318,51 @@ class ContinuousSearch:
         return float(self._config.alpha)
 
     @property
-    def lapse(self) -> float:
-        """The lapse rate the likelihood assumes."""
-        return float(self._config.lapse)
+    def lapse(self) -> float | str:
+        """The lapse rate the likelihood assumes, or "auto" (inferred)."""
+        return "auto" if self._config.lapse_auto else float(self._config.lapse)
+
+    # ------------------------------------------------------------------ the user
+    @synchronized
+    def user_posterior(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The posterior of the user's gamma and lapse rate: ``{"gamma": (grid, probs),
+        "lapse": (grid, probs)}`` for what is inferred (a fixed value: itself, probability
+        1)."""
+        post = self._s.user_posterior()
+        out = {}
+        for name, grid, k in (("gamma", GAMMA_GRID, 0), ("lapse", LAPSE_GRID, 1)):
+            if getattr(self._config, f"{name}_auto"):
+                out[name] = (grid.copy(), np.asarray(post[k], dtype=np.float64))
+            else:
+                out[name] = (np.array([getattr(self._config, name)]), np.ones(1))
+        return out
+
+    def _summary(self, name: str) -> tuple[float, tuple[float, float]]:
+        grid, probs = self.user_posterior()[name]
+        return grid_summary(grid, probs)
+
+    @property
+    def gamma_(self) -> float:
+        """The user's gamma: the posterior median with gamma="auto" (a grid value), else
+        the assumed value."""
+        return self._summary("gamma")[0]
+
+    @property
+    def gamma_interval_(self) -> tuple[float, float]:
+        """The central 95 % credible interval of the user's gamma (grid values; a fixed
+        gamma: (gamma, gamma))."""
+        return self._summary("gamma")[1]
+
+    @property
+    def lapse_(self) -> float:
+        """The user's lapse rate: the posterior median with lapse="auto", else the assumed
+        value."""
+        return self._summary("lapse")[0]
+
+    @property
+    def lapse_interval_(self) -> tuple[float, float]:
+        """The central 95 % credible interval of the user's lapse rate."""
+        return self._summary("lapse")[1]
 
     @property
     def stage_cap(self) -> int:
@@ -424,6 +478,17 @@ class ContinuousSearch:
             "method": self.method,
             "alpha": self.alpha,
             "lapse": self.lapse,
+            # the estimates at the snapshot (for readers; from_dict replays the answers)
+            **(
+                {"gamma_": self.gamma_, "gamma_interval_": list(self.gamma_interval_)}
+                if self.gamma == "auto"
+                else {}
+            ),
+            **(
+                {"lapse_": self.lapse_, "lapse_interval_": list(self.lapse_interval_)}
+                if self.lapse == "auto"
+                else {}
+            ),
             "delta": self.delta,
             "stage_cap": self.stage_cap,
             "n_particles": self.n_particles or None,
@@ -529,7 +594,7 @@ class ContinuousSimulation:
 
 def simulate_continuous(
     dim: int,
-    gamma: float,
+    gamma: float | str,
     *,
     n_runs: int,
     max_queries: int | None = None,
@@ -537,7 +602,7 @@ def simulate_continuous(
     bounds: tuple[Any, Any] = (-1.0, 1.0),
     method: str = "global",
     alpha: float = 0.8,
-    lapse: float = 0.0,
+    lapse: float | str = 0.0,
     oracle_gamma: float | None = None,
     oracle_lapse: float = 0.0,
     delta: float = 0.05,
@@ -547,13 +612,17 @@ def simulate_continuous(
     n_jobs: int | None = None,
 ) -> ContinuousSimulation:
     """Simulate searches for targets uniform in Omega, answered by gamma-CKL users (power
-    ``oracle_gamma``, default ``gamma``, lapse ``oracle_lapse``). The whole loop is native,
-    parallel over runs ("hypothesis-test": over cells), reproducible for any ``n_jobs``.
+    ``oracle_gamma``, default ``gamma``, lapse ``oracle_lapse``); the searcher assumes
+    ``gamma`` and ``lapse``, or infers them ("auto", see :class:`ContinuousSearch`). The
+    whole loop is native, parallel over runs ("hypothesis-test": over cells), reproducible
+    for any ``n_jobs``.
 
     Give ``max_queries`` (errors after every query) and/or ``max_stages``; the
     hypothesis test records stages only (its stages take ~1e8 queries).
     """
     config = _config(dim, gamma, bounds, method, alpha, lapse, stage_cap, n_particles, delta)
+    if config.gamma_auto and oracle_gamma is None:
+        raise ValueError("oracle_gamma: give the simulated users' gamma when gamma is 'auto'")
     options = _core.ContinuousSimOptions(
         runs=check_int(n_runs, "n_runs"),
         # None: not recorded / no limit (the core's -1)

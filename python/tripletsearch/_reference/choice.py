@@ -111,3 +111,87 @@ class PairAnswerModel:
             p = self.prob(Da, Db)
             return np.log(p if a_named else 1.0 - p)
         return pair_log_prob(Da, Db, self.gamma) if a_named else pair_log_prob(Db, Da, self.gamma)
+
+
+# ---------------------------------------------------------------------- the inferred user
+# (oracle/user_grid.hpp): gamma and lapse grids, their priors, powers by square roots.
+
+GAMMA_GRID = np.array([0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0])
+LAPSE_GRID = np.array([0.0, 0.02, 0.05, 0.1, 0.2, 0.3])
+GAMMA_PRIOR_RANGE, GAMMA_KNEE = (0.5, 32.0), 8.0
+
+
+def grid_power(j: Any, s: Any) -> np.ndarray:
+    """s^(GAMMA_GRID[j] / 2): s^(1/4) (even j) or s^(3/8) (odd j), squared j // 2 times."""
+    j = np.asarray(j)
+    s = np.asarray(s, dtype=np.float64)
+    h = np.sqrt(s)
+    q = np.sqrt(h)
+    p = np.where(j & 1, np.sqrt(h * q), q)
+    for e in range(int(np.max(j)) >> 1 if j.size else 0):
+        p = np.where(e < (j >> 1), p * p, p)
+    return p
+
+
+def gamma_log_prior(j: int) -> float:
+    """log prior mass of GAMMA_GRID[j] up to a constant: the integral over the value's
+    cell (borders at geometric midpoints) of the density 1/gamma on [0.5, K] and K^2/gamma^3
+    on [K, 32], K = GAMMA_KNEE."""
+    g, K = GAMMA_GRID, GAMMA_KNEE
+    lo = GAMMA_PRIOR_RANGE[0] if j == 0 else math.sqrt(g[j - 1] * g[j])
+    hi = GAMMA_PRIOR_RANGE[1] if j == len(g) - 1 else math.sqrt(g[j] * g[j + 1])
+    mass = 0.0
+    if lo < K:
+        mass += math.log(min(hi, K) / lo)
+    if hi > K:
+        a = max(lo, K)
+        mass += 0.5 * K * K * (1.0 / (a * a) - 1.0 / (hi * hi))
+    return math.log(mass)
+
+
+class UserModel:
+    """The pair-answer model of a particle search: fixed (``PairAnswerModel``) or, with
+    gamma and/or lapse inferred, per hypothesis (g, l) (grid indices, arrays)."""
+
+    def __init__(self, gamma: float, lapse: float, gamma_auto: bool, lapse_auto: bool):
+        self.fixed = PairAnswerModel(gamma, lapse)
+        self.gamma_auto, self.lapse_auto = gamma_auto, lapse_auto
+        self.inferred = gamma_auto or lapse_auto
+
+    def _lapse(self, li: Any) -> Any:
+        return LAPSE_GRID[li] if self.lapse_auto else self.fixed.lapse
+
+    def _prob_a(self, g: Any, Da: Any, Db: Any) -> np.ndarray:
+        if not self.gamma_auto:
+            return pair_prob(Da, Db, self.fixed.gamma)
+        s, a_closer = pair_ratio(Da, Db)
+        pw = grid_power(g, s)
+        return np.where(a_closer, 1.0, pw) * (1.0 / (1.0 + pw))
+
+    def prob(self, g: Any, li: Any, Da: Any, Db: Any) -> np.ndarray:
+        if not self.inferred:
+            return self.fixed.prob(Da, Db)
+        lapse = self._lapse(li)
+        return 0.5 * lapse + (1.0 - lapse) * self._prob_a(g, Da, Db)
+
+    def log_prob_of(self, g: Any, li: Any, Da: Any, Db: Any, a_named: bool) -> np.ndarray:
+        if not self.inferred:
+            return self.fixed.log_prob_of(Da, Db, a_named)
+        lapse = np.broadcast_to(self._lapse(li), np.shape(Da))
+        p = self.prob(g, li, Da, Db)
+        with np.errstate(divide="ignore"):
+            lp_lapse = np.log(p if a_named else 1.0 - p)
+        if not self.gamma_auto:
+            lp0 = self.fixed.log_prob_of(Da, Db, a_named)
+        else:  # no lapse: log P to relative precision
+            Dn, Do = (Da, Db) if a_named else (Db, Da)
+            s, named_closer = pair_ratio(Dn, Do)
+            pw = grid_power(g, s)
+            with np.errstate(divide="ignore"):
+                far = np.where(
+                    pw > 1e-300,
+                    np.log(np.maximum(pw, 1e-320)),
+                    0.5 * GAMMA_GRID[g] * np.log(s),
+                )
+            lp0 = np.where(named_closer, -np.log1p(pw), far - np.log1p(pw))
+        return np.where(lapse > 0.0, lp_lapse, lp0)

@@ -10,11 +10,12 @@ import math
 
 import numpy as np
 
-from .choice import PairAnswerModel
+from .choice import GAMMA_GRID, LAPSE_GRID, PairAnswerModel, UserModel, gamma_log_prior
 from .resample import systematic_resample
 from .rng import Purpose, Rng, child_seed, stream
 
 _K_DRAWS, _K_EVAL = 12, 256
+PROPOSAL_SCALE = 1.0  # particles.hpp's kProposalScale
 
 
 def _seqsum(x):
@@ -24,12 +25,12 @@ def _seqsum(x):
 MOVE_WINDOW = 512  # particles.hpp's kMoveWindow
 
 
-def _log_likelihood(A, x, m):
-    """log P(answers A | target x), the native running product."""
+def _log_likelihood(A, x, m, g=-1, li=-1):
+    """log P(answers A | target x, hypothesis (g, li)), the native running product."""
     d = len(x)
     lp, prod = 0.0, 1.0
     if len(A):
-        pa = m.prob(((A[:, :d] - x) ** 2).sum(1), ((A[:, d : 2 * d] - x) ** 2).sum(1))
+        pa = m.prob(g, li, ((A[:, :d] - x) ** 2).sum(1), ((A[:, d : 2 * d] - x) ** 2).sum(1))
         pr = np.where(A[:, 2 * d] > 0.5, pa, 1.0 - pa)
         for q in range(len(A)):
             prod *= float(pr[q])
@@ -39,9 +40,27 @@ def _log_likelihood(A, x, m):
     return lp + (math.log(prod) if prod > 0 else -math.inf)
 
 
+def _cholesky(S):
+    """core/linalg.hpp's cholesky: tiny negative pivots clamped, their column zero."""
+    d = len(S)
+    L = np.zeros((d, d))
+    for j in range(d):
+        s = S[j, j] - sum(L[j, k] * L[j, k] for k in range(j))
+        piv = math.sqrt(s) if s > 0 else 0.0
+        L[j, j] = piv
+        for i in range(j + 1, d):
+            t = S[i, j] - sum(L[i, k] * L[j, k] for k in range(j))
+            L[i, j] = t / piv if piv > 0 else 0.0
+    return L
+
+
 class Particles:
-    def init(self, lo, hi, target_P, rng):
+    """Particles z (P, d) with log-weights; with the user inferred, each particle's
+    hypothesis: gamma index hg and lapse index hl (-1: fixed)."""
+
+    def init(self, lo, hi, target_P, rng, m):
         self.lo, self.hi = np.array(lo, float), np.array(hi, float)
+        self.olo, self.ohi = self.lo.copy(), self.hi.copy()
         d = len(lo)
         if d <= 3:
             G = max(1, int(math.floor(target_P ** (1.0 / d) + 1e-9)))
@@ -59,13 +78,39 @@ class Particles:
             )
         self.lw = np.zeros(len(self.z))
         self.ll = np.zeros(len(self.z))
+        P = len(self.z)
+        self.hg = np.full(P, -1, dtype=np.int64)
+        self.hl = np.full(P, -1, dtype=np.int64)
+        if m.inferred:
+            cdf = np.cumsum([math.exp(gamma_log_prior(j)) for j in range(len(GAMMA_GRID))])
+            for p in range(P):
+                if m.gamma_auto:
+                    u = rng.uniform() * cdf[-1]
+                    j = 0
+                    while j + 1 < len(GAMMA_GRID) and cdf[j] <= u:
+                        j += 1
+                    self.hg[p] = j
+                if m.lapse_auto:
+                    self.hl[p] = min(len(LAPSE_GRID) - 1, int(rng.uniform() * len(LAPSE_GRID)))
+
+    def hypothesis_marginals(self, w):
+        """The weighted posterior of gamma and lapse on their grids."""
+        pg = np.zeros(len(GAMMA_GRID))
+        pl = np.zeros(len(LAPSE_GRID))
+        for p in range(self.P):
+            if self.hg[p] >= 0:
+                pg[self.hg[p]] += w[p]
+            if self.hl[p] >= 0:
+                pl[self.hl[p]] += w[p]
+        return pg, pl
 
     @property
     def P(self):
         return len(self.z)
 
     def observe(self, a, b, a_closer, m):
-        inc = m.log_prob_of(((self.z - a) ** 2).sum(1), ((self.z - b) ** 2).sum(1), a_closer)
+        Da, Db = ((self.z - a) ** 2).sum(1), ((self.z - b) ** 2).sum(1)
+        inc = m.log_prob_of(self.hg, self.hl, Da, Db, a_closer)
         self.lw = self.lw + inc
         self.ll = self.ll + inc
 
@@ -103,14 +148,30 @@ class Particles:
         for a in range(self.z.shape[1]):
             qlo, qhi = self.quantiles(w, a, (eps, 1.0 - eps))
             margin = 0.5 * (qhi - qlo)
-            self.lo[a] = max(self.lo[a], qlo - margin)
-            self.hi[a] = min(self.hi[a], qhi + margin)
+            self.lo[a] = max(self.olo[a], qlo - margin)
+            self.hi[a] = min(self.ohi[a], qhi + margin)
         out = np.any((self.z < self.lo) | (self.z > self.hi), axis=1)
         self.lw = np.where(out, -np.inf, self.lw)
 
     def resample_move(self, answers, m, stream_seed, sweeps):
+        """Resample, then per particle: `sweeps` moves of z (even sweeps: the particles'
+        covariance factor times PROPOSAL_SCALE / sqrt(d); odd: half the IQR per axis), then
+        with the user inferred one move of the hypothesis to neighbouring grid values."""
         w, _ = self.weights()
         d = self.z.shape[1]
+        mu = self.mean(w)
+        S = np.zeros((d, d))
+        for p in range(self.P):
+            if w[p] == 0.0:
+                continue
+            for a in range(d):
+                for b in range(a + 1):
+                    S[a, b] += w[p] * (self.z[p, a] - mu[a]) * (self.z[p, b] - mu[b])
+        for a in range(d):
+            S[:a, a] = S[a, :a]
+            fl = 1e-15 * (self.hi[a] - self.lo[a])
+            S[a, a] = max(S[a, a], fl * fl)
+        L = _cholesky(S) * (PROPOSAL_SCALE / math.sqrt(d))
         step = np.empty(d)
         for a in range(d):
             q25, q75 = self.quantiles(w, a, (0.25, 0.75))
@@ -118,24 +179,53 @@ class Particles:
         idx = systematic_resample(w, 1.0, self.P, Rng(stream_seed, self.P).uniform())
         self.z = self.z[idx].copy()
         self.ll = self.ll[idx].copy()
+        self.hg, self.hl = self.hg[idx].copy(), self.hl[idx].copy()
         self.lw = np.zeros(self.P)
         A = np.array(answers).reshape(-1, 2 * d + 1) if len(answers) else np.zeros((0, 2 * d + 1))
         A = A[max(0, len(A) - MOVE_WINDOW) :]  # the moves weigh the last MOVE_WINDOW answers
         windowed = len(answers) > MOVE_WINDOW * (2 * d + 1)
         for p in range(self.P):
             rng = Rng(stream_seed, p)
-            cur = _log_likelihood(A, self.z[p], m) if windowed else self.ll[p]
-            for _ in range(sweeps):
-                prop = self.z[p] + step * np.array([rng.normal() for _ in range(d)])
+            g0, l0 = int(self.hg[p]), int(self.hl[p])
+            cur = _log_likelihood(A, self.z[p], m, g0, l0) if windowed else self.ll[p]
+            for s in range(sweeps):
+                eps = np.array([rng.normal() for _ in range(d)])
+                prop = self.z[p] + (step * eps if s & 1 else _lower_times(L, eps))
                 u = rng.uniform()
                 if np.any(prop < self.lo) or np.any(prop > self.hi):
                     continue
-                lp = _log_likelihood(A, prop, m)
+                lp = _log_likelihood(A, prop, m, g0, l0)
                 if u < math.exp(min(lp - cur, 700.0)):
                     self.z[p] = prop
                     cur = lp
+            if m.inferred:
+                g1, l1 = g0, l0
+                if m.gamma_auto:
+                    g1 += -1 if rng.uniform() < 0.5 else 1
+                if m.lapse_auto:
+                    l1 += -1 if rng.uniform() < 0.5 else 1
+                u = rng.uniform()
+                ok_g = not m.gamma_auto or 0 <= g1 < len(GAMMA_GRID)
+                ok_l = not m.lapse_auto or 0 <= l1 < len(LAPSE_GRID)
+                if ok_g and ok_l:
+                    lp = _log_likelihood(A, self.z[p], m, g1, l1)
+                    prior = gamma_log_prior(g1) - gamma_log_prior(g0) if m.gamma_auto else 0.0
+                    if u < math.exp(min(lp - cur + prior, 700.0)):
+                        self.hg[p], self.hl[p] = g1, l1
+                        cur = lp
             if not windowed:
                 self.ll[p] = cur
+
+
+def _lower_times(L, eps):
+    """L eps for lower-triangular L, each row summed in order (the native loop)."""
+    out = np.empty(len(eps))
+    for a in range(len(eps)):
+        s = 0.0
+        for b in range(a + 1):
+            s += L[a, b] * eps[b]
+        out[a] = s
+    return out
 
 
 def resolved_particles(method, dim, particles):
@@ -168,6 +258,8 @@ class ContinuousSearcher:
         cells_per_axis=0,
         n_obs=0,
         tau=0,
+        gamma_auto=False,
+        lapse_auto=False,
         seed=0,
     ):
         d = dim
@@ -184,7 +276,7 @@ class ContinuousSearcher:
         self.N, self.n_obs, self.tau, self.seed = cells_per_axis, n_obs, tau, seed
         self.mh_sweeps, self.resample_ess = mh_sweeps, resample_ess
         self.anchor, self.anchor_spread = None, 0.0
-        self.model = PairAnswerModel(gamma, lapse)
+        self.model = UserModel(gamma, lapse, gamma_auto, lapse_auto)
         self.center = np.zeros(d)
         self.edge, self.depth = 2.0, 0
         self.n_queries = self.n_stages = self.stage_queries = 0
@@ -205,6 +297,13 @@ class ContinuousSearcher:
         """The pending query in the input frame."""
         a, b = self.ask_unit()
         return self.origin + self.scale * a, self.origin + self.scale * b
+
+    def user_posterior(self):
+        """(gamma grid probabilities, lapse grid probabilities), or None (fixed model)."""
+        if self.method == "hypothesis-test" or not self.model.inferred:
+            return None
+        w, _ = self.parts.weights()
+        return self.parts.hypothesis_marginals(w)
 
     def estimate_unit(self):
         if self.method == "hypothesis-test":
@@ -341,7 +440,7 @@ class ContinuousSearcher:
             hi = np.where(bad, self.center + 2 * self.edge, hi)
         rng = stream(self.seed, Purpose.ParticleInit, self.n_stages)
         self.parts = Particles()
-        self.parts.init(lo, hi, self.n_particles, rng)
+        self.parts.init(lo, hi, self.n_particles, rng, self.model)
         self.answers = []
         self.stage_queries = 0
 
@@ -444,10 +543,11 @@ class ContinuousSearcher:
         pairs = [(i, _K_DRAWS + i) for i in range(_K_DRAWS)]
         pairs += [(i, j) for i in range(_K_DRAWS) for j in range(i + 1, _K_DRAWS)]
         Z = self.parts.z[ev]
+        hg, hl = self.parts.hg[ev], self.parts.hl[ev]  # each draw's hypothesis
         D = ((pts[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
         best, arg = -1.0, 0
         for t, (i, j) in enumerate(pairs):
-            p = self.model.prob(D[i], D[j])
+            p = self.model.prob(hg, hl, D[i], D[j])
             var = _seqsum(p * p) / _K_EVAL - (_seqsum(p) / _K_EVAL) ** 2
             if var > best:
                 best, arg = var, t

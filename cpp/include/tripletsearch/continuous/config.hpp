@@ -35,6 +35,9 @@ struct ContinuousConfig {
   double resample_ess = 0.5;   // resample-move when ESS < this fraction of the particles
   // HypothesisTest: the plan of Algorithm 2 (tripletsearch.theory.binomial_test_plan)
   std::int64_t cells_per_axis = 0, n_obs = 0, tau = 0;
+  // gamma and/or the lapse rate inferred with the target (oracle/user_grid.hpp): the
+  // global method only; gamma and lapse above are then unused.
+  bool gamma_auto = false, lapse_auto = false;
 
   // Posterior: 2048 particles (4096 from dim 4: a child holds (1/8)^dim of u(X));
   // Global: 1024; HypothesisTest: none.
@@ -69,6 +72,12 @@ struct ContinuousConfig {
                                   format_number(kMaxParticleDim) + ", got " + format_number(dim));
     }
     require_positive(gamma, "gamma");
+    if (gamma_auto && method != ContinuousMethod::Global)
+      throw std::invalid_argument(
+          "gamma: 'auto' (gamma inferred while searching) needs method='global'");
+    if (lapse_auto && method != ContinuousMethod::Global)
+      throw std::invalid_argument(
+          "lapse: 'auto' (the lapse rate inferred while searching) needs method='global'");
     validate_bounds();
     require_open_interval(alpha, 0.5, 1.0, "alpha");
     require_half_open(lapse, 0.0, 0.5, "lapse");

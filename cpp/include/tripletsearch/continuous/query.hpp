@@ -2,7 +2,9 @@
 // information, i.e. the variance over posterior draws of P(a named | z) (the quadratic-
 // entropy information gain). Candidates: kDraws posterior draws and their mirror images
 // through the weighted mean (clamped into Omega, so that every query is a point of the
-// box); pairs (draw, mirror) and all pairs of draws.
+// box); pairs (draw, mirror) and all pairs of draws. With the user's gamma and lapse
+// inferred, each evaluation draw answers under its own hypothesis: the score accounts for
+// the uncertainty about the user.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "../core/resample.hpp"
 #include "../core/rng.hpp"
 #include "../oracle/choice.hpp"
+#include "../oracle/user_grid.hpp"
 #include "particles.hpp"
 
 namespace tripletsearch {
@@ -23,7 +26,7 @@ constexpr int kQueryEval = 256;  // draws the answer probability is averaged ove
 // The query (a, b) from the posterior of `parts` (weights w) in the box [lo, hi]; `edge`
 // separates a and b when both candidates coincide.
 inline void infogain_query(const Particles& parts, const std::vector<double>& w,
-                           const PairAnswerModel& model, Rng& rng, double edge, const double* lo,
+                           const UserModel& model, Rng& rng, double edge, const double* lo,
                            const double* hi, double* qa, double* qb) {
   const std::int64_t d = parts.d;
   std::vector<double> mu(static_cast<std::size_t>(d));
@@ -38,6 +41,11 @@ inline void infogain_query(const Particles& parts, const std::vector<double>& w,
       pts[i * d + a] = x;
       pts[(kQueryDraws + i) * d + a] = std::min(hi[a], std::max(lo[a], 2.0 * mu[a] - x));
     }
+  int hg[kQueryEval], hl[kQueryEval];
+  for (int s = 0; s < kQueryEval; ++s) {
+    hg[s] = parts.g(eval[s]);
+    hl[s] = parts.l(eval[s]);
+  }
   std::vector<std::pair<int, int>> pairs;
   for (int i = 0; i < kQueryDraws; ++i) pairs.emplace_back(i, kQueryDraws + i);
   for (int i = 0; i < kQueryDraws; ++i)
@@ -54,7 +62,7 @@ inline void infogain_query(const Particles& parts, const std::vector<double>& w,
     const double* Db = D.data() + pairs[t].second * kQueryEval;
     double s1 = 0.0, s2 = 0.0;
     for (int s = 0; s < kQueryEval; ++s) {
-      const double p = model.prob(Da[s], Db[s]);
+      const double p = model.prob(hg[s], hl[s], Da[s], Db[s]);
       s1 += p;
       s2 += p * p;
     }

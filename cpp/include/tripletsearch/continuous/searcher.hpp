@@ -38,7 +38,7 @@ class ContinuousSearcher {
         threads_(threads),
         origin_(static_cast<std::size_t>(cfg.dim), 0.0),
         scale_(cfg.scale()),
-        model_(cfg.gamma, cfg.lapse),
+        model_(cfg.gamma, cfg.lapse, cfg.gamma_auto, cfg.lapse_auto),
         qa_(static_cast<std::size_t>(cfg.dim), 0.0),
         qb_(qa_.size(), 0.0) {
     input_cfg_.validate();
@@ -57,6 +57,9 @@ class ContinuousSearcher {
   std::int64_t n_queries() const { return n_queries_; }
   std::int64_t n_stages() const { return n_stages_; }
   virtual std::int64_t n_particles() const { return 0; }
+  // The posterior of the user's gamma and lapse rate on their grids (oracle/user_grid.hpp:
+  // kGammaGrid and kLapseGrid values; zeros for a fixed one); false when neither is inferred.
+  virtual bool user_posterior(double* /*gamma_p*/, double* /*lapse_p*/) const { return false; }
 
   // The current region, in the input frame.
   Region region() const {
@@ -149,7 +152,7 @@ class ContinuousSearcher {
   int threads_;
   std::vector<double> origin_;  // input = origin + scale unit
   double scale_;
-  PairAnswerModel model_;  // the user model the likelihood assumes
+  UserModel model_;  // the user model the likelihood assumes (or infers)
   Region region_;
   std::int64_t n_queries_ = 0, n_stages_ = 0, stage_queries_ = 0;
   bool pending_ = false;
@@ -162,6 +165,13 @@ class ContinuousSearcher {
 class ParticleSearcher : public ContinuousSearcher {
  public:
   std::int64_t n_particles() const override { return particles_.P; }
+  bool user_posterior(double* gamma_p, double* lapse_p) const override {
+    if (!model_.inferred()) return false;
+    std::vector<double> w;
+    particles_.weights(w);
+    particles_.hypothesis_marginals(w, gamma_p, lapse_p);
+    return true;
+  }
 
  protected:
   ParticleSearcher(const ContinuousConfig& cfg, std::uint64_t seed, int threads)
@@ -172,7 +182,7 @@ class ParticleSearcher : public ContinuousSearcher {
   // A new stage: the uniform prior on [lo, hi] and no answers.
   void begin_stage(const std::vector<double>& lo, const std::vector<double>& hi) {
     Rng rng = stream(seed_, Purpose::ParticleInit, static_cast<std::uint64_t>(n_stages_));
-    particles_.init(lo, hi, cfg_.resolved_particles(), rng);
+    particles_.init(lo, hi, cfg_.resolved_particles(), model_, rng);
     answers_.clear();
     stage_queries_ = 0;
   }
