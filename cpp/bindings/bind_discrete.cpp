@@ -22,14 +22,20 @@ void register_config(py::module_& m) {
   py::class_<ts::SearchConfig>(m, "SearchConfig",
                                "A database search's configuration; validated on construction.")
       .def(py::init([](ts::SearchMethod method, double gamma, double r, double sigma, int n_choices,
-                       ts::Selection selection) {
-             const ts::SearchConfig c{method, gamma, r, sigma, n_choices, selection};
+                       ts::Selection selection, double lapse, bool gamma_auto, bool lapse_auto) {
+             const ts::SearchConfig c{method,    gamma, r,          sigma,     n_choices,
+                                      selection, lapse, gamma_auto, lapse_auto};
              c.validate();
              return c;
            }),
            py::kw_only(), py::arg("method") = dflt.method, py::arg("gamma") = dflt.gamma,
            py::arg("r") = dflt.r, py::arg("sigma") = dflt.sigma,
-           py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection)
+           py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection,
+           py::arg("lapse") = dflt.lapse, py::arg("gamma_auto") = dflt.gamma_auto,
+           py::arg("lapse_auto") = dflt.lapse_auto)
+      .def_readonly("lapse", &ts::SearchConfig::lapse)
+      .def_readonly("gamma_auto", &ts::SearchConfig::gamma_auto)
+      .def_readonly("lapse_auto", &ts::SearchConfig::lapse_auto)
       .def_readonly("method", &ts::SearchConfig::method)
       .def_readonly("gamma", &ts::SearchConfig::gamma)
       .def_readonly("r", &ts::SearchConfig::r)
@@ -93,6 +99,17 @@ void register_searcher(py::module_& m) {
             return out;
           },
           "P(item is the target) for every item (shown items: 0).")
+      .def(
+          "user_posterior",
+          [](const S& s) -> py::object {
+            py::array_t<double> g(ts::kGammaGrid), l(ts::kLapseGrid);
+            double* pg = g.mutable_data();
+            double* pl = l.mutable_data();
+            if (!locked(s, [&](const S& x) { return x.user_posterior(pg, pl); })) return py::none();
+            return py::make_tuple(g, l);
+          },
+          "(gamma grid probabilities, lapse grid probabilities), or None when neither is "
+          "inferred.")
       .def_property_readonly("config", &S::config)
       .def_property_readonly(
           "mean",

@@ -50,3 +50,73 @@ def grid_summary(grid: np.ndarray, probs: np.ndarray) -> tuple[float, tuple[floa
         _grid_quantile(grid, probs, tail),
         _grid_quantile(grid, probs, 1.0 - tail),
     )
+
+
+class InferredUser:
+    """The user-model half of a search session (``ContinuousSearch``, ``DiscreteSearch``):
+    the assumed or inferred gamma and lapse rate and their posterior. Needs ``_config``
+    (a native configuration with gamma, lapse, gamma_auto, lapse_auto) and ``_user_grids()``
+    (the native posterior: (gamma probs, lapse probs), or None)."""
+
+    _config: Any
+
+    def _user_grids(self) -> Any:  # pragma: no cover - each session implements it
+        raise NotImplementedError
+
+    @property
+    def gamma(self) -> float | str:
+        """The user's assumed gamma-CKL power, or "auto" (inferred)."""
+        return "auto" if self._config.gamma_auto else float(self._config.gamma)
+
+    @property
+    def lapse(self) -> float | str:
+        """The lapse rate the likelihood assumes, or "auto" (inferred)."""
+        return "auto" if self._config.lapse_auto else float(self._config.lapse)
+
+    def user_posterior(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The posterior of the user's gamma and lapse rate: ``{"gamma": (grid, probs),
+        "lapse": (grid, probs)}`` (a fixed value: itself, probability 1)."""
+        post = self._user_grids()
+        out = {}
+        for name, grid, k in (("gamma", GAMMA_GRID, 0), ("lapse", LAPSE_GRID, 1)):
+            if getattr(self._config, f"{name}_auto"):
+                out[name] = (grid.copy(), np.asarray(post[k], dtype=np.float64))
+            else:
+                out[name] = (np.array([float(getattr(self._config, name))]), np.ones(1))
+        return out
+
+    def _summary(self, name: str) -> tuple[float, tuple[float, float]]:
+        grid, probs = self.user_posterior()[name]
+        return grid_summary(grid, probs)
+
+    @property
+    def gamma_(self) -> float:
+        """The user's gamma: the posterior median with gamma="auto" (a grid value), else
+        the assumed value."""
+        return self._summary("gamma")[0]
+
+    @property
+    def gamma_interval_(self) -> tuple[float, float]:
+        """The central 95 % credible interval of the user's gamma (grid values; a fixed
+        gamma: (gamma, gamma))."""
+        return self._summary("gamma")[1]
+
+    @property
+    def lapse_(self) -> float:
+        """The user's lapse rate: the posterior median with lapse="auto", else the assumed
+        value."""
+        return self._summary("lapse")[0]
+
+    @property
+    def lapse_interval_(self) -> tuple[float, float]:
+        """The central 95 % credible interval of the user's lapse rate."""
+        return self._summary("lapse")[1]
+
+    def _user_state(self) -> dict[str, Any]:
+        """The estimates for a state snapshot (readers only: from_dict replays answers)."""
+        out: dict[str, Any] = {}
+        for name in ("gamma", "lapse"):
+            if getattr(self._config, f"{name}_auto"):
+                est, (lo, hi) = self._summary(name)
+                out[f"{name}_"], out[f"{name}_interval_"] = est, [lo, hi]
+        return out

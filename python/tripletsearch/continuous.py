@@ -42,7 +42,7 @@ import numpy as np
 
 from . import _core, theory
 from ._sync import new_lock, synchronized
-from ._user_model import GAMMA_GRID, LAPSE_GRID, grid_summary, is_auto
+from ._user_model import InferredUser, is_auto
 from ._validation import (
     check_int,
     check_positive,
@@ -211,7 +211,7 @@ def _same_query(recorded: Any, query: tuple[np.ndarray, np.ndarray]) -> bool:
     return rec.shape == expected.shape and bool(np.allclose(rec, expected, rtol=1e-12, atol=0))
 
 
-class ContinuousSearch:
+class ContinuousSearch(InferredUser):
     """An interactive continuous search session.
 
     Parameters
@@ -292,77 +292,14 @@ class ContinuousSearch:
         """Dimension of Omega."""
         return int(self._config.dim)
 
-    @property
-    def gamma(self) -> float | str:
-        """The user's assumed gamma-CKL power, or "auto" (inferred)."""
-        return "auto" if self._config.gamma_auto else float(self._config.gamma)
-
-    @property
-    def low(self) -> np.ndarray:
-        """Omega's lower corner (dim,)."""
-        return np.array(self._config.low, dtype=np.float64)
-
-    @property
-    def high(self) -> np.ndarray:
-        """Omega's upper corner (dim,)."""
-        return np.array(self._config.high, dtype=np.float64)
-
-    @property
-    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(low, high)``: Omega's corners."""
-        return self.low, self.high
+    @synchronized
+    def _user_grids(self) -> Any:
+        return self._s.user_posterior()
 
     @property
     def alpha(self) -> float:
         """ "posterior": the mass a box needs to decide."""
         return float(self._config.alpha)
-
-    @property
-    def lapse(self) -> float | str:
-        """The lapse rate the likelihood assumes, or "auto" (inferred)."""
-        return "auto" if self._config.lapse_auto else float(self._config.lapse)
-
-    # ------------------------------------------------------------------ the user
-    @synchronized
-    def user_posterior(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """The posterior of the user's gamma and lapse rate: ``{"gamma": (grid, probs),
-        "lapse": (grid, probs)}`` for what is inferred (a fixed value: itself, probability
-        1)."""
-        post = self._s.user_posterior()
-        out = {}
-        for name, grid, k in (("gamma", GAMMA_GRID, 0), ("lapse", LAPSE_GRID, 1)):
-            if getattr(self._config, f"{name}_auto"):
-                out[name] = (grid.copy(), np.asarray(post[k], dtype=np.float64))
-            else:
-                out[name] = (np.array([getattr(self._config, name)]), np.ones(1))
-        return out
-
-    def _summary(self, name: str) -> tuple[float, tuple[float, float]]:
-        grid, probs = self.user_posterior()[name]
-        return grid_summary(grid, probs)
-
-    @property
-    def gamma_(self) -> float:
-        """The user's gamma: the posterior median with gamma="auto" (a grid value), else
-        the assumed value."""
-        return self._summary("gamma")[0]
-
-    @property
-    def gamma_interval_(self) -> tuple[float, float]:
-        """The central 95 % credible interval of the user's gamma (grid values; a fixed
-        gamma: (gamma, gamma))."""
-        return self._summary("gamma")[1]
-
-    @property
-    def lapse_(self) -> float:
-        """The user's lapse rate: the posterior median with lapse="auto", else the assumed
-        value."""
-        return self._summary("lapse")[0]
-
-    @property
-    def lapse_interval_(self) -> tuple[float, float]:
-        """The central 95 % credible interval of the user's lapse rate."""
-        return self._summary("lapse")[1]
 
     @property
     def stage_cap(self) -> int:
@@ -478,17 +415,7 @@ class ContinuousSearch:
             "method": self.method,
             "alpha": self.alpha,
             "lapse": self.lapse,
-            # the estimates at the snapshot (for readers; from_dict replays the answers)
-            **(
-                {"gamma_": self.gamma_, "gamma_interval_": list(self.gamma_interval_)}
-                if self.gamma == "auto"
-                else {}
-            ),
-            **(
-                {"lapse_": self.lapse_, "lapse_interval_": list(self.lapse_interval_)}
-                if self.lapse == "auto"
-                else {}
-            ),
+            **self._user_state(),  # the estimates (for readers; from_dict replays)
             "delta": self.delta,
             "stage_cap": self.stage_cap,
             "n_particles": self.n_particles or None,

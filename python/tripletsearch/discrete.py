@@ -50,6 +50,7 @@ import numpy as np
 
 from . import _core
 from ._sync import new_lock, synchronized
+from ._user_model import InferredUser, is_auto
 from ._validation import (
     check_allocation,
     check_index_array,
@@ -90,16 +91,27 @@ def _resolve_selection(selection: Any, method: str, n: int) -> str:
 
 
 def _search_config(
-    method: str, gamma: Any, r: Any, sigma: Any, n_choices: Any, selection: str
+    method: str,
+    gamma: Any,
+    r: Any,
+    sigma: Any,
+    n_choices: Any,
+    selection: str,
+    lapse: Any = 0.0,
 ) -> _core.SearchConfig:
     """The native configuration: the core checks the ranges (ValueError naming them)."""
+    gamma_auto, lapse_auto = is_auto(gamma, "gamma"), is_auto(lapse, "lapse")
     return _core.SearchConfig(
         method=getattr(_core.SearchMethod, METHODS[method]),
-        gamma=check_real(gamma, "gamma"),
+        # "auto": inferred; the fixed values then only fill the configuration
+        gamma=3.0 if gamma_auto else check_real(gamma, "gamma"),
         r=check_real(r, "r"),
         sigma=check_real(sigma, "sigma"),
         n_choices=check_int(n_choices, "n_choices"),
         selection=getattr(_core.Selection, SELECTIONS[selection]),
+        lapse=0.0 if lapse_auto else check_real(lapse, "lapse"),
+        gamma_auto=gamma_auto,
+        lapse_auto=lapse_auto,
     )
 
 
@@ -125,7 +137,7 @@ def _position(choice: Any, shown: np.ndarray) -> int:
     return int(hits[0])
 
 
-class DiscreteSearch:
+class DiscreteSearch(InferredUser):
     """An interactive search session over a database of items.
 
     Parameters
@@ -133,8 +145,16 @@ class DiscreteSearch:
     X : array_like, shape (n, d)
         Item embedding (finite, no duplicate rows, n >= n_choices).
     method : {"gamma-ckl", "gauss", "random"}
-    gamma : float > 0
-        gamma-CKL power of the user model (the paper's study: 3).
+    gamma : float > 0 or "auto"
+        gamma-CKL power of the user model (the paper's study: 3), or "auto": inferred while
+        searching (a grid of 13 values from 0.5 to 32 marginalized in the posterior, with
+        the prior of :mod:`tripletsearch._user_model`; query selection draws (item, gamma)
+        pairs). Estimate: :attr:`gamma_`, :attr:`gamma_interval_`.
+    lapse : float in [0, 1) or "auto"
+        gamma-CKL: the probability of a random answer (P(c) = lapse / k + (1 - lapse)
+        P_gamma(c)), or "auto": inferred (uniform on {0, 0.02, 0.05, 0.1, 0.2, 0.3}).
+        A lapse rate or "auto" keeps one weight per item and hypothesis (13 x 6 with both
+        inferred): memory and the update grow by that factor.
     r : float > 0
         Proto-query distance in units of the posterior's standard deviation (study: 2).
     sigma : float > 0
@@ -163,18 +183,21 @@ class DiscreteSearch:
         X: Any,
         *,
         method: str = "gamma-ckl",
-        gamma: float = 3.0,
+        gamma: float | str = 3.0,
         r: float = 2.0,
         sigma: float = 0.1,
         n_choices: int = 2,
         selection: str = "auto",
+        lapse: float | str = 0.0,
         random_state: Any = None,
         n_jobs: int | None = None,
     ):
         self.method = _check_choice(method, "method", METHODS)
         self._X = check_X(X)
         self.selection = _resolve_selection(selection, self.method, self._X.shape[0])
-        self._config = _search_config(self.method, gamma, r, sigma, n_choices, self.selection)
+        self._config = _search_config(
+            self.method, gamma, r, sigma, n_choices, self.selection, lapse
+        )
         self._seed = seed_from(random_state)
         self._threads = resolve_n_jobs(n_jobs)
         self._store = _store(self._X)
@@ -202,10 +225,9 @@ class DiscreteSearch:
         self._observed = False  # some answers came from observe(): replayed as such
 
     # ------------------------------------------------------------------ parameters
-    @property
-    def gamma(self) -> float:
-        """gamma-CKL power of the user model."""
-        return self._config.gamma
+    @synchronized
+    def _user_grids(self) -> Any:
+        return self._searcher.user_posterior()
 
     @property
     def r(self) -> float:
@@ -384,6 +406,8 @@ class DiscreteSearch:
             "fingerprint": _fingerprint(self._X),
             "method": self.method,
             "gamma": self.gamma,
+            "lapse": self.lapse,
+            **self._user_state(),  # the estimates (for readers; from_dict replays)
             "r": self.r,
             "sigma": self.sigma,
             "n_choices": self.n_choices,
@@ -406,6 +430,7 @@ class DiscreteSearch:
                 X,
                 method=state["method"],
                 gamma=state["gamma"],
+                lapse=state.get("lapse", 0.0),  # states before the lapse rate: none
                 r=state["r"],
                 sigma=state["sigma"],
                 n_choices=state["n_choices"],
@@ -519,10 +544,11 @@ def simulate_discrete(
     n_choices: int = 2,
     targets: Any = None,
     max_queries: int = 200,
-    gamma: float = 3.0,
+    gamma: float | str = 3.0,
     r: float = 2.0,
     sigma: float = 0.1,
     selection: str = "auto",
+    lapse: float | str = 0.0,
     random_state: Any = None,
     n_jobs: int | None = None,
 ) -> DiscreteSimulation:
@@ -533,8 +559,8 @@ def simulate_discrete(
     ----------
     X : array_like (n, d)
         The searcher's embedding.
-    method, n_choices, gamma, r, sigma, selection
-        As for :class:`DiscreteSearch`.
+    method, n_choices, gamma, r, sigma, selection, lapse
+        The searcher's, as for :class:`DiscreteSearch` (gamma / lapse "auto": inferred).
     oracle : Oracle, optional
         The simulated user (default ``GammaCKL(gamma)``): picks among the shown items by
         the oracle's k-alternative choice model (Probit: pairs only).
@@ -554,7 +580,9 @@ def simulate_discrete(
     X = check_X(X)
     n = X.shape[0]
     selection = _resolve_selection(selection, method, n)
-    config = _search_config(method, gamma, r, sigma, n_choices, selection)
+    config = _search_config(method, gamma, r, sigma, n_choices, selection, lapse)
+    if oracle is None and config.gamma_auto:
+        raise ValueError("oracle: give the simulated user when the searcher's gamma is 'auto'")
     oracle = GammaCKL(config.gamma) if oracle is None else oracle
     if not isinstance(oracle, Oracle):
         raise TypeError(f"oracle: expected a tripletsearch oracle, got {type(oracle).__name__}")

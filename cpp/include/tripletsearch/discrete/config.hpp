@@ -3,7 +3,10 @@
 
 #include <cstdint>
 
+#include <string>
+
 #include "../core/errors.hpp"
+#include "../oracle/user_grid.hpp"
 
 namespace tripletsearch {
 
@@ -21,12 +24,28 @@ struct SearchConfig {
   double sigma = 0.1;  // GaussSearch probit noise
   int n_choices = 2;
   Selection selection = Selection::InfoGain;
+  // gamma-CKL: a lapse rate (answers at random with this probability: P(c) = lapse / k +
+  // (1 - lapse) P_gamma(c)), and gamma and/or the lapse rate inferred with the target
+  // (oracle/user_grid.hpp; gamma and lapse above are then unused)
+  double lapse = 0.0;
+  bool gamma_auto = false, lapse_auto = false;
+
+  // The posterior keeps one weight per item and user hypothesis (0: the plain posterior).
+  int hypotheses() const {
+    if (!gamma_auto && !lapse_auto && lapse == 0.0) return 0;
+    return (gamma_auto ? kGammaGrid : 1) * (lapse_auto ? kLapseGrid : 1);
+  }
 
   void validate() const {
     require_positive(gamma, "gamma");
     require_positive(r, "r");
     require_positive(sigma, "sigma");
     require_between(n_choices, 2, kMaxChoices, "n_choices");
+    require_half_open(lapse, 0.0, 1.0, "lapse");
+    if ((gamma_auto || lapse_auto) && method != SearchMethod::GammaCKL)
+      throw std::invalid_argument(
+          std::string(gamma_auto ? "gamma" : "lapse") +
+          ": 'auto' (inferred while searching) is a gamma-ckl option");
   }
 };
 

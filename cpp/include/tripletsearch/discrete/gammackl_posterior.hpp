@@ -8,6 +8,12 @@
 // covariance acts as an operator (apply_cov: two products per item with a block of
 // vectors, O(n d p)) for the warm-started subspace iteration of the principal axes:
 // O(n d) per query where the full covariance costs O(n d^2) and its eigenpairs O(d^3).
+//
+// With a lapse rate, or gamma and/or the lapse rate inferred (SearchConfig::hypotheses),
+// the posterior is over (item, hypothesis): one weight per item and hypothesis h = (gamma
+// grid index, lapse index), prior x likelihood, and the item weights are their sums over
+// h (in order). One pass updates them all: three square roots per item and shown item give
+// the likelihood under every gamma of the grid (oracle/user_grid.hpp).
 #pragma once
 
 #include <algorithm>
@@ -21,6 +27,7 @@
 #include "../oracle/choice.hpp"
 #include "../simd/kernels.hpp"
 #include "axes.hpp"
+#include "config.hpp"
 #include "item_store.hpp"
 #include "scan.hpp"
 
@@ -29,18 +36,57 @@ namespace tripletsearch {
 class GammaCKLPosterior {
  public:
   // Uniform over all items (the prior), with its moments.
-  GammaCKLPosterior(std::shared_ptr<const ItemStore> store, double gamma, int threads)
+  GammaCKLPosterior(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg, int threads)
       : store_(std::move(store)),
-        power_(gamma),
+        power_(cfg.gamma),
         threads_(threads),
         chunks_(balanced_chunks(store_->blocks() / 4)),
         full_(store_->d() <= kJacobiMaxDim),
         w_(static_cast<std::size_t>(store_->blocks() * kLanes), 0.0),
         mean_(static_cast<std::size_t>(store_->d()), 0.0),
-        cov_(static_cast<std::size_t>(store_->d() * store_->d()), 0.0) {
+        cov_(static_cast<std::size_t>(store_->d() * store_->d()), 0.0),
+        nh_(cfg.hypotheses()),
+        gamma_auto_(cfg.gamma_auto),
+        lapse_auto_(cfg.lapse_auto),
+        lapse_(cfg.lapse) {
+    if (nh_ > 0) {
+      require_allocation(8.0 * double(nh_) * double(w_.size()), "X");
+      init_hypotheses();
+    }
     std::fill(w_.begin(), w_.begin() + store_->n(), 1.0 / double(store_->n()));
+    if (nh_ > 0) sum_hypotheses();
     pass(nullptr, 0, -1);  // moments around 0
     pass(nullptr, 0, -1);  // around the mean, for accuracy
+  }
+
+  // The user hypotheses (0: a fixed model without lapse) and their posterior: gamma grid
+  // and lapse grid marginals (zeros for a fixed one); false without hypotheses.
+  int hypotheses() const { return nh_; }
+  bool user_posterior(double* gamma_p, double* lapse_p) const {
+    if (nh_ == 0 || !(gamma_auto_ || lapse_auto_)) return false;
+    std::fill(gamma_p, gamma_p + kGammaGrid, 0.0);
+    std::fill(lapse_p, lapse_p + kLapseGrid, 0.0);
+    double t = 0.0;
+    for (int h = 0; h < nh_; ++h) t += htotal_[static_cast<std::size_t>(h)];
+    const int nl = lapse_auto_ ? kLapseGrid : 1;
+    for (int h = 0; h < nh_; ++h) {
+      const double p = t > 0.0 ? htotal_[static_cast<std::size_t>(h)] / t : 0.0;
+      if (gamma_auto_) gamma_p[h / nl] += p;
+      if (lapse_auto_) lapse_p[h % nl] += p;
+    }
+    return true;
+  }
+  // A hypothesis drawn from P(h | item) with u in [0, 1) (the first whose cumulative
+  // weight exceeds u times the item's weight).
+  int draw_hypothesis(std::int64_t item, double u) const {
+    const std::size_t i = static_cast<std::size_t>(item), stride = w_.size();
+    const double target = u * w_[i];
+    double c = 0.0;
+    for (int h = 0; h < nh_; ++h) {
+      c += wh_[static_cast<std::size_t>(h) * stride + i];
+      if (c > target) return h;
+    }
+    return nh_ - 1;
   }
 
   std::int64_t chunks() const { return chunks_; }
@@ -63,13 +109,24 @@ class GammaCKLPosterior {
   // The user saw shown[0..k) and picked shown[choice] (choice < 0: no answer, the shown
   // items are only ruled out). `shown_mask`: every item shown so far (this query included).
   void observe(const std::int64_t* shown, int k, int choice, const std::uint8_t* shown_mask) {
-    for (int j = 0; j < k; ++j) w_[static_cast<std::size_t>(shown[j])] = 0.0;
+    for (int j = 0; j < k; ++j) {
+      w_[static_cast<std::size_t>(shown[j])] = 0.0;
+      for (int h = 0; h < nh_; ++h)
+        wh_[static_cast<std::size_t>(h) * w_.size() + static_cast<std::size_t>(shown[j])] = 0.0;
+    }
     pass(shown, k, choice);
     if (total_ > 0.0) return;
     // every remaining item was ruled out (e.g. answers inconsistent with coincident
-    // items): restart from the uniform prior over the unshown items
+    // items): restart from the prior over the unshown items
     for (std::int64_t i = 0; i < store_->n(); ++i)
       w_[static_cast<std::size_t>(i)] = shown_mask[i] ? 0.0 : 1.0;
+    if (nh_ > 0) {
+      init_hypotheses();
+      for (std::int64_t i = 0; i < store_->n(); ++i)
+        if (shown_mask[i])
+          for (int h = 0; h < nh_; ++h) wh_[static_cast<std::size_t>(h) * w_.size() + i] = 0.0;
+      sum_hypotheses();
+    }
     total_ = 0.0;
     pass(nullptr, 0, -1);
   }
@@ -107,6 +164,33 @@ class GammaCKLPosterior {
  private:
   // One pass: w *= P(choice | item) / W_prev (choice < 0: no likelihood), then moments.
   void pass(const std::int64_t* shown, int k, int choice);
+  // The hypotheses' block update: wh *= P(choice | item, h) * scale, w = sum_h wh; adds
+  // each hypothesis' block mass to hacc. D: the shown items' squared distances (k x kLanes).
+  void hypothesis_block(std::int64_t b, const double* D, int k, int choice, double scale,
+                        double* hacc);
+  // wh = prior_h / n over the items, htotal = 0.
+  void init_hypotheses() {
+    const std::size_t stride = w_.size();
+    wh_.assign(static_cast<std::size_t>(nh_) * stride, 0.0);
+    htotal_.assign(static_cast<std::size_t>(nh_), 0.0);
+    std::vector<double> prior(static_cast<std::size_t>(nh_));
+    double t = 0.0;
+    const int nl = lapse_auto_ ? kLapseGrid : 1;
+    for (int h = 0; h < nh_; ++h)
+      t += (prior[h] = gamma_auto_ ? std::exp(gamma_log_prior(h / nl)) : 1.0);
+    for (int h = 0; h < nh_; ++h)
+      std::fill(wh_.begin() + h * stride, wh_.begin() + h * stride + store_->n(),
+                prior[h] / t / double(store_->n()));
+  }
+  // w = sum_h wh, in hypothesis order.
+  void sum_hypotheses() {
+    const std::size_t stride = w_.size();
+    for (std::int64_t i = 0; i < store_->n(); ++i) {
+      double s = 0.0;
+      for (int h = 0; h < nh_; ++h) s += wh_[static_cast<std::size_t>(h) * stride + i];
+      w_[static_cast<std::size_t>(i)] = s;
+    }
+  }
   void merge_moments(const std::vector<double>& acc, const std::vector<double>& c);
   void full_cov() const;
   void apply_cov(const double* Q, int p, double* out) const;
@@ -122,13 +206,82 @@ class GammaCKLPosterior {
   mutable std::vector<double> cov_;
   mutable bool cov_stale_ = false;
   mutable AxesWarmStart warm_;  // the last query's axes, the next one's start
+  int nh_;                       // user hypotheses (0: none)
+  bool gamma_auto_, lapse_auto_;
+  double lapse_;                // the fixed lapse rate
+  std::vector<double> wh_;      // nh_ x w_.size(): weights per hypothesis and item
+  std::vector<double> htotal_;  // each hypothesis' mass after the last pass
 };
+
+inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D, int k,
+                                                int choice, double scale, double* hacc) {
+  const int ng = gamma_auto_ ? kGammaGrid : 1, nl = lapse_auto_ ? kLapseGrid : 1;
+  double num[kGammaGrid][kLanes], den[kGammaGrid][kLanes], dmin[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    double m = std::max(D[l], kTinyDistance);
+    for (int j = 1; j < k; ++j) m = std::min(m, std::max(D[j * kLanes + l], kTinyDistance));
+    dmin[l] = m;
+  }
+  for (int g = 0; g < ng; ++g)
+    for (int l = 0; l < kLanes; ++l) den[g][l] = 0.0;
+  // lane-wise, so that the lanes vectorize: grid_powers' square roots and squarings
+  double even[kLanes], odd[kLanes];
+  for (int c = 0; c < k; ++c) {
+    for (int l = 0; l < kLanes; ++l)
+      even[l] = dmin[l] * (1.0 / std::max(D[c * kLanes + l], kTinyDistance));
+    if (!gamma_auto_) {
+      for (int l = 0; l < kLanes; ++l) {
+        const double p = power_(even[l]);
+        den[0][l] += p;
+        if (c == choice) num[0][l] = p;
+      }
+      continue;
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      const double h = std::sqrt(even[l]);
+      even[l] = std::sqrt(h);
+      odd[l] = std::sqrt(h * even[l]);
+    }
+    for (int g = 0; g < kGammaGrid; g += 2) {
+      for (int l = 0; l < kLanes; ++l) den[g][l] += even[l];
+      if (c == choice)
+        for (int l = 0; l < kLanes; ++l) num[g][l] = even[l];
+      if (g + 1 < kGammaGrid) {
+        for (int l = 0; l < kLanes; ++l) den[g + 1][l] += odd[l];
+        if (c == choice)
+          for (int l = 0; l < kLanes; ++l) num[g + 1][l] = odd[l];
+      }
+      for (int l = 0; l < kLanes; ++l) {
+        even[l] *= even[l];
+        odd[l] *= odd[l];
+      }
+    }
+  }
+  const std::size_t stride = w_.size();
+  double* w = w_.data() + b * kLanes;
+  for (int l = 0; l < kLanes; ++l) w[l] = 0.0;
+  for (int g = 0; g < ng; ++g)
+    for (int e = 0; e < nl; ++e) {
+      const int h = g * nl + e;
+      const double eps = lapse_auto_ ? kLapseValues[e] : lapse_;
+      double* wh = wh_.data() + static_cast<std::size_t>(h) * stride + b * kLanes;
+      double mass = 0.0;
+      for (int l = 0; l < kLanes; ++l) {
+        const double p = num[g][l] * (1.0 / den[g][l]);
+        wh[l] *= (eps / k + (1.0 - eps) * p) * scale;
+        w[l] += wh[l];
+        mass += wh[l];
+      }
+      hacc[h] += mass;
+    }
+}
 
 inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice) {
   const std::int64_t nb = store_->blocks(), d = store_->d();
   const std::int64_t msz = full_ ? moment_size(d) : kAccLanes * (1 + d);
   const std::int64_t C = chunks_;
   std::vector<double> acc(static_cast<std::size_t>(C * msz), 0.0);
+  std::vector<double> hacc(static_cast<std::size_t>(C * nh_), 0.0);  // hypothesis masses
   std::vector<double> sh(static_cast<std::size_t>(std::max(k, 1) * d));
   for (int j = 0; j < k; ++j) store_->row(shown[j], sh.data() + j * d);
   const std::vector<double> c = mean_;
@@ -151,7 +304,24 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
       for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
         const StoreFloat* xb = store_->block(b);
         double* w = w_.data() + b * kLanes;
-        if (choice >= 0) {
+        if (nh_ > 0) {
+          if (choice >= 0) {
+            simd::block_sqdist(xb, d, sh.data(), k, D.data());
+            hypothesis_block(b, D.data(), k, choice, scale, hacc.data() + ch * nh_);
+          } else {
+            for (int l = 0; l < kLanes; ++l) w[l] = 0.0;
+            for (int h = 0; h < nh_; ++h) {
+              double* wh = wh_.data() + static_cast<std::size_t>(h) * w_.size() + b * kLanes;
+              double mass = 0.0;
+              for (int l = 0; l < kLanes; ++l) {
+                wh[l] *= scale;
+                w[l] += wh[l];
+                mass += wh[l];
+              }
+              hacc[static_cast<std::size_t>(ch * nh_ + h)] += mass;
+            }
+          }
+        } else if (choice >= 0) {
           simd::block_sqdist(xb, d, sh.data(), k, D.data());
           simd::block_choice_lik(power_, D.data(), k, choice, lik);
           for (int l = 0; l < kLanes; ++l) w[l] *= lik[l] * scale;
@@ -166,6 +336,11 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
     }
   }
   errors.rethrow();
+  for (int h = 0; h < nh_; ++h) {  // chunk order
+    double s = 0.0;
+    for (std::int64_t ch = 0; ch < C; ++ch) s += hacc[static_cast<std::size_t>(ch * nh_ + h)];
+    htotal_[static_cast<std::size_t>(h)] = s;
+  }
   merge_moments(acc, c);
 }
 

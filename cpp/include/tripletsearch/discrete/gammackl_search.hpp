@@ -23,9 +23,12 @@ class GammaCKLSearch final : public DiscreteSearcher {
  public:
   GammaCKLSearch(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg,
                  std::uint64_t seed, int threads)
-      : DiscreteSearcher(store, cfg, seed, threads), post_(store, cfg.gamma, threads) {}
+      : DiscreteSearcher(store, cfg, seed, threads), post_(store, cfg, threads) {}
 
   void posterior(double* out) const override { post_.posterior(out); }
+  bool user_posterior(double* gamma_p, double* lapse_p) const override {
+    return post_.user_posterior(gamma_p, lapse_p);
+  }
   const std::vector<double>& mean() const override { return post_.mean(); }
   const std::vector<double>& cov() const override { return post_.cov(); }
 

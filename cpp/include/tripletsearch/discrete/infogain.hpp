@@ -6,7 +6,9 @@
 //     every pair involving a most probable item; k > 2: the k protos of each radius;
 //  3. scores: each tuple's expected one-step information about the target in the quadratic
 //     (Gini) entropy, outcomes {target shown as item c, user picks c}: G(Y) - E_t G(Y | t),
-//     G(P) = 1 - sum P^2, the expectation over 128 items drawn from the posterior.
+//     G(P) = 1 - sum P^2, the expectation over 128 items drawn from the posterior (with
+//     gamma inferred: 128 (item, gamma) pairs from the joint posterior, each draw's choices
+//     under its own gamma, so the score accounts for the uncertainty about the user).
 // The tuple with the highest score (the first among equals) is asked.
 #pragma once
 
@@ -39,7 +41,8 @@ class InfoGainSelector {
   std::vector<std::int64_t> tuples(const GammaCKLPosterior& post, const ScanInput& in,
                                    const SearchConfig& cfg, int k) const;
   void index_candidates(const std::vector<std::int64_t>& tuples, int k, std::int64_t n);
-  void choice_weights(const ScanInput& in, const std::vector<std::int64_t>& sample, double gamma);
+  void choice_weights(const ScanInput& in, const std::vector<std::int64_t>& sample, double gamma,
+                      const int* grid_gamma);
   std::int64_t best_tuple(const GammaCKLPosterior& post, int k, int threads) const;
   double tuple_score(const GammaCKLPosterior& post, const int* pos, int k, double* in,
                      double* A) const;
@@ -143,7 +146,7 @@ inline void InfoGainSelector::index_candidates(const std::vector<std::int64_t>& 
 // the draws that are candidate items themselves.
 inline void InfoGainSelector::choice_weights(const ScanInput& in,
                                              const std::vector<std::int64_t>& sample,
-                                             double gamma) {
+                                             double gamma, const int* grid_gamma) {
   const std::int64_t d = in.store.d();
   const int nc = static_cast<int>(cands_.size());
   std::vector<double> xc(static_cast<std::size_t>(nc * d)),
@@ -165,6 +168,14 @@ inline void InfoGainSelector::choice_weights(const ScanInput& in,
   for (int c = 1; c < nc; ++c)
     for (int s = 0; s < kSamples; ++s)
       dmin[s] = std::min(dmin[s], u_[static_cast<std::size_t>(c * kSamples + s)]);
+  if (grid_gamma != nullptr) {  // each draw's own gamma (grid indices)
+    for (int c = 0; c < nc; ++c)
+      for (int s = 0; s < kSamples; ++s) {
+        double& u = u_[static_cast<std::size_t>(c * kSamples + s)];
+        u = grid_power(grid_gamma[s], dmin[s] * (1.0 / u));
+      }
+    return;
+  }
   const GammaPower power(gamma);
   for (int c = 0; c < nc; ++c)
     simd::relative_weights(power, dmin, kSamples, u_.data() + c * kSamples, base);
@@ -251,7 +262,14 @@ inline bool InfoGainSelector::select(const GammaCKLPosterior& post, const ScanIn
   std::int64_t best = 0;
   if (nt > 1) {
     Rng rng = stream(seed, Purpose::PosteriorDraws, static_cast<std::uint64_t>(query));
-    choice_weights(in, post.sample(kSamples, rng.uniform()), cfg.gamma);
+    const std::vector<std::int64_t> sample = post.sample(kSamples, rng.uniform());
+    int grid_gamma[kSamples];
+    if (cfg.gamma_auto) {  // each draw's gamma from P(gamma | item), in draw order
+      const int nl = cfg.lapse_auto ? kLapseGrid : 1;
+      for (int s = 0; s < kSamples; ++s)
+        grid_gamma[s] = post.draw_hypothesis(sample[static_cast<std::size_t>(s)], rng.uniform()) / nl;
+    }
+    choice_weights(in, sample, cfg.gamma, cfg.gamma_auto ? grid_gamma : nullptr);
     best = best_tuple(post, k, in.threads);
   }
   for (int c = 0; c < k; ++c)

@@ -77,6 +77,9 @@ class DiscreteSearcher {
 
   // Probability of each item being the target (shown items: 0), n values.
   virtual void posterior(double* out) const = 0;
+  // The posterior of the user's gamma and lapse rate on their grids (user_grid.hpp);
+  // false when neither is inferred.
+  virtual bool user_posterior(double* /*gamma_p*/, double* /*lapse_p*/) const { return false; }
   // The belief's mean and covariance (d, d x d) over the target's location, in the store's
   // frame (ItemStore: centred and scaled) ...
   virtual const std::vector<double>& mean() const = 0;
