@@ -412,8 +412,8 @@ def test_corrupted_state_is_rejected():
             "dim: the hypothesis-test decider needs dim >= 2",
         ),
         ((16, 3.0), {}, ValueError, "dim: the particle methods support dim <= 15"),
-        ((2, "fast"), {}, ValueError, "gamma: expected a number or 'auto'"),
-        ((2, 3.0), {"lapse": "Auto"}, ValueError, "lapse: expected a number or 'auto'"),
+        ((2, "fast"), {}, TypeError, "gamma: expected a real number or 'auto'"),
+        ((2, 3.0), {"lapse": "Auto"}, TypeError, "lapse: expected a real number or 'auto'"),
         (
             (2, "auto"),
             {"method": "posterior"},

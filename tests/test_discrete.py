@@ -432,3 +432,152 @@ def test_spawn_is_a_fresh_session_over_the_same_store():
         fresh.tell(int(q[1]))
     np.testing.assert_array_equal(child.posterior, fresh.posterior)
     assert base.n_queries == 1  # the parent is untouched
+
+
+# ------------------------------------------------------------------ the inferred user
+
+USER_CONFIGS = [
+    dict(gamma_auto=True, n_choices=2, selection="infogain"),
+    dict(gamma_auto=True, lapse_auto=True, n_choices=3, selection="infogain"),
+    dict(lapse=0.1, n_choices=2, selection="infogain"),
+    dict(lapse_auto=True, gamma=2.0, n_choices=4, selection="weighted"),
+]
+
+
+@pytest.mark.parametrize("config", USER_CONFIGS)
+def test_user_hypotheses_match_numpy_twin(config):
+    X = database(200, 3, seed=4)
+    a = _core.DiscreteSearcher(_core.ItemStore(X), native_config(**config), 31, 1)
+    b = RefSearcher(X, **config, seed=31)
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        qa, qb = a.select(), b.select()
+        assert qa.tolist() == qb.tolist()
+        choice = int(rng.integers(-1, len(qa)))
+        a.update(qa, choice)
+        b.update(qb, choice)
+        np.testing.assert_allclose(a.posterior(), b.posterior(), rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(a.mean, b.mean, rtol=1e-9, atol=1e-12)
+        ua, ub = a.user_posterior(), b.user_posterior()
+        assert (ua is None) == (ub is None)
+        if ua is not None:
+            for x, y in zip(ua, ub):
+                np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-15)
+
+
+def test_hypothesis_posterior_is_the_bayes_posterior():
+    """Independent check: the joint posterior over (item, gamma) from the oracle's choice
+    probabilities, prior x likelihood, marginalized both ways."""
+    from tripletsearch._reference.choice import GAMMA_GRID, gamma_log_prior
+
+    X = database(150, 2, seed=8)
+    center, scale, stored = store_frame(X)
+    Xs = center + scale * stored
+    s = ts.DiscreteSearch(X, gamma="auto", n_choices=3, random_state=1)
+    prior = np.array([math.exp(gamma_log_prior(j)) for j in range(len(GAMMA_GRID))])
+    logpost = np.log(prior / prior.sum())[:, None] + np.zeros((len(GAMMA_GRID), len(X)))
+    for step in range(6):
+        q = s.ask()
+        choice = int(q[(2 * step) % len(q)])
+        s.tell(choice)
+        for j, g in enumerate(GAMMA_GRID):
+            p = ts.GammaCKL(g).choice_prob(Xs, np.arange(len(X)), np.tile(q, (len(X), 1)))
+            logpost[j] += np.log(np.maximum(p[:, list(q).index(choice)], 1e-300))
+        logpost[:, q] = -np.inf
+    joint = np.exp(logpost - logpost.max())
+    joint /= joint.sum()
+    np.testing.assert_allclose(s.posterior, joint.sum(0), rtol=1e-7, atol=1e-12)
+    grid, probs = s.user_posterior()["gamma"]
+    np.testing.assert_allclose(probs, joint.sum(1), rtol=1e-7, atol=1e-12)
+    med, (lo, hi) = s.gamma_, s.gamma_interval_
+    cdf = np.cumsum(joint.sum(1))
+    assert med == GAMMA_GRID[np.searchsorted(cdf, 0.5 - 1e-12)]
+    assert lo == GAMMA_GRID[np.searchsorted(cdf, 0.025 - 1e-12)]
+    assert hi == GAMMA_GRID[np.searchsorted(cdf, 0.975 - 1e-12)]
+
+
+def test_lapse_model_is_the_mixture():
+    X = database(120, 2, seed=9)
+    center, scale, stored = store_frame(X)
+    Xs = center + scale * stored
+    s = ts.DiscreteSearch(X, gamma=2.0, lapse=0.2, n_choices=2, random_state=3)
+    logpost = np.zeros(len(X))
+    for step in range(5):
+        q = s.ask()
+        choice = int(q[step % 2])
+        s.tell(choice)
+        p = ts.GammaCKL(2.0).choice_prob(Xs, np.arange(len(X)), np.tile(q, (len(X), 1)))
+        logpost += np.log(0.1 + 0.8 * p[:, list(q).index(choice)])
+        logpost[q] = -np.inf
+    post = np.exp(logpost - logpost.max())
+    np.testing.assert_allclose(s.posterior, post / post.sum(), rtol=1e-7, atol=1e-12)
+    assert s.lapse == 0.2 and s.lapse_ == 0.2 and s.user_posterior()["lapse"][1].tolist() == [1]
+
+
+def test_auto_estimates_the_users_gamma_in_the_database():
+    X = database(2000, 3, seed=2)
+    est = {}
+    for gamma in (1.5, 8.0):
+        oracle = ts.GammaCKL(gamma)
+        probs = np.zeros(13)
+        for t in range(6):  # the gamma posterior of six searches, pooled
+            rng = np.random.default_rng(t)
+            target = int(rng.integers(len(X)))
+            s = ts.DiscreteSearch(X, gamma="auto", n_choices=4, random_state=t)
+            for _ in range(40):
+                shown = s.ask()
+                if target in shown:
+                    break
+                p = oracle.choice_prob(X, [target], [shown])[0]
+                s.tell(int(shown[rng.choice(len(shown), p=p / p.sum())]))
+            probs += s.user_posterior()["gamma"][1]
+        grid = s.user_posterior()["gamma"][0]
+        est[gamma] = float(np.exp(probs @ np.log(grid) / probs.sum()))
+    # searches end in a few dozen answers: the posterior moves from the prior (geometric
+    # mean ~2.3) towards the user's gamma, in order
+    assert est[1.5] < 2.0 < est[8.0], est
+    assert est[8.0] > 1.5 * est[1.5]
+
+
+def test_auto_is_reproducible_for_any_thread_count_and_persists():
+    X = database(3000, 4, seed=6)
+    kw = dict(gamma="auto", lapse="auto", oracle=ts.GammaCKL(2.0), targets=6, random_state=2)
+    r1 = ts.simulate_discrete(X, n_jobs=1, **kw)
+    r2 = ts.simulate_discrete(X, n_jobs=2, **kw)
+    np.testing.assert_array_equal(r1.n_queries, r2.n_queries)
+    s = ts.DiscreteSearch(X, gamma="auto", lapse="auto", random_state=4)
+    for _ in range(5):
+        s.tell(int(s.ask()[1]))
+    state = json.loads(json.dumps(s.to_dict()))
+    assert state["gamma"] == "auto" and state["gamma_"] == s.gamma_
+    t = ts.DiscreteSearch.from_dict(state, X)
+    np.testing.assert_array_equal(t.posterior, s.posterior)
+    assert t.gamma_interval_ == s.gamma_interval_
+    # a state written before the lapse rate existed has none: it means lapse 0
+    plain = ts.DiscreteSearch(X, gamma="auto", random_state=4)
+    for _ in range(5):
+        plain.tell(int(plain.ask()[1]))
+    old = {k: v for k, v in plain.to_dict().items() if k != "lapse"}
+    again = ts.DiscreteSearch.from_dict(old, X)
+    assert again.lapse == 0.0
+    np.testing.assert_array_equal(again.posterior, plain.posterior)
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        (dict(gamma="fast"), TypeError, "gamma: expected a real number or 'auto'"),
+        (dict(lapse=1.0), ValueError, "lapse: must lie in"),
+        (dict(lapse="Auto"), TypeError, "lapse: expected a real number or 'auto'"),
+        (dict(method="gauss", gamma="auto"), ValueError, "gamma: 'auto' .* gamma-ckl option"),
+        (dict(method="random", lapse="auto"), ValueError, "lapse: 'auto' .* gamma-ckl option"),
+    ],
+)
+def test_bad_user_model(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        ts.DiscreteSearch(database(50, 2), **kwargs)
+
+
+def test_simulate_auto_needs_the_user():
+    with pytest.raises(ValueError, match="oracle: give the simulated user"):
+        ts.simulate_discrete(database(50, 2), gamma="auto", targets=2)

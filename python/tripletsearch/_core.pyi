@@ -411,10 +411,19 @@ class SearchConfig:
     """
     A database search's configuration; validated on construction.
     """
-    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain) -> None:
+    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_auto: bool = False, lapse_auto: bool = False) -> None:
         ...
     @property
     def gamma(self) -> float:
+        ...
+    @property
+    def gamma_auto(self) -> bool:
+        ...
+    @property
+    def lapse(self) -> float:
+        ...
+    @property
+    def lapse_auto(self) -> bool:
         ...
     @property
     def method(self) -> SearchMethod:
@@ -468,6 +477,10 @@ class DiscreteSearcher:
     def update(self, shown: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], choice: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         The user saw `shown` and picked shown[choice] (choice = -1: no answer).
+        """
+    def user_posterior(self) -> typing.Any:
+        """
+        (gamma grid probabilities, lapse grid probabilities), or None when neither is inferred.
         """
     @property
     def config(self) -> SearchConfig:

@@ -31,7 +31,7 @@ def is_auto(value: Any, name: str) -> bool:
     """Whether a ``gamma`` / ``lapse`` argument asks for inference (the string "auto")."""
     if isinstance(value, str):
         if value != "auto":
-            raise ValueError(f"{name}: expected a number or 'auto', got {value!r}")
+            raise TypeError(f"{name}: expected a real number or 'auto', got {value!r}")
         return True
     return False
 

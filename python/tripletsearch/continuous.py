@@ -297,6 +297,21 @@ class ContinuousSearch(InferredUser):
         return self._s.user_posterior()
 
     @property
+    def low(self) -> np.ndarray:
+        """Omega's lower corner (dim,)."""
+        return np.array(self._config.low, dtype=np.float64)
+
+    @property
+    def high(self) -> np.ndarray:
+        """Omega's upper corner (dim,)."""
+        return np.array(self._config.high, dtype=np.float64)
+
+    @property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)``: Omega's corners."""
+        return self.low, self.high
+
+    @property
     def alpha(self) -> float:
         """ "posterior": the mass a box needs to decide."""
         return float(self._config.alpha)

@@ -17,7 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from .choice import TINY, choice_likelihood, relative_weights
+from .choice import (
+    GAMMA_GRID,
+    LAPSE_GRID,
+    TINY,
+    choice_likelihood,
+    gamma_log_prior,
+    gamma_power,
+    grid_power,
+    relative_weights,
+)
 from .oracles import normal_tail
 from .resample import systematic_resample
 from .rng import Purpose, stream
@@ -79,12 +88,20 @@ class DiscreteSearcher:
         sigma=0.1,
         n_choices=2,
         selection="infogain",
+        lapse=0.0,
+        gamma_auto=False,
+        lapse_auto=False,
         seed=0,
     ):
         self.center, self.scale, self.X = store_frame(X)
         self.n, self.d = self.X.shape
         self.method, self.gamma, self.r, self.sigma = method, gamma, r, sigma
         self.k, self.selection, self.seed = n_choices, selection, seed
+        # user hypotheses h = (gamma index, lapse index): one weight per item each
+        self.lapse, self.gamma_auto, self.lapse_auto = lapse, gamma_auto, lapse_auto
+        self.ng = len(GAMMA_GRID) if gamma_auto else 1
+        self.nl = len(LAPSE_GRID) if lapse_auto else 1
+        self.nh = 0 if not (gamma_auto or lapse_auto or lapse > 0) else self.ng * self.nl
         self.shown = np.zeros(self.n, dtype=bool)
         self.n_queries = 0
         self.total = 0.0
@@ -93,6 +110,8 @@ class DiscreteSearcher:
         if method in ("gamma-ckl", "gauss"):
             # the posterior weights: "gamma-ckl" keeps them, "gauss" only starts from them
             self.w: np.ndarray | None = np.full(self.n, 1.0 / self.n)
+            if self.nh:
+                self._init_hypotheses(np.ones(self.n, dtype=bool))
             self._moments()
             self._moments()
             if method == "gauss":
@@ -126,11 +145,74 @@ class DiscreteSearcher:
         self._cov = M - np.outer(m1, m1)
         self._mean = self._mean + m1
 
+    # ------------------------------------------------------------------ hypotheses
+    def _init_hypotheses(self, keep):
+        """wh = prior_h / n on the items kept, w = sum_h wh in order."""
+        prior = np.array(
+            [
+                math.exp(gamma_log_prior(h // self.nl)) if self.gamma_auto else 1.0
+                for h in range(self.nh)
+            ]
+        )
+        t = float(np.cumsum(prior)[-1])
+        self.wh = np.array([np.where(keep, p / t / self.n, 0.0) for p in prior])
+        self.w = np.cumsum(self.wh, axis=0)[-1]
+        self.htotal = np.zeros(self.nh)
+
+    def _update_hypotheses(self, shown, choice, scale):
+        """wh *= P(choice | item, h) * scale (choice < 0: scale only), w = sum_h wh."""
+        k = len(shown)
+        if choice >= 0:
+            D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
+            D = np.maximum(D, TINY)
+            dmin = D.min(axis=0)
+            pw = np.zeros((k, self.ng, self.n))
+            for c in range(k):
+                s = dmin * (1.0 / D[c])
+                for g in range(self.ng):
+                    pw[c, g] = grid_power(g, s) if self.gamma_auto else gamma_power(s, self.gamma)
+            den = np.cumsum(pw, axis=0)[-1]
+            p = pw[choice] * (1.0 / den)
+            for g in range(self.ng):
+                for e in range(self.nl):
+                    eps = LAPSE_GRID[e] if self.lapse_auto else self.lapse
+                    h = g * self.nl + e
+                    self.wh[h] = self.wh[h] * ((eps / k + (1.0 - eps) * p[g]) * scale)
+        else:
+            self.wh = self.wh * scale
+        self.w = np.cumsum(self.wh, axis=0)[-1]
+        self.htotal = self.wh.sum(axis=1)
+
+    def user_posterior(self):
+        """(gamma grid probabilities, lapse grid probabilities), or None."""
+        if not (self.gamma_auto or self.lapse_auto):
+            return None
+        t = self.htotal.sum()
+        p = self.htotal / t if t > 0 else np.zeros(self.nh)
+        g, lp = np.zeros(len(GAMMA_GRID)), np.zeros(len(LAPSE_GRID))
+        for h in range(self.nh):
+            if self.gamma_auto:
+                g[h // self.nl] += p[h]
+            if self.lapse_auto:
+                lp[h % self.nl] += p[h]
+        return g, lp
+
     # ------------------------------------------------------------------ update
     def update(self, shown, choice):
         shown = np.asarray(shown, dtype=np.int64)
         self.shown[shown] = True
-        if self.method == "gamma-ckl":
+        if self.method == "gamma-ckl" and self.nh:
+            assert self.w is not None  # gamma-ckl keeps its weights
+            self.w[shown] = 0.0
+            self.wh[:, shown] = 0.0
+            scale = 1.0 / self.total if self.total > 0 else 1.0
+            self._update_hypotheses(shown, choice, scale)
+            self._moments()
+            if not self.total > 0:
+                self._init_hypotheses(~self.shown)
+                self.total = 0.0
+                self._moments()
+        elif self.method == "gamma-ckl":
             assert self.w is not None  # gamma-ckl keeps its weights
             self.w[shown] = 0.0
             scale = 1.0 / self.total if self.total > 0 else 1.0
@@ -253,8 +335,22 @@ class DiscreteSearcher:
         return [int(i) for i in idx[order]]
 
     def _posterior_sample(self):
-        u0 = stream(self.seed, Purpose.PosteriorDraws, self.n_queries).uniform()
-        return [int(i) for i in systematic_resample(self.w, self.total, _SAMPLES, u0)]
+        """The draws from the posterior, and with gamma inferred each draw's gamma index
+        drawn from P(h | item) (grid index; else None)."""
+        rng = stream(self.seed, Purpose.PosteriorDraws, self.n_queries)
+        u0 = rng.uniform()
+        sample = [int(i) for i in systematic_resample(self.w, self.total, _SAMPLES, u0)]
+        if not self.gamma_auto:
+            return sample, None
+        gidx = []
+        assert self.w is not None  # gamma-ckl only
+        for i in sample:
+            target = rng.uniform() * self.w[i]
+            cum = np.cumsum(self.wh[:, i])
+            above = np.nonzero(cum > target)[0]
+            h = int(above[0]) if len(above) else self.nh - 1
+            gidx.append(h // self.nl)
+        return sample, np.array(gidx)
 
     def _infogain_tuples(self, k):
         """Steps 1 and 2 of the info-gain rule: candidate items and their tuples."""
@@ -325,10 +421,14 @@ class DiscreteSearcher:
             return np.array(tuples[0], dtype=np.int64)
         cands = sorted({i for t in tuples for i in t})
         cpos = {c: p for p, c in enumerate(cands)}
-        sample = np.array(self._posterior_sample())
+        sample, gidx = self._posterior_sample()
+        sample = np.array(sample)
         D = ((self.X[sample][None, :, :] - self.X[np.array(cands)][:, None, :]) ** 2).sum(-1)
         D = np.maximum(D, TINY)
-        u = relative_weights(D.min(axis=0), D, self.gamma)  # (nc, S)
+        if gidx is None:
+            u = relative_weights(D.min(axis=0), D, self.gamma)  # (nc, S)
+        else:  # each draw's own gamma
+            u = grid_power(gidx[None, :], D.min(axis=0) * (1.0 / D))
         scores = [self._infogain_score(t, u, cpos, sample, k) for t in tuples]
         return np.array(tuples[int(np.argmax(scores))], dtype=np.int64)
 

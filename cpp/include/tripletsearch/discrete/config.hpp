@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <string>
 
 #include "../core/errors.hpp"
@@ -43,9 +42,8 @@ struct SearchConfig {
     require_between(n_choices, 2, kMaxChoices, "n_choices");
     require_half_open(lapse, 0.0, 1.0, "lapse");
     if ((gamma_auto || lapse_auto) && method != SearchMethod::GammaCKL)
-      throw std::invalid_argument(
-          std::string(gamma_auto ? "gamma" : "lapse") +
-          ": 'auto' (inferred while searching) is a gamma-ckl option");
+      throw std::invalid_argument(std::string(gamma_auto ? "gamma" : "lapse") +
+                                  ": 'auto' (inferred while searching) is a gamma-ckl option");
   }
 };
 

@@ -206,15 +206,15 @@ class GammaCKLPosterior {
   mutable std::vector<double> cov_;
   mutable bool cov_stale_ = false;
   mutable AxesWarmStart warm_;  // the last query's axes, the next one's start
-  int nh_;                       // user hypotheses (0: none)
+  int nh_;                      // user hypotheses (0: none)
   bool gamma_auto_, lapse_auto_;
   double lapse_;                // the fixed lapse rate
   std::vector<double> wh_;      // nh_ x w_.size(): weights per hypothesis and item
   std::vector<double> htotal_;  // each hypothesis' mass after the last pass
 };
 
-inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D, int k,
-                                                int choice, double scale, double* hacc) {
+inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D, int k, int choice,
+                                                double scale, double* hacc) {
   const int ng = gamma_auto_ ? kGammaGrid : 1, nl = lapse_auto_ ? kLapseGrid : 1;
   double num[kGammaGrid][kLanes], den[kGammaGrid][kLanes], dmin[kLanes];
   for (int l = 0; l < kLanes; ++l) {

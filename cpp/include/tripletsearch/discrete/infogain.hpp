@@ -145,8 +145,8 @@ inline void InfoGainSelector::index_candidates(const std::vector<std::int64_t>& 
 // u_[c][s] = (min_c' D_sc' / D_sc)^(gamma/2) for candidate c and draw s (choice.hpp), and
 // the draws that are candidate items themselves.
 inline void InfoGainSelector::choice_weights(const ScanInput& in,
-                                             const std::vector<std::int64_t>& sample,
-                                             double gamma, const int* grid_gamma) {
+                                             const std::vector<std::int64_t>& sample, double gamma,
+                                             const int* grid_gamma) {
   const std::int64_t d = in.store.d();
   const int nc = static_cast<int>(cands_.size());
   std::vector<double> xc(static_cast<std::size_t>(nc * d)),
@@ -267,7 +267,8 @@ inline bool InfoGainSelector::select(const GammaCKLPosterior& post, const ScanIn
     if (cfg.gamma_auto) {  // each draw's gamma from P(gamma | item), in draw order
       const int nl = cfg.lapse_auto ? kLapseGrid : 1;
       for (int s = 0; s < kSamples; ++s)
-        grid_gamma[s] = post.draw_hypothesis(sample[static_cast<std::size_t>(s)], rng.uniform()) / nl;
+        grid_gamma[s] =
+            post.draw_hypothesis(sample[static_cast<std::size_t>(s)], rng.uniform()) / nl;
     }
     choice_weights(in, sample, cfg.gamma, cfg.gamma_auto ? grid_gamma : nullptr);
     best = best_tuple(post, k, in.threads);
