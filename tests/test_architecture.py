@@ -154,8 +154,12 @@ def test_discrete_defaults_are_the_cores():
     for func in (ts.DiscreteSearch.__init__, ts.simulate_discrete):
         py = _defaults(func)
         assert py["method"] == "gamma-ckl" and core.method == _core.SearchMethod.GammaCKL
-        for name in ("gamma", "r", "sigma", "n_choices"):
+        for name in ("r", "sigma", "n_choices", "lapse"):
             assert py[name] == getattr(core, name), name
+    # a session infers the user's gamma by default; a simulation's default user and
+    # searcher share the core's gamma (the core's gamma is the filler of "auto")
+    assert _defaults(ts.DiscreteSearch.__init__)["gamma"] == "auto" and not core.gamma_auto
+    assert _defaults(ts.simulate_discrete)["gamma"] == core.gamma
 
 
 def test_embedding_defaults_are_the_cores():

@@ -66,7 +66,7 @@ def test_gammackl_posterior_is_the_bayes_posterior():
     X = database(200, 2, seed=5)
     center, scale, stored = store_frame(X)  # the store's positions (centred, scaled, float32)
     Xs = center + scale * stored
-    s = ts.DiscreteSearch(X, n_choices=3, random_state=0)
+    s = ts.DiscreteSearch(X, gamma=3.0, n_choices=3, random_state=0)
     oracle = ts.GammaCKL(3.0)
     logpost = np.zeros(len(X))
     for step in range(6):
@@ -569,13 +569,19 @@ def test_auto_is_reproducible_for_any_thread_count_and_persists():
         (dict(gamma="fast"), TypeError, "gamma: expected a real number or 'auto'"),
         (dict(lapse=1.0), ValueError, "lapse: must lie in"),
         (dict(lapse="Auto"), TypeError, "lapse: expected a real number or 'auto'"),
-        (dict(method="gauss", gamma="auto"), ValueError, "gamma: 'auto' .* gamma-ckl option"),
-        (dict(method="random", lapse="auto"), ValueError, "lapse: 'auto' .* gamma-ckl option"),
     ],
 )
 def test_bad_user_model(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         ts.DiscreteSearch(database(50, 2), **kwargs)
+
+
+def test_auto_is_gamma_ckl_only():
+    # GaussSearch and the random baseline have no gamma: "auto" (the default) is unused
+    g = ts.DiscreteSearch(database(50, 2), method="gauss", lapse="auto", random_state=0)
+    assert g.user_posterior()["gamma"][0].tolist() == [3.0] and g.lapse == 0.0
+    with pytest.raises(ValueError, match="gamma: 'auto' .* gamma-ckl option"):
+        native_config(method="gauss", gamma_auto=True)
 
 
 def test_simulate_auto_needs_the_user():

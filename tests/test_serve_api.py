@@ -564,3 +564,33 @@ def test_undo_in_mix_mode_and_bad_undos(server):
     # an answer's retry after the undo: the stored reply, the undo stands
     r = client.post(url + "/answer", json={"screen": 1, "choice": 1}, headers=h)
     assert r.status_code == 409 and "undone already" in r.json()["error"]
+
+
+def test_find_mode_infers_each_persons_gamma(tmp_path):
+    """--gamma auto: each session infers its person's gamma; a sharp and a noisy person
+    both find their colour, and the session's stored parameters say "auto"."""
+    from tripletsearch.serve.people import FindPerson
+    from tripletsearch.serve.store import Store
+
+    cat = demo_catalogue("colours")
+    db = f"sqlite:///{tmp_path / 'auto.sqlite'}"
+    rng = np.random.default_rng(4)
+    with thread_server(create_app(cat, db, gamma="auto")) as base, httpx.Client(base_url=base) as c:
+        for gamma, target in ((1.5, 17), (8.0, 400)):
+            r = c.post("/api/sessions", json={"mode": "find", "k": 4}).json()
+            h = {"Authorization": "Bearer " + r["token"]}
+            person, screen = FindPerson(cat, target, gamma, rng), r["screen"]
+            for _ in range(80):
+                reply = c.post(
+                    f"/api/sessions/{r['id']}/answer", json=person.answer(screen), headers=h
+                ).json()
+                if reply["done"]:
+                    break
+                screen = reply["screen"]
+            assert reply["done"]
+            got = c.get(f"/api/sessions/{r['id']}", headers=h).json()
+            assert got["history"][-1]["found"] is True
+    rows = list(Store(db).iter_sessions())
+    assert [row.params["gamma"] for row in rows] == ["auto", "auto"]
+    with pytest.raises(ValueError, match="gamma: expected a number > 0 or 'auto'"):
+        create_app(cat, f"sqlite:///{tmp_path / 'x.sqlite'}", gamma="fast")

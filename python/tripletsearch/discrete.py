@@ -100,16 +100,18 @@ def _search_config(
     lapse: Any = 0.0,
 ) -> _core.SearchConfig:
     """The native configuration: the core checks the ranges (ValueError naming them)."""
-    gamma_auto, lapse_auto = is_auto(gamma, "gamma"), is_auto(lapse, "lapse")
+    g_auto, l_auto = is_auto(gamma, "gamma"), is_auto(lapse, "lapse")
+    # gamma and the lapse rate are gamma-CKLSearch's only: "auto" is unused by the others
+    gamma_auto, lapse_auto = (g_auto, l_auto) if method == "gamma-ckl" else (False, False)
     return _core.SearchConfig(
         method=getattr(_core.SearchMethod, METHODS[method]),
         # "auto": inferred; the fixed values then only fill the configuration
-        gamma=3.0 if gamma_auto else check_real(gamma, "gamma"),
+        gamma=3.0 if g_auto else check_real(gamma, "gamma"),
         r=check_real(r, "r"),
         sigma=check_real(sigma, "sigma"),
         n_choices=check_int(n_choices, "n_choices"),
         selection=getattr(_core.Selection, SELECTIONS[selection]),
-        lapse=0.0 if lapse_auto else check_real(lapse, "lapse"),
+        lapse=0.0 if l_auto else check_real(lapse, "lapse"),
         gamma_auto=gamma_auto,
         lapse_auto=lapse_auto,
     )
@@ -145,11 +147,15 @@ class DiscreteSearch(InferredUser):
     X : array_like, shape (n, d)
         Item embedding (finite, no duplicate rows, n >= n_choices).
     method : {"gamma-ckl", "gauss", "random"}
-    gamma : float > 0 or "auto"
-        gamma-CKL power of the user model (the paper's study: 3), or "auto": inferred while
-        searching (a grid of 13 values from 0.5 to 32 marginalized in the posterior, with
-        the prior of :mod:`tripletsearch._user_model`; query selection draws (item, gamma)
-        pairs). Estimate: :attr:`gamma_`, :attr:`gamma_interval_`.
+    gamma : "auto" (default) or float > 0
+        gamma-CKL power of the user model: "auto" infers it while searching (a grid of 13
+        values from 0.5 to 32 marginalized in the posterior, with the prior of
+        :mod:`tripletsearch._user_model`; query selection draws (item, gamma) pairs);
+        estimate: :attr:`gamma_`, :attr:`gamma_interval_`. Measured (n = 1000, d = 5,
+        pairs, 1000 targets): as few queries as a searcher told the user's gamma = 3
+        (19.0 vs 19.0), 6 % more for gamma 1.5 and 3 % more for 6, where assuming 3 costs
+        14 % and 3 %. A number: assumed (the paper's study: 3); with method "gauss" or
+        "random" the value is unused.
     lapse : float in [0, 1) or "auto"
         gamma-CKL: the probability of a random answer (P(c) = lapse / k + (1 - lapse)
         P_gamma(c)), or "auto": inferred (uniform on {0, 0.02, 0.05, 0.1, 0.2, 0.3}).
@@ -183,7 +189,7 @@ class DiscreteSearch(InferredUser):
         X: Any,
         *,
         method: str = "gamma-ckl",
-        gamma: float | str = 3.0,
+        gamma: float | str = "auto",
         r: float = 2.0,
         sigma: float = 0.1,
         n_choices: int = 2,

@@ -128,7 +128,7 @@ def create_app(
     database: str | None = None,
     *,
     admin_token: str | None = None,
-    gamma: float = 3.0,
+    gamma: float | str = 3.0,
     max_queries: int = 300,
     setup: bool = True,
     study: Study | None = None,
@@ -144,8 +144,9 @@ def create_app(
         directory). PostgreSQL: ``postgresql+psycopg://user:pw@host/db``.
     admin_token : str, optional
         Bearer token of ``GET /api/admin/export`` (None: the endpoint is off).
-    gamma : float
-        The gamma-CKL power assumed of people in find mode.
+    gamma : float or "auto"
+        The gamma-CKL power assumed of people in find mode, or "auto": inferred per person
+        while they search.
     max_queries : int
         Screens per session before it ends by itself.
     setup : bool

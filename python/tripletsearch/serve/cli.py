@@ -17,6 +17,19 @@ _MISSING = (
 )
 
 
+def _gamma_arg(text: str) -> float | str:
+    """--gamma: a number > 0 or "auto"."""
+    if text == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}")
+    return value
+
+
 def _catalogue(args: argparse.Namespace) -> Any:
     from .catalogue import demo_catalogue, load_catalogue
 
@@ -175,7 +188,12 @@ def add_commands(sub: Any) -> None:
         help="SQLAlchemy URL (default sqlite:///tripletsearch-sessions.sqlite)",
     )
     p.add_argument("--admin-token", help="token of the admin export (default: generated)")
-    p.add_argument("--gamma", type=float, default=3.0, help="gamma assumed of people (find)")
+    p.add_argument(
+        "--gamma",
+        type=_gamma_arg,
+        default=3.0,
+        help="gamma assumed of people (find), or 'auto': inferred per person while searching",
+    )
     p.add_argument("--max-queries", type=int, default=300, help="screens per session at most")
     p.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]

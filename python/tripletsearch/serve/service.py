@@ -123,6 +123,15 @@ class _Cache:
             self._d.pop(sid, None)
 
 
+def _gamma(value: Any) -> float | str:
+    """A find-mode gamma: "auto" (inferred per person) or a number > 0."""
+    if value == "auto":
+        return "auto"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"gamma: expected a number > 0 or 'auto', got {value!r}")
+    return float(value)
+
+
 class SearchService:
     """Sessions of people searching ``catalogue``, stored in ``store``.
 
@@ -131,8 +140,9 @@ class SearchService:
     catalogue : Catalogue
     store : Store
         Set up (``store.setup()``) before the service starts.
-    gamma : float
-        The gamma-CKL power assumed of people (the paper's user study: 3).
+    gamma : float or "auto"
+        The gamma-CKL power assumed of people (the paper's user study: 3), or "auto":
+        each person's inferred while they search (:class:`tripletsearch.DiscreteSearch`).
     max_queries : int
         Screens per session before it ends by itself.
     cache_size : int
@@ -144,16 +154,16 @@ class SearchService:
         catalogue: Catalogue,
         store: Store,
         *,
-        gamma: float = 3.0,
+        gamma: float | str = 3.0,
         max_queries: int = 300,
         cache_size: int = 4096,
     ):
         self.catalogue = catalogue
         self.store = store
-        self.gamma = float(gamma)
+        self.gamma: float | str = _gamma(gamma)
         self.max_queries = int(max_queries)
         self.modes = MODES if catalogue.has_colours else ("find",)
-        self._templates: dict[tuple[int, str, float, float], DiscreteSearch] = {}
+        self._templates: dict[tuple[int, str, float | str, float], DiscreteSearch] = {}
         self._templates_lock = threading.Lock()
         self._cache = _Cache(cache_size)
         self._stripes = [threading.Lock() for _ in range(256)]
@@ -165,7 +175,7 @@ class SearchService:
         key = (
             k,
             str(params.get("method", "gamma-ckl")),
-            float(params.get("gamma", self.gamma)),
+            _gamma(params.get("gamma", self.gamma)),
             float(params.get("sigma", 0.1)),
         )
         with self._templates_lock:

@@ -10,7 +10,7 @@ items per screen and the seed::
     k = 4                            # items per screen
     seed = 0                         # targets, orders and every searcher's seed
     max_queries = 60                 # screens before a search gives up
-    gamma = 3.0                      # gamma-ckl's user model
+    gamma = 3.0                      # gamma-ckl's user model ("auto": inferred per person)
     sigma = "auto"                   # gauss's probit noise ("auto": 0.1 of the items' RMS
                                      # distance to their mean, the paper's 0.1 at its scale)
     consent = "..."                  # shown before anything is recorded
@@ -75,7 +75,7 @@ class Study:
     k: int
     seed: int
     max_queries: int
-    gamma: float
+    gamma: float | str
     sigma: float
     consent: str
 
@@ -168,8 +168,10 @@ def load_study(path: Any) -> Study:
     if isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 1:
         raise _fail(name, "max_queries: an integer >= 1")
     gamma = cfg.get("gamma", 3.0)
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma > 0:
-        raise _fail(name, "gamma: a number > 0")
+    if gamma != "auto" and (
+        isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma > 0
+    ):
+        raise _fail(name, "gamma: a number > 0 or 'auto'")
     sigma = cfg.get("sigma", "auto")
     if sigma == "auto":
         X = cat.embedding
@@ -188,7 +190,7 @@ def load_study(path: Any) -> Study:
         k=k,
         seed=seed,
         max_queries=max_queries,
-        gamma=float(gamma),
+        gamma=gamma if gamma == "auto" else float(gamma),
         sigma=float(sigma),
         consent=consent,
     )
