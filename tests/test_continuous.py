@@ -518,13 +518,13 @@ def test_gamma_prior_native_twin_and_closed_form():
     native = np.array([_core.gamma_log_prior(j) for j in range(len(grid))])
     twin = np.array([ref_choice.gamma_log_prior(j) for j in range(len(grid))])
     np.testing.assert_allclose(native, twin, rtol=1e-14)
-    # the prior density: 1/gamma on [0.5, 8], (8/gamma)^2 / gamma beyond; each value the
+    # the prior density: 1/gamma on [0.5, 4], (4/gamma)^2 / gamma beyond; each value the
     # integral over its cell (borders at geometric midpoints), by quadrature
     borders = np.concatenate([[0.5], np.sqrt(grid[:-1] * grid[1:]), [32.0]])
 
     def mass(lo, hi):
         x = np.geomspace(lo, hi, 20001)
-        f = np.where(x > 8.0, (8.0 / x) ** 2, 1.0) / x
+        f = np.where(x > 4.0, (4.0 / x) ** 2, 1.0) / x
         return np.trapezoid(f, x)
 
     want = np.array([mass(borders[j], borders[j + 1]) for j in range(len(grid))])

@@ -534,7 +534,7 @@ def test_auto_estimates_the_users_gamma_in_the_database():
         grid = s.user_posterior()["gamma"][0]
         est[gamma] = float(np.exp(probs @ np.log(grid) / probs.sum()))
     # searches end in a few dozen answers: the posterior moves from the prior (geometric
-    # mean ~2.3) towards the user's gamma, in order
+    # mean 1.9) towards the user's gamma, in order
     assert est[1.5] < 2.0 < est[8.0], est
     assert est[8.0] > 1.5 * est[1.5]
 

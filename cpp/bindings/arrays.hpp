@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "tripletsearch/oracle/user_grid.hpp"
+
 namespace py = pybind11;
 
 // The probe of a tripletsearch::Cancel for a long call made with the GIL released: takes
@@ -63,4 +65,15 @@ py::array_t<T> to_array(const std::vector<T>& v, py::ssize_t rows, py::ssize_t c
   py::array_t<T> out({rows, cols});
   std::copy(v.begin(), v.begin() + rows * cols, out.mutable_data());
   return out;
+}
+
+// A search session's user posterior (user_grid.hpp): (gamma grid probabilities, lapse grid
+// probabilities), or None when the session infers neither; under the session's lock.
+template <class S>
+py::object user_posterior_of(const S& s) {
+  py::array_t<double> g(tripletsearch::kGammaGrid), l(tripletsearch::kLapseGrid);
+  double* pg = g.mutable_data();
+  double* pl = l.mutable_data();
+  if (!locked(s, [&](const S& x) { return x.user_posterior(pg, pl); })) return py::none();
+  return py::make_tuple(g, l);
 }

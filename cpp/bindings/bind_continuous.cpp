@@ -141,17 +141,9 @@ void register_searcher(py::module_& m) {
       .def_property_readonly(
           "n_particles",
           [](const S& s) { return locked(s, [](const S& x) { return x.n_particles(); }); })
-      .def(
-          "user_posterior",
-          [](const S& s) -> py::object {
-            py::array_t<double> g(ts::kGammaGrid), l(ts::kLapseGrid);
-            double* pg = g.mutable_data();
-            double* pl = l.mutable_data();
-            if (!locked(s, [&](const S& x) { return x.user_posterior(pg, pl); })) return py::none();
-            return py::make_tuple(g, l);
-          },
-          "(gamma grid probabilities, lapse grid probabilities), or None when the user "
-          "model is fixed.");
+      .def("user_posterior", &user_posterior_of<S>,
+           "(gamma grid probabilities, lapse grid probabilities), or None when neither is "
+           "inferred.");
 }
 
 }  // namespace

@@ -99,17 +99,9 @@ void register_searcher(py::module_& m) {
             return out;
           },
           "P(item is the target) for every item (shown items: 0).")
-      .def(
-          "user_posterior",
-          [](const S& s) -> py::object {
-            py::array_t<double> g(ts::kGammaGrid), l(ts::kLapseGrid);
-            double* pg = g.mutable_data();
-            double* pl = l.mutable_data();
-            if (!locked(s, [&](const S& x) { return x.user_posterior(pg, pl); })) return py::none();
-            return py::make_tuple(g, l);
-          },
-          "(gamma grid probabilities, lapse grid probabilities), or None when neither is "
-          "inferred.")
+      .def("user_posterior", &user_posterior_of<S>,
+           "(gamma grid probabilities, lapse grid probabilities), or None when neither is "
+           "inferred.")
       .def_property_readonly("config", &S::config)
       .def_property_readonly(
           "mean",

@@ -632,7 +632,7 @@ class ContinuousSearcher:
         """
     def user_posterior(self) -> typing.Any:
         """
-        (gamma grid probabilities, lapse grid probabilities), or None when the user model is fixed.
+        (gamma grid probabilities, lapse grid probabilities), or None when neither is inferred.
         """
     @property
     def center(self) -> numpy.typing.NDArray[numpy.float64]:

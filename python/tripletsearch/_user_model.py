@@ -2,7 +2,7 @@
 prior and the summaries of the posterior (``cpp/include/tripletsearch/oracle/user_grid.hpp``).
 
 gamma lives on the grid {0.5, 0.75, 1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32} with a prior that
-is log-uniform on [0.5, 8] and falls as (8 / gamma)^2 beyond, up to 32 (each grid value
+is log-uniform on [0.5, 4] and falls as (4 / gamma)^2 beyond, up to 32 (each grid value
 carries the prior mass of its cell): over-estimating how reliable a person is breaks a
 search, under-estimating it costs some queries, so the prior leans low. The lapse rate (the
 probability of a random answer) lives on {0, 0.02, 0.05, 0.1, 0.2, 0.3}, uniform.

@@ -220,7 +220,7 @@ class ContinuousSearch(InferredUser):
     gamma : float > 0 or "auto"
         The user's gamma-CKL power: assumed, or "auto": inferred while searching (part of
         the posterior, with the prior of :mod:`tripletsearch._user_model`: log-uniform on
-        [0.5, 8], falling beyond, up to 32). "global" only. Estimate: :attr:`gamma_`,
+        [0.5, 4], falling beyond, up to 32). "global" only. Estimate: :attr:`gamma_`,
         :attr:`gamma_interval_`.
     bounds : (low, high)
         Omega: reals for the cube [low, high]^dim, or vectors of length dim for the box

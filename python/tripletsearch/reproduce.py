@@ -665,6 +665,11 @@ def _plot_users(rows, path):
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_yticks([10, 20, 40, 60])
     ax.set_title(f"database (n = 1000, d = {db[0]['d'] if db else 5}): queries to find")
     ax.set_xlabel("the user's gamma")
     ax.set_xticks(USER_GAMMAS, [f"{g:g}" for g in USER_GAMMAS])

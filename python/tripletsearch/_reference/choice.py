@@ -118,7 +118,7 @@ class PairAnswerModel:
 
 GAMMA_GRID = np.array([0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0])
 LAPSE_GRID = np.array([0.0, 0.02, 0.05, 0.1, 0.2, 0.3])
-GAMMA_PRIOR_RANGE, GAMMA_KNEE = (0.5, 32.0), 8.0
+GAMMA_PRIOR_RANGE, GAMMA_KNEE = (0.5, 32.0), 4.0
 
 
 def grid_power(j: Any, s: Any) -> np.ndarray:

@@ -156,7 +156,8 @@ class Particles:
     def resample_move(self, answers, m, stream_seed, sweeps):
         """Resample, then per particle: `sweeps` moves of z (even sweeps: the particles'
         covariance factor times PROPOSAL_SCALE / sqrt(d); odd: half the IQR per axis), then
-        with the user inferred one move of the hypothesis to neighbouring grid values."""
+        with the user inferred one move of the hypothesis: gamma or the lapse rate to a
+        neighbouring grid value."""
         w, _ = self.weights()
         d = self.z.shape[1]
         mu = self.mean(w)
@@ -200,10 +201,13 @@ class Particles:
                     cur = lp
             if m.inferred:
                 g1, l1 = g0, l0
-                if m.gamma_auto:
-                    g1 += -1 if rng.uniform() < 0.5 else 1
-                if m.lapse_auto:
-                    l1 += -1 if rng.uniform() < 0.5 else 1
+                # one move: gamma or the lapse rate (both inferred: probability 1/2 each)
+                move_gamma = m.gamma_auto and (not m.lapse_auto or rng.uniform() < 0.5)
+                direction = -1 if rng.uniform() < 0.5 else 1
+                if move_gamma:
+                    g1 += direction
+                else:
+                    l1 += direction
                 u = rng.uniform()
                 ok_g = not m.gamma_auto or 0 <= g1 < len(GAMMA_GRID)
                 ok_l = not m.lapse_auto or 0 <= l1 < len(LAPSE_GRID)

@@ -275,7 +275,8 @@ inline void Particles::focus(double eps) {
 
 // Particle p's Metropolis-Hastings moves from its own stream (stream_seed, p): `sweeps`
 // moves of z, then (hypotheses inferred) one move of the hypothesis to a neighbouring grid
-// value of gamma and of lapse (each direction with probability 1/2; off the grid: rejected).
+// value of gamma or of the lapse rate (each with probability 1/2 when both are inferred;
+// each direction with probability 1/2; off the grid: rejected).
 inline void Particles::move(std::int64_t p, const AnswerLog& answers, const UserModel& m,
                             const std::vector<double>& step, std::uint64_t stream_seed,
                             int sweeps) {
@@ -307,8 +308,10 @@ inline void Particles::move(std::int64_t p, const AnswerLog& answers, const User
   }
   if (m.inferred()) {
     int g1 = g0, l1 = l0;
-    if (m.gamma_auto) g1 += rng.uniform() < 0.5 ? -1 : 1;
-    if (m.lapse_auto) l1 += rng.uniform() < 0.5 ? -1 : 1;
+    // one of the two moves (both inferred: gamma or lapse with probability 1/2 each)
+    const bool move_gamma = m.gamma_auto && (!m.lapse_auto || rng.uniform() < 0.5);
+    const int step = rng.uniform() < 0.5 ? -1 : 1;
+    (move_gamma ? g1 : l1) += step;
     const double u = rng.uniform();
     if ((!m.gamma_auto || (g1 >= 0 && g1 < kGammaGrid)) &&
         (!m.lapse_auto || (l1 >= 0 && l1 < kLapseGrid))) {

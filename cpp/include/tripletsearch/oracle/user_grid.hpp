@@ -2,7 +2,7 @@
 // lapse rate become part of the posterior, each on a fixed grid with a documented prior.
 //
 //   gamma in {0.5, 0.75, 1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32}: a prior log-uniform on
-//     [0.5, 8] whose density falls as (8 / gamma)^2 beyond, up to 32 (gamma_log_prior),
+//     [0.5, 4] whose density falls as (4 / gamma)^2 beyond, up to 32 (gamma_log_prior),
 //     each grid value carrying the prior mass of its cell (cell borders at the geometric
 //     midpoints of neighbours);
 //   lapse in {0, 0.02, 0.05, 0.1, 0.2, 0.3}: uniform over the grid.
@@ -54,7 +54,7 @@ TS_ALWAYS_INLINE void grid_powers(double s, double* out) {
 // [kGammaKnee, kGammaPriorHigh] (falling as (K / gamma)^2 times log-uniform, continuous at
 // K). Over-estimating a person's reliability is what breaks a search, under-estimating it
 // costs some queries: the prior leans low.
-constexpr double kGammaKnee = 8.0;
+constexpr double kGammaKnee = 4.0;
 inline double gamma_log_prior(int j) {
   const double lo = j == 0 ? kGammaPriorLow : std::sqrt(kGammaValues[j - 1] * kGammaValues[j]);
   const double hi =
