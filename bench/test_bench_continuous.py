@@ -11,6 +11,7 @@ ask + tell under 1 ms for d <= 5.
 
 import numpy as np
 import pytest
+from conftest import answer_continuous
 
 import tripletsearch as ts
 from tripletsearch import _core
@@ -23,19 +24,13 @@ QUERIES = 60
 @pytest.mark.parametrize("d", [2, 5])
 def test_ask_tell(benchmark, d, method):
     """A whole session of 60 queries through the public API; per-query time in extra_info."""
-    target = np.full(d, 0.3)
-    oracle = ts.GammaCKL(3.0)
     benchmark.group = f"{QUERIES} ask+tell d={d}"
 
     def setup():
         return (ts.ContinuousSearch(d, 3.0, method=method, random_state=0, n_jobs=2),), {}
 
     def run(s):
-        rng = np.random.default_rng(0)
-        for _ in range(QUERIES):
-            a, b = s.ask()
-            p = oracle.prob(np.vstack([target, a, b]), [[0, 1, 2]])[0]
-            s.tell(bool(rng.random() < p))
+        answer_continuous(s, np.full(d, 0.3), QUERIES)
 
     benchmark.pedantic(run, setup=setup, rounds=5, iterations=1)
     benchmark.extra_info["per_query_us"] = round(benchmark.stats.stats.min / QUERIES * 1e6, 1)

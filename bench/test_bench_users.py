@@ -16,6 +16,7 @@ ask + tell with "auto" within 2x of the fixed-gamma searcher.
 
 import numpy as np
 import pytest
+from conftest import answer_continuous
 
 import tripletsearch as ts
 
@@ -26,8 +27,6 @@ QUERIES = 60
 @pytest.mark.parametrize("d", [2, 5])
 def test_continuous_ask_tell(benchmark, d, gamma):
     """A session of 60 queries, one thread; per-query time in extra_info."""
-    target = np.full(d, 0.3)
-    oracle = ts.GammaCKL(3.0)
     benchmark.group = f"continuous {QUERIES} ask+tell d={d}"
     lapse = "auto" if gamma == "auto" else 0.0
 
@@ -35,11 +34,7 @@ def test_continuous_ask_tell(benchmark, d, gamma):
         return (ts.ContinuousSearch(d, gamma, lapse=lapse, random_state=0, n_jobs=1),), {}
 
     def run(s):
-        rng = np.random.default_rng(0)
-        for _ in range(QUERIES):
-            a, b = s.ask()
-            p = oracle.prob(np.vstack([target, a, b]), [[0, 1, 2]])[0]
-            s.tell(bool(rng.random() < p))
+        answer_continuous(s, np.full(d, 0.3), QUERIES)
 
     benchmark.pedantic(run, setup=setup, rounds=5, iterations=1)
     benchmark.extra_info["per_query_us"] = round(benchmark.stats.stats.min / QUERIES * 1e6, 1)

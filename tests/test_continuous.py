@@ -162,19 +162,32 @@ def test_box_simulation_matches_numpy_twin(method):
     np.testing.assert_allclose(nat, twin, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["global", "posterior"])
-def test_box_session_matches_numpy_twin(method):
-    config = dict(dim=3, method=method, low=BOX_LOW, high=BOX_HIGH, particles=64)
-    a = _core.ContinuousSearcher(native_config(**config), 3, 1)
-    b = ref.ContinuousSearcher(**config, seed=3)
-    rng = np.random.default_rng(1)
-    for _ in range(30):
+def _sessions_in_step(config, seed, steps, p_a, rng_seed, before=None, after=None):
+    """The native session and its twin asked and told the same random answers (True with
+    probability p_a): the same queries at every step; `before(a, b)` runs after the asks,
+    `after(a, b)` after the tells."""
+    a = _core.ContinuousSearcher(native_config(**config), seed, 1)
+    b = ref.ContinuousSearcher(**config, seed=seed)
+    rng = np.random.default_rng(rng_seed)
+    for _ in range(steps):
         (na, nb), (ra, rb) = a.ask(), b.ask()
         np.testing.assert_allclose(na, ra, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(nb, rb, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(a.estimate(), b.estimate(), rtol=1e-12, atol=1e-12)
-        ans = bool(rng.random() < 0.5)
+        if before is not None:
+            before(a, b)
+        ans = bool(rng.random() < p_a)
         assert a.tell(ans) == b.tell(ans)
+        if after is not None:
+            after(a, b)
+
+
+@pytest.mark.parametrize("method", ["global", "posterior"])
+def test_box_session_matches_numpy_twin(method):
+    def same_estimate(a, b):
+        np.testing.assert_allclose(a.estimate(), b.estimate(), rtol=1e-12, atol=1e-12)
+
+    config = dict(dim=3, method=method, low=BOX_LOW, high=BOX_HIGH, particles=64)
+    _sessions_in_step(config, 3, 30, 0.5, 1, before=same_estimate)
 
 
 def test_hypothesis_test_session_matches_twin():
@@ -547,19 +560,12 @@ def test_auto_simulation_matches_numpy_twin(d, g_auto, l_auto):
 
 
 def test_auto_session_matches_twin_and_its_user_posterior():
-    config = dict(dim=2, method="global", particles=64, gamma_auto=True, lapse_auto=True)
-    a = _core.ContinuousSearcher(native_config(**config), 5, 1)
-    b = ref.ContinuousSearcher(**config, seed=5)
-    rng = np.random.default_rng(3)
-    for _ in range(40):
-        (na, nb), (ra, rb) = a.ask(), b.ask()
-        np.testing.assert_allclose(na, ra, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(nb, rb, rtol=1e-12, atol=1e-12)
-        ans = bool(rng.random() < 0.6)
-        a.tell(ans)
-        b.tell(ans)
+    def same_user_posterior(a, b):
         for x, y in zip(a.user_posterior(), b.user_posterior()):
             np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-14)
+
+    config = dict(dim=2, method="global", particles=64, gamma_auto=True, lapse_auto=True)
+    _sessions_in_step(config, 5, 40, 0.6, 3, after=same_user_posterior)
     assert (
         _core.ContinuousSearcher(native_config(dim=2, method="global"), 5, 1).user_posterior()
         is None

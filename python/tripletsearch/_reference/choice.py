@@ -183,15 +183,10 @@ class UserModel:
             lp_lapse = np.log(p if a_named else 1.0 - p)
         if not self.gamma_auto:
             lp0 = self.fixed.log_prob_of(Da, Db, a_named)
-        else:  # no lapse: log P to relative precision
-            Dn, Do = (Da, Db) if a_named else (Db, Da)
-            s, named_closer = pair_ratio(Dn, Do)
+        else:  # no lapse: log P to relative precision, as pair_log_prob
+            s, named_closer = pair_ratio(*((Da, Db) if a_named else (Db, Da)))
             pw = grid_power(g, s)
             with np.errstate(divide="ignore"):
-                far = np.where(
-                    pw > 1e-300,
-                    np.log(np.maximum(pw, 1e-320)),
-                    0.5 * GAMMA_GRID[g] * np.log(s),
-                )
+                far = 0.5 * GAMMA_GRID[np.maximum(g, 0)] * np.log(s)
             lp0 = np.where(named_closer, -np.log1p(pw), far - np.log1p(pw))
         return np.where(lapse > 0.0, lp_lapse, lp0)

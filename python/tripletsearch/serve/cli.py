@@ -126,50 +126,53 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export(args: argparse.Namespace) -> int:
+def _with_store(args: argparse.Namespace, work: Any) -> int:
+    """``work(store, catalogue)`` on the database of ``--database`` (checked) and the
+    catalogue of the arguments; a bad file or database prints the error, exit code 2."""
     if _missing_dependencies():
         return 2
-    from .export import write_export
     from .store import Store, StoreError, default_url
 
     try:
         cat = _catalogue(args)
         store = Store(args.database or default_url())
         store.check()
-        counts = write_export(store, args.out, cat)
+        return int(work(store, cat))
     except (ValueError, FileNotFoundError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(
-        f"exported {counts['sessions']} sessions, {counts['answers']} answers, "
-        f"{counts['triplets']} triplets, {counts['choices']} choices to {args.out}"
-    )
-    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    def work(store: Any, cat: Any) -> int:
+        from .export import write_export
+
+        counts = write_export(store, args.out, cat)
+        print(
+            f"exported {counts['sessions']} sessions, {counts['answers']} answers, "
+            f"{counts['triplets']} triplets, {counts['choices']} choices to {args.out}"
+        )
+        return 0
+
+    return _with_store(args, work)
 
 
 def _report(args: argparse.Namespace) -> int:
-    if _missing_dependencies():
-        return 2
-    from .report import format_report, write_report
-    from .store import Store, StoreError, default_url
-    from .study import load_study
+    def work(store: Any, cat: Any) -> int:
+        from .report import format_report, write_report
+        from .study import load_study
 
-    try:
-        cat = _catalogue(args)
         if args.study:
             cat = load_study(args.study).catalogue
-        store = Store(args.database or default_url())
-        store.check()
         rep = write_report(store, args.out, cat)
-    except (ValueError, FileNotFoundError, StoreError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not rep["searches"]:
-        print("no study searches in this database", file=sys.stderr)
-        return 1
-    print(format_report(rep))
-    print(f"written to {args.out}" + (f" (plot: {rep['plot']})" if rep["plot"] else ""))
-    return 0
+        if not rep["searches"]:
+            print("no study searches in this database", file=sys.stderr)
+            return 1
+        print(format_report(rep))
+        print(f"written to {args.out}" + (f" (plot: {rep['plot']})" if rep["plot"] else ""))
+        return 0
+
+    return _with_store(args, work)
 
 
 def add_commands(sub: Any) -> None:

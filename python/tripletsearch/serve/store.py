@@ -237,6 +237,29 @@ def _insert_screen(
     )
 
 
+def _insert_answer(
+    c: Connection,
+    sid: str,
+    number: int,
+    choice: int | None,
+    found: bool,
+    reply: dict,
+    now: float,
+    kind: str = "answer",
+) -> None:
+    c.execute(
+        sa.insert(answers).values(
+            session_id=sid,
+            screen=number,
+            choice=choice,
+            found=found,
+            reply=json.dumps(reply),
+            answered_at=now,
+            kind=kind,
+        )
+    )
+
+
 class Store:
     """The sessions database. ``Store(url).setup()`` once before the workers start (creates
     or upgrades the schema, sets WAL); then every worker opens ``Store(url)``."""
@@ -551,17 +574,7 @@ class Store:
             )
             if res.rowcount != 1:
                 raise Conflict(sid)
-            c.execute(
-                sa.insert(answers).values(
-                    session_id=sid,
-                    screen=number,
-                    choice=None,
-                    found=False,
-                    reply=json.dumps(reply),
-                    answered_at=now,
-                    kind="undo",
-                )
-            )
+            _insert_answer(c, sid, number, None, False, reply, now, kind="undo")
             _insert_screen(c, sid, number + 1, payload, query, now)
 
     def create_session(
@@ -642,15 +655,6 @@ class Store:
                 n_answers=sessions.c.n_answers + 1,
                 result=None if result is None else json.dumps(result),
             )
-            c.execute(
-                sa.insert(answers).values(
-                    session_id=sid,
-                    screen=number,
-                    choice=choice,
-                    found=found,
-                    reply=json.dumps(reply),
-                    answered_at=now,
-                )
-            )
+            _insert_answer(c, sid, number, choice, found, reply, now)
             if next_payload is not None:
                 _insert_screen(c, sid, number + 1, next_payload, next_query, now)

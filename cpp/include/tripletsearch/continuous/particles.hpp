@@ -120,7 +120,7 @@ class Particles {
     hl.assign(m.lapse_auto ? static_cast<std::size_t>(P) : 0, 0);
     if (!m.inferred()) return;
     double cdf[kGammaGrid], c = 0.0;
-    for (int j = 0; j < kGammaGrid; ++j) cdf[j] = (c += std::exp(gamma_log_prior(j)));
+    for (int j = 0; j < kGammaGrid; ++j) cdf[j] = (c += std::exp(m.log_prior[j]));
     for (std::int64_t p = 0; p < P; ++p) {
       if (m.gamma_auto) {
         const double u = rng.uniform() * c;
@@ -316,7 +316,7 @@ inline void Particles::move(std::int64_t p, const AnswerLog& answers, const User
     if ((!m.gamma_auto || (g1 >= 0 && g1 < kGammaGrid)) &&
         (!m.lapse_auto || (l1 >= 0 && l1 < kLapseGrid))) {
       const double lp = answers.log_likelihood(m, z.data() + p * d, g1, l1, first);
-      const double prior = m.gamma_auto ? gamma_log_prior(g1) - gamma_log_prior(g0) : 0.0;
+      const double prior = m.gamma_auto ? m.log_prior[g1] - m.log_prior[g0] : 0.0;
       if (u < std::exp(lp - cur + prior)) {
         if (m.gamma_auto) hg[static_cast<std::size_t>(p)] = static_cast<std::int8_t>(g1);
         if (m.lapse_auto) hl[static_cast<std::size_t>(p)] = static_cast<std::int8_t>(l1);

@@ -224,7 +224,8 @@ inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D,
   }
   for (int g = 0; g < ng; ++g)
     for (int l = 0; l < kLanes; ++l) den[g][l] = 0.0;
-  // lane-wise, so that the lanes vectorize: grid_powers' square roots and squarings
+  // every grid power (user_grid.hpp's grid_power for all j at once: s^(1/4) and s^(3/8),
+  // then squarings), lane-wise so that the lanes vectorize
   double even[kLanes], odd[kLanes];
   for (int c = 0; c < k; ++c) {
     for (int l = 0; l < kLanes; ++l)

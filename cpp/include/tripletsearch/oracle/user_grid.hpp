@@ -9,8 +9,8 @@
 //
 // The gamma grid is chosen so that every power s^(gamma/2) comes from square roots and
 // squarings only (no exp or log): s^(1/4) (even grid index) or s^(3/8) (odd index), squared
-// index/2 times; exact to a few dozen ulps. One pass of three square roots gives the powers
-// for every grid value (the database search's likelihood update for the whole grid).
+// index/2 times; exact to a few dozen ulps. Three square roots give the powers for every
+// grid value at once (the database search's update: GammaCKLPosterior::hypothesis_block).
 // python/tripletsearch/_reference/choice.py is the NumPy twin.
 #pragma once
 
@@ -35,18 +35,6 @@ TS_ALWAYS_INLINE double grid_power(int j, double s) {
   double p = (j & 1) ? std::sqrt(h * q) : q;
   for (int e = j >> 1; e > 0; --e) p *= p;
   return p;
-}
-
-// Every grid power at once: out[j] = s^(kGammaValues[j] / 2), j < kGammaGrid.
-TS_ALWAYS_INLINE void grid_powers(double s, double* out) {
-  const double h = std::sqrt(s);
-  double even = std::sqrt(h), odd = std::sqrt(h * even);
-  for (int j = 0; j < kGammaGrid; j += 2) {
-    out[j] = even;
-    if (j + 1 < kGammaGrid) out[j + 1] = odd;
-    even *= even;
-    odd *= odd;
-  }
 }
 
 // log prior mass of grid value j, up to a constant: the integral over its cell of the
@@ -75,9 +63,12 @@ inline double gamma_log_prior(int j) {
 struct UserModel {
   PairAnswerModel fixed;
   bool gamma_auto = false, lapse_auto = false;
+  double log_prior[kGammaGrid];  // gamma_log_prior, once
 
   UserModel(double gamma, double lapse, bool gamma_auto_, bool lapse_auto_)
-      : fixed(gamma, lapse), gamma_auto(gamma_auto_), lapse_auto(lapse_auto_) {}
+      : fixed(gamma, lapse), gamma_auto(gamma_auto_), lapse_auto(lapse_auto_) {
+    for (int j = 0; j < kGammaGrid; ++j) log_prior[j] = gamma_log_prior(j);
+  }
 
   bool inferred() const { return gamma_auto || lapse_auto; }
   double lapse_of(int l) const { return lapse_auto ? kLapseValues[l] : fixed.lapse; }
@@ -86,7 +77,9 @@ struct UserModel {
   double prob(int g, int l, double Da, double Db) const {
     if (!inferred()) return fixed.prob(Da, Db);
     const double lapse = lapse_of(l);
-    return 0.5 * lapse + (1.0 - lapse) * prob_a(g, Da, Db);
+    const double pa =
+        gamma_auto ? choice(g, Da, Db).prob_a() : pair_choice(fixed.power, Da, Db).prob_a();
+    return 0.5 * lapse + (1.0 - lapse) * pa;
   }
   double prob_of(int g, int l, double Da, double Db, bool a_named) const {
     const double p = prob(g, l, Da, Db);
@@ -94,26 +87,23 @@ struct UserModel {
   }
   double log_prob_of(int g, int l, double Da, double Db, bool a_named) const {
     if (!inferred()) return fixed.log_prob_of(Da, Db, a_named);
-    const double lapse = lapse_of(l);
-    if (lapse > 0.0) return std::log(prob_of(g, l, Da, Db, a_named));
+    if (lapse_of(l) > 0.0) return std::log(prob_of(g, l, Da, Db, a_named));
     if (!gamma_auto) return fixed.log_prob_of(Da, Db, a_named);
-    // no lapse: log P to relative precision (s^(gamma/2) may underflow)
-    const double Dn = std::max(a_named ? Da : Db, kTinyDistance);
-    const double Do = std::max(a_named ? Db : Da, kTinyDistance);
-    const double s = std::min(Dn, Do) * (1.0 / std::max(Dn, Do));
-    const double pw = grid_power(g, s);
-    if (Dn <= Do) return -std::log1p(pw);
-    return (pw > 1e-300 ? std::log(pw) : 0.5 * kGammaValues[g] * std::log(s)) - std::log1p(pw);
+    // no lapse: log P to relative precision, as PairAnswerModel
+    return (a_named ? choice(g, Da, Db) : choice(g, Db, Da)).log_prob_a(0.5 * kGammaValues[g]);
   }
 
  private:
-  double prob_a(int g, double Da, double Db) const {
-    if (!gamma_auto) return pair_choice(fixed.power, Da, Db).prob_a();
+  // choice.hpp's pair_choice with the grid power of gamma index g.
+  static PairChoice<double> choice(int g, double Da, double Db) {
     Da = std::max(Da, kTinyDistance);
     Db = std::max(Db, kTinyDistance);
-    const double s = std::min(Da, Db) * (1.0 / std::max(Da, Db));
-    const double pw = grid_power(g, s);
-    return (Da <= Db ? 1.0 : pw) * (1.0 / (1.0 + pw));  // choice.hpp's rounding
+    PairChoice<double> c;
+    c.s = std::min(Da, Db) * (1.0 / std::max(Da, Db));
+    c.pw = grid_power(g, c.s);
+    c.inv = 1.0 / (1.0 + c.pw);
+    c.a_closer = Da <= Db;
+    return c;
   }
 };
 
