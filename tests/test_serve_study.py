@@ -56,6 +56,8 @@ def test_plan_is_balanced_and_blind(tmp_path):
         ('catalogue = "colours"\ntargets = 0', "targets: 1 to 949"),
         ('catalogue = "colours"\ntargets = [1, 1]', "targets: distinct item ids"),
         ('catalogue = "colours"\nsigma = -1', "sigma: a number > 0"),
+        ('catalogue = "colours"\ngamma = "fast"', "gamma: a number > 0 or 'auto'"),
+        ('catalogue = "colours"\ngamma = 0', "gamma: a number > 0 or 'auto'"),
         ('catalogue = "colours"\ncolour = 1', "unknown key"),
         ("methods = []", "catalogue: give a demo name"),
         ('catalogue = "colours"\nk = ', "not valid TOML"),
@@ -64,6 +66,19 @@ def test_plan_is_balanced_and_blind(tmp_path):
 def test_bad_study_files(tmp_path, text, match):
     with pytest.raises(ValueError, match=match):
         load_study(write(tmp_path, text))
+
+
+def test_a_study_may_infer_each_persons_gamma(tmp_path):
+    study = load_study(write(tmp_path, STUDY + 'gamma = "auto"\n'))
+    assert study.params("gamma-ckl")["gamma"] == "auto"
+
+
+@pytest.mark.parametrize("value", ["fast", "0", "-2", "nan"])
+def test_serve_refuses_a_bad_gamma(value, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--demo", "colours", "--gamma", value])
+    assert exc.value.code == 2
+    assert "expected a number > 0 or 'auto'" in capsys.readouterr().err
 
 
 def run_participant(c, study, rng, consent=True):
