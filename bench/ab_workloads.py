@@ -123,7 +123,7 @@ WORKLOADS = {
     "sim_discrete_d5": lambda: _min_time(
         lambda: ts.simulate_discrete(
             np.random.default_rng(5).uniform(-1, 1, size=(1000, 5)),
-            targets=200,
+            n_runs=200,
             random_state=7,
             n_jobs=2,
         ),
@@ -134,7 +134,7 @@ WORKLOADS = {
         3,
     ),
     "p_correct_mc_1e6": lambda: _min_time(
-        lambda: ts.theory.p_correct_monte_carlo(3.0, 5, 10**6, random_state=0, n_jobs=2)
+        lambda: ts.theory.p_correct_monte_carlo(5, 3.0, 10**6, random_state=0, n_jobs=2)
     ),
 }
 

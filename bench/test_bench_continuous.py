@@ -57,7 +57,7 @@ CASES = {
     "eps=0": dict(),
     "eps=0.1 modelled": dict(lapse=0.1, oracle_lapse=0.1),
     "eps=0.1 unmodelled": dict(oracle_lapse=0.1),
-    "user gamma halved": dict(oracle_gamma=1.5),
+    "user gamma halved": dict(oracle=ts.GammaCKL(1.5)),
 }
 
 

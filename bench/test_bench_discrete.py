@@ -97,7 +97,7 @@ def test_quality(benchmark, databases, d, method, selection):
         ts.simulate_discrete,
         args=(X,),
         kwargs=dict(
-            method=method, selection=selection, targets=500, random_state=7, max_queries=500
+            method=method, selection=selection, n_runs=500, random_state=7, max_queries=500
         ),
         rounds=1,
         iterations=1,

@@ -52,9 +52,7 @@ def test_food_fit_native(benchmark, food, n_jobs):
     benchmark.group = "fit food-size (n=100, d=10, 152k train triplets)"
 
     def fit():
-        return ts.Embedding(
-            "gamma-ckl", n_components=10, gamma=10, random_state=0, n_jobs=n_jobs
-        ).fit(train)
+        return ts.Embedding("gamma-ckl", dim=10, gamma=10, random_state=0, n_jobs=n_jobs).fit(train)
 
     est = benchmark(fit)
     _record(benchmark, est, test, bayes)
@@ -66,7 +64,7 @@ def test_food_fit_reference(benchmark, food):
     benchmark.group = "fit food-size (n=100, d=10, 152k train triplets)"
 
     def fit():
-        return ReferenceEmbedding("gamma-ckl", n_components=10, gamma=10, random_state=0).fit(train)
+        return ReferenceEmbedding("gamma-ckl", dim=10, gamma=10, random_state=0).fit(train)
 
     est = benchmark.pedantic(fit, rounds=1, iterations=1)
     _record(benchmark, est, test, bayes)
@@ -78,9 +76,7 @@ def test_large_fit_native(benchmark, large, n_jobs):
     benchmark.group = "fit n=1000, d=10, 800k train triplets"
 
     def fit():
-        return ts.Embedding(
-            "gamma-ckl", n_components=10, gamma=10, random_state=0, n_jobs=n_jobs
-        ).fit(train)
+        return ts.Embedding("gamma-ckl", dim=10, gamma=10, random_state=0, n_jobs=n_jobs).fit(train)
 
     est = benchmark.pedantic(fit, rounds=3, iterations=1)
     _record(benchmark, est, test, bayes)

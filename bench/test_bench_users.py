@@ -73,7 +73,7 @@ def test_continuous_targets(benchmark, d, user_gamma, user_lapse, max_lost, max_
             d,
             "auto",
             lapse="auto",
-            oracle_gamma=user_gamma,
+            oracle=ts.GammaCKL(user_gamma),
             oracle_lapse=user_lapse,
             n_runs=200,
             max_queries=200,
@@ -96,7 +96,7 @@ def test_database_targets(benchmark, user_gamma):
     def run():
         for gamma in (user_gamma, "auto"):
             out[gamma] = ts.simulate_discrete(
-                X, gamma=gamma, oracle=ts.GammaCKL(user_gamma), targets=1000, random_state=5
+                X, gamma=gamma, oracle=ts.GammaCKL(user_gamma), n_runs=1000, random_state=5
             ).mean
 
     benchmark.pedantic(run, rounds=1, iterations=1)

@@ -36,7 +36,7 @@ def test_region_geometry():
 
 def test_uncertainty_radius_closed_form():
     assert math.isclose(theory.uncertainty_radius(2), 3 + math.sqrt(10))
-    with pytest.raises(ValueError, match="d: the hypothesis-test lemma assumes d > 1"):
+    with pytest.raises(ValueError, match="dim: the hypothesis-test lemma assumes d > 1"):
         theory.uncertainty_radius(1)
 
 
@@ -471,8 +471,8 @@ def test_observe_replays_to_the_same_search(method):
     live = ts.ContinuousSearch(3, 3.0, bounds=(BOX_LOW, BOX_HIGH), method=method, random_state=2)
     _answer(live, np.array([20.0, 10.0, 25.0]), 3.0, np.random.default_rng(1), 25)
     replay = ts.ContinuousSearch(3, 3.0, bounds=(BOX_LOW, BOX_HIGH), method=method, random_state=2)
-    for a, b, x in live.history:
-        replay.observe(a, b, x)
+    for record in live.history:  # keyed as observe's arguments
+        replay.observe(**record)
     np.testing.assert_allclose(replay.estimate(), live.estimate(), rtol=1e-12, atol=1e-9)
     for u, v in zip(replay.ask(), live.ask()):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-9)
@@ -643,7 +643,7 @@ def test_auto_simulation_is_reproducible_for_any_thread_count():
             3,
             "auto",
             lapse="auto",
-            oracle_gamma=2.0,
+            oracle=ts.GammaCKL(2.0),
             n_runs=4,
             max_queries=30,
             random_state=5,
@@ -652,14 +652,14 @@ def test_auto_simulation_is_reproducible_for_any_thread_count():
         for j in (1, 2)
     ]
     np.testing.assert_array_equal(runs[0].errors, runs[1].errors)
-    with pytest.raises(ValueError, match="oracle_gamma: give the simulated users' gamma"):
+    with pytest.raises(ValueError, match="oracle: give the simulated users. model"):
         ts.simulate_continuous(2, "auto", n_runs=1, max_queries=1)
 
 
 def test_auto_beats_an_overconfident_searcher_on_a_noisy_user():
     # a user with gamma 1.5 in d = 3, a searcher that assumes 6: runs are lost; "auto" is
     # not (the issue's finding at d = 5 with gamma 3, here small enough for a test)
-    kw = dict(n_runs=40, max_queries=150, oracle_gamma=1.5, random_state=21)
+    kw = dict(n_runs=40, max_queries=150, oracle=ts.GammaCKL(1.5), random_state=21)
     fixed = ts.simulate_continuous(3, 6.0, **kw).errors[:, -1]
     auto = ts.simulate_continuous(3, "auto", lapse="auto", **kw).errors[:, -1]
     assert np.mean(auto > 0.1) < np.mean(fixed > 0.1)

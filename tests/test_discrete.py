@@ -107,7 +107,7 @@ def test_gauss_adf_update_matches_monte_carlo_moments():
 
 def test_simulation_is_reproducible_for_any_thread_count():
     X = database(400, 3, seed=7)
-    runs = [ts.simulate_discrete(X, targets=60, random_state=3, n_jobs=j) for j in (1, 2, 3)]
+    runs = [ts.simulate_discrete(X, n_runs=60, random_state=3, n_jobs=j) for j in (1, 2, 3)]
     for r in runs[1:]:
         assert np.array_equal(r.n_queries, runs[0].n_queries)
         assert np.array_equal(r.found, runs[0].found)
@@ -130,23 +130,23 @@ def test_session_passes_identical_for_any_thread_count():
 
 def test_simulated_searches_find_targets_and_beat_random():
     X = database(500, 2, seed=9)
-    ours = ts.simulate_discrete(X, targets=150, random_state=1)
-    rand = ts.simulate_discrete(X, method="random", targets=150, random_state=1)
+    ours = ts.simulate_discrete(X, n_runs=150, random_state=1)
+    rand = ts.simulate_discrete(X, method="random", n_runs=150, random_state=1)
     assert ours.found.all()
     # random: the target appears in query m with probability 2/(n - 2(m-1)): mean ~ n/4
     assert rand.mean > 3 * ours.mean
     assert stats.mannwhitneyu(ours.n_queries, rand.n_queries, alternative="less").pvalue < 1e-10
     # a perfect oracle (gamma huge) cannot make it worse
-    sharp = ts.simulate_discrete(X, targets=150, random_state=1, oracle=ts.GammaCKL(50.0))
+    sharp = ts.simulate_discrete(X, n_runs=150, random_state=1, oracle=ts.GammaCKL(50.0))
     assert sharp.mean <= ours.mean + 3 * ours.stderr
 
 
 def test_literal_paper_rule_favours_improbable_items():
     X = database(500, 2, seed=10)
     weighted = ts.simulate_discrete(
-        X, selection="weighted", targets=100, random_state=2, max_queries=60
+        X, selection="weighted", n_runs=100, random_state=2, max_queries=60
     )
-    paper = ts.simulate_discrete(X, selection="paper", targets=100, random_state=2, max_queries=60)
+    paper = ts.simulate_discrete(X, selection="paper", n_runs=100, random_state=2, max_queries=60)
     assert weighted.found.mean() > 0.95
     assert paper.found.mean() < weighted.found.mean() - 0.3
 
@@ -154,10 +154,10 @@ def test_literal_paper_rule_favours_improbable_items():
 def test_misspecified_user_positions_are_supported():
     X = database(300, 2, seed=12)
     noisy = X + np.random.default_rng(0).normal(scale=0.05, size=X.shape)
-    r = ts.simulate_discrete(X, oracle_X=noisy, targets=50, random_state=0, max_queries=150)
+    r = ts.simulate_discrete(X, oracle_X=noisy, n_runs=50, random_state=0, max_queries=150)
     assert r.found.mean() > 0.8
     probit = ts.simulate_discrete(
-        X, oracle=ts.Probit(0.1), method="gauss", targets=50, random_state=0
+        X, oracle=ts.Probit(0.1), method="gauss", n_runs=50, random_state=0
     )
     assert probit.found.mean() > 0.8
 
@@ -352,8 +352,8 @@ def test_high_dimensional_posterior_matches_the_twin():
 def test_high_dimensional_search_finds_targets():
     d = 64
     X = np.random.default_rng(10).normal(size=(1000, d)) / np.sqrt(np.arange(1, d + 1))
-    ours = ts.simulate_discrete(X, targets=100, gamma=3.0 * d / 5, random_state=2)
-    rand = ts.simulate_discrete(X, targets=100, method="random", random_state=2)
+    ours = ts.simulate_discrete(X, n_runs=100, gamma=3.0 * d / 5, random_state=2)
+    rand = ts.simulate_discrete(X, n_runs=100, method="random", random_state=2)
     assert ours.found.all() and ours.median <= 20 < rand.median
 
 
@@ -369,8 +369,8 @@ def test_observe_replays_to_the_same_posterior():
         live.tell(None if step == 2 else int(shown[rng.integers(len(shown))]))
     # another process (or version) replays the screens as shown
     replay = ts.DiscreteSearch(X, n_choices=4, random_state=5)
-    for h in live.history:
-        replay.observe(h["shown"], h["choice"])
+    for record in live.history:  # keyed as observe's arguments
+        replay.observe(**record)
     np.testing.assert_array_equal(replay.posterior, live.posterior)
     np.testing.assert_array_equal(replay.ask(), live.ask())
     assert replay.n_queries == live.n_queries == 6
@@ -541,7 +541,7 @@ def test_auto_estimates_the_users_gamma_in_the_database():
 
 def test_auto_is_reproducible_for_any_thread_count_and_persists():
     X = database(3000, 4, seed=6)
-    kw = dict(gamma="auto", lapse="auto", oracle=ts.GammaCKL(2.0), targets=6, random_state=2)
+    kw = dict(gamma="auto", lapse="auto", oracle=ts.GammaCKL(2.0), n_runs=6, random_state=2)
     r1 = ts.simulate_discrete(X, n_jobs=1, **kw)
     r2 = ts.simulate_discrete(X, n_jobs=2, **kw)
     np.testing.assert_array_equal(r1.n_queries, r2.n_queries)
@@ -586,4 +586,4 @@ def test_auto_is_gamma_ckl_only():
 
 def test_simulate_auto_needs_the_user():
     with pytest.raises(ValueError, match="oracle: give the simulated user"):
-        ts.simulate_discrete(database(50, 2), gamma="auto", targets=2)
+        ts.simulate_discrete(database(50, 2), gamma="auto", n_runs=2)

@@ -57,7 +57,7 @@ def test_native_trainer_follows_reference_trajectory(model, kw):
     if kw.get("learn_gamma") and model != "gamma-ckl":
         pytest.skip("gamma is a gamma-CKL parameter")
     X, T = synthetic(n=25, d=3, m=700)
-    args = dict(model=model, n_components=3, gamma=4.0, sigma=0.5, random_state=3, **kw)
+    args = dict(model=model, dim=3, gamma=4.0, sigma=0.5, random_state=3, **kw)
     a = ts.Embedding(**args).fit(T)
     b = ReferenceEmbedding(**args).fit(T)
     assert a.n_epochs_ == b.n_epochs_ and a.status_ == b.status_
@@ -68,8 +68,8 @@ def test_native_trainer_follows_reference_trajectory(model, kw):
 
 def test_pairwise_gradient_path_trajectory_matches_reference():
     X, T = synthetic(n=12, d=2, m=3000)  # n^2 <= m / 4: the dense pairwise kernel
-    a = ts.Embedding(n_components=2, gamma=4.0, max_epochs=10, random_state=1).fit(T)
-    b = ReferenceEmbedding(n_components=2, gamma=4.0, max_epochs=10, random_state=1).fit(T)
+    a = ts.Embedding(dim=2, gamma=4.0, max_epochs=10, random_state=1).fit(T)
+    b = ReferenceEmbedding(dim=2, gamma=4.0, max_epochs=10, random_state=1).fit(T)
     np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-9)
 
 
@@ -79,8 +79,7 @@ def test_pairwise_gradient_path_trajectory_matches_reference():
 def test_fit_identical_for_any_thread_count(kw):
     X, T = synthetic(n=300, d=4, m=20000)
     fits = [
-        ts.Embedding(n_components=4, gamma=4.0, random_state=5, n_jobs=j, **kw).fit(T)
-        for j in (1, 2, 3)
+        ts.Embedding(dim=4, gamma=4.0, random_state=5, n_jobs=j, **kw).fit(T) for j in (1, 2, 3)
     ]
     for f in fits[1:]:
         assert np.array_equal(f.embedding_, fits[0].embedding_)
@@ -94,7 +93,7 @@ def test_recovers_near_bayes_accuracy_on_synthetic_data():
     X, T = synthetic(n=60, d=3, m=30000, gamma=6.0, seed=2)
     tr, te = T[:24000], T[24000:]
     bayes = float(np.mean(ts.GammaCKL(6.0).prob(X, te) > 0.5))
-    emb = ts.Embedding(n_components=3, gamma=6.0, random_state=0).fit(tr)
+    emb = ts.Embedding(dim=3, gamma=6.0, random_state=0).fit(tr)
     assert emb.status_ == "converged"
     # held-out accuracy within 2 points of the Bayes rate (s.e. of either ~ 0.005)
     assert emb.score(te) > bayes - 0.02
@@ -104,14 +103,14 @@ def test_recovers_near_bayes_accuracy_on_synthetic_data():
 
 def test_learn_gamma_recovers_gamma():
     X, T = synthetic(n=50, d=2, m=40000, gamma=4.0, seed=3)
-    emb = ts.Embedding(n_components=2, gamma=1.0, learn_gamma=True, random_state=0).fit(T)
+    emb = ts.Embedding(dim=2, gamma=1.0, learn_gamma=True, random_state=0).fit(T)
     assert 3.0 < emb.gamma_ < 5.3
     assert emb.oracle_.gamma == emb.gamma_
 
 
 def test_alien_eggs_1d_embedding_recovers_ground_truth():
     data = ts.datasets.load_alien_eggs(300)
-    emb = ts.Embedding(n_components=1, gamma=3.0, random_state=0).fit(data.triplets)
+    emb = ts.Embedding(dim=1, gamma=3.0, random_state=0).fit(data.triplets)
     rho = stats.spearmanr(emb.embedding_[:, 0], data.truth).statistic
     assert abs(rho) > 0.9
 
@@ -121,7 +120,7 @@ def test_alien_eggs_1d_embedding_recovers_ground_truth():
 
 def test_score_and_log_loss_match_the_oracle():
     X, T = synthetic()
-    emb = ts.Embedding(n_components=2, random_state=0, max_epochs=50).fit(T[:2000])
+    emb = ts.Embedding(dim=2, random_state=0, max_epochs=50).fit(T[:2000])
     te = np.vstack([T[2000:], [[0, 0, 1], [1, 2, 1]]])  # plus two invalid rows, ignored
     p = ts.GammaCKL(emb.gamma_).prob(emb.embedding_, T[2000:])
     assert emb.score(te) == np.mean(p > 0.5)
@@ -134,24 +133,24 @@ def test_sklearn_cross_val_score_and_clone():
     from sklearn.model_selection import cross_val_score
 
     X, T = synthetic(n=30, m=2000)
-    est = ts.Embedding("gamma-ckl", n_components=2, gamma=4.0, random_state=0, n_items=30)
+    est = ts.Embedding("gamma-ckl", dim=2, gamma=4.0, random_state=0, n_items=30)
     scores = cross_val_score(est, T, cv=5)
     assert scores.shape == (5,) and np.all(scores > 0.6)
     c = clone(est)
     assert c.get_params() == est.get_params() and c is not est
-    c.set_params(n_components=3, model="t-ste")
-    assert c.n_components == 3
+    c.set_params(dim=3, model="t-ste")
+    assert c.dim == 3
     with pytest.raises(ValueError, match="bogus: not a parameter"):
         c.set_params(bogus=1)
-    assert "n_components=3" in repr(c)
+    assert "dim=3" in repr(c)
 
 
 def test_unseen_items_get_an_embedding():
     X, T = synthetic(n=20)
-    emb = ts.Embedding(n_components=2, random_state=0, max_epochs=20).fit(T, n_items=25)
+    emb = ts.Embedding(dim=2, random_state=0, max_epochs=20).fit(T, n_items=25)
     assert emb.embedding_.shape == (25, 2) and np.isfinite(emb.embedding_).all()
     init = np.random.default_rng(0).normal(size=(25, 2))
-    emb = ts.Embedding(n_components=2, init=init, max_epochs=20).fit(T, n_items=25)
+    emb = ts.Embedding(dim=2, init=init, max_epochs=20).fit(T, n_items=25)
     np.testing.assert_array_equal(emb.embedding_[20:], init[20:])
 
 
@@ -211,7 +210,7 @@ def test_callback_exception_propagates_and_stops():
 
 def test_divergence_is_reported_not_returned():
     X, T = synthetic(n=20)
-    emb = ts.Embedding("ste", n_components=2, optimizer="sgd", lr=1e6, random_state=0)
+    emb = ts.Embedding("ste", dim=2, optimizer="sgd", lr=1e6, random_state=0)
     with pytest.raises(ts.DivergenceError, match="diverged"):
         emb.fit(T)
     assert not hasattr(emb, "embedding_")
@@ -225,8 +224,8 @@ T_OK = synthetic(n=10, m=200)[1]
 @pytest.mark.parametrize(
     "kwargs,fit_kw,exc,match",
     [
-        (dict(n_components=0), {}, ValueError, "n_components: must be >= 1"),
-        (dict(n_components=2.5), {}, TypeError, "n_components: expected an integer"),
+        (dict(dim=0), {}, ValueError, "dim: must be >= 1"),
+        (dict(dim=2.5), {}, TypeError, "dim: expected an integer"),
         (dict(lr=-0.1, optimizer="adam"), {}, ValueError, "lr: must be > 0"),
         (dict(batch_size=0, optimizer="adam"), {}, ValueError, "batch_size: must be >= 1"),
         (dict(batch_size=32), {}, ValueError, "batch_size: L-BFGS is full batch"),

@@ -24,7 +24,7 @@ FUZZ = settings(max_examples=_EXPLORE or 60, deadline=None, derandomize=not _EXP
 
 ARGUMENTS = (
     "X:", "triplets:", "queries:", "heads:", "candidates:", "n_jobs:", "gamma:", "mu:",
-    "alpha:", "sigma:", "random_state:", "state:", "n_components:", "lr:", "batch_size:",
+    "alpha:", "sigma:", "random_state:", "state:", "dim:", "lr:", "batch_size:",
     "max_epochs:", "tol:", "l2:", "n_items:", "init:", "model:", "optimizer:", "learn_gamma:",
     "choice:", "index:", "k:", "dim:", "bounds:", "lapse:", "delta:", "stage_cap:",
     "n_particles:", "method:", "selection:", "r:", "n_choices:", "targets:", "max_queries:",
@@ -111,7 +111,7 @@ params = st.fixed_dictionaries(
     {},
     optional={
         "model": st.sampled_from(["gamma-ckl", "ckl", "t-ste", "ste", "probit", "tsne", 3]),
-        "n_components": st.one_of(st.integers(-1, 3), st.just(2.5)),
+        "dim": st.one_of(st.integers(-1, 3), st.just(2.5)),
         "optimizer": st.sampled_from(["lbfgs", "adam", "sgd", "newton"]),
         "lr": st.one_of(st.none(), st.floats(-1, 1e8), st.just(float("nan"))),
         "batch_size": st.one_of(st.none(), st.integers(-1, 50)),
@@ -282,7 +282,7 @@ def test_simulate_continuous(n_runs, max_queries, max_stages, oracle_gamma, orac
             max_queries=max_queries,
             max_stages=max_stages,
             method=method,
-            oracle_gamma=oracle_gamma,
+            oracle=None if oracle_gamma is None else ts.GammaCKL(oracle_gamma),
             oracle_lapse=oracle_lapse,
             n_particles=32,
             random_state=0,
@@ -298,22 +298,28 @@ def test_simulate_continuous(n_runs, max_queries, max_stages, oracle_gamma, orac
 @FUZZ
 @given(
     n_choices=st.integers(1, 5),
-    targets=st.one_of(st.none(), st.integers(-1, 5), st.lists(st.integers(-2, 12), max_size=4)),
+    runs=st.one_of(
+        st.just({}),
+        st.builds(lambda n: {"n_runs": n}, st.integers(-1, 5)),
+        st.builds(lambda t: {"targets": t}, st.lists(st.integers(-2, 12), max_size=4)),
+    ),
     max_queries=st.integers(-1, 5),
     oracle=st.one_of(oracles, st.just("GammaCKL")),
+    oracle_lapse=st.floats(-0.5, 1.5),
     method=st.sampled_from(["gamma-ckl", "gauss", "random"]),
 )
-def test_simulate_discrete(n_choices, targets, max_queries, oracle, method):
+def test_simulate_discrete(n_choices, runs, max_queries, oracle, oracle_lapse, method):
     X = np.random.default_rng(1).uniform(-1, 1, size=(10, 2))
     try:
         sim = ts.simulate_discrete(
             X,
             method=method,
             n_choices=n_choices,
-            targets=targets,
             max_queries=max_queries,
             oracle=oracle,
+            oracle_lapse=oracle_lapse,
             random_state=0,
+            **runs,
         )
     except (TypeError, ValueError) as exc:
         named(exc)

@@ -23,13 +23,13 @@ JOBS = {
     ),
     "simulate_discrete": (
         "X = np.random.default_rng(0).uniform(-1, 1, (20000, 5))",
-        "ts.simulate_discrete(X, targets=20000)",
+        "ts.simulate_discrete(X, n_runs=20000)",
     ),
     "Embedding.fit": (
         "T = np.random.default_rng(0).integers(0, 2000, (2_000_000, 3))",
-        "ts.Embedding(n_components=10, max_epochs=10**6, tol=0.0).fit(T)",
+        "ts.Embedding(dim=10, max_epochs=10**6, tol=0.0).fit(T)",
     ),
-    "p_correct_monte_carlo": ("", "ts.theory.p_correct_monte_carlo(3.0, 5, 10**12)"),
+    "p_correct_monte_carlo": ("", "ts.theory.p_correct_monte_carlo(5, 3.0, 10**12)"),
     "grad": (
         "X = np.random.default_rng(0).normal(size=(10**6, 10)); "
         "T = np.random.default_rng(1).integers(0, 10**6, (3 * 10**7, 3))",
@@ -61,7 +61,7 @@ def test_ctrl_c_interrupts_a_long_native_call(job):
 def test_interrupted_fit_leaves_the_estimator_as_it_was():
     T = np.random.default_rng(0).integers(0, 300, (400_000, 3))
     T = T[(T[:, 0] != T[:, 1]) & (T[:, 0] != T[:, 2]) & (T[:, 1] != T[:, 2])]
-    emb = ts.Embedding(n_components=3, max_epochs=3, random_state=0).fit(T)
+    emb = ts.Embedding(dim=3, max_epochs=3, random_state=0).fit(T)
     before = emb.embedding_.copy(), emb.n_epochs_
     emb.set_params(max_epochs=10**6, tol=0.0)
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))

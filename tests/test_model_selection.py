@@ -40,22 +40,32 @@ def test_grid_search_finds_the_true_model():
     Q = Q[ts.embedding.valid_rows(Q)]
     T = ts.GammaCKL(6.0).sample(X, Q, random_state=1)
     res = ms.grid_search_cv(
-        ts.Embedding(random_state=0), {"n_components": [1, 2], "gamma": [6.0]}, T, cv=4, n_jobs=2
+        ts.Embedding(random_state=0),
+        {"dim": [1, 2], "gamma": [6.0]},
+        T,
+        cv=4,
+        random_state=0,
+        n_jobs=2,
     )
     assert len(res.rows) == 2
     best = res.best()
-    assert best["n_components"] == 2 and best["accuracy"] > 0.8
-    assert res.best("nll")["n_components"] == 2
+    assert best["dim"] == 2 and best["accuracy"] > 0.8
+    assert res.best("nll")["dim"] == 2
     assert res.rows[0]["accuracy_se"] > 0
     assert "accuracy" in str(res)
-    per = res.best(group_by=("n_components",))
-    assert [r["n_components"] for r in per] == [1, 2]
+    per = res.best(group_by=("dim",))
+    assert [r["dim"] for r in per] == [1, 2]
     # the same folds and seeds: deterministic
     again = ms.grid_search_cv(
-        ts.Embedding(random_state=0), {"n_components": [1, 2], "gamma": [6.0]}, T, cv=4, n_jobs=1
+        ts.Embedding(random_state=0),
+        {"dim": [1, 2], "gamma": [6.0]},
+        T,
+        cv=4,
+        random_state=0,
+        n_jobs=1,
     )
     assert [r["accuracy"] for r in again.rows] == [r["accuracy"] for r in res.rows]
-    cv = ms.cross_validate(ts.Embedding(n_components=2, gamma=6.0, random_state=0), T, cv=4)
+    cv = ms.cross_validate(ts.Embedding(dim=2, gamma=6.0, random_state=0), T, cv=4, random_state=0)
     assert cv["accuracy"] == best["accuracy"]
     with pytest.raises(ValueError, match="by: expected"):
         res.best("speed")

@@ -14,7 +14,7 @@ def test_rows_are_the_simulations_and_auto_rescues_a_noisy_user(tmp_path):
     rows = _continuous_users(2, (1.0,), searchers, 24, 100, 0.0, 3, 2)
     by = {r["searcher"]: r for r in rows}
     sim = ts.simulate_continuous(
-        2, "auto", lapse="auto", oracle_gamma=1.0, n_runs=24, max_queries=100, random_state=3
+        2, "auto", lapse="auto", oracle=ts.GammaCKL(1.0), n_runs=24, max_queries=100, random_state=3
     )
     e = sim.errors[:, -1]
     assert by["auto"]["median_error"] == np.median(e)
@@ -28,7 +28,7 @@ def test_rows_are_the_simulations_and_auto_rescues_a_noisy_user(tmp_path):
         np.random.default_rng(1).uniform(-1, 1, size=(300, 3)),
         gamma=3.0,
         oracle=ts.GammaCKL(3.0),
-        targets=40,
+        n_runs=40,
         random_state=1,
     )
     assert db[0]["mean_queries"] == told.mean

@@ -168,7 +168,7 @@ def test_long_global_session_replays_exactly():
     "call,match",
     [
         (lambda: ts.ContinuousSearch(2, 3.0, n_particles=10**13), "n_particles: needs .* GiB"),
-        (lambda: ts.theory.p_correct_monte_carlo(3.0, 2, 10**17), "n_samples, d: needs"),
+        (lambda: ts.theory.p_correct_monte_carlo(2, 3.0, 10**17), "n_samples, dim: needs"),
         (
             lambda: ts.simulate_continuous(2, 3.0, n_runs=10**9, max_queries=10**6),
             "n_runs, max_queries, max_stages: needs",
@@ -176,9 +176,9 @@ def test_long_global_session_replays_exactly():
         (lambda: ts.GammaCKL(3.0).prob(X5, T5, n_jobs=2**70), "n_jobs: at most"),
         (lambda: ts.simulate_discrete(X5, targets=[2**63]), "targets: index too large"),
         (lambda: ts.Embedding(max_epochs=2**64).fit(T5), "max_epochs: .* 64-bit"),
-        (lambda: ts.Embedding(n_items=10**13).fit(T5), "n_items, n_components: needs"),
-        (lambda: ts.Embedding(n_components=10**12).fit(T5), "n_items, n_components: needs"),
-        (lambda: ts.simulate_discrete(X5, targets=10**13), "targets: needs"),
+        (lambda: ts.Embedding(n_items=10**13).fit(T5), "n_items, dim: needs"),
+        (lambda: ts.Embedding(dim=10**12).fit(T5), "n_items, dim: needs"),
+        (lambda: ts.simulate_discrete(X5, n_runs=10**13), "n_runs: needs"),
     ],
 )
 def test_impossible_sizes_are_refused_up_front(call, match):
@@ -231,7 +231,7 @@ def test_grid_search_leaves_the_warning_filters_alone():
     T = rng.integers(0, 15, size=(400, 3))  # with rows naming the head: fit would warn
     before = list(warnings.filters)
     with pytest.warns(UserWarning, match="ignoring"):
-        ms.grid_search_cv(ts.Embedding(max_epochs=5), {"n_components": [1, 2]}, T, cv=3, n_jobs=2)
+        ms.grid_search_cv(ts.Embedding(max_epochs=5), {"dim": [1, 2]}, T, cv=3, n_jobs=2)
     assert warnings.filters == before
 
 

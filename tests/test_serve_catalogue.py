@@ -64,7 +64,7 @@ def test_demo_catalogue():
     with pytest.raises(ValueError, match="demo: expected one of"):
         demo_catalogue("fruit")
     # simulated gamma = 3 people: a median of 7 screens of 4 (the figure)
-    sim = ts.simulate_discrete(cat.embedding, n_choices=4, targets=300, random_state=1)
+    sim = ts.simulate_discrete(cat.embedding, n_choices=4, n_runs=300, random_state=1)
     assert 6 <= sim.median <= 8
 
 

@@ -178,5 +178,5 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
     )
     assert (out / "cdf.png").stat().st_size > 1000
     # people answered as gamma = 3 choosers: the fit's interval says so
-    lo, hi = rep["people"]["gamma_ci"]
+    lo, hi = rep["people"]["gamma_interval"]
     assert lo <= 3.0 <= hi

@@ -38,9 +38,9 @@ def test_fit_recovers_the_model(gamma, lapse, seed):
     H, S, C = simulate(X, 3000, 4, gamma, lapse, rng)
     fit = fit_choice_model(X, H, S, C)
     # the 95% intervals cover the truth (3 fixed seeds) and are informative
-    assert fit.gamma_ci[0] <= gamma <= fit.gamma_ci[1], fit
-    assert fit.lapse_ci[0] <= lapse <= fit.lapse_ci[1], fit
-    assert fit.gamma_ci[1] / fit.gamma_ci[0] < 1.5
+    assert fit.gamma_interval[0] <= gamma <= fit.gamma_interval[1], fit
+    assert fit.lapse_interval[0] <= lapse <= fit.lapse_interval[1], fit
+    assert fit.gamma_interval[1] / fit.gamma_interval[0] < 1.5
     assert fit.n_choices == 3000 and "profile-likelihood" in str(fit)
 
 
@@ -58,7 +58,7 @@ def test_rows_showing_the_target_are_left_out_and_bad_input():
     for args, exc, match in [
         ((H, S, C[:-1]), ValueError, "lengths differ"),
         ((H, S[:, :1], C), ValueError, "at least 2 items"),
-        ((H, S, C_bad), ValueError, "chosen: row 3 picks .* not shown"),
+        ((H, S, C_bad), ValueError, "choice: row 3 picks .* not shown"),
         ((H + 100, S, C), ValueError, "heads: item ids must lie in 0..19"),
         ((H.astype(float), S, C), TypeError, "heads: expected a 1-d integer array"),
     ]:

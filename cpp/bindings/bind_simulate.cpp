@@ -13,22 +13,26 @@ void register_discrete_simulation(py::module_& m) {
       "simulate_discrete",
       [](std::shared_ptr<ts::ItemStore> store, const ts::SearchConfig& config,
          const ts::OracleSpec& oracle, std::shared_ptr<ts::ItemStore> oracle_store,
-         const IndexArray& targets, std::int64_t max_queries, std::uint64_t seed, int threads) {
+         const IndexArray& targets, std::int64_t max_queries, double user_lapse, std::uint64_t seed,
+         int threads) {
         require_ndim(targets, 1, "targets");
         ts::DiscreteSimulation res;
         {
           py::gil_scoped_release release;
           ts::Cancel cancel(signal_probe());
           res = ts::simulate_discrete(store, config, oracle, oracle_store, targets.data(),
-                                      targets.shape(0), max_queries, seed, threads, cancel);
+                                      targets.shape(0), max_queries, user_lapse, seed, threads,
+                                      cancel);
         }
         py::array_t<bool> found(static_cast<py::ssize_t>(res.found.size()));
         std::copy(res.found.begin(), res.found.end(), found.mutable_data());
         return py::make_tuple(to_array(res.n_queries), found);
       },
       py::arg("store"), py::arg("config"), py::arg("oracle"), py::arg("oracle_store"),
-      py::arg("targets"), py::arg("max_queries"), py::arg("seed"), py::arg("threads"),
-      "One search per target, users answering by `oracle` at the positions of oracle_store: "
+      py::arg("targets"), py::arg("max_queries"), py::arg("user_lapse"), py::arg("seed"),
+      py::arg("threads"),
+      "One search per target, users answering by `oracle` at the positions of oracle_store "
+      "(at random with probability user_lapse): "
       "(queries until the target was shown, found).");
 }
 

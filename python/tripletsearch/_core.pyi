@@ -776,9 +776,9 @@ def simulate_continuous(config: ContinuousConfig, options: ContinuousSimOptions,
     """
     Searches for targets uniform in Omega by simulated gamma-CKL users.
     """
-def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec, oracle_store: ItemStore, targets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], max_queries: typing.SupportsInt | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.bool]]:
+def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec, oracle_store: ItemStore, targets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], max_queries: typing.SupportsInt | typing.SupportsIndex, user_lapse: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.bool]]:
     """
-    One search per target, users answering by `oracle` at the positions of oracle_store: (queries until the target was shown, found).
+    One search per target, users answering by `oracle` at the positions of oracle_store (at random with probability user_lapse): (queries until the target was shown, found).
     """
 def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None) -> FitResult:
     """

@@ -75,7 +75,7 @@ def _demo_embedding(rng: np.random.Generator) -> None:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            emb = Embedding(model, n_components=20, random_state=0, **kw).fit(train, music.n_items)
+            emb = Embedding(model, dim=20, random_state=0, **kw).fit(train, music.n_items)
         print(
             f"  {model:<10} d = 20: held-out accuracy {emb.score(test):.1%}, "
             f"NLL {emb.log_loss(test):.3f}  (fit {time.perf_counter() - t0:.2f} s)"
@@ -90,7 +90,7 @@ def _demo_search(rng: np.random.Generator) -> None:
     items = rng.uniform(-1.0, 1.0, size=(1000, 5))
     print("\nDatabase search, 1000 items in d = 5, simulated users (gamma = 3):")
     for k in (2, 4):
-        sim = simulate_discrete(items, n_choices=k, targets=200, random_state=0)
+        sim = simulate_discrete(items, n_choices=k, n_runs=200, random_state=0)
         print(
             f"  {k} shown per query: {sim.mean:.1f} +- {sim.stderr:.1f} queries to find "
             f"the target (median {sim.median:g})"
@@ -110,7 +110,7 @@ def _demo_theory() -> None:
     print("  d     gamma=3   gamma=10   gamma for p_Q = 0.8")
     for dim in (1, 2, 5, 10, 50):
         print(
-            f"  {dim:<5} {theory.p_correct(3.0, dim):.4f}    {theory.p_correct(10.0, dim):.4f}"
+            f"  {dim:<5} {theory.p_correct(dim, 3.0):.4f}    {theory.p_correct(dim, 10.0):.4f}"
             f"     {theory.calibrate_gamma(dim, 0.8):8.3f}"
         )
 

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from . import _core, theory
+from ._deprecation import warn_renamed
 from ._sync import new_lock, synchronized
 from ._user_model import InferredUser, is_auto
 from ._validation import (
@@ -51,6 +52,7 @@ from ._validation import (
     resolve_n_jobs,
     seed_from,
 )
+from .oracles import GammaCKL
 
 __all__ = ["ContinuousSearch", "Region", "simulate_continuous", "ContinuousSimulation", "METHODS"]
 
@@ -352,8 +354,12 @@ class ContinuousSearch(InferredUser):
     @property
     @synchronized
     def history(self) -> list:
-        """(a, b, a_is_closer) per answered query."""
-        return [(a.copy(), b.copy(), bool(x)) for (a, b), x in zip(self._queries, self._answers)]
+        """One dict per answered query, keyed as :meth:`observe`'s arguments: ``a``, ``b``
+        (the two points) and ``a_is_closer`` (bool); ``observe(**record)`` replays it."""
+        return [
+            {"a": a.copy(), "b": b.copy(), "a_is_closer": bool(x)}
+            for (a, b), x in zip(self._queries, self._answers)
+        ]
 
     @property
     def test_plan(self) -> tuple[int, int, int]:
@@ -512,7 +518,7 @@ class ContinuousSimulation:
     stage_errors, stage_queries : ndarray (n_runs, stages + 1)
         Error and cumulative query count at the end of each stage (NaN-padded; for
         "global" every query is a stage).
-    depths, queries : ndarray (n_runs,)
+    depths, n_queries : ndarray (n_runs,)
         Final depth and query count.
     regions : list of Region
         Final regions.
@@ -523,15 +529,32 @@ class ContinuousSimulation:
     stage_errors: np.ndarray
     stage_queries: np.ndarray
     depths: np.ndarray
-    queries: np.ndarray
+    n_queries: np.ndarray
     regions: list
     targets: np.ndarray
+
+    @property
+    def queries(self) -> np.ndarray:
+        """Deprecated spelling of :attr:`n_queries` (removed in 0.3.0)."""
+        warn_renamed("ContinuousSimulation", "queries", "n_queries", stacklevel=2)
+        return self.n_queries
 
     def ancestor_coverage(self, k: int) -> float:
         """Fraction of runs whose final region's k-th ancestor holds the target."""
         return float(
             np.mean([r.ancestor(k).contains(t) for r, t in zip(self.regions, self.targets)])
         )
+
+
+def _deprecated_oracle_gamma(kwargs: dict[str, Any], oracle: GammaCKL | None) -> GammaCKL:
+    """``oracle_gamma=g`` (before 0.2.0) is ``oracle=GammaCKL(g)``."""
+    if set(kwargs) != {"oracle_gamma"}:
+        bad = sorted(set(kwargs) - {"oracle_gamma"})[0]
+        raise TypeError(f"simulate_continuous() got an unexpected keyword argument {bad!r}")
+    if oracle is not None:
+        raise TypeError("simulate_continuous: got 'oracle_gamma' and 'oracle'; give 'oracle'")
+    warn_renamed("simulate_continuous", "oracle_gamma=g", "oracle=GammaCKL(g)", stacklevel=4)
+    return GammaCKL(check_real(kwargs["oracle_gamma"], "oracle_gamma"))
 
 
 def simulate_continuous(
@@ -545,34 +568,65 @@ def simulate_continuous(
     method: str = "global",
     alpha: float = 0.8,
     lapse: float | str = 0.0,
-    oracle_gamma: float | None = None,
+    oracle: GammaCKL | None = None,
     oracle_lapse: float = 0.0,
     delta: float = 0.05,
     stage_cap: int | None = None,
     n_particles: int | None = None,
     random_state: Any = None,
     n_jobs: int | None = None,
+    **deprecated: Any,
 ) -> ContinuousSimulation:
-    """Simulate searches for targets uniform in Omega, answered by gamma-CKL users (power
-    ``oracle_gamma``, default ``gamma``, lapse ``oracle_lapse``); the searcher assumes
-    ``gamma`` and ``lapse``, or infers them ("auto", see :class:`ContinuousSearch`). The
-    whole loop is native, parallel over runs ("hypothesis-test": over cells), reproducible
-    for any ``n_jobs``.
+    """Simulate searches for targets uniform in Omega, answered by simulated users.
 
-    Give ``max_queries`` (errors after every query) and/or ``max_stages``; the
-    hypothesis test records stages only (its stages take ~1e8 queries).
+    The searcher assumes ``gamma`` and ``lapse``, or infers them ("auto", see
+    :class:`ContinuousSearch`); the users answer by ``oracle`` with lapse rate
+    ``oracle_lapse``. The whole loop is native, parallel over runs ("hypothesis-test": over
+    cells), reproducible for any ``n_jobs``: run ``r`` draws its target and answers from
+    ``(random_state, r)`` only.
+
+    Parameters
+    ----------
+    dim, gamma, bounds, method, alpha, lapse, delta, stage_cap, n_particles
+        The searcher's, as for :class:`ContinuousSearch`.
+    n_runs : int >= 1
+        Searches, each for its own target drawn uniformly in Omega.
+    max_queries : int, optional
+        Queries per search; the errors after every query are recorded.
+    max_stages : int, optional
+        Stages per search (give this and/or ``max_queries``; the hypothesis test records
+        stages only: its stages take ~1e8 queries).
+    oracle : GammaCKL, optional
+        The simulated users' answer model (default ``GammaCKL(gamma)``; required when
+        ``gamma`` is "auto").
+    oracle_lapse : float in [0, 1)
+        The users answer at random with this probability.
+    random_state : None, int or numpy.random.Generator
+    n_jobs : int or None
+        Threads (None: all cores).
+
+    Returns
+    -------
+    ContinuousSimulation
     """
+    if deprecated:
+        oracle = _deprecated_oracle_gamma(deprecated, oracle)
     config = _config(dim, gamma, bounds, method, alpha, lapse, stage_cap, n_particles, delta)
-    if config.gamma_auto and oracle_gamma is None:
-        raise ValueError("oracle_gamma: give the simulated users' gamma when gamma is 'auto'")
+    if oracle is None:
+        if config.gamma_auto:
+            raise ValueError("oracle: give the simulated users' model when gamma is 'auto'")
+        oracle = GammaCKL(config.gamma)
+    if not isinstance(oracle, GammaCKL):
+        raise TypeError(
+            "oracle: the continuous simulator's users answer by gamma-CKL; expected a "
+            f"GammaCKL, got {type(oracle).__name__}"
+        )
     options = _core.ContinuousSimOptions(
         runs=check_int(n_runs, "n_runs"),
         # None: not recorded / no limit (the core's -1)
         max_queries=-1 if max_queries is None else check_int(max_queries, "max_queries", minimum=0),
         max_stages=-1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0),
-        user_gamma=config.gamma
-        if oracle_gamma is None
-        else check_real(oracle_gamma, "oracle_gamma"),
+        user_gamma=oracle.gamma,
         user_lapse=check_real(oracle_lapse, "oracle_lapse"),
     )
     out = _core.simulate_continuous(

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._deprecation import warn_renamed
 from ._sync import new_lock, synchronized
 from ._user_model import InferredUser, is_auto
 from ._validation import (
@@ -548,6 +549,7 @@ def simulate_discrete(
     oracle: Oracle | None = None,
     oracle_X: Any = None,
     n_choices: int = 2,
+    n_runs: int | None = None,
     targets: Any = None,
     max_queries: int = 200,
     gamma: float | str = 3.0,
@@ -555,6 +557,7 @@ def simulate_discrete(
     sigma: float = 0.1,
     selection: str = "auto",
     lapse: float | str = 0.0,
+    oracle_lapse: float = 0.0,
     random_state: Any = None,
     n_jobs: int | None = None,
 ) -> DiscreteSimulation:
@@ -573,10 +576,19 @@ def simulate_discrete(
     oracle_X : array_like (n, d'), optional
         Positions the user perceives (default X): a different embedding models a
         misspecified searcher.
-    targets : None, int or array_like of int
-        None: every item once; an int m: m targets uniform among the items; or indices.
+    n_runs : int, optional
+        Searches, each for a target drawn uniformly among the items (with replacement).
+    targets : array_like of int, optional
+        The targets, one search each (instead of ``n_runs``). Neither given: every item
+        once. (Before 0.2.0 an int here meant ``n_runs``; it still does, with a
+        DeprecationWarning.)
     max_queries : int
         Queries per search before giving up.
+    oracle_lapse : float in [0, 1)
+        The user picks uniformly among the shown items with this probability.
+    random_state : None, int or numpy.random.Generator
+    n_jobs : int or None
+        Threads (None: all cores).
 
     Returns
     -------
@@ -594,12 +606,19 @@ def simulate_discrete(
         raise TypeError(f"oracle: expected a tripletsearch oracle, got {type(oracle).__name__}")
     OX = X if oracle_X is None else check_X(oracle_X, "oracle_X")
     rng = check_random_state(random_state)
-    if targets is None:
-        T = np.arange(n, dtype=np.int64)
-    elif isinstance(targets, numbers.Integral) and not isinstance(targets, (bool, np.bool_)):
-        count = check_int(targets, "targets", minimum=1)
-        check_allocation(24.0 * count, "targets")  # the targets and two records per search
+    if isinstance(targets, numbers.Integral) and not isinstance(targets, (bool, np.bool_)):
+        if n_runs is not None:
+            raise TypeError("simulate_discrete: got 'n_runs' and an int 'targets'; give 'n_runs'")
+        warn_renamed("simulate_discrete", "targets=<int>", "n_runs", stacklevel=3)
+        n_runs, targets = int(targets), None
+    if n_runs is not None:
+        if targets is not None:
+            raise TypeError("simulate_discrete: give 'n_runs' or 'targets', not both")
+        count = check_int(n_runs, "n_runs", minimum=1)
+        check_allocation(24.0 * count, "n_runs")  # the targets and two records per search
         T = rng.integers(0, n, size=count)
+    elif targets is None:
+        T = np.arange(n, dtype=np.int64)
     else:
         T = check_index_array(targets, "targets", 1, None)  # the core checks the range
         if len(T) == 0:
@@ -618,6 +637,7 @@ def simulate_discrete(
         user_store,
         T,
         check_int(max_queries, "max_queries"),
+        check_real(oracle_lapse, "oracle_lapse"),
         seed_from(rng),
         resolve_n_jobs(n_jobs),
     )

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
+from ._deprecation import move_keywords, renamed, warn_renamed
 from ._validation import (
     check_allocation,
     check_int,
@@ -108,7 +109,11 @@ class _ParamsMixin:
     def get_params(self, deep: bool = True) -> dict:
         return {name: getattr(self, name) for name in self._param_names()}
 
+    # old keyword spellings (old -> new), accepted for one release with a warning
+    _renamed_params: dict[str, str] = {}
+
     def set_params(self, **params):
+        move_keywords(f"{type(self).__name__}.set_params", params, self._renamed_params)
         valid = self._param_names()
         for key, value in params.items():
             if key not in valid:
@@ -147,7 +152,7 @@ class Embedding(_ParamsMixin):
     ----------
     model : {"gamma-ckl", "ckl", "t-ste", "ste", "probit"}
         The oracle model (see :mod:`tripletsearch.oracles`).
-    n_components : int >= 1
+    dim : int >= 1
         Embedding dimension d.
     gamma : float > 0
         gamma-CKL power (the starting value when ``learn_gamma``).
@@ -175,12 +180,12 @@ class Embedding(_ParamsMixin):
         Penalty ``l2 * mean_k ||x_k||^2`` added to the mean negative log-likelihood.
     learn_gamma : bool
         gamma-CKL only: fit gamma jointly (gradient in log gamma).
-    init : {"auto", "random", "lift"}, array_like (n_items, n_components) or None
+    init : {"auto", "random", "lift"}, array_like (n_items, dim) or None
         Starting embedding. ``"random"``: ``N(0, 0.1^2)``. ``"lift"``: fit in
-        ``n_components + 1`` dimensions from a random start, then start from its top
+        ``dim + 1`` dimensions from a random start, then start from its top
         principal axes (escapes the local optima of one-dimensional fits, where the
         scale-free models cannot move an item past another). None or ``"auto"``: "lift"
-        for ``n_components == 1``, else "random".
+        for ``dim == 1``, else "random".
     n_items : int or None
         Number of items; None: one more than the largest index seen by ``fit``.
     random_state : None, int or numpy.random.Generator
@@ -192,7 +197,7 @@ class Embedding(_ParamsMixin):
 
     Attributes
     ----------
-    embedding_ : ndarray (n_items, n_components)
+    embedding_ : ndarray (n_items, dim)
     gamma_ : float
         gamma of the fitted model (learned when ``learn_gamma``).
     oracle_ : Oracle
@@ -213,7 +218,7 @@ class Embedding(_ParamsMixin):
     --------
     >>> from tripletsearch.datasets import load_music
     >>> data = load_music()
-    >>> emb = Embedding("gamma-ckl", n_components=5, gamma=5.0, random_state=0)
+    >>> emb = Embedding("gamma-ckl", dim=5, gamma=5.0, random_state=0)
     >>> emb.fit(data.triplets).embedding_.shape
     (412, 5)
     """
@@ -221,10 +226,13 @@ class Embedding(_ParamsMixin):
     # the training loop (tests swap in the NumPy twin's, of the same signature)
     _train = staticmethod(native_train)
 
+    _renamed_params = {"n_components": "dim"}
+
+    @renamed(n_components="dim")
     def __init__(
         self,
         model: str = "gamma-ckl",
-        n_components: int = 2,
+        dim: int = 2,
         *,
         gamma: float = 3.0,
         mu: float = 0.0,
@@ -244,7 +252,7 @@ class Embedding(_ParamsMixin):
         verbose: bool = False,
     ) -> None:
         self.model = model
-        self.n_components = n_components
+        self.dim = dim
         self.gamma = gamma
         self.mu = mu
         self.alpha = alpha
@@ -261,6 +269,12 @@ class Embedding(_ParamsMixin):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+
+    @property
+    def n_components(self) -> int:
+        """Deprecated spelling of :attr:`dim` (removed in 0.3.0)."""
+        warn_renamed("Embedding", "n_components", "dim", stacklevel=2)
+        return self.dim
 
     # ------------------------------------------------------------------ helpers
     def _model_name(self) -> str:
@@ -284,9 +298,9 @@ class Embedding(_ParamsMixin):
         return Probit(self.sigma)
 
     def _check_params(self) -> tuple[str, int, Oracle, dict[str, Any]]:
-        """(model name, n_components, oracle, trainer options), all validated."""
+        """(model name, dim, oracle, trainer options), all validated."""
         name = self._model_name()
-        d = check_int(self.n_components, "n_components", minimum=1)
+        d = check_int(self.dim, "dim", minimum=1)
         oracle = self._make_oracle()  # validates gamma / mu / alpha / sigma
         if not isinstance(self.optimizer, str) or self.optimizer not in OPTIMIZERS:
             raise ValueError(
@@ -357,7 +371,7 @@ class Embedding(_ParamsMixin):
         """(the init rule, or None for a given array; the starting embedding). "lift"
         starts in d + 1 dimensions."""
         init = "auto" if self.init is None else self.init
-        check_allocation(8.0 * n * (d + 1), "n_items, n_components")
+        check_allocation(8.0 * n * (d + 1), "n_items, dim")
         if isinstance(init, str):
             if init not in ("auto", "random", "lift"):
                 raise ValueError(
@@ -549,11 +563,15 @@ class Embedding(_ParamsMixin):
                 f"(this library reads version {_SAVE_VERSION})"
             )
         try:
-            params = {k: v for k, v in meta["params"].items() if k in cls._param_names()}
+            params = dict(meta["params"])
+            for old, new in cls._renamed_params.items():  # files written before 0.2.0
+                if old in params:
+                    params.setdefault(new, params.pop(old))
+            params = {k: v for k, v in params.items() if k in cls._param_names()}
             obj = cls(**params)
             name_, d, _, _ = obj._check_params()
             if X.ndim != 2 or X.shape[1] != d or not np.isfinite(X).all():
-                raise ValueError(f"embedding of shape {X.shape} does not fit n_components={d}")
+                raise ValueError(f"embedding of shape {X.shape} does not fit dim={d}")
             obj.embedding_ = X
             obj.n_items_ = int(meta["n_items_"])
             obj.gamma_ = float(meta["gamma_"]) if meta["gamma_"] is not None else math.nan

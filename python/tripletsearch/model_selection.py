@@ -176,7 +176,7 @@ def grid_search_cv(
     *,
     cv: int = 10,
     n_items: int | None = None,
-    random_state: Any = 0,
+    random_state: Any = None,
     n_jobs: int | None = None,
     verbose: bool = False,
 ) -> GridResult:
@@ -187,14 +187,14 @@ def grid_search_cv(
     estimator : Embedding
         Template; each setting overrides its parameters.
     param_grid : dict of lists or list of dicts
-        E.g. ``{"model": ["t-ste", "gamma-ckl"], "n_components": [2, 10]}``.
+        E.g. ``{"model": ["t-ste", "gamma-ckl"], "dim": [2, 10]}``.
     triplets : array_like of int, shape (m, 3)
     cv : int
         Folds (shuffled, the same folds for every setting).
     n_items : int, optional
         Default: one more than the largest index in ``triplets``.
     random_state : int, Generator or None
-        Seeds the folds.
+        Seeds the folds (None: fresh entropy, as everywhere; pass an int to repeat a run).
     n_jobs : int or None
         Parallel fits (threads).
 
@@ -234,7 +234,7 @@ def cross_validate(
     *,
     cv: int = 10,
     n_items: int | None = None,
-    random_state: Any = 0,
+    random_state: Any = None,
     n_jobs: int | None = None,
 ) -> dict:
     """k-fold cross-validated accuracy and NLL (mean and s.e.) of one estimator."""

@@ -79,12 +79,10 @@ def _plot_figure5(best_rows, path, title, cv):
         return None
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for model in FIGURE5_GRID:
-        rows = sorted(
-            (r for r in best_rows if r["model"] == model), key=lambda r: r["n_components"]
-        )
+        rows = sorted((r for r in best_rows if r["model"] == model), key=lambda r: r["dim"])
         if not rows:
             continue
-        d = [r["n_components"] for r in rows]
+        d = [r["dim"] for r in rows]
         acc = np.array([r["accuracy"] for r in rows])
         se = np.array([r["accuracy_se"] for r in rows])
         line = ax.plot(d, 100 * acc, marker="o", label=model)[0]
@@ -92,7 +90,7 @@ def _plot_figure5(best_rows, path, title, cv):
         if model in PAPER_FIGURE5_MUSIC:
             ax.axhline(100 * PAPER_FIGURE5_MUSIC[model], color=line.get_color(), ls=":", lw=1)
     ax.set_xscale("log")
-    ax.set_xticks(sorted({r["n_components"] for r in best_rows}))
+    ax.set_xticks(sorted({r["dim"] for r in best_rows}))
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     ax.xaxis.set_major_formatter(ScalarFormatter())
@@ -134,7 +132,7 @@ def _print_figure5(
     for d in dims:
         cells = []
         for m in FIGURE5_GRID:
-            r = next(r for r in best_per_d if r["model"] == m and r["n_components"] == d)
+            r = next(r for r in best_per_d if r["model"] == m and r["dim"] == d)
             cells.append(f"{100 * r['accuracy']:10.2f}")
         print(f"{d:>4} " + " ".join(cells))
 
@@ -144,7 +142,7 @@ def _alien_eggs_1d(out: Path) -> list:
     eggs = []
     for n in (300, 30):
         ds = datasets.load_alien_eggs(n)
-        emb = Embedding("gamma-ckl", n_components=1, gamma=3.0, random_state=0).fit(ds.triplets)
+        emb = Embedding("gamma-ckl", dim=1, gamma=3.0, random_state=0).fit(ds.triplets)
         rho = spearman(emb.embedding_[:, 0], ds.truth)
         eggs.append({"n_items": n, "triplets": len(ds.triplets), "spearman": abs(rho)})
     with open(out / "alien_eggs_1d.csv", "w") as f:
@@ -190,7 +188,7 @@ def reproduce_embedding(
     dims = (2, 10, 50) if quick else PAPER_DIMS
     cv = 5 if quick else 10
     grid = [
-        {"model": [model], "n_components": list(dims), **{k: list(v) for k, v in g.items()}}
+        {"model": [model], "dim": list(dims), **{k: list(v) for k, v in g.items()}}
         for model, g in FIGURE5_GRID.items()
     ]
     t0 = time.perf_counter()
@@ -206,7 +204,7 @@ def reproduce_embedding(
     )
     elapsed = time.perf_counter() - t0
     result.to_csv(out / "figure5_music.csv")
-    best_per_d = result.best("accuracy", group_by=("model", "n_components"))
+    best_per_d = result.best("accuracy", group_by=("model", "dim"))
     from .model_selection import GridResult
 
     GridResult(best_per_d, result.param_names).to_csv(out / "figure5_music_best.csv")
@@ -381,7 +379,7 @@ def reproduce_discrete(
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        emb = Embedding("gamma-ckl", n_components=5, gamma=3.0, random_state=0).fit(music.triplets)
+        emb = Embedding("gamma-ckl", dim=5, gamma=3.0, random_state=0).fit(music.triplets)
     used = np.unique(music.triplets)
     learned = _standardize(emb.embedding_[used])
     embeddings = {
@@ -541,6 +539,7 @@ LOST_ERROR = 0.1  # a continuous run is lost when its error at the last query ex
 
 def _continuous_users(d, gammas, searchers, runs, max_q, lapse, seed, n_jobs):
     from .continuous import simulate_continuous
+    from .oracles import GammaCKL
 
     rows = []
     for g in gammas:
@@ -549,7 +548,7 @@ def _continuous_users(d, gammas, searchers, runs, max_q, lapse, seed, n_jobs):
                 d,
                 kw["gamma"],
                 lapse=kw["lapse"],
-                oracle_gamma=g,
+                oracle=GammaCKL(g),
                 oracle_lapse=lapse,
                 n_runs=runs,
                 max_queries=max_q,
@@ -576,7 +575,7 @@ def _continuous_users(d, gammas, searchers, runs, max_q, lapse, seed, n_jobs):
     return rows
 
 
-def _database_users(gammas, n, d, targets, seed, n_jobs):
+def _database_users(gammas, n, d, n_runs, seed, n_jobs):
     from .discrete import simulate_discrete
     from .oracles import GammaCKL
 
@@ -588,7 +587,7 @@ def _database_users(gammas, n, d, targets, seed, n_jobs):
                 X,
                 gamma=gamma,
                 oracle=GammaCKL(g),
-                targets=targets,
+                n_runs=n_runs,
                 random_state=seed,
                 n_jobs=n_jobs,
             )
@@ -599,7 +598,7 @@ def _database_users(gammas, n, d, targets, seed, n_jobs):
                     "user_gamma": g,
                     "user_lapse": 0.0,
                     "searcher": name,
-                    "runs": targets,
+                    "runs": n_runs,
                     "mean_queries": sim.mean,
                     "se_queries": sim.stderr,
                     "found": float(np.mean(sim.found)),

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._deprecation import renamed
 from ._reference.choice import pair_prob  # the one NumPy gamma-CKL probability
 from ._validation import check_int, check_positive, check_real, resolve_n_jobs, seed_from
 
@@ -116,9 +117,10 @@ class MonteCarloEstimate(NamedTuple):
     stderr: float
 
 
+@renamed(d="dim")
 def p_correct_monte_carlo(
+    dim: int,
     gamma: float,
-    d: int,
     n_samples: int = 10**6,
     *,
     random_state: Any = None,
@@ -137,7 +139,7 @@ def p_correct_monte_carlo(
 
     mean, se = _core.p_correct_monte_carlo(
         check_real(gamma, "gamma"),  # the core checks the ranges
-        check_int(d, "d"),
+        check_int(dim, "dim"),
         check_int(n_samples, "n_samples"),
         seed_from(random_state),
         resolve_n_jobs(n_jobs),
@@ -145,9 +147,10 @@ def p_correct_monte_carlo(
     return MonteCarloEstimate(mean, se)
 
 
+@renamed(d="dim")
 def p_correct(
+    dim: int,
     gamma: float,
-    d: int,
     *,
     method: str = "digamma",
     n_samples: int = 10**6,
@@ -158,9 +161,9 @@ def p_correct(
 
     Parameters
     ----------
+    dim : int >= 1
+        Dimension d.
     gamma : float > 0
-    d : int >= 1
-        Dimension.
     method : {"digamma", "quadrature", "monte-carlo"}
         ``"digamma"`` (exact closed form, default), ``"quadrature"`` (the paper's double
         integral over the two radii) or ``"monte-carlo"`` (native sampler,
@@ -172,15 +175,15 @@ def p_correct(
 
     Examples
     --------
-    >>> round(p_correct(2.0, 2), 6)  # gamma = d: log 2
+    >>> round(p_correct(2, 2.0), 6)  # gamma = d: log 2
     0.693147
     """
     if method == "monte-carlo":  # validated by the native sampler
         return p_correct_monte_carlo(
-            gamma, d, n_samples, random_state=random_state, n_jobs=n_jobs
+            dim, gamma, n_samples, random_state=random_state, n_jobs=n_jobs
         ).mean
     gamma = check_positive(gamma, "gamma")
-    d = check_int(d, "d", minimum=1)
+    d = check_int(dim, "dim", minimum=1)
     if method == "digamma":
         return _p_correct_k(gamma / d)
     if method == "quadrature":
@@ -188,21 +191,22 @@ def p_correct(
     raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
 
 
-def calibrate_gamma(d: int, p: float) -> float:
-    """The gamma whose p_Q in dimension ``d`` equals ``p``.
+@renamed(d="dim")
+def calibrate_gamma(dim: int, p: float) -> float:
+    """The gamma whose p_Q in dimension ``dim`` equals ``p``.
 
     Since p_Q depends on gamma / d only, the answer is ``k(p) * d``: exactly linear in d.
 
     Parameters
     ----------
-    d : int >= 1
+    dim : int >= 1
     p : float in (1/2, 1)
 
     Returns
     -------
     float
     """
-    d = check_int(d, "d", minimum=1)
+    d = check_int(dim, "dim", minimum=1)
     p = check_positive(p, "p")
     if not 0.5 < p < 1.0:
         raise ValueError(f"p: must lie in (0.5, 1), got {p}")
@@ -223,20 +227,22 @@ def calibrate_gamma(d: int, p: float) -> float:
 # ---------------------------------------------------------------------- Lemma 3.x
 
 
-def uncertainty_radius(d: int) -> float:
+@renamed(d="dim")
+def uncertainty_radius(dim: int) -> float:
     """r_u of the hypothesis-test lemma: 1 + (d + sqrt(d^3 + d^2 - d)) / (d - 1).
 
     For a region of edge 2 centred at 0 and the query (0, (1 + d) e), every target outside
     the ball of radius r_u prefers 0 less often than any target inside the region. The
     lemma assumes d > 1 (for d = 1 the radius is unbounded: no single query separates).
     """
-    d = check_int(d, "d", minimum=1)
+    d = check_int(dim, "dim", minimum=1)
     if d < 2:
-        raise ValueError("d: the hypothesis-test lemma assumes d > 1 (d = 1 has no finite r_u)")
+        raise ValueError("dim: the hypothesis-test lemma assumes d > 1 (d = 1 has no finite r_u)")
     return 1.0 + (d + math.sqrt(d**3 + d**2 - d)) / (d - 1)
 
 
-def hypothesis_test_probs(d: int, gamma: float, lapse: float = 0.0) -> tuple[float, float]:
+@renamed(d="dim")
+def hypothesis_test_probs(dim: int, gamma: float, lapse: float = 0.0) -> tuple[float, float]:
     """(p_X, p_F): the probability that the query's inside point 0 is preferred to
     x_q = (1 + d) e, at the worst target inside the region (the corner 1) and at the
     best target of the far set F (at distance r_u on the axis, behind 0).
@@ -245,6 +251,7 @@ def hypothesis_test_probs(d: int, gamma: float, lapse: float = 0.0) -> tuple[flo
     (1 - lapse) p.
     """
     gamma = check_positive(gamma, "gamma")
+    d = check_int(dim, "dim", minimum=1)
     ru = uncertainty_radius(d)
     lapse = check_real(lapse, "lapse")
     if not 0.0 <= lapse < 1.0:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ._deprecation import renamed, warn_renamed
 from ._validation import check_X
 
 __all__ = ["fit_choice_model", "ChoiceModelFit", "choice_log_likelihood"]
@@ -36,7 +37,7 @@ class ChoiceModelFit:
     ----------
     gamma, lapse : float
         Maximum-likelihood estimates.
-    gamma_ci, lapse_ci : (float, float)
+    gamma_interval, lapse_interval : (float, float)
         Profile-likelihood confidence intervals at ``level`` (an end at the search range's
         bound means "at least" / "at most" that).
     log_likelihood : float
@@ -48,16 +49,30 @@ class ChoiceModelFit:
 
     gamma: float
     lapse: float
-    gamma_ci: tuple[float, float]
-    lapse_ci: tuple[float, float]
+    gamma_interval: tuple[float, float]
+    lapse_interval: tuple[float, float]
     log_likelihood: float
     n_choices: int
     level: float
 
+    @property
+    def gamma_ci(self) -> tuple[float, float]:
+        """Deprecated spelling of :attr:`gamma_interval` (removed in 0.3.0)."""
+        warn_renamed("ChoiceModelFit", "gamma_ci", "gamma_interval", stacklevel=2)
+        return self.gamma_interval
+
+    @property
+    def lapse_ci(self) -> tuple[float, float]:
+        """Deprecated spelling of :attr:`lapse_interval` (removed in 0.3.0)."""
+        warn_renamed("ChoiceModelFit", "lapse_ci", "lapse_interval", stacklevel=2)
+        return self.lapse_interval
+
     def __str__(self) -> str:
         return (
-            f"gamma = {self.gamma:.2f} [{self.gamma_ci[0]:.2f}, {self.gamma_ci[1]:.2f}], "
-            f"lapse = {self.lapse:.3f} [{self.lapse_ci[0]:.3f}, {self.lapse_ci[1]:.3f}] "
+            f"gamma = {self.gamma:.2f} "
+            f"[{self.gamma_interval[0]:.2f}, {self.gamma_interval[1]:.2f}], "
+            f"lapse = {self.lapse:.3f} "
+            f"[{self.lapse_interval[0]:.3f}, {self.lapse_interval[1]:.3f}] "
             f"({self.level:.0%} profile-likelihood intervals, {self.n_choices} choices)"
         )
 
@@ -89,42 +104,43 @@ def _loglik(logD: np.ndarray, pos: np.ndarray, gamma: float, lapse: float) -> fl
 
 
 def choice_log_likelihood(
-    X: Any, heads: Any, shown: Any, chosen: Any, gamma: float, lapse: float = 0.0
+    X: Any, heads: Any, shown: Any, choice: Any, gamma: float, lapse: float = 0.0
 ) -> float:
     """Log-likelihood of recorded choices (see the module docstring)."""
-    X, H, S, pos = _prepare(X, heads, shown, chosen)
+    X, H, S, pos = _prepare(X, heads, shown, choice)
     return _loglik(_log_distances(X, H, S), pos, float(gamma), float(lapse))
 
 
-def _prepare(X: Any, heads: Any, shown: Any, chosen: Any) -> tuple[np.ndarray, ...]:
+def _prepare(X: Any, heads: Any, shown: Any, choice: Any) -> tuple[np.ndarray, ...]:
     X = check_X(X)
     H = np.asarray(heads)
     S = np.asarray(shown)
-    C = np.asarray(chosen)
-    for name, a, nd in (("heads", H, 1), ("shown", S, 2), ("chosen", C, 1)):
+    C = np.asarray(choice)
+    for name, a, nd in (("heads", H, 1), ("shown", S, 2), ("choice", C, 1)):
         if a.dtype == bool or not np.issubdtype(a.dtype, np.integer) or a.ndim != nd:
             raise TypeError(f"{name}: expected a {nd}-d integer array, got {a.dtype} {a.shape}")
     if not (len(H) == len(S) == len(C)):
-        raise ValueError(f"heads, shown, chosen: lengths differ ({len(H)}, {len(S)}, {len(C)})")
+        raise ValueError(f"heads, shown, choice: lengths differ ({len(H)}, {len(S)}, {len(C)})")
     if S.shape[1] < 2:
         raise ValueError("shown: at least 2 items per choice")
     n = X.shape[0]
-    for name, a in (("heads", H), ("shown", S), ("chosen", C)):
+    for name, a in (("heads", H), ("shown", S), ("choice", C)):
         if a.size and (a.min() < 0 or a.max() >= n):
             raise ValueError(f"{name}: item ids must lie in 0..{n - 1}")
     hit = S == C[:, None]
     if not hit.any(axis=1).all():
         bad = int(np.argmin(hit.any(axis=1)))
-        raise ValueError(f"chosen: row {bad} picks {C[bad]}, which was not shown")
+        raise ValueError(f"choice: row {bad} picks {C[bad]}, which was not shown")
     keep = ~(S == H[:, None]).any(axis=1)  # the target on screen: not a comparison
     return X, H[keep], S[keep], np.argmax(hit[keep], axis=1)
 
 
+@renamed(chosen="choice")
 def fit_choice_model(
     X: Any,
     heads: Any,
     shown: Any,
-    chosen: Any,
+    choice: Any,
     *,
     gamma_range: tuple[float, float] = (0.05, 60.0),
     max_lapse: float = 0.5,
@@ -140,8 +156,9 @@ def fit_choice_model(
         Each choice's target.
     shown : array_like of int (m, k)
         The items shown (rows that show the target are left out).
-    chosen : array_like of int (m,)
-        The item picked, one of its row of ``shown``.
+    choice : array_like of int (m,)
+        The item picked, one of its row of ``shown`` (the name of :meth:`DiscreteSearch.tell`'s
+        argument).
     gamma_range : (float, float)
         Where gamma is searched.
     max_lapse : float
@@ -160,9 +177,9 @@ def fit_choice_model(
         raise ValueError(f"gamma_range: need 0 < low < high, got {gamma_range!r}")
     if not 0 <= max_lapse < 1:
         raise ValueError(f"max_lapse: must lie in [0, 1), got {max_lapse!r}")
-    X, H, S, pos = _prepare(X, heads, shown, chosen)
+    X, H, S, pos = _prepare(X, heads, shown, choice)
     if len(H) == 0:
-        raise ValueError("chosen: no choice without the target on screen to fit")
+        raise ValueError("choice: no choice without the target on screen to fit")
     logD = _log_distances(X, H, S)
     # the profile over a fine grid: log gamma x lapse (both ends included)
     gammas = np.exp(np.linspace(math.log(lo), math.log(hi), 241))
@@ -187,11 +204,11 @@ def fit_choice_model(
     return ChoiceModelFit(
         gamma=g_hat,
         lapse=l_hat,
-        gamma_ci=(
+        gamma_interval=(
             min(float(g_in.min(initial=g_hat)), g_hat),
             max(float(g_in.max(initial=g_hat)), g_hat),
         ),
-        lapse_ci=(
+        lapse_interval=(
             min(float(l_in.min(initial=l_hat)), l_hat),
             max(float(l_in.max(initial=l_hat)), l_hat),
         ),

@@ -115,9 +115,9 @@ def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, 
         fit = fit_choice_model(catalogue.embedding, heads, np.array(shown), chosen)
         people = {
             "gamma": fit.gamma,
-            "gamma_ci": list(fit.gamma_ci),
+            "gamma_interval": list(fit.gamma_interval),
             "lapse": fit.lapse,
-            "lapse_ci": list(fit.lapse_ci),
+            "lapse_interval": list(fit.lapse_interval),
             "choices": fit.n_choices,
             "level": fit.level,
         }
@@ -156,9 +156,11 @@ def format_report(rep: dict[str, Any]) -> str:
     u = rep["people"]
     if u:
         lines.append(
-            f"people's choices: gamma = {_f(u['gamma'])} [{_f(u['gamma_ci'][0])}, "
-            f"{_f(u['gamma_ci'][1])}], lapse = {_f(u['lapse'], 3)} [{_f(u['lapse_ci'][0], 3)}, "
-            f"{_f(u['lapse_ci'][1], 3)}] ({u['level']:.0%} intervals, {u['choices']} choices)"
+            f"people's choices: gamma = {_f(u['gamma'])} "
+            f"[{_f(u['gamma_interval'][0])}, {_f(u['gamma_interval'][1])}], "
+            f"lapse = {_f(u['lapse'], 3)} "
+            f"[{_f(u['lapse_interval'][0], 3)}, {_f(u['lapse_interval'][1], 3)}] "
+            f"({u['level']:.0%} intervals, {u['choices']} choices)"
         )
     return "\n".join(lines)
 

@@ -41,8 +41,9 @@ inline std::pair<std::int64_t, bool> run_discrete_search(DiscreteSearcher& searc
 inline void check_discrete_simulation(const ItemStore& store, const SearchConfig& cfg,
                                       const OracleSpec& oracle, const ItemStore& ostore,
                                       const std::int64_t* targets, std::int64_t runs,
-                                      std::int64_t max_queries, int threads) {
+                                      std::int64_t max_queries, double user_lapse, int threads) {
   check_search(store, cfg);
+  require_half_open(user_lapse, 0.0, 1.0, "oracle_lapse");
   oracle.validate();
   if (oracle.kind == ModelKind::Probit && cfg.n_choices != 2)
     throw std::invalid_argument("oracle: the Probit oracle answers pairs only (n_choices = 2)");
@@ -59,9 +60,11 @@ inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> sto
                                             const SearchConfig& cfg, const OracleSpec& oracle,
                                             std::shared_ptr<const ItemStore> ostore,
                                             const std::int64_t* targets, std::int64_t runs,
-                                            std::int64_t max_queries, std::uint64_t seed,
-                                            int threads, Cancel& cancel = no_cancel()) {
-  check_discrete_simulation(*store, cfg, oracle, *ostore, targets, runs, max_queries, threads);
+                                            std::int64_t max_queries, double user_lapse,
+                                            std::uint64_t seed, int threads,
+                                            Cancel& cancel = no_cancel()) {
+  check_discrete_simulation(*store, cfg, oracle, *ostore, targets, runs, max_queries, user_lapse,
+                            threads);
   DiscreteSimulation res;
   res.n_queries.assign(static_cast<std::size_t>(runs), 0);
   res.found.assign(static_cast<std::size_t>(runs), 0);
@@ -69,7 +72,7 @@ inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> sto
 #pragma omp parallel num_threads(threads)
   {
     std::unique_ptr<DiscreteUser> user;
-    errors.run([&] { user = std::make_unique<DiscreteUser>(oracle, *ostore); });
+    errors.run([&] { user = std::make_unique<DiscreteUser>(oracle, *ostore, user_lapse); });
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t r = 0; r < runs; ++r) {
       if (cancel.checkpoint()) continue;

@@ -1,6 +1,7 @@
 // Simulated users: people who have a target in mind and answer like an oracle model.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -17,17 +18,22 @@ namespace tripletsearch {
 // A database-search user with item `target` in mind picks among shown[0..k) by the
 // oracle's choice model at the positions of `ostore` (the user's perception): a Luce
 // choice for the kernel models (gamma-CKL: P(c) proportional to D_c^(-gamma/2)), Probit for
-// pairs only. Returns the position of the pick in shown.
+// pairs only. With probability `lapse` the pick is uniform among the shown instead (a
+// person who sometimes clicks at random); lapse = 0 draws nothing extra. Returns the
+// position of the pick in shown.
 class DiscreteUser {
  public:
-  DiscreteUser(const OracleSpec& oracle, const ItemStore& ostore)
+  DiscreteUser(const OracleSpec& oracle, const ItemStore& ostore, double lapse = 0.0)
       : oracle_(oracle),
+        lapse_(lapse),
         store_(ostore),
         xt_(static_cast<std::size_t>(ostore.d())),
         xc_(xt_.size()),
         xo_(xt_.size()) {}
 
   int choose(std::int64_t target, const std::int64_t* shown, int k, Rng& rng) {
+    if (lapse_ > 0.0 && rng.uniform() < lapse_)
+      return std::min(static_cast<int>(rng.uniform() * k), k - 1);
     const std::int64_t d = store_.d();
     store_.row(target, xt_.data());
     return with_model(oracle_, [&](const auto& model) -> int {
@@ -58,6 +64,7 @@ class DiscreteUser {
 
  private:
   OracleSpec oracle_;
+  double lapse_;
   const ItemStore& store_;
   std::vector<double> xt_, xc_, xo_;
 };

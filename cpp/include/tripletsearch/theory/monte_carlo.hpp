@@ -42,12 +42,12 @@ inline MeanStderr p_correct_monte_carlo(double gamma, std::int64_t d, std::int64
                                         std::uint64_t seed, int threads,
                                         Cancel& cancel = no_cancel()) {
   require_positive(gamma, "gamma");
-  require_at_least<std::int64_t>(d, 1, "d");
+  require_at_least<std::int64_t>(d, 1, "dim");
   require_at_least<std::int64_t>(n_samples, 1, "n_samples");
   require_at_least(threads, 1, "n_jobs");
   constexpr std::int64_t kChunk = 8192;
   const std::int64_t n_chunks = (n_samples + kChunk - 1) / kChunk;
-  require_allocation(16.0 * double(n_chunks) + 8.0 * double(d) * threads, "n_samples, d");
+  require_allocation(16.0 * double(n_chunks) + 8.0 * double(d) * threads, "n_samples, dim");
   std::vector<double> sum(static_cast<std::size_t>(n_chunks)), sum2(sum.size());
   const GammaPower power(gamma);
   ParallelErrors errors;

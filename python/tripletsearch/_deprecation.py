@@ -1,0 +1,60 @@
+"""Old spellings of the public API, kept working for one release with a DeprecationWarning.
+
+The vocabulary (docs/vocabulary.rst) renamed a few arguments in 0.2.0. Each old keyword is
+listed once here, next to its new name; :func:`renamed` maps it at the call and warns.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any, Callable, TypeVar
+
+__all__ = ["renamed", "move_keywords", "warn_renamed", "RENAMED_IN", "REMOVED_IN"]
+
+RENAMED_IN = "0.2.0"
+REMOVED_IN = "0.3.0"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def warn_renamed(where: str, old: str, new: str, stacklevel: int = 3) -> None:
+    """Warn that ``where``'s argument or attribute ``old`` is now called ``new``."""
+    warnings.warn(
+        f"{where}: {old!r} was renamed {new!r} in tripletsearch {RENAMED_IN}; the old name "
+        f"stops working in {REMOVED_IN}",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def move_keywords(where: str, kwargs: dict[str, Any], names: dict[str, str]) -> None:
+    """Rename, in place, the old keywords of ``kwargs`` (``names``: old -> new), warning
+    once per old name; both spellings at once is a TypeError, as for any argument given
+    twice."""
+    for old, new in names.items():
+        if old in kwargs:
+            if new in kwargs:
+                raise TypeError(f"{where}: got {old!r} and its new name {new!r}; give {new!r}")
+            warn_renamed(where, old, new, stacklevel=4)
+            kwargs[new] = kwargs.pop(old)
+
+
+def renamed(**names: str) -> Callable[[F], F]:
+    """Decorator: accept the old keyword ``old=`` as the new ``names[old]``, warning.
+
+    The wrapped function keeps its signature (``inspect.signature`` follows
+    ``__wrapped__``), so scikit-learn's ``get_params`` sees the new names only.
+    """
+
+    def decorate(func: F) -> F:
+        where = func.__qualname__.replace(".__init__", "")
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            move_keywords(where, kwargs, names)
+            return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,196 @@
+"""One vocabulary (docs/vocabulary.rst): the public API uses the current names, and the
+names retired in 0.2.0 still work for one release, with a DeprecationWarning, giving
+exactly what the new names give."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import zipfile
+
+import numpy as np
+import pytest
+
+import tripletsearch as ts
+from tripletsearch import model_selection, theory, users
+
+RETIRED = {"d", "n_components", "oracle_gamma", "chosen"}
+
+PUBLIC = [
+    ts.GammaCKL,
+    ts.CKL,
+    ts.TSTE,
+    ts.Probit,
+    ts.Oracle.prob,
+    ts.Oracle.sample,
+    ts.Embedding,
+    ts.Embedding.fit,
+    ts.DiscreteSearch,
+    ts.DiscreteSearch.observe,
+    ts.simulate_discrete,
+    ts.ContinuousSearch,
+    ts.ContinuousSearch.observe,
+    ts.simulate_continuous,
+    ts.fit_choice_model,
+    model_selection.grid_search_cv,
+    model_selection.cross_validate,
+    *(getattr(theory, name) for name in theory.__all__ if callable(getattr(theory, name))),
+]
+
+
+def test_public_signatures_use_the_current_names():
+    for func in PUBLIC:
+        params = set(inspect.signature(func).parameters)
+        assert not params & RETIRED, (func, params & RETIRED)
+
+
+def test_dimension_is_dim_and_comes_first_in_theory():
+    assert "dim" in inspect.signature(ts.Embedding).parameters
+    assert next(iter(inspect.signature(ts.ContinuousSearch).parameters)) == "dim"
+    for name in ("p_correct", "p_correct_monte_carlo", "calibrate_gamma", "uncertainty_radius"):
+        assert next(iter(inspect.signature(getattr(theory, name)).parameters)) == "dim", name
+    # (dim, gamma) as in ContinuousSearch and simulate_continuous
+    assert list(inspect.signature(theory.p_correct).parameters)[:2] == ["dim", "gamma"]
+    assert list(inspect.signature(theory.hypothesis_test_probs).parameters)[:2] == ["dim", "gamma"]
+
+
+def test_random_state_defaults_to_none_everywhere():
+    for func in PUBLIC:
+        param = inspect.signature(func).parameters.get("random_state")
+        if param is not None:
+            assert param.default is None, func
+
+
+def test_theory_d_keyword():
+    with pytest.warns(DeprecationWarning, match="'d' was renamed 'dim'"):
+        old = theory.p_correct(gamma=4.0, d=2)
+    assert old == theory.p_correct(2, 4.0) == pytest.approx(math.pi / 4, rel=1e-14)
+    with pytest.warns(DeprecationWarning):
+        assert theory.calibrate_gamma(d=3, p=0.8) == theory.calibrate_gamma(3, 0.8)
+    with pytest.warns(DeprecationWarning):
+        assert theory.uncertainty_radius(d=2) == theory.uncertainty_radius(2)
+    with pytest.warns(DeprecationWarning):
+        old = theory.p_correct_monte_carlo(gamma=3.0, d=4, n_samples=1000, random_state=1)
+    assert old == theory.p_correct_monte_carlo(4, 3.0, 1000, random_state=1)
+    with pytest.raises(TypeError, match="'d' and its new name 'dim'"):
+        theory.p_correct(gamma=4.0, d=2, dim=2)
+
+
+def _triplets():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25, 2))
+    Q = rng.integers(0, 25, size=(800, 3))
+    return ts.GammaCKL(5.0).sample(X, Q[ts.embedding.valid_rows(Q)], random_state=1)
+
+
+def test_embedding_n_components(tmp_path):
+    T = _triplets()
+    with pytest.warns(DeprecationWarning, match="'n_components' was renamed 'dim'"):
+        old = ts.Embedding(n_components=3, max_epochs=20, random_state=0)
+    new = ts.Embedding(dim=3, max_epochs=20, random_state=0)
+    assert old.get_params() == new.get_params()
+    np.testing.assert_array_equal(old.fit(T).embedding_, new.fit(T).embedding_)
+    with pytest.warns(DeprecationWarning):
+        assert new.n_components == 3
+    with pytest.warns(DeprecationWarning):
+        new.set_params(n_components=2)
+    assert new.dim == 2
+    with pytest.raises(TypeError, match="give 'dim'"):
+        ts.Embedding(n_components=3, dim=3)
+    # a file written before the rename loads with its dimension
+    new.fit(T).save(tmp_path / "new.npz")
+    with np.load(tmp_path / "new.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["params"]["n_components"] = meta["params"].pop("dim")
+    arrays["meta"] = np.array(json.dumps(meta))
+    with open(tmp_path / "old.npz", "wb") as fh:
+        np.savez(fh, **arrays)
+    assert zipfile.is_zipfile(tmp_path / "old.npz")
+    back = ts.Embedding.load(tmp_path / "old.npz")
+    assert back.dim == 2
+    np.testing.assert_array_equal(back.embedding_, new.embedding_)
+
+
+def test_simulate_continuous_oracle_gamma():
+    kw = dict(n_runs=3, max_queries=10, random_state=4)
+    with pytest.warns(DeprecationWarning, match="oracle=GammaCKL"):
+        old = ts.simulate_continuous(2, 3.0, oracle_gamma=1.5, **kw)
+    new = ts.simulate_continuous(2, 3.0, oracle=ts.GammaCKL(1.5), **kw)
+    np.testing.assert_array_equal(old.errors, new.errors)
+    with pytest.warns(DeprecationWarning, match="'queries' was renamed 'n_queries'"):
+        np.testing.assert_array_equal(new.queries, new.n_queries)
+    with pytest.raises(TypeError, match="give 'oracle'"):
+        ts.simulate_continuous(2, 3.0, oracle_gamma=1.5, oracle=ts.GammaCKL(1.5), **kw)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'oracle_gama'"):
+        ts.simulate_continuous(2, 3.0, oracle_gama=1.5, **kw)
+    with pytest.raises(TypeError, match="oracle: the continuous simulator's users"):
+        ts.simulate_continuous(2, 3.0, oracle=ts.TSTE(), **kw)
+
+
+def test_simulate_discrete_int_targets_is_n_runs():
+    X = np.random.default_rng(2).uniform(-1, 1, size=(60, 2))
+    with pytest.warns(DeprecationWarning, match="'targets=<int>' was renamed 'n_runs'"):
+        old = ts.simulate_discrete(X, targets=20, random_state=3)
+    new = ts.simulate_discrete(X, n_runs=20, random_state=3)
+    np.testing.assert_array_equal(old.targets, new.targets)
+    np.testing.assert_array_equal(old.n_queries, new.n_queries)
+    with pytest.raises(TypeError, match="not both"):
+        ts.simulate_discrete(X, n_runs=2, targets=[0, 1])
+    with pytest.raises(ValueError, match="n_runs: must be >= 1"):
+        ts.simulate_discrete(X, n_runs=0)
+
+
+def test_simulate_discrete_oracle_lapse():
+    X = np.random.default_rng(5).uniform(-1, 1, size=(400, 3))
+    kw = dict(n_runs=400, gamma=6.0, oracle=ts.GammaCKL(6.0), random_state=7, max_queries=400)
+    base = ts.simulate_discrete(X, **kw)
+    # lapse 0 draws nothing extra: the same searches as without the argument
+    np.testing.assert_array_equal(
+        ts.simulate_discrete(X, oracle_lapse=0.0, **kw).n_queries, base.n_queries
+    )
+    # a user who clicks at random half the time misleads an unaware searcher: more queries
+    noisy = ts.simulate_discrete(X, oracle_lapse=0.5, **kw)
+    diff = noisy.n_queries.astype(float) - base.n_queries
+    assert diff.mean() > 3 * diff.std(ddof=1) / math.sqrt(len(diff)), (noisy, base)
+    with pytest.raises(ValueError, match="oracle_lapse"):
+        ts.simulate_discrete(X, oracle_lapse=1.0, **kw)
+
+
+def test_fit_choice_model_names():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    heads = rng.integers(0, 40, 300)
+    shown = np.stack([(h + 1 + rng.permutation(39)[:2]) % 40 for h in heads])
+    D = ((X[shown] - X[heads][:, None]) ** 2).sum(-1)
+    choice = shown[np.arange(len(heads)), np.argmin(D, axis=1)]
+    new = users.fit_choice_model(X, heads, shown, choice)
+    with pytest.warns(DeprecationWarning, match="'chosen' was renamed 'choice'"):
+        old = users.fit_choice_model(X, heads, shown, chosen=choice)
+    assert old == new
+    with pytest.warns(DeprecationWarning, match="'gamma_ci' was renamed 'gamma_interval'"):
+        assert new.gamma_ci == new.gamma_interval
+    with pytest.warns(DeprecationWarning, match="'lapse_ci' was renamed 'lapse_interval'"):
+        assert new.lapse_ci == new.lapse_interval
+
+
+def test_history_records_replay_through_observe():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(50, 2))
+    for live, fresh in (
+        (ts.DiscreteSearch(X, random_state=1), lambda: ts.DiscreteSearch(X, random_state=1)),
+        (
+            ts.ContinuousSearch(2, 3.0, random_state=1),
+            lambda: ts.ContinuousSearch(2, 3.0, random_state=1),
+        ),
+    ):
+        for _ in range(4):
+            shown = live.ask()
+            live.tell(int(shown[0]) if isinstance(live, ts.DiscreteSearch) else True)
+        replay = fresh()
+        for record in live.history:
+            params = inspect.signature(replay.observe).parameters
+            assert set(record) <= set(params), (record.keys(), params)
+            replay.observe(**record)
+        assert replay.n_queries == live.n_queries == 4
