@@ -56,7 +56,8 @@ class InferredUser:
     """The user-model half of a search session (``ContinuousSearch``, ``DiscreteSearch``):
     the assumed or inferred gamma and lapse rate and their posterior. Needs ``_config``
     (a native configuration with gamma, lapse, gamma_auto, lapse_auto) and ``_user_grids()``
-    (the native posterior: (gamma probs, lapse probs), or None)."""
+    (the native posterior: (gamma probs, lapse probs), or None).
+    """
 
     _config: Any
 
@@ -75,7 +76,8 @@ class InferredUser:
 
     def user_posterior(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """The posterior of the user's gamma and lapse rate: ``{"gamma": (grid, probs),
-        "lapse": (grid, probs)}`` (a fixed value: itself, probability 1)."""
+        "lapse": (grid, probs)}`` (a fixed value: itself, probability 1).
+        """
         post = self._user_grids()
         out = {}
         for name, grid, k in (("gamma", GAMMA_GRID, 0), ("lapse", LAPSE_GRID, 1)):
@@ -92,19 +94,22 @@ class InferredUser:
     @property
     def gamma_(self) -> float:
         """The user's gamma: the posterior median with gamma="auto" (a grid value), else
-        the assumed value."""
+        the assumed value.
+        """
         return self._summary("gamma")[0]
 
     @property
     def gamma_interval_(self) -> tuple[float, float]:
         """The central 95 % credible interval of the user's gamma (grid values; a fixed
-        gamma: (gamma, gamma))."""
+        gamma: (gamma, gamma)).
+        """
         return self._summary("gamma")[1]
 
     @property
     def lapse_(self) -> float:
         """The user's lapse rate: the posterior median with lapse="auto", else the assumed
-        value."""
+        value.
+        """
         return self._summary("lapse")[0]
 
     @property

@@ -84,7 +84,8 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
 
 def check_allocation(n_bytes: float, name: str) -> None:
     """ValueError naming ``name`` before allocating ``n_bytes`` that this machine cannot hold
-    (the native core's check, one limit for both languages)."""
+    (the native core's check, one limit for both languages).
+    """
     from . import _core
 
     _core.require_allocation(float(n_bytes), name)
@@ -167,7 +168,8 @@ def check_index_range(arr: np.ndarray, n_items: int, name: str) -> None:
 
 def check_triplets(triplets: Any, n_items: int | None, name: str = "triplets") -> np.ndarray:
     """Validate triplet rows ``(t, i, j)``: integer (m, 3), indices in [0, n_items) when
-    ``n_items`` is given."""
+    ``n_items`` is given.
+    """
     return check_index_array(triplets, name, 2, n_items, cols=3)
 
 
@@ -176,7 +178,8 @@ _MAX_THREADS = 4096
 
 def resolve_n_jobs(n_jobs: Any) -> int:
     """Thread count for ``n_jobs``: None means all cores (OpenMP default, which respects
-    OMP_NUM_THREADS); a negative value -k means all cores but k - 1 (joblib convention)."""
+    OMP_NUM_THREADS); a negative value -k means all cores but k - 1 (joblib convention).
+    """
     if n_jobs is None:
         from . import _core
 
@@ -195,7 +198,8 @@ def resolve_n_jobs(n_jobs: Any) -> int:
 
 def check_state(state: Any, version: int) -> int:
     """Validate the envelope of a ``to_dict`` snapshot: a dict of the given version with a
-    64-bit seed (stored as a string). Returns the seed."""
+    64-bit seed (stored as a string). Returns the seed.
+    """
     if not isinstance(state, dict):
         raise TypeError(f"state: expected a dict, got {type(state).__name__}")
     if "version" not in state or "seed" not in state:

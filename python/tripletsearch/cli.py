@@ -7,6 +7,7 @@ reproduce embedding   the paper's Figure 5 (Musical Artists) and 1-D alien eggs
 reproduce discrete    the user study in simulation: gamma-CKLSearch vs GaussSearch
 reproduce continuous  Figure 4: exponential convergence of the continuous search
 reproduce users       searches that adapt to the person (gamma="auto") vs gamma fixed at 3
+reproduce theory      the appendix's gamma-d figure beside Theorem 2.1's exact line
 info                  build facts: version, OpenMP, threads
 serve                 the search service (pip install 'tripletsearch[serve]')
 export                a service's recorded answers as triplets for Embedding.fit
@@ -136,6 +137,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         reproduce.reproduce_continuous(args.out, quick=args.quick, n_jobs=args.n_jobs)
     elif args.what == "users":
         reproduce.reproduce_users(args.out, quick=args.quick, n_jobs=args.n_jobs)
+    elif args.what == "theory":
+        reproduce.reproduce_theory(args.out, quick=args.quick, n_jobs=args.n_jobs)
     return 0
 
 
@@ -153,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.set_defaults(func=_demo)
     p_rep = sub.add_parser("reproduce", help="reproduce an experiment of the paper")
-    p_rep.add_argument("what", choices=["embedding", "discrete", "continuous", "users"])
+    p_rep.add_argument("what", choices=["embedding", "discrete", "continuous", "users", "theory"])
     p_rep.add_argument("--out", default="reproduce-out", help="output folder")
     p_rep.add_argument("--quick", action="store_true", help="a smaller, faster run")
     p_rep.add_argument("--n-jobs", type=int, default=None, help="parallel fits")

@@ -64,7 +64,8 @@ _STATE_VERSION = 1
 @dataclass(frozen=True)
 class Region:
     """A hypercube of the search: ``center`` (d,), ``edge`` and ``depth`` (halvings from
-    Omega; a backtrack loses 2)."""
+    Omega; a backtrack loses 2).
+    """
 
     center: np.ndarray
     edge: float
@@ -106,7 +107,8 @@ def _config(
     delta: Any,
 ) -> _core.ContinuousConfig:
     """The native configuration (the core checks the ranges, ValueError naming them); for
-    the hypothesis test with Algorithm 2's plan for the stage error budget ``delta``."""
+    the hypothesis test with Algorithm 2's plan for the stage error budget ``delta``.
+    """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
     low, high = _check_bounds(bounds)
@@ -141,7 +143,8 @@ _AUTO_GAMMA = 3.0  # the configuration's gamma value when gamma is "auto" (unuse
 
 def _check_bounds(bounds: Any) -> tuple[list[float], list[float]]:
     """``(low, high)``: two reals (a cube) or two vectors (a range per dimension), as lists
-    (one entry: the same range on every axis); the core checks them against ``dim``."""
+    (one entry: the same range on every axis); the core checks them against ``dim``.
+    """
     try:
         low, high = bounds
     except (TypeError, ValueError):
@@ -197,7 +200,8 @@ def hypothesis_test_plan(
 
 def _bounds_state(low: np.ndarray, high: np.ndarray) -> list:
     """The state's bounds: ``[low, high]`` reals for a cube (the format of every version),
-    ``[[low...], [high...]]`` for a box with its own range per axis."""
+    ``[[low...], [high...]]`` for a box with its own range per axis.
+    """
     if np.all(low == low[0]) and np.all(high == high[0]):
         return [float(low[0]), float(high[0])]
     return [low.tolist(), high.tolist()]
@@ -333,7 +337,8 @@ class ContinuousSearch(InferredUser):
     @synchronized
     def region(self) -> Region:
         """The current region (for "global": the cube around the posterior median of edge
-        L 2^-depth, the smallest such edge >= 4x the largest posterior interquartile range)."""
+        L 2^-depth, the smallest such edge >= 4x the largest posterior interquartile range).
+        """
         return Region(np.asarray(self._s.center), float(self._s.edge), int(self._s.depth))
 
     @property
@@ -355,7 +360,8 @@ class ContinuousSearch(InferredUser):
     @synchronized
     def history(self) -> list:
         """One dict per answered query, keyed as :meth:`observe`'s arguments: ``a``, ``b``
-        (the two points) and ``a_is_closer`` (bool); ``observe(**record)`` replays it."""
+        (the two points) and ``a_is_closer`` (bool); ``observe(**record)`` replays it.
+        """
         return [
             {"a": a.copy(), "b": b.copy(), "a_is_closer": bool(x)}
             for (a, b), x in zip(self._queries, self._answers)
@@ -364,7 +370,8 @@ class ContinuousSearch(InferredUser):
     @property
     def test_plan(self) -> tuple[int, int, int]:
         """ "hypothesis-test": (cells_per_axis, n_obs, tau); queries per stage = cells * n_obs
-        ((0, 0, 0) for the other methods)."""
+        ((0, 0, 0) for the other methods).
+        """
         c = self._config
         return int(c.cells_per_axis), int(c.n_obs), int(c.tau)
 
@@ -372,7 +379,8 @@ class ContinuousSearch(InferredUser):
     def estimate(self, k=None):
         """The point estimate (posterior median; "hypothesis-test": the region's center),
         or with ``k`` the k-th ancestor of the current region, which holds the target with
-        probability >= 1 - delta for k large enough (theorem:exp_v2)."""
+        probability >= 1 - delta for k large enough (theorem:exp_v2).
+        """
         if k is None:
             return self._s.estimate()
         return self.region.ancestor(k)
@@ -402,7 +410,8 @@ class ContinuousSearch(InferredUser):
         """Record the answer to a query ``(a, b)`` asked elsewhere: by another process, or
         by an earlier version of the library (a stored session replayed from the queries
         as they were shown). Replaces any pending query. Not for "hypothesis-test", whose
-        stages are its own tiling."""
+        stages are its own tiling.
+        """
         if not isinstance(a_is_closer, (bool, np.bool_)):
             raise TypeError(f"a_is_closer: expected a bool, got {type(a_is_closer).__name__}")
         pts = []

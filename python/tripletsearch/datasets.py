@@ -69,7 +69,8 @@ def _is_integer(text: str) -> bool:
 
 def _read_table(text: str) -> tuple[list[str], list[list[str]], int]:
     """(header, data rows, the line number of the first data row). A first line of
-    integers only is data: the file has no header."""
+    integers only is data: the file has no header.
+    """
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
         raise ValueError("path: empty file")

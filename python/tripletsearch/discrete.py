@@ -120,7 +120,8 @@ def _search_config(
 
 def _store(X: np.ndarray) -> _core.ItemStore:
     """The searcher's store: centred and scaled (the search is scale-free; GaussSearch's
-    sigma is rescaled by the core), items that coincide in it rejected (ValueError)."""
+    sigma is rescaled by the core), items that coincide in it rejected (ValueError).
+    """
     return _core.ItemStore(X, scaled=True, distinct=True)
 
 
@@ -214,7 +215,8 @@ class DiscreteSearch(InferredUser):
     def spawn(self, random_state: Any = None) -> DiscreteSearch:
         """A new session over the same database and parameters, sharing this one's prepared
         copy of the database (no rebuild: what a server does per visitor). The same as
-        ``DiscreteSearch(X, ..., random_state=random_state)``."""
+        ``DiscreteSearch(X, ..., random_state=random_state)``.
+        """
         obj = copy.copy(self)
         obj._seed = seed_from(random_state)
         obj._reset()
@@ -278,14 +280,16 @@ class DiscreteSearch(InferredUser):
     @synchronized
     def history(self) -> list:
         """One dict per query: ``shown`` (indices), ``choice`` (index, None for a skip)
-        and ``found`` (bool)."""
+        and ``found`` (bool).
+        """
         return [dict(h) for h in self._history]
 
     @property
     @synchronized
     def posterior(self) -> np.ndarray:
         """Probability of each item being the target, shape (n,); shown items have 0
-        (gauss: the belief's density at the items, normalized; random: uniform)."""
+        (gauss: the belief's density at the items, normalized; random: uniform).
+        """
         return self._searcher.posterior()
 
     @synchronized
@@ -388,7 +392,8 @@ class DiscreteSearch(InferredUser):
 
     def _record(self, shown: np.ndarray, pos: int) -> None:
         """The answer (the item at ``pos`` of ``shown`` picked; -1: a skip) into the
-        posterior and the history."""
+        posterior and the history.
+        """
         self._searcher.update(shown, pos)
         self._history.append(
             {
@@ -405,7 +410,8 @@ class DiscreteSearch(InferredUser):
     @synchronized
     def to_dict(self) -> dict:
         """A JSON-safe snapshot (parameters, seed, history); restore with
-        ``DiscreteSearch.from_dict(state, X)``. X itself is not stored, only a fingerprint."""
+        ``DiscreteSearch.from_dict(state, X)``. X itself is not stored, only a fingerprint.
+        """
         return {
             "version": _STATE_VERSION,
             "n_items": int(self.n_items),
@@ -430,7 +436,8 @@ class DiscreteSearch(InferredUser):
     @classmethod
     def from_dict(cls, state: Any, X: Any, *, n_jobs: int | None = None) -> DiscreteSearch:
         """Rebuild a session from :meth:`to_dict` output and the same database ``X``
-        (the posterior is replayed from the history, which is checked on the way)."""
+        (the posterior is replayed from the history, which is checked on the way).
+        """
         seed = check_state(state, _STATE_VERSION)
         try:
             obj = cls(

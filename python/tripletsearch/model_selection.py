@@ -102,7 +102,8 @@ def _run(tasks, n_jobs, verbose, desc):
 class GridResult:
     """Cross-validated scores per setting: ``rows`` is a list of dicts with the
     parameters, ``accuracy``, ``accuracy_se``, ``nll``, ``nll_se`` (mean and standard
-    error over folds), ``fit_time`` (mean seconds) and ``epochs`` (mean)."""
+    error over folds), ``fit_time`` (mean seconds) and ``epochs`` (mean).
+    """
 
     rows: list = field(default_factory=list)
     param_names: list = field(default_factory=list)

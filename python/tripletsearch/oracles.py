@@ -153,7 +153,8 @@ class Oracle:
 
 class _ChoiceOracle(Oracle):
     """Oracles of the form ``p = w_i / (w_i + w_j)`` with a kernel weight ``w(D)``; they
-    extend to k alternatives as Luce choice models, ``P(c | t) = w_c / sum_k w_k``."""
+    extend to k alternatives as Luce choice models, ``P(c | t) = w_c / sum_k w_k``.
+    """
 
     def choice_prob(
         self, X: Any, heads: Any, candidates: Any, *, n_jobs: int | None = None

@@ -265,7 +265,8 @@ def hypothesis_test_probs(dim: int, gamma: float, lapse: float = 0.0) -> tuple[f
 def _plan_for(n: int, p_x: float, p_f: float, delta: float) -> int | None:
     """The threshold tau of a test with n repetitions, or None when none separates: the
     smallest tau with P_F(X >= tau) <= delta (binary search; the tails are exact sums from
-    the threshold outward, O(sqrt n) terms), accepted when P_X(X <= tau - 1) <= delta."""
+    the threshold outward, O(sqrt n) terms), accepted when P_X(X <= tau - 1) <= delta.
+    """
     from . import _core
 
     tail = _core.binomial_upper_tail
@@ -335,5 +336,5 @@ def binomial_test_plan(p_x: float, p_f: float, delta: float) -> tuple[int, int]:
 
 
 def per_test_delta(delta_hat: float, n_tests: int) -> float:
-    """delta with (1 - delta)^K = 1 - delta_hat: each of K tests may err with delta."""
+    """Delta with (1 - delta)^K = 1 - delta_hat: each of K tests may err with delta."""
     return -math.expm1(math.log1p(-delta_hat) / n_tests)

@@ -78,14 +78,14 @@ class ChoiceModelFit:
 
 
 def _log_distances(X: np.ndarray, heads: np.ndarray, shown: np.ndarray) -> np.ndarray:
-    """log D (squared distances from each head to its shown items), (m, k)."""
+    """Log D (squared distances from each head to its shown items), (m, k)."""
     diff = X[shown] - X[heads][:, None, :]
     D = np.einsum("mkd,mkd->mk", diff, diff)
     return np.log(np.maximum(D, np.finfo(float).tiny))
 
 
 def _logp(logD: np.ndarray, pos: np.ndarray, gamma: float) -> np.ndarray:
-    """log P(chosen) without lapses, (m,): log-sum-exp over the shown items."""
+    """Log P(chosen) without lapses, (m,): log-sum-exp over the shown items."""
     a = -0.5 * gamma * logD
     a = a - a.max(axis=1, keepdims=True)
     return a[np.arange(len(pos)), pos] - np.log(np.exp(a).sum(axis=1))

@@ -19,7 +19,7 @@ TINY = np.finfo(np.float64).tiny  # DBL_MIN
 
 
 def integer_gamma(gamma: float) -> int:
-    """gamma as an integer in [1, 256], or -1 (the power then goes through exp and log)."""
+    """Gamma as an integer in [1, 256], or -1 (the power then goes through exp and log)."""
     return int(gamma) if (gamma == math.floor(gamma) and 1.0 <= gamma <= 256.0) else -1
 
 
@@ -56,7 +56,7 @@ def pair_prob(Da: Any, Db: Any, gamma: float) -> np.ndarray:
 
 
 def pair_log_prob(Da: Any, Db: Any, gamma: float) -> np.ndarray:
-    """log P(a named closer), accurate to relative precision."""
+    """Log P(a named closer), accurate to relative precision."""
     s, a_closer = pair_ratio(Da, Db)
     pw = gamma_power(s, gamma)
     with np.errstate(divide="ignore"):
@@ -80,7 +80,8 @@ def choice_probs(D: Any, gamma: float) -> np.ndarray:
 
 def choice_likelihood(D: Any, chosen: int, gamma: float) -> np.ndarray:
     """P(candidate `chosen` named | target) for many targets: D (k, n) squared distances
-    of the k candidates to n targets (the database posterior's update)."""
+    of the k candidates to n targets (the database posterior's update).
+    """
     D = np.asarray(D, dtype=np.float64)
     if D.shape[0] == 2:
         return pair_prob(D[chosen], D[1 - chosen], gamma)
@@ -91,13 +92,15 @@ def choice_likelihood(D: Any, chosen: int, gamma: float) -> np.ndarray:
 
 def relative_weights(dmin: Any, D: Any, gamma: float) -> np.ndarray:
     """(dmin / D)^(gamma/2) with D floored: a candidate's choice weight relative to the
-    closest candidate (dmin) for each target."""
+    closest candidate (dmin) for each target.
+    """
     return gamma_power(dmin * (1.0 / np.maximum(D, TINY)), gamma)
 
 
 class PairAnswerModel:
     """gamma-CKL answers to pair queries with a lapse rate:
-    P(a named) = lapse / 2 + (1 - lapse) p."""
+    P(a named) = lapse / 2 + (1 - lapse) p.
+    """
 
     def __init__(self, gamma: float, lapse: float):
         self.gamma, self.lapse = gamma, lapse
@@ -106,7 +109,7 @@ class PairAnswerModel:
         return 0.5 * self.lapse + (1.0 - self.lapse) * pair_prob(Da, Db, self.gamma)
 
     def log_prob_of(self, Da: Any, Db: Any, a_named: bool) -> np.ndarray:
-        """log P(the answer given), "a" when a_named."""
+        """Log P(the answer given), "a" when a_named."""
         if self.lapse > 0:
             p = self.prob(Da, Db)
             return np.log(p if a_named else 1.0 - p)
@@ -134,9 +137,10 @@ def grid_power(j: Any, s: Any) -> np.ndarray:
 
 
 def gamma_log_prior(j: int) -> float:
-    """log prior mass of GAMMA_GRID[j] up to a constant: the integral over the value's
+    """Log prior mass of GAMMA_GRID[j] up to a constant: the integral over the value's
     cell (borders at geometric midpoints) of the density 1/gamma on [0.5, K] and K^2/gamma^3
-    on [K, 32], K = GAMMA_KNEE."""
+    on [K, 32], K = GAMMA_KNEE.
+    """
     g, K = GAMMA_GRID, GAMMA_KNEE
     lo = GAMMA_PRIOR_RANGE[0] if j == 0 else math.sqrt(g[j - 1] * g[j])
     hi = GAMMA_PRIOR_RANGE[1] if j == len(g) - 1 else math.sqrt(g[j] * g[j + 1])
@@ -151,7 +155,8 @@ def gamma_log_prior(j: int) -> float:
 
 class UserModel:
     """The pair-answer model of a particle search: fixed (``PairAnswerModel``) or, with
-    gamma and/or lapse inferred, per hypothesis (g, l) (grid indices, arrays)."""
+    gamma and/or lapse inferred, per hypothesis (g, l) (grid indices, arrays).
+    """
 
     def __init__(self, gamma: float, lapse: float, gamma_auto: bool, lapse_auto: bool):
         self.fixed = PairAnswerModel(gamma, lapse)

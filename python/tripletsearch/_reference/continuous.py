@@ -2,7 +2,8 @@
 ``simulate/continuous.hpp``): the same regions, hypothesis-test bookkeeping, particle
 posterior (grid or uniform initialization, resample-move), decisions, information-gain
 queries and random streams, the configuration given by name (``method``:
-"hypothesis-test", "posterior", "global")."""
+"hypothesis-test", "posterior", "global").
+"""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ MOVE_WINDOW = 512  # particles.hpp's kMoveWindow
 
 
 def _log_likelihood(A, x, m, g=-1, li=-1):
-    """log P(answers A | target x, hypothesis (g, li)), the native running product."""
+    """Log P(answers A | target x, hypothesis (g, li)), the native running product."""
     d = len(x)
     lp, prod = 0.0, 1.0
     if len(A):
@@ -56,7 +57,8 @@ def _cholesky(S):
 
 class Particles:
     """Particles z (P, d) with log-weights; with the user inferred, each particle's
-    hypothesis: gamma index hg and lapse index hl (-1: fixed)."""
+    hypothesis: gamma index hg and lapse index hl (-1: fixed).
+    """
 
     def init(self, lo, hi, target_P, rng, m):
         self.lo, self.hi = np.array(lo, float), np.array(hi, float)
@@ -157,7 +159,8 @@ class Particles:
         """Resample, then per particle: `sweeps` moves of z (even sweeps: the particles'
         covariance factor times PROPOSAL_SCALE / sqrt(d); odd: half the IQR per axis), then
         with the user inferred one move of the hypothesis: gamma or the lapse rate to a
-        neighbouring grid value."""
+        neighbouring grid value.
+        """
         w, _ = self.weights()
         d = self.z.shape[1]
         mu = self.mean(w)
@@ -243,7 +246,8 @@ def resolved_particles(method, dim, particles):
 
 class ContinuousSearcher:
     """The interface of ``tripletsearch._core.ContinuousSearcher``, the configuration's
-    fields as keywords (``continuous/config.hpp``)."""
+    fields as keywords (``continuous/config.hpp``).
+    """
 
     def __init__(
         self,
@@ -563,7 +567,8 @@ class ContinuousSearcher:
 
 def simulate(runs, max_queries, user_gamma, user_lapse, seed, **config):
     """The native simulator's loop (particle methods, max_queries) in NumPy: the errors
-    array (runs, max_queries + 1). ``config``: the searcher's keywords."""
+    array (runs, max_queries + 1). ``config``: the searcher's keywords.
+    """
     user = PairAnswerModel(user_gamma, user_lapse)
     errors = np.full((runs, max_queries + 1), np.nan)
     for r in range(runs):  # the user in the searcher's unit frame, errors in the input's

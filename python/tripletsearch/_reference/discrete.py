@@ -40,7 +40,8 @@ _RULES = {"weighted": 0, "paper": 1, "nearest": 2}
 def store_frame(X: Any) -> tuple[np.ndarray, float, np.ndarray]:
     """(center, scale, the store's coordinates): each coordinate centred on the midpoint of
     its range, all divided by the smallest power of two at least the largest half-range,
-    then rounded to single precision (``discrete/item_store.hpp``)."""
+    then rounded to single precision (``discrete/item_store.hpp``).
+    """
     X = np.asarray(X, dtype=np.float64)
     lo, hi = X.min(axis=0), X.max(axis=0)
     center = 0.5 * lo + 0.5 * hi
@@ -147,7 +148,7 @@ class DiscreteSearcher:
 
     # ------------------------------------------------------------------ hypotheses
     def _init_hypotheses(self, keep):
-        """wh = prior_h / n on the items kept, w = sum_h wh in order."""
+        """Wh = prior_h / n on the items kept, w = sum_h wh in order."""
         prior = np.array(
             [
                 math.exp(gamma_log_prior(h // self.nl)) if self.gamma_auto else 1.0
@@ -160,7 +161,7 @@ class DiscreteSearcher:
         self.htotal = np.zeros(self.nh)
 
     def _update_hypotheses(self, shown, choice, scale):
-        """wh *= P(choice | item, h) * scale (choice < 0: scale only), w = sum_h wh."""
+        """Wh *= P(choice | item, h) * scale (choice < 0: scale only), w = sum_h wh."""
         k = len(shown)
         if choice >= 0:
             D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
@@ -336,7 +337,8 @@ class DiscreteSearcher:
 
     def _posterior_sample(self):
         """The draws from the posterior, and with gamma inferred each draw's gamma index
-        drawn from P(h | item) (grid index; else None)."""
+        drawn from P(h | item) (grid index; else None).
+        """
         rng = stream(self.seed, Purpose.PosteriorDraws, self.n_queries)
         u0 = rng.uniform()
         sample = [int(i) for i in systematic_resample(self.w, self.total, _SAMPLES, u0)]

@@ -89,7 +89,7 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
 
 
 def _two_loop(g, S, Y, rho):
-    """p = -H g from the history (newest last) and the first trial step."""
+    """P = -H g from the history (newest last) and the first trial step."""
     p = -g
     alphas = []
     for s, y, r in zip(reversed(S), reversed(Y), reversed(rho)):
@@ -166,7 +166,8 @@ def train(kind, param, init, triplets, options, seed, threads=1, callback=None):
     (n, d), the rows, the options (``optimizer`` by name: "sgd", "adam", "lbfgs"; ``lr``,
     ``batch_size`` (0: full batch), ``max_epochs``, ``tol``, ``n_iter_no_change``, ``l2``,
     ``learn_gamma``) and the minibatch seed. Returns ``(X, loss per epoch, gamma per epoch,
-    epochs, status)``."""
+    epochs, status)``.
+    """
     X0 = np.ascontiguousarray(init, dtype=np.float64)
     n, d = X0.shape
     T = np.ascontiguousarray(triplets, dtype=np.int64)

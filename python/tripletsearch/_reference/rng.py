@@ -1,6 +1,7 @@
 """Pure-Python twin of ``cpp/include/tripletsearch/core/rng.hpp`` (splitmix64 seeding,
 xoshiro256**, Lemire's unbiased bounded integers) and ``core/seeding.hpp`` (the purposes of
-the streams), bit for bit."""
+the streams), bit for bit.
+"""
 
 from __future__ import annotations
 

@@ -37,7 +37,8 @@ def p_correct_monte_carlo(
     n_jobs: int | None = None,
 ) -> Estimate:
     """(mean, standard error) of the estimate of p_Q: both query points uniform in the
-    unit d-ball, the probability that gamma-CKL names the closer one, averaged."""
+    unit d-ball, the probability that gamma-CKL names the closer one, averaged.
+    """
     rng = np.random.default_rng(random_state)
     total = total2 = 0.0
     done = 0

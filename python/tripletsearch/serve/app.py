@@ -63,7 +63,8 @@ class BodyLimit:
     """413 for request bodies over ``limit`` bytes, by Content-Length or while streaming
     (a pure ASGI middleware: the body is never buffered beyond the limit); and a 500
     ``{"error": "internal server error"}`` for an unexpected exception, logged with its
-    trace on the server, the connection kept."""
+    trace on the server, the connection kept.
+    """
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES):
         self.app, self.limit = app, limit
@@ -308,7 +309,8 @@ def create_app(
 
 def app_from_env() -> ASGIApp:
     """The app of a uvicorn worker started by ``tripletsearch serve --workers N`` (the
-    configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent)."""
+    configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent).
+    """
     from .catalogue import demo_catalogue, load_catalogue
 
     cfg = json.loads(os.environ["TRIPLETSEARCH_SERVE"])

@@ -87,7 +87,8 @@ class Catalogue:
 
     def item(self, i: int) -> dict[str, Any]:
         """The public record of item ``i``: ``id``, ``name``, ``hex`` (or None) and, with
-        images, ``image`` (its URL path)."""
+        images, ``image`` (its URL path).
+        """
         out: dict[str, Any] = {
             "id": int(i),
             "name": self.names[i],
@@ -127,7 +128,8 @@ def _check_items(
     first_row: int,
 ) -> None:
     """Names present and unique, colours ``#rrggbb``, image files inside ``root``; the
-    rows named as in the file (``first_row``: the file line of item 0)."""
+    rows named as in the file (``first_row``: the file line of item 0).
+    """
     seen: dict[str, int] = {}
     for i, name in enumerate(names):
         row = first_row + i
@@ -178,7 +180,8 @@ def _check_embedding(file: str, X: np.ndarray, n: int | None, first_row: int) ->
 
 def _csv_rows(path: Path) -> list[list[str]]:
     """The rows of a CSV file (UTF-8, BOM tolerated; trailing blank lines ignored; row
-    numbers in messages are file lines, from 1)."""
+    numbers in messages are file lines, from 1).
+    """
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
             rows = list(csv.reader(fh))
@@ -308,7 +311,8 @@ def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:
 
 def demo_catalogue(name: str = "colours") -> Catalogue:
     """A bundled demo: ``"colours"``, the 949 colours of the xkcd colour survey (public
-    domain, see ``serve/data/SOURCE.md``) embedded in CIELAB."""
+    domain, see ``serve/data/SOURCE.md``) embedded in CIELAB.
+    """
     if name not in DEMOS:
         raise ValueError(f"demo: expected one of {list(DEMOS)}, got {name!r}")
     text = resources.files(__package__).joinpath("data/xkcd_colours.csv").read_text("utf-8")

@@ -128,7 +128,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _with_store(args: argparse.Namespace, work: Any) -> int:
     """``work(store, catalogue)`` on the database of ``--database`` (checked) and the
-    catalogue of the arguments; a bad file or database prints the error, exit code 2."""
+    catalogue of the arguments; a bad file or database prints the error, exit code 2.
+    """
     if _missing_dependencies():
         return 2
     from .store import Store, StoreError, default_url

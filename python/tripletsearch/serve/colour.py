@@ -56,7 +56,7 @@ def srgb_to_lab(rgb: Any) -> np.ndarray:
 
 
 def lab_to_srgb(lab: Any) -> np.ndarray:
-    """sRGB (companded, not clipped: outside [0, 1] when out of gamut) of CIELAB colours."""
+    """SRGB (companded, not clipped: outside [0, 1] when out of gamut) of CIELAB colours."""
     lab = np.asarray(lab, dtype=np.float64)
     fy = (lab[..., 0] + 16.0) / 116.0
     f = np.stack([fy + lab[..., 1] / 500.0, fy, fy - lab[..., 2] / 200.0], axis=-1)
@@ -71,7 +71,7 @@ def in_gamut(lab: Any, tol: float = 1e-9) -> np.ndarray:
 
 
 def hex_to_srgb(codes: Any) -> np.ndarray:
-    """sRGB in [0, 1] of "#rrggbb" codes, shape (n, 3)."""
+    """SRGB in [0, 1] of "#rrggbb" codes, shape (n, 3)."""
     out = []
     for k, code in enumerate(codes):
         text = str(code).strip()

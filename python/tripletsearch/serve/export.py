@@ -44,7 +44,8 @@ def _iso(t: float) -> str:
 
 def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Everything recorded in ``store``, as JSON-ready lists (see the module docstring).
-    ``catalogue`` adds item names to the sessions."""
+    ``catalogue`` adds item names to the sessions.
+    """
     by_session = store.all_answers()
     triplets: list[list[int]] = []
     choices: list[dict[str, Any]] = []

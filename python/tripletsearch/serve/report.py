@@ -36,7 +36,8 @@ def _mean_se(x: list[float]) -> tuple[float, float]:
 
 def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """The comparison of the study sessions in ``store`` (``catalogue``: for the fit of
-    people's gamma and lapse rate, and item names)."""
+    people's gamma and lapse rate, and item names).
+    """
     answers = store.all_answers()
     searches: list[dict[str, Any]] = []
     heads: list[int] = []
@@ -195,7 +196,8 @@ def _plot_cdf(rep: dict[str, Any], path: Path) -> bool:
 
 def write_report(store: Store, out: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Write ``report.json``, ``methods.csv``, ``searches.csv`` and ``cdf.png`` (with
-    matplotlib) into the folder ``out``; returns the report."""
+    matplotlib) into the folder ``out``; returns the report.
+    """
     rep = study_report(store, catalogue)
     d = Path(os.fspath(out))
     d.mkdir(parents=True, exist_ok=True)

@@ -88,7 +88,8 @@ def _round(v: Any, digits: int = 3) -> list[float]:
 @dataclass
 class _Live:
     """A live searcher and the session state it reflects: the screen it is at, the undos
-    it has seen, the answers it holds."""
+    it has seen, the answers it holds.
+    """
 
     searcher: Any
     position: int
@@ -195,7 +196,8 @@ class SearchService:
 
     def _new_searcher(self, mode: str, k: int, seed: int, params: dict | None = None) -> Any:
         """A session's searcher before any answer, with its stored parameters (a session
-        keeps the parameters it started with)."""
+        keeps the parameters it started with).
+        """
         params = params or {}
         if mode == "find":
             return self._template(k, params).spawn(seed)
@@ -224,7 +226,8 @@ class SearchService:
     def _searcher_at(self, row: SessionRow) -> Any:
         """The session's searcher holding its answers that count: the cached one, caught up
         from the database when another worker moved the session on, or rebuilt from the
-        stored screens (after an undo elsewhere, a restart, an upgrade)."""
+        stored screens (after an undo elsewhere, a restart, an upgrade).
+        """
         live = self._cache.get(row.id)
         if live is None or live.undos != row.undos or live.position > row.queries:
             live = _Live(self._new_searcher(row.mode, row.k, int(row.seed), row.params), 0, 0, 0)
@@ -277,7 +280,8 @@ class SearchService:
     # ------------------------------------------------------------------ API
     def create(self, body: Any) -> dict:
         """A new session: ``{"mode": "find" | "mix", "k": 2..8}`` (k: find mode only) ->
-        ``{"id", "token", "screen"}``."""
+        ``{"id", "token", "screen"}``.
+        """
         if self.closed_reason:
             raise ServiceError(403, self.closed_reason)
         body = _object(body, {"mode", "k"})
@@ -325,7 +329,8 @@ class SearchService:
     ) -> tuple[str, str]:
         """Create a session with its first screen; (id, token). Study sessions name their
         participant, slot and target (Conflict when the slot has a session already), take
-        the participant's token and a seed of the study's (others: a random seed)."""
+        the participant's token and a seed of the study's (others: a random seed).
+        """
         sid, token = secrets.token_urlsafe(16), token or secrets.token_urlsafe(32)
         seed = secrets.randbits(63) if seed is None else int(seed)
         searcher = self._new_searcher(mode, k, seed, params)
@@ -382,7 +387,8 @@ class SearchService:
 
     def _current(self, row: SessionRow, number: int, kind: str, *key: Any) -> dict | None:
         """The stored reply when screen ``number`` was handled before (a repeat), else None
-        after checking that ``number`` is the current screen of an open session."""
+        after checking that ``number`` is the current screen of an open session.
+        """
         if number < row.queries or (row.done and number <= row.queries):
             return self._repeat(row.id, number, kind, *key)
         if number > row.queries:
@@ -393,7 +399,8 @@ class SearchService:
 
     def answer(self, sid: str, token: str | None, body: Any) -> dict:
         """Record the answer to a screen; ``{"screen": next or None, "done", "queries"}``.
-        The same answer again returns the same reply; a different one is a 409."""
+        The same answer again returns the same reply; a different one is a 409.
+        """
         row = self._authorized(sid, token)
         number, choice, found = self._check_answer(body)
         repeat = self._current(row, number, "answer", choice, found)
@@ -489,7 +496,8 @@ class SearchService:
         """Take back the last answer that counts, from the current screen ``{"screen": n}``:
         the answer stays recorded (marked undone), the undo is recorded as screen n's
         answer, and screen n + 1 shows the undone screen again. The same undo again
-        returns the same reply."""
+        returns the same reply.
+        """
         row = self._authorized(sid, token)
         number = self._screen_number(_object(body, {"screen"}))
         repeat = self._current(row, number, "undo", None, False)
@@ -539,7 +547,8 @@ class SearchService:
 
     def get(self, sid: str, token: str | None) -> dict:
         """The session: id, mode, done, queries, the current screen, the history (every
-        recorded answer and undo, undone answers marked)."""
+        recorded answer and undo, undone answers marked).
+        """
         row = self._authorized(sid, token)
         history = [
             {

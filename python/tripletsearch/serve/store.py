@@ -198,7 +198,8 @@ class SessionRow:
 
 def _sqlite_engine(url: sa.URL, immediate: bool, **kw: Any) -> Engine:
     """A SQLite engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN
-    (reads: WAL readers never block), 30 s busy timeout, WAL, synchronous=FULL."""
+    (reads: WAL readers never block), 30 s busy timeout, WAL, synchronous=FULL.
+    """
     engine = sa.create_engine(
         url,
         connect_args={"timeout": 30.0, "check_same_thread": False},
@@ -262,7 +263,8 @@ def _insert_answer(
 
 class Store:
     """The sessions database. ``Store(url).setup()`` once before the workers start (creates
-    or upgrades the schema, sets WAL); then every worker opens ``Store(url)``."""
+    or upgrades the schema, sets WAL); then every worker opens ``Store(url)``.
+    """
 
     def __init__(self, url: str | None = None, *, pool_size: int = 8):
         self.url = sa.make_url(url or default_url())
@@ -289,7 +291,8 @@ class Store:
     # ------------------------------------------------------------------ schema
     def setup(self) -> int:
         """Create the tables or upgrade them to :data:`SCHEMA_VERSION` (once, before the
-        workers start); returns the version found (0: a new database)."""
+        workers start); returns the version found (0: a new database).
+        """
         if self.is_sqlite:  # WAL is a property of the file: set it once, outside a transaction
             raw = self.write.raw_connection()
             try:
@@ -382,7 +385,8 @@ class Store:
     def _answered(self, *where: Any) -> list[tuple[str, dict]]:
         """(session id, record) of the answered screens matching ``where``, by session and
         number; a record: number, payload, query, choice, found, kind ("answer" or "undo"),
-        undone, shown_at, answered_at."""
+        undone, shown_at, answered_at.
+        """
         on = sa.and_(
             answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
         )
@@ -515,7 +519,8 @@ class Store:
         """A write transaction. SQLite: one writer thread per process at a time (the
         file's lock serializes writers anyway; threads queueing here wait on a lock instead
         of sleeping in SQLite's busy handler, whose back-off reaches 100 ms); processes
-        still take turns through the busy timeout."""
+        still take turns through the busy timeout.
+        """
         if self._write_lock is None:
             with self.write.begin() as c:
                 yield c
@@ -526,7 +531,8 @@ class Store:
     @staticmethod
     def _advance(c: Connection, sid: str, number: int, now: float, **values: Any) -> None:
         """Move the session from screen ``number`` to the next, or raise Conflict when it
-        is not at that screen (any more) or is done."""
+        is not at that screen (any more) or is done.
+        """
         res = c.execute(
             sa.update(sessions)
             .where(
@@ -551,7 +557,8 @@ class Store:
     ) -> None:
         """An undo at screen ``number``: the answer to ``undone_screen`` stops counting
         (kept, marked undone), the undo is recorded as screen ``number``'s answer, and
-        screen ``number + 1`` shows ``payload`` (the undone screen again)."""
+        screen ``number + 1`` shows ``payload`` (the undone screen again).
+        """
         now = time.time()
         with self._tx() as c:
             self._advance(
@@ -595,7 +602,8 @@ class Store:
         target: int | None = None,
     ) -> None:
         """A new session and its screen 0, in one transaction (a study session: its
-        participant, slot and target; Conflict when that slot already has a session)."""
+        participant, slot and target; Conflict when that slot already has a session).
+        """
         now = time.time()
         with self._tx() as c:
             if participant is not None:
@@ -643,7 +651,8 @@ class Store:
     ) -> None:
         """Record the answer to screen ``number`` and the next screen, committed before
         returning; :class:`Conflict` when the session is no longer at that screen (another
-        request answered it first: nothing is written)."""
+        request answered it first: nothing is written).
+        """
         now = time.time()
         with self._tx() as c:
             self._advance(

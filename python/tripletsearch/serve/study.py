@@ -82,7 +82,8 @@ class Study:
     @property
     def fingerprint(self) -> str:
         """Identifies the study's design in the database (participants are numbered
-        within it)."""
+        within it).
+        """
         design = {
             "title": self.title,
             "catalogue": self.catalogue.fingerprint,
@@ -101,7 +102,8 @@ class Study:
 
     def session_seed(self, number: int, slot: int) -> int:
         """The searcher's seed for participant ``number``'s search ``slot``: from the
-        study's seed, so a study replays (same answers, same screens)."""
+        study's seed, so a study replays (same answers, same screens).
+        """
         state = np.random.SeedSequence([self.seed, number, slot]).generate_state(2, np.uint64)
         return int(state[0] >> np.uint64(1))
 
@@ -198,7 +200,8 @@ def load_study(path: Any) -> Study:
 
 class StudyService:
     """Participants of a study: enrolment after consent, their searches one after the
-    other (each session's token is the participant's), nothing about the method shown."""
+    other (each session's token is the participant's), nothing about the method shown.
+    """
 
     def __init__(self, study: Study, service: SearchService):
         self.study, self.service, self.store = study, service, service.store
@@ -231,7 +234,8 @@ class StudyService:
     def next(self, pid: str, token: str | None, body: Any) -> dict:
         """The participant's current search (started when new): ``{"done": false, "slot",
         "n_slots", "target", "queries", "session": {"id", "screen"}}``, or ``{"done": true,
-        "n_slots"}`` after the last one."""
+        "n_slots"}`` after the last one.
+        """
         _object(body, set())
         row = self._participant(pid, token)
         plan = self.study.plan(int(row.number))
