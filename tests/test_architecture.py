@@ -247,3 +247,18 @@ def test_stream_purposes_agree_with_the_twin():
             assert ref_rng.child_seed(seed, p, index) == _core.child_seed(
                 seed, getattr(_core.Purpose, p.name), index
             )
+
+
+def test_the_version_lives_in_one_place():
+    import importlib.metadata
+    import re
+
+    import tripletsearch
+
+    root = Path(__file__).resolve().parents[1]
+    pyproject = (root / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in pyproject
+    assert not re.search(r"^version\s*=", pyproject, re.M)  # no second copy
+    assert importlib.metadata.version("tripletsearch") == tripletsearch.__version__
+    changelog = (root / "CHANGELOG.md").read_text()
+    assert f"## {tripletsearch.__version__} " in changelog  # the release has its entry

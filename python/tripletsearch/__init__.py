@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the one place of the version (pyproject reads it)
 
 # public name -> the submodule that defines it
 _EXPORTS = {

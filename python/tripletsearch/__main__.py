@@ -1,3 +1,5 @@
+"""``python -m tripletsearch``: run the command-line interface."""
+
 import sys
 
 from .cli import main

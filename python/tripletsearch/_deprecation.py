@@ -29,8 +29,9 @@ def warn_renamed(where: str, old: str, new: str, stacklevel: int = 3) -> None:
 
 
 def move_keywords(where: str, kwargs: dict[str, Any], names: dict[str, str]) -> None:
-    """Rename, in place, the old keywords of ``kwargs`` (``names``: old -> new), warning
-    once per old name; both spellings at once is a TypeError, as for any argument given
+    """Rename, in place, the old keywords of ``kwargs``, warning once per old name.
+
+    ``names``: old -> new. Both spellings at once is a TypeError, as for any argument given
     twice.
     """
     for old, new in names.items():

@@ -1,5 +1,7 @@
-"""The user model the searches infer with ``gamma="auto"`` / ``lapse="auto"``: the grids, the
-prior and the summaries of the posterior (``cpp/include/tripletsearch/oracle/user_grid.hpp``).
+"""The user model the searches infer with ``gamma="auto"`` / ``lapse="auto"``.
+
+The grids, the prior and the summaries of the posterior
+(``cpp/include/tripletsearch/oracle/user_grid.hpp``).
 
 gamma lives on the grid {0.5, 0.75, 1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32} with a prior that
 is log-uniform on [0.5, 4] and falls as (4 / gamma)^2 beyond, up to 32 (each grid value
@@ -53,10 +55,11 @@ def grid_summary(grid: np.ndarray, probs: np.ndarray) -> tuple[float, tuple[floa
 
 
 class InferredUser:
-    """The user-model half of a search session (``ContinuousSearch``, ``DiscreteSearch``):
-    the assumed or inferred gamma and lapse rate and their posterior. Needs ``_config``
-    (a native configuration with gamma, lapse, gamma_auto, lapse_auto) and ``_user_grids()``
-    (the native posterior: (gamma probs, lapse probs), or None).
+    """The user-model half of a search session (``ContinuousSearch``, ``DiscreteSearch``).
+
+    The assumed or inferred gamma and lapse rate and their posterior. Needs ``_config`` (a
+    native configuration with gamma, lapse, gamma_auto, lapse_auto) and ``_user_grids()`` (the
+    native posterior: (gamma probs, lapse probs), or None).
     """
 
     _config: Any
@@ -75,8 +78,10 @@ class InferredUser:
         return "auto" if self._config.lapse_auto else float(self._config.lapse)
 
     def user_posterior(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """The posterior of the user's gamma and lapse rate: ``{"gamma": (grid, probs),
-        "lapse": (grid, probs)}`` (a fixed value: itself, probability 1).
+        """The posterior of the user's gamma and lapse rate.
+
+        ``{"gamma": (grid, probs), "lapse": (grid, probs)}`` (a fixed value: itself,
+        probability 1).
         """
         post = self._user_grids()
         out = {}
@@ -93,22 +98,25 @@ class InferredUser:
 
     @property
     def gamma_(self) -> float:
-        """The user's gamma: the posterior median with gamma="auto" (a grid value), else
-        the assumed value.
+        """The user's gamma.
+
+        The posterior median with gamma="auto" (a grid value), else the assumed value.
         """
         return self._summary("gamma")[0]
 
     @property
     def gamma_interval_(self) -> tuple[float, float]:
-        """The central 95 % credible interval of the user's gamma (grid values; a fixed
-        gamma: (gamma, gamma)).
+        """The central 95 % credible interval of the user's gamma.
+
+        Grid values; a fixed gamma: (gamma, gamma).
         """
         return self._summary("gamma")[1]
 
     @property
     def lapse_(self) -> float:
-        """The user's lapse rate: the posterior median with lapse="auto", else the assumed
-        value.
+        """The user's lapse rate.
+
+        The posterior median with lapse="auto", else the assumed value.
         """
         return self._summary("lapse")[0]
 

@@ -83,8 +83,9 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
 
 
 def check_allocation(n_bytes: float, name: str) -> None:
-    """ValueError naming ``name`` before allocating ``n_bytes`` that this machine cannot hold
-    (the native core's check, one limit for both languages).
+    """ValueError naming ``name`` before allocating ``n_bytes`` that this machine cannot hold.
+
+    The native core's check, one limit for both languages.
     """
     from . import _core
 
@@ -117,8 +118,9 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
 def check_index_array(
     a: Any, name: str, ndim: int, n_items: int | None, cols: int | None = None
 ) -> np.ndarray:
-    """Validate an integer index array of a given ndim (and column count), and when
-    ``n_items`` is given, that all entries lie in [0, n_items).
+    """Validate an integer index array of a given ndim (and column count).
+
+    When ``n_items`` is given, also that all entries lie in [0, n_items).
 
     Float and bool arrays are rejected (a cast would silently truncate 0.7 to 0); any
     integer dtype is accepted and returned as C-contiguous int64.
@@ -167,8 +169,9 @@ def check_index_range(arr: np.ndarray, n_items: int, name: str) -> None:
 
 
 def check_triplets(triplets: Any, n_items: int | None, name: str = "triplets") -> np.ndarray:
-    """Validate triplet rows ``(t, i, j)``: integer (m, 3), indices in [0, n_items) when
-    ``n_items`` is given.
+    """Validate triplet rows ``(t, i, j)``.
+
+    Integer (m, 3), indices in [0, n_items) when ``n_items`` is given.
     """
     return check_index_array(triplets, name, 2, n_items, cols=3)
 
@@ -177,8 +180,10 @@ _MAX_THREADS = 4096
 
 
 def resolve_n_jobs(n_jobs: Any) -> int:
-    """Thread count for ``n_jobs``: None means all cores (OpenMP default, which respects
-    OMP_NUM_THREADS); a negative value -k means all cores but k - 1 (joblib convention).
+    """Thread count for ``n_jobs``.
+
+    None means all cores (OpenMP default, which respects OMP_NUM_THREADS); a negative value -k
+    means all cores but k - 1 (joblib convention).
     """
     if n_jobs is None:
         from . import _core
@@ -197,8 +202,9 @@ def resolve_n_jobs(n_jobs: Any) -> int:
 
 
 def check_state(state: Any, version: int) -> int:
-    """Validate the envelope of a ``to_dict`` snapshot: a dict of the given version with a
-    64-bit seed (stored as a string). Returns the seed.
+    """Validate the envelope of a ``to_dict`` snapshot and return its seed.
+
+    The envelope: a dict of the given version with a 64-bit seed (stored as a string).
     """
     if not isinstance(state, dict):
         raise TypeError(f"state: expected a dict, got {type(state).__name__}")

@@ -150,6 +150,7 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command of ``argv`` (default: ``sys.argv[1:]``; none: ``demo``); its exit code."""
     parser = argparse.ArgumentParser(prog="tripletsearch", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
     p_demo = sub.add_parser("demo", help="a short tour of the oracles and the theory tools")

@@ -63,8 +63,9 @@ _STATE_VERSION = 1
 
 @dataclass(frozen=True)
 class Region:
-    """A hypercube of the search: ``center`` (d,), ``edge`` and ``depth`` (halvings from
-    Omega; a backtrack loses 2).
+    """A hypercube of the search.
+
+    ``center`` (d,), ``edge`` and ``depth`` (halvings from Omega; a backtrack loses 2).
     """
 
     center: np.ndarray
@@ -72,6 +73,7 @@ class Region:
     depth: int
 
     def contains(self, x: Any) -> bool:
+        """Whether the point ``x`` lies in the (closed) hypercube."""
         return bool(np.all(np.abs(np.asarray(x, float) - self.center) <= 0.5 * self.edge))
 
     def parent(self) -> Region:
@@ -106,8 +108,9 @@ def _config(
     n_particles: Any,
     delta: Any,
 ) -> _core.ContinuousConfig:
-    """The native configuration (the core checks the ranges, ValueError naming them); for
-    the hypothesis test with Algorithm 2's plan for the stage error budget ``delta``.
+    """The native configuration (the core checks the ranges, ValueError naming them).
+
+    For the hypothesis test, with Algorithm 2's plan for the stage error budget ``delta``.
     """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
@@ -142,8 +145,9 @@ _AUTO_GAMMA = 3.0  # the configuration's gamma value when gamma is "auto" (unuse
 
 
 def _check_bounds(bounds: Any) -> tuple[list[float], list[float]]:
-    """``(low, high)``: two reals (a cube) or two vectors (a range per dimension), as lists
-    (one entry: the same range on every axis); the core checks them against ``dim``.
+    """``(low, high)`` as lists: two reals (a cube) or two vectors (a range per dimension).
+
+    One entry: the same range on every axis. The core checks them against ``dim``.
     """
     try:
         low, high = bounds
@@ -199,8 +203,10 @@ def hypothesis_test_plan(
 
 
 def _bounds_state(low: np.ndarray, high: np.ndarray) -> list:
-    """The state's bounds: ``[low, high]`` reals for a cube (the format of every version),
-    ``[[low...], [high...]]`` for a box with its own range per axis.
+    """The state's bounds.
+
+    ``[low, high]`` reals for a cube (the format of every version), ``[[low...], [high...]]``
+    for a box with its own range per axis.
     """
     if np.all(low == low[0]) and np.all(high == high[0]):
         return [float(low[0]), float(high[0])]
@@ -319,12 +325,12 @@ class ContinuousSearch(InferredUser):
 
     @property
     def alpha(self) -> float:
-        """ "posterior": the mass a box needs to decide."""
+        """The mass a box needs to decide ("posterior")."""
         return float(self._config.alpha)
 
     @property
     def stage_cap(self) -> int:
-        """ "posterior": queries per stage before backtracking."""
+        """Queries per stage before backtracking ("posterior")."""
         return int(self._config.stage_cap)
 
     @property
@@ -336,31 +342,38 @@ class ContinuousSearch(InferredUser):
     @property
     @synchronized
     def region(self) -> Region:
-        """The current region (for "global": the cube around the posterior median of edge
-        L 2^-depth, the smallest such edge >= 4x the largest posterior interquartile range).
+        """The current region.
+
+        For "global": the cube around the posterior median of edge L 2^-depth, the smallest
+        such edge >= 4x the largest posterior interquartile range.
         """
         return Region(np.asarray(self._s.center), float(self._s.edge), int(self._s.depth))
 
     @property
     @synchronized
     def depth(self) -> int:
+        """The current region's depth (halvings from Omega; a backtrack loses 2)."""
         return int(self._s.depth)
 
     @property
     @synchronized
     def n_queries(self) -> int:
+        """Number of queries answered so far."""
         return int(self._s.n_queries)
 
     @property
     @synchronized
     def n_stages(self) -> int:
+        """Number of stages completed so far ("global": one per answer)."""
         return int(self._s.n_stages)
 
     @property
     @synchronized
     def history(self) -> list:
-        """One dict per answered query, keyed as :meth:`observe`'s arguments: ``a``, ``b``
-        (the two points) and ``a_is_closer`` (bool); ``observe(**record)`` replays it.
+        """One dict per answered query, keyed as :meth:`observe`'s arguments.
+
+        ``a``, ``b`` (the two points) and ``a_is_closer`` (bool); ``observe(**record)``
+        replays it.
         """
         return [
             {"a": a.copy(), "b": b.copy(), "a_is_closer": bool(x)}
@@ -369,17 +382,20 @@ class ContinuousSearch(InferredUser):
 
     @property
     def test_plan(self) -> tuple[int, int, int]:
-        """ "hypothesis-test": (cells_per_axis, n_obs, tau); queries per stage = cells * n_obs
-        ((0, 0, 0) for the other methods).
+        """Algorithm 2's plan ("hypothesis-test"): (cells_per_axis, n_obs, tau).
+
+        Queries per stage = cells * n_obs. (0, 0, 0) for the other methods.
         """
         c = self._config
         return int(c.cells_per_axis), int(c.n_obs), int(c.tau)
 
     @synchronized
     def estimate(self, k=None):
-        """The point estimate (posterior median; "hypothesis-test": the region's center),
-        or with ``k`` the k-th ancestor of the current region, which holds the target with
-        probability >= 1 - delta for k large enough (theorem:exp_v2).
+        """The point estimate, or with ``k`` the k-th ancestor of the current region.
+
+        The point estimate: the posterior median ("hypothesis-test": the region's center). The
+        k-th ancestor holds the target with probability >= 1 - delta for k large enough
+        (theorem:exp_v2).
         """
         if k is None:
             return self._s.estimate()
@@ -407,10 +423,11 @@ class ContinuousSearch(InferredUser):
 
     @synchronized
     def observe(self, a: Any, b: Any, a_is_closer: Any) -> None:
-        """Record the answer to a query ``(a, b)`` asked elsewhere: by another process, or
-        by an earlier version of the library (a stored session replayed from the queries
-        as they were shown). Replaces any pending query. Not for "hypothesis-test", whose
-        stages are its own tiling.
+        """Record the answer to a query ``(a, b)`` asked elsewhere.
+
+        Asked by another process, or by an earlier version of the library (a stored session
+        replayed from the queries as they were shown). Replaces any pending query. Not for
+        "hypothesis-test", whose stages are its own tiling.
         """
         if not isinstance(a_is_closer, (bool, np.bool_)):
             raise TypeError(f"a_is_closer: expected a bool, got {type(a_is_closer).__name__}")

@@ -56,6 +56,7 @@ class TripletDataset:
 
     @property
     def n_items(self) -> int:
+        """Number of items (``len(names)``)."""
         return len(self.names)
 
 
@@ -68,8 +69,9 @@ def _is_integer(text: str) -> bool:
 
 
 def _read_table(text: str) -> tuple[list[str], list[list[str]], int]:
-    """(header, data rows, the line number of the first data row). A first line of
-    integers only is data: the file has no header.
+    """(header, data rows, the line number of the first data row).
+
+    A first line of integers only is data: the file has no header.
     """
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:

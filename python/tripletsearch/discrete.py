@@ -119,8 +119,10 @@ def _search_config(
 
 
 def _store(X: np.ndarray) -> _core.ItemStore:
-    """The searcher's store: centred and scaled (the search is scale-free; GaussSearch's
-    sigma is rescaled by the core), items that coincide in it rejected (ValueError).
+    """The searcher's store: centred and scaled, items that coincide in it rejected.
+
+    The search is scale-free; GaussSearch's sigma is rescaled by the core. Coinciding items
+    raise ValueError.
     """
     return _core.ItemStore(X, scaled=True, distinct=True)
 
@@ -213,9 +215,10 @@ class DiscreteSearch(InferredUser):
 
     @synchronized
     def spawn(self, random_state: Any = None) -> DiscreteSearch:
-        """A new session over the same database and parameters, sharing this one's prepared
-        copy of the database (no rebuild: what a server does per visitor). The same as
-        ``DiscreteSearch(X, ..., random_state=random_state)``.
+        """A new session over the same database and parameters.
+
+        It shares this one's prepared copy of the database (no rebuild: what a server does per
+        visitor). The same as ``DiscreteSearch(X, ..., random_state=random_state)``.
         """
         obj = copy.copy(self)
         obj._seed = seed_from(random_state)
@@ -256,6 +259,7 @@ class DiscreteSearch(InferredUser):
     # ------------------------------------------------------------------ properties
     @property
     def n_items(self) -> int:
+        """Number of items in the database."""
         return self._X.shape[0]
 
     @property
@@ -279,16 +283,19 @@ class DiscreteSearch(InferredUser):
     @property
     @synchronized
     def history(self) -> list:
-        """One dict per query: ``shown`` (indices), ``choice`` (index, None for a skip)
-        and ``found`` (bool).
+        """One dict per query.
+
+        ``shown`` (indices), ``choice`` (index, None for a skip) and ``found`` (bool).
         """
         return [dict(h) for h in self._history]
 
     @property
     @synchronized
     def posterior(self) -> np.ndarray:
-        """Probability of each item being the target, shape (n,); shown items have 0
-        (gauss: the belief's density at the items, normalized; random: uniform).
+        """Probability of each item being the target, shape (n,).
+
+        Shown items have 0 (gauss: the belief's density at the items, normalized; random:
+        uniform).
         """
         return self._searcher.posterior()
 
@@ -356,9 +363,10 @@ class DiscreteSearch(InferredUser):
 
     @synchronized
     def observe(self, shown: Any, choice: Any, found: bool = False) -> None:
-        """Record the answer to items shown elsewhere: by another process, or by an earlier
-        version of the library (a stored session replayed from its screens as shown).
-        Replaces any pending query.
+        """Record the answer to items shown elsewhere.
+
+        Shown by another process, or by an earlier version of the library (a stored session
+        replayed from its screens as shown). Replaces any pending query.
 
         Parameters
         ----------
@@ -391,8 +399,9 @@ class DiscreteSearch(InferredUser):
         self._record(q, pos)
 
     def _record(self, shown: np.ndarray, pos: int) -> None:
-        """The answer (the item at ``pos`` of ``shown`` picked; -1: a skip) into the
-        posterior and the history.
+        """Record the answer into the posterior and the history.
+
+        The answer: the item at ``pos`` of ``shown`` picked; -1: a skip.
         """
         self._searcher.update(shown, pos)
         self._history.append(
@@ -409,8 +418,10 @@ class DiscreteSearch(InferredUser):
     # ------------------------------------------------------------------ persistence
     @synchronized
     def to_dict(self) -> dict:
-        """A JSON-safe snapshot (parameters, seed, history); restore with
-        ``DiscreteSearch.from_dict(state, X)``. X itself is not stored, only a fingerprint.
+        """A JSON-safe snapshot (parameters, seed, history).
+
+        Restore with ``DiscreteSearch.from_dict(state, X)``. X itself is not stored, only a
+        fingerprint.
         """
         return {
             "version": _STATE_VERSION,
@@ -435,8 +446,9 @@ class DiscreteSearch(InferredUser):
 
     @classmethod
     def from_dict(cls, state: Any, X: Any, *, n_jobs: int | None = None) -> DiscreteSearch:
-        """Rebuild a session from :meth:`to_dict` output and the same database ``X``
-        (the posterior is replayed from the history, which is checked on the way).
+        """Rebuild a session from :meth:`to_dict` output and the same database ``X``.
+
+        The posterior is replayed from the history, which is checked on the way.
         """
         seed = check_state(state, _STATE_VERSION)
         try:
@@ -532,14 +544,17 @@ class DiscreteSimulation:
 
     @property
     def mean(self) -> float:
+        """Mean number of queries per search."""
         return float(self.n_queries.mean())
 
     @property
     def stderr(self) -> float:
+        """Standard error of :attr:`mean`."""
         return float(self.n_queries.std(ddof=1) / math.sqrt(len(self.n_queries)))
 
     @property
     def median(self) -> float:
+        """Median number of queries per search."""
         return float(np.median(self.n_queries))
 
     def __str__(self) -> str:
@@ -568,8 +583,10 @@ def simulate_discrete(
     random_state: Any = None,
     n_jobs: int | None = None,
 ) -> DiscreteSimulation:
-    """Simulate searches with users answering by an oracle; the whole loop is native and
-    runs in parallel over targets, reproducibly for any ``n_jobs``.
+    """Simulate searches with users answering by an oracle.
+
+    The whole loop is native and runs in parallel over targets, reproducibly for any
+    ``n_jobs``.
 
     Parameters
     ----------

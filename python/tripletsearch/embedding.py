@@ -91,9 +91,11 @@ class DivergenceError(FloatingPointError):
 
 
 def valid_rows(triplets: np.ndarray) -> np.ndarray:
-    """Mask of informative rows: three distinct items. Rows naming the head (``t == i``:
-    p = 1, ``t == j``: p = 0) or offering one item twice (p = 1/2) carry no information
-    about an embedding; ``fit``, ``score`` and ``log_loss`` ignore them.
+    """Mask of informative rows: three distinct items.
+
+    Rows naming the head (``t == i``: p = 1, ``t == j``: p = 0) or offering one item twice
+    (p = 1/2) carry no information about an embedding; ``fit``, ``score`` and ``log_loss``
+    ignore them.
     """
     t, i, j = triplets[:, 0], triplets[:, 1], triplets[:, 2]
     return (t != i) & (t != j) & (i != j)
@@ -369,8 +371,9 @@ class Embedding(_ParamsMixin):
     def _initial_embedding(
         self, rng: np.random.Generator, n: int, d: int
     ) -> tuple[str | None, np.ndarray]:
-        """(the init rule, or None for a given array; the starting embedding). "lift"
-        starts in d + 1 dimensions.
+        """(the init rule, or None for a given array; the starting embedding).
+
+        "lift" starts in d + 1 dimensions.
         """
         init = "auto" if self.init is None else self.init
         check_allocation(8.0 * n * (d + 1), "n_items, dim")
@@ -489,8 +492,9 @@ class Embedding(_ParamsMixin):
         return self.oracle_.prob(self.embedding_, triplets, n_jobs=self.n_jobs)
 
     def score(self, triplets: Any, y: Any = None) -> float:
-        """Accuracy: fraction of valid rows whose stated outcome the model finds more
-        likely than not (p > 1/2).
+        """Accuracy: fraction of valid rows whose stated outcome the model finds more likely.
+
+        More likely than not: p > 1/2.
         """
         T, keep = self._prepare_rows(triplets)
         if not keep.any():
@@ -542,8 +546,9 @@ class Embedding(_ParamsMixin):
 
     @classmethod
     def load(cls, path: Any) -> Embedding:
-        """Load an embedding saved by :meth:`save` (fitted: ``embedding_``, ``oracle_`` and
-        the scores work as after ``fit``).
+        """Load an embedding saved by :meth:`save`.
+
+        It is fitted: ``embedding_``, ``oracle_`` and the scores work as after ``fit``.
         """
         import json
         import os

@@ -100,9 +100,11 @@ def _run(tasks, n_jobs, verbose, desc):
 
 @dataclass
 class GridResult:
-    """Cross-validated scores per setting: ``rows`` is a list of dicts with the
-    parameters, ``accuracy``, ``accuracy_se``, ``nll``, ``nll_se`` (mean and standard
-    error over folds), ``fit_time`` (mean seconds) and ``epochs`` (mean).
+    """Cross-validated scores per setting.
+
+    ``rows`` is a list of dicts with the parameters, ``accuracy``, ``accuracy_se``, ``nll``,
+    ``nll_se`` (mean and standard error over folds), ``fit_time`` (mean seconds) and
+    ``epochs`` (mean).
     """
 
     rows: list = field(default_factory=list)
@@ -124,6 +126,7 @@ class GridResult:
         return [groups[k] for k in sorted(groups, key=lambda k: tuple(map(str, k)))]
 
     def to_csv(self, path):
+        """Write the rows to the CSV file ``path``: the parameters, then the scores."""
         cols = self.param_names + ["accuracy", "accuracy_se", "nll", "nll_se", "fit_time", "epochs"]
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
@@ -131,6 +134,7 @@ class GridResult:
             w.writerows(self.rows)
 
     def format(self, rows: list[dict[str, Any]] | None = None) -> str:
+        """A text table of ``rows`` (default: all): parameters, accuracy, nll, fit time."""
         rows = self.rows if rows is None else rows
         cols = self.param_names
         lines = [" ".join(f"{c:>10s}" for c in cols) + "   accuracy        nll     fit(s)"]

@@ -45,8 +45,10 @@ __all__ = ["Oracle", "GammaCKL", "CKL", "TSTE", "STE", "Probit"]
 
 
 class Oracle:
-    """Base class of the triplet oracles: a model of the native core (``_kind``, a
-    ``_core.ModelKind`` name) and its one parameter (``_param``).
+    """Base class of the triplet oracles.
+
+    A model of the native core (``_kind``, a ``_core.ModelKind`` name) and its one parameter
+    (``_param``).
 
     The NumPy twin of every method is in :mod:`tripletsearch._reference.oracles`.
     """
@@ -152,8 +154,9 @@ class Oracle:
 
 
 class _ChoiceOracle(Oracle):
-    """Oracles of the form ``p = w_i / (w_i + w_j)`` with a kernel weight ``w(D)``; they
-    extend to k alternatives as Luce choice models, ``P(c | t) = w_c / sum_k w_k``.
+    """Oracles of the form ``p = w_i / (w_i + w_j)`` with a kernel weight ``w(D)``.
+
+    They extend to k alternatives as Luce choice models, ``P(c | t) = w_c / sum_k w_k``.
     """
 
     def choice_prob(
@@ -273,8 +276,10 @@ class STE(_ChoiceOracle):
 
 
 class Probit(Oracle):
-    """Probit oracle (Chumbalov et al. 2020): ``p = Phi((D_j - D_i) / (2 sigma ||x_i - x_j||))``,
-    the signed distance of ``x_t`` from the bisecting hyperplane of ``x_i, x_j`` over sigma.
+    """Probit oracle (Chumbalov et al. 2020).
+
+    ``p = Phi((D_j - D_i) / (2 sigma ||x_i - x_j||))``, the signed distance of ``x_t`` from
+    the bisecting hyperplane of ``x_i, x_j`` over sigma.
 
     Parameters
     ----------

@@ -24,6 +24,7 @@ __all__ = [
     "reproduce_discrete",
     "reproduce_continuous",
     "reproduce_users",
+    "reproduce_theory",
     "spearman",
     "PAPER_FIGURE5_MUSIC",
 ]
@@ -165,9 +166,10 @@ def reproduce_embedding(
     n_jobs: int | None = None,
     verbose: bool = True,
 ) -> dict:
-    """Figure 5 on Musical Artists: 10-fold CV accuracy per model and dimension, best
-    setting per (model, d); and 1-D gamma-CKL embeddings of the alien-eggs sets against
-    their ground truth.
+    """Figure 5 on Musical Artists, and 1-D gamma-CKL embeddings of the alien-eggs sets.
+
+    Figure 5: 10-fold CV accuracy per model and dimension, best setting per (model, d). The
+    alien-eggs embeddings are compared against their ground truth.
 
     Parameters
     ----------
@@ -234,8 +236,10 @@ PAPER_STUDY = {"gamma-ckl": (18.83, 1.257), "gauss": (22.08, 1.658)}  # humans, 
 
 
 def _standardize(X):
-    """Center, then scale so the mean per-coordinate standard deviation is that of the
-    uniform cube [-1, 1]^d (1/sqrt(3)): GaussSearch's sigma = 0.1 then means the same.
+    """Center, then scale to the spread of the uniform cube [-1, 1]^d.
+
+    The mean per-coordinate standard deviation becomes that of the cube (1/sqrt(3)):
+    GaussSearch's sigma = 0.1 then means the same.
     """
     X = X - X.mean(axis=0)
     return X * ((1.0 / math.sqrt(3.0)) / X.std(axis=0).mean())
@@ -407,8 +411,10 @@ FIGURE4_CONSTELLATIONS = ((3.0, 1), (3.0, 2), (5.0, 2), (3.0, 3), (6.0, 3), (10.
 
 
 def _median_ci(values, level=0.95):
-    """Distribution-free confidence interval of the median: order statistics k and
-    n + 1 - k with k the largest index such that P(Binomial(n, 1/2) < k) <= (1 - level)/2.
+    """Distribution-free confidence interval of the median.
+
+    Order statistics k and n + 1 - k with k the largest index such that
+    P(Binomial(n, 1/2) < k) <= (1 - level)/2.
     """
     from math import comb
 
@@ -481,10 +487,11 @@ def reproduce_continuous(
     n_jobs: int | None = None,
     random_state: Any = 0,
 ) -> list:
-    """Figure 4: the distance^d of the point estimate to the target vs queries, median and
-    95% confidence band over 50 runs per (gamma, d), targets uniform in [-1, 1]^d, simulated
-    gamma-CKL users; the fitted exponential rate and the queries per halving of the
-    distance next to the noiseless bound (d queries: d bits per halving).
+    """Figure 4: the distance^d of the point estimate to the target vs queries.
+
+    Median and 95% confidence band over 50 runs per (gamma, d), targets uniform in
+    [-1, 1]^d, simulated gamma-CKL users; the fitted exponential rate and the queries per
+    halving of the distance next to the noiseless bound (d queries: d bits per halving).
     Writes ``figure4_continuous.csv`` and ``figure4_continuous.png``.
     """
     from .continuous import simulate_continuous
@@ -689,12 +696,13 @@ def reproduce_users(
     n_jobs: int | None = None,
     random_state: int = 0,
 ) -> list:
-    """Searches that adapt to the person: for users of gamma 1 to 9, the continuous search
-    (d = 2 and 5, 200 queries, targets uniform in [-1, 1]^d) with a searcher that assumes
-    gamma = 3 against one with gamma="auto" and lapse="auto" (median error at the last
-    query with its 95 % band, runs lost), and the database search (n = 1000 items uniform
-    in [-1, 1]^5, pairs) told the user's gamma, assuming 3, or "auto" (mean queries to
-    find). Writes ``users.csv`` and ``users.png``.
+    """Searches that adapt to the person, for users of gamma 1 to 9.
+
+    The continuous search (d = 2 and 5, 200 queries, targets uniform in [-1, 1]^d) with a
+    searcher that assumes gamma = 3 against one with gamma="auto" and lapse="auto" (median
+    error at the last query with its 95 % band, runs lost), and the database search
+    (n = 1000 items uniform in [-1, 1]^5, pairs) told the user's gamma, assuming 3, or "auto"
+    (mean queries to find). Writes ``users.csv`` and ``users.png``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -756,10 +764,10 @@ def _ball(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
 
 
 def _oriented_triplets(rng: np.random.Generator, X: np.ndarray, m: int, centre: bool) -> np.ndarray:
-    """M random triplets as (head, closer, farther), so that an answer in the row's order
-    is the correct one. ``centre``: the head is the last row of X (the ball's centre, the
-    theorem's target) and the two others are distinct items among the rest; else three
-    distinct items.
+    """M random triplets as (head, closer, farther): an answer in the row's order is correct.
+
+    ``centre``: the head is the last row of X (the ball's centre, the theorem's target) and
+    the two others are distinct items among the rest; else three distinct items.
     """
     n = len(X) - 1 if centre else len(X)
     T = np.empty((m, 3), dtype=np.int64)
@@ -880,7 +888,9 @@ def reproduce_theory(
     return rows
 
 
-def _plot_theory(rows: list[dict[str, Any]], path: Path, n_items: int, n_triplets: int):
+def _plot_theory(
+    rows: list[dict[str, Any]], path: Path, n_items: int, n_triplets: int
+) -> Path | None:
     plt = _pyplot()
     if plt is None:
         return None

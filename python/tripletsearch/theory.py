@@ -78,7 +78,7 @@ def _gauss_legendre_panels(breaks: np.ndarray, order: int) -> tuple[np.ndarray, 
 
 
 def _p_correct_quadrature(gamma: float, d: int, order: int = 16, levels: int = 48) -> float:
-    """The paper's double integral (Appendix, proof of Theorem 2.1) over the radii r1, r2:
+    """The paper's double integral (Appendix, proof of Theorem 2.1) over the radii r1, r2.
 
     p_Q = int_0^1 int_{r1}^1 r2^g / (r1^g + r2^g) d^2 r1^(d-1) r2^(d-1) dr2 dr1
         + int_0^1 int_0^{r1} r1^g / (r1^g + r2^g) d^2 r1^(d-1) r2^(d-1) dr2 dr1.
@@ -126,9 +126,10 @@ def p_correct_monte_carlo(
     random_state: Any = None,
     n_jobs: int | None = None,
 ) -> MonteCarloEstimate:
-    """Native Monte-Carlo estimate of p_Q: both query points drawn uniformly in the unit
-    d-ball (Gaussian direction, radius U^(1/d)), the gamma-CKL probability of naming the
-    closer one averaged. Reproducible for a seed, whatever ``n_jobs``.
+    """Native Monte-Carlo estimate of p_Q, reproducible for a seed whatever ``n_jobs``.
+
+    Both query points drawn uniformly in the unit d-ball (Gaussian direction, radius
+    U^(1/d)), the gamma-CKL probability of naming the closer one averaged.
 
     Returns
     -------
@@ -243,8 +244,9 @@ def uncertainty_radius(dim: int) -> float:
 
 @renamed(d="dim")
 def hypothesis_test_probs(dim: int, gamma: float, lapse: float = 0.0) -> tuple[float, float]:
-    """(p_X, p_F): the probability that the query's inside point 0 is preferred to
-    x_q = (1 + d) e, at the worst target inside the region (the corner 1) and at the
+    """(p_X, p_F): the probability that the query's inside point 0 is preferred to x_q.
+
+    x_q = (1 + d) e; p_X at the worst target inside the region (the corner 1), p_F at the
     best target of the far set F (at distance r_u on the axis, behind 0).
 
     With a lapse rate, answers are random with probability ``lapse``: p -> lapse/2 +
@@ -263,8 +265,9 @@ def hypothesis_test_probs(dim: int, gamma: float, lapse: float = 0.0) -> tuple[f
 
 
 def _plan_for(n: int, p_x: float, p_f: float, delta: float) -> int | None:
-    """The threshold tau of a test with n repetitions, or None when none separates: the
-    smallest tau with P_F(X >= tau) <= delta (binary search; the tails are exact sums from
+    """The threshold tau of a test with n repetitions, or None when none separates.
+
+    The smallest tau with P_F(X >= tau) <= delta (binary search; the tails are exact sums from
     the threshold outward, O(sqrt n) terms), accepted when P_X(X <= tau - 1) <= delta.
     """
     from . import _core
@@ -290,9 +293,10 @@ _MAX_REPETITIONS = 2**26
 
 
 def binomial_test_plan(p_x: float, p_f: float, delta: float) -> tuple[int, int]:
-    """The smallest number of repetitions n_obs and the threshold tau of the one-tailed
-    binomial test of Algorithm 2: accept (H) "the target is in the cell" when the inside
-    point wins at least tau of n_obs answers.
+    """The smallest number of repetitions n_obs and the threshold tau of Algorithm 2's test.
+
+    The one-tailed binomial test of Algorithm 2: accept (H) "the target is in the cell" when
+    the inside point wins at least tau of n_obs answers.
 
     Guarantees P(reject | p >= p_X) <= delta and P(accept | p <= p_F) <= delta.
 

@@ -1,7 +1,7 @@
-"""How reliable are people? The gamma-CKL power and lapse rate of recorded choices, by
-maximum likelihood.
+"""The gamma-CKL power and lapse rate of recorded choices, by maximum likelihood.
 
-A person looking for target ``t`` among shown items ``S`` picks ``c`` with probability
+How reliable are people? A person looking for target ``t`` among shown items ``S`` picks
+``c`` with probability::
 
     P(c | t, S) = (1 - lapse) * D_c^(-gamma/2) / sum_{s in S} D_s^(-gamma/2) + lapse / |S|
 

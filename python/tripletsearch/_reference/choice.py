@@ -1,5 +1,6 @@
-"""NumPy twin of ``cpp/include/tripletsearch/oracle/choice.hpp``: the gamma-CKL choice
-maths, the one NumPy place where the scale-free oracle's probabilities are written.
+"""NumPy twin of ``cpp/include/tripletsearch/oracle/choice.hpp``: the gamma-CKL choice maths.
+
+The one NumPy place where the scale-free oracle's probabilities are written.
 
 A user with target z, shown candidates at squared distances ``D_c`` from z, names candidate
 c with probability ``D_c^(-gamma/2) / sum_j D_j^(-gamma/2)``. Every evaluation goes through
@@ -79,8 +80,9 @@ def choice_probs(D: Any, gamma: float) -> np.ndarray:
 
 
 def choice_likelihood(D: Any, chosen: int, gamma: float) -> np.ndarray:
-    """P(candidate `chosen` named | target) for many targets: D (k, n) squared distances
-    of the k candidates to n targets (the database posterior's update).
+    """P(candidate `chosen` named | target) for many targets (the database posterior's update).
+
+    D (k, n): squared distances of the k candidates to n targets.
     """
     D = np.asarray(D, dtype=np.float64)
     if D.shape[0] == 2:
@@ -91,14 +93,16 @@ def choice_likelihood(D: Any, chosen: int, gamma: float) -> np.ndarray:
 
 
 def relative_weights(dmin: Any, D: Any, gamma: float) -> np.ndarray:
-    """(dmin / D)^(gamma/2) with D floored: a candidate's choice weight relative to the
-    closest candidate (dmin) for each target.
+    """Choice weight of each candidate relative to the closest one, for each target.
+
+    ``(dmin / D)^(gamma/2)`` with D floored; dmin: the closest candidate's.
     """
     return gamma_power(dmin * (1.0 / np.maximum(D, TINY)), gamma)
 
 
 class PairAnswerModel:
-    """gamma-CKL answers to pair queries with a lapse rate:
+    """gamma-CKL answers to pair queries with a lapse rate.
+
     P(a named) = lapse / 2 + (1 - lapse) p.
     """
 
@@ -137,9 +141,10 @@ def grid_power(j: Any, s: Any) -> np.ndarray:
 
 
 def gamma_log_prior(j: int) -> float:
-    """Log prior mass of GAMMA_GRID[j] up to a constant: the integral over the value's
-    cell (borders at geometric midpoints) of the density 1/gamma on [0.5, K] and K^2/gamma^3
-    on [K, 32], K = GAMMA_KNEE.
+    """Log prior mass of GAMMA_GRID[j], up to a constant.
+
+    The integral over the value's cell (borders at geometric midpoints) of the density 1/gamma
+    on [0.5, K] and K^2/gamma^3 on [K, 32], K = GAMMA_KNEE.
     """
     g, K = GAMMA_GRID, GAMMA_KNEE
     lo = GAMMA_PRIOR_RANGE[0] if j == 0 else math.sqrt(g[j - 1] * g[j])
@@ -154,8 +159,10 @@ def gamma_log_prior(j: int) -> float:
 
 
 class UserModel:
-    """The pair-answer model of a particle search: fixed (``PairAnswerModel``) or, with
-    gamma and/or lapse inferred, per hypothesis (g, l) (grid indices, arrays).
+    """The pair-answer model of a particle search.
+
+    Fixed (``PairAnswerModel``) or, with gamma and/or lapse inferred, per hypothesis (g, l)
+    (grid indices, arrays).
     """
 
     def __init__(self, gamma: float, lapse: float, gamma_auto: bool, lapse_auto: bool):

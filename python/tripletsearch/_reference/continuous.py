@@ -1,8 +1,9 @@
-"""NumPy twin of the continuous search (``cpp/include/tripletsearch/continuous/`` and
-``simulate/continuous.hpp``): the same regions, hypothesis-test bookkeeping, particle
-posterior (grid or uniform initialization, resample-move), decisions, information-gain
-queries and random streams, the configuration given by name (``method``:
-"hypothesis-test", "posterior", "global").
+"""NumPy twin of the continuous search.
+
+Twin of ``cpp/include/tripletsearch/continuous/`` and ``simulate/continuous.hpp``: the same
+regions, hypothesis-test bookkeeping, particle posterior (grid or uniform initialization,
+resample-move), decisions, information-gain queries and random streams, the configuration
+given by name (``method``: "hypothesis-test", "posterior", "global").
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ def _cholesky(S):
 
 
 class Particles:
-    """Particles z (P, d) with log-weights; with the user inferred, each particle's
-    hypothesis: gamma index hg and lapse index hl (-1: fixed).
+    """Particles z (P, d) with log-weights.
+
+    With the user inferred, each particle's hypothesis: gamma index hg and lapse index hl
+    (-1: fixed).
     """
 
     def init(self, lo, hi, target_P, rng, m):
@@ -156,10 +159,11 @@ class Particles:
         self.lw = np.where(out, -np.inf, self.lw)
 
     def resample_move(self, answers, m, stream_seed, sweeps):
-        """Resample, then per particle: `sweeps` moves of z (even sweeps: the particles'
-        covariance factor times PROPOSAL_SCALE / sqrt(d); odd: half the IQR per axis), then
-        with the user inferred one move of the hypothesis: gamma or the lapse rate to a
-        neighbouring grid value.
+        """Resample, then move each particle.
+
+        Per particle: `sweeps` moves of z (even sweeps: the particles' covariance factor times
+        PROPOSAL_SCALE / sqrt(d); odd: half the IQR per axis), then with the user inferred one
+        move of the hypothesis: gamma or the lapse rate to a neighbouring grid value.
         """
         w, _ = self.weights()
         d = self.z.shape[1]
@@ -245,8 +249,9 @@ def resolved_particles(method, dim, particles):
 
 
 class ContinuousSearcher:
-    """The interface of ``tripletsearch._core.ContinuousSearcher``, the configuration's
-    fields as keywords (``continuous/config.hpp``).
+    """The interface of ``tripletsearch._core.ContinuousSearcher``.
+
+    The configuration's fields as keywords (``continuous/config.hpp``).
     """
 
     def __init__(
@@ -566,8 +571,9 @@ class ContinuousSearcher:
 
 
 def simulate(runs, max_queries, user_gamma, user_lapse, seed, **config):
-    """The native simulator's loop (particle methods, max_queries) in NumPy: the errors
-    array (runs, max_queries + 1). ``config``: the searcher's keywords.
+    """The native simulator's loop (particle methods, max_queries) in NumPy.
+
+    Returns the errors array (runs, max_queries + 1). ``config``: the searcher's keywords.
     """
     user = PairAnswerModel(user_gamma, user_lapse)
     errors = np.full((runs, max_queries + 1), np.nan)

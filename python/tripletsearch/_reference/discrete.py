@@ -38,9 +38,11 @@ _RULES = {"weighted": 0, "paper": 1, "nearest": 2}
 
 
 def store_frame(X: Any) -> tuple[np.ndarray, float, np.ndarray]:
-    """(center, scale, the store's coordinates): each coordinate centred on the midpoint of
-    its range, all divided by the smallest power of two at least the largest half-range,
-    then rounded to single precision (``discrete/item_store.hpp``).
+    """The item store's frame: (center, scale, the store's coordinates).
+
+    Each coordinate centred on the midpoint of its range, all divided by the smallest power of
+    two at least the largest half-range, then rounded to single precision
+    (``discrete/item_store.hpp``).
     """
     X = np.asarray(X, dtype=np.float64)
     lo, hi = X.min(axis=0), X.max(axis=0)
@@ -336,8 +338,9 @@ class DiscreteSearcher:
         return [int(i) for i in idx[order]]
 
     def _posterior_sample(self):
-        """The draws from the posterior, and with gamma inferred each draw's gamma index
-        drawn from P(h | item) (grid index; else None).
+        """The draws from the posterior, and with gamma inferred each draw's gamma index.
+
+        The gamma index is drawn from P(h | item) (grid index; else None).
         """
         rng = stream(self.seed, Purpose.PosteriorDraws, self.n_queries)
         u0 = rng.uniform()

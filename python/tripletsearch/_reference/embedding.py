@@ -161,12 +161,13 @@ def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
 
 
 def train(kind, param, init, triplets, options, seed, threads=1, callback=None):
-    """NumPy twin of ``tripletsearch.embedding.native_train``: the model ``kind``
-    ("GammaCKL", "CKL", "TSTE", "STE", "Probit") with its parameter, the start ``init``
-    (n, d), the rows, the options (``optimizer`` by name: "sgd", "adam", "lbfgs"; ``lr``,
-    ``batch_size`` (0: full batch), ``max_epochs``, ``tol``, ``n_iter_no_change``, ``l2``,
-    ``learn_gamma``) and the minibatch seed. Returns ``(X, loss per epoch, gamma per epoch,
-    epochs, status)``.
+    """NumPy twin of ``tripletsearch.embedding.native_train``.
+
+    The model ``kind`` ("GammaCKL", "CKL", "TSTE", "STE", "Probit") with its parameter, the
+    start ``init`` (n, d), the rows, the options (``optimizer`` by name: "sgd", "adam",
+    "lbfgs"; ``lr``, ``batch_size`` (0: full batch), ``max_epochs``, ``tol``,
+    ``n_iter_no_change``, ``l2``, ``learn_gamma``) and the minibatch seed. Returns ``(X, loss
+    per epoch, gamma per epoch, epochs, status)``.
     """
     X0 = np.ascontiguousarray(init, dtype=np.float64)
     n, d = X0.shape

@@ -135,8 +135,9 @@ _RowData = tuple[
 
 
 def _rows(X: np.ndarray, T: np.ndarray, pair: bool) -> _RowData:
-    """Gathers and distances: (t, i, j, di, dj, Di, Dj, N, S2, rule); N and S2 (the
-    Probit terms) only when ``pair``, else None.
+    """Gathers and distances: (t, i, j, di, dj, Di, Dj, N, S2, rule).
+
+    N and S2 (the Probit terms) only when ``pair``, else None.
     """
     t, i, j = T[:, 0], T[:, 1], T[:, 2]
     xt = X[t]

@@ -8,9 +8,10 @@ import numpy as np
 
 
 def systematic_resample(w: Any, total: float, n_out: int, u0: float) -> np.ndarray:
-    """n_out indices drawn with probabilities w / total, ascending: the item where the
-    cumulative weight first exceeds (k + u0) total / n_out; past the end of the cumulative
-    sum (rounding), the last item of positive weight.
+    """n_out indices drawn with probabilities w / total, ascending.
+
+    Index k: the item where the cumulative weight first exceeds (k + u0) total / n_out; past
+    the end of the cumulative sum (rounding), the last item of positive weight.
     """
     w = np.asarray(w, dtype=np.float64)
     cum = np.cumsum(w)

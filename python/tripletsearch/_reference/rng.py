@@ -1,6 +1,7 @@
-"""Pure-Python twin of ``cpp/include/tripletsearch/core/rng.hpp`` (splitmix64 seeding,
-xoshiro256**, Lemire's unbiased bounded integers) and ``core/seeding.hpp`` (the purposes of
-the streams), bit for bit.
+"""Pure-Python twin of the core's random streams, bit for bit.
+
+Twin of ``cpp/include/tripletsearch/core/rng.hpp`` (splitmix64 seeding, xoshiro256**, Lemire's
+unbiased bounded integers) and ``core/seeding.hpp`` (the purposes of the streams).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""NumPy twin of the native Monte-Carlo estimator of p_Q
-(``cpp/include/tripletsearch/theory/monte_carlo.hpp``).
+"""NumPy twin of the native Monte-Carlo estimator of p_Q.
+
+The native one: ``cpp/include/tripletsearch/theory/monte_carlo.hpp``.
 
 Different random streams from the native sampler, so the two agree statistically, not
 bitwise; tests compare them within their standard errors.
@@ -36,8 +37,10 @@ def p_correct_monte_carlo(
     random_state: Any = None,
     n_jobs: int | None = None,
 ) -> Estimate:
-    """(mean, standard error) of the estimate of p_Q: both query points uniform in the
-    unit d-ball, the probability that gamma-CKL names the closer one, averaged.
+    """(mean, standard error) of the Monte-Carlo estimate of p_Q.
+
+    Both query points uniform in the unit d-ball, the probability that gamma-CKL names the
+    closer one, averaged.
     """
     rng = np.random.default_rng(random_state)
     total = total2 = 0.0

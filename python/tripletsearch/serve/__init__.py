@@ -1,5 +1,7 @@
-"""The search service: people search a catalogue in a browser, every screen and answer in
-a database, the answers exported as triplets for :class:`~tripletsearch.Embedding`.
+"""The search service: people search a catalogue in a browser.
+
+Every screen and answer in a database, the answers exported as triplets for
+:class:`~tripletsearch.Embedding`.
 
 Needs the optional dependencies (``pip install 'tripletsearch[serve]'``); ``import
 tripletsearch`` never imports this package. Run it with ``tripletsearch serve --demo

@@ -1,6 +1,7 @@
-"""The ASGI app (Starlette) of the search service: the JSON API of
-:class:`~.service.SearchService`, a page that drives it, the catalogue's images, and an
-admin export behind a token.
+"""The ASGI app (Starlette) of the search service.
+
+The JSON API of :class:`~.service.SearchService`, a page that drives it, the catalogue's
+images, and an admin export behind a token.
 
 Starlette rather than FastAPI: the API is six small JSON endpoints whose validation the
 service does itself (the same checks serve every caller), so FastAPI's pydantic layer
@@ -60,10 +61,11 @@ def _ok(data: Any, status: int = 200) -> JSONResponse:
 
 
 class BodyLimit:
-    """413 for request bodies over ``limit`` bytes, by Content-Length or while streaming
-    (a pure ASGI middleware: the body is never buffered beyond the limit); and a 500
-    ``{"error": "internal server error"}`` for an unexpected exception, logged with its
-    trace on the server, the connection kept.
+    """413 for request bodies over ``limit`` bytes; 500 for an unexpected exception.
+
+    The 413 by Content-Length or while streaming (a pure ASGI middleware: the body is never
+    buffered beyond the limit). The 500 is ``{"error": "internal server error"}``, the
+    exception logged with its trace on the server, the connection kept.
     """
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES):
@@ -308,8 +310,9 @@ def create_app(
 
 
 def app_from_env() -> ASGIApp:
-    """The app of a uvicorn worker started by ``tripletsearch serve --workers N`` (the
-    configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent).
+    """The app of a uvicorn worker started by ``tripletsearch serve --workers N``.
+
+    The configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent.
     """
     from .catalogue import demo_catalogue, load_catalogue
 

@@ -1,5 +1,6 @@
-"""Catalogues: the items a search service lets people search (names, an embedding, and
-optionally a colour or an image per item), loaded and validated. NumPy only.
+"""Catalogues: the items a search service lets people search, loaded and validated.
+
+Names, an embedding, and optionally a colour or an image per item. NumPy only.
 
 On disk a catalogue is either
 
@@ -75,19 +76,23 @@ class Catalogue:
 
     @property
     def n_items(self) -> int:
+        """Number of items."""
         return len(self.names)
 
     @property
     def dim(self) -> int:
+        """Dimension of the embedding."""
         return int(self.embedding.shape[1])
 
     @property
     def has_colours(self) -> bool:
+        """Whether the items have colours (``hex``)."""
         return self.hex is not None
 
     def item(self, i: int) -> dict[str, Any]:
-        """The public record of item ``i``: ``id``, ``name``, ``hex`` (or None) and, with
-        images, ``image`` (its URL path).
+        """The public record of item ``i``.
+
+        ``id``, ``name``, ``hex`` (or None) and, with images, ``image`` (its URL path).
         """
         out: dict[str, Any] = {
             "id": int(i),
@@ -127,8 +132,9 @@ def _check_items(
     root: Path | None,
     first_row: int,
 ) -> None:
-    """Names present and unique, colours ``#rrggbb``, image files inside ``root``; the
-    rows named as in the file (``first_row``: the file line of item 0).
+    """Check names present and unique, colours ``#rrggbb``, image files inside ``root``.
+
+    The rows are named as in the file (``first_row``: the file line of item 0).
     """
     seen: dict[str, int] = {}
     for i, name in enumerate(names):
@@ -179,8 +185,9 @@ def _check_embedding(file: str, X: np.ndarray, n: int | None, first_row: int) ->
 
 
 def _csv_rows(path: Path) -> list[list[str]]:
-    """The rows of a CSV file (UTF-8, BOM tolerated; trailing blank lines ignored; row
-    numbers in messages are file lines, from 1).
+    """The rows of a CSV file (UTF-8, BOM tolerated; trailing blank lines ignored).
+
+    Row numbers in messages are file lines, from 1.
     """
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -310,8 +317,9 @@ def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:
 
 
 def demo_catalogue(name: str = "colours") -> Catalogue:
-    """A bundled demo: ``"colours"``, the 949 colours of the xkcd colour survey (public
-    domain, see ``serve/data/SOURCE.md``) embedded in CIELAB.
+    """A bundled demo: ``"colours"``, the 949 colours of the xkcd colour survey.
+
+    Public domain (see ``serve/data/SOURCE.md``), embedded in CIELAB.
     """
     if name not in DEMOS:
         raise ValueError(f"demo: expected one of {list(DEMOS)}, got {name!r}")

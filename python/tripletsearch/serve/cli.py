@@ -127,8 +127,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _with_store(args: argparse.Namespace, work: Any) -> int:
-    """``work(store, catalogue)`` on the database of ``--database`` (checked) and the
-    catalogue of the arguments; a bad file or database prints the error, exit code 2.
+    """``work(store, catalogue)`` on the database of ``--database`` and the arguments' catalogue.
+
+    The database is checked; a bad file or database prints the error, exit code 2.
     """
     if _missing_dependencies():
         return 2

@@ -82,7 +82,7 @@ def hex_to_srgb(codes: Any) -> np.ndarray:
 
 
 def srgb_to_hex(rgb: Any) -> list[str]:
-    """ "#rrggbb" codes of sRGB colours (clipped to [0, 1], rounded to 8 bits)."""
+    """The "#rrggbb" codes of sRGB colours (clipped to [0, 1], rounded to 8 bits)."""
     rgb = np.clip(np.asarray(rgb, dtype=np.float64).reshape(-1, 3), 0.0, 1.0)
     codes = np.rint(255.0 * rgb).astype(int)
     return ["#" + "".join(f"{v:02x}" for v in c) for c in codes]

@@ -9,14 +9,19 @@ exported, with the mix-mode answers, in ``answers.csv``).
 
 Files written by :func:`write_export` (format version :data:`EXPORT_VERSION`):
 
-``triplets.csv``  ``head,closer,farther`` item ids (``np.loadtxt(..., delimiter=",",
-                  skiprows=1, dtype=int)`` -> ``Embedding.fit``)
-``choices.csv``   ``session,screen,target,chosen,shown`` (shown: space-separated ids)
-``sessions.csv``  one row per session: mode, k, study participant/slot/method, found,
-                  queries, target, undos, time per answer
-``answers.csv``   every answer and undo: session, screen, mode, kind, choice, found,
-                  undone, seconds, what was shown
-``export.json``   format and library versions, schema version, counts
+``triplets.csv``
+    ``head,closer,farther`` item ids, ready for ``Embedding.fit`` (read with
+    ``np.loadtxt(path, delimiter=",", skiprows=1, dtype=int)``).
+``choices.csv``
+    ``session,screen,target,chosen,shown`` (shown: space-separated ids).
+``sessions.csv``
+    One row per session: mode, k, study participant/slot/method, found, queries, target,
+    undos, time per answer.
+``answers.csv``
+    Every answer and undo: session, screen, mode, kind, choice, found, undone, seconds,
+    what was shown.
+``export.json``
+    Format and library versions, schema version, counts.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ def _iso(t: float) -> str:
 
 def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Everything recorded in ``store``, as JSON-ready lists (see the module docstring).
+
     ``catalogue`` adds item names to the sessions.
     """
     by_session = store.all_answers()

@@ -1,5 +1,7 @@
-"""Simulated people for the service's tests and load benchmark: each has a target in mind
-and answers screens like a gamma-CKL oracle in CIELAB (the perceptual colour space).
+"""Simulated people for the service's tests and load benchmark.
+
+Each has a target in mind and answers screens like a gamma-CKL oracle in CIELAB (the
+perceptual colour space).
 
 A find-mode person picks among the shown items with the gamma-CKL choice model (Luce:
 ``P(c) ~ ||x_c - x_t||^-gamma``) and says ``found`` when the target is shown; a mix-mode
@@ -28,6 +30,7 @@ class FindPerson:
         self.oracle = GammaCKL(gamma)
 
     def answer(self, screen: dict[str, Any]) -> dict[str, Any]:
+        """The answer to ``screen``: ``found`` when the target is shown, else a gamma-CKL pick."""
         ids = [int(it["id"]) for it in screen["items"]]
         if self.target in ids:
             return {"screen": screen["number"], "choice": ids.index(self.target), "found": True}
@@ -46,6 +49,10 @@ class MixPerson:
         self.oracle, self.rng, self.accept_after = GammaCKL(gamma), rng, accept_after
 
     def answer(self, screen: dict[str, Any]) -> dict[str, Any]:
+        """The answer to ``screen``: the swatch picked by gamma-CKL, or ``found`` (accept).
+
+        The estimate is accepted from screen number ``accept_after`` on.
+        """
         if screen["number"] >= self.accept_after:
             return {"screen": screen["number"], "choice": None, "found": True}
         a, b = (np.asarray(p, dtype=float) for p in screen["points"])

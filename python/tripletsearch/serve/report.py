@@ -1,7 +1,9 @@
-"""``tripletsearch report``: a study's methods compared, as the paper's Appendix reports
-its user study (mean +- standard error of the queries to find the target, per method),
-with medians, the CDF of queries-to-find, paired per-target differences, time per answer,
-and the people's own gamma and lapse rate fitted to their recorded choices.
+"""``tripletsearch report``: a study's methods compared, as in the paper's Appendix.
+
+As the Appendix reports its user study (mean +- standard error of the queries to find the
+target, per method), with medians, the CDF of queries-to-find, paired per-target
+differences, time per answer, and the people's own gamma and lapse rate fitted to their
+recorded choices.
 
 A search counts as found when it ended with ``found`` on its target. Queries are the
 answers that count (undone ones excluded), the final "this is it" included, as in the
@@ -35,8 +37,9 @@ def _mean_se(x: list[float]) -> tuple[float, float]:
 
 
 def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
-    """The comparison of the study sessions in ``store`` (``catalogue``: for the fit of
-    people's gamma and lapse rate, and item names).
+    """The comparison of the study sessions in ``store``.
+
+    ``catalogue``: for the fit of people's gamma and lapse rate, and item names.
     """
     answers = store.all_answers()
     searches: list[dict[str, Any]] = []
@@ -195,8 +198,10 @@ def _plot_cdf(rep: dict[str, Any], path: Path) -> bool:
 
 
 def write_report(store: Store, out: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
-    """Write ``report.json``, ``methods.csv``, ``searches.csv`` and ``cdf.png`` (with
-    matplotlib) into the folder ``out``; returns the report.
+    """Write the report's files into the folder ``out``; returns the report.
+
+    The files: ``report.json``, ``methods.csv``, ``searches.csv`` and ``cdf.png`` (with
+    matplotlib).
     """
     rep = study_report(store, catalogue)
     d = Path(os.fspath(out))

@@ -1,5 +1,6 @@
-"""The search service without HTTP: sessions of people searching a catalogue, every
-screen and answer in the database (:mod:`.store`), searchers rebuilt from it.
+"""The search service without HTTP: sessions of people searching a catalogue.
+
+Every screen and answer in the database (:mod:`.store`), searchers rebuilt from it.
 
 Modes
 -----
@@ -87,8 +88,9 @@ def _round(v: Any, digits: int = 3) -> list[float]:
 
 @dataclass
 class _Live:
-    """A live searcher and the session state it reflects: the screen it is at, the undos
-    it has seen, the answers it holds.
+    """A live searcher and the session state it reflects.
+
+    The screen it is at, the undos it has seen, the answers it holds.
     """
 
     searcher: Any
@@ -195,8 +197,9 @@ class SearchService:
             return t
 
     def _new_searcher(self, mode: str, k: int, seed: int, params: dict | None = None) -> Any:
-        """A session's searcher before any answer, with its stored parameters (a session
-        keeps the parameters it started with).
+        """A session's searcher before any answer, with its stored parameters.
+
+        A session keeps the parameters it started with.
         """
         params = params or {}
         if mode == "find":
@@ -224,9 +227,10 @@ class SearchService:
             searcher.observe(a, b, choice == 0)
 
     def _searcher_at(self, row: SessionRow) -> Any:
-        """The session's searcher holding its answers that count: the cached one, caught up
-        from the database when another worker moved the session on, or rebuilt from the
-        stored screens (after an undo elsewhere, a restart, an upgrade).
+        """The session's searcher holding its answers that count.
+
+        The cached one, caught up from the database when another worker moved the session on,
+        or rebuilt from the stored screens (after an undo elsewhere, a restart, an upgrade).
         """
         live = self._cache.get(row.id)
         if live is None or live.undos != row.undos or live.position > row.queries:
@@ -279,7 +283,9 @@ class SearchService:
 
     # ------------------------------------------------------------------ API
     def create(self, body: Any) -> dict:
-        """A new session: ``{"mode": "find" | "mix", "k": 2..8}`` (k: find mode only) ->
+        """A new session.
+
+        ``{"mode": "find" | "mix", "k": 2..8}`` (k: find mode only) ->
         ``{"id", "token", "screen"}``.
         """
         if self.closed_reason:
@@ -327,9 +333,11 @@ class SearchService:
         token: str | None = None,
         seed: int | None = None,
     ) -> tuple[str, str]:
-        """Create a session with its first screen; (id, token). Study sessions name their
-        participant, slot and target (Conflict when the slot has a session already), take
-        the participant's token and a seed of the study's (others: a random seed).
+        """Create a session with its first screen; (id, token).
+
+        Study sessions name their participant, slot and target (Conflict when the slot has a
+        session already), take the participant's token and a seed of the study's (others: a
+        random seed).
         """
         sid, token = secrets.token_urlsafe(16), token or secrets.token_urlsafe(32)
         seed = secrets.randbits(63) if seed is None else int(seed)
@@ -386,8 +394,9 @@ class SearchService:
         return screen, choice, found
 
     def _current(self, row: SessionRow, number: int, kind: str, *key: Any) -> dict | None:
-        """The stored reply when screen ``number`` was handled before (a repeat), else None
-        after checking that ``number`` is the current screen of an open session.
+        """The stored reply when screen ``number`` was handled before (a repeat), else None.
+
+        Before returning None, checks that ``number`` is the current screen of an open session.
         """
         if number < row.queries or (row.done and number <= row.queries):
             return self._repeat(row.id, number, kind, *key)
@@ -399,6 +408,7 @@ class SearchService:
 
     def answer(self, sid: str, token: str | None, body: Any) -> dict:
         """Record the answer to a screen; ``{"screen": next or None, "done", "queries"}``.
+
         The same answer again returns the same reply; a different one is a 409.
         """
         row = self._authorized(sid, token)
@@ -493,10 +503,11 @@ class SearchService:
         return reply
 
     def undo(self, sid: str, token: str | None, body: Any) -> dict:
-        """Take back the last answer that counts, from the current screen ``{"screen": n}``:
-        the answer stays recorded (marked undone), the undo is recorded as screen n's
-        answer, and screen n + 1 shows the undone screen again. The same undo again
-        returns the same reply.
+        """Take back the last answer that counts, from the current screen ``{"screen": n}``.
+
+        The answer stays recorded (marked undone), the undo is recorded as screen n's answer,
+        and screen n + 1 shows the undone screen again. The same undo again returns the same
+        reply.
         """
         row = self._authorized(sid, token)
         number = self._screen_number(_object(body, {"screen"}))
@@ -546,8 +557,9 @@ class SearchService:
         return reply
 
     def get(self, sid: str, token: str | None) -> dict:
-        """The session: id, mode, done, queries, the current screen, the history (every
-        recorded answer and undo, undone answers marked).
+        """The session: id, mode, done, queries, the current screen, the history.
+
+        The history: every recorded answer and undo, undone answers marked.
         """
         row = self._authorized(sid, token)
         history = [
@@ -578,6 +590,7 @@ class SearchService:
         }
 
     def catalogue_items(self) -> dict:
+        """The catalogue: title, ``n_items``, the modes and every item's public record."""
         cat = self.catalogue
         return {
             "title": cat.title,
@@ -587,6 +600,7 @@ class SearchService:
         }
 
     def health(self) -> dict:
+        """``{"status": "ok", "database_ms"}``: the time a database ping took (raises on error)."""
         t0 = time.perf_counter()
         self.store.ping()
         return {"status": "ok", "database_ms": round(1e3 * (time.perf_counter() - t0), 2)}

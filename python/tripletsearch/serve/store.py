@@ -1,5 +1,6 @@
-"""Sessions in a real database (SQLAlchemy Core): SQLite by default, any SQLAlchemy URL
-(PostgreSQL) when several machines serve.
+"""Sessions in a real database (SQLAlchemy Core).
+
+SQLite by default, any SQLAlchemy URL (PostgreSQL) when several machines serve.
 
 Tables (schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``):
 
@@ -153,6 +154,8 @@ def default_url() -> str:
 
 @dataclass(frozen=True)
 class SessionRow:
+    """A row of ``ts_sessions``, decoded."""
+
     id: str
     token_hash: str
     mode: str
@@ -174,6 +177,7 @@ class SessionRow:
 
     @classmethod
     def from_row(cls, r: Any) -> SessionRow:
+        """Decode a database row of ``ts_sessions`` (JSON parameters and result parsed)."""
         return cls(
             r.id,
             r.token_hash,
@@ -197,8 +201,9 @@ class SessionRow:
 
 
 def _sqlite_engine(url: sa.URL, immediate: bool, **kw: Any) -> Engine:
-    """A SQLite engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN
-    (reads: WAL readers never block), 30 s busy timeout, WAL, synchronous=FULL.
+    """A SQLite engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN (reads).
+
+    Reads: WAL readers never block. 30 s busy timeout, WAL, synchronous=FULL.
     """
     engine = sa.create_engine(
         url,
@@ -262,8 +267,10 @@ def _insert_answer(
 
 
 class Store:
-    """The sessions database. ``Store(url).setup()`` once before the workers start (creates
-    or upgrades the schema, sets WAL); then every worker opens ``Store(url)``.
+    """The sessions database.
+
+    ``Store(url).setup()`` once before the workers start (creates or upgrades the schema, sets
+    WAL); then every worker opens ``Store(url)``.
     """
 
     def __init__(self, url: str | None = None, *, pool_size: int = 8):
@@ -290,8 +297,9 @@ class Store:
 
     # ------------------------------------------------------------------ schema
     def setup(self) -> int:
-        """Create the tables or upgrade them to :data:`SCHEMA_VERSION` (once, before the
-        workers start); returns the version found (0: a new database).
+        """Create the tables or upgrade them to :data:`SCHEMA_VERSION`.
+
+        Once, before the workers start; returns the version found (0: a new database).
         """
         if self.is_sqlite:  # WAL is a property of the file: set it once, outside a transaction
             raw = self.write.raw_connection()
@@ -348,16 +356,19 @@ class Store:
             )
 
     def dispose(self) -> None:
+        """Close the engines' pooled connections."""
         self.write.dispose()
         if self.read is not self.write:
             self.read.dispose()
 
     # ------------------------------------------------------------------ reads
     def ping(self) -> None:
+        """Check that the database answers (raises when it does not)."""
         with self.read.connect() as c:
             c.execute(sa.select(sa.literal(1)))
 
     def session(self, sid: str) -> SessionRow | None:
+        """The session ``sid``, or None."""
         with self.read.connect() as c:
             r = c.execute(sa.select(sessions).where(sessions.c.id == sid)).first()
         return None if r is None else SessionRow.from_row(r)
@@ -383,9 +394,10 @@ class Store:
         return None if r is None else (r.kind, r.choice, bool(r.found), json.loads(r.reply))
 
     def _answered(self, *where: Any) -> list[tuple[str, dict]]:
-        """(session id, record) of the answered screens matching ``where``, by session and
-        number; a record: number, payload, query, choice, found, kind ("answer" or "undo"),
-        undone, shown_at, answered_at.
+        """(session id, record) of the answered screens matching ``where``, by session and number.
+
+        A record: number, payload, query, choice, found, kind ("answer" or "undo"), undone,
+        shown_at, answered_at.
         """
         on = sa.and_(
             answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
@@ -491,15 +503,18 @@ class Store:
         return [SessionRow.from_row(r) for r in rows]
 
     def iter_participants(self) -> Iterator[Any]:
+        """Every participant row, by number."""
         with self.read.connect() as c:
             yield from c.execute(sa.select(participants).order_by(participants.c.number))
 
     def iter_sessions(self) -> Iterator[SessionRow]:
+        """Every session, by creation time (then id)."""
         with self.read.connect() as c:
             for r in c.execute(sa.select(sessions).order_by(sessions.c.created, sessions.c.id)):
                 yield SessionRow.from_row(r)
 
     def counts(self) -> dict[str, int]:
+        """Row counts of the sessions, answers and screens tables."""
         with self.read.connect() as c:
             return {
                 "sessions": int(
@@ -516,10 +531,12 @@ class Store:
     # ------------------------------------------------------------------ writes
     @contextmanager
     def _tx(self) -> Iterator[Connection]:
-        """A write transaction. SQLite: one writer thread per process at a time (the
-        file's lock serializes writers anyway; threads queueing here wait on a lock instead
-        of sleeping in SQLite's busy handler, whose back-off reaches 100 ms); processes
-        still take turns through the busy timeout.
+        """A write transaction.
+
+        SQLite: one writer thread per process at a time (the file's lock serializes writers
+        anyway; threads queueing here wait on a lock instead of sleeping in SQLite's busy
+        handler, whose back-off reaches 100 ms); processes still take turns through the busy
+        timeout.
         """
         if self._write_lock is None:
             with self.write.begin() as c:
@@ -530,8 +547,9 @@ class Store:
 
     @staticmethod
     def _advance(c: Connection, sid: str, number: int, now: float, **values: Any) -> None:
-        """Move the session from screen ``number`` to the next, or raise Conflict when it
-        is not at that screen (any more) or is done.
+        """Move the session from screen ``number`` to the next.
+
+        Raise Conflict when it is not at that screen (any more) or is done.
         """
         res = c.execute(
             sa.update(sessions)
@@ -555,9 +573,11 @@ class Store:
         payload: dict,
         query: Any,
     ) -> None:
-        """An undo at screen ``number``: the answer to ``undone_screen`` stops counting
-        (kept, marked undone), the undo is recorded as screen ``number``'s answer, and
-        screen ``number + 1`` shows ``payload`` (the undone screen again).
+        """An undo at screen ``number``.
+
+        The answer to ``undone_screen`` stops counting (kept, marked undone), the undo is
+        recorded as screen ``number``'s answer, and screen ``number + 1`` shows ``payload``
+        (the undone screen again).
         """
         now = time.time()
         with self._tx() as c:
@@ -601,8 +621,10 @@ class Store:
         slot: int | None = None,
         target: int | None = None,
     ) -> None:
-        """A new session and its screen 0, in one transaction (a study session: its
-        participant, slot and target; Conflict when that slot already has a session).
+        """A new session and its screen 0, in one transaction.
+
+        A study session: its participant, slot and target; Conflict when that slot already has
+        a session.
         """
         now = time.time()
         with self._tx() as c:
@@ -649,9 +671,10 @@ class Store:
         next_payload: dict | None,
         next_query: dict | None,
     ) -> None:
-        """Record the answer to screen ``number`` and the next screen, committed before
-        returning; :class:`Conflict` when the session is no longer at that screen (another
-        request answered it first: nothing is written).
+        """Record the answer to screen ``number`` and the next screen, committed before returning.
+
+        :class:`Conflict` when the session is no longer at that screen (another request
+        answered it first: nothing is written).
         """
         now = time.time()
         with self._tx() as c:

@@ -81,8 +81,9 @@ class Study:
 
     @property
     def fingerprint(self) -> str:
-        """Identifies the study's design in the database (participants are numbered
-        within it).
+        """Identifies the study's design in the database.
+
+        Participants are numbered within it.
         """
         design = {
             "title": self.title,
@@ -101,13 +102,15 @@ class Study:
         return [(self.targets[t], self.methods[(number + int(t)) % m]) for t in order]
 
     def session_seed(self, number: int, slot: int) -> int:
-        """The searcher's seed for participant ``number``'s search ``slot``: from the
-        study's seed, so a study replays (same answers, same screens).
+        """The searcher's seed for participant ``number``'s search ``slot``.
+
+        From the study's seed, so a study replays (same answers, same screens).
         """
         state = np.random.SeedSequence([self.seed, number, slot]).generate_state(2, np.uint64)
         return int(state[0] >> np.uint64(1))
 
     def params(self, method: str) -> dict:
+        """The searcher parameters for ``method``: the method, the study's gamma and sigma."""
         return {"method": method, "gamma": self.gamma, "sigma": self.sigma}
 
 
@@ -199,8 +202,9 @@ def load_study(path: Any) -> Study:
 
 
 class StudyService:
-    """Participants of a study: enrolment after consent, their searches one after the
-    other (each session's token is the participant's), nothing about the method shown.
+    """Participants of a study: enrolment after consent, their searches one after the other.
+
+    Each session's token is the participant's; nothing about the method is shown.
     """
 
     def __init__(self, study: Study, service: SearchService):
@@ -209,10 +213,12 @@ class StudyService:
         service.max_queries = study.max_queries
 
     def info(self) -> dict:
+        """The study's public facts: title, consent text, ``k`` and ``n_slots`` (searches)."""
         s = self.study
         return {"title": s.title, "consent": s.consent, "k": s.k, "n_slots": len(s.targets)}
 
     def enrol(self, body: Any) -> dict:
+        """Enrol a new participant (the body must be ``{"consent": true}``); ``{"id", "token"}``."""
         body = _object(body, {"consent"})
         if body.get("consent") is not True:
             raise ServiceError(400, "consent: the study needs consent (true) before it starts")
@@ -232,9 +238,10 @@ class StudyService:
         return row
 
     def next(self, pid: str, token: str | None, body: Any) -> dict:
-        """The participant's current search (started when new): ``{"done": false, "slot",
-        "n_slots", "target", "queries", "session": {"id", "screen"}}``, or ``{"done": true,
-        "n_slots"}`` after the last one.
+        """The participant's current search (started when new).
+
+        ``{"done": false, "slot", "n_slots", "target", "queries", "session": {"id",
+        "screen"}}``, or ``{"done": true, "n_slots"}`` after the last one.
         """
         _object(body, set())
         row = self._participant(pid, token)
