@@ -49,7 +49,7 @@ def test_database_ask_tell(benchmark, n, gamma):
     benchmark.group = f"database 20 ask+tell n={n} d=5"
 
     def run():
-        s = base.spawn(1)
+        s = base.spawn(random_state=1)
         for _ in range(20):
             shown = s.ask()
             s.tell(int(shown[0]))

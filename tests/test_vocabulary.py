@@ -28,6 +28,7 @@ PUBLIC = [
     ts.Embedding.fit,
     ts.DiscreteSearch,
     ts.DiscreteSearch.observe,
+    ts.DiscreteSearch.spawn,
     ts.simulate_discrete,
     ts.ContinuousSearch,
     ts.ContinuousSearch.observe,
@@ -60,6 +61,13 @@ def test_random_state_defaults_to_none_everywhere():
         param = inspect.signature(func).parameters.get("random_state")
         if param is not None:
             assert param.default is None, func
+
+
+def test_options_are_keywords_everywhere():
+    for func in PUBLIC:
+        for p in inspect.signature(func).parameters.values():
+            if p.name in ("random_state", "n_jobs", "verbose"):
+                assert p.kind is inspect.Parameter.KEYWORD_ONLY, (func, p.name)
 
 
 def test_theory_d_keyword():
@@ -194,3 +202,32 @@ def test_history_records_replay_through_observe():
             assert set(record) <= set(params), (record.keys(), params)
             replay.observe(**record)
         assert replay.n_queries == live.n_queries == 4
+
+
+def test_options_are_keyword_only():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(12, 2))
+    Q = rng.integers(0, 12, size=(50, 3))
+    Q = Q[ts.embedding.valid_rows(Q)]
+    o = ts.GammaCKL(3.0)
+    with pytest.warns(DeprecationWarning, match="pass 'random_state' by keyword"):
+        old = o.sample(X, Q, 5)
+    np.testing.assert_array_equal(old, o.sample(X, Q, random_state=5))
+    with pytest.warns(DeprecationWarning, match="pass 'n_jobs' by keyword"):
+        np.testing.assert_array_equal(o.grad(X, old, 1), o.grad(X, old, n_jobs=1))
+    with pytest.warns(DeprecationWarning, match="pass 'random_state' by keyword"):
+        old_folds = model_selection.kfold(20, 4, 3)
+    for (a, b), (c, e) in zip(old_folds, model_selection.kfold(20, 4, random_state=3)):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, e)
+    with pytest.raises(TypeError, match="too many positional"):
+        o.grad(X, old, 1, 2)
+    with pytest.raises(TypeError, match="'n_jobs' twice"):
+        o.grad(X, old, 1, n_jobs=1)
+    for func in (ts.Oracle.grad, ts.Oracle.sample, model_selection.kfold, ts.DiscreteSearch.spawn):
+        kinds = {p.name: p.kind for p in inspect.signature(func).parameters.values()}
+        assert all(
+            kind is inspect.Parameter.KEYWORD_ONLY
+            for name, kind in kinds.items()
+            if name in ("n_jobs", "random_state")
+        ), func

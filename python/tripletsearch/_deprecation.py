@@ -7,10 +7,11 @@ listed once here, next to its new name; :func:`renamed` maps it at the call and 
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from typing import Any, Callable, TypeVar
 
-__all__ = ["renamed", "move_keywords", "warn_renamed", "RENAMED_IN", "REMOVED_IN"]
+__all__ = ["renamed", "keyword_only", "move_keywords", "warn_renamed", "RENAMED_IN", "REMOVED_IN"]
 
 RENAMED_IN = "0.2.0"
 REMOVED_IN = "0.3.0"
@@ -22,7 +23,7 @@ def warn_renamed(where: str, old: str, new: str, stacklevel: int = 3) -> None:
     """Warn that ``where``'s argument or attribute ``old`` is now called ``new``."""
     warnings.warn(
         f"{where}: {old!r} was renamed {new!r} in tripletsearch {RENAMED_IN}; the old name "
-        f"stops working in {REMOVED_IN}",
+        f"stops working in tripletsearch {REMOVED_IN}",
         DeprecationWarning,
         stacklevel=stacklevel,
     )
@@ -55,6 +56,43 @@ def renamed(**names: str) -> Callable[[F], F]:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             move_keywords(where, kwargs, names)
+            return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def keyword_only(*names: str) -> Callable[[F], F]:
+    """Decorator: the trailing arguments ``names`` became keyword-only.
+
+    A call that still passes them by position works, warning, for one release. The wrapped
+    function declares them after ``*``; the positional arguments before them keep their
+    places.
+    """
+
+    def decorate(func: F) -> F:
+        where = func.__qualname__
+        params = list(inspect.signature(func).parameters.values())
+        n_positional = sum(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            extra = args[n_positional:]
+            if extra:
+                if len(extra) > len(names):
+                    raise TypeError(f"{where}: too many positional arguments")
+                for name, value in zip(names, extra):
+                    if name in kwargs:
+                        raise TypeError(f"{where}: got {name!r} twice")
+                    warnings.warn(
+                        f"{where}: pass {name!r} by keyword ({name}=...); by position it "
+                        f"stops working in tripletsearch {REMOVED_IN}",
+                        DeprecationWarning,
+                        stacklevel=2,
+                    )
+                    kwargs[name] = value
+                args = args[:n_positional]
             return func(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]

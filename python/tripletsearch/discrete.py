@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._deprecation import warn_renamed
+from ._deprecation import keyword_only, warn_renamed
 from ._sync import new_lock, synchronized
 from ._user_model import InferredUser, is_auto
 from ._validation import (
@@ -214,7 +214,8 @@ class DiscreteSearch(InferredUser):
         self._reset()
 
     @synchronized
-    def spawn(self, random_state: Any = None) -> DiscreteSearch:
+    @keyword_only("random_state")
+    def spawn(self, *, random_state: Any = None) -> DiscreteSearch:
         """A new session over the same database and parameters.
 
         It shares this one's prepared copy of the database (no rebuild: what a server does per

@@ -17,14 +17,16 @@ from typing import Any
 
 import numpy as np
 
+from ._deprecation import keyword_only
 from ._validation import check_int, check_random_state, check_triplets, resolve_n_jobs
 from .embedding import Embedding, valid_rows
 
 __all__ = ["kfold", "cross_validate", "grid_search_cv", "GridResult", "ParameterGrid"]
 
 
+@keyword_only("random_state")
 def kfold(
-    m: int, n_splits: int = 10, random_state: Any = None
+    m: int, n_splits: int = 10, *, random_state: Any = None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Shuffled k-fold split of ``m`` rows: a list of (train_index, test_index)."""
     n_splits = check_int(n_splits, "cv", minimum=2)
@@ -219,7 +221,7 @@ def grid_search_cv(
         )
         T = np.ascontiguousarray(T[keep])
     settings = ParameterGrid(param_grid)
-    folds = kfold(len(T), cv, random_state)
+    folds = kfold(len(T), cv, random_state=random_state)
     tasks = [
         (lambda p=p, tr=tr, te=te: _fit_score(estimator, p, T, tr, te, n_items))
         for p in settings

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import _core
+from ._deprecation import keyword_only
 from ._validation import (
     check_index_array,
     check_random_state,
@@ -102,7 +103,8 @@ class Oracle:
         spec = self._spec(X.shape[1])
         return float(_core.oracle_log_likelihood(spec, X, T, resolve_n_jobs(n_jobs)))
 
-    def grad(self, X: Any, triplets: Any, n_jobs: int | None = None) -> np.ndarray:
+    @keyword_only("n_jobs")
+    def grad(self, X: Any, triplets: Any, *, n_jobs: int | None = None) -> np.ndarray:
         """Gradient of :meth:`log_likelihood` with respect to ``X``.
 
         Returns
@@ -113,7 +115,8 @@ class Oracle:
         X, T = self._validate(X, triplets)
         return _core.oracle_grad(self._spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
 
-    def sample(self, X: Any, queries: Any, random_state: Any = None) -> np.ndarray:
+    @keyword_only("random_state")
+    def sample(self, X: Any, queries: Any, *, random_state: Any = None) -> np.ndarray:
         """Simulate the oracle's answers to ``queries``.
 
         Parameters

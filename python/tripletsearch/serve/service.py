@@ -203,7 +203,7 @@ class SearchService:
         """
         params = params or {}
         if mode == "find":
-            return self._template(k, params).spawn(seed)
+            return self._template(k, params).spawn(random_state=seed)
         return ContinuousSearch(
             3,
             float(params.get("gamma", MIX_GAMMA)),
