@@ -659,7 +659,10 @@ class ContinuousSimOptions:
     """
     What simulate_continuous runs and records.
     """
-    def __init__(self, *, runs: typing.SupportsInt | typing.SupportsIndex = 1, max_queries: typing.SupportsInt | typing.SupportsIndex = -1, max_stages: typing.SupportsInt | typing.SupportsIndex = -1, user_gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, user_lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+    def __init__(self, *, runs: typing.SupportsInt | typing.SupportsIndex = 1, max_queries: typing.SupportsInt | typing.SupportsIndex = -1, max_stages: typing.SupportsInt | typing.SupportsIndex = -1, user_gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, user_lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, first_run: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    @property
+    def first_run(self) -> int:
         ...
     @property
     def max_queries(self) -> int:
@@ -776,9 +779,9 @@ def simulate_continuous(config: ContinuousConfig, options: ContinuousSimOptions,
     """
     Searches for targets uniform in Omega by simulated gamma-CKL users.
     """
-def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec, oracle_store: ItemStore, targets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], max_queries: typing.SupportsInt | typing.SupportsIndex, user_lapse: typing.SupportsFloat | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.bool]]:
+def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec, oracle_store: ItemStore, targets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], max_queries: typing.SupportsInt | typing.SupportsIndex, user_lapse: typing.SupportsFloat | typing.SupportsIndex, first_run: typing.SupportsInt | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.bool]]:
     """
-    One search per target, users answering by `oracle` at the positions of oracle_store (at random with probability user_lapse): (queries until the target was shown, found).
+    One search per target, users answering by `oracle` at the positions of oracle_store (at random with probability user_lapse); run r's streams are keyed by first_run + r: (queries until the target was shown, found).
     """
 def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None) -> FitResult:
     """

@@ -12,6 +12,10 @@ info                  build facts: version, OpenMP, threads
 serve                 the search service (pip install 'tripletsearch[serve]')
 export                a service's recorded answers as triplets for Embedding.fit
 report                a study's methods compared, people's gamma and lapse fitted
+
+``reproduce {embedding,continuous,discrete}`` run on a Dask cluster with ``--scheduler
+ADDRESS`` or on a local one of N worker processes with ``--workers N`` (the ``dask`` extra):
+the same numbers as a local run.
 """
 
 from __future__ import annotations
@@ -126,19 +130,49 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cluster(args: argparse.Namespace) -> Any:
+    """The Dask client of ``--scheduler`` / ``--workers``, or None (a local run)."""
+    if args.scheduler is None and args.workers is None:
+        return None
+    if args.what not in ("embedding", "continuous", "discrete"):
+        raise SystemExit(f"--scheduler / --workers: not for 'reproduce {args.what}'")
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SystemExit(
+            "--scheduler / --workers need the 'dask' extra: pip install 'tripletsearch[dask]'"
+        ) from None
+    if args.scheduler is not None:
+        return Client(args.scheduler)
+    if args.workers < 1:
+        raise SystemExit(f"--workers: must be >= 1, got {args.workers}")
+    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=":0")
+    print(f"a local Dask cluster of {args.workers} worker processes: {cluster.dashboard_link}")
+    return Client(cluster)
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     from . import reproduce
 
-    if args.what == "embedding":
-        reproduce.reproduce_embedding(args.out, quick=args.quick, n_jobs=args.n_jobs)
-    elif args.what == "discrete":
-        reproduce.reproduce_discrete(args.out, quick=args.quick, n_jobs=args.n_jobs)
-    elif args.what == "continuous":
-        reproduce.reproduce_continuous(args.out, quick=args.quick, n_jobs=args.n_jobs)
-    elif args.what == "users":
-        reproduce.reproduce_users(args.out, quick=args.quick, n_jobs=args.n_jobs)
-    elif args.what == "theory":
-        reproduce.reproduce_theory(args.out, quick=args.quick, n_jobs=args.n_jobs)
+    client = _cluster(args)
+    try:
+        kw = {"quick": args.quick, "n_jobs": args.n_jobs}
+        if args.what == "embedding":
+            reproduce.reproduce_embedding(args.out, client=client, **kw)
+        elif args.what == "discrete":
+            reproduce.reproduce_discrete(args.out, client=client, **kw)
+        elif args.what == "continuous":
+            reproduce.reproduce_continuous(args.out, client=client, **kw)
+        elif args.what == "users":
+            reproduce.reproduce_users(args.out, **kw)
+        elif args.what == "theory":
+            reproduce.reproduce_theory(args.out, **kw)
+    finally:
+        if client is not None:
+            cluster = client.cluster if args.scheduler is None else None
+            client.close()
+            if cluster is not None:
+                cluster.close()
     return 0
 
 
@@ -161,6 +195,19 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument("--out", default="reproduce-out", help="output folder")
     p_rep.add_argument("--quick", action="store_true", help="a smaller, faster run")
     p_rep.add_argument("--n-jobs", type=int, default=None, help="parallel fits")
+    p_rep.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run on this Dask cluster (embedding, continuous, discrete; the dask extra)",
+    )
+    p_rep.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="start a local Dask cluster of N worker processes and run on it",
+    )
     p_rep.set_defaults(func=_reproduce)
     p_info = sub.add_parser("info", help="version, OpenMP, threads")
     p_info.set_defaults(func=_info)

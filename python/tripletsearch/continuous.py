@@ -42,6 +42,7 @@ import numpy as np
 
 from . import _core, theory
 from ._deprecation import warn_renamed
+from ._distributed import check_client, chunk_bounds, chunk_threads, map_chunks, n_chunks
 from ._sync import new_lock, synchronized
 from ._user_model import InferredUser, is_auto
 from ._validation import (
@@ -601,6 +602,8 @@ def simulate_continuous(
     n_particles: int | None = None,
     random_state: Any = None,
     n_jobs: int | None = None,
+    client: Any = None,
+    verbose: bool = False,
     **deprecated: Any,
 ) -> ContinuousSimulation:
     """Simulate searches for targets uniform in Omega, answered by simulated users.
@@ -608,8 +611,9 @@ def simulate_continuous(
     The searcher assumes ``gamma`` and ``lapse``, or infers them ("auto", see
     :class:`ContinuousSearch`); the users answer by ``oracle`` with lapse rate
     ``oracle_lapse``. The whole loop is native, parallel over runs ("hypothesis-test": over
-    cells), reproducible for any ``n_jobs``: run ``r`` draws its target and answers from
-    ``(random_state, r)`` only.
+    cells). Run ``r`` draws its target and answers from ``(random_state, r)`` only, so the
+    result is the same for any ``n_jobs`` and any ``client``: one local call, or chunks of
+    runs on the workers of a Dask cluster.
 
     Parameters
     ----------
@@ -629,7 +633,12 @@ def simulate_continuous(
         The users answer at random with this probability.
     random_state : None, int or numpy.random.Generator
     n_jobs : int or None
-        Threads (None: all cores).
+        Threads (None: all cores; on a Dask worker, one per chunk: the workers' threads
+        are the parallelism).
+    client : dask.distributed.Client, optional
+        Run the searches on this cluster, in chunks of runs (the ``dask`` extra).
+    verbose : bool
+        With ``client``: a progress bar of the chunks done.
 
     Returns
     -------
@@ -647,24 +656,75 @@ def simulate_continuous(
             "oracle: the continuous simulator's users answer by gamma-CKL; expected a "
             f"GammaCKL, got {type(oracle).__name__}"
         )
-    options = _core.ContinuousSimOptions(
-        runs=check_int(n_runs, "n_runs"),
+    runs = check_int(n_runs, "n_runs", minimum=1)
+    shared: dict[str, Any] = {
+        "settings": (dim, gamma, bounds, method, alpha, lapse, stage_cap, n_particles, delta),
         # None: not recorded / no limit (the core's -1)
-        max_queries=-1 if max_queries is None else check_int(max_queries, "max_queries", minimum=0),
-        max_stages=-1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0),
-        user_gamma=oracle.gamma,
-        user_lapse=check_real(oracle_lapse, "oracle_lapse"),
+        "max_queries": -1
+        if max_queries is None
+        else check_int(max_queries, "max_queries", minimum=0),
+        "max_stages": -1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0),
+        "oracle_gamma": oracle.gamma,
+        "oracle_lapse": check_real(oracle_lapse, "oracle_lapse"),
+        "seed": seed_from(random_state),
+        "n_jobs": n_jobs,
+    }
+    client = check_client(client)
+    if client is None:
+        parts = [_simulate_chunk(runs, 0, **shared)]
+    else:
+        parts = map_chunks(
+            client,
+            _simulate_chunk,
+            [(b - a, a) for a, b in chunk_bounds(runs, n_chunks(client, runs))],
+            shared,
+            desc="simulate_continuous",
+            verbose=verbose,
+        )
+
+    def joined(k: int) -> np.ndarray:
+        return np.concatenate([p[k] for p in parts])
+
+    errors = None if parts[0][0] is None else joined(0)
+    depths, centers, edges = joined(3), joined(6), joined(7)
+    regions = [Region(c, float(e), int(dp)) for c, e, dp in zip(centers, edges, depths)]
+    return ContinuousSimulation(errors, joined(1), joined(2), depths, joined(4), regions, joined(5))
+
+
+def _simulate_chunk(
+    runs: int,
+    first_run: int,
+    *,
+    settings: tuple,
+    max_queries: int,
+    max_stages: int,
+    oracle_gamma: float,
+    oracle_lapse: float,
+    seed: int,
+    n_jobs: int | None,
+) -> tuple[np.ndarray | None, ...]:
+    """Run searches ``first_run`` to ``first_run + runs - 1`` of a study.
+
+    One native call: on a Dask worker for a chunk, or locally for the whole study. Returns
+    the records (errors, stage errors, stage queries, depths, queries, targets, region
+    centres, region edges), one row per run.
+    """
+    options = _core.ContinuousSimOptions(
+        runs=runs,
+        max_queries=max_queries,
+        max_stages=max_stages,
+        user_gamma=oracle_gamma,
+        user_lapse=oracle_lapse,
+        first_run=first_run,
     )
-    out = _core.simulate_continuous(
-        config, options, seed_from(random_state), resolve_n_jobs(n_jobs)
-    )
-    regions = [Region(c, float(e), int(dp)) for c, e, dp in zip(out.centers, out.edges, out.depths)]
-    return ContinuousSimulation(
+    out = _core.simulate_continuous(_config(*settings), options, seed, chunk_threads(n_jobs))
+    return (
         out.errors,
         out.stage_errors,
         out.stage_queries,
         out.depths,
         out.queries,
-        regions,
         out.targets,
+        out.centers,
+        out.edges,
     )

@@ -50,11 +50,13 @@ import numpy as np
 
 from . import _core
 from ._deprecation import keyword_only, warn_renamed
+from ._distributed import check_client, chunk_bounds, chunk_threads, map_chunks, n_chunks
 from ._sync import new_lock, synchronized
 from ._user_model import InferredUser, is_auto
 from ._validation import (
     check_allocation,
     check_index_array,
+    check_index_range,
     check_int,
     check_random_state,
     check_real,
@@ -565,6 +567,45 @@ class DiscreteSimulation:
         )
 
 
+def _simulate_chunk(
+    targets: np.ndarray,
+    first_run: int,
+    *,
+    X: np.ndarray,
+    oracle_X: np.ndarray | None,
+    oracle: Oracle,
+    settings: tuple,
+    max_queries: int,
+    oracle_lapse: float,
+    seed: int,
+    n_jobs: int | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run searches ``first_run``, ``first_run + 1``, ... of a study, for ``targets``.
+
+    One native call: on a Dask worker for a chunk, or locally for the whole study.
+    """
+    config = _search_config(*settings)
+    store = _store(X)
+    # the user's positions: only a scale-free user model may see them rescaled
+    OX = X if oracle_X is None else oracle_X
+    if oracle_X is None and oracle._scale_free:
+        user_store = store
+    else:
+        user_store = _core.ItemStore(OX, scaled=oracle._scale_free)
+    return _core.simulate_discrete(
+        store,
+        config,
+        oracle._spec(OX.shape[1]),
+        user_store,
+        targets,
+        max_queries,
+        oracle_lapse,
+        first_run,
+        seed,
+        chunk_threads(n_jobs),
+    )
+
+
 def simulate_discrete(
     X: Any,
     *,
@@ -583,11 +624,15 @@ def simulate_discrete(
     oracle_lapse: float = 0.0,
     random_state: Any = None,
     n_jobs: int | None = None,
+    client: Any = None,
+    verbose: bool = False,
 ) -> DiscreteSimulation:
     """Simulate searches with users answering by an oracle.
 
-    The whole loop is native and runs in parallel over targets, reproducibly for any
-    ``n_jobs``.
+    The whole loop is native and runs in parallel over targets. Search ``i`` draws its
+    randomness from ``(random_state, i)`` only, so the result is the same for any
+    ``n_jobs`` and any ``client``: one local call, or chunks of searches on the workers of
+    a Dask cluster.
 
     Parameters
     ----------
@@ -613,7 +658,12 @@ def simulate_discrete(
         The user picks uniformly among the shown items with this probability.
     random_state : None, int or numpy.random.Generator
     n_jobs : int or None
-        Threads (None: all cores).
+        Threads (None: all cores; on a Dask worker, one per chunk: the workers' threads
+        are the parallelism).
+    client : dask.distributed.Client, optional
+        Run the searches on this cluster, in chunks (the ``dask`` extra).
+    verbose : bool
+        With ``client``: a progress bar of the chunks done.
 
     Returns
     -------
@@ -648,22 +698,33 @@ def simulate_discrete(
         T = check_index_array(targets, "targets", 1, None)  # the core checks the range
         if len(T) == 0:
             raise ValueError("targets: empty")
-    store = _store(X)
-    # the user's positions: only a scale-free user model may see them rescaled
-    scale_free = oracle._scale_free
-    if oracle_X is None and scale_free:
-        user_store = store
+    max_queries = check_int(max_queries, "max_queries")
+    lapse_rate = check_real(oracle_lapse, "oracle_lapse")
+    client = check_client(client)
+    seed = seed_from(rng)
+    shared: dict[str, Any] = {
+        "X": X,
+        "oracle_X": None if oracle_X is None else OX,
+        "oracle": oracle,
+        "settings": (method, gamma, r, sigma, n_choices, selection, lapse),
+        "max_queries": max_queries,
+        "oracle_lapse": lapse_rate,
+        "seed": seed,
+        "n_jobs": n_jobs,
+    }
+    if client is None:
+        nq, found = _simulate_chunk(T, 0, **shared)
     else:
-        user_store = _core.ItemStore(OX, scaled=scale_free)
-    nq, found = _core.simulate_discrete(
-        store,
-        config,
-        oracle._spec(OX.shape[1]),
-        user_store,
-        T,
-        check_int(max_queries, "max_queries"),
-        check_real(oracle_lapse, "oracle_lapse"),
-        seed_from(rng),
-        resolve_n_jobs(n_jobs),
-    )
+        _store(X)  # bad input fails here, not on the workers
+        check_index_range(T, n, "targets")
+        parts = map_chunks(
+            client,
+            _simulate_chunk,
+            [(T[a:b], a) for a, b in chunk_bounds(len(T), n_chunks(client, len(T)))],
+            shared,
+            desc="simulate_discrete",
+            verbose=verbose,
+        )
+        nq = np.concatenate([p[0] for p in parts])
+        found = np.concatenate([p[1] for p in parts])
     return DiscreteSimulation(nq, found, T)

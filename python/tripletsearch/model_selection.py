@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
+import numbers
 import time
 import warnings
 from collections.abc import Sequence
@@ -18,7 +19,14 @@ from typing import Any
 import numpy as np
 
 from ._deprecation import keyword_only
-from ._validation import check_int, check_random_state, check_triplets, resolve_n_jobs
+from ._distributed import check_client, map_chunks, n_chunks
+from ._validation import (
+    check_int,
+    check_random_state,
+    check_triplets,
+    resolve_n_jobs,
+    seed_from,
+)
 from .embedding import Embedding, valid_rows
 
 __all__ = ["kfold", "cross_validate", "grid_search_cv", "GridResult", "ParameterGrid"]
@@ -57,44 +65,75 @@ def _fit_score(
     estimator: Embedding,
     params: dict[str, Any],
     T: np.ndarray,
-    train: np.ndarray,
-    test: np.ndarray,
+    fold_of: np.ndarray,
+    fold: int,
     n_items: int | None,
 ) -> tuple[float, float, float, int]:
+    """Fit a copy of ``estimator`` with ``params`` on every fold but ``fold``; score on it."""
     est = type(estimator)(**{**estimator.get_params(), **params, "n_jobs": 1, "verbose": False})
+    train, test = np.flatnonzero(fold_of != fold), np.flatnonzero(fold_of == fold)
     t0 = time.perf_counter()
     est.fit(T[train], n_items=n_items)  # informative rows only: no warning in the threads
     fit_time = time.perf_counter() - t0
     return est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_
 
 
-def _run(tasks, n_jobs, verbose, desc):
-    bar = None
-    if verbose:
-        try:
-            from tqdm.auto import tqdm
+def _fit_chunk(
+    tasks: list[tuple[dict[str, Any], int]],
+    *,
+    estimator: Embedding,
+    T: np.ndarray,
+    fold_of: np.ndarray,
+    n_items: int | None,
+) -> list[tuple[float, float, float, int]]:
+    """The fits of one chunk (a Dask task): ``(params, fold)`` each, in order."""
+    return [_fit_score(estimator, p, T, fold_of, f, n_items) for p, f in tasks]
 
-            bar = tqdm(total=len(tasks), desc=desc, unit="fit")
-        except ImportError:  # pragma: no cover
-            bar = None
-    results = [None] * len(tasks)
 
-    def run(k):
-        results[k] = tasks[k]()
+def _progress(total: int, verbose: bool, desc: str) -> Any:
+    """A tqdm bar (None without verbose or tqdm; then a line per fit is printed)."""
+    if not verbose:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    return tqdm(total=total, desc=desc, unit="fit")
+
+
+def _run(
+    tasks: list[tuple[dict[str, Any], int]],
+    shared: dict[str, Any],
+    n_jobs: int,
+    verbose: bool,
+    desc: str,
+) -> list[tuple[float, float, float, int]]:
+    """Run the fits in parallel threads through joblib, results in order.
+
+    Through joblib, ``joblib.parallel_config`` may send them elsewhere (``backend="dask"``).
+    """
+    bar = _progress(len(tasks), verbose, desc)
+    results = []
+    try:
+        from joblib import Parallel, delayed
+
+        out = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+            delayed(_fit_score)(
+                shared["estimator"], p, shared["T"], shared["fold_of"], f, shared["n_items"]
+            )
+            for p, f in tasks
+        )
+    except ImportError:  # pragma: no cover - joblib is optional
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=n_jobs)
+        out = pool.map(lambda task: _fit_chunk([task], **shared)[0], tasks)
+    for k, res in enumerate(out):
+        results.append(res)
         if bar is not None:
             bar.update(1)
         elif verbose:
             print(f"{desc}: fit {k + 1}/{len(tasks)}", flush=True)
-
-    try:
-        from joblib import Parallel, delayed
-
-        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(k) for k in range(len(tasks)))
-    except ImportError:  # pragma: no cover - joblib is optional
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            list(pool.map(run, range(len(tasks))))
     if bar is not None:
         bar.close()
     return results
@@ -176,6 +215,12 @@ def _summary(scores):
     }
 
 
+def _fit_seed(base: int, index: int) -> int:
+    """The seed of fit ``index`` of a grid: a function of (base, index) only."""
+    words = np.random.SeedSequence([base, index]).generate_state(2, np.uint64)
+    return int(words[0] >> np.uint64(1))
+
+
 def grid_search_cv(
     estimator: Embedding,
     param_grid: Any,
@@ -186,6 +231,7 @@ def grid_search_cv(
     random_state: Any = None,
     n_jobs: int | None = None,
     verbose: bool = False,
+    client: Any = None,
 ) -> GridResult:
     """k-fold cross-validation of every setting of ``param_grid``.
 
@@ -201,9 +247,17 @@ def grid_search_cv(
     n_items : int, optional
         Default: one more than the largest index in ``triplets``.
     random_state : int, Generator or None
-        Seeds the folds (None: fresh entropy, as everywhere; pass an int to repeat a run).
+        Seeds the folds, and each fit when the estimator has no int ``random_state`` of its
+        own (None: fresh entropy, as everywhere; pass an int to repeat a run). Fit ``i``
+        draws from ``(random_state, i)`` only: the same result in any order, on any
+        worker.
     n_jobs : int or None
-        Parallel fits (threads).
+        Parallel fits (threads, through joblib: ``joblib.parallel_config(backend="dask")``
+        sends them to a Dask cluster).
+    verbose : bool
+        A progress bar (tqdm) of the fits done (with ``client``: of the chunks).
+    client : dask.distributed.Client, optional
+        Run the fits on this cluster, in chunks (the ``dask`` extra).
 
     Returns
     -------
@@ -221,13 +275,41 @@ def grid_search_cv(
         )
         T = np.ascontiguousarray(T[keep])
     settings = ParameterGrid(param_grid)
-    folds = kfold(len(T), cv, random_state=random_state)
-    tasks = [
-        (lambda p=p, tr=tr, te=te: _fit_score(estimator, p, T, tr, te, n_items))
-        for p in settings
-        for tr, te in folds
-    ]
-    scores = _run(tasks, resolve_n_jobs(n_jobs), verbose, "cross-validation")
+    rng = check_random_state(random_state)
+    fold_of = np.empty(len(T), dtype=np.int64)
+    for k, (_, test) in enumerate(kfold(len(T), cv, random_state=rng)):
+        fold_of[test] = k
+    # fit (setting s, fold k) draws its randomness from (random_state, s * cv + k) only
+    # (unless the estimator has its own int seed): the same for any order of the fits
+    own_seed = isinstance(estimator.random_state, numbers.Integral)
+    base = 0 if own_seed else seed_from(rng)
+    tasks = []
+    for s_index, p in enumerate(settings):
+        for k in range(cv):
+            own = own_seed or "random_state" in p
+            tasks.append(
+                (p if own else {**p, "random_state": _fit_seed(base, s_index * cv + k)}, k)
+            )
+    shared = {"estimator": estimator, "T": T, "fold_of": fold_of, "n_items": n_items}
+    client = check_client(client)
+    scores: list[Any]
+    if client is None:
+        scores = _run(tasks, shared, resolve_n_jobs(n_jobs), verbose, "cross-validation")
+    else:
+        # fits differ in cost by setting (dim 2 vs 50): chunk c takes every C-th fit, so
+        # that the chunks cost alike and no heavy chunk runs alone at the end
+        count = n_chunks(client, len(tasks))
+        parts = map_chunks(
+            client,
+            _fit_chunk,
+            [(tasks[c::count],) for c in range(count)],
+            shared,
+            desc="cross-validation",
+            verbose=verbose,
+        )
+        scores = [None] * len(tasks)
+        for c, part in enumerate(parts):
+            scores[c::count] = part
     names = sorted({k for p in settings for k in p})
     rows = []
     for s, p in enumerate(settings):
@@ -243,8 +325,12 @@ def cross_validate(
     n_items: int | None = None,
     random_state: Any = None,
     n_jobs: int | None = None,
+    client: Any = None,
 ) -> dict:
-    """k-fold cross-validated accuracy and NLL (mean and s.e.) of one estimator."""
+    """k-fold cross-validated accuracy and NLL (mean and s.e.) of one estimator.
+
+    The arguments are :func:`grid_search_cv`'s, for a grid of one setting.
+    """
     return grid_search_cv(
         estimator,
         {},
@@ -253,4 +339,5 @@ def cross_validate(
         n_items=n_items,
         random_state=random_state,
         n_jobs=n_jobs,
+        client=client,
     ).rows[0]

@@ -165,6 +165,7 @@ def reproduce_embedding(
     quick: bool = False,
     n_jobs: int | None = None,
     verbose: bool = True,
+    client: Any = None,
 ) -> dict:
     """Figure 5 on Musical Artists, and 1-D gamma-CKL embeddings of the alien-eggs sets.
 
@@ -178,6 +179,12 @@ def reproduce_embedding(
         ``figure5_music.png`` and ``alien_eggs_1d.csv``.
     quick : bool
         Dimensions 2, 10, 50 and 5 folds (about ten times faster).
+    n_jobs : int or None
+        Parallel fits.
+    verbose : bool
+        A progress bar.
+    client : dask.distributed.Client, optional
+        Run the fits on this Dask cluster (the same numbers as a local run).
 
     Returns
     -------
@@ -202,6 +209,7 @@ def reproduce_embedding(
         n_items=data.n_items,
         random_state=0,
         n_jobs=n_jobs,
+        client=client,
         verbose=verbose,
     )
     elapsed = time.perf_counter() - t0
@@ -285,6 +293,7 @@ def _study(
     max_queries: int,
     random_state: Any,
     n_jobs: int | None,
+    client: Any = None,
 ) -> list:
     """One embedding of the study: every method, pairs and 4-item queries."""
     from .discrete import simulate_discrete
@@ -303,6 +312,7 @@ def _study(
                 max_queries=max_queries,
                 random_state=random_state,
                 n_jobs=n_jobs,
+                client=client,
             )
             results.append(
                 {
@@ -364,6 +374,7 @@ def reproduce_discrete(
     quick: bool = False,
     n_jobs: int | None = None,
     random_state: Any = 0,
+    client: Any = None,
 ) -> list:
     """The user study in simulation: gamma-CKLSearch vs GaussSearch vs random.
 
@@ -396,7 +407,7 @@ def reproduce_discrete(
     t0 = time.perf_counter()
     for name, X in embeddings.items():
         targets = rng.choice(len(X), size=150, replace=False) if quick else np.arange(len(X))
-        results += _study(name, X, targets, max_queries, random_state, n_jobs)
+        results += _study(name, X, targets, max_queries, random_state, n_jobs, client)
     elapsed = time.perf_counter() - t0
     _write_discrete_csv(results, out / "discrete_study.csv")
     png = _plot_discrete(results, out / "discrete_study.png", max_queries)
@@ -486,6 +497,7 @@ def reproduce_continuous(
     method: str = "global",
     n_jobs: int | None = None,
     random_state: Any = 0,
+    client: Any = None,
 ) -> list:
     """Figure 4: the distance^d of the point estimate to the target vs queries.
 
@@ -511,6 +523,7 @@ def reproduce_continuous(
             method=method,
             random_state=random_state,
             n_jobs=n_jobs,
+            client=client,
         )
         assert sim.errors is not None  # recorded: max_queries is given
         rows.append(_figure4_row(gamma, d, sim.errors, max_q))

@@ -1,7 +1,8 @@
 // The continuous-search simulator: targets uniform in Omega, simulated gamma-CKL users
 // (with a lapse rate), the errors of the point estimate after every query and every stage.
 // Parallel over runs (the hypothesis test: over cells); run r draws its target and answers
-// from its own stream, so results do not depend on the thread count.
+// from its own streams, keyed by (seed, first_run + r), so results depend neither on the
+// thread count nor on how a study is cut into calls (chunks on other processes or machines).
 #pragma once
 
 #include <cmath>
@@ -26,9 +27,11 @@ struct ContinuousSimOptions {
   std::int64_t max_stages = -1;   // stop after this many stages (-1: no limit)
   double user_gamma = 3.0;        // the simulated users' gamma-CKL power
   double user_lapse = 0.0;        // and lapse rate
+  std::int64_t first_run = 0;     // the global index of this call's run 0 (a chunk's offset)
 
   void validate(const ContinuousConfig& cfg) const {
     require_at_least<std::int64_t>(runs, 1, "n_runs");
+    require_at_least<std::int64_t>(first_run, 0, "first_run");
     // the records: errors per query, errors and queries per stage, targets and regions
     require_allocation(8.0 * double(runs) *
                            (double(std::max<std::int64_t>(max_queries, 0)) + 1.0 +
@@ -41,7 +44,7 @@ struct ContinuousSimOptions {
       throw std::invalid_argument(
           "max_queries: per-query errors are not recorded for the hypothesis test (billions "
           "of queries); use max_stages");
-    require_positive(user_gamma, "oracle_gamma");
+    require_positive(user_gamma, "oracle");
     require_half_open(user_lapse, 0.0, 1.0, "oracle_lapse");
   }
   // Rows of the per-stage records.
@@ -85,10 +88,10 @@ inline void simulate_continuous_run(const ContinuousConfig& cfg, const Continuou
   // targets and regions reported in the input frame
   const std::int64_t d = cfg.dim, S = o.stage_rows() - 1, Q = o.max_queries + 1;
   const PairAnswerModel user(o.user_gamma, o.user_lapse);
-  Rng rng = stream(seed, Purpose::SimUser, static_cast<std::uint64_t>(r));
+  const auto run = static_cast<std::uint64_t>(o.first_run + r);  // the run's global index
+  Rng rng = stream(seed, Purpose::SimUser, run);
   const auto srch =
-      make_searcher(cfg, child_seed(seed, Purpose::SimContinuousRun, static_cast<std::uint64_t>(r)),
-                    inner_threads);
+      make_searcher(cfg, child_seed(seed, Purpose::SimContinuousRun, run), inner_threads);
   std::vector<double> t(static_cast<std::size_t>(d));  // uniform in Omega
   const std::vector<double>&lo = srch->unit_low(), &hi = srch->unit_high();
   for (std::int64_t a = 0; a < d; ++a) t[a] = lo[a] + rng.uniform() * (hi[a] - lo[a]);

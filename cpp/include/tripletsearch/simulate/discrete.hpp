@@ -1,6 +1,7 @@
 // The database-search simulator: one whole search per target with a simulated user, in
 // parallel over targets. Run r uses its own streams (its searcher's seed and the user's
-// answers derive from (seed, r)), so results do not depend on the thread count.
+// answers derive from (seed, first_run + r)), so results depend neither on the thread count
+// nor on how a study is cut into calls (chunks on other processes or machines).
 #pragma once
 
 #include <algorithm>
@@ -18,6 +19,19 @@
 #include "users.hpp"
 
 namespace tripletsearch {
+
+// What each simulated search may take, and where this call's runs sit in the study.
+struct DiscreteSimOptions {
+  std::int64_t max_queries = 200;  // queries per search before giving up
+  double user_lapse = 0.0;         // the user picks at random with this probability
+  std::int64_t first_run = 0;      // the global index of this call's run 0 (a chunk's offset)
+
+  void validate() const {
+    require_at_least<std::int64_t>(max_queries, 1, "max_queries");
+    require_half_open(user_lapse, 0.0, 1.0, "oracle_lapse");
+    require_at_least<std::int64_t>(first_run, 0, "first_run");
+  }
+};
 
 struct DiscreteSimulation {
   std::vector<std::int64_t> n_queries;  // queries until the target was shown (or the cap)
@@ -41,10 +55,10 @@ inline std::pair<std::int64_t, bool> run_discrete_search(DiscreteSearcher& searc
 inline void check_discrete_simulation(const ItemStore& store, const SearchConfig& cfg,
                                       const OracleSpec& oracle, const ItemStore& ostore,
                                       const std::int64_t* targets, std::int64_t runs,
-                                      std::int64_t max_queries, double user_lapse, int threads) {
+                                      const DiscreteSimOptions& o, int threads) {
   check_search(store, cfg);
-  require_half_open(user_lapse, 0.0, 1.0, "oracle_lapse");
   oracle.validate();
+  o.validate();
   if (oracle.kind == ModelKind::Probit && cfg.n_choices != 2)
     throw std::invalid_argument("oracle: the Probit oracle answers pairs only (n_choices = 2)");
   if (ostore.n() != store.n())
@@ -52,7 +66,6 @@ inline void check_discrete_simulation(const ItemStore& store, const SearchConfig
                                 " rows (one per item), got " + std::to_string(ostore.n()));
   require_at_least<std::int64_t>(runs, 1, "targets");
   require_in_range(targets, runs, store.n(), 1, "targets");
-  require_at_least<std::int64_t>(max_queries, 1, "max_queries");
   require_at_least(threads, 1, "n_jobs");
 }
 
@@ -60,11 +73,9 @@ inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> sto
                                             const SearchConfig& cfg, const OracleSpec& oracle,
                                             std::shared_ptr<const ItemStore> ostore,
                                             const std::int64_t* targets, std::int64_t runs,
-                                            std::int64_t max_queries, double user_lapse,
-                                            std::uint64_t seed, int threads,
-                                            Cancel& cancel = no_cancel()) {
-  check_discrete_simulation(*store, cfg, oracle, *ostore, targets, runs, max_queries, user_lapse,
-                            threads);
+                                            const DiscreteSimOptions& o, std::uint64_t seed,
+                                            int threads, Cancel& cancel = no_cancel()) {
+  check_discrete_simulation(*store, cfg, oracle, *ostore, targets, runs, o, threads);
   DiscreteSimulation res;
   res.n_queries.assign(static_cast<std::size_t>(runs), 0);
   res.found.assign(static_cast<std::size_t>(runs), 0);
@@ -72,17 +83,17 @@ inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> sto
 #pragma omp parallel num_threads(threads)
   {
     std::unique_ptr<DiscreteUser> user;
-    errors.run([&] { user = std::make_unique<DiscreteUser>(oracle, *ostore, user_lapse); });
+    errors.run([&] { user = std::make_unique<DiscreteUser>(oracle, *ostore, o.user_lapse); });
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t r = 0; r < runs; ++r) {
       if (cancel.checkpoint()) continue;
       errors.run([&] {
-        const auto run = static_cast<std::uint64_t>(r);
+        const auto run = static_cast<std::uint64_t>(o.first_run + r);  // the global index
         auto searcher =
             make_searcher(store, cfg, child_seed(seed, Purpose::SimDiscreteRun, run), 1);
         Rng rng = stream(seed, Purpose::SimUser, run);
         const auto [count, found] =
-            run_discrete_search(*searcher, *user, targets[r], max_queries, rng);
+            run_discrete_search(*searcher, *user, targets[r], o.max_queries, rng);
         res.n_queries[static_cast<std::size_t>(r)] = count;
         res.found[static_cast<std::size_t>(r)] = found;
       });

@@ -1,0 +1,263 @@
+"""Simulations and cross-validation on a real Dask cluster (``distributed.LocalCluster``
+with two worker processes): bitwise the results of a local run, whatever the chunking,
+the order or a worker killed mid-run; and the chunking itself without Dask."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+
+import tripletsearch as ts
+from tripletsearch import _core, _distributed, continuous, discrete, model_selection
+
+X = np.random.default_rng(0).uniform(-1, 1, size=(300, 3))
+
+
+def _triplets():
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(40, 2))
+    Q = rng.integers(0, 40, size=(1500, 3))
+    return ts.GammaCKL(5.0).sample(Y, Q[ts.embedding.valid_rows(Q)], random_state=2)
+
+
+def _same_continuous(a, b):
+    for name in ("errors", "stage_errors", "stage_queries", "depths", "n_queries", "targets"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert [(r.center.tolist(), r.edge, r.depth) for r in a.regions] == [
+        (r.center.tolist(), r.edge, r.depth) for r in b.regions
+    ]
+
+
+def _scores(result):
+    return [(r["accuracy"], r["nll"], r["epochs"]) for r in result.rows]
+
+
+# ---------------------------------------------------------------- without Dask
+
+
+def test_import_does_not_import_dask():
+    code = (
+        "import sys, numpy as np, tripletsearch as ts\n"
+        "ts.simulate_discrete(np.eye(5), n_runs=3, random_state=0)\n"
+        "ts.simulate_continuous(2, 3.0, n_runs=2, max_queries=3, random_state=0)\n"
+        "import tripletsearch.model_selection\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_chunk_bounds_cover_the_range_in_order():
+    for n in (1, 7, 100):
+        for count in (1, 3, 8, 200):
+            b = _distributed.chunk_bounds(n, count)
+            assert b[0][0] == 0 and b[-1][1] == n
+            assert all(x[1] == y[0] for x, y in zip(b, b[1:]))
+            sizes = [hi - lo for lo, hi in b]
+            assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
+
+
+def _discrete_chunks_in_processes(order):
+    """The study of test_chunks_in_other_processes, run as chunks in worker processes."""
+    sim = ts.simulate_discrete(X, n_runs=60, random_state=4)  # the targets and their seed
+    rng = np.random.default_rng(4)
+    T = rng.integers(0, len(X), size=60)
+    shared = dict(
+        X=X,
+        oracle_X=None,
+        oracle=ts.GammaCKL(3.0),
+        settings=("gamma-ckl", 3.0, 2.0, 0.1, 2, "infogain", 0.0),
+        max_queries=200,
+        oracle_lapse=0.0,
+        seed=ts._validation.seed_from(rng),
+        n_jobs=1,
+    )
+    bounds = _distributed.chunk_bounds(len(T), 7)
+    with ProcessPoolExecutor(2) as pool:
+        futures = {
+            k: pool.submit(discrete._simulate_chunk, T[a:b], a, **shared)
+            for k, (a, b) in ((k, bounds[k]) for k in order)
+        }
+        parts = [futures[k].result() for k in range(len(bounds))]
+    return sim, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def test_chunks_in_other_processes_in_any_order_equal_one_call():
+    sim, nq, found = _discrete_chunks_in_processes(order=[6, 2, 0, 5, 1, 3, 4])
+    np.testing.assert_array_equal(nq, sim.n_queries)
+    np.testing.assert_array_equal(found, sim.found)
+    whole = ts.simulate_continuous(2, 3.0, n_runs=9, max_queries=30, random_state=5)
+    parts = [
+        continuous._simulate_chunk(
+            b - a,
+            a,
+            settings=(2, 3.0, (-1.0, 1.0), "global", 0.8, 0.0, None, None, 0.05),
+            max_queries=30,
+            max_stages=-1,
+            oracle_gamma=3.0,
+            oracle_lapse=0.0,
+            seed=ts._validation.seed_from(5),
+            n_jobs=1,
+        )
+        for a, b in reversed(_distributed.chunk_bounds(9, 4))
+    ][::-1]
+    np.testing.assert_array_equal(np.concatenate([p[0] for p in parts]), whole.errors)
+
+
+def test_the_two_kernel_paths_agree_on_simulations():
+    """AVX2/FMA and the portable kernels round differently (the kernels agree to 1e-9), so
+    records are bitwise equal only on one kind of machine; across paths the searches'
+    decisions agree unless a near-tie resolves differently."""
+    before = _core.simd_isa()
+    if before != "avx2":
+        pytest.skip("this CPU runs the portable kernels only")
+    try:
+        runs = {}
+        for isa in ("portable", "avx2"):
+            assert _core.set_simd_isa(isa)
+            runs[isa] = (
+                ts.simulate_discrete(X, n_runs=200, random_state=6).n_queries,
+                ts.simulate_continuous(3, 3.0, n_runs=20, max_queries=60, random_state=6).errors,
+            )
+    finally:
+        _core.set_simd_isa(before)
+    (dp, cp), (da, ca) = runs["portable"], runs["avx2"]
+    assert np.mean(dp == da) >= 0.95
+    assert abs(dp.mean() - da.mean()) < 1.0
+    np.testing.assert_allclose(ca[:, :10], cp[:, :10], rtol=1e-6)
+
+
+def test_bad_client():
+    with pytest.raises(TypeError, match="client: expected a dask.distributed.Client"):
+        ts.simulate_discrete(X, n_runs=2, client="tcp://127.0.0.1:8786")
+    with pytest.raises(TypeError, match="client: expected"):
+        ts.simulate_continuous(2, 3.0, n_runs=2, max_queries=2, client=object())
+    with pytest.raises(TypeError, match="client: expected"):
+        model_selection.grid_search_cv(ts.Embedding(), {}, _triplets(), client=1)
+
+
+# ---------------------------------------------------------------- on a LocalCluster
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def test_simulate_discrete_on_the_cluster_equals_local(client):
+    kw = dict(n_runs=80, gamma="auto", lapse="auto", oracle=ts.GammaCKL(2.0), random_state=7)
+    local = ts.simulate_discrete(X, **kw)
+    remote = ts.simulate_discrete(X, client=client, **kw)
+    np.testing.assert_array_equal(remote.targets, local.targets)
+    np.testing.assert_array_equal(remote.n_queries, local.n_queries)
+    np.testing.assert_array_equal(remote.found, local.found)
+    # explicit targets, a perceived embedding and lapses travel too
+    kw = dict(targets=np.arange(0, 300, 7), oracle_X=X + 0.01, oracle_lapse=0.1, random_state=8)
+    a = ts.simulate_discrete(X, **kw)
+    b = ts.simulate_discrete(X, client=client, verbose=True, **kw)
+    np.testing.assert_array_equal(a.n_queries, b.n_queries)
+    with pytest.raises(ValueError, match="targets"):
+        ts.simulate_discrete(X, targets=[0, 300], client=client)
+
+
+def test_simulate_continuous_on_the_cluster_equals_local(client):
+    for kw in (
+        dict(n_runs=30, max_queries=60, lapse="auto", oracle=ts.GammaCKL(4.0)),
+        dict(n_runs=6, max_stages=3, method="posterior", n_particles=256),
+    ):
+        local = ts.simulate_continuous(2, 3.0, random_state=9, **kw)
+        remote = ts.simulate_continuous(2, 3.0, random_state=9, client=client, **kw)
+        _same_continuous(local, remote)
+
+
+def test_grid_search_cv_on_the_cluster_equals_local(client):
+    T = _triplets()
+    grid = {"dim": [1, 2], "gamma": [3.0, 6.0]}
+    # no seed of its own: each fit draws from (random_state, its index)
+    est = ts.Embedding(max_epochs=50)
+    local = model_selection.grid_search_cv(est, grid, T, cv=3, random_state=3, n_jobs=2)
+    remote = model_selection.grid_search_cv(est, grid, T, cv=3, random_state=3, client=client)
+    assert _scores(remote) == _scores(local)
+    # joblib's dask backend runs the same fits
+    import joblib
+
+    with joblib.parallel_config(backend="dask"):
+        via_joblib = model_selection.grid_search_cv(est, grid, T, cv=3, random_state=3, n_jobs=2)
+    assert _scores(via_joblib) == _scores(local)
+    cv = model_selection.cross_validate(est, T, cv=3, random_state=3, client=client)
+    assert (
+        cv["accuracy"] == model_selection.cross_validate(est, T, cv=3, random_state=3)["accuracy"]
+    )
+
+
+def test_a_worker_killed_mid_run_still_gives_the_exact_result():
+    kw = dict(n_runs=24, max_queries=300, random_state=11)
+    local = ts.simulate_continuous(3, 3.0, **kw)
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.CRITICAL,
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        pids = set(c.run(os.getpid).values())
+        out = {}
+        runner = threading.Thread(
+            target=lambda: out.setdefault("sim", ts.simulate_continuous(3, 3.0, client=c, **kw))
+        )
+        runner.start()
+        # once chunks are running, kill one worker process outright
+        deadline = time.monotonic() + 60
+        while not any(c.processing().values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        victim = sorted(pids)[0]
+        os.kill(victim, signal.SIGKILL)
+        runner.join(timeout=300)
+        assert not runner.is_alive()
+        assert victim not in set(c.run(os.getpid).values())  # the worker did die
+    _same_continuous(out["sim"], local)
+
+
+def test_reproduce_on_a_local_cluster_writes_the_local_numbers(tmp_path):
+    def run(*extra):
+        out = tmp_path / ("cluster" if extra else "local")
+        cmd = [sys.executable, "-m", "tripletsearch", "reproduce", "discrete", "--quick"]
+        done = subprocess.run(
+            [*cmd, "--out", str(out), *extra], capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return (out / "discrete_study.csv").read_text()
+
+    assert run("--workers", "2") == run()
+    bad = subprocess.run(
+        [sys.executable, "-m", "tripletsearch", "reproduce", "theory", "--workers", "2"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode != 0 and "not for 'reproduce theory'" in bad.stderr
