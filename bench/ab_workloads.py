@@ -85,6 +85,12 @@ def _continuous(d, method, queries=60, repeat=5):
     return _min_time(run, repeat, setup) / queries
 
 
+# The file times old and new builds alike: the spellings of the build it runs in (0.2.0
+# renamed simulate_discrete's int targets= to n_runs= and put theory's dim first).
+_NEW_NAMES = tuple(int(v) for v in ts.__version__.split(".")[:2]) >= (0, 2)
+RUNS = {"n_runs": 200} if _NEW_NAMES else {"targets": 200}
+MC_ARGS = (5, 3.0) if _NEW_NAMES else (3.0, 5)
+
 WORKLOADS = {
     "food_grad_1t": lambda: _oracle_kernel(ts.GammaCKL(10.0), "grad", 100, 10, 190_376, 1),
     "food_grad_2t": lambda: _oracle_kernel(ts.GammaCKL(10.0), "grad", 100, 10, 190_376, 2),
@@ -123,7 +129,7 @@ WORKLOADS = {
     "sim_discrete_d5": lambda: _min_time(
         lambda: ts.simulate_discrete(
             np.random.default_rng(5).uniform(-1, 1, size=(1000, 5)),
-            n_runs=200,
+            **RUNS,
             random_state=7,
             n_jobs=2,
         ),
@@ -134,7 +140,7 @@ WORKLOADS = {
         3,
     ),
     "p_correct_mc_1e6": lambda: _min_time(
-        lambda: ts.theory.p_correct_monte_carlo(5, 3.0, 10**6, random_state=0, n_jobs=2)
+        lambda: ts.theory.p_correct_monte_carlo(*MC_ARGS, 10**6, random_state=0, n_jobs=2)
     ),
 }
 

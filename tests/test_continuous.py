@@ -126,9 +126,15 @@ def native_config(**kw):
     )
 
 
-def native_simulation(runs, max_queries, user_gamma, user_lapse, seed, threads, **config):
+def native_simulation(
+    runs, max_queries, user_gamma, user_lapse, seed, threads, first_run=0, **config
+):
     options = _core.ContinuousSimOptions(
-        runs=runs, max_queries=max_queries, user_gamma=user_gamma, user_lapse=user_lapse
+        runs=runs,
+        max_queries=max_queries,
+        user_gamma=user_gamma,
+        user_lapse=user_lapse,
+        first_run=first_run,
     )
     return _core.simulate_continuous(native_config(**config), options, seed, threads).errors
 
@@ -139,6 +145,17 @@ def test_simulation_matches_numpy_twin(method, d):
     nat = native_simulation(3, 25, 3.0, 0.0, 11, 2, **config)
     twin = ref.simulate(3, 25, 3.0, 0.0, 11, **config)
     np.testing.assert_allclose(nat, twin, rtol=1e-9, atol=1e-13)
+
+
+def test_a_chunk_of_a_study_matches_the_twin():
+    # runs 5 and 6 of a study, as a Dask chunk runs them: streams keyed by the global index
+    config = dict(dim=2, method="global", alpha=0.7, stage_cap=30, particles=96)
+    nat = native_simulation(2, 20, 3.0, 0.05, 21, 1, first_run=5, **config)
+    np.testing.assert_allclose(
+        nat, ref.simulate(2, 20, 3.0, 0.05, 21, first_run=5, **config), rtol=1e-9, atol=1e-13
+    )
+    whole = native_simulation(7, 20, 3.0, 0.05, 21, 2, **config)
+    np.testing.assert_array_equal(nat, whole[5:])
 
 
 def test_simulation_with_lapse_matches_twin():

@@ -34,6 +34,7 @@ PUBLIC = [
     ts.ContinuousSearch.observe,
     ts.simulate_continuous,
     ts.fit_choice_model,
+    users.choice_log_likelihood,
     model_selection.grid_search_cv,
     model_selection.cross_validate,
     *(getattr(theory, name) for name in theory.__all__ if callable(getattr(theory, name))),
@@ -231,3 +232,53 @@ def test_options_are_keyword_only():
             for name, kind in kinds.items()
             if name in ("n_jobs", "random_state")
         ), func
+
+
+def test_warnings_name_the_callers_line():
+    """A DeprecationWarning attributed to the library is hidden by Python's default filters:
+    each one must point at the line that used the old name."""
+    X = np.random.default_rng(0).uniform(-1, 1, size=(30, 2))
+    calls = [
+        lambda: ts.Embedding(n_components=2),
+        lambda: ts.Embedding().n_components,
+        lambda: ts.Embedding().set_params(n_components=2),
+        lambda: theory.p_correct(gamma=2.0, d=2),
+        lambda: ts.simulate_continuous(2, 3.0, n_runs=1, max_queries=2, oracle_gamma=2.0),
+        lambda: ts.simulate_continuous(2, 3.0, n_runs=1, max_queries=2).queries,
+        lambda: ts.simulate_discrete(X, targets=2),
+        lambda: ts.DiscreteSearch(X).spawn(0),
+        lambda: ts.GammaCKL(2.0).sample(X, [[0, 1, 2]], 0),
+        lambda: model_selection.kfold(10, 2, 0),
+    ]
+    for call in calls:
+        with pytest.warns(DeprecationWarning) as record:
+            call()
+        assert {w.filename for w in record} == {__file__}, [(w.filename, w.lineno) for w in record]
+
+
+def test_old_spellings_edge_cases():
+    # the old default oracle_gamma=None meant the searcher's gamma: still so, silently
+    a = ts.simulate_continuous(2, 3.0, n_runs=2, max_queries=5, random_state=1, oracle_gamma=None)
+    b = ts.simulate_continuous(2, 3.0, n_runs=2, max_queries=5, random_state=1)
+    np.testing.assert_array_equal(a.errors, b.errors)
+    # a grid with the old parameter name works (warns) and reports the new one
+    T = _triplets()
+    with pytest.warns(DeprecationWarning, match="'n_components' was renamed 'dim'"):
+        res = model_selection.grid_search_cv(
+            ts.Embedding(max_epochs=20, random_state=0),
+            {"n_components": [1, 2]},
+            T,
+            cv=2,
+            random_state=0,
+        )
+    new = model_selection.grid_search_cv(
+        ts.Embedding(max_epochs=20, random_state=0), {"dim": [1, 2]}, T, cv=2, random_state=0
+    )
+    assert [r["dim"] for r in res.rows] == [1, 2]
+    assert [r["accuracy"] for r in res.rows] == [r["accuracy"] for r in new.rows]
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20, 2))
+    heads, shown = np.array([0, 1]), np.array([[2, 3], [4, 5]])
+    with pytest.warns(DeprecationWarning, match="'chosen' was renamed 'choice'"):
+        old = users.choice_log_likelihood(X, heads, shown, chosen=[2, 5], gamma=3.0)
+    assert old == users.choice_log_likelihood(X, heads, shown, [2, 5], 3.0)

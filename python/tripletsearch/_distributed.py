@@ -78,6 +78,11 @@ def chunk_threads(n_jobs: int | None) -> int:
     return 1
 
 
+def _held(value: Any) -> Any:
+    """The identity: a task whose result is ``value``, kept on the workers that need it."""
+    return value
+
+
 def map_chunks(
     client: Any,
     func: Callable[..., Any],
@@ -89,7 +94,7 @@ def map_chunks(
 ) -> list[Any]:
     """``[func(*chunk, **shared) for chunk in chunks]`` on the cluster, in order.
 
-    ``shared`` (the embedding, the triplets, the settings) is sent to every worker once. A
+    ``shared`` (the embedding, the triplets, the settings) is sent to each worker once. A
     chunk whose worker dies is run again elsewhere by the scheduler; chunks are
     deterministic, so the result is the same. With ``verbose``, a tqdm bar counts the chunks
     done (the Dask dashboard shows them too).
@@ -97,12 +102,16 @@ def map_chunks(
     import numpy as np
     from distributed import as_completed
 
-    # arrays travel once per worker; small values (settings, an oracle) with each chunk
+    # arrays travel once per worker, as the results of tasks that hold them (not scattered
+    # data: a task's result is recomputed when every worker that held it died, scattered
+    # data would be lost); small values (settings, an oracle) go with each chunk
     sent = {
-        k: client.scatter(v, broadcast=True, hash=False) if isinstance(v, np.ndarray) else v
+        k: client.submit(_held, v, pure=False) if isinstance(v, np.ndarray) else v
         for k, v in shared.items()
     }
-    futures = [client.submit(func, *chunk, **sent, pure=False, retries=2) for chunk in chunks]
+    # no retries of exceptions (bad input fails alike every time); a chunk whose worker dies
+    # is rerun by the scheduler all the same
+    futures = [client.submit(func, *chunk, **sent, pure=False) for chunk in chunks]
     if verbose:
         try:
             from tqdm.auto import tqdm

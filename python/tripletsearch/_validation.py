@@ -92,6 +92,15 @@ def check_allocation(n_bytes: float, name: str) -> None:
     _core.require_allocation(float(n_bytes), name)
 
 
+def _native_layout(arr: np.ndarray, dtype: Any) -> np.ndarray:
+    """``arr`` as the core reads it: ``dtype``, C order and aligned.
+
+    A buffer at an odd address (``np.frombuffer`` with an offset, an array unpickled from
+    a Dask message) is copied: the core reads whole doubles and int64s.
+    """
+    return np.require(arr, dtype=dtype, requirements=["C_CONTIGUOUS", "ALIGNED"])
+
+
 def check_X(X: Any, name: str = "X") -> np.ndarray:
     """Validate an embedding: real, 2-d (n, d) with n, d >= 1, finite. Returns float64, C order."""
     if isinstance(X, np.ndarray):
@@ -109,7 +118,7 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name}: expected a 2-d array (n_items, n_dims), got shape {arr.shape}")
     if arr.shape[0] < 1 or arr.shape[1] < 1:
         raise ValueError(f"{name}: needs at least one item and one dimension, got {arr.shape}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = _native_layout(arr, np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name}: contains NaN or inf")
     return arr
@@ -146,7 +155,7 @@ def check_index_array(
         raise ValueError(f"{name}: expected {cols} columns, got shape {arr.shape}")
     if arr.dtype.kind == "u" and arr.max() > np.iinfo(np.int64).max:
         raise ValueError(f"{name}: index too large for int64")
-    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    arr = _native_layout(arr, np.int64)
     if n_items is not None:
         check_index_range(arr, n_items, name)
     return arr

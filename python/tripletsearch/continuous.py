@@ -563,7 +563,7 @@ class ContinuousSimulation:
     @property
     def queries(self) -> np.ndarray:
         """Deprecated spelling of :attr:`n_queries` (removed in 0.3.0)."""
-        warn_renamed("ContinuousSimulation", "queries", "n_queries", stacklevel=2)
+        warn_renamed("ContinuousSimulation", "queries", "n_queries", stacklevel=3)
         return self.n_queries
 
     def ancestor_coverage(self, k: int) -> float:
@@ -573,11 +573,13 @@ class ContinuousSimulation:
         )
 
 
-def _deprecated_oracle_gamma(kwargs: dict[str, Any], oracle: GammaCKL | None) -> GammaCKL:
+def _deprecated_oracle_gamma(kwargs: dict[str, Any], oracle: GammaCKL | None) -> GammaCKL | None:
     """``oracle_gamma=g`` (before 0.2.0) is ``oracle=GammaCKL(g)``."""
     if set(kwargs) != {"oracle_gamma"}:
         bad = sorted(set(kwargs) - {"oracle_gamma"})[0]
         raise TypeError(f"simulate_continuous() got an unexpected keyword argument {bad!r}")
+    if kwargs["oracle_gamma"] is None:  # the old default: the searcher's gamma
+        return oracle
     if oracle is not None:
         raise TypeError("simulate_continuous: got 'oracle_gamma' and 'oracle'; give 'oracle'")
     warn_renamed("simulate_continuous", "oracle_gamma=g", "oracle=GammaCKL(g)", stacklevel=4)

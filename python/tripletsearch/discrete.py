@@ -215,8 +215,8 @@ class DiscreteSearch(InferredUser):
         self._store = _store(self._X)
         self._reset()
 
+    @keyword_only("random_state")  # outermost: its warning names the caller
     @synchronized
-    @keyword_only("random_state")
     def spawn(self, *, random_state: Any = None) -> DiscreteSearch:
         """A new session over the same database and parameters.
 
@@ -715,8 +715,15 @@ def simulate_discrete(
     if client is None:
         nq, found = _simulate_chunk(T, 0, **shared)
     else:
-        _store(X)  # bad input fails here, not on the workers
+        # bad input fails here, once, not on every worker
+        _store(X)
         check_index_range(T, n, "targets")
+        if max_queries < 1:
+            raise ValueError(f"max_queries: must be >= 1, got {max_queries}")
+        if not 0.0 <= lapse_rate < 1.0:
+            raise ValueError(f"oracle_lapse: must lie in [0, 1), got {lapse_rate}")
+        if len(OX) != n:
+            raise ValueError(f"oracle_X: expected {n} rows (one per item), got {len(OX)}")
         parts = map_chunks(
             client,
             _simulate_chunk,

@@ -276,7 +276,7 @@ class Embedding(_ParamsMixin):
     @property
     def n_components(self) -> int:
         """Deprecated spelling of :attr:`dim` (removed in 0.3.0)."""
-        warn_renamed("Embedding", "n_components", "dim", stacklevel=2)
+        warn_renamed("Embedding", "n_components", "dim", stacklevel=3)
         return self.dim
 
     # ------------------------------------------------------------------ helpers

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._deprecation import keyword_only
+from ._deprecation import keyword_only, move_keywords
 from ._distributed import check_client, map_chunks, n_chunks
 from ._validation import (
     check_int,
@@ -115,9 +115,15 @@ def _run(
     bar = _progress(len(tasks), verbose, desc)
     results = []
     try:
+        import joblib
         from joblib import Parallel, delayed
 
-        out = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+        # results as they come (a progress bar that moves) from joblib 1.4 (1.3 has them
+        # for its own backends only, not for dask's); a list before
+        lazily = tuple(int(v) for v in joblib.__version__.split(".")[:2]) >= (1, 4)
+        out = Parallel(
+            n_jobs=n_jobs, prefer="threads", **({"return_as": "generator"} if lazily else {})
+        )(
             delayed(_fit_score)(
                 shared["estimator"], p, shared["T"], shared["fold_of"], f, shared["n_items"]
             )
@@ -275,6 +281,8 @@ def grid_search_cv(
         )
         T = np.ascontiguousarray(T[keep])
     settings = ParameterGrid(param_grid)
+    for p in settings:  # old spellings of parameters (n_components), with a warning
+        move_keywords("grid_search_cv: param_grid", p, getattr(estimator, "_renamed_params", {}))
     rng = check_random_state(random_state)
     fold_of = np.empty(len(T), dtype=np.int64)
     for k, (_, test) in enumerate(kfold(len(T), cv, random_state=rng)):

@@ -803,11 +803,11 @@ def _oriented_triplets(rng: np.random.Generator, X: np.ndarray, m: int, centre: 
     return T
 
 
-def _empirical_p(X: np.ndarray, T: np.ndarray, gamma: float) -> float:
+def _empirical_p(X: np.ndarray, T: np.ndarray, gamma: float, n_jobs: int | None) -> float:
     """The average probability that gamma-CKL answers the triplets of T correctly."""
     from .oracles import GammaCKL
 
-    return float(np.mean(GammaCKL(gamma).prob(X, T, n_jobs=1)))
+    return float(np.mean(GammaCKL(gamma).prob(X, T, n_jobs=n_jobs)))
 
 
 THEORY_SETTINGS = {
@@ -847,20 +847,21 @@ def reproduce_theory(
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
 
-    def points(d: int) -> np.ndarray:  # the items, then the centre
-        return np.vstack([_ball(rng, n_items, d), np.zeros((1, d))])
+    def points(d: int, centre: bool) -> np.ndarray:  # the items, then the centre (a target)
+        X = _ball(rng, n_items, d)
+        return np.vstack([X, np.zeros((1, d))]) if centre else X
 
     for d_hat, g_hat in THEORY_REFERENCES:
         k = g_hat / d_hat  # the exact line: p_Q(k d, d) = p_Q(gamma_hat, d_hat)
         for setting in THEORY_SETTINGS:
             centre = setting == "centre"
-            X = points(d_hat)
-            p_hat = _empirical_p(X, _oriented_triplets(rng, X, n_triplets, centre), g_hat)
+            X = points(d_hat, centre)
+            p_hat = _empirical_p(X, _oriented_triplets(rng, X, n_triplets, centre), g_hat, n_jobs)
             for d in range(d_hat, 4 * d_hat + 1, step):
-                X = points(d)
+                X = points(d, centre)
                 T = _oriented_triplets(rng, X, n_triplets, centre)
                 grid = np.arange(grid_step, 3.0 * k * d + grid_step, grid_step)
-                gaps = np.array([abs(_empirical_p(X, T, g) - p_hat) for g in grid])
+                gaps = np.array([abs(_empirical_p(X, T, g, n_jobs) - p_hat) for g in grid])
                 best = int(np.argmin(gaps))
                 rows.append(
                     {

@@ -58,13 +58,13 @@ class ChoiceModelFit:
     @property
     def gamma_ci(self) -> tuple[float, float]:
         """Deprecated spelling of :attr:`gamma_interval` (removed in 0.3.0)."""
-        warn_renamed("ChoiceModelFit", "gamma_ci", "gamma_interval", stacklevel=2)
+        warn_renamed("ChoiceModelFit", "gamma_ci", "gamma_interval", stacklevel=3)
         return self.gamma_interval
 
     @property
     def lapse_ci(self) -> tuple[float, float]:
         """Deprecated spelling of :attr:`lapse_interval` (removed in 0.3.0)."""
-        warn_renamed("ChoiceModelFit", "lapse_ci", "lapse_interval", stacklevel=2)
+        warn_renamed("ChoiceModelFit", "lapse_ci", "lapse_interval", stacklevel=3)
         return self.lapse_interval
 
     def __str__(self) -> str:
@@ -103,6 +103,7 @@ def _loglik(logD: np.ndarray, pos: np.ndarray, gamma: float, lapse: float) -> fl
     return float(_with_lapses(_logp(logD, pos, gamma), np.array([lapse]), logD.shape[1])[0])
 
 
+@renamed(chosen="choice")
 def choice_log_likelihood(
     X: Any, heads: Any, shown: Any, choice: Any, gamma: float, lapse: float = 0.0
 ) -> float:

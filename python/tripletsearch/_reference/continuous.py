@@ -570,16 +570,19 @@ class ContinuousSearcher:
             self.qb[0] += step if self.qb[0] + step <= self.high[0] else -step
 
 
-def simulate(runs, max_queries, user_gamma, user_lapse, seed, **config):
+def simulate(runs, max_queries, user_gamma, user_lapse, seed, first_run=0, **config):
     """The native simulator's loop (particle methods, max_queries) in NumPy.
 
-    Returns the errors array (runs, max_queries + 1). ``config``: the searcher's keywords.
+    Returns the errors array (runs, max_queries + 1): runs ``first_run`` to
+    ``first_run + runs - 1`` of a study (their streams keyed by that global index).
+    ``config``: the searcher's keywords.
     """
     user = PairAnswerModel(user_gamma, user_lapse)
     errors = np.full((runs, max_queries + 1), np.nan)
     for r in range(runs):  # the user in the searcher's unit frame, errors in the input's
-        rng = stream(seed, Purpose.SimUser, r)
-        s = ContinuousSearcher(**config, seed=child_seed(seed, Purpose.SimContinuousRun, r))
+        run = first_run + r
+        rng = stream(seed, Purpose.SimUser, run)
+        s = ContinuousSearcher(**config, seed=child_seed(seed, Purpose.SimContinuousRun, run))
         t = np.array([lo + rng.uniform() * (hi - lo) for lo, hi in zip(s.low, s.high)])
         errors[r, 0] = s.scale * np.linalg.norm(s.estimate_unit() - t)
         while s.n_queries < max_queries:
