@@ -260,6 +260,13 @@ def test_misaligned_buffers_are_read_as_aligned_copies():
     assert not Xo.flags.aligned and not To.flags.aligned
     o = ts.GammaCKL(3.0)
     np.testing.assert_array_equal(o.grad(Xo, To), o.grad(X, T))
+    # straight into the extension too: the bindings take aligned copies
+    from tripletsearch import _core
+
+    spec = o._spec(3)
+    np.testing.assert_array_equal(
+        _core.oracle_grad(spec, Xo, To, 1), _core.oracle_grad(spec, X, T, 1)
+    )
     np.testing.assert_array_equal(
         ts.simulate_discrete(Xo, n_runs=5, random_state=0).n_queries,
         ts.simulate_discrete(X, n_runs=5, random_state=0).n_queries,

@@ -38,8 +38,11 @@ auto locked(T& obj, Fn&& fn) {
   return fn(obj);
 }
 
-using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-using IndexArray = py::array_t<std::int64_t, py::array::c_style>;
+// Inputs as the core reads them: C order and aligned (numpy copies a buffer at an odd
+// address, e.g. one unpickled from a Dask message, instead of handing it over).
+constexpr int kAligned = py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast | kAligned>;
+using IndexArray = py::array_t<std::int64_t, py::array::c_style | kAligned>;
 
 inline void require_ndim(const py::array& a, int ndim, const char* name) {
   if (a.ndim() != ndim)

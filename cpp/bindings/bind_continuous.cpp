@@ -102,9 +102,7 @@ void register_searcher(py::module_& m) {
           py::arg("a_closer"), "Records the answer; True when a stage ended.")
       .def(
           "observe",
-          [](S& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& a,
-             const py::array_t<double, py::array::c_style | py::array::forcecast>& b,
-             bool a_closer) {
+          [](S& s, const DoubleArray& a, const DoubleArray& b, bool a_closer) {
             const auto d = static_cast<py::ssize_t>(s.config().dim);
             if (a.ndim() != 1 || a.shape(0) != d || b.ndim() != 1 || b.shape(0) != d)
               throw std::invalid_argument("query: a and b must have shape (dim,)");
