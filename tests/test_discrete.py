@@ -10,6 +10,7 @@ from scipy import stats
 import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
+from tripletsearch._reference.discrete import simulate as ref_simulate
 from tripletsearch._reference.discrete import store_frame
 from tripletsearch.discrete import METHODS, SELECTIONS
 
@@ -111,6 +112,35 @@ def test_simulation_is_reproducible_for_any_thread_count():
     for r in runs[1:]:
         assert np.array_equal(r.n_queries, runs[0].n_queries)
         assert np.array_equal(r.found, runs[0].found)
+
+
+@pytest.mark.parametrize(
+    "selection,k,lapse", [("infogain", 2, 0.0), ("weighted", 3, 0.2), ("infogain", 2, 0.3)]
+)
+def test_simulation_chunk_matches_the_twin(selection, k, lapse):
+    """Searches 4..9 of a study (a chunk, as a Dask worker runs it), simulated users with a
+    lapse rate: the native simulator and the NumPy twin's loop agree search for search."""
+    from tripletsearch.discrete import _simulate_chunk
+
+    X = database(80, 2, seed=12)
+    T = np.array([3, 17, 40, 41, 66, 79])
+    nat = _simulate_chunk(
+        T,
+        4,
+        X=X,
+        oracle_X=None,
+        oracle=ts.GammaCKL(3.0),
+        settings=("gamma-ckl", 3.0, 2.0, 0.1, k, selection, 0.0),
+        max_queries=60,
+        oracle_lapse=lapse,
+        seed=99,
+        n_jobs=1,
+    )
+    twin = ref_simulate(
+        X, T, 60, 3.0, lapse, 99, first_run=4, gamma=3.0, n_choices=k, selection=selection
+    )
+    np.testing.assert_array_equal(nat[0], twin[0])
+    np.testing.assert_array_equal(nat[1], twin[1])
 
 
 def test_session_passes_identical_for_any_thread_count():

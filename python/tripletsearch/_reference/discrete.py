@@ -22,6 +22,7 @@ from .choice import (
     LAPSE_GRID,
     TINY,
     choice_likelihood,
+    choice_probs,
     gamma_log_prior,
     gamma_power,
     grid_power,
@@ -29,7 +30,7 @@ from .choice import (
 )
 from .oracles import normal_tail
 from .resample import systematic_resample
-from .rng import Purpose, stream
+from .rng import Purpose, child_seed, stream
 
 _RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
 _SAMPLES = 128
@@ -458,3 +459,43 @@ class DiscreteSearcher:
         q = np.where(self.shown, -np.inf, q)
         p = np.where(np.isfinite(q), np.exp(q - q[np.isfinite(q)].max()), 0.0)
         return p / p.sum()
+
+
+def simulate(X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0, **config):
+    """The native database-search simulator's loop in NumPy (``simulate/discrete.hpp``).
+
+    Users answer by gamma-CKL with power ``user_gamma`` at the searcher's own store
+    positions (a scale-free user), picking at random among the shown with probability
+    ``user_lapse``. Search ``r`` is run ``first_run + r`` of a study: its searcher is seeded
+    by ``child_seed(seed, SimDiscreteRun, run)``, its user draws from
+    ``stream(seed, SimUser, run)``. ``config``: the searcher's keywords. Returns
+    ``(n_queries, found)``, one entry per target.
+    """
+    n_queries = np.zeros(len(targets), dtype=np.int64)
+    found = np.zeros(len(targets), dtype=bool)
+    for r, target in enumerate(targets):
+        run = first_run + r
+        s = DiscreteSearcher(X, **config, seed=child_seed(seed, Purpose.SimDiscreteRun, run))
+        rng = stream(seed, Purpose.SimUser, run)
+        n_queries[r] = max_queries
+        for m in range(max_queries):
+            q = s.select()
+            if len(q) == 0:
+                n_queries[r] = m
+                break
+            if target in q:
+                n_queries[r], found[r] = m + 1, True
+                break
+            k = len(q)
+            if user_lapse > 0 and rng.uniform() < user_lapse:
+                pick = min(int(rng.uniform() * k), k - 1)
+            else:  # a Luce choice: the first candidate whose cumulative weight passes u
+                p = choice_probs(((s.X[q] - s.X[target]) ** 2).sum(axis=1), user_gamma)
+                u, pick = rng.uniform() * float(p.sum()), k - 1
+                for a in range(k - 1):
+                    if u < p[a]:
+                        pick = a
+                        break
+                    u -= p[a]
+            s.update(q, pick)
+    return n_queries, found
