@@ -114,9 +114,14 @@ def test_mix_search_converges(server):
         replies = run_search(client, s, MixPerson(target, 3.0, rng, accept_after=40))
         assert len(replies) == 41
         for r in replies[:-1]:  # every swatch is displayable: its hex is its colour
-            pts = np.array(r["screen"]["points"])
-            hexes = ts_hex_lab(r["screen"]["hex"])
-            np.testing.assert_allclose(pts, hexes, atol=0.6)
+            rgb = swatch_srgb(r["screen"]["points"])
+            assert ((rgb > -1e-3) & (rgb < 1 + 1e-3)).all()  # in the gamut
+            # the hex is the colour rounded to 8 bits per channel (the points come rounded
+            # to 3 decimals of CIELAB: a few thousandths of a step more)
+            hexes = np.array(
+                [[int(h[k : k + 2], 16) for k in (1, 3, 5)] for h in r["screen"]["hex"]]
+            )
+            assert np.abs(255 * rgb - hexes).max() <= 0.5 + 0.02
         got = client.get(f"/api/sessions/{s['id']}", headers=auth(s["token"])).json()
         est = np.array(got["result"]["estimate"]["lab"])
         errors.append(np.linalg.norm(est - srgb_to_lab(target)))
@@ -124,10 +129,12 @@ def test_mix_search_converges(server):
     assert np.median(errors) < 8.0
 
 
-def ts_hex_lab(hexes):
-    from tripletsearch.serve.colour import hex_to_srgb
+def swatch_srgb(points):
+    """The sRGB of a mix screen's CIELAB points (the bound for an 8-bit hex is per channel:
+    in CIELAB one step of rounding is up to about 0.6 units in the dark blues)."""
+    from tripletsearch.serve.colour import lab_to_srgb
 
-    return srgb_to_lab(hex_to_srgb(hexes))
+    return np.asarray(lab_to_srgb(np.asarray(points, dtype=float)))
 
 
 # ---------------------------------------------------------------------- protocol
