@@ -8,7 +8,6 @@ before the clock; the embedding and the settings are sent inside the timed run.
 
 from __future__ import annotations
 
-import logging
 import time
 
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 
 import tripletsearch as ts
 from tripletsearch import model_selection
+from tripletsearch._distributed import local_cluster
 
 distributed = pytest.importorskip("distributed")
 
@@ -55,16 +55,7 @@ STUDIES = {
 
 @pytest.fixture(scope="module")
 def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
+    with local_cluster(2, quiet=True) as cluster, distributed.Client(cluster) as c:
         STUDIES["discrete"](c)  # warm the workers (imports, the extension)
         yield c
 

@@ -4,7 +4,6 @@ the order or a worker killed mid-run; and the chunking itself without Dask."""
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
@@ -153,16 +152,7 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
+    with _distributed.local_cluster(2, quiet=True) as cluster, distributed.Client(cluster) as c:
         yield c
 
 
@@ -215,16 +205,7 @@ def test_grid_search_cv_on_the_cluster_equals_local(client):
 def test_workers_killed_mid_run_still_give_the_exact_result():
     kw = dict(n_runs=24, max_queries=300, random_state=11)
     local = ts.simulate_continuous(3, 3.0, **kw)
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=logging.CRITICAL,
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
+    with _distributed.local_cluster(2, quiet=True) as cluster, distributed.Client(cluster) as c:
         pids = set(c.run(os.getpid).values())
         out = {}
         runner = threading.Thread(

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 __all__ = [
     "CHUNKS_PER_THREAD",
+    "local_cluster",
     "check_client",
     "chunk_bounds",
     "n_chunks",
@@ -27,6 +28,25 @@ __all__ = [
 # cost (searches that end early), few enough that scheduling stays a small fraction of the
 # work (measured in bench/test_bench_dask.py).
 CHUNKS_PER_THREAD = 4
+
+
+def local_cluster(n_workers: int, *, quiet: bool = False) -> Any:
+    """A ``distributed.LocalCluster`` of ``n_workers`` processes with one thread each.
+
+    The layout this library's chunks assume (the workers' threads are the parallelism); the
+    dashboard on a free port. ``quiet``: the workers log errors only.
+    """
+    import logging
+
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        silence_logs=logging.CRITICAL if quiet else logging.WARNING,
+    )
 
 
 def check_client(client: Any) -> Any:

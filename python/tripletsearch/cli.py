@@ -137,7 +137,7 @@ def _cluster(args: argparse.Namespace) -> Any:
     if args.what not in ("embedding", "continuous", "discrete"):
         raise SystemExit(f"--scheduler / --workers: not for 'reproduce {args.what}'")
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise SystemExit(
             "--scheduler / --workers need the 'dask' extra: pip install 'tripletsearch[dask]'"
@@ -146,7 +146,9 @@ def _cluster(args: argparse.Namespace) -> Any:
         return Client(args.scheduler)
     if args.workers < 1:
         raise SystemExit(f"--workers: must be >= 1, got {args.workers}")
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=":0")
+    from ._distributed import local_cluster
+
+    cluster = local_cluster(args.workers)
     print(f"a local Dask cluster of {args.workers} worker processes: {cluster.dashboard_link}")
     return Client(cluster)
 
