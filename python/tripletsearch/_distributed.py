@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Callable
 
+from ._progress import Progress
+
 __all__ = [
     "CHUNKS_PER_THREAD",
     "local_cluster",
@@ -133,16 +135,8 @@ def map_chunks(
     # is rerun by the scheduler all the same
     futures = [client.submit(func, *chunk, **sent, pure=False) for chunk in chunks]
     if verbose:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:  # pragma: no cover - tqdm is optional
-            tqdm = None
-        bar = tqdm(total=len(futures), desc=desc, unit="chunk") if tqdm is not None else None
-        for done, _ in enumerate(as_completed(futures), 1):
-            if bar is not None:
-                bar.update(1)
-            else:
-                print(f"{desc}: chunk {done}/{len(futures)}", flush=True)
-        if bar is not None:
-            bar.close()
+        progress = Progress(len(futures), desc, "chunk", verbose)
+        for _ in as_completed(futures):
+            progress.step()
+        progress.close()
     return list(client.gather(futures))

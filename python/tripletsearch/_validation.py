@@ -31,6 +31,7 @@ __all__ = [
     "check_random_state",
     "check_state",
     "seed_from",
+    "derived_seed",
     "resolve_n_jobs",
 ]
 
@@ -249,6 +250,16 @@ def check_random_state(random_state: Any) -> np.random.Generator:
         "random_state: expected None, an int or a numpy Generator, "
         f"got {type(random_state).__name__}"
     )
+
+
+def derived_seed(*words: int) -> int:
+    """A 63-bit seed that is a function of ``words`` only (NumPy's SeedSequence).
+
+    The seed of one item of a larger job (a fit of a grid, a search of a study), the same
+    whatever runs before or beside it.
+    """
+    state = np.random.SeedSequence(list(words)).generate_state(2, np.uint64)
+    return int(state[0] >> np.uint64(1))
 
 
 def seed_from(random_state: Any) -> int:

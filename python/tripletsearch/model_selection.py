@@ -20,10 +20,12 @@ import numpy as np
 
 from ._deprecation import keyword_only, move_keywords
 from ._distributed import check_client, map_chunks, n_chunks
+from ._progress import Progress
 from ._validation import (
     check_int,
     check_random_state,
     check_triplets,
+    derived_seed,
     resolve_n_jobs,
     seed_from,
 )
@@ -90,17 +92,6 @@ def _fit_chunk(
     return [_fit_score(estimator, p, T, fold_of, f, n_items) for p, f in tasks]
 
 
-def _progress(total: int, verbose: bool, desc: str) -> Any:
-    """A tqdm bar (None without verbose or tqdm; then a line per fit is printed)."""
-    if not verbose:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return None
-    return tqdm(total=total, desc=desc, unit="fit")
-
-
 def _run(
     tasks: list[tuple[dict[str, Any], int]],
     shared: dict[str, Any],
@@ -112,7 +103,7 @@ def _run(
 
     Through joblib, ``joblib.parallel_config`` may send them elsewhere (``backend="dask"``).
     """
-    bar = _progress(len(tasks), verbose, desc)
+    progress = Progress(len(tasks), desc, "fit", verbose)
     results = []
     try:
         import joblib
@@ -132,16 +123,12 @@ def _run(
     except ImportError:  # pragma: no cover - joblib is optional
         from concurrent.futures import ThreadPoolExecutor
 
-        pool = ThreadPoolExecutor(max_workers=n_jobs)
-        out = pool.map(lambda task: _fit_chunk([task], **shared)[0], tasks)
-    for k, res in enumerate(out):
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            out = list(pool.map(lambda task: _fit_chunk([task], **shared)[0], tasks))
+    for res in out:
         results.append(res)
-        if bar is not None:
-            bar.update(1)
-        elif verbose:
-            print(f"{desc}: fit {k + 1}/{len(tasks)}", flush=True)
-    if bar is not None:
-        bar.close()
+        progress.step()
+    progress.close()
     return results
 
 
@@ -221,12 +208,6 @@ def _summary(scores):
     }
 
 
-def _fit_seed(base: int, index: int) -> int:
-    """The seed of fit ``index`` of a grid: a function of (base, index) only."""
-    words = np.random.SeedSequence([base, index]).generate_state(2, np.uint64)
-    return int(words[0] >> np.uint64(1))
-
-
 def grid_search_cv(
     estimator: Embedding,
     param_grid: Any,
@@ -296,7 +277,7 @@ def grid_search_cv(
         for k in range(cv):
             own = own_seed or "random_state" in p
             tasks.append(
-                (p if own else {**p, "random_state": _fit_seed(base, s_index * cv + k)}, k)
+                (p if own else {**p, "random_state": derived_seed(base, s_index * cv + k)}, k)
             )
     shared = {"estimator": estimator, "T": T, "fold_of": fold_of, "n_items": n_items}
     client = check_client(client)

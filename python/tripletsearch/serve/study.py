@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import derived_seed
 from ..discrete import METHODS
 from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
 from .service import K_RANGE, SearchService, ServiceError, _object, _token_hash
@@ -106,8 +107,7 @@ class Study:
 
         From the study's seed, so a study replays (same answers, same screens).
         """
-        state = np.random.SeedSequence([self.seed, number, slot]).generate_state(2, np.uint64)
-        return int(state[0] >> np.uint64(1))
+        return derived_seed(self.seed, number, slot)
 
     def params(self, method: str) -> dict:
         """The searcher parameters for ``method``: the method, the study's gamma and sigma."""
