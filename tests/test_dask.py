@@ -168,8 +168,15 @@ def test_simulate_discrete_on_the_cluster_equals_local(client):
     a = ts.simulate_discrete(X, **kw)
     b = ts.simulate_discrete(X, client=client, verbose=True, **kw)
     np.testing.assert_array_equal(a.n_queries, b.n_queries)
+    # bad input fails before anything is submitted, naming the argument
     with pytest.raises(ValueError, match="targets"):
         ts.simulate_discrete(X, targets=[0, 300], client=client)
+    with pytest.raises(ValueError, match="max_queries: must be >= 1"):
+        ts.simulate_discrete(X, n_runs=2, max_queries=0, client=client)
+    with pytest.raises(ValueError, match="oracle_lapse: must lie in"):
+        ts.simulate_discrete(X, n_runs=2, oracle_lapse=1.5, client=client)
+    with pytest.raises(ValueError, match="oracle_X: expected 300 rows"):
+        ts.simulate_discrete(X, n_runs=2, oracle_X=X[:10], client=client)
 
 
 def test_simulate_continuous_on_the_cluster_equals_local(client):
@@ -242,3 +249,9 @@ def test_reproduce_on_a_local_cluster_writes_the_local_numbers(tmp_path):
         text=True,
     )
     assert bad.returncode != 0 and "not for 'reproduce theory'" in bad.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "tripletsearch", "reproduce", "discrete", "--workers", "0"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode != 0 and "--workers: must be >= 1" in bad.stderr
