@@ -44,8 +44,12 @@ TRAJECTORIES = [
     dict(optimizer="sgd", max_epochs=20, lr=0.5),
     dict(optimizer="lbfgs", max_epochs=15),
     dict(optimizer="lbfgs", max_epochs=15, l2=0.05),
-    dict(optimizer="adam", learn_gamma=True, max_epochs=20),
-    dict(optimizer="lbfgs", learn_gamma=True, max_epochs=12),
+    # the joint gradient in log gamma (no held-out rows)
+    dict(optimizer="adam", learn_gamma=True, validation_fraction=0.0, max_epochs=20),
+    dict(optimizer="lbfgs", learn_gamma=True, validation_fraction=0.0, max_epochs=12),
+    # early stopping on held-out rows
+    dict(optimizer="adam", early_stopping=True, max_epochs=60, lr=0.2),
+    dict(optimizer="lbfgs", early_stopping=True, max_epochs=40),
 ]
 
 

@@ -2,6 +2,8 @@
 // re-acquires the GIL (progress bars, verbose logs, Ctrl-C).
 #include <Python.h>
 
+#include <optional>
+
 #include "arrays.hpp"
 #include "tripletsearch/embedding/first_order.hpp"
 #include "tripletsearch/embedding/train.hpp"
@@ -38,14 +40,15 @@ void register_options(py::module_& m) {
       .value("Converged", ts::TrainStatus::Converged)
       .value("MaxEpochs", ts::TrainStatus::MaxEpochs)
       .value("Diverged", ts::TrainStatus::Diverged)
-      .value("Stopped", ts::TrainStatus::Stopped);
+      .value("Stopped", ts::TrainStatus::Stopped)
+      .value("EarlyStopped", ts::TrainStatus::EarlyStopped);
 
   const ts::TrainOptions dflt;
   py::class_<ts::TrainOptions>(m, "TrainOptions",
                                "Options of the trainer; validated on construction.")
       .def(py::init([](ts::Optimizer optimizer, double lr, std::int64_t batch_size,
                        std::int64_t max_epochs, double tol, std::int64_t n_iter_no_change,
-                       double l2, bool learn_gamma, int lbfgs_history) {
+                       double l2, bool learn_gamma, int lbfgs_history, std::int64_t n_fixed) {
              ts::TrainOptions o;
              o.optimizer = optimizer;
              o.lr = lr;
@@ -56,6 +59,7 @@ void register_options(py::module_& m) {
              o.l2 = l2;
              o.learn_gamma = learn_gamma;
              o.lbfgs_history = lbfgs_history;
+             o.n_fixed = n_fixed;
              o.validate();
              return o;
            }),
@@ -63,7 +67,7 @@ void register_options(py::module_& m) {
            py::arg("batch_size") = dflt.batch_size, py::arg("max_epochs") = dflt.max_epochs,
            py::arg("tol") = dflt.tol, py::arg("n_iter_no_change") = dflt.n_iter_no_change,
            py::arg("l2") = dflt.l2, py::arg("learn_gamma") = dflt.learn_gamma,
-           py::arg("lbfgs_history") = dflt.lbfgs_history)
+           py::arg("lbfgs_history") = dflt.lbfgs_history, py::arg("n_fixed") = dflt.n_fixed)
       .def_readonly("optimizer", &ts::TrainOptions::optimizer)
       .def_readonly("lr", &ts::TrainOptions::lr)
       .def_readonly("batch_size", &ts::TrainOptions::batch_size)
@@ -72,7 +76,8 @@ void register_options(py::module_& m) {
       .def_readonly("n_iter_no_change", &ts::TrainOptions::n_iter_no_change)
       .def_readonly("l2", &ts::TrainOptions::l2)
       .def_readonly("learn_gamma", &ts::TrainOptions::learn_gamma)
-      .def_readonly("lbfgs_history", &ts::TrainOptions::lbfgs_history);
+      .def_readonly("lbfgs_history", &ts::TrainOptions::lbfgs_history)
+      .def_readonly("n_fixed", &ts::TrainOptions::n_fixed);
 }
 
 void register_train(py::module_& m) {
@@ -84,6 +89,12 @@ void register_train(py::module_& m) {
       .def_property_readonly(
           "gamma", [](const FitResult& r) { return to_array(r.result.gamma); },
           "gamma after every epoch.")
+      .def_property_readonly(
+          "val_loss", [](const FitResult& r) { return to_array(r.result.val_loss); },
+          "With validation rows: their mean negative log-likelihood after every epoch.")
+      .def_property_readonly(
+          "best_epoch", [](const FitResult& r) { return r.result.best_epoch; },
+          "With validation rows: the epoch whose parameters were kept (0: the start).")
       .def_property_readonly("epochs", [](const FitResult& r) { return r.result.epochs; })
       .def_property_readonly("status", [](const FitResult& r) { return r.result.status; });
 
@@ -91,10 +102,18 @@ void register_train(py::module_& m) {
       "train",
       [](const ts::OracleSpec& spec, const DoubleArray& init, const IndexArray& T,
          const ts::TrainOptions& options, std::uint64_t seed, int threads,
-         const py::object& callback) {
+         const py::object& callback, const std::optional<IndexArray>& validation) {
         require_ndim(init, 2, "init");
         require_ndim(T, 2, "triplets");
         require_cols(T, 3, "triplets");
+        const std::int64_t* V = nullptr;
+        std::int64_t mv = 0;
+        if (validation) {
+          require_ndim(*validation, 2, "validation");
+          require_cols(*validation, 3, "validation");
+          V = validation->data();
+          mv = validation->shape(0);
+        }
         const py::ssize_t n = init.shape(0), d = init.shape(1);
         FitResult out{py::array_t<double>({n, d}), {}};
         std::copy(init.data(), init.data() + n * d, out.embedding.mutable_data());
@@ -103,16 +122,17 @@ void register_train(py::module_& m) {
         {
           py::gil_scoped_release release;
           ts::Cancel cancel(signal_probe());
-          out.result =
-              ts::train(spec, x, n, d, T.data(), T.shape(0), options, seed, threads, cb, cancel);
+          out.result = ts::train(spec, x, n, d, T.data(), T.shape(0), options, seed, threads, cb,
+                                 cancel, V, mv);
         }
         if (PyErr_Occurred()) throw py::error_already_set();
         return out;
       },
       py::arg("spec"), py::arg("init"), py::arg("triplets"), py::arg("options"), py::arg("seed"),
-      py::arg("threads"), py::arg("callback") = py::none(),
+      py::arg("threads"), py::arg("callback") = py::none(), py::arg("validation") = py::none(),
       "Fits an embedding from `init` (n, d) to triplet rows; callback(epoch, loss, gamma) -> "
-      "bool after every epoch (False stops the fit).");
+      "bool after every epoch (False stops the fit). With `validation` rows the fit stops "
+      "early on their loss and ends at its best epoch.");
 
   m.def(
       "epoch_permutation",

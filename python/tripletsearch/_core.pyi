@@ -206,9 +206,12 @@ class TrainStatus:
       Diverged
     
       Stopped
+    
+      EarlyStopped
     """
     Converged: typing.ClassVar[TrainStatus]
     Diverged: typing.ClassVar[TrainStatus]
+    EarlyStopped: typing.ClassVar[TrainStatus]
     MaxEpochs: typing.ClassVar[TrainStatus]
     Stopped: typing.ClassVar[TrainStatus]
     __members__: typing.ClassVar[dict[str, TrainStatus]]
@@ -250,7 +253,7 @@ class TrainOptions:
     """
     Options of the trainer; validated on construction.
     """
-    def __init__(self, *, optimizer: Optimizer = Optimizer.LBFGS, lr: typing.SupportsFloat | typing.SupportsIndex = 0.1, batch_size: typing.SupportsInt | typing.SupportsIndex = 0, max_epochs: typing.SupportsInt | typing.SupportsIndex = 1000, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-06, n_iter_no_change: typing.SupportsInt | typing.SupportsIndex = 10, l2: typing.SupportsFloat | typing.SupportsIndex = 0.0, learn_gamma: bool = False, lbfgs_history: typing.SupportsInt | typing.SupportsIndex = 10) -> None:
+    def __init__(self, *, optimizer: Optimizer = Optimizer.LBFGS, lr: typing.SupportsFloat | typing.SupportsIndex = 0.1, batch_size: typing.SupportsInt | typing.SupportsIndex = 0, max_epochs: typing.SupportsInt | typing.SupportsIndex = 1000, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-06, n_iter_no_change: typing.SupportsInt | typing.SupportsIndex = 10, l2: typing.SupportsFloat | typing.SupportsIndex = 0.0, learn_gamma: bool = False, lbfgs_history: typing.SupportsInt | typing.SupportsIndex = 10, n_fixed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
     @property
     def batch_size(self) -> int:
@@ -271,6 +274,9 @@ class TrainOptions:
     def max_epochs(self) -> int:
         ...
     @property
+    def n_fixed(self) -> int:
+        ...
+    @property
     def n_iter_no_change(self) -> int:
         ...
     @property
@@ -283,6 +289,11 @@ class FitResult:
     """
     The result of train().
     """
+    @property
+    def best_epoch(self) -> int:
+        """
+        With validation rows: the epoch whose parameters were kept (0: the start).
+        """
     @property
     def embedding(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -304,6 +315,11 @@ class FitResult:
     @property
     def status(self) -> TrainStatus:
         ...
+    @property
+    def val_loss(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        With validation rows: their mean negative log-likelihood after every epoch.
+        """
 class SearchMethod:
     """
     Database search methods.
@@ -783,9 +799,9 @@ def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec
     """
     One search per target, users answering by `oracle` at the positions of oracle_store (at random with probability user_lapse); run r's streams are keyed by first_run + r: (queries until the target was shown, found).
     """
-def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None) -> FitResult:
+def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None, validation: typing.Annotated[numpy.typing.ArrayLike, numpy.int64] | None = None) -> FitResult:
     """
-    Fits an embedding from `init` (n, d) to triplet rows; callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit).
+    Fits an embedding from `init` (n, d) to triplet rows; callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit). With `validation` rows the fit stops early on their loss and ends at its best epoch.
     """
 GAMMA_GRID: list = [0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0]
 LAPSE_GRID: list = [0.0, 0.02, 0.05, 0.1, 0.2, 0.3]

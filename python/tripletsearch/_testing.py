@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._reference.embedding import train as _reference_train
-from .embedding import Embedding
+from .embedding import Embedding, TrainOutput
 from .oracles import Oracle
 
 
@@ -23,17 +23,21 @@ def reference_train(
     seed: int,
     threads: int,
     callback: Callable[[int, float, float], bool] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, str]:
+    validation: np.ndarray | None = None,
+) -> TrainOutput:
     """:func:`tripletsearch.embedding.native_train`'s signature, run by the NumPy twin."""
-    return _reference_train(
-        oracle._kind,
-        oracle._param(init.shape[1]),
-        init,
-        triplets,
-        options,
-        seed,
-        threads,
-        callback,
+    return TrainOutput(
+        *_reference_train(
+            oracle._kind,
+            oracle._param(init.shape[1]),
+            init,
+            triplets,
+            options,
+            seed,
+            threads,
+            callback,
+            validation,
+        )
     )
 
 

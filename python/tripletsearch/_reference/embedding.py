@@ -18,9 +18,9 @@ from .rng import epoch_permutation
 
 
 class _Objective:
-    def __init__(self, kind, param, n, d, l2, learn_gamma):
+    def __init__(self, kind, param, n, d, l2, learn_gamma, n_fixed=0):
         self.kind, self.param, self.n, self.d = kind, param, n, d
-        self.l2, self.learn_gamma = l2, learn_gamma
+        self.l2, self.learn_gamma, self.n_fixed = l2, learn_gamma, n_fixed
 
     def gamma(self, x):
         return math.exp(x[self.n * self.d]) if self.learn_gamma else self.param
@@ -41,10 +41,44 @@ class _Objective:
             Dj = np.einsum("md,md->m", X[j] - X[t], X[j] - X[t])
             q = choice.pair_prob(Dj, Di, self.gamma(x))  # 1 - p
             g[n * d] = -np.sum(q * choice.log_odds(Di, Dj, self.gamma(x))) / m
+        g[: min(self.n_fixed, n) * d] = 0.0  # fixed items do not move
         return -np.sum(logp) / m + self.l2 * float(np.sum(X * X)) / n, g
 
+    def nll(self, x, V):
+        """Mean negative log-likelihood of rows V (no l2): the validation loss."""
+        X = x[: self.n * self.d].reshape(self.n, self.d)
+        lp = _ref.make_oracle(self.kind, self.gamma(x)).log_prob(X, V)
+        return -float(np.sum(lp)) / len(V) if np.all(np.isfinite(lp)) else math.inf
 
-def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_change, seed, cb):
+
+class _Validation:
+    """Early stopping on held-out rows: the best epoch's parameters are kept."""
+
+    def __init__(self, F, V, patience):
+        self.F, self.V, self.patience = F, V, patience
+        self.losses: list[float] = []
+        self.best, self.best_epoch = math.inf, 0
+        self.best_x: np.ndarray | None = None
+
+    def start(self, x):
+        if self.V is not None:
+            self.best, self.best_x = self.F.nll(x, self.V), x.copy()
+
+    def update(self, x, epoch):
+        """Record the loss after ``epoch``; True when the fit should stop."""
+        if self.V is None:
+            return False
+        v = self.F.nll(x, self.V)
+        self.losses.append(v)
+        if v < self.best:
+            self.best, self.best_epoch, self.best_x = v, epoch, x.copy()
+            return False
+        return epoch - self.best_epoch >= self.patience
+
+
+def _first_order(
+    F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_change, seed, cb, val
+):
     m = len(T)
     full = batch_size <= 0 or batch_size >= m
     B = m if full else batch_size
@@ -53,6 +87,7 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
     b1, b2, eps = 0.9, 0.999, 1e-8
     losses, gammas = [], []
     best, stall, step, first = math.inf, 0, 0, 0.0
+    val.start(x)
     for epoch in range(1, max_epochs + 1):
         order = None if full else np.array(epoch_permutation(seed, epoch, m))
         epoch_loss = 0.0
@@ -78,6 +113,10 @@ def _first_order(F, x, T, optimizer, lr, batch_size, max_epochs, tol, n_iter_no_
             return x, losses, gammas, epoch, "diverged"
         if cb is not None and not cb(epoch, epoch_loss, F.gamma(x)):
             return x, losses, gammas, epoch, "stopped"
+        if val.V is not None:  # progress is measured on the held-out rows
+            if val.update(x, epoch):
+                return x, losses, gammas, epoch, "early_stopped"
+            continue
         if epoch_loss > best - tol * max(1.0, abs(best)):
             stall += 1
             if stall >= n_iter_no_change:
@@ -116,7 +155,7 @@ def _armijo(F, x, T, f, slope, p, step):
     return False, None, None, None
 
 
-def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
+def _lbfgs(F, x, T, max_epochs, tol, cb, val, patience, H=10):
     S: list[np.ndarray]
     Y: list[np.ndarray]
     rho: list[float]
@@ -126,6 +165,7 @@ def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
     gammas: list[float] = []
     if not (math.isfinite(f) and np.isfinite(g).all()):
         return x, losses, gammas, 0, "diverged"
+    val.start(x)
     for it in range(1, max_epochs + 1):
         p, step0 = _two_loop(g, S, Y, rho)
         slope = g @ p
@@ -155,19 +195,22 @@ def _lbfgs(F, x, T, max_epochs, tol, cb, H=10):
         gammas.append(F.gamma(x))
         if cb is not None and not cb(it, f, F.gamma(x)):
             return x, losses, gammas, it, "stopped"
+        if val.update(x, it):
+            return x, losses, gammas, it, "early_stopped"
         if f_old - f <= tol * max(abs(f_old), abs(f), 1.0):
             return x, losses, gammas, it, "converged"
     return x, losses, gammas, max_epochs, "max_epochs"
 
 
-def train(kind, param, init, triplets, options, seed, threads=1, callback=None):
+def train(kind, param, init, triplets, options, seed, threads=1, callback=None, validation=None):
     """NumPy twin of ``tripletsearch.embedding.native_train``.
 
     The model ``kind`` ("GammaCKL", "CKL", "TSTE", "STE", "Probit") with its parameter, the
     start ``init`` (n, d), the rows, the options (``optimizer`` by name: "sgd", "adam",
     "lbfgs"; ``lr``, ``batch_size`` (0: full batch), ``max_epochs``, ``tol``,
-    ``n_iter_no_change``, ``l2``, ``learn_gamma``) and the minibatch seed. Returns ``(X, loss
-    per epoch, gamma per epoch, epochs, status)``.
+    ``n_iter_no_change``, ``l2``, ``learn_gamma``, ``n_fixed``) and the minibatch seed; with
+    ``validation`` rows, early stopping on their loss. Returns ``(X, loss per epoch, gamma per
+    epoch, epochs, status, validation loss per epoch, best epoch)``.
     """
     X0 = np.ascontiguousarray(init, dtype=np.float64)
     n, d = X0.shape
@@ -175,10 +218,14 @@ def train(kind, param, init, triplets, options, seed, threads=1, callback=None):
     if len(T) == 0:
         raise ValueError("triplets: no rows to train on")
     o = options
-    F = _Objective(kind, param, n, d, o["l2"], o["learn_gamma"])
+    F = _Objective(kind, param, n, d, o["l2"], o["learn_gamma"], o.get("n_fixed", 0))
+    V = None if validation is None else np.ascontiguousarray(validation, dtype=np.int64)
+    val = _Validation(F, V if V is not None and len(V) else None, o["n_iter_no_change"])
     x = np.concatenate([X0.ravel(), [math.log(param)] if o["learn_gamma"] else []])
     if o["optimizer"] == "lbfgs":
-        x, losses, gammas, epochs, status = _lbfgs(F, x, T, o["max_epochs"], o["tol"], callback)
+        x, losses, gammas, epochs, status = _lbfgs(
+            F, x, T, o["max_epochs"], o["tol"], callback, val, o["n_iter_no_change"]
+        )
     else:
         x, losses, gammas, epochs, status = _first_order(
             F,
@@ -192,5 +239,16 @@ def train(kind, param, init, triplets, options, seed, threads=1, callback=None):
             o["n_iter_no_change"],
             seed,
             callback,
+            val,
         )
-    return (x[: n * d].reshape(n, d).copy(), np.array(losses), np.array(gammas), epochs, status)
+    if val.best_x is not None and status != "diverged":
+        x = val.best_x
+    return (
+        x[: n * d].reshape(n, d).copy(),
+        np.array(losses),
+        np.array(gammas),
+        epochs,
+        status,
+        np.array(val.losses),
+        val.best_epoch,
+    )

@@ -71,7 +71,7 @@ struct FirstOrderStop {
 
 inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t* T, std::int64_t m,
                                      const TrainOptions& opt, std::uint64_t seed,
-                                     const EpochCallback& cb) {
+                                     const EpochCallback& cb, Validation& val) {
   TrainResult res;
   const std::int64_t N = F.size();
   const bool full = opt.batch_size <= 0 || opt.batch_size >= m;
@@ -85,6 +85,7 @@ inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t
       batch(full ? 0 : static_cast<std::size_t>(3 * B));
   detail::FirstOrderStop stop;
   std::int64_t step = 0;
+  val.start(F, x, res);
   for (std::int64_t epoch = 1; epoch <= opt.max_epochs; ++epoch) {
     if (!full) epoch_permutation(seed, epoch, perm);
     double epoch_loss = 0.0;
@@ -112,7 +113,12 @@ inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t
       res.status = TrainStatus::Stopped;
       return res;
     }
-    if (stop.converged(epoch_loss, opt)) {
+    if (val.active()) {  // progress is measured on the held-out rows
+      if (val.update(F, x, epoch, opt.n_iter_no_change, res)) {
+        res.status = TrainStatus::EarlyStopped;
+        return res;
+      }
+    } else if (stop.converged(epoch_loss, opt)) {
       res.status = TrainStatus::Converged;
       return res;
     }

@@ -96,7 +96,7 @@ inline bool armijo_search(Objective& F, const double* x, const std::int64_t* T, 
 }  // namespace detail
 
 inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, std::int64_t m,
-                               const TrainOptions& opt, const EpochCallback& cb) {
+                               const TrainOptions& opt, const EpochCallback& cb, Validation& val) {
   TrainResult res;
   const std::int64_t N = F.size();
   const auto sz = static_cast<std::size_t>(N);
@@ -107,6 +107,7 @@ inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, s
     res.status = TrainStatus::Diverged;
     return res;
   }
+  val.start(F, x, res);
   for (std::int64_t it = 1; it <= opt.max_epochs; ++it) {
     double step0 = hist.direction(g.data(), p.data());
     double slope = dot(g.data(), p.data(), N);
@@ -138,6 +139,10 @@ inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, s
     res.gamma.push_back(F.gamma(x));
     if (cb && !cb(it, f, F.gamma(x))) {
       res.status = TrainStatus::Stopped;
+      return res;
+    }
+    if (val.update(F, x, it, opt.n_iter_no_change, res)) {
+      res.status = TrainStatus::EarlyStopped;
       return res;
     }
     if (f_old - f <= opt.tol * std::max({std::fabs(f_old), std::fabs(f), 1.0})) {

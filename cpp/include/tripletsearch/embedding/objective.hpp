@@ -6,9 +6,11 @@
 // python/tripletsearch/_reference/embedding.py is the NumPy twin of the trainer.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -17,11 +19,18 @@
 #include "../core/interrupt.hpp"
 #include "../oracle/gradient.hpp"
 #include "../oracle/models.hpp"
+#include "../oracle/rows.hpp"
 
 namespace tripletsearch {
 
 enum class Optimizer : int { SGD = 0, Adam = 1, LBFGS = 2 };
-enum class TrainStatus : int { Converged = 0, MaxEpochs = 1, Diverged = 2, Stopped = 3 };
+enum class TrainStatus : int {
+  Converged = 0,
+  MaxEpochs = 1,
+  Diverged = 2,
+  Stopped = 3,
+  EarlyStopped = 4  // the validation loss stopped improving (the best epoch is kept)
+};
 
 struct TrainOptions {
   Optimizer optimizer = Optimizer::LBFGS;
@@ -29,8 +38,10 @@ struct TrainOptions {
   std::int64_t batch_size = 0;         // 0: full batch (L-BFGS needs it)
   std::int64_t max_epochs = 1000;      // epochs (full batch: steps; L-BFGS: iterations)
   double tol = 1e-6;                   // relative loss improvement that counts as progress
-  std::int64_t n_iter_no_change = 10;  // SGD/Adam: stop after this many epochs without it
+  std::int64_t n_iter_no_change = 10;  // SGD/Adam: stop after this many epochs without it;
+                                       // with validation rows: epochs without a new best
   double l2 = 0.0;
+  std::int64_t n_fixed = 0;  // items [0, n_fixed) keep their position (placing new items)
   bool learn_gamma = false;
   int lbfgs_history = 10;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam
@@ -45,6 +56,7 @@ struct TrainOptions {
     require_nonnegative(tol, "tol");
     require_at_least<std::int64_t>(n_iter_no_change, 1, "n_iter_no_change");
     require_nonnegative(l2, "l2");
+    require_at_least<std::int64_t>(n_fixed, 0, "n_fixed");
     require_at_least(lbfgs_history, 1, "lbfgs_history");
     require_half_open(beta1, 0.0, 1.0, "beta1");
     require_half_open(beta2, 0.0, 1.0, "beta2");
@@ -53,8 +65,10 @@ struct TrainOptions {
 };
 
 struct TrainResult {
-  std::vector<double> loss;   // objective per epoch
-  std::vector<double> gamma;  // gamma per epoch
+  std::vector<double> loss;      // objective per epoch
+  std::vector<double> gamma;     // gamma per epoch
+  std::vector<double> val_loss;  // with validation rows: their mean NLL per epoch
+  std::int64_t best_epoch = 0;   // with validation rows: the epoch kept (0: the start)
   std::int64_t epochs = 0;
   TrainStatus status = TrainStatus::MaxEpochs;
 };
@@ -102,6 +116,7 @@ class Objective {
       reg += x[k] * x[k];
     }
     if (opt_.learn_gamma) g[nd] = -inv_m * s.dlg;
+    std::fill(g, g + std::min(opt_.n_fixed, n_) * d_, 0.0);  // fixed items do not move
     return -inv_m * s.logp + opt_.l2 * reg / double(n_);
   }
 
@@ -113,6 +128,62 @@ class Objective {
   Cancel& cancel_;  // a Ctrl-C stops the gradient, hence the fit (Interrupted)
   std::vector<double> G_;
   GradWorkspace ws_;
+};
+
+// Early stopping on held-out rows (V, mv): their mean negative log-likelihood after every
+// epoch (the model's own, without l2); the parameters of the best epoch are kept, and the fit
+// stops after n_iter_no_change epochs without a new best. Inactive without rows.
+class Validation {
+ public:
+  Validation(const OracleSpec& spec, std::int64_t n, std::int64_t d, const std::int64_t* V,
+             std::int64_t mv, std::int64_t N, int threads)
+      : spec_(spec), n_(n), d_(d), V_(V), mv_(mv), threads_(threads) {
+    if (mv_ > 0) best_x_.resize(static_cast<std::size_t>(N));
+  }
+
+  bool active() const { return mv_ > 0; }
+
+  // The start's loss (epoch 0), before the first step.
+  void start(const Objective& F, const double* x, TrainResult& res) {
+    if (!active()) return;
+    best_ = loss(F, x);
+    std::copy(x, x + best_x_.size(), best_x_.begin());
+    res.best_epoch = 0;
+  }
+
+  // Records the loss after `epoch`; true when the fit should stop.
+  bool update(const Objective& F, const double* x, std::int64_t epoch, std::int64_t patience,
+              TrainResult& res) {
+    if (!active()) return false;
+    const double v = loss(F, x);
+    res.val_loss.push_back(v);
+    if (v < best_) {
+      best_ = v;
+      res.best_epoch = epoch;
+      std::copy(x, x + best_x_.size(), best_x_.begin());
+      return false;
+    }
+    return epoch - res.best_epoch >= patience;
+  }
+
+  // Puts the best epoch's parameters back into x.
+  void restore(double* x) const { std::copy(best_x_.begin(), best_x_.end(), x); }
+
+ private:
+  double loss(const Objective& F, const double* x) const {
+    OracleSpec spec = spec_;
+    spec.param = F.gamma(x);
+    const double ll = log_likelihood(spec, Problem{x, n_, d_, V_, mv_}, threads_);
+    return std::isfinite(ll) ? -ll / double(mv_) : std::numeric_limits<double>::infinity();
+  }
+
+  OracleSpec spec_;
+  std::int64_t n_, d_;
+  const std::int64_t* V_;
+  std::int64_t mv_;
+  int threads_;
+  double best_ = std::numeric_limits<double>::infinity();
+  std::vector<double> best_x_;
 };
 
 }  // namespace tripletsearch

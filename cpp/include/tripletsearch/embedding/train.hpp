@@ -16,27 +16,33 @@
 namespace tripletsearch {
 
 // Fits X (n, d), updated in place, from rows T (m, 3); with learn_gamma, gamma too (in
-// result.gamma). `seed` orders the minibatches; `threads` runs the gradient. A stop asked
-// through `cancel` ends the fit with Interrupted, X untouched.
+// result.gamma). `seed` orders the minibatches; `threads` runs the gradient. With validation
+// rows (V, mv > 0) the fit stops early on their loss and ends at its best epoch (see
+// Validation). A stop asked through `cancel` ends the fit with Interrupted, X untouched.
 inline TrainResult train(const OracleSpec& spec, double* X, std::int64_t n, std::int64_t d,
                          const std::int64_t* T, std::int64_t m, const TrainOptions& opt,
                          std::uint64_t seed, int threads, const EpochCallback& cb,
-                         Cancel& cancel = no_cancel()) {
+                         Cancel& cancel = no_cancel(), const std::int64_t* V = nullptr,
+                         std::int64_t mv = 0) {
   check_call(spec, threads);
   opt.validate();
   if (m < 1) throw std::invalid_argument("triplets: no rows to train on");
   if (opt.learn_gamma && spec.kind != ModelKind::GammaCKL)
     throw std::invalid_argument("learn_gamma: only the gamma-CKL model has a gamma");
   require_in_range(T, 3 * m, n, 3, "triplets");
+  if (mv > 0) require_in_range(V, 3 * mv, n, 3, "validation");
+  if (opt.n_fixed > n) throw std::invalid_argument("n_fixed: more than the number of items");
   // the parameters, the gradient, and L-BFGS's history of 2 x lbfgs_history vectors
   require_allocation(8.0 * double(n) * double(d) * (6.0 + 2.0 * opt.lbfgs_history), "n_items");
   Objective F(spec, n, d, opt, threads, cancel);
   std::vector<double> x(static_cast<std::size_t>(F.size()));
   std::copy(X, X + n * d, x.begin());
   if (opt.learn_gamma) x[static_cast<std::size_t>(n * d)] = std::log(spec.param);
+  Validation val(spec, n, d, V, mv, F.size(), threads);
   TrainResult res = opt.optimizer == Optimizer::LBFGS
-                        ? train_lbfgs(F, x.data(), T, m, opt, cb)
-                        : train_first_order(F, x.data(), T, m, opt, seed, cb);
+                        ? train_lbfgs(F, x.data(), T, m, opt, cb, val)
+                        : train_first_order(F, x.data(), T, m, opt, seed, cb, val);
+  if (val.active() && res.status != TrainStatus::Diverged) val.restore(x.data());
   std::copy(x.begin(), x.begin() + n * d, X);
   return res;
 }
