@@ -33,17 +33,17 @@ class LbfgsHistory {
     for (std::int64_t k = 0; k < N_; ++k) p[k] = -g[k];
     for (int h = 0; h < stored_; ++h) {
       const int idx = slot(h);
-      const double a = rho_[static_cast<std::size_t>(idx)] * dot(s(idx), p, N_);
+      const double a = rho_[static_cast<std::size_t>(idx)] * dot_long(s(idx), p, N_);
       alpha_[static_cast<std::size_t>(idx)] = a;
       for (std::int64_t k = 0; k < N_; ++k) p[k] -= a * y(idx)[k];
     }
-    if (stored_ == 0) return 1.0 / std::max(1.0, std::sqrt(dot(g, g, N_)));
+    if (stored_ == 0) return 1.0 / std::max(1.0, std::sqrt(dot_long(g, g, N_)));
     const int last = slot(0);
-    const double scale = dot(s(last), y(last), N_) / dot(y(last), y(last), N_);
+    const double scale = dot_long(s(last), y(last), N_) / dot_long(y(last), y(last), N_);
     for (std::int64_t k = 0; k < N_; ++k) p[k] *= scale;
     for (int h = stored_ - 1; h >= 0; --h) {
       const int idx = slot(h);
-      const double b = rho_[static_cast<std::size_t>(idx)] * dot(y(idx), p, N_);
+      const double b = rho_[static_cast<std::size_t>(idx)] * dot_long(y(idx), p, N_);
       const double a = alpha_[static_cast<std::size_t>(idx)];
       for (std::int64_t k = 0; k < N_; ++k) p[k] += (a - b) * s(idx)[k];
     }
@@ -58,8 +58,8 @@ class LbfgsHistory {
       sh[k] = x_new[k] - x[k];
       yh[k] = g_new[k] - g[k];
     }
-    const double sy = dot(sh, yh, N_);
-    if (sy > 1e-12 * dot(yh, yh, N_)) {
+    const double sy = dot_long(sh, yh, N_);
+    if (sy > 1e-12 * dot_long(yh, yh, N_)) {
       rho_[static_cast<std::size_t>(head_)] = 1.0 / sy;
       head_ = (head_ + 1) % H_;
       stored_ = std::min(stored_ + 1, H_);
@@ -110,11 +110,11 @@ inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, s
   val.start(F, x, res);
   for (std::int64_t it = 1; it <= opt.max_epochs; ++it) {
     double step0 = hist.direction(g.data(), p.data());
-    double slope = dot(g.data(), p.data(), N);
+    double slope = dot_long(g.data(), p.data(), N);
     if (!(slope < 0.0)) {  // not a descent direction: restart from steepest descent
       hist.clear();
       step0 = hist.direction(g.data(), p.data());
-      slope = dot(g.data(), p.data(), N);
+      slope = dot_long(g.data(), p.data(), N);
     }
     double f_new = f;
     const bool accepted = detail::armijo_search(F, x, T, m, f, slope, p.data(), step0, x_new.data(),
