@@ -209,6 +209,15 @@ def test_grid_search_cv_on_the_cluster_equals_local(client):
     )
 
 
+def test_embedding_cv_on_the_cluster_equals_local(client):
+    T = _triplets()
+    kw = dict(dims=[1, 2], gammas=[3.0, 6.0], cv=3, params={"max_epochs": 50}, random_state=4)
+    local = ts.EmbeddingCV(**kw, n_jobs=2).fit(T)
+    remote = ts.EmbeddingCV(**kw, client=client).fit(T)
+    assert _scores(remote.cv_results_) == _scores(local.cv_results_)
+    assert np.array_equal(remote.embedding_, local.embedding_)
+
+
 def test_workers_killed_mid_run_still_give_the_exact_result():
     kw = dict(n_runs=24, max_queries=300, random_state=11)
     local = ts.simulate_continuous(3, 3.0, **kw)

@@ -98,3 +98,102 @@ def test_spearman():
 
     b = np.array([1.0, 1.0, 2.0, 0.0])
     assert spearman(a, b) == pytest.approx(stats.spearmanr(a, b).statistic)
+
+
+# ------------------------------------------------------------------ EmbeddingCV
+
+
+def _cv_data(seed=0, n=30, d=2, m=4000, gamma=5.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    Q = rng.integers(0, n, size=(m, 3))
+    Q = Q[(Q[:, 0] != Q[:, 1]) & (Q[:, 0] != Q[:, 2]) & (Q[:, 1] != Q[:, 2])]
+    return X, ts.GammaCKL(gamma).sample(X, Q, random_state=rng)
+
+
+def test_embedding_cv_refits_the_best_row_of_its_table():
+    X, T = _cv_data()
+    cv = ts.EmbeddingCV(dims=[1, 2, 3], gammas=[2.0, 5.0, 12.0], cv=3, random_state=0)
+    cv.fit(T)
+    rows = cv.cv_results_.rows
+    assert len(rows) == 9 and cv.cv_results_.param_names == ["dim", "gamma", "l2"]
+    # the best row by held-out NLL, found here from the table itself
+    best = min(rows, key=lambda r: r["nll"])
+    assert cv.best_params_ == {"dim": best["dim"], "gamma": best["gamma"], "l2": 0.0}
+    # the data are 2-D with gamma 5: a 1-D embedding or gamma 2 explains them worse
+    assert cv.best_params_["dim"] >= 2 and cv.best_params_["gamma"] >= 5.0
+    # the refit estimator answers for the CV object
+    assert cv.embedding_.shape == (30, cv.best_params_["dim"])
+    assert cv.gamma_ == cv.best_params_["gamma"]
+    assert cv.score(T) == cv.best_estimator_.score(T)
+    # the same table as grid_search_cv with the same seed
+    again = ms.grid_search_cv(
+        ts.Embedding(),
+        {"dim": [1, 2, 3], "gamma": [2.0, 5.0, 12.0], "l2": [0.0]},
+        T,
+        cv=3,
+        random_state=np.random.default_rng(0),
+    )
+    assert [r["nll"] for r in again.rows] == [r["nll"] for r in rows]
+    by_acc = ts.EmbeddingCV(dims=[1, 2], gammas=[5.0], cv=3, scoring="accuracy", random_state=0)
+    by_acc.fit(T)
+    assert (
+        by_acc.best_params_["dim"]
+        == max(by_acc.cv_results_.rows, key=lambda r: r["accuracy"])["dim"]
+    )
+
+
+def test_embedding_cv_auto_gamma_and_other_models():
+    X, T = _cv_data(seed=1)
+    cv = ts.EmbeddingCV(dims=[2], gammas="auto", cv=3, random_state=0).fit(T)
+    row = cv.cv_results_.rows[0]
+    assert row["gamma"] == "auto" and 2.5 < row["gamma_chosen"] < 10.0
+    assert "gamma fit" in str(cv.cv_results_)
+    ste = ts.EmbeddingCV("t-ste", dims=[1, 2], l2s=[0.0, 0.1], cv=3, random_state=0).fit(T)
+    assert ste.cv_results_.param_names == ["dim", "l2"]
+    assert np.isnan(ste.cv_results_.rows[0]["gamma_chosen"])
+
+
+def test_embedding_cv_plot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, T = _cv_data(seed=2)
+    cv = ts.EmbeddingCV(dims=[1, 2], gammas=[2.0, 5.0], cv=3, random_state=0).fit(T)
+    ax = cv.plot()
+    labels = sorted(t.get_text() for t in ax.get_legend().get_texts())
+    assert labels == ["chosen", "dim = 1, l2 = 0", "dim = 2, l2 = 0"]
+    assert ax.get_xlabel() == "gamma"
+    assert cv.plot(metric="nll").get_ylabel() == "held-out NLL"
+    with pytest.raises(ValueError, match="metric"):
+        cv.plot(metric="speed")
+
+
+@pytest.mark.parametrize(
+    "kw, exc, match",
+    [
+        (dict(model="t-ste", gammas=[3.0]), ValueError, "gammas"),
+        (dict(gammas="best"), ValueError, "gammas"),
+        (dict(gammas=[0.0]), ValueError, "gammas"),
+        (dict(dims=[]), ValueError, "dims"),
+        (dict(dims=[0]), ValueError, "dims"),
+        (dict(dims=3), TypeError, "dims"),
+        (dict(l2s=[-1.0]), ValueError, "l2s"),
+        (dict(scoring="speed"), ValueError, "scoring"),
+        (dict(params={"dim": 3}), ValueError, "params"),
+        (dict(params={"tol": -1.0}), ValueError, "tol"),
+        (dict(model="nope"), ValueError, "model"),
+    ],
+)
+def test_embedding_cv_bad_input(kw, exc, match):
+    X, T = _cv_data(m=300)
+    with pytest.raises(exc, match=match):
+        ts.EmbeddingCV(cv=2, **kw).fit(T)
+
+
+def test_embedding_cv_not_fitted():
+    cv = ts.EmbeddingCV()
+    with pytest.raises(AttributeError, match="not fitted"):
+        _ = cv.embedding_
+    with pytest.raises(RuntimeError, match="not fitted"):
+        cv.plot()

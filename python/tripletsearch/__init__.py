@@ -25,6 +25,7 @@ _EXPORTS = {
     "Oracle": "oracles",
     "Embedding": "embedding",
     "DivergenceError": "embedding",
+    "EmbeddingCV": "model_selection",
     "DiscreteSearch": "discrete",
     "simulate_discrete": "discrete",
     "ContinuousSearch": "continuous",
@@ -52,6 +53,7 @@ __all__ = [
     "Oracle",
     "Embedding",
     "DivergenceError",
+    "EmbeddingCV",
     "DiscreteSearch",
     "simulate_discrete",
     "ContinuousSearch",
@@ -68,6 +70,7 @@ if TYPE_CHECKING:  # what static checkers and IDEs see
     from .continuous import ContinuousSearch, simulate_continuous
     from .discrete import DiscreteSearch, simulate_discrete
     from .embedding import DivergenceError, Embedding
+    from .model_selection import EmbeddingCV
     from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
     from .users import fit_choice_model
 

@@ -31,7 +31,14 @@ from ._validation import (
 )
 from .embedding import Embedding, valid_rows
 
-__all__ = ["kfold", "cross_validate", "grid_search_cv", "GridResult", "ParameterGrid"]
+__all__ = [
+    "kfold",
+    "cross_validate",
+    "grid_search_cv",
+    "GridResult",
+    "ParameterGrid",
+    "EmbeddingCV",
+]
 
 
 @keyword_only("random_state")
@@ -70,14 +77,17 @@ def _fit_score(
     fold_of: np.ndarray,
     fold: int,
     n_items: int | None,
-) -> tuple[float, float, float, int]:
-    """Fit a copy of ``estimator`` with ``params`` on every fold but ``fold``; score on it."""
+) -> tuple[float, float, float, int, float]:
+    """Fit a copy of ``estimator`` with ``params`` on every fold but ``fold``; score on it.
+
+    Returns (accuracy, NLL, fit seconds, epochs, the fitted gamma).
+    """
     est = type(estimator)(**{**estimator.get_params(), **params, "n_jobs": 1, "verbose": False})
     train, test = np.flatnonzero(fold_of != fold), np.flatnonzero(fold_of == fold)
     t0 = time.perf_counter()
     est.fit(T[train], n_items=n_items)  # informative rows only: no warning in the threads
     fit_time = time.perf_counter() - t0
-    return est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_
+    return est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_, est.gamma_
 
 
 def _fit_chunk(
@@ -87,7 +97,7 @@ def _fit_chunk(
     T: np.ndarray,
     fold_of: np.ndarray,
     n_items: int | None,
-) -> list[tuple[float, float, float, int]]:
+) -> list[tuple[float, float, float, int, float]]:
     """The fits of one chunk (a Dask task): ``(params, fold)`` each, in order."""
     return [_fit_score(estimator, p, T, fold_of, f, n_items) for p, f in tasks]
 
@@ -98,7 +108,7 @@ def _run(
     n_jobs: int,
     verbose: bool,
     desc: str,
-) -> list[tuple[float, float, float, int]]:
+) -> list[tuple[float, float, float, int, float]]:
     """Run the fits in parallel threads through joblib, results in order.
 
     Through joblib, ``joblib.parallel_config`` may send them elsewhere (``backend="dask"``).
@@ -137,8 +147,9 @@ class GridResult:
     """Cross-validated scores per setting.
 
     ``rows`` is a list of dicts with the parameters, ``accuracy``, ``accuracy_se``, ``nll``,
-    ``nll_se`` (mean and standard error over folds), ``fit_time`` (mean seconds) and
-    ``epochs`` (mean).
+    ``nll_se`` (mean and standard error over folds), ``fit_time`` (mean seconds),
+    ``epochs`` (mean) and ``gamma_chosen`` (the mean fitted gamma of gamma-CKL: the gamma
+    chosen by ``gamma="auto"`` or ``learn_gamma``; NaN for the other models).
     """
 
     rows: list = field(default_factory=list)
@@ -161,7 +172,15 @@ class GridResult:
 
     def to_csv(self, path):
         """Write the rows to the CSV file ``path``: the parameters, then the scores."""
-        cols = self.param_names + ["accuracy", "accuracy_se", "nll", "nll_se", "fit_time", "epochs"]
+        cols = self.param_names + [
+            "accuracy",
+            "accuracy_se",
+            "nll",
+            "nll_se",
+            "fit_time",
+            "epochs",
+            "gamma_chosen",
+        ]
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
             w.writeheader()
@@ -171,10 +190,22 @@ class GridResult:
         """A text table of ``rows`` (default: all): parameters, accuracy, nll, fit time."""
         rows = self.rows if rows is None else rows
         cols = self.param_names
-        lines = [" ".join(f"{c:>10s}" for c in cols) + "   accuracy        nll     fit(s)"]
+        # the fitted gamma, where fits chose it (gamma="auto" or learn_gamma)
+        chosen = any(
+            math.isfinite(r.get("gamma_chosen", math.nan))
+            and not isinstance(r.get("gamma"), numbers.Real)
+            or r.get("learn_gamma")
+            for r in rows
+        )
+        lines = [
+            " ".join(f"{c:>10s}" for c in cols)
+            + ("  gamma fit" if chosen else "")
+            + "   accuracy        nll     fit(s)"
+        ]
         for r in rows:
             lines.append(
                 " ".join(f"{_fmt(r[c]):>10s}" for c in cols)
+                + (f" {r['gamma_chosen']:10.3g}" if chosen else "")
                 + f"   {r['accuracy']:.4f}+-{r['accuracy_se']:.4f}"
                 + f" {r['nll']:.4f}+-{r['nll_se']:.4f} {r['fit_time']:.3f}"
             )
@@ -205,6 +236,7 @@ def _summary(scores):
         "nll_se": se(nll),
         "fit_time": float(np.mean([s[2] for s in scores])),
         "epochs": float(np.mean([s[3] for s in scores])),
+        "gamma_chosen": float(np.mean([s[4] for s in scores])),
     }
 
 
@@ -330,3 +362,211 @@ def cross_validate(
         n_jobs=n_jobs,
         client=client,
     ).rows[0]
+
+
+_DEFAULT_GAMMAS = (1.5, 2.0, 3.0, 4.0, 5.5, 8.0, 11.0, 16.0)  # EmbeddingCV's gamma-CKL grid
+
+
+class EmbeddingCV:
+    """dim, l2 and gamma chosen together by k-fold cross-validation, then one refit.
+
+    Every setting of the grid ``dims x l2s x gammas`` is cross-validated by
+    :func:`grid_search_cv` (the same folds for all; in parallel threads or on a Dask
+    cluster); the best by ``scoring`` is refit on all rows. After ``fit`` it works as the
+    refit :class:`~tripletsearch.Embedding` (``embedding_``, ``gamma_``, ``score``,
+    ``transform``, ...) and keeps the table (``cv_results_``, printable) and :meth:`plot`.
+
+    Parameters
+    ----------
+    model : str
+        The model (see :class:`~tripletsearch.Embedding`).
+    dims : sequence of int
+        Dimensions to try.
+    l2s : sequence of float
+        L2 penalties to try.
+    gammas : sequence of float, "auto" or None
+        gamma-CKL only. None: 1.5 ... 16 (eight values); ``"auto"``: each fit chooses its
+        own gamma on held-out rows of its training folds (the table then shows the mean
+        chosen gamma per setting in ``gamma_chosen``; :meth:`plot` then draws against dim).
+    cv : int
+        Folds.
+    scoring : {"nll", "accuracy"}
+        What "best" means: the smallest held-out negative log-likelihood (default: it also
+        ranks how well calibrated the answers' probabilities are) or the largest accuracy.
+    params : dict, optional
+        Further :class:`~tripletsearch.Embedding` parameters for every fit (``optimizer``,
+        ``tol``, ...).
+    random_state, n_jobs, verbose, client
+        As in :func:`grid_search_cv`; the refit uses ``random_state`` too.
+
+    Attributes
+    ----------
+    cv_results_ : GridResult
+        A row per setting: the parameters, held-out accuracy and NLL (mean and s.e. over
+        folds), fit time.
+    best_params_ : dict
+    best_estimator_ : Embedding
+        Refit on all rows with ``best_params_``.
+    """
+
+    def __init__(
+        self,
+        model: str = "gamma-ckl",
+        dims: Sequence[int] = (2, 5, 10, 20),
+        l2s: Sequence[float] = (0.0,),
+        gammas: Any = None,
+        *,
+        cv: int = 5,
+        scoring: str = "nll",
+        params: dict[str, Any] | None = None,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        verbose: bool = False,
+        client: Any = None,
+    ) -> None:
+        self.model = model
+        self.dims = dims
+        self.l2s = l2s
+        self.gammas = gammas
+        self.cv = cv
+        self.scoring = scoring
+        self.params = params
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.client = client
+
+    def _grid(self) -> dict[str, list[Any]]:
+        gamma_model = Embedding(self.model)._model_name() == "gamma-ckl"
+        dims = [check_int(d, "dims", minimum=1) for d in _as_list(self.dims, "dims")]
+        l2s = [float(v) for v in _as_list(self.l2s, "l2s")]
+        if any(not (math.isfinite(v) and v >= 0.0) for v in l2s):
+            raise ValueError("l2s: every l2 must be finite and >= 0")
+        grid: dict[str, list[Any]] = {"dim": dims, "l2": l2s}
+        if self.gammas is not None and not gamma_model:
+            raise ValueError(f"gammas: only the gamma-ckl model has a gamma (model={self.model!r})")
+        if gamma_model:
+            if isinstance(self.gammas, str):
+                if self.gammas != "auto":
+                    raise ValueError(f"gammas: expected numbers or 'auto', got {self.gammas!r}")
+                grid["gamma"] = ["auto"]
+            else:
+                raw = _DEFAULT_GAMMAS if self.gammas is None else self.gammas
+                gammas = [float(g) for g in _as_list(raw, "gammas")]
+                if any(not (math.isfinite(g) and g > 0.0) for g in gammas):
+                    raise ValueError("gammas: every gamma must be finite and > 0")
+                grid["gamma"] = gammas
+        return grid
+
+    def fit(self, triplets: Any, n_items: int | None = None) -> EmbeddingCV:
+        """Cross-validate the grid on ``triplets``, then refit the best setting on all rows."""
+        if self.scoring not in ("nll", "accuracy"):
+            raise ValueError(f"scoring: expected 'nll' or 'accuracy', got {self.scoring!r}")
+        grid = self._grid()
+        params = dict(self.params or {})
+        clash = sorted(set(params) & {"model", *grid, "random_state", "n_jobs", "verbose"})
+        if clash:
+            raise ValueError(f"params: {clash} are set by EmbeddingCV's own arguments")
+        template = Embedding(self.model, **params)
+        template._check_params()  # bad params fail here, not in every fit
+        rng = check_random_state(self.random_state)
+        result = grid_search_cv(
+            template,
+            grid,
+            triplets,
+            cv=self.cv,
+            n_items=n_items,
+            random_state=rng,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+            client=self.client,
+        )
+        best = result.best(by=self.scoring)
+        self.cv_results_ = result
+        self.best_params_ = {k: best[k] for k in result.param_names}
+        est = Embedding(
+            self.model,
+            **params,
+            **self.best_params_,
+            random_state=seed_from(rng),
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+        )
+        with warnings.catch_warnings():  # grid_search_cv warned about ignored rows once
+            warnings.simplefilter("ignore", UserWarning)
+            self.best_estimator_ = est.fit(triplets, n_items=n_items)
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        # the refit estimator's fitted attributes and methods (embedding_, score, ...)
+        if name.startswith("__") or name in ("best_estimator_", "cv_results_", "best_params_"):
+            raise AttributeError(name)
+        if "best_estimator_" not in self.__dict__:
+            raise AttributeError(
+                f"{name}: this EmbeddingCV is not fitted yet; call fit(triplets) first"
+            )
+        return getattr(self.best_estimator_, name)
+
+    def plot(self, ax: Any = None, metric: str = "accuracy") -> Any:
+        """Held-out ``metric`` ("accuracy" or "nll") against gamma, a line per dim and l2.
+
+        For models without gamma, against dim (a line per l2). Error bars: one standard
+        error over folds; the chosen setting is circled. Returns the matplotlib Axes
+        (the ``plot`` extra).
+        """
+        if "cv_results_" not in self.__dict__:
+            raise RuntimeError("this EmbeddingCV is not fitted yet; call fit(triplets) first")
+        if metric not in ("accuracy", "nll"):
+            raise ValueError(f"metric: expected 'accuracy' or 'nll', got {metric!r}")
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            ax = plt.subplots(figsize=(6.5, 4.2))[1]
+        rows = self.cv_results_.rows
+        by_gamma = "gamma" in self.cv_results_.param_names and rows[0]["gamma"] != "auto"
+        x_key = "gamma" if by_gamma else "dim"
+        keys = ("dim", "l2") if by_gamma else ("l2",)
+        lines = sorted({tuple(r[k] for k in keys) for r in rows})
+        scale = 100.0 if metric == "accuracy" else 1.0
+        for line in lines:
+            sel = sorted(
+                (r for r in rows if tuple(r[k] for k in keys) == line), key=lambda r: r[x_key]
+            )
+            label = ", ".join(f"{k} = {v:g}" for k, v in zip(keys, line))
+            ax.errorbar(
+                [r[x_key] for r in sel],
+                [scale * r[metric] for r in sel],
+                yerr=[scale * r[f"{metric}_se"] for r in sel],
+                marker="o",
+                ms=4,
+                capsize=2,
+                label=label,
+            )
+        best = self.best_params_
+        row = next(r for r in rows if all(r[k] == best[k] for k in best))
+        ax.plot(row[x_key], scale * row[metric], "o", ms=14, mfc="none", mec="k", label="chosen")
+        if by_gamma:
+            from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+            ax.set_xscale("log")
+            ax.set_xticks(sorted({r["gamma"] for r in rows}))
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(x_key)
+        ax.set_ylabel("held-out accuracy (%)" if metric == "accuracy" else "held-out NLL")
+        ax.set_title(f"{self.model}: {self.cv}-fold cross-validation")
+        ax.legend(fontsize=8)
+        return ax
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCV(model={self.model!r}, dims={self.dims!r}, gammas={self.gammas!r})"
+
+
+def _as_list(values: Any, name: str) -> list[Any]:
+    """A non-empty list of the values of a sequence argument."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence")
+    out = list(values)
+    if not out:
+        raise ValueError(f"{name}: expected at least one value")
+    return out
