@@ -57,3 +57,74 @@ def test_environment_forces_the_portable_kernels():
 def test_unknown_isa_is_rejected():
     with pytest.raises(ValueError, match="isa: expected 'avx2' or 'portable'"):
         _core.set_simd_isa("sse9")
+
+
+# ------------------------------------------------------------------ the embedding's row kernels
+
+
+def test_vector_exp_and_log_against_the_c_library(isa):
+    if not isa("avx2"):
+        pytest.skip("this CPU or build has no AVX2")
+    rng = np.random.default_rng(0)
+    x = np.concatenate([-rng.uniform(0, 708, 20000), rng.uniform(-1, 1, 20000), [0.0, -708.0]])
+    y = _core.vector_math("exp", x)
+    assert np.all(np.abs(y - np.exp(x)) <= 2 * np.spacing(np.exp(x)))
+    # below -708.39 the result would be subnormal: 0 (within 2.3e-308 of the truth)
+    assert np.all(_core.vector_math("exp", np.array([-709.0, -750.0, -1e4, -800.0])) == 0.0)
+    s = np.concatenate(
+        [
+            rng.uniform(0, 1, 20000),
+            rng.uniform(1, 2, 20000),
+            np.geomspace(1e-320, 1e300, 4000),  # subnormals included
+            [1.0, 2.0, 0.5, np.sqrt(2.0)],
+        ]
+    )
+    y, ref = _core.vector_math("log", s), np.log(s)
+    assert np.all(np.abs(y - ref) <= 4 * np.spacing(np.abs(ref)) + 1e-300)
+    assert _core.vector_math("log", np.ones(4))[0] == 0.0
+
+
+def _rows_problem(n, m, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[1] = X[0]  # coincident items: distances at the floor
+    T = rng.integers(0, n, size=(m, 3))
+    T[:20, 1] = 0
+    T[:20, 2] = 1  # rows whose two items coincide
+    T = T[(T[:, 0] != T[:, 1]) & (T[:, 0] != T[:, 2])]
+    return X, T
+
+
+@pytest.mark.parametrize("gamma", [0.3, 2.0, 4.48, 7.0, 60.0])
+@pytest.mark.parametrize("n, m", [(200, 3000), (20, 6000)], ids=["rows", "pairwise"])
+def test_gamma_ckl_row_kernels_agree_across_isas(isa, gamma, n, m):
+    """The gradient, the loss and the gamma derivative: AVX2 and portable to rounding."""
+    if not isa("avx2"):
+        pytest.skip("this CPU or build has no AVX2")
+    X, T = _rows_problem(n, m, seed=int(10 * gamma))
+    o = ts.GammaCKL(gamma)
+    X0 = 0.3 * X
+    opts = dict(
+        optimizer="lbfgs",
+        lr=1.0,
+        batch_size=0,
+        max_epochs=1,
+        tol=0.0,
+        n_iter_no_change=10,
+        l2=0.0,
+        learn_gamma=True,
+    )
+    from tripletsearch.embedding import native_train
+
+    out = {}
+    for name in ("avx2", "portable"):
+        assert isa(name)
+        out[name] = (
+            o.grad(X, T, n_jobs=2),
+            native_train(o, X0, T, opts, 0, 2),  # loss and d/d log gamma through one step
+        )
+    (ga, fa), (gp, fp) = out["avx2"], out["portable"]
+    np.testing.assert_allclose(ga, gp, rtol=1e-12, atol=1e-13 * np.abs(gp).max())
+    np.testing.assert_allclose(fa.loss, fp.loss, rtol=1e-13)
+    np.testing.assert_allclose(fa.gamma, fp.gamma, rtol=1e-12)
+    np.testing.assert_allclose(fa.embedding, fp.embedding, rtol=1e-11, atol=1e-13)

@@ -5,6 +5,7 @@
 #include "tripletsearch/core/interrupt.hpp"
 #include "tripletsearch/core/parallel.hpp"
 #include "tripletsearch/simd/dispatch.hpp"
+#include "tripletsearch/simd/vmath_avx2.hpp"
 
 void register_rng(py::module_& m);
 void register_oracle(py::module_& m);
@@ -41,6 +42,26 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("isa"),
       "Selects the kernels' instruction set (tests); False when the CPU or build lacks it.");
+  m.def(
+      "vector_math",
+      [](const std::string& name, const DoubleArray& x) {
+        if (name != "exp" && name != "log")
+          throw std::invalid_argument("name: expected 'exp' or 'log', got '" + name + "'");
+        const bool is_exp = name == "exp";
+        const py::ssize_t n = x.size();
+        py::array_t<double> out(n);
+        double* y = out.mutable_data();
+        const double* a = x.data();
+        for (py::ssize_t k = 0; k < n; ++k) y[k] = is_exp ? std::exp(a[k]) : std::log(a[k]);
+#ifdef TS_SIMD_X86
+        if (simd::active_isa() == simd::Isa::AVX2)
+          for (py::ssize_t k = 0; k + 4 <= n; k += 4) simd::avx2::vector_math(is_exp, a + k, y + k);
+#endif
+        return out;
+      },
+      py::arg("name"), py::arg("x"),
+      "exp or log of each value by the row kernels' vector code under the active ISA (the C "
+      "library's for the last n % 4 values, and under 'portable'): tests of its accuracy.");
   m.def(
       "require_allocation",
       [](double bytes, const std::string& name) {

@@ -46,6 +46,7 @@ class GammaPower {
   }
 
   double half_gamma() const { return half_gamma_; }
+  bool integer() const { return int_gamma_ > 0; }  // the power by repeated squaring
 
   template <class T>
   TS_ALWAYS_INLINE T operator()(T s) const {
@@ -140,6 +141,24 @@ TS_ALWAYS_INLINE PairChoice<T> pair_choice(const GammaPower& g, T Da, T Db) {
   c.inv = T(1) / (T(1) + c.pw);
   c.a_closer = Da <= Db;
   return c;
+}
+
+// One triplet row of the gamma-CKL objective from its squared distances Di (head to the
+// item named closer) and Dj: log p (when kLoss), the gradient coefficients a, b of log p on
+// x_i - x_t and x_j - x_t (models.hpp's RowEval), d log p / d log gamma (when kDG). The
+// block kernels (simd/rows.hpp) compute the same, four rows at a time.
+template <bool kLoss, bool kDG>
+TS_ALWAYS_INLINE void gammackl_row(const GammaPower& g, double Di0, double Dj0, double& a,
+                                   double& b, double& logp, double& dlg) {
+  const double Di = std::max(Di0, kTinyDistance), Dj = std::max(Dj0, kTinyDistance);
+  const double ri = 1.0 / Di, rj = 1.0 / Dj;
+  const PairChoice<double> c = pair_choice_floored(g, Di, Dj, ri, rj);
+  const double q = c.prob_b();  // d log p / dz, z the log-odds
+  if constexpr (kLoss) logp = c.log_prob_a_abs(g.half_gamma());
+  const double cq = 2.0 * g.half_gamma() * q;
+  a = Di0 > kTinyDistance ? -cq * ri : 0.0;  // f'(D) = 0 below the floor
+  b = Dj0 > kTinyDistance ? cq * rj : 0.0;
+  if constexpr (kDG) dlg = q * c.log_odds(g.half_gamma());  // z is proportional to gamma
 }
 
 // k-alternative choice: out[c] = P(c named | D[0..k)) for every candidate c.

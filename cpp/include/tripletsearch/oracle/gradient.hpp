@@ -72,7 +72,7 @@ inline void scatter_row(const RowEval& g, const double* __restrict xt, const dou
 template <bool kLoss, bool kDG, class Model>
 LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, std::int64_t r1,
                         double* G, bool& ok, Cancel& cancel) {
-  constexpr std::int64_t kBlock = 64;
+  constexpr std::int64_t kBlock = simd::kRowBlock;
   const std::int64_t d = P.d;
   LossGrad sum;
   RowEval ev[kBlock];
@@ -80,16 +80,44 @@ LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, s
     if (cancel.checkpoint()) return sum;
     const std::int64_t nb = std::min(kBlock, r1 - b0);
     const std::int64_t* T = P.T + 3 * b0;
-    for (std::int64_t k = 0; k < nb; ++k) {
-      std::int64_t t, i, j;
-      const RowKind kind = classify_row(P, b0 + k, t, i, j);
-      ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
-      if (kind == RowKind::Live)
-        ev[k] = model.template eval<kLoss, kDG>(live_row<Model>(P, t, i, j));
-      else if (kind == RowKind::OutOfRange)
-        ok = false;
-      else if (kLoss)
-        ev[k].logp = rule_log_prob(kind);
+    if constexpr (Model::kBlockEval) {
+      // the distances first, then the rows' coefficients together (simd/rows.hpp)
+      alignas(32) double Di[kBlock], Dj[kBlock];
+      RowKind kinds[kBlock];
+      for (std::int64_t k = 0; k < nb; ++k) {
+        std::int64_t t, i, j;
+        kinds[k] = classify_row(P, b0 + k, t, i, j);
+        Di[k] = Dj[k] = 1.0;
+        if (kinds[k] == RowKind::Live) {
+          const RowDist r = live_row<Model>(P, t, i, j);
+          Di[k] = r.Di;
+          Dj[k] = r.Dj;
+        } else if (kinds[k] == RowKind::OutOfRange) {
+          ok = false;
+        }
+      }
+      for (std::int64_t k = nb; k < ((nb + 3) & ~std::int64_t(3)); ++k) Di[k] = Dj[k] = 1.0;
+      simd::RowCoefs co;
+      model.template eval_block<kLoss, kDG>(Di, Dj, static_cast<int>(nb), co);
+      for (std::int64_t k = 0; k < nb; ++k) {
+        ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
+        if (kinds[k] == RowKind::Live)
+          ev[k] = RowEval{kLoss ? co.logp[k] : 0.0, co.a[k], co.b[k], 0.0, kDG ? co.dlg[k] : 0.0};
+        else if (kLoss && kinds[k] != RowKind::OutOfRange)
+          ev[k].logp = rule_log_prob(kinds[k]);
+      }
+    } else {
+      for (std::int64_t k = 0; k < nb; ++k) {
+        std::int64_t t, i, j;
+        const RowKind kind = classify_row(P, b0 + k, t, i, j);
+        ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
+        if (kind == RowKind::Live)
+          ev[k] = model.template eval<kLoss, kDG>(live_row<Model>(P, t, i, j));
+        else if (kind == RowKind::OutOfRange)
+          ok = false;
+        else if (kLoss)
+          ev[k].logp = rule_log_prob(kind);
+      }
     }
     for (std::int64_t k = 0; k < nb; ++k) {
       if constexpr (kLoss) sum.logp += ev[k].logp;
@@ -129,6 +157,46 @@ LossGrad pair_weights(const Model& model, const Problem& P, const double* D, std
                       std::int64_t r1, double* Wc, bool& bad) {
   const std::int64_t n = P.n;
   LossGrad s;
+  if constexpr (Model::kBlockEval) {  // the rows' coefficients a block at a time
+    constexpr std::int64_t kBlock = simd::kRowBlock;
+    alignas(32) double Di[kBlock], Dj[kBlock];
+    std::int64_t ti[kBlock], tj[kBlock];  // the rows' pairs in D and Wc; -1: no pair term
+    RowKind kinds[kBlock];
+    simd::RowCoefs co;
+    for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
+      const std::int64_t nb = std::min(kBlock, r1 - b0);
+      for (std::int64_t k = 0; k < nb; ++k) {
+        std::int64_t t, i, j;
+        kinds[k] = classify_row(P, b0 + k, t, i, j);
+        Di[k] = Dj[k] = 1.0;
+        ti[k] = tj[k] = -1;
+        if (kinds[k] == RowKind::Live && i != j) {
+          ti[k] = t * n + i;
+          tj[k] = t * n + j;
+          Di[k] = D[ti[k]];
+          Dj[k] = D[tj[k]];
+        }
+      }
+      for (std::int64_t k = nb; k < ((nb + 3) & ~std::int64_t(3)); ++k) Di[k] = Dj[k] = 1.0;
+      model.template eval_block<kLoss, kDG>(Di, Dj, static_cast<int>(nb), co);
+      for (std::int64_t k = 0; k < nb; ++k) {  // in row order, as the scalar loop below
+        if (kinds[k] != RowKind::Live) {
+          bad = bad || kinds[k] == RowKind::OutOfRange;
+          if (kLoss && kinds[k] != RowKind::OutOfRange) s.logp += rule_log_prob(kinds[k]);
+          continue;
+        }
+        if (ti[k] < 0) {  // i == j: p = 1/2, no gradient
+          if constexpr (kLoss) s.logp += -0.69314718055994530942;
+          continue;
+        }
+        if constexpr (kLoss) s.logp += co.logp[k];
+        if constexpr (kDG) s.dlg += co.dlg[k];
+        Wc[ti[k]] += co.a[k];
+        Wc[tj[k]] += co.b[k];
+      }
+    }
+    return s;
+  }
   for (std::int64_t r = r0; r < r1; ++r) {
     std::int64_t t, i, j;
     const RowKind kind = classify_row(P, r, t, i, j);

@@ -20,6 +20,7 @@
 
 #include "../core/errors.hpp"
 #include "../core/mathutil.hpp"
+#include "../simd/rows.hpp"
 #include "choice.hpp"
 
 namespace tripletsearch {
@@ -68,17 +69,16 @@ struct GammaCKLModel {
 
   template <bool kLoss, bool kDG>
   RowEval eval(const RowDist& r) const {
-    const double Di = std::max(r.Di, kTinyDistance), Dj = std::max(r.Dj, kTinyDistance);
-    const double ri = 1.0 / Di, rj = 1.0 / Dj;
-    const PairChoice<double> c = pair_choice_floored(g, Di, Dj, ri, rj);
-    const double q = c.prob_b();  // d log p / dz, z the log-odds
     RowEval e{0.0, 0.0, 0.0, 0.0, 0.0};
-    if constexpr (kLoss) e.logp = c.log_prob_a_abs(g.half_gamma());
-    const double cq = 2.0 * g.half_gamma() * q;
-    e.a = r.Di > kTinyDistance ? -cq * ri : 0.0;  // f'(D) = 0 below the floor
-    e.b = r.Dj > kTinyDistance ? cq * rj : 0.0;
-    if constexpr (kDG) e.dlg = q * c.log_odds(g.half_gamma());  // z is proportional to gamma
+    gammackl_row<kLoss, kDG>(g, r.Di, r.Dj, e.a, e.b, e.logp, e.dlg);
     return e;
+  }
+
+  // The rows of a block at once (simd/rows.hpp): the gradient's row path uses it.
+  static constexpr bool kBlockEval = true;
+  template <bool kLoss, bool kDG>
+  void eval_block(const double* Di, const double* Dj, int n, simd::RowCoefs& out) const {
+    simd::gammackl_rows<kLoss, kDG>(g, Di, Dj, n, out);
   }
 
   // out[c] = P(candidate c named | squared distances D[0..k) to the head)
@@ -110,6 +110,7 @@ struct STEKernel {
 template <class K>
 struct DiffModel {
   static constexpr bool kPairTerms = false;
+  static constexpr bool kBlockEval = false;
   static constexpr bool kChoice = true;
   K k;
 
@@ -144,6 +145,7 @@ struct DiffModel {
 
 struct ProbitModel {
   static constexpr bool kPairTerms = true;
+  static constexpr bool kBlockEval = false;
   static constexpr bool kChoice = false;
   double sigma;
 
