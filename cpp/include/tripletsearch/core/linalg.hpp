@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "mathutil.hpp"
+
 namespace tripletsearch {
 
 inline double dot(const double* a, const double* b, std::int64_t n) {
@@ -17,7 +19,7 @@ inline double dot(const double* a, const double* b, std::int64_t n) {
 
 // The dot product of long vectors (L-BFGS's): eight running sums, added in a fixed order,
 // so the adds do not wait on each other and vectorize; the result is the same on every run.
-inline double dot_long(const double* a, const double* b, std::int64_t n) {
+TS_ALWAYS_INLINE double dot_long(const double* a, const double* b, std::int64_t n) {
   double s[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
   const std::int64_t n8 = n - n % 8;
   for (std::int64_t k = 0; k < n8; k += 8)
@@ -27,7 +29,7 @@ inline double dot_long(const double* a, const double* b, std::int64_t n) {
   return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7])) + tail;
 }
 
-inline bool all_finite(const double* a, std::int64_t n) {
+TS_ALWAYS_INLINE bool all_finite(const double* a, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k)
     if (!std::isfinite(a[k])) return false;
   return true;

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "../core/linalg.hpp"
+#include "../core/mathutil.hpp"
+#include "../simd/dispatch.hpp"
 #include "objective.hpp"
 
 namespace tripletsearch {
@@ -29,7 +31,7 @@ class LbfgsHistory {
 
   // p = -H g by the two-loop recursion; returns the first trial step (1, or 1 / ||g||
   // without history).
-  double direction(const double* g, double* p) {
+  TS_ALWAYS_INLINE double direction(const double* g, double* p) {
     for (std::int64_t k = 0; k < N_; ++k) p[k] = -g[k];
     for (int h = 0; h < stored_; ++h) {
       const int idx = slot(h);
@@ -51,7 +53,8 @@ class LbfgsHistory {
   }
 
   // Stores s = x_new - x, y = g_new - g unless the curvature condition fails.
-  void push(const double* x, const double* x_new, const double* g, const double* g_new) {
+  TS_ALWAYS_INLINE void push(const double* x, const double* x_new, const double* g,
+                             const double* g_new) {
     double* sh = s(head_);
     double* yh = y(head_);
     for (std::int64_t k = 0; k < N_; ++k) {
@@ -79,9 +82,9 @@ class LbfgsHistory {
 
 // Armijo backtracking from `step` along p (slope g.p < 0): on success x_new, g_new and
 // f_new hold the accepted point.
-inline bool armijo_search(Objective& F, const double* x, const std::int64_t* T, std::int64_t m,
-                          double f, double slope, const double* p, double step, double* x_new,
-                          double* g_new, double& f_new) {
+TS_ALWAYS_INLINE bool armijo_search(Objective& F, const double* x, const std::int64_t* T,
+                                    std::int64_t m, double f, double slope, const double* p,
+                                    double step, double* x_new, double* g_new, double& f_new) {
   const std::int64_t N = F.size();
   for (int ls = 0; ls < 40; ++ls) {
     for (std::int64_t k = 0; k < N; ++k) x_new[k] = x[k] + step * p[k];
@@ -95,8 +98,10 @@ inline bool armijo_search(Objective& F, const double* x, const std::int64_t* T, 
 
 }  // namespace detail
 
-inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, std::int64_t m,
-                               const TrainOptions& opt, const EpochCallback& cb, Validation& val) {
+namespace detail {
+TS_ALWAYS_INLINE TrainResult train_lbfgs_body(Objective& F, double* x, const std::int64_t* T,
+                                              std::int64_t m, const TrainOptions& opt,
+                                              const EpochCallback& cb, Validation& val) {
   TrainResult res;
   const std::int64_t N = F.size();
   const auto sz = static_cast<std::size_t>(N);
@@ -152,6 +157,26 @@ inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, s
   }
   res.status = TrainStatus::MaxEpochs;
   return res;
+}
+
+}  // namespace detail
+
+#ifdef TS_SIMD_X86
+// L-BFGS's vector arithmetic (the two-loop recursion, the line search's steps) four lanes
+// wide with FMA; the gradient keeps its own dispatch.
+TS_TARGET_AVX2 inline TrainResult train_lbfgs_avx2(Objective& F, double* x, const std::int64_t* T,
+                                                   std::int64_t m, const TrainOptions& opt,
+                                                   const EpochCallback& cb, Validation& val) {
+  return detail::train_lbfgs_body(F, x, T, m, opt, cb, val);
+}
+#endif
+
+inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, std::int64_t m,
+                               const TrainOptions& opt, const EpochCallback& cb, Validation& val) {
+#ifdef TS_SIMD_X86
+  if (simd::active_isa() == simd::Isa::AVX2) return train_lbfgs_avx2(F, x, T, m, opt, cb, val);
+#endif
+  return detail::train_lbfgs_body(F, x, T, m, opt, cb, val);
 }
 
 }  // namespace tripletsearch

@@ -17,6 +17,7 @@
 
 #include "../core/errors.hpp"
 #include "../core/interrupt.hpp"
+#include "../core/linalg.hpp"
 #include "../oracle/gradient.hpp"
 #include "../oracle/models.hpp"
 #include "../oracle/rows.hpp"
@@ -110,11 +111,9 @@ class Objective {
     const std::int64_t nd = n_ * d_;
     const double inv_m = 1.0 / double(m);
     const double c2 = 2.0 * opt_.l2 / double(n_);
-    double reg = 0.0;
-    for (std::int64_t k = 0; k < nd; ++k) {
+    for (std::int64_t k = 0; k < nd; ++k)
       g[k] = -inv_m * G_[static_cast<std::size_t>(k)] + c2 * x[k];
-      reg += x[k] * x[k];
-    }
+    const double reg = opt_.l2 > 0.0 ? dot_long(x, x, nd) : 0.0;
     if (opt_.learn_gamma) g[nd] = -inv_m * s.dlg;
     std::fill(g, g + std::min(opt_.n_fixed, n_) * d_, 0.0);  // fixed items do not move
     return -inv_m * s.logp + opt_.l2 * reg / double(n_);
