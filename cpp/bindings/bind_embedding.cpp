@@ -31,6 +31,44 @@ ts::EpochCallback wrap_callback(const py::object& callback) {
   };
 }
 
+template <class I>
+using RowsArray = py::array_t<I, py::array::c_style | kAligned>;
+
+// One fit; the rows (and validation rows) as int64 or int32.
+template <class I>
+FitResult train_rows(const ts::OracleSpec& spec, const DoubleArray& init, const py::array& triplets,
+                     const ts::TrainOptions& options, std::uint64_t seed, int threads,
+                     const py::object& callback, const py::object& validation) {
+  // no copy when the rows already are of type I, C order and aligned
+  const auto T = py::cast<RowsArray<I>>(triplets);
+  require_ndim(init, 2, "init");
+  require_ndim(T, 2, "triplets");
+  require_cols(T, 3, "triplets");
+  const I* V = nullptr;
+  std::int64_t mv = 0;
+  RowsArray<I> Varr;
+  if (!validation.is_none()) {
+    Varr = py::cast<RowsArray<I>>(validation);
+    require_ndim(Varr, 2, "validation");
+    require_cols(Varr, 3, "validation");
+    V = Varr.data();
+    mv = Varr.shape(0);
+  }
+  const py::ssize_t n = init.shape(0), d = init.shape(1);
+  FitResult out{py::array_t<double>({n, d}), {}};
+  std::copy(init.data(), init.data() + n * d, out.embedding.mutable_data());
+  const ts::EpochCallback cb = wrap_callback(callback);
+  double* x = out.embedding.mutable_data();
+  {
+    py::gil_scoped_release release;
+    ts::Cancel cancel(signal_probe());
+    out.result =
+        ts::train(spec, x, n, d, T.data(), T.shape(0), options, seed, threads, cb, cancel, V, mv);
+  }
+  if (PyErr_Occurred()) throw py::error_already_set();
+  return out;
+}
+
 void register_options(py::module_& m) {
   py::enum_<ts::Optimizer>(m, "Optimizer", "The embedding trainer's optimizers.")
       .value("SGD", ts::Optimizer::SGD)
@@ -100,39 +138,23 @@ void register_train(py::module_& m) {
 
   m.def(
       "train",
-      [](const ts::OracleSpec& spec, const DoubleArray& init, const IndexArray& T,
+      [](const ts::OracleSpec& spec, const DoubleArray& init, const py::array& triplets,
          const ts::TrainOptions& options, std::uint64_t seed, int threads,
-         const py::object& callback, const std::optional<IndexArray>& validation) {
-        require_ndim(init, 2, "init");
-        require_ndim(T, 2, "triplets");
-        require_cols(T, 3, "triplets");
-        const std::int64_t* V = nullptr;
-        std::int64_t mv = 0;
-        if (validation) {
-          require_ndim(*validation, 2, "validation");
-          require_cols(*validation, 3, "validation");
-          V = validation->data();
-          mv = validation->shape(0);
-        }
-        const py::ssize_t n = init.shape(0), d = init.shape(1);
-        FitResult out{py::array_t<double>({n, d}), {}};
-        std::copy(init.data(), init.data() + n * d, out.embedding.mutable_data());
-        const ts::EpochCallback cb = wrap_callback(callback);
-        double* x = out.embedding.mutable_data();
-        {
-          py::gil_scoped_release release;
-          ts::Cancel cancel(signal_probe());
-          out.result = ts::train(spec, x, n, d, T.data(), T.shape(0), options, seed, threads, cb,
-                                 cancel, V, mv);
-        }
-        if (PyErr_Occurred()) throw py::error_already_set();
-        return out;
+         const py::object& callback, const py::object& validation) {
+        // int32 rows stay int32 (memory-mapped or read-only alike: no copy); others int64
+        if (py::dtype::of<std::int32_t>().is(triplets.dtype()) ||
+            triplets.dtype().equal(py::dtype::of<std::int32_t>()))
+          return train_rows<std::int32_t>(spec, init, triplets, options, seed, threads, callback,
+                                          validation);
+        return train_rows<std::int64_t>(spec, init, triplets, options, seed, threads, callback,
+                                        validation);
       },
       py::arg("spec"), py::arg("init"), py::arg("triplets"), py::arg("options"), py::arg("seed"),
       py::arg("threads"), py::arg("callback") = py::none(), py::arg("validation") = py::none(),
-      "Fits an embedding from `init` (n, d) to triplet rows; callback(epoch, loss, gamma) -> "
-      "bool after every epoch (False stops the fit). With `validation` rows the fit stops "
-      "early on their loss and ends at its best epoch.");
+      "Fits an embedding from `init` (n, d) to triplet rows (int32 rows are read as they are, "
+      "other integer rows as int64; the validation rows are read as the rows); "
+      "callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit). With "
+      "`validation` rows the fit stops early on their loss and ends at its best epoch.");
 
   m.def(
       "epoch_permutation",

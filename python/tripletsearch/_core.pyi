@@ -799,9 +799,9 @@ def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec
     """
     One search per target, users answering by `oracle` at the positions of oracle_store (at random with probability user_lapse); run r's streams are keyed by first_run + r: (queries until the target was shown, found).
     """
-def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None, validation: typing.Annotated[numpy.typing.ArrayLike, numpy.int64] | None = None) -> FitResult:
+def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: numpy.ndarray, options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None, validation: typing.Any = None) -> FitResult:
     """
-    Fits an embedding from `init` (n, d) to triplet rows; callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit). With `validation` rows the fit stops early on their loss and ends at its best epoch.
+    Fits an embedding from `init` (n, d) to triplet rows (int32 rows are read as they are, other integer rows as int64; the validation rows are read as the rows); callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit). With `validation` rows the fit stops early on their loss and ends at its best epoch.
     """
 def vector_math(name: str, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """

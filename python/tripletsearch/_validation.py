@@ -186,6 +186,49 @@ def check_triplets(triplets: Any, n_items: int | None, name: str = "triplets") -
     return check_index_array(triplets, name, 2, n_items, cols=3)
 
 
+def check_triplet_rows(triplets: Any, name: str = "triplets") -> np.ndarray:
+    """Triplet rows for the trainer: int32 or int64 (m, 3), C order and aligned.
+
+    int32 and int64 arrays in that layout are returned as they are (memory-mapped and
+    read-only arrays included: no copy); other integer types become int64.
+    """
+    if (
+        isinstance(triplets, np.ndarray)
+        and triplets.dtype in (np.dtype(np.int32), np.dtype(np.int64))
+        and triplets.ndim == 2
+        and triplets.shape[1] == 3
+        and triplets.shape[0] > 0
+    ):
+        return np.require(triplets, requirements=["C_CONTIGUOUS", "ALIGNED"])
+    return check_triplets(triplets, None, name=name)
+
+
+_SCAN_ROWS = 1 << 20  # rows per block of scan_rows
+
+
+def scan_rows(T: np.ndarray, name: str = "triplets") -> tuple[int, int]:
+    """(largest index, number of uninformative rows) of triplet rows, in blocks of rows.
+
+    Raises ValueError naming the first negative index. Uninformative rows name the head or
+    repeat an item (see :func:`tripletsearch.embedding.valid_rows`). Temporaries stay at a
+    few bytes per row of one block, whatever the size of ``T``.
+    """
+    top, bad = -1, 0
+    for a in range(0, len(T), _SCAN_ROWS):
+        block = T[a : a + _SCAN_ROWS]
+        low = block.min()
+        if low < 0:
+            flat = int(np.argmax((block < 0).ravel()))
+            row, col = divmod(flat, 3)
+            raise ValueError(
+                f"{name}: negative index {int(block[row, col])} at position {(a + row, col)}"
+            )
+        top = max(top, int(block.max()))
+        t, i, j = block[:, 0], block[:, 1], block[:, 2]
+        bad += int(np.count_nonzero((t == i) | (t == j) | (i == j)))
+    return top, bad
+
+
 _MAX_THREADS = 4096
 
 

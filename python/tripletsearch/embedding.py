@@ -22,8 +22,10 @@ from ._validation import (
     check_int,
     check_random_state,
     check_real,
+    check_triplet_rows,
     check_triplets,
     resolve_n_jobs,
+    scan_rows,
     seed_from,
 )
 from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
@@ -483,32 +485,31 @@ class Embedding(_ParamsMixin):
 
     # ------------------------------------------------------------------ API
     def _training_rows(self, triplets: Any, n_items: int | None) -> tuple[np.ndarray, int]:
-        """The informative rows (three distinct items) and the number of items."""
-        T = check_triplets(triplets, None)
+        """The informative rows (three distinct items) and the number of items.
+
+        int32 and int64 rows are used as they are (no copy, memory-mapped arrays included);
+        the checks run over blocks of rows. Only when some rows are uninformative are the
+        others copied.
+        """
+        T = check_triplet_rows(triplets)
         if T.shape[0] == 0:
             raise ValueError("triplets: empty; fit needs at least one valid row")
-        if (T < 0).any():
-            pos = np.unravel_index(int(np.argmax((T < 0).ravel())), T.shape)
-            raise ValueError(
-                f"triplets: negative index {T[pos]} at position {tuple(int(p) for p in pos)}"
-            )
-        seen = int(T.max()) + 1
+        top, bad = scan_rows(T)
+        seen = top + 1
         n = n_items if n_items is not None else self.n_items
         n = seen if n is None else check_int(n, "n_items", minimum=1)
         if n < seen:
             raise ValueError(f"n_items: {n} is smaller than the largest index + 1 ({seen})")
-        keep = valid_rows(T)
-        if not keep.any():
+        if bad == len(T):
             raise ValueError(
                 "triplets: no valid rows (every row names the head or repeats an item)"
             )
-        if not keep.all():
+        if bad:
             warnings.warn(
-                f"triplets: ignoring {int((~keep).sum())} of {len(T)} rows that name the "
-                "head or repeat an item",
+                f"triplets: ignoring {bad} of {len(T)} rows that name the head or repeat an item",
                 stacklevel=3,
             )
-            T = np.ascontiguousarray(T[keep])
+            T = np.ascontiguousarray(T[valid_rows(T)])
         return T, n
 
     def _initial_embedding(

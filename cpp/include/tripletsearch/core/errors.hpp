@@ -15,29 +15,32 @@
 
 namespace tripletsearch {
 
-// Position of the first entry outside [0, n) in a[0..count), or -1.
-inline std::int64_t first_out_of_range(const std::int64_t* a, std::int64_t count, std::int64_t n) {
+// Position of the first entry outside [0, n) in a[0..count), or -1 (int64 or int32 entries).
+template <class I>
+std::int64_t first_out_of_range(const I* a, std::int64_t count, std::int64_t n) {
   for (std::int64_t k = 0; k < count; ++k)
-    if (static_cast<std::uint64_t>(a[k]) >= static_cast<std::uint64_t>(n)) return k;
+    if (a[k] < 0 || static_cast<std::int64_t>(a[k]) >= n) return k;
   return -1;
 }
 
 // Throws "name: index v at position (row, col) is out of range for n items ..." for the
 // first bad entry of a (count entries, `cols` per row; 1: a vector).
-[[noreturn]] inline void throw_out_of_range(const std::int64_t* a, std::int64_t count,
-                                            std::int64_t n, std::int64_t cols, const char* name) {
+template <class I>
+[[noreturn]] void throw_out_of_range(const I* a, std::int64_t count, std::int64_t n,
+                                     std::int64_t cols, const char* name) {
   const std::int64_t k = first_out_of_range(a, count, n);
   const std::string where =
       cols == 1 ? std::to_string(k) : std::to_string(k / cols) + ", " + std::to_string(k % cols);
-  throw std::invalid_argument(std::string(name) + ": index " + std::to_string(k >= 0 ? a[k] : -1) +
-                              " at position (" + where + ") is out of range for " +
-                              std::to_string(n) + " items (valid: 0.." + std::to_string(n - 1) +
-                              ")");
+  throw std::invalid_argument(std::string(name) + ": index " +
+                              std::to_string(k >= 0 ? std::int64_t(a[k]) : -1) + " at position (" +
+                              where + ") is out of range for " + std::to_string(n) +
+                              " items (valid: 0.." + std::to_string(n - 1) + ")");
 }
 
 // Checks every entry of a[0..count) against [0, n).
-inline void require_in_range(const std::int64_t* a, std::int64_t count, std::int64_t n,
-                             std::int64_t cols, const char* name) {
+template <class I>
+void require_in_range(const I* a, std::int64_t count, std::int64_t n, std::int64_t cols,
+                      const char* name) {
   if (first_out_of_range(a, count, n) >= 0) throw_out_of_range(a, count, n, cols, name);
 }
 

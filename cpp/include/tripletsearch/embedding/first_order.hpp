@@ -69,9 +69,10 @@ struct FirstOrderStop {
 
 }  // namespace detail
 
-inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t* T, std::int64_t m,
-                                     const TrainOptions& opt, std::uint64_t seed,
-                                     const EpochCallback& cb, Validation& val) {
+template <class I>
+TrainResult train_first_order(Objective& F, double* x, const I* T, std::int64_t m,
+                              const TrainOptions& opt, std::uint64_t seed, const EpochCallback& cb,
+                              Validation<I>& val) {
   TrainResult res;
   const std::int64_t N = F.size();
   const bool full = opt.batch_size <= 0 || opt.batch_size >= m;
@@ -81,8 +82,8 @@ inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t
     mom.assign(static_cast<std::size_t>(N), 0.0);
     vel.assign(static_cast<std::size_t>(N), 0.0);
   }
-  std::vector<std::int64_t> perm(full ? 0 : static_cast<std::size_t>(m)),
-      batch(full ? 0 : static_cast<std::size_t>(3 * B));
+  std::vector<std::int64_t> perm(full ? 0 : static_cast<std::size_t>(m));
+  std::vector<I> batch(full ? 0 : static_cast<std::size_t>(3 * B));
   detail::FirstOrderStop stop;
   std::int64_t step = 0;
   val.start(F, x, res);
@@ -91,7 +92,7 @@ inline TrainResult train_first_order(Objective& F, double* x, const std::int64_t
     double epoch_loss = 0.0;
     for (std::int64_t b0 = 0; b0 < m; b0 += B) {
       const std::int64_t mb = std::min(B, m - b0);
-      const std::int64_t* Tb = T;
+      const I* Tb = T;
       if (!full) {
         for (std::int64_t k = 0; k < mb; ++k) {
           const std::int64_t r = perm[static_cast<std::size_t>(b0 + k)];

@@ -82,9 +82,10 @@ class LbfgsHistory {
 
 // Armijo backtracking from `step` along p (slope g.p < 0): on success x_new, g_new and
 // f_new hold the accepted point.
-TS_ALWAYS_INLINE bool armijo_search(Objective& F, const double* x, const std::int64_t* T,
-                                    std::int64_t m, double f, double slope, const double* p,
-                                    double step, double* x_new, double* g_new, double& f_new) {
+template <class I>
+TS_ALWAYS_INLINE bool armijo_search(Objective& F, const double* x, const I* T, std::int64_t m,
+                                    double f, double slope, const double* p, double step,
+                                    double* x_new, double* g_new, double& f_new) {
   const std::int64_t N = F.size();
   for (int ls = 0; ls < 40; ++ls) {
     for (std::int64_t k = 0; k < N; ++k) x_new[k] = x[k] + step * p[k];
@@ -99,9 +100,10 @@ TS_ALWAYS_INLINE bool armijo_search(Objective& F, const double* x, const std::in
 }  // namespace detail
 
 namespace detail {
-TS_ALWAYS_INLINE TrainResult train_lbfgs_body(Objective& F, double* x, const std::int64_t* T,
-                                              std::int64_t m, const TrainOptions& opt,
-                                              const EpochCallback& cb, Validation& val) {
+template <class I>
+TS_ALWAYS_INLINE TrainResult train_lbfgs_body(Objective& F, double* x, const I* T, std::int64_t m,
+                                              const TrainOptions& opt, const EpochCallback& cb,
+                                              Validation<I>& val) {
   TrainResult res;
   const std::int64_t N = F.size();
   const auto sz = static_cast<std::size_t>(N);
@@ -164,15 +166,17 @@ TS_ALWAYS_INLINE TrainResult train_lbfgs_body(Objective& F, double* x, const std
 #ifdef TS_SIMD_X86
 // L-BFGS's vector arithmetic (the two-loop recursion, the line search's steps) four lanes
 // wide with FMA; the gradient keeps its own dispatch.
-TS_TARGET_AVX2 inline TrainResult train_lbfgs_avx2(Objective& F, double* x, const std::int64_t* T,
-                                                   std::int64_t m, const TrainOptions& opt,
-                                                   const EpochCallback& cb, Validation& val) {
+template <class I>
+TS_TARGET_AVX2 TrainResult train_lbfgs_avx2(Objective& F, double* x, const I* T, std::int64_t m,
+                                            const TrainOptions& opt, const EpochCallback& cb,
+                                            Validation<I>& val) {
   return detail::train_lbfgs_body(F, x, T, m, opt, cb, val);
 }
 #endif
 
-inline TrainResult train_lbfgs(Objective& F, double* x, const std::int64_t* T, std::int64_t m,
-                               const TrainOptions& opt, const EpochCallback& cb, Validation& val) {
+template <class I>
+TrainResult train_lbfgs(Objective& F, double* x, const I* T, std::int64_t m,
+                        const TrainOptions& opt, const EpochCallback& cb, Validation<I>& val) {
 #ifdef TS_SIMD_X86
   if (simd::active_isa() == simd::Isa::AVX2) return train_lbfgs_avx2(F, x, T, m, opt, cb, val);
 #endif

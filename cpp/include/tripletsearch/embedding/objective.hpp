@@ -97,10 +97,11 @@ class Objective {
   }
 
   // Returns F; writes dF/dx into g (size()).
-  double operator()(const double* x, const std::int64_t* T, std::int64_t m, double* g) {
+  template <class I>  // the rows as int64 or int32
+  double operator()(const double* x, const I* T, std::int64_t m, double* g) {
     OracleSpec spec = spec_;
     spec.param = gamma(x);
-    const Problem P{x, n_, d_, T, m};
+    const Problem P = make_problem(x, n_, d_, T, m);
     LossGrad s;
     with_model(spec, [&](const auto& model) {
       if (opt_.learn_gamma)
@@ -132,10 +133,11 @@ class Objective {
 // Early stopping on held-out rows (V, mv): their mean negative log-likelihood after every
 // epoch (the model's own, without l2); the parameters of the best epoch are kept, and the fit
 // stops after n_iter_no_change epochs without a new best. Inactive without rows.
+template <class I>
 class Validation {
  public:
-  Validation(const OracleSpec& spec, std::int64_t n, std::int64_t d, const std::int64_t* V,
-             std::int64_t mv, std::int64_t N, int threads)
+  Validation(const OracleSpec& spec, std::int64_t n, std::int64_t d, const I* V, std::int64_t mv,
+             std::int64_t N, int threads)
       : spec_(spec), n_(n), d_(d), V_(V), mv_(mv), threads_(threads) {
     if (mv_ > 0) best_x_.resize(static_cast<std::size_t>(N));
   }
@@ -172,13 +174,13 @@ class Validation {
   double loss(const Objective& F, const double* x) const {
     OracleSpec spec = spec_;
     spec.param = F.gamma(x);
-    const double ll = log_likelihood(spec, Problem{x, n_, d_, V_, mv_}, threads_);
+    const double ll = log_likelihood(spec, make_problem(x, n_, d_, V_, mv_), threads_);
     return std::isfinite(ll) ? -ll / double(mv_) : std::numeric_limits<double>::infinity();
   }
 
   OracleSpec spec_;
   std::int64_t n_, d_;
-  const std::int64_t* V_;
+  const I* V_;
   std::int64_t mv_;
   int threads_;
   double best_ = std::numeric_limits<double>::infinity();

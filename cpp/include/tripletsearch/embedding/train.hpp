@@ -19,11 +19,11 @@ namespace tripletsearch {
 // result.gamma). `seed` orders the minibatches; `threads` runs the gradient. With validation
 // rows (V, mv > 0) the fit stops early on their loss and ends at its best epoch (see
 // Validation). A stop asked through `cancel` ends the fit with Interrupted, X untouched.
-inline TrainResult train(const OracleSpec& spec, double* X, std::int64_t n, std::int64_t d,
-                         const std::int64_t* T, std::int64_t m, const TrainOptions& opt,
-                         std::uint64_t seed, int threads, const EpochCallback& cb,
-                         Cancel& cancel = no_cancel(), const std::int64_t* V = nullptr,
-                         std::int64_t mv = 0) {
+template <class I>  // int64 or int32 rows
+TrainResult train(const OracleSpec& spec, double* X, std::int64_t n, std::int64_t d, const I* T,
+                  std::int64_t m, const TrainOptions& opt, std::uint64_t seed, int threads,
+                  const EpochCallback& cb, Cancel& cancel = no_cancel(), const I* V = nullptr,
+                  std::int64_t mv = 0) {
   check_call(spec, threads);
   opt.validate();
   if (m < 1) throw std::invalid_argument("triplets: no rows to train on");
@@ -38,7 +38,7 @@ inline TrainResult train(const OracleSpec& spec, double* X, std::int64_t n, std:
   std::vector<double> x(static_cast<std::size_t>(F.size()));
   std::copy(X, X + n * d, x.begin());
   if (opt.learn_gamma) x[static_cast<std::size_t>(n * d)] = std::log(spec.param);
-  Validation val(spec, n, d, V, mv, F.size(), threads);
+  Validation<I> val(spec, n, d, V, mv, F.size(), threads);
   TrainResult res = opt.optimizer == Optimizer::LBFGS
                         ? train_lbfgs(F, x.data(), T, m, opt, cb, val)
                         : train_first_order(F, x.data(), T, m, opt, seed, cb, val);

@@ -76,24 +76,24 @@ LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, s
   const std::int64_t d = P.d;
   LossGrad sum;
   RowEval ev[kBlock];
+  std::int64_t rt[kBlock], ri[kBlock], rj[kBlock];  // the rows' items
+  RowKind kinds[kBlock];
   for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
     if (cancel.checkpoint()) return sum;
     const std::int64_t nb = std::min(kBlock, r1 - b0);
-    const std::int64_t* T = P.T + 3 * b0;
+    for (std::int64_t k = 0; k < nb; ++k) {
+      kinds[k] = classify_row(P, b0 + k, rt[k], ri[k], rj[k]);
+      if (kinds[k] == RowKind::OutOfRange) ok = false;
+    }
     if constexpr (Model::kBlockEval) {
       // the distances first, then the rows' coefficients together (simd/rows.hpp)
       alignas(32) double Di[kBlock], Dj[kBlock];
-      RowKind kinds[kBlock];
       for (std::int64_t k = 0; k < nb; ++k) {
-        std::int64_t t, i, j;
-        kinds[k] = classify_row(P, b0 + k, t, i, j);
         Di[k] = Dj[k] = 1.0;
         if (kinds[k] == RowKind::Live) {
-          const RowDist r = live_row<Model>(P, t, i, j);
+          const RowDist r = live_row<Model>(P, rt[k], ri[k], rj[k]);
           Di[k] = r.Di;
           Dj[k] = r.Dj;
-        } else if (kinds[k] == RowKind::OutOfRange) {
-          ok = false;
         }
       }
       for (std::int64_t k = nb; k < ((nb + 3) & ~std::int64_t(3)); ++k) Di[k] = Dj[k] = 1.0;
@@ -108,22 +108,19 @@ LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, s
       }
     } else {
       for (std::int64_t k = 0; k < nb; ++k) {
-        std::int64_t t, i, j;
-        const RowKind kind = classify_row(P, b0 + k, t, i, j);
         ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
-        if (kind == RowKind::Live)
-          ev[k] = model.template eval<kLoss, kDG>(live_row<Model>(P, t, i, j));
-        else if (kind == RowKind::OutOfRange)
-          ok = false;
-        else if (kLoss)
-          ev[k].logp = rule_log_prob(kind);
+        if (kinds[k] == RowKind::Live)
+          ev[k] = model.template eval<kLoss, kDG>(live_row<Model>(P, rt[k], ri[k], rj[k]));
+        else if (kLoss && kinds[k] != RowKind::OutOfRange)
+          ev[k].logp = rule_log_prob(kinds[k]);
       }
     }
     for (std::int64_t k = 0; k < nb; ++k) {
       if constexpr (kLoss) sum.logp += ev[k].logp;
       if constexpr (kDG) sum.dlg += ev[k].dlg;
-      const std::int64_t t = T[3 * k], i = T[3 * k + 1], j = T[3 * k + 2];
-      if (t == i || t == j || i == j || !row_in_range(t, i, j, P.n)) continue;
+      // the index rule, i == j (p = 1/2) and bad rows have no gradient
+      if (kinds[k] != RowKind::Live || ri[k] == rj[k]) continue;
+      const std::int64_t t = rt[k], i = ri[k], j = rj[k];
       scatter_row<Model::kPairTerms>(ev[k], P.X + t * d, P.X + i * d, P.X + j * d, G + t * d,
                                      G + i * d, G + j * d, d);
     }
@@ -133,10 +130,14 @@ LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, s
 
 // Number of private accumulators for the row path: a function of (m, n, d) only, so the
 // summation order, and hence every bit of the result, is the same for any thread count.
+// The accumulators hold at most 2^23 doubles, and at most a quarter of a double per row
+// (2 bytes per row: a sixth of int32 rows) unless that leaves fewer than four: memory, and
+// the zeroing and merging per gradient, stay small beside the rows.
 inline std::int64_t grad_chunks(std::int64_t m, std::int64_t n, std::int64_t d) {
-  constexpr std::int64_t kBudget = std::int64_t(1) << 23;  // doubles in all accumulators
   const std::int64_t nd = std::max<std::int64_t>(1, n * d);
-  return balanced_chunks(std::min(m / std::max<std::int64_t>(1, 2 * n), kBudget / nd));
+  const std::int64_t budget =
+      std::min<std::int64_t>(std::int64_t(1) << 23, std::max<std::int64_t>(m / 4, 4 * nd));
+  return balanced_chunks(std::min(m / std::max<std::int64_t>(1, 2 * n), budget / nd));
 }
 
 // The pairwise path for dense sets (difference-form models: Probit's third pair term stays

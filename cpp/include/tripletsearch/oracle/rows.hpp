@@ -32,7 +32,18 @@ struct Problem {
   std::int64_t n, d;
   const std::int64_t* T;  // (m, 3) row-major
   std::int64_t m;
+  const std::int32_t* T32 = nullptr;  // the rows as int32 instead (then T is unused)
 };
+
+// Problem over int64 or int32 rows.
+inline Problem make_problem(const double* X, std::int64_t n, std::int64_t d, const std::int64_t* T,
+                            std::int64_t m) {
+  return Problem{X, n, d, T, m, nullptr};
+}
+inline Problem make_problem(const double* X, std::int64_t n, std::int64_t d, const std::int32_t* T,
+                            std::int64_t m) {
+  return Problem{X, n, d, nullptr, m, T};
+}
 
 // Squared distances of one row, accumulated in two interleaved partial sums (even and odd
 // coordinates): this halves the latency chain of the reduction and maps onto one SIMD
@@ -84,9 +95,15 @@ enum class RowKind { OutOfRange, Certain, Impossible, Live };
 // Row r's items (t, i, j) and its kind.
 inline RowKind classify_row(const Problem& P, std::int64_t r, std::int64_t& t, std::int64_t& i,
                             std::int64_t& j) {
-  t = P.T[3 * r];
-  i = P.T[3 * r + 1];
-  j = P.T[3 * r + 2];
+  if (P.T32 != nullptr) {  // the same branch for every row: predicted
+    t = P.T32[3 * r];
+    i = P.T32[3 * r + 1];
+    j = P.T32[3 * r + 2];
+  } else {
+    t = P.T[3 * r];
+    i = P.T[3 * r + 1];
+    j = P.T[3 * r + 2];
+  }
   if (!row_in_range(t, i, j, P.n)) return RowKind::OutOfRange;
   if (t == i) return RowKind::Certain;
   if (t == j) return RowKind::Impossible;
@@ -105,6 +122,7 @@ RowDist live_row(const Problem& P, std::int64_t t, std::int64_t i, std::int64_t 
 }
 
 [[noreturn]] inline void throw_bad_triplets(const Problem& P) {
+  if (P.T32 != nullptr) throw_out_of_range(P.T32, 3 * P.m, P.n, 3, "triplets");
   throw_out_of_range(P.T, 3 * P.m, P.n, 3, "triplets");
 }
 
@@ -169,7 +187,9 @@ inline void check_call(const OracleSpec& spec, int threads) {
 }
 
 // P with X replaced by the safely scaled copy.
-inline Problem scaled(const Problem& P, const SafeScale& s) { return {s.X(), P.n, P.d, P.T, P.m}; }
+inline Problem scaled(const Problem& P, const SafeScale& s) {
+  return {s.X(), P.n, P.d, P.T, P.m, P.T32};
+}
 
 inline void prob(const OracleSpec& spec, const Problem& P, double* out, int threads) {
   check_call(spec, threads);
