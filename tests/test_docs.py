@@ -49,4 +49,4 @@ def test_guide_examples_run(page, tmp_path):
 
 def test_every_guide_page_has_its_examples_found():
     # the pattern must not silently find nothing
-    assert len(python_blocks((GUIDE / "embedding.rst").read_text())) == 6
+    assert len(python_blocks((GUIDE / "embedding.rst").read_text())) == 7

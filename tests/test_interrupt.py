@@ -29,6 +29,12 @@ JOBS = {
         "T = np.random.default_rng(0).integers(0, 2000, (2_000_000, 3))",
         "ts.Embedding(dim=10, max_epochs=10**6, tol=0.0).fit(T)",
     ),
+    "Embedding.fit, memory-mapped int32 rows": (
+        "import tempfile, os; f = os.path.join(tempfile.mkdtemp(), 'rows.npy'); "
+        "np.save(f, np.random.default_rng(0).integers(0, 2000, (2_000_000, 3), dtype=np.int32)); "
+        "T = np.load(f, mmap_mode='r')",
+        "ts.Embedding(dim=10, gamma=3.0, max_epochs=10**6, tol=0.0).fit(T)",
+    ),
     "p_correct_monte_carlo": ("", "ts.theory.p_correct_monte_carlo(5, 3.0, 10**12)"),
     "grad": (
         "X = np.random.default_rng(0).normal(size=(10**6, 10)); "
