@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 
 #include "../oracle/choice.hpp"
 #include "dispatch.hpp"
@@ -82,6 +83,72 @@ TS_TARGET_AVX2 void gammackl_rows(const GammaPower& g, const double* Di, const d
       const __m256d odds = _mm256_blendv_pd(z, _mm256_sub_pd(_mm256_setzero_pd(), z), closer);
       _mm256_store_pd(out.dlg + k, _mm256_mul_pd(q, odds));
     }
+  }
+}
+
+// Tail lanes: the first k of four (0 <= k < 4).
+TS_TARGET_AVX2 TS_ALWAYS_INLINE __m256i tail_mask(std::int64_t k) {
+  return _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_set_epi64x(3, 2, 1, 0));
+}
+
+// ((l0 + l2) + (l1 + l3)): a fixed order.
+TS_TARGET_AVX2 TS_ALWAYS_INLINE double lane_sum(__m256d v) {
+  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
+// The squared distances of a row, Di = ||x_i - x_t||^2 and Dj = ||x_j - x_t||^2, in four
+// partial sums (coordinate a in lane a % 4).
+TS_TARGET_AVX2 TS_ALWAYS_INLINE void row_sqdist(const double* __restrict xt,
+                                                const double* __restrict xi,
+                                                const double* __restrict xj, std::int64_t d,
+                                                double& Di, double& Dj) {
+  __m256d si = _mm256_setzero_pd(), sj = _mm256_setzero_pd();
+  std::int64_t a = 0;
+  for (; a + 4 <= d; a += 4) {
+    const __m256d t = _mm256_loadu_pd(xt + a);
+    const __m256d u = _mm256_sub_pd(_mm256_loadu_pd(xi + a), t);
+    const __m256d v = _mm256_sub_pd(_mm256_loadu_pd(xj + a), t);
+    si = _mm256_fmadd_pd(u, u, si);
+    sj = _mm256_fmadd_pd(v, v, sj);
+  }
+  if (a < d) {  // masked lanes read as 0 and add 0
+    const __m256i mk = tail_mask(d - a);
+    const __m256d t = _mm256_maskload_pd(xt + a, mk);
+    const __m256d u = _mm256_sub_pd(_mm256_maskload_pd(xi + a, mk), t);
+    const __m256d v = _mm256_sub_pd(_mm256_maskload_pd(xj + a, mk), t);
+    si = _mm256_fmadd_pd(u, u, si);
+    sj = _mm256_fmadd_pd(v, v, sj);
+  }
+  Di = lane_sum(si);
+  Dj = lane_sum(sj);
+}
+
+// g_i += a (x_i - x_t), g_j += b (x_j - x_t), g_t -= both, for a row of three distinct items.
+TS_TARGET_AVX2 TS_ALWAYS_INLINE void scatter_row(double a_, double b_, const double* __restrict xt,
+                                                 const double* __restrict xi,
+                                                 const double* __restrict xj, double* __restrict gt,
+                                                 double* __restrict gi, double* __restrict gj,
+                                                 std::int64_t d) {
+  const __m256d A = _mm256_set1_pd(a_), B = _mm256_set1_pd(b_);
+  std::int64_t a = 0;
+  for (; a + 4 <= d; a += 4) {
+    const __m256d t = _mm256_loadu_pd(xt + a);
+    const __m256d vi = _mm256_mul_pd(A, _mm256_sub_pd(_mm256_loadu_pd(xi + a), t));
+    const __m256d vj = _mm256_mul_pd(B, _mm256_sub_pd(_mm256_loadu_pd(xj + a), t));
+    _mm256_storeu_pd(gi + a, _mm256_add_pd(_mm256_loadu_pd(gi + a), vi));
+    _mm256_storeu_pd(gj + a, _mm256_add_pd(_mm256_loadu_pd(gj + a), vj));
+    _mm256_storeu_pd(gt + a, _mm256_sub_pd(_mm256_loadu_pd(gt + a), _mm256_add_pd(vi, vj)));
+  }
+  if (a < d) {
+    const __m256i mk = tail_mask(d - a);
+    const __m256d t = _mm256_maskload_pd(xt + a, mk);
+    const __m256d vi = _mm256_mul_pd(A, _mm256_sub_pd(_mm256_maskload_pd(xi + a, mk), t));
+    const __m256d vj = _mm256_mul_pd(B, _mm256_sub_pd(_mm256_maskload_pd(xj + a, mk), t));
+    _mm256_maskstore_pd(gi + a, mk, _mm256_add_pd(_mm256_maskload_pd(gi + a, mk), vi));
+    _mm256_maskstore_pd(gj + a, mk, _mm256_add_pd(_mm256_maskload_pd(gj + a, mk), vj));
+    _mm256_maskstore_pd(gt + a, mk,
+                        _mm256_sub_pd(_mm256_maskload_pd(gt + a, mk), _mm256_add_pd(vi, vj)));
   }
 }
 }  // namespace avx2
