@@ -272,3 +272,39 @@ def test_transform_bad_input():
     with pytest.raises(ValueError, match="triplets"):
         emb.transform(np.zeros((2, 2), dtype=int))
     assert emb.transform(old[:10]).shape == (0, 2)  # no new item: nothing to place
+
+
+def test_lift_start_never_sees_the_held_out_rows(monkeypatch):
+    X, T = synthetic(n=20, d=1, m=3000, gamma=4.0, seed=15)
+    seen = []
+    real = ts.Embedding._run_train
+
+    def spy(self, oracle, X0, rows, *args, **kw):
+        seen.append(len(rows))
+        return real(self, oracle, X0, rows, *args, **kw)
+
+    monkeypatch.setattr(ts.Embedding, "_run_train", spy)
+    emb = ts.Embedding(dim=1, random_state=0, gammas=[2.0, 4.0]).fit(T)
+    k = int(round(0.1 * len(T)))
+    # the lift, the path's fits: the fit rows only; then the refit on all rows
+    assert seen[:-1] == [len(T) - k] * (len(seen) - 1) and seen[-1] == len(T)
+    assert emb.embedding_.shape == (20, 1)
+
+
+def test_transform_uses_lbfgs_whatever_the_fit_optimizer():
+    X, old, new, n, k = _catalogue(seed=16, n=40, k=3, d=2)
+    adam = ts.Embedding(dim=2, gamma=8.0, optimizer="adam", batch_size=64, random_state=0)
+    adam.fit(old, n_items=n)
+    lbfgs = ts.Embedding(dim=2, gamma=8.0, random_state=0)
+    lbfgs.embedding_, lbfgs.n_items_, lbfgs.oracle_ = adam.embedding_, n, adam.oracle_
+    lbfgs.gamma_ = adam.gamma_
+    np.testing.assert_array_equal(adam.transform(new), lbfgs.transform(new))
+
+
+def test_native_train_casts_validation_rows_to_the_rows_type():
+    X, T = synthetic(n=20, d=2, m=1000, gamma=4.0, seed=17)
+    X0 = 0.1 * np.random.default_rng(0).normal(size=(20, 2))
+    opts = dict(LBFGS, max_epochs=10)
+    a = native_train(ts.GammaCKL(4.0), X0, T[100:].astype(np.int32), opts, 0, 1, None, T[:100])
+    b = native_train(ts.GammaCKL(4.0), X0, T[100:], opts, 0, 1, None, T[:100])
+    assert np.array_equal(a.embedding, b.embedding)

@@ -197,3 +197,27 @@ def test_embedding_cv_not_fitted():
         _ = cv.embedding_
     with pytest.raises(RuntimeError, match="not fitted"):
         cv.plot()
+
+
+def test_embedding_cv_params_clone_and_numeric_grid_without_held_out_rows():
+    pytest.importorskip("sklearn")
+    from sklearn.base import clone
+
+    X, T = _cv_data(seed=4, m=1500)
+    # a grid of numbers needs no held-out rows: validation_fraction=0 is fine
+    cv = ts.EmbeddingCV(dims=[2], gammas=[3.0], cv=2, params={"validation_fraction": 0.0})
+    cv.set_params(random_state=0).fit(T)
+    assert cv.get_params()["dims"] == [2] and "dim" not in cv.get_params()
+    again = clone(cv)  # its own parameters, not the refit estimator's
+    assert again.get_params()["gammas"] == [3.0] and not hasattr(again, "cv_results_")
+    with pytest.raises(AttributeError, match="no attribute"):
+        _ = cv.fit_transform
+
+
+def test_embedding_cv_failed_refit_keeps_the_previous_state():
+    X, T = _cv_data(seed=5, m=1500)
+    cv = ts.EmbeddingCV(dims=[2], gammas=[3.0], cv=2, random_state=0).fit(T)
+    before = (cv.cv_results_, cv.best_params_, cv.best_estimator_)
+    with pytest.raises(ValueError):
+        cv.set_params(dims=[2, 3]).fit(T, n_items=3)  # n_items too small for the rows
+    assert (cv.cv_results_, cv.best_params_, cv.best_estimator_) == before

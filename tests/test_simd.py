@@ -82,6 +82,10 @@ def test_vector_exp_and_log_against_the_c_library(isa):
     y, ref = _core.vector_math("log", s), np.log(s)
     assert np.all(np.abs(y - ref) <= 4 * np.spacing(np.abs(ref)) + 1e-300)
     assert _core.vector_math("log", np.ones(4))[0] == 0.0
+    # the edges: log 0 = -inf, NaN stays NaN in both
+    edge = _core.vector_math("log", np.array([0.0, np.nan, 1.0, 0.5]))
+    assert edge[0] == -np.inf and np.isnan(edge[1])
+    assert np.isnan(_core.vector_math("exp", np.array([np.nan, 0.0, -1.0, 1.0]))[0])
 
 
 def _rows_problem(n, m, seed):

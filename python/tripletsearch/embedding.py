@@ -52,6 +52,7 @@ _PATH_START = 4.0  # gamma="auto" starts its path at the grid's gamma closest to
 _PATH_TOL = 1e-5  # the tolerance of the path's fits (the final fit uses ``tol``)
 _GAMMA_RANGE = (1e-2, 1e3)  # learn_gamma's search interval
 _REFINE_FITS = 6  # learn_gamma: at most this many fits after the bracketing walk
+_START_ROWS = 256  # transform: rows per new item that score its candidate starts
 _REFINE_RTOL = 0.02  # learn_gamma stops when the next gamma is this close to a fitted one
 # optimizer name -> _core.Optimizer member
 OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "lbfgs": "LBFGS"}
@@ -96,6 +97,10 @@ def native_train(
     epoch. :func:`tripletsearch._reference.embedding.train` is the NumPy twin (the oracle
     given as its kind and parameter, the rest alike).
     """
+    if validation is not None and validation.dtype != triplets.dtype:
+        if triplets.dtype == np.int32 and len(validation) and validation.max() > 2**31 - 1:
+            raise ValueError("validation: an index does not fit the rows' int32")
+        validation = np.ascontiguousarray(validation, dtype=triplets.dtype)
     res = _core.train(
         oracle._spec(init.shape[1]),
         init,
@@ -285,14 +290,15 @@ class Embedding(_ParamsMixin):
         gamma of the fitted model (chosen when ``"auto"``, learned when ``learn_gamma``).
     gamma_path_ : dict of ndarray or None
         The validation curve behind ``gamma_``: ``"gamma"``, ``"val_nll"`` (mean negative
-        log-likelihood of the held-out rows) and ``"val_accuracy"`` per point of the
-        ``"auto"`` path, or per epoch of the ``learn_gamma`` fit; None when gamma was fixed.
+        log-likelihood of the held-out rows) and ``"val_accuracy"`` per gamma fitted by
+        ``"auto"`` or ``learn_gamma`` (in increasing gamma); None when gamma was fixed or
+        learned by joint maximum likelihood (``validation_fraction=0``).
     oracle_ : Oracle
         The fitted model's oracle (``oracle_.prob(embedding_, triplets)``).
     loss_curve_ : ndarray
         Objective (mean NLL + L2) per epoch.
     n_epochs_ : int
-    status_ : {"converged", "max_epochs", "stopped"}
+    status_ : {"converged", "max_epochs", "stopped", "early_stopped"}
     n_items_ : int
 
     Notes
@@ -568,7 +574,8 @@ class Embedding(_ParamsMixin):
             # Fit in d + 1 dimensions, keep the top d principal axes, refine in d: in one
             # dimension the scale-free models cannot move an item past another (log D
             # barriers at D = 0), so a random 1-D start stays in a poor local optimum.
-            Y = self._run_train(oracle, X0, T, fixed, seed, progress=False).embedding
+            lift_rows = T_fit if (held_out or early) else T  # never the held-out rows
+            Y = self._run_train(oracle, X0, lift_rows, fixed, seed, progress=False).embedding
             Y = Y - Y.mean(axis=0)
             X0 = Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
         path = None
@@ -617,8 +624,8 @@ class Embedding(_ParamsMixin):
         """(fit rows, held-out rows): a random ``fraction`` held out, at least one of each."""
         if len(T) < 2:
             raise ValueError(
-                "triplets: choosing gamma on held-out rows needs at least 2 valid rows; "
-                "pass a number as gamma"
+                "triplets: holding out rows (gamma='auto', learn_gamma or early_stopping) "
+                "needs at least 2 valid rows"
             )
         k = min(len(T) - 1, max(1, int(round(fraction * len(T)))))
         perm = rng.permutation(len(T))
@@ -804,7 +811,16 @@ class Embedding(_ParamsMixin):
         start = self._placement_start(X, T, n0, k, rng)
         X0 = np.concatenate([X[old], start]) if len(old) else start
         _, _, _, options = self._check_params()
-        options = {**options, "learn_gamma": False, "n_fixed": len(old)}
+        # L-BFGS over the new items' coordinates whatever the fit's optimizer; the L2 penalty
+        # is l2 * mean ||x||^2 over the items of these rows (the fixed ones add a constant)
+        options = {
+            **options,
+            "optimizer": "lbfgs",
+            "lr": 1.0,
+            "batch_size": 0,
+            "learn_gamma": False,
+            "n_fixed": len(old),
+        }
         out = self._train(
             self.oracle_,
             np.ascontiguousarray(X0),
@@ -831,10 +847,10 @@ class Embedding(_ParamsMixin):
     ) -> np.ndarray:
         """A start for each new item: near the fitted item of its rows that explains them best.
 
-        For new item q, each fitted item c of the rows where q is the only new item is a
-        candidate: q placed at ``x_c`` plus a small random offset; the candidate with the
-        largest log-likelihood of those rows wins. Items without such rows start at the
-        centre of the fitted items plus the offset.
+        For new item q, each fitted item named in the rows where q is the only new item (a
+        random 256 of those rows at most) is a candidate: q placed at its position plus a small
+        random offset; the candidate with the largest log-likelihood of those rows wins. Items
+        without such rows start at the centre of the fitted items plus the offset.
         """
         d = X.shape[1]
         spread = float(np.sqrt(np.mean(np.sum((X - X.mean(axis=0)) ** 2, axis=1))))
@@ -844,6 +860,8 @@ class Embedding(_ParamsMixin):
         owner = single.max(axis=1) - n0  # the new item of each row (the largest index)
         for q in np.unique(owner):
             rows = single[owner == q]
+            if len(rows) > _START_ROWS:  # the start from a sample: cost bounded per item
+                rows = rows[rng.choice(len(rows), _START_ROWS, replace=False)]
             cands = np.unique(rows[rows < n0])
             best, best_ll = None, -math.inf
             for c0 in range(0, len(cands), 256):  # candidates in blocks: bounded memory

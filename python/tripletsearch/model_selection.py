@@ -29,7 +29,7 @@ from ._validation import (
     resolve_n_jobs,
     seed_from,
 )
-from .embedding import Embedding, valid_rows
+from .embedding import Embedding, _ParamsMixin, valid_rows
 
 __all__ = [
     "kfold",
@@ -367,7 +367,7 @@ def cross_validate(
 _DEFAULT_GAMMAS = (1.5, 2.0, 3.0, 4.0, 5.5, 8.0, 11.0, 16.0)  # EmbeddingCV's gamma-CKL grid
 
 
-class EmbeddingCV:
+class EmbeddingCV(_ParamsMixin):
     """dim, l2 and gamma chosen together by k-fold cross-validation, then one refit.
 
     Every setting of the grid ``dims x l2s x gammas`` is cross-validated by
@@ -468,7 +468,8 @@ class EmbeddingCV:
         if clash:
             raise ValueError(f"params: {clash} are set by EmbeddingCV's own arguments")
         template = Embedding(self.model, **params)
-        template._check_params()  # bad params fail here, not in every fit
+        # bad params fail here, not in every fit (checked as the grid's first setting)
+        Embedding(self.model, **{**params, **{k: v[0] for k, v in grid.items()}})._check_params()
         rng = check_random_state(self.random_state)
         result = grid_search_cv(
             template,
@@ -482,25 +483,32 @@ class EmbeddingCV:
             client=self.client,
         )
         best = result.best(by=self.scoring)
-        self.cv_results_ = result
-        self.best_params_ = {k: best[k] for k in result.param_names}
+        best_params = {k: best[k] for k in result.param_names}
         est = Embedding(
             self.model,
             **params,
-            **self.best_params_,
+            **best_params,
             random_state=seed_from(rng),
             n_jobs=self.n_jobs,
             verbose=self.verbose,
         )
         with warnings.catch_warnings():  # grid_search_cv warned about ignored rows once
             warnings.simplefilter("ignore", UserWarning)
-            self.best_estimator_ = est.fit(triplets, n_items=n_items)
+            est.fit(triplets, n_items=n_items)
+        # all three together, once the refit has succeeded
+        self.cv_results_, self.best_params_, self.best_estimator_ = result, best_params, est
         return self
 
+    # the refit estimator's methods that EmbeddingCV answers with
+    _DELEGATED = frozenset({"score", "log_loss", "predict_proba", "transform", "add_items", "save"})
+
     def __getattr__(self, name: str) -> Any:
-        # the refit estimator's fitted attributes and methods (embedding_, score, ...)
-        if name.startswith("__") or name in ("best_estimator_", "cv_results_", "best_params_"):
+        # the refit estimator's fitted attributes (embedding_, gamma_, ...) and methods
+        own = ("best_estimator_", "cv_results_", "best_params_")
+        if name.startswith("__") or name in own:
             raise AttributeError(name)
+        if not (name.endswith("_") or name in self._DELEGATED):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         if "best_estimator_" not in self.__dict__:
             raise AttributeError(
                 f"{name}: this EmbeddingCV is not fitted yet; call fit(triplets) first"
@@ -557,9 +565,6 @@ class EmbeddingCV:
         ax.set_title(f"{self.model}: {self.cv}-fold cross-validation")
         ax.legend(fontsize=8)
         return ax
-
-    def __repr__(self) -> str:
-        return f"EmbeddingCV(model={self.model!r}, dims={self.dims!r}, gammas={self.gammas!r})"
 
 
 def _as_list(values: Any, name: str) -> list[Any]:

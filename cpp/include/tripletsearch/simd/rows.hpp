@@ -46,8 +46,9 @@ TS_TARGET_AVX2 void gammackl_rows(const GammaPower& g, const double* Di, const d
   const int n4 = (n + 3) & ~3;
   // s = min(Dj / Di, Di / Dj) as min(Dj (1/Di), Di (1/Dj)), the scalar path's arithmetic
   for (int k = 0; k < n4; k += 4) {
-    const __m256d di = _mm256_max_pd(_mm256_loadu_pd(Di + k), tiny);
-    const __m256d dj = _mm256_max_pd(_mm256_loadu_pd(Dj + k), tiny);
+    // max(tiny, D): a NaN distance stays NaN (maxpd returns its second operand then)
+    const __m256d di = _mm256_max_pd(tiny, _mm256_loadu_pd(Di + k));
+    const __m256d dj = _mm256_max_pd(tiny, _mm256_loadu_pd(Dj + k));
     const __m256d ri = _mm256_div_pd(one, di), rj = _mm256_div_pd(one, dj);
     _mm256_store_pd(s + k, _mm256_min_pd(_mm256_mul_pd(dj, ri), _mm256_mul_pd(di, rj)));
     _mm256_store_pd(out.a + k, ri);  // kept for the second pass
@@ -59,7 +60,7 @@ TS_TARGET_AVX2 void gammackl_rows(const GammaPower& g, const double* Di, const d
   if (integer) g.lanes(pw, n4, base);  // exactly the scalar path's powers
   for (int k = 0; k < n4; k += 4) {
     const __m256d di0 = _mm256_loadu_pd(Di + k), dj0 = _mm256_loadu_pd(Dj + k);
-    const __m256d di = _mm256_max_pd(di0, tiny), dj = _mm256_max_pd(dj0, tiny);
+    const __m256d di = _mm256_max_pd(tiny, di0), dj = _mm256_max_pd(tiny, dj0);
     const __m256d ri = _mm256_load_pd(out.a + k), rj = _mm256_load_pd(out.b + k);
     const __m256d closer = _mm256_cmp_pd(di, dj, _CMP_LE_OQ);  // a_closer
     __m256d z = _mm256_setzero_pd();                           // (gamma/2) log s <= 0

@@ -9,13 +9,16 @@
 #include <immintrin.h>
 
 #include <cfloat>
+#include <cmath>
 
 namespace tripletsearch {
 namespace simd {
 namespace avx2 {
 
-// exp(x) for x <= 709; 0 below -708.39 (where the result would be subnormal).
+// exp(x) for x <= 709; 0 below -708.39 (where the result would be subnormal); NaN stays NaN.
 TS_TARGET_AVX2 inline __m256d exp_pd(__m256d x) {
+  const __m256d nan = _mm256_cmp_pd(x, x, _CMP_UNORD_Q);
+  const __m256d x0 = x;
   const __m256d lo = _mm256_set1_pd(-708.39);
   const __m256d under = _mm256_cmp_pd(x, lo, _CMP_LT_OQ);
   x = _mm256_min_pd(_mm256_max_pd(x, lo), _mm256_set1_pd(709.0));
@@ -43,11 +46,14 @@ TS_TARGET_AVX2 inline __m256d exp_pd(__m256d x) {
   const __m256i ki = _mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k));
   const __m256i bits = _mm256_slli_epi64(_mm256_add_epi64(ki, _mm256_set1_epi64x(1023)), 52);
   const __m256d y = _mm256_mul_pd(p, _mm256_castsi256_pd(bits));
-  return _mm256_andnot_pd(under, y);
+  return _mm256_blendv_pd(_mm256_andnot_pd(under, y), x0, nan);
 }
 
-// log(x) for positive finite x (subnormals included).
+// log(x) for positive finite x (subnormals included); -inf at 0, NaN stays NaN.
 TS_TARGET_AVX2 inline __m256d log_pd(__m256d x) {
+  const __m256d zero = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_EQ_OQ);
+  const __m256d nan = _mm256_cmp_pd(x, x, _CMP_UNORD_Q);
+  const __m256d x0 = x;
   const __m256d small = _mm256_cmp_pd(x, _mm256_set1_pd(DBL_MIN), _CMP_LT_OQ);
   x = _mm256_blendv_pd(x, _mm256_mul_pd(x, _mm256_set1_pd(4503599627370496.0)), small);  // 2^52
   const __m256d eadj = _mm256_and_pd(small, _mm256_set1_pd(-52.0));
@@ -83,8 +89,11 @@ TS_TARGET_AVX2 inline __m256d log_pd(__m256d x) {
   const __m256d twof = _mm256_add_pd(f, f);
   const __m256d logm = _mm256_fmadd_pd(_mm256_mul_pd(twof, f2), p, twof);
   // e ln2 + log m, ln2 in two parts (e * hi exact)
-  return _mm256_fmadd_pd(e, _mm256_set1_pd(6.93147180369123816490e-01),
-                         _mm256_fmadd_pd(e, _mm256_set1_pd(1.90821492927058770002e-10), logm));
+  const __m256d y =
+      _mm256_fmadd_pd(e, _mm256_set1_pd(6.93147180369123816490e-01),
+                      _mm256_fmadd_pd(e, _mm256_set1_pd(1.90821492927058770002e-10), logm));
+  const __m256d edge = _mm256_blendv_pd(y, _mm256_set1_pd(-HUGE_VAL), zero);
+  return _mm256_blendv_pd(edge, x0, nan);
 }
 
 // y[0..4) = exp or log of a[0..4) (tests of the accuracy).
