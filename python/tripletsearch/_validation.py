@@ -206,6 +206,12 @@ def check_triplet_rows(triplets: Any, name: str = "triplets") -> np.ndarray:
 _SCAN_ROWS = 1 << 20  # rows per block of scan_rows
 
 
+def informative_rows(T: np.ndarray) -> np.ndarray:
+    """Mask of the rows with three distinct items (``embedding.valid_rows``'s rule)."""
+    t, i, j = T[:, 0], T[:, 1], T[:, 2]
+    return (t != i) & (t != j) & (i != j)
+
+
 def scan_rows(T: np.ndarray, name: str = "triplets") -> tuple[int, int]:
     """(largest index, number of uninformative rows) of triplet rows, in blocks of rows.
 
@@ -224,8 +230,7 @@ def scan_rows(T: np.ndarray, name: str = "triplets") -> tuple[int, int]:
                 f"{name}: negative index {int(block[row, col])} at position {(a + row, col)}"
             )
         top = max(top, int(block.max()))
-        t, i, j = block[:, 0], block[:, 1], block[:, 2]
-        bad += int(np.count_nonzero((t == i) | (t == j) | (i == j)))
+        bad += len(block) - int(np.count_nonzero(informative_rows(block)))
     return top, bad
 
 

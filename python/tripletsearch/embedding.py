@@ -24,6 +24,7 @@ from ._validation import (
     check_real,
     check_triplet_rows,
     check_triplets,
+    informative_rows,
     resolve_n_jobs,
     scan_rows,
     seed_from,
@@ -139,8 +140,7 @@ def valid_rows(triplets: np.ndarray) -> np.ndarray:
     (p = 1/2) carry no information about an embedding; ``fit``, ``score`` and ``log_loss``
     ignore them.
     """
-    t, i, j = triplets[:, 0], triplets[:, 1], triplets[:, 2]
-    return (t != i) & (t != j) & (i != j)
+    return informative_rows(triplets)
 
 
 def _parabola_vertex(
