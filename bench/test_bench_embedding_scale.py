@@ -5,7 +5,9 @@ rows memory-mapped from an int32 ``.npy`` file (``np.load(path, mmap_mode="r")``
 time, L-BFGS iterations, and the growth of the process's RSS high-water mark (VmHWM) during the fit
 as a multiple of the file's size (the pages of the mapped file count once they are read).
 The gradient's row path at fixed m = 1e6 over n = 1e2 ... 1e5 items (ns per triplet on 1
-and 2 threads). The last test prints the table.
+and 2 threads). The memory floor beside it: bench/native/row_floor.cpp, the
+same reads and read-modify-writes per row without the exp, log and divisions, compiled with
+the system's C++ compiler (skipped without one). The last test prints the table.
 
     python -m pytest bench/test_bench_embedding_scale.py -s
 """
@@ -13,9 +15,11 @@ and 2 threads). The last test prints the table.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +29,7 @@ from tripletsearch.embedding import valid_rows
 
 SCALE: dict[str, dict] = {}
 ROWS: dict[tuple[int, int], float] = {}
+FLOOR: dict[int, float] = {}
 
 _FIT = r"""
 import json, sys, time
@@ -101,6 +106,25 @@ def test_row_path(benchmark, n, threads):
     benchmark.pedantic(lambda: o.grad(X, T, n_jobs=threads), rounds=1, iterations=1)
 
 
+@pytest.fixture(scope="module")
+def row_floor(tmp_path_factory):
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler for bench/native/row_floor.cpp")
+    exe = tmp_path_factory.mktemp("floor") / "row_floor"
+    src = Path(__file__).parent / "native" / "row_floor.cpp"
+    subprocess.run([cxx, "-O3", "-mavx2", "-mfma", str(src), "-o", str(exe)], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("n", [1000, 10_000, 100_000])
+def test_row_path_memory_floor(row_floor, n):
+    """One thread: the row path's memory traffic alone (no exp, log or division)."""
+    out = subprocess.run([str(row_floor), str(n), "1000000", "5"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    FLOOR[n] = float(out.stdout.split()[0])
+
+
 def _timed(f):
     t0 = time.perf_counter()
     f()
@@ -124,6 +148,8 @@ def test_table(capsys):
             text = f"  n = {n:>7,}: 1 thread {one:6.1f}" if one else f"  n = {n:>7,}:"
             if two:
                 text += f", 2 threads {two:6.1f} ({one / two:.2f}x)" if one else f" {two:.1f}"
+            if n in FLOOR:
+                text += f"; memory floor (no math, 1 thread) {FLOOR[n]:.1f}"
             lines.append(text)
     with capsys.disabled():
         print("\n".join(lines))
