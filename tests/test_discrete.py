@@ -379,6 +379,84 @@ def test_high_dimensional_posterior_matches_the_twin():
     np.testing.assert_allclose(a.cov, b.cov, rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("d", [3, 40, 200])
+def test_axis_form_scan_equals_the_plain_scan_and_numpy(d):
+    """The pre-test on projections (protos on principal axes) keeps the exact result: the
+    same candidates as the scan over all distances, and as NumPy's ranking."""
+    rng = np.random.default_rng(d)
+    n = 2000
+    X = rng.normal(size=(n, d)) * np.exp(-np.arange(d) / 8.0)
+    store = _core.ItemStore(X)
+    Xs = ((X - store.center) / store.scale).astype(np.float32).astype(np.float64)
+    center = Xs[:50].mean(0) + 0.01 * rng.normal(size=d)
+    V, _ = np.linalg.qr(rng.normal(size=(d, 3)))
+    V = V.T.copy()
+    axis = np.repeat(np.arange(3), 10)
+    steps = np.tile(np.array([-1.5, -1, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1, 1.5]), 3)
+    protos = center + steps[:, None] * V[axis]
+    Xs[:6] = protos[[0, 4, 11, 15, 22, 29]] + 1e-7  # items at protos: distances near 0
+    X[:6] = Xs[:6] * store.scale + store.center
+    store = _core.ItemStore(X)
+    Xs = ((X - store.center) / store.scale).astype(np.float32).astype(np.float64)
+    w = rng.random(n) ** 3
+    w[rng.random(n) < 0.2] = 0.0
+    for rule in (0, 1, 2):
+        plain = _core.scan_candidates(store, protos, 4, w, rule)
+        axes = _core.scan_candidates(
+            store, protos, 4, w, rule, center=center, vectors=V, axis=axis, steps=steps
+        )
+        np.testing.assert_array_equal(axes, plain)
+        for c, z in enumerate(protos):  # NumPy: lowest score, ties by index
+            D = ((Xs - z) ** 2).sum(1)
+            with np.errstate(divide="ignore"):
+                score = [np.where(w > 0, D / np.where(w > 0, w, 1), np.inf), w * np.sqrt(D), D][
+                    rule
+                ]
+            ok = np.nonzero(np.isfinite(score))[0]
+            expect = ok[np.lexsort((ok, score[ok]))][:4]
+            assert plain[c].tolist() == expect.tolist()
+
+
+def test_scan_candidates_rejects_bad_axis_forms():
+    store = _core.ItemStore(np.random.default_rng(0).normal(size=(100, 4)))
+    protos, w = np.zeros((2, 4)), np.ones(100)
+    form = dict(center=np.zeros(4), vectors=np.eye(4)[:2], axis=np.array([0, 1]), steps=np.ones(2))
+    for key, bad, match in [
+        ("axis", np.array([0, 2]), "axis: index 2"),
+        ("axis", np.array([0]), "axis, steps"),
+        ("steps", np.ones(3), "axis, steps"),
+        ("center", np.zeros(3), "center, vectors"),
+        ("vectors", np.eye(3)[:2], "center, vectors"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            _core.scan_candidates(store, protos, 2, w, 0, **{**form, key: bad})
+    with pytest.raises(ValueError, match="center: needs"):
+        _core.scan_candidates(store, protos, 2, w, 0, center=np.zeros(4))
+    with pytest.raises(ValueError, match="rule"):
+        _core.scan_candidates(store, protos, 2, w, 3)
+
+
+def test_high_dimensional_axes_follow_the_posterior():
+    """Beyond 32 dimensions each answer's pass takes one subspace step: the axes the next
+    query uses stay close to the twin's exact eigenpairs of the posterior covariance."""
+    d = 48
+    X = np.random.default_rng(12).normal(size=(3000, d)) * 0.8 ** np.arange(d)
+    config = dict(method="gamma-ckl", gamma=3.0, selection="infogain")
+    a = _core.DiscreteSearcher(_core.ItemStore(X), native_config(**config), 5, 2)
+    b = RefSearcher(X, **config, seed=5)
+    rng = np.random.default_rng(1)
+    for step in range(8):
+        values, vectors = a.principal_axes(3)
+        w, W = np.linalg.eigh(b.cov)
+        np.testing.assert_allclose(values, w[::-1][:3], rtol=2e-3)
+        for i in range(3):
+            assert abs(vectors[i] @ W[:, -1 - i]) > 0.999, (step, i)
+        q = a.select()
+        choice = int(rng.integers(len(q)))
+        a.update(q, choice)
+        b.update(q, choice)
+
+
 def test_high_dimensional_search_finds_targets():
     d = 64
     X = np.random.default_rng(10).normal(size=(1000, d)) / np.sqrt(np.arange(1, d + 1))

@@ -1,4 +1,6 @@
 // Bindings of discrete/: the configuration, the item store and a searcher session.
+#include <optional>
+
 #include "arrays.hpp"
 #include "tripletsearch/discrete/search.hpp"
 
@@ -112,6 +114,19 @@ void register_searcher(py::module_& m) {
                                return to_array(locked(s, [](const S& x) { return x.input_cov(); }),
                                                d, d);
                              })
+      .def(
+          "principal_axes",
+          [](const S& s, int count) {
+            ts::require_between<std::int64_t>(count, 1, s.n_dims(), "count");
+            const ts::Axes axes = locked(s, [&](const S& x) { return x.axes(count); });
+            std::vector<double> values = axes.values;
+            for (double& v : values) v *= s.store_scale() * s.store_scale();
+            return py::make_tuple(to_array(values), to_array(axes.vectors, count, s.n_dims()));
+          },
+          py::arg("count"),
+          "The belief's top `count` principal axes as the next query uses them: (values in "
+          "the input's units, unit vectors as rows). gamma-CKLSearch beyond 32 dimensions: "
+          "the Ritz pairs of the subspace step taken with the last answer.")
       .def_property_readonly("n_items", &S::n_items)
       .def_property_readonly(
           "n_unshown",
@@ -119,6 +134,61 @@ void register_searcher(py::module_& m) {
       .def_property_readonly("n_queries", [](const S& s) {
         return locked(s, [](const S& x) { return x.n_queries(); });
       });
+}
+
+void register_scan(py::module_& m) {
+  m.def(
+      "scan_candidates",
+      [](std::shared_ptr<ts::ItemStore> store, const DoubleArray& protos, int kb,
+         const DoubleArray& weights, int rule, std::optional<DoubleArray> center,
+         std::optional<DoubleArray> vectors, std::optional<IndexArray> axis,
+         std::optional<DoubleArray> steps) {
+        const std::int64_t n = store->n(), d = store->d();
+        require_ndim(protos, 2, "protos");
+        if (protos.shape(1) != d) throw std::invalid_argument("protos: expected d columns");
+        const int P = static_cast<int>(protos.shape(0));
+        ts::require_between(kb, 1, 64, "kb");
+        ts::require_between(rule, 0, 2, "rule");
+        require_ndim(weights, 1, "weights");
+        if (weights.shape(0) != n) throw std::invalid_argument("weights: expected n values");
+        std::vector<double> w(static_cast<std::size_t>(store->blocks() * ts::kLanes), 0.0);
+        std::copy(weights.data(), weights.data() + n, w.begin());
+        const std::vector<std::uint8_t> shown(static_cast<std::size_t>(n), 0);
+        ts::AxisProtos ax{nullptr, nullptr, 0, {}, {}};
+        const bool axis_form = center.has_value();
+        if (axis_form) {
+          if (!vectors || !axis || !steps)
+            throw std::invalid_argument("center: needs vectors, axis and steps");
+          require_ndim(*vectors, 2, "vectors");
+          if (center->ndim() != 1 || center->shape(0) != d || vectors->shape(1) != d)
+            throw std::invalid_argument("center, vectors: expected d columns");
+          if (axis->ndim() != 1 || axis->shape(0) != P || steps->ndim() != 1 ||
+              steps->shape(0) != P)
+            throw std::invalid_argument("axis, steps: expected one value per proto");
+          ax.center = center->data();
+          ax.V = vectors->data();
+          ax.ne = static_cast<int>(vectors->shape(0));
+          ts::require_in_range(axis->data(), P, ax.ne, 1, "axis");
+          for (int c = 0; c < P; ++c) {
+            ax.axis.push_back(static_cast<int>(axis->data()[c]));
+            ax.step.push_back(steps->data()[c]);
+          }
+        }
+        const ts::ScanInput in{*store, w.data(), shown.data(),
+                               ts::balanced_chunks(store->blocks() / 4), 2};
+        const std::vector<ts::Cand> top =
+            ts::scan_top(in, protos.data(), P, kb, static_cast<ts::ScanRule>(rule), {},
+                         axis_form ? &ax : nullptr);
+        std::vector<std::int64_t> idx;
+        for (const auto& c : top) idx.push_back(c.index);
+        return to_array(idx, P, kb);
+      },
+      py::arg("store"), py::arg("protos"), py::arg("kb"), py::arg("weights"), py::arg("rule"),
+      py::kw_only(), py::arg("center") = py::none(), py::arg("vectors") = py::none(),
+      py::arg("axis") = py::none(), py::arg("steps") = py::none(),
+      "Test hook: for each proto (store frame), the kb items of lowest score (rule 0: D / w, "
+      "1: w sqrt(D), 2: D), ties by index; with center/vectors/axis/steps (protos = center "
+      "+ steps[c] vectors[axis[c]]) the pre-test runs on projections.");
 }
 
 void register_axes(py::module_& m) {
@@ -145,5 +215,6 @@ void register_discrete(py::module_& m) {
   register_axes(m);
   register_config(m);
   register_store(m);
+  register_scan(m);
   register_searcher(m);
 }

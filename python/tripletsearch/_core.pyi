@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train', 'vector_math']
+__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'scan_candidates', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train', 'vector_math']
 class Purpose:
     """
     The salts of the core's random streams (seeding.hpp).
@@ -486,6 +486,10 @@ class DiscreteSearcher:
         """
         P(item is the target) for every item (shown items: 0).
         """
+    def principal_axes(self, count: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+        """
+        The belief's top `count` principal axes as the next query uses them: (values in the input's units, unit vectors as rows). gamma-CKLSearch beyond 32 dimensions: the Ritz pairs of the subspace step taken with the last answer.
+        """
     def select(self) -> numpy.typing.NDArray[numpy.int64]:
         """
         The items to show next (empty when every item was shown).
@@ -782,6 +786,10 @@ def require_allocation(bytes: typing.SupportsFloat | typing.SupportsIndex, name:
 def rng_u64(seed: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.uint64]:
     """
     The first `count` outputs of the generator's stream (seed, stream).
+    """
+def scan_candidates(store: ItemStore, protos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kb: typing.SupportsInt | typing.SupportsIndex, weights: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rule: typing.SupportsInt | typing.SupportsIndex, *, center: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, vectors: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, axis: typing.Annotated[numpy.typing.ArrayLike, numpy.int64] | None = None, steps: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    Test hook: for each proto (store frame), the kb items of lowest score (rule 0: D / w, 1: w sqrt(D), 2: D), ties by index; with center/vectors/axis/steps (protos = center + steps[c] vectors[axis[c]]) the pre-test runs on projections.
     """
 def set_simd_isa(isa: str) -> bool:
     """

@@ -165,6 +165,43 @@ inline void orthonormalize(double* V, int p, std::int64_t d) {
     }
 }
 
+// One Rayleigh-Ritz step on the orthonormal block Q (p x d, p = Q.size() / d) given
+// Z = A Q: the top `count` Ritz values of A in span(Q) (largest first, clamped at 0) and
+// their unit vectors (signed as top_eigenpairs does) into values / vectors, and in Q the
+// next block: A Q rotated to the Ritz basis and orthonormalized (one step of subspace
+// iteration). A searcher whose A changes a little per query runs one step per query.
+inline void ritz_step(std::vector<double>& Q, const std::vector<double>& Z, std::int64_t d,
+                      int count, double* values, double* vectors) {
+  const int p = static_cast<int>(Q.size() / static_cast<std::size_t>(d));
+  std::vector<double> H(static_cast<std::size_t>(p * p)), theta(static_cast<std::size_t>(p)),
+      S(static_cast<std::size_t>(p * p)), V(Q.size(), 0.0), AV(Q.size(), 0.0);
+  for (int i = 0; i < p; ++i)
+    for (int j = i; j < p; ++j)  // H = Q A Q^T (symmetrized)
+      H[i * p + j] = H[j * p + i] = 0.5 * (dot(Q.data() + i * d, Z.data() + j * d, d) +
+                                           dot(Q.data() + j * d, Z.data() + i * d, d));
+  top_eigenpairs(H, p, p, theta.data(), S.data());  // S rows: eigenvectors of H
+  for (int i = 0; i < p; ++i)
+    for (int j = 0; j < p; ++j) {
+      const double sij = S[i * p + j];
+      for (std::int64_t a = 0; a < d; ++a) {
+        V[i * d + a] += sij * Q[j * d + a];
+        AV[i * d + a] += sij * Z[j * d + a];
+      }
+    }
+  for (int e = 0; e < count; ++e) {
+    values[e] = std::max(theta[e], 0.0);
+    const double* v = V.data() + e * d;
+    std::int64_t big = 0;
+    for (std::int64_t a = 1; a < d; ++a)
+      if (std::fabs(v[a]) > std::fabs(v[big])) big = a;
+    const double sign = v[big] < 0.0 ? -1.0 : 1.0;
+    const double norm = std::sqrt(dot(v, v, d));
+    for (std::int64_t a = 0; a < d; ++a) vectors[e * d + a] = sign * v[a] / norm;
+  }
+  Q.swap(AV);
+  orthonormalize(Q.data(), p, d);
+}
+
 // Top `count` eigenpairs of a symmetric positive semi-definite d x d operator, by subspace
 // iteration with Rayleigh-Ritz on a block of `block.size() / d` vectors (count plus guard
 // vectors), warm-started from `block` (the previous call's Ritz vectors, or any start)

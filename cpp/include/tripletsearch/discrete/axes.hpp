@@ -80,22 +80,26 @@ struct Axes {
     return static_cast<int>(std::min<std::int64_t>(count + kGuardVectors, d));
   }
 
-  // The point mean + step * sqrt(lambda_e) v_e.
+  // The point mean + scaled(e, step) v_e.
   void point(const std::vector<double>& mean, int e, double step, double* z) const {
     const std::int64_t d = static_cast<std::int64_t>(mean.size());
-    const double s = step * std::sqrt(values[static_cast<std::size_t>(e)]);
+    const double s = scaled(e, step);
     for (std::int64_t a = 0; a < d; ++a) z[a] = mean[a] + s * vectors[e * d + a];
+  }
+  double scaled(int e, double step) const {
+    return step * std::sqrt(values[static_cast<std::size_t>(e)]);
   }
 
   // k protos at radius r: proto c on axis floor(c/2) mod count with sign (-1)^c; beyond
   // `count` axes the radius grows by one r per round.
+  int proto_axis(int c) const { return (c / 2) % count; }
+  double proto_step(int c, double r) const {
+    const double round = 1.0 + double((c / 2) / count);
+    return (c % 2 == 0 ? 1.0 : -1.0) * round * r;
+  }
   void protos(const std::vector<double>& mean, int k, double r, double* out) const {
     const std::int64_t d = static_cast<std::int64_t>(mean.size());
-    for (int c = 0; c < k; ++c) {
-      const int e = (c / 2) % count;
-      const double round = 1.0 + double((c / 2) / count);
-      point(mean, e, (c % 2 == 0 ? 1.0 : -1.0) * round * r, out + c * d);
-    }
+    for (int c = 0; c < k; ++c) point(mean, proto_axis(c), proto_step(c, r), out + c * d);
   }
 };
 

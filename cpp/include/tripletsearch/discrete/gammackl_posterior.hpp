@@ -4,10 +4,13 @@
 // store per answer. Reductions go through per-chunk accumulators merged in chunk order
 // (chunk boundaries depend on n only): identical for any thread count.
 //
-// Beyond kJacobiMaxDim dimensions the pass keeps the weights and the mean only, and the
-// covariance acts as an operator (apply_cov: two products per item with a block of
-// vectors, O(n d p)) for the warm-started subspace iteration of the principal axes:
-// O(n d) per query where the full covariance costs O(n d^2) and its eigenpairs O(d^3).
+// Beyond kJacobiMaxDim dimensions the pass keeps the weights and the mean, and applies the
+// covariance to a block of p vectors on the way (two products per item and vector): one
+// step of subspace iteration per answer, with Rayleigh-Ritz, gives the principal axes
+// (ritz_step in core/linalg.hpp) in the same pass over the store -- O(n d p) per query
+// where the full covariance costs O(n d^2) and its eigenpairs O(d^3). The block carries
+// over from query to query (the posterior changes a little per answer); the constructor
+// iterates it to convergence on the prior (apply_cov: a pass per iteration, once).
 //
 // With a lapse rate, or gamma and/or the lapse rate inferred (SearchConfig::hypotheses),
 // the posterior is over (item, hypothesis): one weight per item and hypothesis h = (gamma
@@ -35,13 +38,18 @@ namespace tripletsearch {
 
 class GammaCKLPosterior {
  public:
-  // Uniform over all items (the prior), with its moments.
-  GammaCKLPosterior(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg, int threads)
+  // Uniform over all items (the prior), with its moments (and beyond kJacobiMaxDim its
+  // principal axes, unless `with_axes` is false: moments only).
+  GammaCKLPosterior(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg, int threads,
+                    bool with_axes = true)
       : store_(std::move(store)),
+        axes_max_(static_cast<int>(
+            std::min<std::int64_t>(store_->d(), std::max(3, (cfg.n_choices + 1) / 2)))),
         power_(cfg.gamma),
         threads_(threads),
         chunks_(balanced_chunks(store_->blocks() / 4)),
         full_(store_->d() <= kJacobiMaxDim),
+        track_axes_(!full_ && with_axes),
         w_(static_cast<std::size_t>(store_->blocks() * kLanes), 0.0),
         mean_(static_cast<std::size_t>(store_->d()), 0.0),
         cov_(static_cast<std::size_t>(store_->d() * store_->d()), 0.0),
@@ -55,8 +63,18 @@ class GammaCKLPosterior {
     }
     std::fill(w_.begin(), w_.begin() + store_->n(), 1.0 / double(store_->n()));
     if (nh_ > 0) sum_hypotheses();
+    if (track_axes_) {
+      block_ = warm_.ready(Axes::block_rows(axes_max_, store_->d()), store_->d());
+      ritz_values_.assign(static_cast<std::size_t>(axes_max_), 0.0);
+      ritz_vectors_.assign(static_cast<std::size_t>(axes_max_ * store_->d()), 0.0);
+    }
     pass(nullptr, 0, -1);  // moments around 0
     pass(nullptr, 0, -1);  // around the mean, for accuracy
+    if (track_axes_) {     // the prior's axes to convergence; each answer's pass then takes a step
+      auto apply = [this](const double* Q, int p, double* out) { apply_cov(Q, p, out); };
+      subspace_eigenpairs(apply, store_->d(), axes_max_, block_, ritz_values_.data(),
+                          ritz_vectors_.data(), 1e-8, kSubspaceIterations);
+    }
   }
 
   // The user hypotheses (0: a fixed model without lapse) and their posterior: gamma grid
@@ -96,9 +114,17 @@ class GammaCKLPosterior {
     if (cov_stale_) full_cov();
     return cov_;
   }
-  // The top `count` principal axes (eigenpairs of the covariance).
+  // The top `count` principal axes (eigenpairs of the covariance): beyond kJacobiMaxDim
+  // the Ritz pairs of the last pass's step (count <= the axes the config can ask for).
   Axes axes(int count) const {
     if (full_) return Axes::of(cov_, store_->d(), count, warm_);
+    if (track_axes_ && count <= axes_max_) {
+      Axes axes(count, store_->d());
+      std::copy(ritz_values_.begin(), ritz_values_.begin() + count, axes.values.begin());
+      std::copy(ritz_vectors_.begin(), ritz_vectors_.begin() + count * store_->d(),
+                axes.vectors.begin());
+      return axes;
+    }
     auto apply = [this](const double* Q, int p, double* out) { apply_cov(Q, p, out); };
     return Axes::of_operator(apply, store_->d(), count, warm_);
   }
@@ -191,15 +217,20 @@ class GammaCKLPosterior {
       w_[static_cast<std::size_t>(i)] = s;
     }
   }
-  void merge_moments(const std::vector<double>& acc, const std::vector<double>& c);
+  // Returns the first moment around c over the weights (empty when no mass is left).
+  std::vector<double> merge_moments(const std::vector<double>& acc, const std::vector<double>& c);
+  // The subspace step after a pass: A Q = (sum of the chunks' projections) / W - m1 (m1 . q).
+  void subspace_step(const std::vector<double>& proj, const std::vector<double>& m1);
   void full_cov() const;
   void apply_cov(const double* Q, int p, double* out) const;
 
   std::shared_ptr<const ItemStore> store_;
+  int axes_max_;  // principal axes a query can ask for
   GammaPower power_;
   int threads_;
   std::int64_t chunks_;
   bool full_;              // the pass keeps the covariance (d <= kJacobiMaxDim)
+  bool track_axes_;        // beyond: the pass takes a subspace step for the principal axes
   std::vector<double> w_;  // unnormalized posterior, block-padded with zeros
   double total_ = 0.0;     // sum of w_ after the last pass
   std::vector<double> mean_;
@@ -211,6 +242,9 @@ class GammaCKLPosterior {
   double lapse_;                // the fixed lapse rate
   std::vector<double> wh_;      // nh_ x w_.size(): weights per hypothesis and item
   std::vector<double> htotal_;  // each hypothesis' mass after the last pass
+  // beyond kJacobiMaxDim: the subspace block (p x d, orthonormal) the next pass applies the
+  // covariance to, and the Ritz pairs of the last step (axes_max_ values and vectors)
+  std::vector<double> block_, ritz_values_, ritz_vectors_;
 };
 
 inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D, int k, int choice,
@@ -282,7 +316,10 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
   const std::int64_t msz = full_ ? moment_size(d) : kAccLanes * (1 + d);
   const std::int64_t C = chunks_;
   std::vector<double> acc(static_cast<std::size_t>(C * msz), 0.0);
-  std::vector<double> hacc(static_cast<std::size_t>(C * nh_), 0.0);  // hypothesis masses
+  std::vector<double> hacc(static_cast<std::size_t>(C * nh_), 0.0);             // hypothesis masses
+  const int p = static_cast<int>(block_.size() / static_cast<std::size_t>(d));  // 0: no axes
+  std::vector<double> proj(static_cast<std::size_t>(C * p * d), 0.0);  // covariance x block
+  const std::vector<float> Q32(block_.begin(), block_.end()), c32(mean_.begin(), mean_.end());
   std::vector<double> sh(static_cast<std::size_t>(std::max(k, 1) * d));
   for (int j = 0; j < k; ++j) store_->row(shown[j], sh.data() + j * d);
   const std::vector<double> c = mean_;
@@ -291,10 +328,16 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
 #pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
   {
     std::vector<double> y, wy, D;
+    std::vector<float> y32, s32;
     errors.run([&] {
-      y.resize(static_cast<std::size_t>(d * kLanes));
-      wy.resize(y.size());
       D.resize(static_cast<std::size_t>(std::max(k, 1) * kLanes));
+      if (full_) {
+        y.resize(static_cast<std::size_t>(d * kLanes));
+        wy.resize(y.size());
+      } else {
+        y32.resize(static_cast<std::size_t>(d * kLanes));
+        s32.resize(static_cast<std::size_t>(p * kLanes));
+      }
     });
     double lik[kLanes];
 #pragma omp for schedule(static)
@@ -329,10 +372,12 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
         } else if (shown != nullptr || scale != 1.0) {
           for (int l = 0; l < kLanes; ++l) w[l] *= scale;
         }
-        if (full_)
+        if (full_) {
           simd::block_moments(xb, w, d, c.data(), a, y.data(), wy.data());
-        else
-          simd::portable::moments_prep(xb, w, d, c.data(), a, y.data(), wy.data());
+        } else {
+          simd::block_moment1_project(xb, w, d, c.data(), c32.data(), Q32.data(), p, a,
+                                      proj.data() + ch * p * d, y32.data(), s32.data());
+        }
       }
     }
   }
@@ -342,12 +387,29 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
     for (std::int64_t ch = 0; ch < C; ++ch) s += hacc[static_cast<std::size_t>(ch * nh_ + h)];
     htotal_[static_cast<std::size_t>(h)] = s;
   }
-  merge_moments(acc, c);
+  const std::vector<double> m1 = merge_moments(acc, c);
+  if (track_axes_ && !m1.empty()) subspace_step(proj, m1);
+}
+
+inline void GammaCKLPosterior::subspace_step(const std::vector<double>& proj,
+                                             const std::vector<double>& m1) {
+  const std::int64_t d = store_->d();
+  const std::size_t pd = block_.size();
+  const int p = static_cast<int>(pd / static_cast<std::size_t>(d));
+  std::vector<double> Z(pd, 0.0);
+  for (std::int64_t ch = 0; ch < chunks_; ++ch)  // chunk order
+    for (std::size_t t = 0; t < pd; ++t) Z[t] += proj[static_cast<std::size_t>(ch) * pd + t];
+  const double inv = 1.0 / total_;
+  for (int j = 0; j < p; ++j) {
+    const double mq = dot(m1.data(), block_.data() + j * d, d);
+    for (std::int64_t a = 0; a < d; ++a) Z[j * d + a] = Z[j * d + a] * inv - m1[a] * mq;
+  }
+  ritz_step(block_, Z, d, axes_max_, ritz_values_.data(), ritz_vectors_.data());
 }
 
 // Chunk accumulators merged in order, then the lanes in order; moments around c.
-inline void GammaCKLPosterior::merge_moments(const std::vector<double>& acc,
-                                             const std::vector<double>& c) {
+inline std::vector<double> GammaCKLPosterior::merge_moments(const std::vector<double>& acc,
+                                                            const std::vector<double>& c) {
   const std::int64_t d = store_->d(), msz = acc.size() / static_cast<std::size_t>(chunks_);
   std::vector<double> m(static_cast<std::size_t>(msz), 0.0);
   for (std::int64_t ch = 0; ch < chunks_; ++ch)
@@ -360,13 +422,13 @@ inline void GammaCKLPosterior::merge_moments(const std::vector<double>& acc,
   };
   const double W = lane_sum(0);
   total_ = W;
-  if (!(W > 0.0)) return;  // no mass left: keep the previous moments
+  if (!(W > 0.0)) return {};  // no mass left: keep the previous moments
   std::vector<double> m1(static_cast<std::size_t>(d));
   for (std::int64_t a = 0; a < d; ++a) m1[a] = lane_sum(kAccLanes * (1 + a)) / W;
   if (!full_) {
     for (std::int64_t a = 0; a < d; ++a) mean_[a] = c[a] + m1[a];
     cov_stale_ = true;
-    return;
+    return m1;
   }
   const std::int64_t moff = kAccLanes * (1 + d);
   for (std::int64_t a = 0; a < d; ++a)
@@ -376,6 +438,7 @@ inline void GammaCKLPosterior::merge_moments(const std::vector<double>& acc,
       cov_[a * d + b] = cov_[b * d + a] = v;
     }
   for (std::int64_t a = 0; a < d; ++a) mean_[a] = c[a] + m1[a];
+  return m1;
 }
 
 // The covariance by one serial pass with the full moment kernel (on request, beyond
@@ -399,26 +462,31 @@ inline void GammaCKLPosterior::full_cov() const {
 }
 
 // out = C Q for the p rows of Q (p x d): sum_i w_i y_i (y_i . q_j) / W, y_i = x_i - mean,
-// per-chunk accumulators merged in chunk order.
+// per-chunk accumulators merged in chunk order (block_moment1_project: single-precision
+// products).
 inline void GammaCKLPosterior::apply_cov(const double* Q, int p, double* out) const {
   const std::int64_t nb = store_->blocks(), d = store_->d(), C = chunks_;
   const std::size_t pd = static_cast<std::size_t>(p) * static_cast<std::size_t>(d);
   std::vector<double> acc(static_cast<std::size_t>(C) * pd, 0.0);
+  const std::vector<float> Q32(Q, Q + pd), c32(mean_.begin(), mean_.end());
   ParallelErrors errors;
 #pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
   {
-    std::vector<double> y, s;
+    std::vector<double> m;  // the first moment: not needed here
+    std::vector<float> y32, s32;
     errors.run([&] {
-      y.resize(static_cast<std::size_t>(d * kLanes));
-      s.resize(static_cast<std::size_t>(p * kLanes));
+      m.resize(static_cast<std::size_t>(kAccLanes * (1 + d)));
+      y32.resize(static_cast<std::size_t>(d * kLanes));
+      s32.resize(static_cast<std::size_t>(p * kLanes));
     });
 #pragma omp for schedule(static)
     for (std::int64_t ch = 0; ch < C; ++ch) {
       if (errors.failed()) continue;
       double* a_out = acc.data() + static_cast<std::size_t>(ch) * pd;
       for (std::int64_t b = chunk_begin(nb, C, ch); b < chunk_begin(nb, C, ch + 1); ++b)
-        simd::portable::block_cov_apply(store_->block(b), w_.data() + b * kLanes, d, mean_.data(),
-                                        Q, p, a_out, y.data(), s.data());
+        simd::block_moment1_project(store_->block(b), w_.data() + b * kLanes, d, mean_.data(),
+                                    c32.data(), Q32.data(), p, m.data(), a_out, y32.data(),
+                                    s32.data());
     }
   }
   errors.rethrow();

@@ -31,6 +31,7 @@ class GammaCKLSearch final : public DiscreteSearcher {
   }
   const std::vector<double>& mean() const override { return post_.mean(); }
   const std::vector<double>& cov() const override { return post_.cov(); }
+  Axes axes(int count) const override { return post_.axes(count); }
 
  protected:
   void select_k(std::int64_t* q, int k) override {

@@ -25,7 +25,8 @@ class GaussSearch final : public DiscreteSearcher {
   GaussSearch(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg, std::uint64_t seed,
               int threads)
       : DiscreteSearcher(std::move(store), cfg, seed, threads) {
-    const GammaCKLPosterior uniform(store_, SearchConfig{}, threads_);  // the prior's moments
+    const GammaCKLPosterior uniform(store_, SearchConfig{}, threads_,
+                                    false);  // the prior's moments
     mean_ = uniform.mean();
     cov_ = uniform.cov();
     sigma_ = cfg_.sigma / store_->scale();  // sigma is in the input's units

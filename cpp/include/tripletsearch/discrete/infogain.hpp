@@ -65,18 +65,26 @@ inline std::vector<std::int64_t> InfoGainSelector::tuples(const GammaCKLPosterio
       post.axes(static_cast<int>(std::min<std::int64_t>(k == 2 ? 3 : (k + 1) / 2, d)));
   const int ne = axes.count, P = k == 2 ? ne * kRadii * 2 : kRadii * k;
   std::vector<double> protos(static_cast<std::size_t>(P * d));
+  AxisProtos ax{post.mean().data(), axes.vectors.data(), ne,
+                std::vector<int>(static_cast<std::size_t>(P)),
+                std::vector<double>(static_cast<std::size_t>(P))};
+  auto place = [&](int c, int e, double step) {  // proto c on axis e
+    axes.point(post.mean(), e, step, protos.data() + c * d);
+    ax.axis[static_cast<std::size_t>(c)] = e;
+    ax.step[static_cast<std::size_t>(c)] = axes.scaled(e, step);
+  };
   for (int a = 0; a < kRadii; ++a) {
     if (k != 2) {
-      axes.protos(post.mean(), k, kInfoGainRadii[a] * cfg.r, protos.data() + a * k * d);
+      for (int c = 0; c < k; ++c)
+        place(a * k + c, axes.proto_axis(c), axes.proto_step(c, kInfoGainRadii[a] * cfg.r));
       continue;
     }
     for (int e = 0; e < ne; ++e)
       for (int sgn = 0; sgn < 2; ++sgn)
-        axes.point(post.mean(), e, (sgn == 0 ? 1.0 : -1.0) * kInfoGainRadii[a] * cfg.r,
-                   protos.data() + ((e * kRadii + a) * 2 + sgn) * d);
+        place((e * kRadii + a) * 2 + sgn, e, (sgn == 0 ? 1.0 : -1.0) * kInfoGainRadii[a] * cfg.r);
   }
-  const std::vector<Cand> top =
-      scan_top(in, protos.data(), P, k, ScanRule::Weighted, post.most_probable(k));
+  const std::vector<Cand> top = scan_top(in, protos.data(), P, k, ScanRule::Weighted,
+                                         post.most_probable(k), ax.pays(P) ? &ax : nullptr);
   std::vector<std::int64_t> out;
   if (k != 2) {
     std::vector<std::int64_t> t(static_cast<std::size_t>(k));

@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "../core/linalg.hpp"
 #include "../core/parallel.hpp"
 #include "../oracle/choice.hpp"
 #include "../simd/kernels.hpp"
@@ -52,6 +53,22 @@ struct ScanInput {
   int threads;
 };
 
+// Protos on principal axes, z_c = center + s_c v_{axis_c} (Axes::point): the pre-test then
+// costs ne + 1 dot products per item instead of P distances, from ||x - z_c||^2 =
+// ||y||^2 - 2 s_c y . v + s_c^2 with y = x - center, in single precision, less a bound on
+// its rounding; lanes that pass get the exact distance (lane_sqdist), so the result is the
+// plain scan's.
+struct AxisProtos {
+  const double* center;  // d
+  const double* V;       // ne x d, unit rows
+  int ne;
+  std::vector<int> axis;     // per proto
+  std::vector<double> step;  // per proto: s_c
+
+  // Worth it when the protos outnumber the dot products it needs twice over.
+  bool pays(int P) const { return P > 2 * (ne + 1); }
+};
+
 inline double scan_score(ScanRule rule, double D, double w) {
   if (rule == ScanRule::Weighted) return w > 0.0 ? D / w : std::numeric_limits<double>::infinity();
   if (rule == ScanRule::Paper) return w * std::sqrt(D);
@@ -62,23 +79,54 @@ namespace detail {
 
 // The blocks [b0, b1) into the per-proto lists top (P x k): a vectorized pre-test against
 // each list's current k-th best, exact scores for the few lanes that pass.
+// The axis form in single precision, and the bound on its rounding: with g = (d + 4) u,
+// u = 2^-24, y and its dot products are within g (|y|^2 + |c| |y|) and g (|y| + |c|) of
+// their values (c the center, |v| = 1), so ||x - z||^2 is within 2 g ((|y| + 2|s|)^2 +
+// |c| (|y| + 2|s|)); the margin takes four times that, plus 1e-9 ((|y| + |s|)^2 + |z|^2)
+// for the double-precision protos and distances.
+struct AxisForm {
+  std::vector<float> c32, V32;
+  double cnorm, g;
+  std::vector<double> zz;  // |z_c|^2
+};
+
 inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k, ScanRule rule,
-                        std::int64_t b0, std::int64_t b1, double* Dall, const double* ones,
-                        Cand* top) {
+                        const AxisProtos* ax, const AxisForm* form, std::int64_t b0,
+                        std::int64_t b1, double* Dall, const double* ones, Cand* top) {
   const std::int64_t n = in.store.n(), d = in.store.d();
+  alignas(32) double yy[kLanes], sy[kLanes], Dt[kLanes];
+  std::vector<double> yv(ax != nullptr ? static_cast<std::size_t>(ax->ne * kLanes) : 0);
   for (std::int64_t b = b0; b < b1; ++b) {
     const double* w = in.w != nullptr ? in.w + b * kLanes : ones;
     const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
-    simd::block_sqdist(in.store.block(b), d, protos, P, Dall);
+    const StoreFloat* xb = in.store.block(b);
+    if (ax == nullptr) {
+      simd::block_sqdist(xb, d, protos, P, Dall);
+    } else {
+      simd::block_axis_proj(xb, d, form->c32.data(), form->V32.data(), ax->ne, yy, yv.data());
+      for (int l = 0; l < kLanes; ++l) sy[l] = std::sqrt(std::max(yy[l], 0.0)) * (1.0 + form->g);
+    }
     for (int c = 0; c < P; ++c) {
       const double* D = Dall + c * kLanes;
+      if (ax != nullptr) {  // a lower bound of every lane's distance
+        const double st = ax->step[static_cast<std::size_t>(c)], as = std::fabs(st);
+        const double* v = yv.data() + ax->axis[static_cast<std::size_t>(c)] * kLanes;
+        const double g8 = 8.0 * form->g, zc = form->zz[static_cast<std::size_t>(c)];
+        for (int l = 0; l < kLanes; ++l) {
+          const double t1 = sy[l] + as, t2 = t1 + as;
+          Dt[l] = yy[l] - 2.0 * st * v[l] + st * st -
+                  (g8 * (t2 * t2 + form->cnorm * t2) + 1e-9 * (t1 * t1 + zc));
+        }
+        D = Dt;
+      }
       Cand* tc = top + c * k;
       std::uint64_t mask = simd::block_pretest(D, w, tc[k - 1].score * (1.0 + 1e-12), rule);
       if (lanes < kLanes) mask &= (std::uint64_t(1) << lanes) - 1;
       while (mask) {
         const int l = lowest_bit(mask);
         mask &= mask - 1;
-        const Cand cand{scan_score(rule, D[l], w[l]), b * kLanes + l};
+        const double Dl = ax == nullptr ? D[l] : simd::lane_sqdist(xb, d, l, protos + c * d);
+        const Cand cand{scan_score(rule, Dl, w[l]), b * kLanes + l};
         if (!better(cand, tc[k - 1]) || in.shown[cand.index]) continue;
         insert_top(tc, k, cand);
       }
@@ -91,8 +139,10 @@ inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k,
 // For each of P protos (P x d), the kb unshown items with the lowest scores, sorted
 // (missing entries have index -1). `seeds`: items to enter every list first (real
 // candidates, so the result is unchanged; the pre-test then rejects most lanes at once).
+// With `ax` (the protos' axis form) the pre-test runs on projections (see AxisProtos).
 inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int P, int kb,
-                                  ScanRule rule, const std::vector<std::int64_t>& seeds) {
+                                  ScanRule rule, const std::vector<std::int64_t>& seeds,
+                                  const AxisProtos* ax = nullptr) {
   const std::int64_t nb = in.store.blocks(), d = in.store.d(), C = in.chunks;
   const Cand worst{std::numeric_limits<double>::infinity(),
                    std::numeric_limits<std::int64_t>::max()};
@@ -106,6 +156,14 @@ inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int
       for (std::int64_t ch = 0; ch < C; ++ch) insert_top(best.data() + (ch * P + c) * kb, kb, cand);
     }
   }
+  detail::AxisForm form;
+  if (ax != nullptr) {
+    form.c32.assign(ax->center, ax->center + d);
+    form.V32.assign(ax->V, ax->V + ax->ne * d);
+    form.cnorm = std::sqrt(dot(ax->center, ax->center, d));
+    form.g = double(d + 4) * 5.9604644775390625e-8;
+    for (int c = 0; c < P; ++c) form.zz.push_back(dot(protos + c * d, protos + c * d, d));
+  }
   ParallelErrors errors;
 #pragma omp parallel num_threads(in.threads) if (nb >= kParallelBlocks)
   {
@@ -115,7 +173,7 @@ inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int
 #pragma omp for schedule(static)
     for (std::int64_t ch = 0; ch < C; ++ch)
       if (!errors.failed())
-        detail::scan_blocks(in, protos, P, kb, rule, chunk_begin(nb, C, ch),
+        detail::scan_blocks(in, protos, P, kb, rule, ax, &form, chunk_begin(nb, C, ch),
                             chunk_begin(nb, C, ch + 1), Dall.data(), ones.data(),
                             best.data() + ch * P * kb);
   }

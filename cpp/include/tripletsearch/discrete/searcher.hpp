@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "axes.hpp"
 #include "config.hpp"
 #include "item_store.hpp"
 
@@ -84,6 +85,12 @@ class DiscreteSearcher {
   // frame (ItemStore: centred and scaled) ...
   virtual const std::vector<double>& mean() const = 0;
   virtual const std::vector<double>& cov() const = 0;
+  // The belief's top `count` principal axes (1 <= count <= d) in the store's frame.
+  virtual Axes axes(int count) const {
+    AxesWarmStart warm;
+    return Axes::of(cov(), store_->d(), count, warm);
+  }
+  double store_scale() const { return store_->scale(); }
   // ... and in the frame of the input embedding.
   std::vector<double> input_mean() const {
     std::vector<double> m = mean();

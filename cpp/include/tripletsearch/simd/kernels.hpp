@@ -35,6 +35,29 @@ inline void block_moments(const StoreFloat* xb, const double* w, std::int64_t d,
   TS_SIMD_DISPATCH(block_moments(xb, w, d, c, acc, y, wy));
 }
 
+// The weight and first moment of block xb around c into acc (block.hpp layout, no second
+// moment), and the block's weighted second moment around c applied to the p rows of Q32
+// (p x d, single precision) added to proj (kernels_portable.hpp). c32: c in single
+// precision; y32: d x kLanes, s32: p x kLanes scratch.
+inline void block_moment1_project(const StoreFloat* xb, const double* w, std::int64_t d,
+                                  const double* c, const float* c32, const float* Q32, int p,
+                                  double* acc, double* proj, float* y32, float* s32) {
+  TS_SIMD_DISPATCH(block_moment1_project(xb, w, d, c, c32, Q32, p, acc, proj, y32, s32));
+}
+
+// ||x_l - z||^2 for lane l of block xb: exactly block_sqdist's value for that lane.
+inline double lane_sqdist(const StoreFloat* xb, std::int64_t d, int l, const double* z) {
+  TS_SIMD_DISPATCH(lane_sqdist(xb, d, l, z));
+}
+
+// yy[l] = ||x_l - c||^2, yv[e * kLanes + l] = (x_l - c) . v_e for the ne rows of V (ne x
+// d), in single precision from c32 and V32 (the inputs of a scan's pre-test along
+// principal axes; rounding differs by ISA).
+inline void block_axis_proj(const StoreFloat* xb, std::int64_t d, const float* c32,
+                            const float* V32, int ne, double* yy, double* yv) {
+  TS_SIMD_DISPATCH(block_axis_proj(xb, d, c32, V32, ne, yy, yv));
+}
+
 // Bit l set when lane l may beat the threshold thr of a scan (slightly relaxed by the
 // caller: the exact score decides): D / w <= thr (Weighted), w sqrt(D) <= thr (Paper),
 // D <= thr (Nearest). thr = inf passes every lane.

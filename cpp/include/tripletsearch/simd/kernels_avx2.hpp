@@ -3,6 +3,9 @@
 // for the rest. Called only when simd::active_isa() is AVX2 (kernels.hpp).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+
 #include "dispatch.hpp"
 #include "kernels_portable.hpp"
 
@@ -13,6 +16,18 @@ namespace tripletsearch {
 namespace simd {
 namespace avx2 {
 
+// A lane group's walk down the coordinates of a block reads one cache line per
+// coordinate, kLanes floats apart, a stride the hardware prefetchers do not follow: a store
+// of many dimensions then streams at a fraction of its bandwidth (d = 512: 41 ms per pass
+// over 1e5 items where a sequential sum takes 18). So the first lane group of a block
+// asks, per coordinate a, for row a of the next block (four lines): 29 ms.
+TS_TARGET_AVX2 TS_ALWAYS_INLINE void prefetch_next_row(const StoreFloat* xb, std::int64_t d,
+                                                       std::int64_t a) {
+  const char* row = reinterpret_cast<const char*>(xb + (d + a) * kLanes);
+  for (int q = 0; q < kLanes * static_cast<int>(sizeof(StoreFloat)); q += 64)
+    _mm_prefetch(row + q, _MM_HINT_T0);
+}
+
 // Eight lanes in two registers per point, NJ points at a time.
 template <int NJ>
 TS_TARGET_AVX2 TS_ALWAYS_INLINE void sqdist_group(const StoreFloat* __restrict xb, std::int64_t d,
@@ -22,6 +37,7 @@ TS_TARGET_AVX2 TS_ALWAYS_INLINE void sqdist_group(const StoreFloat* __restrict x
     __m256d lo[NJ], hi[NJ];
     for (int j = 0; j < NJ; ++j) lo[j] = hi[j] = _mm256_setzero_pd();
     for (std::int64_t a = 0; a < d; ++a) {
+      if (l0 == 0) prefetch_next_row(xb, d, a);
       const __m256 x8 = _mm256_loadu_ps(xb + a * kLanes + l0);
       const __m256d x0 = _mm256_cvtps_pd(_mm256_castps256_ps128(x8));
       const __m256d x1 = _mm256_cvtps_pd(_mm256_extractf128_ps(x8, 1));
@@ -88,6 +104,143 @@ TS_TARGET_AVX2 inline void block_moments(const StoreFloat* __restrict xb,
   }
   for (; a0 < d; ++a0)
     for (std::int64_t b0 = a0; b0 < d; ++b0) moment_tile<1, 1>(wy, y, a0, b0, d, M);
+}
+
+// ((t0 + t4) + (t2 + t6)) + ((t1 + t5) + (t3 + t7)): the portable order.
+TS_TARGET_AVX2 TS_ALWAYS_INLINE float hsum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 h = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+
+// Coordinate a of a block: y32 = x - c32 stored, and the lanes of the first moment
+// sum w (x - c) added to m0 (lanes 0-3 mod 8) and mh (4-7).
+TS_TARGET_AVX2 TS_ALWAYS_INLINE void moment1_lanes(
+    const StoreFloat* __restrict xb, const double* __restrict w, const double* __restrict c,
+    const float* __restrict c32, std::int64_t a, float* __restrict y32, __m256d& m0, __m256d& mh) {
+  const __m256d ca = _mm256_broadcast_sd(c + a);
+  const __m256 c8 = _mm256_broadcast_ss(c32 + a);
+  for (int r = 0; r < 8; ++r) {
+    const __m256 x8 = _mm256_loadu_ps(xb + a * kLanes + 8 * r);
+    _mm256_storeu_ps(y32 + a * kLanes + 8 * r, _mm256_sub_ps(x8, c8));
+    const __m256d y0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x8)), ca);
+    const __m256d y1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x8, 1)), ca);
+    m0 = _mm256_fmadd_pd(_mm256_loadu_pd(w + 8 * r), y0, m0);
+    mh = _mm256_fmadd_pd(_mm256_loadu_pd(w + 8 * r + 4), y1, mh);
+  }
+}
+
+// Eight single-precision lanes stored as doubles.
+TS_TARGET_AVX2 TS_ALWAYS_INLINE void store_ps_as_pd(double* dst, __m256 v) {
+  _mm256_storeu_pd(dst, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  _mm256_storeu_pd(dst + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+// portable::block_moment1_project with fused multiply-adds (the same sums in the same
+// order, rounded once per multiply-add).
+TS_TARGET_AVX2 inline void block_moment1_project(
+    const StoreFloat* __restrict xb, const double* __restrict w, std::int64_t d,
+    const double* __restrict c, const float* __restrict c32, const float* __restrict Q32, int p,
+    double* __restrict acc, double* __restrict proj, float* __restrict y32, float* __restrict s32) {
+  static_assert(kAccLanes == 8, "two registers of partial sums");
+  __m256d W0 = _mm256_loadu_pd(acc), W1 = _mm256_loadu_pd(acc + 4);
+  __m256 w32[8];
+  for (int r = 0; r < 8; ++r) {
+    const __m256d lo = _mm256_loadu_pd(w + 8 * r), hi = _mm256_loadu_pd(w + 8 * r + 4);
+    W0 = _mm256_add_pd(W0, lo);
+    W1 = _mm256_add_pd(W1, hi);
+    w32[r] = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+  }
+  _mm256_storeu_pd(acc, W0);
+  _mm256_storeu_pd(acc + 4, W1);
+  double* m1 = acc + kAccLanes;
+  std::int64_t a = 0;
+  for (; a + 2 <= d; a += 2) {  // two coordinates interleaved: four independent chains
+    __m256d m0 = _mm256_loadu_pd(m1 + a * 8), mh = _mm256_loadu_pd(m1 + a * 8 + 4);
+    __m256d n0 = _mm256_loadu_pd(m1 + a * 8 + 8), nh = _mm256_loadu_pd(m1 + a * 8 + 12);
+    moment1_lanes(xb, w, c, c32, a, y32, m0, mh);
+    moment1_lanes(xb, w, c, c32, a + 1, y32, n0, nh);
+    _mm256_storeu_pd(m1 + a * 8, m0);
+    _mm256_storeu_pd(m1 + a * 8 + 4, mh);
+    _mm256_storeu_pd(m1 + a * 8 + 8, n0);
+    _mm256_storeu_pd(m1 + a * 8 + 12, nh);
+  }
+  if (a < d) {
+    __m256d m0 = _mm256_loadu_pd(m1 + a * 8), mh = _mm256_loadu_pd(m1 + a * 8 + 4);
+    moment1_lanes(xb, w, c, c32, a, y32, m0, mh);
+    _mm256_storeu_pd(m1 + a * 8, m0);
+    _mm256_storeu_pd(m1 + a * 8 + 4, mh);
+  }
+  for (int j = 0; j < p; ++j) {  // s_j = w (Y^T q_j)
+    __m256 t[8];
+    for (int r = 0; r < 8; ++r) t[r] = _mm256_setzero_ps();
+    for (std::int64_t a = 0; a < d; ++a) {
+      const __m256 q = _mm256_broadcast_ss(Q32 + j * d + a);
+      for (int r = 0; r < 8; ++r)
+        t[r] = _mm256_fmadd_ps(_mm256_loadu_ps(y32 + a * kLanes + 8 * r), q, t[r]);
+    }
+    for (int r = 0; r < 8; ++r)
+      _mm256_storeu_ps(s32 + j * kLanes + 8 * r, _mm256_mul_ps(t[r], w32[r]));
+  }
+  for (std::int64_t a = 0; a < d; ++a)  // proj_j += sum_l s_jl y_l, four vectors at a time
+    for (int j = 0; j < p; j += 4) {
+      const int g = std::min(4, p - j);
+      __m256 t[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                     _mm256_setzero_ps()};
+      for (int r = 0; r < 8; ++r) {
+        const __m256 yl = _mm256_loadu_ps(y32 + a * kLanes + 8 * r);
+        for (int u = 0; u < g; ++u)
+          t[u] = _mm256_fmadd_ps(_mm256_loadu_ps(s32 + (j + u) * kLanes + 8 * r), yl, t[u]);
+      }
+      for (int u = 0; u < g; ++u) proj[(j + u) * d + a] += static_cast<double>(hsum8(t[u]));
+    }
+}
+
+TS_TARGET_AVX2 inline double lane_sqdist(const StoreFloat* __restrict xb, std::int64_t d, int l,
+                                         const double* __restrict z) {
+  double acc = 0.0;  // block_sqdist's lane: one fused multiply-add per coordinate, in order
+  for (std::int64_t a = 0; a < d; ++a) {
+    const double u = static_cast<double>(xb[a * kLanes + l]) - z[a];
+    acc = std::fma(u, u, acc);
+  }
+  return acc;
+}
+
+// portable::block_axis_proj with fused multiply-adds, sixteen lanes and up to three
+// vectors at a time.
+TS_TARGET_AVX2 inline void block_axis_proj(const StoreFloat* __restrict xb, std::int64_t d,
+                                           const float* __restrict c32, const float* __restrict V32,
+                                           int ne, double* __restrict yy, double* __restrict yv) {
+  for (int l0 = 0; l0 < kLanes; l0 += 16)
+    for (int e0 = 0; e0 < std::max(ne, 1); e0 += 3) {
+      const int g = std::min(3, ne - e0);
+      __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+      __m256 p0[3], p1[3];
+      for (int e = 0; e < 3; ++e) p0[e] = p1[e] = _mm256_setzero_ps();
+      for (std::int64_t a = 0; a < d; ++a) {
+        if (l0 == 0 && e0 == 0) prefetch_next_row(xb, d, a);
+        const __m256 ca = _mm256_broadcast_ss(c32 + a);
+        const __m256 u0 = _mm256_sub_ps(_mm256_loadu_ps(xb + a * kLanes + l0), ca);
+        const __m256 u1 = _mm256_sub_ps(_mm256_loadu_ps(xb + a * kLanes + l0 + 8), ca);
+        if (e0 == 0) {
+          s0 = _mm256_fmadd_ps(u0, u0, s0);
+          s1 = _mm256_fmadd_ps(u1, u1, s1);
+        }
+        for (int e = 0; e < g; ++e) {
+          const __m256 v = _mm256_broadcast_ss(V32 + (e0 + e) * d + a);
+          p0[e] = _mm256_fmadd_ps(u0, v, p0[e]);
+          p1[e] = _mm256_fmadd_ps(u1, v, p1[e]);
+        }
+      }
+      if (e0 == 0) {
+        store_ps_as_pd(yy + l0, s0);
+        store_ps_as_pd(yy + l0 + 8, s1);
+      }
+      for (int e = 0; e < g; ++e) {
+        store_ps_as_pd(yv + (e0 + e) * kLanes + l0, p0[e]);
+        store_ps_as_pd(yv + (e0 + e) * kLanes + l0 + 8, p1[e]);
+      }
+    }
 }
 
 TS_TARGET_AVX2 inline std::uint64_t block_pretest(const double* __restrict D,

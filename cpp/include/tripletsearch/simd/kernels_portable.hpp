@@ -99,35 +99,77 @@ inline std::uint64_t block_pretest(const double* __restrict D, const double* __r
   return mask;
 }
 
-// acc[j * d + a] += sum_l w_l y_la (y_l . q_j) over the items l of a block, y_l = x_l - c,
-// for the p rows q_j of Q (p x d): the weighted covariance applied to a block of vectors,
-// without forming it. Lane sums in four partial sums, added in a fixed order. y: d x kLanes,
-// s: p x kLanes scratch.
-inline void block_cov_apply(const StoreFloat* __restrict xb, const double* __restrict w,
-                            std::int64_t d, const double* __restrict c, const double* __restrict Q,
-                            int p, double* __restrict acc, double* __restrict y,
-                            double* __restrict s) {
+// For the principal axes beyond kJacobiMaxDim: the weight and first moment of block xb
+// around c into acc (as moments_prep, in double: the mean is exact to rounding), and the
+// block's weighted second moment around c applied to the p rows of Q32 (p x d) added to
+// proj (p x d): proj[j * d + a] += sum_l w_l y_la (y_l . q_j), y = x - c, in single
+// precision (8 lanes per instruction; the products steer a subspace iteration, where
+// single precision is ample), each sum over the lanes in eight partial sums added in a
+// fixed order and into proj in double. c32: c in single precision. y32: d x kLanes, s32:
+// p x kLanes scratch.
+inline void block_moment1_project(const StoreFloat* __restrict xb, const double* __restrict w,
+                                  std::int64_t d, const double* __restrict c,
+                                  const float* __restrict c32, const float* __restrict Q32, int p,
+                                  double* __restrict acc, double* __restrict proj,
+                                  float* __restrict y32, float* __restrict s32) {
+  constexpr int Q = kAccLanes;
+  for (int l = 0; l < kLanes; l += Q)
+    for (int q = 0; q < Q; ++q) acc[q] += w[l + q];
+  double* m1 = acc + Q;
   for (std::int64_t a = 0; a < d; ++a)
-    for (int l = 0; l < kLanes; ++l)
-      y[a * kLanes + l] = static_cast<double>(xb[a * kLanes + l]) - c[a];
-  for (int j = 0; j < p; ++j) {
-    double* sj = s + j * kLanes;
-    for (int l = 0; l < kLanes; ++l) sj[l] = 0.0;
-    for (std::int64_t a = 0; a < d; ++a) {
-      const double q = Q[j * d + a];
-      for (int l = 0; l < kLanes; ++l) sj[l] += y[a * kLanes + l] * q;
+    for (int l = 0; l < kLanes; ++l) {
+      const double y = static_cast<double>(xb[a * kLanes + l]) - c[a];
+      m1[a * Q + l % Q] += w[l] * y;
+      y32[a * kLanes + l] = xb[a * kLanes + l] - c32[a];
     }
-    for (int l = 0; l < kLanes; ++l) sj[l] *= w[l];
-  }
+  for (int j = 0; j < p; ++j)
+    for (int l = 0; l < kLanes; ++l) {
+      float t = 0.0f;
+      for (std::int64_t a = 0; a < d; ++a) t += y32[a * kLanes + l] * Q32[j * d + a];
+      s32[j * kLanes + l] = t * static_cast<float>(w[l]);
+    }
   for (int j = 0; j < p; ++j)
     for (std::int64_t a = 0; a < d; ++a) {
-      const double* sj = s + j * kLanes;
-      const double* ya = y + a * kLanes;
-      double t[4] = {0.0, 0.0, 0.0, 0.0};
-      for (int l = 0; l < kLanes; l += 4)
-        for (int q = 0; q < 4; ++q) t[q] += sj[l + q] * ya[l + q];
-      acc[j * d + a] += (t[0] + t[1]) + (t[2] + t[3]);
+      float t[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+      for (int l = 0; l < kLanes; l += 8)
+        for (int q = 0; q < 8; ++q) t[q] += s32[j * kLanes + l + q] * y32[a * kLanes + l + q];
+      proj[j * d + a] +=
+          static_cast<double>(((t[0] + t[4]) + (t[2] + t[6])) + ((t[1] + t[5]) + (t[3] + t[7])));
     }
+}
+
+// ||x_l - z||^2 for lane l of block xb, summed over the coordinates in order: the value
+// block_sqdist gives that lane (multiply and add here, fused in the AVX2 version).
+inline double lane_sqdist(const StoreFloat* __restrict xb, std::int64_t d, int l,
+                          const double* __restrict z) {
+  double acc = 0.0;
+  for (std::int64_t a = 0; a < d; ++a) {
+    const double u = static_cast<double>(xb[a * kLanes + l]) - z[a];
+    acc += u * u;
+  }
+  return acc;
+}
+
+// yy[l] = ||y_l||^2 and yv[e * kLanes + l] = y_l . v_e for y = x - c32 over the items of
+// a block and the ne rows v_e of V32 (ne x d), in single precision (a pre-test's input:
+// AxisProtos in discrete/scan.hpp bounds the rounding), each summed over the coordinates in
+// order.
+inline void block_axis_proj(const StoreFloat* __restrict xb, std::int64_t d,
+                            const float* __restrict c32, const float* __restrict V32, int ne,
+                            double* __restrict yy, double* __restrict yv) {
+  for (int l = 0; l < kLanes; ++l) {
+    float s = 0.0f;
+    for (std::int64_t a = 0; a < d; ++a) {
+      const float u = xb[a * kLanes + l] - c32[a];
+      s += u * u;
+    }
+    yy[l] = s;
+    for (int e = 0; e < ne; ++e) {
+      float t = 0.0f;
+      for (std::int64_t a = 0; a < d; ++a) t += (xb[a * kLanes + l] - c32[a]) * V32[e * d + a];
+      yv[e * kLanes + l] = t;
+    }
+  }
 }
 
 // ---- bodies compiled once per ISA (here and in kernels_avx2.hpp)
