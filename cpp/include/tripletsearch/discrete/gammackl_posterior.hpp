@@ -247,9 +247,25 @@ class GammaCKLPosterior {
   std::vector<double> block_, ritz_values_, ritz_vectors_;
 };
 
-inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D, int k, int choice,
-                                                double scale, double* hacc) {
-  const int ng = gamma_auto_ ? kGammaGrid : 1, nl = lapse_auto_ ? kLapseGrid : 1;
+namespace detail {
+
+// What one block's hypothesis update reads and writes (GammaCKLPosterior::hypothesis_block).
+struct HypothesisBlock {
+  const GammaPower* power;  // the fixed gamma (gamma_auto false)
+  bool gamma_auto, lapse_auto;
+  double lapse;  // the fixed lapse rate (lapse_auto false)
+  double* wh;    // hypothesis 0's lanes of the block; hypothesis h at wh + h * stride
+  std::size_t stride;
+  double* w;     // the block's item weights (out: sums over h in order)
+  double* hacc;  // the hypotheses' masses (+= the block's)
+};
+
+// The body, compiled for the portable and the AVX2 kernels: every grid power from s^(1/4)
+// and s^(3/8) by squarings (user_grid.hpp's grid_power for all g at once), lane-wise so
+// that the lanes vectorize.
+TS_ALWAYS_INLINE void hypothesis_lanes(const HypothesisBlock& hb, const double* D, int k,
+                                       int choice, double scale) {
+  const int ng = hb.gamma_auto ? kGammaGrid : 1, nl = hb.lapse_auto ? kLapseGrid : 1;
   double num[kGammaGrid][kLanes], den[kGammaGrid][kLanes], dmin[kLanes];
   for (int l = 0; l < kLanes; ++l) {
     double m = std::max(D[l], kTinyDistance);
@@ -258,15 +274,13 @@ inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D,
   }
   for (int g = 0; g < ng; ++g)
     for (int l = 0; l < kLanes; ++l) den[g][l] = 0.0;
-  // every grid power (user_grid.hpp's grid_power for all j at once: s^(1/4) and s^(3/8),
-  // then squarings), lane-wise so that the lanes vectorize
   double even[kLanes], odd[kLanes];
   for (int c = 0; c < k; ++c) {
     for (int l = 0; l < kLanes; ++l)
       even[l] = dmin[l] * (1.0 / std::max(D[c * kLanes + l], kTinyDistance));
-    if (!gamma_auto_) {
+    if (!hb.gamma_auto) {
       for (int l = 0; l < kLanes; ++l) {
-        const double p = power_(even[l]);
+        const double p = (*hb.power)(even[l]);
         den[0][l] += p;
         if (c == choice) num[0][l] = p;
       }
@@ -292,23 +306,51 @@ inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D,
       }
     }
   }
-  const std::size_t stride = w_.size();
-  double* w = w_.data() + b * kLanes;
-  for (int l = 0; l < kLanes; ++l) w[l] = 0.0;
+  for (int l = 0; l < kLanes; ++l) hb.w[l] = 0.0;
   for (int g = 0; g < ng; ++g)
     for (int e = 0; e < nl; ++e) {
       const int h = g * nl + e;
-      const double eps = lapse_auto_ ? kLapseValues[e] : lapse_;
-      double* wh = wh_.data() + static_cast<std::size_t>(h) * stride + b * kLanes;
+      const double eps = hb.lapse_auto ? kLapseValues[e] : hb.lapse;
+      double* wh = hb.wh + static_cast<std::size_t>(h) * hb.stride;
       double mass = 0.0;
       for (int l = 0; l < kLanes; ++l) {
         const double p = num[g][l] * (1.0 / den[g][l]);
         wh[l] *= (eps / k + (1.0 - eps) * p) * scale;
-        w[l] += wh[l];
+        hb.w[l] += wh[l];
         mass += wh[l];
       }
-      hacc[h] += mass;
+      hb.hacc[h] += mass;
     }
+}
+
+inline void hypothesis_lanes_portable(const HypothesisBlock& hb, const double* D, int k, int choice,
+                                      double scale) {
+  hypothesis_lanes(hb, D, k, choice, scale);
+}
+#ifdef TS_SIMD_X86
+TS_TARGET_AVX2 inline void hypothesis_lanes_avx2(const HypothesisBlock& hb, const double* D, int k,
+                                                 int choice, double scale) {
+  hypothesis_lanes(hb, D, k, choice, scale);
+}
+#endif
+
+}  // namespace detail
+
+inline void GammaCKLPosterior::hypothesis_block(std::int64_t b, const double* D, int k, int choice,
+                                                double scale, double* hacc) {
+  const detail::HypothesisBlock hb{&power_,
+                                   gamma_auto_,
+                                   lapse_auto_,
+                                   lapse_,
+                                   wh_.data() + b * kLanes,
+                                   w_.size(),
+                                   w_.data() + b * kLanes,
+                                   hacc};
+#ifdef TS_SIMD_X86
+  if (simd::active_isa() == simd::Isa::AVX2)
+    return detail::hypothesis_lanes_avx2(hb, D, k, choice, scale);
+#endif
+  detail::hypothesis_lanes_portable(hb, D, k, choice, scale);
 }
 
 inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice) {
