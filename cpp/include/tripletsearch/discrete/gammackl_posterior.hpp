@@ -44,7 +44,7 @@ class GammaCKLPosterior {
                     bool with_axes = true)
       : store_(std::move(store)),
         axes_max_(static_cast<int>(
-            std::min<std::int64_t>(store_->d(), std::max(3, (cfg.n_choices + 1) / 2)))),
+            std::min<std::int64_t>(store_->d(), std::max(5, (cfg.n_choices + 1) / 2)))),
         power_(cfg.gamma),
         threads_(threads),
         chunks_(balanced_chunks(store_->blocks() / 4)),

@@ -1,7 +1,7 @@
 // gamma-CKLSearch's information-gain selection rule, in three steps:
 //  1. candidates: the weighted-nearest items to proto-queries at five radii
-//     r * {1/4, 1/2, 3/4, 1, 3/2} along the top eigen-directions (pairs: three directions,
-//     and the four most probable items);
+//     r * {1/4, 1/2, 3/4, 1, 3/2} along the top eigen-directions (pairs: five directions --
+//     three gave 2 % more queries in d = 5 -- and the four most probable items);
 //  2. tuples: pairs: every plus-side item against every minus-side item of a direction and
 //     every pair involving a most probable item; k > 2: the k protos of each radius;
 //  3. scores: each tuple's expected one-step information about the target in the quadratic
@@ -31,6 +31,8 @@ class InfoGainSelector {
   static constexpr int kRadii = 5;
   static constexpr int kSamples = 128;  // posterior draws per score
   static constexpr int kTopItems = 4;   // most probable items among the pair candidates
+  // Principal axes the candidates come from (at most d).
+  static constexpr int axes_for(int k) { return k == 2 ? 5 : (k + 1) / 2; }
 
   // Writes the best tuple into q (k items) and returns true; false when no tuple can be
   // formed (a degenerate posterior: the caller falls back to the weighted rule).
@@ -61,8 +63,7 @@ inline std::vector<std::int64_t> InfoGainSelector::tuples(const GammaCKLPosterio
                                                           const ScanInput& in,
                                                           const SearchConfig& cfg, int k) const {
   const std::int64_t d = in.store.d();
-  const Axes axes =
-      post.axes(static_cast<int>(std::min<std::int64_t>(k == 2 ? 3 : (k + 1) / 2, d)));
+  const Axes axes = post.axes(static_cast<int>(std::min<std::int64_t>(axes_for(k), d)));
   const int ne = axes.count, P = k == 2 ? ne * kRadii * 2 : kRadii * k;
   std::vector<double> protos(static_cast<std::size_t>(P * d));
   AxisProtos ax{post.mean().data(), axes.vectors.data(), ne,
@@ -84,7 +85,7 @@ inline std::vector<std::int64_t> InfoGainSelector::tuples(const GammaCKLPosterio
         place((e * kRadii + a) * 2 + sgn, e, (sgn == 0 ? 1.0 : -1.0) * kInfoGainRadii[a] * cfg.r);
   }
   const std::vector<Cand> top = scan_top(in, protos.data(), P, k, ScanRule::Weighted,
-                                         post.most_probable(k), ax.pays(P) ? &ax : nullptr);
+                                         post.most_probable(k), ax.pays(P, d) ? &ax : nullptr);
   std::vector<std::int64_t> out;
   if (k != 2) {
     std::vector<std::int64_t> t(static_cast<std::size_t>(k));

@@ -65,8 +65,9 @@ struct AxisProtos {
   std::vector<int> axis;     // per proto
   std::vector<double> step;  // per proto: s_c
 
-  // Worth it when the protos outnumber the dot products it needs twice over.
-  bool pays(int P) const { return P > 2 * (ne + 1); }
+  // Worth it for P protos in d dimensions when its ne + 1 dot products and ~3 operations
+  // per proto and item (the bound, vectorized) cost less than the P distances.
+  bool pays(int P, std::int64_t d) const { return (ne + 1) * d + 3 * P < P * d; }
 };
 
 inline double scan_score(ScanRule rule, double D, double w) {
@@ -109,14 +110,9 @@ inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k,
     for (int c = 0; c < P; ++c) {
       const double* D = Dall + c * kLanes;
       if (ax != nullptr) {  // a lower bound of every lane's distance
-        const double st = ax->step[static_cast<std::size_t>(c)], as = std::fabs(st);
-        const double* v = yv.data() + ax->axis[static_cast<std::size_t>(c)] * kLanes;
-        const double g8 = 8.0 * form->g, zc = form->zz[static_cast<std::size_t>(c)];
-        for (int l = 0; l < kLanes; ++l) {
-          const double t1 = sy[l] + as, t2 = t1 + as;
-          Dt[l] = yy[l] - 2.0 * st * v[l] + st * st -
-                  (g8 * (t2 * t2 + form->cnorm * t2) + 1e-9 * (t1 * t1 + zc));
-        }
+        simd::axis_lower_bound(yy, sy, yv.data() + ax->axis[static_cast<std::size_t>(c)] * kLanes,
+                               ax->step[static_cast<std::size_t>(c)], 8.0 * form->g, form->cnorm,
+                               form->zz[static_cast<std::size_t>(c)], Dt);
         D = Dt;
       }
       Cand* tc = top + c * k;

@@ -58,6 +58,13 @@ inline void block_axis_proj(const StoreFloat* xb, std::int64_t d, const float* c
   TS_SIMD_DISPATCH(block_axis_proj(xb, d, c32, V32, ne, yy, yv));
 }
 
+// Dt = a lower bound of each lane's squared distance to the proto center + s v from the
+// lane's |y|^2, its bound sy >= |y| and y . v (discrete/scan.hpp's AxisForm).
+inline void axis_lower_bound(const double* yy, const double* sy, const double* yv, double s,
+                             double g8, double cn, double zz, double* Dt) {
+  TS_SIMD_DISPATCH(axis_lower_bound(yy, sy, yv, s, g8, cn, zz, Dt));
+}
+
 // Bit l set when lane l may beat the threshold thr of a scan (slightly relaxed by the
 // caller: the exact score decides): D / w <= thr (Weighted), w sqrt(D) <= thr (Paper),
 // D <= thr (Nearest). thr = inf passes every lane.

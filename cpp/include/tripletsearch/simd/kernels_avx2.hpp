@@ -262,6 +262,10 @@ TS_TARGET_AVX2 inline std::uint64_t block_pretest(const double* __restrict D,
   return mask;
 }
 
+TS_TARGET_AVX2 inline void axis_lower_bound(const double* yy, const double* sy, const double* yv,
+                                            double s, double g8, double cn, double zz, double* Dt) {
+  portable::axis_lower_bound_body(yy, sy, yv, s, g8, cn, zz, Dt);
+}
 TS_TARGET_AVX2 inline void block_choice_lik(const GammaPower& g, const double* D, int k, int chosen,
                                             double* lik) {
   portable::block_choice_lik_body(g, D, k, chosen, lik);

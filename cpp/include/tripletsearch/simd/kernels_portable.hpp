@@ -174,6 +174,19 @@ inline void block_axis_proj(const StoreFloat* __restrict xb, std::int64_t d,
 
 // ---- bodies compiled once per ISA (here and in kernels_avx2.hpp)
 
+// Dt[l] = yy - 2 s yv + s^2 - (g8 ((sy + 2|s|)^2 + cn (sy + 2|s|)) + 1e-9 ((sy + |s|)^2 +
+// zz)): a lower bound of ||x_l - z||^2 for a proto z = center + s v (scan.hpp's AxisForm).
+TS_ALWAYS_INLINE void axis_lower_bound_body(const double* __restrict yy,
+                                            const double* __restrict sy,
+                                            const double* __restrict yv, double s, double g8,
+                                            double cn, double zz, double* __restrict Dt) {
+  const double as = s < 0.0 ? -s : s;
+  for (int l = 0; l < kLanes; ++l) {
+    const double t1 = sy[l] + as, t2 = t1 + as;
+    Dt[l] = yy[l] - 2.0 * s * yv[l] + s * s - (g8 * (t2 * t2 + cn * t2) + 1e-9 * (t1 * t1 + zz));
+  }
+}
+
 TS_ALWAYS_INLINE void block_choice_lik_body(const GammaPower& g, const double* __restrict D, int k,
                                             int chosen, double* __restrict lik) {
   double scratch[4 * kLanes];
@@ -232,6 +245,10 @@ TS_ALWAYS_INLINE void pair_gini_body(const double* __restrict ui, const double* 
 
 inline void block_choice_lik(const GammaPower& g, const double* D, int k, int chosen, double* lik) {
   block_choice_lik_body(g, D, k, chosen, lik);
+}
+inline void axis_lower_bound(const double* yy, const double* sy, const double* yv, double s,
+                             double g8, double cn, double zz, double* Dt) {
+  axis_lower_bound_body(yy, sy, yv, s, g8, cn, zz, Dt);
 }
 inline void points_sqdist(const double* xc, const double* xsT, int S, std::int64_t d, double* D) {
   points_sqdist_body(xc, xsT, S, d, D);
