@@ -42,6 +42,7 @@ auto locked(T& obj, Fn&& fn) {
 // address, e.g. one unpickled from a Dask message, instead of handing it over).
 constexpr int kAligned = py::detail::npy_api::NPY_ARRAY_ALIGNED_;
 using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast | kAligned>;
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast | kAligned>;
 using IndexArray = py::array_t<std::int64_t, py::array::c_style | kAligned>;
 // int32 rows (large triplet sets kept as they are: no int64 copy)
 using Index32Array = py::array_t<std::int32_t, py::array::c_style | kAligned>;

@@ -49,11 +49,16 @@ void register_config(py::module_& m) {
 void register_store(py::module_& m) {
   py::class_<ts::ItemStore, std::shared_ptr<ts::ItemStore>>(
       m, "ItemStore", "The items (n, d) in the search's single-precision block layout.")
-      .def(py::init([](const DoubleArray& X, bool scaled, bool distinct) {
-             require_ndim(X, 2, "X");
-             py::gil_scoped_release release;
-             return std::make_shared<ts::ItemStore>(X.data(), X.shape(0), X.shape(1), scaled,
-                                                    distinct);
+      .def(py::init([](const py::array& X, bool scaled, bool distinct) {
+             auto make = [&](const auto& A) {
+               require_ndim(A, 2, "X");
+               py::gil_scoped_release release;
+               return std::make_shared<ts::ItemStore>(A.data(), A.shape(0), A.shape(1), scaled,
+                                                      distinct);
+             };
+             if (X.dtype().is(py::dtype::of<float>()))  // float32 read as it is
+               return make(X.cast<FloatArray>());
+             return make(X.cast<DoubleArray>());
            }),
            py::arg("X"), py::kw_only(), py::arg("scaled") = true, py::arg("distinct") = false,
            "Centres X (and with `scaled` divides it by a power of two) before single "

@@ -460,7 +460,7 @@ class ItemStore:
     """
     The items (n, d) in the search's single-precision block layout.
     """
-    def __init__(self, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], *, scaled: bool = True, distinct: bool = False) -> None:
+    def __init__(self, X: numpy.ndarray, *, scaled: bool = True, distinct: bool = False) -> None:
         """
         Centres X (and with `scaled` divides it by a power of two) before single precision; with `distinct`, items that coincide there raise ValueError.
         """

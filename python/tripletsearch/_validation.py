@@ -104,6 +104,28 @@ def _native_layout(arr: np.ndarray, dtype: Any) -> np.ndarray:
 
 def check_X(X: Any, name: str = "X") -> np.ndarray:
     """Validate an embedding: real, 2-d (n, d) with n, d >= 1, finite. Returns float64, C order."""
+    return _check_embedding(X, name, keep_float32=False)
+
+
+def check_items(X: Any, name: str = "X") -> np.ndarray:
+    """Validate a search's catalogue as :func:`check_X` does, float32 kept as float32.
+
+    The item store is single precision: a float64 copy of a large catalogue would be the
+    biggest allocation of the search. The finiteness check runs over blocks of rows.
+    """
+    return _check_embedding(X, name, keep_float32=True)
+
+
+def row_blocks(X: np.ndarray) -> Any:
+    """Slices of ``X``'s rows of about 2^17 entries each.
+
+    The streaming checks and fingerprints hold one block's temporaries at a time.
+    """
+    step = max(1, (1 << 17) // max(1, X.shape[1] if X.ndim > 1 else 1))
+    return (slice(start, start + step) for start in range(0, X.shape[0], step))
+
+
+def _check_embedding(X: Any, name: str, keep_float32: bool) -> np.ndarray:
     if isinstance(X, np.ndarray):
         arr = X
     else:
@@ -119,9 +141,12 @@ def check_X(X: Any, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name}: expected a 2-d array (n_items, n_dims), got shape {arr.shape}")
     if arr.shape[0] < 1 or arr.shape[1] < 1:
         raise ValueError(f"{name}: needs at least one item and one dimension, got {arr.shape}")
-    arr = _native_layout(arr, np.float64)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name}: contains NaN or inf")
+    arr = _native_layout(
+        arr, np.float32 if keep_float32 and arr.dtype == np.float32 else np.float64
+    )
+    for rows in row_blocks(arr):
+        if not np.isfinite(arr[rows]).all():
+            raise ValueError(f"{name}: contains NaN or inf")
     return arr
 
 

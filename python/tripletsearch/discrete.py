@@ -58,11 +58,13 @@ from ._validation import (
     check_index_array,
     check_index_range,
     check_int,
+    check_items,
     check_random_state,
     check_real,
     check_state,
     check_X,
     resolve_n_jobs,
+    row_blocks,
     seed_from,
 )
 from .oracles import GammaCKL, Oracle
@@ -130,7 +132,11 @@ def _store(X: np.ndarray) -> _core.ItemStore:
 
 
 def _fingerprint(X: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()).hexdigest()[:32]
+    """SHA-256 of the items as float64 bytes, in blocks of rows (no copy of the catalogue)."""
+    h = hashlib.sha256()
+    for rows in row_blocks(X):
+        h.update(np.ascontiguousarray(X[rows], dtype=np.float64).data)
+    return h.hexdigest()[:32]
 
 
 def _position(choice: Any, shown: np.ndarray) -> int:
@@ -205,7 +211,7 @@ class DiscreteSearch(InferredUser):
         n_jobs: int | None = None,
     ):
         self.method = _check_choice(method, "method", METHODS)
-        self._X = check_X(X)
+        self._X = check_items(X)
         self.selection = _resolve_selection(selection, self.method, self._X.shape[0])
         self._config = _search_config(
             self.method, gamma, r, sigma, n_choices, self.selection, lapse

@@ -27,7 +27,9 @@ class ItemStore {
  public:
   // With `scaled`, the power-of-two scaling too (not for an absolute user model); with
   // `distinct`, items that coincide in the store raise std::invalid_argument naming them.
-  ItemStore(const double* X, std::int64_t n, std::int64_t d, bool scaled = true,
+  // X: n x d, double or float (read as it is: no copy of the input).
+  template <class T>
+  ItemStore(const T* X, std::int64_t n, std::int64_t d, bool scaled = true,
             bool distinct = false);
 
   std::int64_t n() const { return n_; }
@@ -46,8 +48,10 @@ class ItemStore {
   std::size_t index(std::int64_t i, std::int64_t a) const {
     return static_cast<std::size_t>((i / kLanes) * d_ * kLanes + a * kLanes + i % kLanes);
   }
-  void frame(const double* X, bool scaled);
-  void require_distinct(const double* X) const;
+  template <class T>
+  void frame(const T* X, bool scaled);
+  template <class T>
+  void require_distinct(const T* X) const;
 
   std::int64_t n_, d_, nb_;
   std::vector<double> center_;
@@ -55,8 +59,8 @@ class ItemStore {
   std::vector<StoreFloat> data_;
 };
 
-inline ItemStore::ItemStore(const double* X, std::int64_t n, std::int64_t d, bool scaled,
-                            bool distinct)
+template <class T>
+ItemStore::ItemStore(const T* X, std::int64_t n, std::int64_t d, bool scaled, bool distinct)
     : n_(n), d_(d), nb_((n + kLanes - 1) / kLanes) {
   require_at_least<std::int64_t>(n, 1, "X");
   require_at_least<std::int64_t>(d, 1, "X");
@@ -66,18 +70,19 @@ inline ItemStore::ItemStore(const double* X, std::int64_t n, std::int64_t d, boo
   const double inv = 1.0 / scale_;  // a power of two: exact
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t a = 0; a < d; ++a)
-      data_[index(i, a)] = static_cast<StoreFloat>((X[i * d + a] - center_[a]) * inv);
+      data_[index(i, a)] = static_cast<StoreFloat>((double(X[i * d + a]) - center_[a]) * inv);
   if (distinct) require_distinct(X);
 }
 
 // center = the midpoint of each coordinate's range; scale = the smallest power of two at
 // least the largest half-range (1 when all items coincide, or without `scaled`).
-inline void ItemStore::frame(const double* X, bool scaled) {
+template <class T>
+void ItemStore::frame(const T* X, bool scaled) {
   std::vector<double> lo(X, X + d_), hi(X, X + d_);
   for (std::int64_t i = 1; i < n_; ++i)
     for (std::int64_t a = 0; a < d_; ++a) {
-      lo[a] = std::min(lo[a], X[i * d_ + a]);
-      hi[a] = std::max(hi[a], X[i * d_ + a]);
+      lo[a] = std::min(lo[a], double(X[i * d_ + a]));
+      hi[a] = std::max(hi[a], double(X[i * d_ + a]));
     }
   center_.resize(static_cast<std::size_t>(d_));
   double half = 0.0;
@@ -94,7 +99,8 @@ inline void ItemStore::frame(const double* X, bool scaled) {
 
 // Items that coincide in single precision are indistinguishable to every search: the
 // first such pair (by its first item) is reported.
-inline void ItemStore::require_distinct(const double* X) const {
+template <class T>
+void ItemStore::require_distinct(const T* X) const {
   std::vector<std::pair<std::uint64_t, std::int64_t>> hashed(static_cast<std::size_t>(n_));
   for (std::int64_t i = 0; i < n_; ++i) {
     std::uint64_t h = 0x9E3779B97F4A7C15ULL;
