@@ -8,7 +8,7 @@ uniform in [-1, 1]^d, pairs, gamma-CKL users with gamma = 3, every item the targ
 two databases): d = 2 and d = 5, and in d = 5 users who click at random 10 % of the time,
 unmodelled, modelled and inferred. The information per query in d = 5: the realized
 log2(n) / mean queries against the expected information (Shannon, bits) of the asked pairs
-under the posterior, and 1 bit, the most a pair's answer can carry. The last test prints
+under the posterior (a pick between two items carries at most 1 bit). The last test prints
 the tables.
 
     python -m pytest bench/test_bench_discrete_scale.py -s
@@ -175,7 +175,7 @@ def test_table(capsys):
         lines.append(
             f"Information per query, d = 5 (100 searches, mean {BITS['mean']:.2f} queries): "
             f"realized log2(1000) / mean queries = {BITS['realized']:.3f} bits; the asked "
-            f"pairs' expected information {BITS['expected']:.3f} bits; a pair's answer: <= 1 bit"
+            f"pairs' expected information {BITS['expected']:.3f} bits; a pick of two: <= 1 bit"
         )
     with capsys.disabled():
         print("\n".join(lines))
