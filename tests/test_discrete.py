@@ -434,6 +434,10 @@ def test_scan_candidates_rejects_bad_axis_forms():
         _core.scan_candidates(store, protos, 2, w, 0, center=np.zeros(4))
     with pytest.raises(ValueError, match="rule"):
         _core.scan_candidates(store, protos, 2, w, 3)
+    with pytest.raises(TypeError):  # no store: an error, not a crash
+        _core.scan_candidates(None, protos, 2, w, 0)
+    with pytest.raises(TypeError):
+        _core.DiscreteSearcher(None, native_config(), 1, 1)
 
 
 def test_high_dimensional_axes_follow_the_posterior():

@@ -49,15 +49,17 @@ void register_config(py::module_& m) {
 void register_store(py::module_& m) {
   py::class_<ts::ItemStore, std::shared_ptr<ts::ItemStore>>(
       m, "ItemStore", "The items (n, d) in the search's single-precision block layout.")
-      .def(py::init([](const py::array& X, bool scaled, bool distinct) {
+      .def(py::init([](const py::object& X, bool scaled, bool distinct) {
              auto make = [&](const auto& A) {
                require_ndim(A, 2, "X");
                py::gil_scoped_release release;
                return std::make_shared<ts::ItemStore>(A.data(), A.shape(0), A.shape(1), scaled,
                                                       distinct);
              };
-             if (X.dtype().is(py::dtype::of<float>()))  // float32 read as it is
-               return make(X.cast<FloatArray>());
+             if (py::isinstance<py::array>(X)) {  // float32 read as it is
+               const py::dtype dt = py::reinterpret_borrow<py::array>(X).dtype();
+               if (dt.kind() == 'f' && dt.itemsize() == 4) return make(X.cast<FloatArray>());
+             }
              return make(X.cast<DoubleArray>());
            }),
            py::arg("X"), py::kw_only(), py::arg("scaled") = true, py::arg("distinct") = false,
@@ -78,7 +80,7 @@ void register_searcher(py::module_& m) {
              py::gil_scoped_release release;
              return ts::make_searcher(std::move(store), config, seed, threads);
            }),
-           py::arg("store"), py::arg("config"), py::arg("seed"), py::arg("threads"))
+           py::arg("store").none(false), py::arg("config"), py::arg("seed"), py::arg("threads"))
       .def(
           "select",
           [](S& s) {
@@ -129,9 +131,10 @@ void register_searcher(py::module_& m) {
             return py::make_tuple(to_array(values), to_array(axes.vectors, count, s.n_dims()));
           },
           py::arg("count"),
-          "The belief's top `count` principal axes as the next query uses them: (values in "
-          "the input's units, unit vectors as rows). gamma-CKLSearch beyond 32 dimensions: "
-          "the Ritz pairs of the subspace step taken with the last answer.")
+          "The belief's top `count` principal axes: (values in the input's units, unit "
+          "vectors as rows). gamma-CKLSearch beyond 32 dimensions: the Ritz pairs of the "
+          "subspace step taken with the last answer, as its next query uses them; otherwise "
+          "the eigenpairs of the covariance (test hook).")
       .def_property_readonly("n_items", &S::n_items)
       .def_property_readonly(
           "n_unshown",
@@ -188,12 +191,13 @@ void register_scan(py::module_& m) {
         for (const auto& c : top) idx.push_back(c.index);
         return to_array(idx, P, kb);
       },
-      py::arg("store"), py::arg("protos"), py::arg("kb"), py::arg("weights"), py::arg("rule"),
-      py::kw_only(), py::arg("center") = py::none(), py::arg("vectors") = py::none(),
-      py::arg("axis") = py::none(), py::arg("steps") = py::none(),
+      py::arg("store").none(false), py::arg("protos"), py::arg("kb"), py::arg("weights"),
+      py::arg("rule"), py::kw_only(), py::arg("center") = py::none(),
+      py::arg("vectors") = py::none(), py::arg("axis") = py::none(), py::arg("steps") = py::none(),
       "Test hook: for each proto (store frame), the kb items of lowest score (rule 0: D / w, "
-      "1: w sqrt(D), 2: D), ties by index; with center/vectors/axis/steps (protos = center "
-      "+ steps[c] vectors[axis[c]]) the pre-test runs on projections.");
+      "1: w sqrt(D), 2: D), ties by index; with center/vectors/axis/steps the pre-test runs "
+      "on projections, which is exact only when protos = center + steps[c] vectors[axis[c]] "
+      "with unit rows in vectors (the caller's promise; not checked).");
 }
 
 void register_axes(py::module_& m) {

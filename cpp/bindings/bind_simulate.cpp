@@ -28,9 +28,9 @@ void register_discrete_simulation(py::module_& m) {
         std::copy(res.found.begin(), res.found.end(), found.mutable_data());
         return py::make_tuple(to_array(res.n_queries), found);
       },
-      py::arg("store"), py::arg("config"), py::arg("oracle"), py::arg("oracle_store"),
-      py::arg("targets"), py::arg("max_queries"), py::arg("user_lapse"), py::arg("first_run"),
-      py::arg("seed"), py::arg("threads"),
+      py::arg("store").none(false), py::arg("config"), py::arg("oracle"),
+      py::arg("oracle_store").none(false), py::arg("targets"), py::arg("max_queries"),
+      py::arg("user_lapse"), py::arg("first_run"), py::arg("seed"), py::arg("threads"),
       "One search per target, users answering by `oracle` at the positions of oracle_store "
       "(at random with probability user_lapse); run r's streams are keyed by first_run + r: "
       "(queries until the target was shown, found).");

@@ -460,7 +460,7 @@ class ItemStore:
     """
     The items (n, d) in the search's single-precision block layout.
     """
-    def __init__(self, X: numpy.ndarray, *, scaled: bool = True, distinct: bool = False) -> None:
+    def __init__(self, X: typing.Any, *, scaled: bool = True, distinct: bool = False) -> None:
         """
         Centres X (and with `scaled` divides it by a power of two) before single precision; with `distinct`, items that coincide there raise ValueError.
         """
@@ -488,7 +488,7 @@ class DiscreteSearcher:
         """
     def principal_axes(self, count: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        The belief's top `count` principal axes as the next query uses them: (values in the input's units, unit vectors as rows). gamma-CKLSearch beyond 32 dimensions: the Ritz pairs of the subspace step taken with the last answer.
+        The belief's top `count` principal axes: (values in the input's units, unit vectors as rows). gamma-CKLSearch beyond 32 dimensions: the Ritz pairs of the subspace step taken with the last answer, as its next query uses them; otherwise the eigenpairs of the covariance (test hook).
         """
     def select(self) -> numpy.typing.NDArray[numpy.int64]:
         """
@@ -789,7 +789,7 @@ def rng_u64(seed: typing.SupportsInt | typing.SupportsIndex, stream: typing.Supp
     """
 def scan_candidates(store: ItemStore, protos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kb: typing.SupportsInt | typing.SupportsIndex, weights: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rule: typing.SupportsInt | typing.SupportsIndex, *, center: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, vectors: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, axis: typing.Annotated[numpy.typing.ArrayLike, numpy.int64] | None = None, steps: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.int64]:
     """
-    Test hook: for each proto (store frame), the kb items of lowest score (rule 0: D / w, 1: w sqrt(D), 2: D), ties by index; with center/vectors/axis/steps (protos = center + steps[c] vectors[axis[c]]) the pre-test runs on projections.
+    Test hook: for each proto (store frame), the kb items of lowest score (rule 0: D / w, 1: w sqrt(D), 2: D), ties by index; with center/vectors/axis/steps the pre-test runs on projections, which is exact only when protos = center + steps[c] vectors[axis[c]] with unit rows in vectors (the caller's promise; not checked).
     """
 def set_simd_isa(isa: str) -> bool:
     """

@@ -360,7 +360,7 @@ class DiscreteSearcher:
 
     def _infogain_tuples(self, k):
         """Steps 1 and 2 of the info-gain rule: candidate items and their tuples."""
-        ne = min(5 if k == 2 else (k + 1) // 2, self.d)
+        ne = min((5 if self.d <= 32 else 3) if k == 2 else (k + 1) // 2, self.d)
         eig = top_eigenpairs(self._cov, ne)
         if k != 2:
             tuples = []

@@ -170,8 +170,9 @@ inline void orthonormalize(double* V, int p, std::int64_t d) {
 // their unit vectors (signed as top_eigenpairs does) into values / vectors, and in Q the
 // next block: A Q rotated to the Ritz basis and orthonormalized (one step of subspace
 // iteration). A searcher whose A changes a little per query runs one step per query.
-inline void ritz_step(std::vector<double>& Q, const std::vector<double>& Z, std::int64_t d,
-                      int count, double* values, double* vectors) {
+// Returns the largest residual ||A v - theta v|| of the wanted pairs over theta_max.
+inline double ritz_step(std::vector<double>& Q, const std::vector<double>& Z, std::int64_t d,
+                        int count, double* values, double* vectors) {
   const int p = static_cast<int>(Q.size() / static_cast<std::size_t>(d));
   std::vector<double> H(static_cast<std::size_t>(p * p)), theta(static_cast<std::size_t>(p)),
       S(static_cast<std::size_t>(p * p)), V(Q.size(), 0.0), AV(Q.size(), 0.0);
@@ -188,9 +189,16 @@ inline void ritz_step(std::vector<double>& Q, const std::vector<double>& Z, std:
         AV[i * d + a] += sij * Z[j * d + a];
       }
     }
+  double worst = 0.0;
   for (int e = 0; e < count; ++e) {
     values[e] = std::max(theta[e], 0.0);
     const double* v = V.data() + e * d;
+    double r = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) {
+      const double t = AV[e * d + a] - theta[e] * v[a];
+      r += t * t;
+    }
+    worst = std::max(worst, std::sqrt(r));
     std::int64_t big = 0;
     for (std::int64_t a = 1; a < d; ++a)
       if (std::fabs(v[a]) > std::fabs(v[big])) big = a;
@@ -200,6 +208,7 @@ inline void ritz_step(std::vector<double>& Q, const std::vector<double>& Z, std:
   }
   Q.swap(AV);
   orthonormalize(Q.data(), p, d);
+  return worst / std::max(theta[0], 1e-300);
 }
 
 // Top `count` eigenpairs of a symmetric positive semi-definite d x d operator, by subspace

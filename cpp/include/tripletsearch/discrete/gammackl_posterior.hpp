@@ -36,6 +36,10 @@
 
 namespace tripletsearch {
 
+// Beyond kJacobiMaxDim: a Ritz residual (relative to the top value) above which an answer's
+// subspace step is followed by iterations to convergence.
+constexpr double kRitzRefresh = 0.25;
+
 class GammaCKLPosterior {
  public:
   // Uniform over all items (the prior), with its moments (and beyond kJacobiMaxDim its
@@ -43,8 +47,8 @@ class GammaCKLPosterior {
   GammaCKLPosterior(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg, int threads,
                     bool with_axes = true)
       : store_(std::move(store)),
-        axes_max_(static_cast<int>(
-            std::min<std::int64_t>(store_->d(), std::max(5, (cfg.n_choices + 1) / 2)))),
+        axes_max_(static_cast<int>(  // InfoGainSelector::axes_for beyond kJacobiMaxDim
+            std::min<std::int64_t>(store_->d(), std::max(3, (cfg.n_choices + 1) / 2)))),
         power_(cfg.gamma),
         threads_(threads),
         chunks_(balanced_chunks(store_->blocks() / 4)),
@@ -446,7 +450,13 @@ inline void GammaCKLPosterior::subspace_step(const std::vector<double>& proj,
     const double mq = dot(m1.data(), block_.data() + j * d, d);
     for (std::int64_t a = 0; a < d; ++a) Z[j * d + a] = Z[j * d + a] * inv - m1[a] * mq;
   }
-  ritz_step(block_, Z, d, axes_max_, ritz_values_.data(), ritz_vectors_.data());
+  const double residual =
+      ritz_step(block_, Z, d, axes_max_, ritz_values_.data(), ritz_vectors_.data());
+  if (!(residual > kRitzRefresh)) return;
+  // a surprising answer moved the axes more than one step follows: iterate (a pass each)
+  auto apply = [this](const double* Q, int q, double* out) { apply_cov(Q, q, out); };
+  subspace_eigenpairs(apply, d, axes_max_, block_, ritz_values_.data(), ritz_vectors_.data(),
+                      kRitzRefresh / 10, kSubspaceIterations);
 }
 
 // Chunk accumulators merged in order, then the lanes in order; moments around c.

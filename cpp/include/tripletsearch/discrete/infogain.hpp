@@ -31,8 +31,12 @@ class InfoGainSelector {
   static constexpr int kRadii = 5;
   static constexpr int kSamples = 128;  // posterior draws per score
   static constexpr int kTopItems = 4;   // most probable items among the pair candidates
-  // Principal axes the candidates come from (at most d).
-  static constexpr int axes_for(int k) { return k == 2 ? 5 : (k + 1) / 2; }
+  // Principal axes the candidates come from (at most d): pairs use five up to
+  // kJacobiMaxDim dimensions and three beyond, where each axis costs a projection per
+  // item and answer (the posterior's subspace step).
+  static constexpr int axes_for(int k, std::int64_t d) {
+    return k == 2 ? (d <= kJacobiMaxDim ? 5 : 3) : (k + 1) / 2;
+  }
 
   // Writes the best tuple into q (k items) and returns true; false when no tuple can be
   // formed (a degenerate posterior: the caller falls back to the weighted rule).
@@ -63,7 +67,7 @@ inline std::vector<std::int64_t> InfoGainSelector::tuples(const GammaCKLPosterio
                                                           const ScanInput& in,
                                                           const SearchConfig& cfg, int k) const {
   const std::int64_t d = in.store.d();
-  const Axes axes = post.axes(static_cast<int>(std::min<std::int64_t>(axes_for(k), d)));
+  const Axes axes = post.axes(static_cast<int>(std::min<std::int64_t>(axes_for(k, d), d)));
   const int ne = axes.count, P = k == 2 ? ne * kRadii * 2 : kRadii * k;
   std::vector<double> protos(static_cast<std::size_t>(P * d));
   AxisProtos ax{post.mean().data(), axes.vectors.data(), ne,

@@ -29,8 +29,7 @@ class ItemStore {
   // `distinct`, items that coincide in the store raise std::invalid_argument naming them.
   // X: n x d, double or float (read as it is: no copy of the input).
   template <class T>
-  ItemStore(const T* X, std::int64_t n, std::int64_t d, bool scaled = true,
-            bool distinct = false);
+  ItemStore(const T* X, std::int64_t n, std::int64_t d, bool scaled = true, bool distinct = false);
 
   std::int64_t n() const { return n_; }
   std::int64_t d() const { return d_; }

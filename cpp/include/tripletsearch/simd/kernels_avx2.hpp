@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "dispatch.hpp"
 #include "kernels_portable.hpp"
@@ -23,9 +24,12 @@ namespace avx2 {
 // asks, per coordinate a, for row a of the next block (four lines): 29 ms.
 TS_TARGET_AVX2 TS_ALWAYS_INLINE void prefetch_next_row(const StoreFloat* xb, std::int64_t d,
                                                        std::int64_t a) {
-  const char* row = reinterpret_cast<const char*>(xb + (d + a) * kLanes);
-  for (int q = 0; q < kLanes * static_cast<int>(sizeof(StoreFloat)); q += 64)
-    _mm_prefetch(row + q, _MM_HINT_T0);
+  // an address, not a pointer into the store: past the last block it names nothing, and a
+  // prefetch of it is a no-op
+  const std::uintptr_t row = reinterpret_cast<std::uintptr_t>(xb) +
+                             static_cast<std::uintptr_t>((d + a) * kLanes) * sizeof(StoreFloat);
+  for (std::uintptr_t q = 0; q < kLanes * sizeof(StoreFloat); q += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(row + q), _MM_HINT_T0);
 }
 
 // Eight lanes in two registers per point, NJ points at a time.
