@@ -165,6 +165,65 @@ inline void orthonormalize(double* V, int p, std::int64_t d) {
     }
 }
 
+namespace detail {
+
+// Rayleigh-Ritz on the orthonormal block Q (p x d) given Z = A Q: theta (p, largest first)
+// and the Ritz vectors V = S Q with A V = S Z, S the eigenvectors of H = Q A Q^T.
+inline void rayleigh_ritz(const std::vector<double>& Q, const std::vector<double>& Z,
+                          std::int64_t d, std::vector<double>& theta, std::vector<double>& V,
+                          std::vector<double>& AV) {
+  const int p = static_cast<int>(Q.size() / static_cast<std::size_t>(d));
+  std::vector<double> H(static_cast<std::size_t>(p * p)), S(static_cast<std::size_t>(p * p));
+  theta.resize(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i)
+    for (int j = i; j < p; ++j)  // H = Q A Q^T (symmetrized)
+      H[i * p + j] = H[j * p + i] = 0.5 * (dot(Q.data() + i * d, Z.data() + j * d, d) +
+                                           dot(Q.data() + j * d, Z.data() + i * d, d));
+  top_eigenpairs(H, p, p, theta.data(), S.data());  // S rows: eigenvectors of H
+  V.assign(Q.size(), 0.0);
+  AV.assign(Q.size(), 0.0);
+  for (int i = 0; i < p; ++i)
+    for (int j = 0; j < p; ++j) {
+      const double sij = S[i * p + j];
+      for (std::int64_t a = 0; a < d; ++a) {
+        V[i * d + a] += sij * Q[j * d + a];
+        AV[i * d + a] += sij * Z[j * d + a];
+      }
+    }
+}
+
+// The largest residual ||A v - theta v|| of the first `count` Ritz pairs.
+inline double ritz_residual(const std::vector<double>& V, const std::vector<double>& AV,
+                            const std::vector<double>& theta, int count, std::int64_t d) {
+  double worst = 0.0;
+  for (int i = 0; i < count; ++i) {
+    double r = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) {
+      const double e = AV[i * d + a] - theta[i] * V[i * d + a];
+      r += e * e;
+    }
+    worst = std::max(worst, std::sqrt(r));
+  }
+  return worst;
+}
+
+// The first `count` pairs out: values clamped at 0, unit vectors signed as top_eigenpairs.
+inline void ritz_pairs_out(const std::vector<double>& V, const std::vector<double>& theta,
+                           int count, std::int64_t d, double* values, double* vectors) {
+  for (int e = 0; e < count; ++e) {
+    values[e] = std::max(theta[e], 0.0);
+    const double* v = V.data() + e * d;
+    std::int64_t big = 0;
+    for (std::int64_t a = 1; a < d; ++a)
+      if (std::fabs(v[a]) > std::fabs(v[big])) big = a;
+    const double sign = v[big] < 0.0 ? -1.0 : 1.0;
+    const double norm = std::sqrt(dot(v, v, d));
+    for (std::int64_t a = 0; a < d; ++a) vectors[e * d + a] = sign * v[a] / norm;
+  }
+}
+
+}  // namespace detail
+
 // One Rayleigh-Ritz step on the orthonormal block Q (p x d, p = Q.size() / d) given
 // Z = A Q: the top `count` Ritz values of A in span(Q) (largest first, clamped at 0) and
 // their unit vectors (signed as top_eigenpairs does) into values / vectors, and in Q the
@@ -174,38 +233,10 @@ inline void orthonormalize(double* V, int p, std::int64_t d) {
 inline double ritz_step(std::vector<double>& Q, const std::vector<double>& Z, std::int64_t d,
                         int count, double* values, double* vectors) {
   const int p = static_cast<int>(Q.size() / static_cast<std::size_t>(d));
-  std::vector<double> H(static_cast<std::size_t>(p * p)), theta(static_cast<std::size_t>(p)),
-      S(static_cast<std::size_t>(p * p)), V(Q.size(), 0.0), AV(Q.size(), 0.0);
-  for (int i = 0; i < p; ++i)
-    for (int j = i; j < p; ++j)  // H = Q A Q^T (symmetrized)
-      H[i * p + j] = H[j * p + i] = 0.5 * (dot(Q.data() + i * d, Z.data() + j * d, d) +
-                                           dot(Q.data() + j * d, Z.data() + i * d, d));
-  top_eigenpairs(H, p, p, theta.data(), S.data());  // S rows: eigenvectors of H
-  for (int i = 0; i < p; ++i)
-    for (int j = 0; j < p; ++j) {
-      const double sij = S[i * p + j];
-      for (std::int64_t a = 0; a < d; ++a) {
-        V[i * d + a] += sij * Q[j * d + a];
-        AV[i * d + a] += sij * Z[j * d + a];
-      }
-    }
-  double worst = 0.0;
-  for (int e = 0; e < count; ++e) {
-    values[e] = std::max(theta[e], 0.0);
-    const double* v = V.data() + e * d;
-    double r = 0.0;
-    for (std::int64_t a = 0; a < d; ++a) {
-      const double t = AV[e * d + a] - theta[e] * v[a];
-      r += t * t;
-    }
-    worst = std::max(worst, std::sqrt(r));
-    std::int64_t big = 0;
-    for (std::int64_t a = 1; a < d; ++a)
-      if (std::fabs(v[a]) > std::fabs(v[big])) big = a;
-    const double sign = v[big] < 0.0 ? -1.0 : 1.0;
-    const double norm = std::sqrt(dot(v, v, d));
-    for (std::int64_t a = 0; a < d; ++a) vectors[e * d + a] = sign * v[a] / norm;
-  }
+  std::vector<double> theta, V, AV;
+  detail::rayleigh_ritz(Q, Z, d, theta, V, AV);
+  const double worst = detail::ritz_residual(V, AV, theta, count, d);
+  detail::ritz_pairs_out(V, theta, count, d, values, vectors);
   Q.swap(AV);
   orthonormalize(Q.data(), p, d);
   return worst / std::max(theta[0], 1e-300);
@@ -227,37 +258,13 @@ int subspace_eigenpairs(Apply&& apply, std::int64_t d, int count, std::vector<do
                         double* values, double* vectors, double tol = 1e-8, int max_iter = 60) {
   constexpr double kRitzSettled = 1e-6;  // relative change of the Ritz values per iteration
   const int p = static_cast<int>(block.size() / static_cast<std::size_t>(d));
-  std::vector<double> Z(block.size()), H(static_cast<std::size_t>(p * p)),
-      theta(static_cast<std::size_t>(p)), S(static_cast<std::size_t>(p * p)),
-      previous(static_cast<std::size_t>(count), 0.0);
+  std::vector<double> Z(block.size()), theta, V, AV, previous(static_cast<std::size_t>(count), 0.0);
   int it = 0;
   for (; it < max_iter; ++it) {
     orthonormalize(block.data(), p, d);
     apply(block.data(), p, Z.data());
-    for (int i = 0; i < p; ++i)
-      for (int j = i; j < p; ++j)  // H = Q A Q^T (symmetrized)
-        H[i * p + j] = H[j * p + i] = 0.5 * (dot(block.data() + i * d, Z.data() + j * d, d) +
-                                             dot(block.data() + j * d, Z.data() + i * d, d));
-    top_eigenpairs(H, p, p, theta.data(), S.data());  // S rows: eigenvectors of H
-    // Ritz vectors V = S Q and A V = S Z; residuals of the wanted pairs
-    std::vector<double> V(block.size(), 0.0), AV(block.size(), 0.0);
-    for (int i = 0; i < p; ++i)
-      for (int j = 0; j < p; ++j) {
-        const double s = S[i * p + j];
-        for (std::int64_t a = 0; a < d; ++a) {
-          V[i * d + a] += s * block[j * d + a];
-          AV[i * d + a] += s * Z[j * d + a];
-        }
-      }
-    double worst = 0.0;
-    for (int i = 0; i < count; ++i) {
-      double r = 0.0;
-      for (std::int64_t a = 0; a < d; ++a) {
-        const double e = AV[i * d + a] - theta[i] * V[i * d + a];
-        r += e * e;
-      }
-      worst = std::max(worst, std::sqrt(r));
-    }
+    detail::rayleigh_ritz(block, Z, d, theta, V, AV);
+    const double worst = detail::ritz_residual(V, AV, theta, count, d);
     // converged: the residuals are small, or the Ritz values settled (a near-degenerate
     // cluster of eigenvalues: then any direction in it is as good, its vectors need not
     // converge)
@@ -269,32 +276,14 @@ int subspace_eigenpairs(Apply&& apply, std::int64_t d, int count, std::vector<do
     block.swap(done ? V : AV);  // converged: keep the Ritz vectors; else iterate on A V
     if (done) break;
   }
-  if (it == max_iter) orthonormalize(block.data(), p, d);  // the last A V, as a basis
-  // the wanted pairs: Ritz values and vectors of the final block, largest first
-  std::vector<double> Vf(block);
-  if (it == max_iter) {  // one more Rayleigh-Ritz on the orthonormal block
+  if (it == max_iter) {  // the last A V as a basis, and one more Rayleigh-Ritz on it
+    orthonormalize(block.data(), p, d);
     apply(block.data(), p, Z.data());
-    for (int i = 0; i < p; ++i)
-      for (int j = i; j < p; ++j)
-        H[i * p + j] = H[j * p + i] = 0.5 * (dot(block.data() + i * d, Z.data() + j * d, d) +
-                                             dot(block.data() + j * d, Z.data() + i * d, d));
-    top_eigenpairs(H, p, p, theta.data(), S.data());
-    std::fill(Vf.begin(), Vf.end(), 0.0);
-    for (int i = 0; i < p; ++i)
-      for (int j = 0; j < p; ++j)
-        for (std::int64_t a = 0; a < d; ++a) Vf[i * d + a] += S[i * p + j] * block[j * d + a];
-    block = Vf;
+    detail::rayleigh_ritz(block, Z, d, theta, V, AV);
+    block = V;
   }
-  for (int e = 0; e < count; ++e) {
-    values[e] = std::max(theta[e], 0.0);
-    const double* v = Vf.data() + e * d;
-    std::int64_t big = 0;
-    for (std::int64_t a = 1; a < d; ++a)
-      if (std::fabs(v[a]) > std::fabs(v[big])) big = a;
-    const double sign = v[big] < 0.0 ? -1.0 : 1.0;
-    const double norm = std::sqrt(dot(v, v, d));
-    for (std::int64_t a = 0; a < d; ++a) vectors[e * d + a] = sign * v[a] / norm;
-  }
+  // the wanted pairs: Ritz values and vectors of the final block, largest first
+  detail::ritz_pairs_out(block, theta, count, d, values, vectors);
   return it;
 }
 
