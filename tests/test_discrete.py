@@ -603,6 +603,7 @@ def test_spawn_is_a_fresh_session_over_the_same_store():
 USER_CONFIGS = [
     dict(gamma_auto=True, n_choices=2, selection="infogain"),
     dict(gamma_auto=True, lapse_auto=True, n_choices=3, selection="infogain"),
+    dict(gamma_auto=True, lapse_auto=True, n_choices=2, selection="weighted"),
     dict(lapse=0.1, n_choices=2, selection="infogain"),
     dict(lapse_auto=True, gamma=2.0, n_choices=4, selection="weighted"),
 ]

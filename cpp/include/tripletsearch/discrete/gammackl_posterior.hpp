@@ -264,6 +264,12 @@ struct HypothesisBlock {
   double* hacc;  // the hypotheses' masses (+= the block's)
 };
 
+// A block's mass per hypothesis: eight lane-parallel partial sums, added in a fixed order.
+constexpr int kMassLanes = 8;
+TS_ALWAYS_INLINE double mass_of(const double* part) {
+  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
 // The body, compiled for the portable and the AVX2 kernels: every grid power from s^(1/4)
 // and s^(3/8) by squarings (user_grid.hpp's grid_power for all g at once), lane-wise so
 // that the lanes vectorize.
@@ -315,15 +321,17 @@ TS_ALWAYS_INLINE void hypothesis_lanes(const HypothesisBlock& hb, const double* 
     for (int e = 0; e < nl; ++e) {
       const int h = g * nl + e;
       const double eps = hb.lapse_auto ? kLapseValues[e] : hb.lapse;
-      double* wh = hb.wh + static_cast<std::size_t>(h) * hb.stride;
-      double mass = 0.0;
+      double* __restrict wh = hb.wh + static_cast<std::size_t>(h) * hb.stride;
+      double* __restrict w = hb.w;
       for (int l = 0; l < kLanes; ++l) {
         const double p = num[g][l] * (1.0 / den[g][l]);
         wh[l] *= (eps / k + (1.0 - eps) * p) * scale;
-        hb.w[l] += wh[l];
-        mass += wh[l];
+        w[l] += wh[l];
       }
-      hb.hacc[h] += mass;
+      double part[kMassLanes] = {};  // lane-parallel partial masses (a chain of 8, not 64)
+      for (int l0 = 0; l0 < kLanes; l0 += kMassLanes)
+        for (int q = 0; q < kMassLanes; ++q) part[q] += wh[l0 + q];
+      hb.hacc[h] += mass_of(part);
     }
 }
 
@@ -332,8 +340,75 @@ inline void hypothesis_lanes_portable(const HypothesisBlock& hb, const double* D
   hypothesis_lanes(hb, D, k, choice, scale);
 }
 #ifdef TS_SIMD_X86
+// k = 2 (pairs, the default) with gamma inferred: hypothesis_lanes' arithmetic in AVX2
+// intrinsics, eight lanes at a time in registers (no k x grid tables to fill and copy; the
+// compilers leave the plain loops scalar once the masses take partial sums), the masses'
+// partial sums in L1 in hypothesis_lanes' lane order.
+TS_TARGET_AVX2 inline void hypothesis_pair_avx2(const HypothesisBlock& hb, const double* D,
+                                                int choice, double scale) {
+  const int nl = hb.lapse_auto ? kLapseGrid : 1, nh = kGammaGrid * nl;
+  alignas(32) double mass[kGammaGrid * kLapseGrid][kMassLanes];
+  for (int h = 0; h < nh; ++h)
+    for (int q = 0; q < kMassLanes; ++q) mass[h][q] = 0.0;
+  __m256d cfirst[kLapseGrid], cslope[kLapseGrid];  // eps / 2 and 1 - eps per lapse value
+  for (int e = 0; e < nl; ++e) {
+    const double eps = hb.lapse_auto ? kLapseValues[e] : hb.lapse;
+    cfirst[e] = _mm256_set1_pd(eps / 2);
+    cslope[e] = _mm256_set1_pd(1.0 - eps);
+  }
+  const __m256d tiny = _mm256_set1_pd(kTinyDistance), one = _mm256_set1_pd(1.0),
+                sc = _mm256_set1_pd(scale);
+  for (int l0 = 0; l0 < kLanes; l0 += kMassLanes) {
+    __m256d e0[2], e1[2], o0[2], o1[2], w[2];
+    for (int r = 0; r < 2; ++r) {
+      const __m256d a = _mm256_max_pd(_mm256_loadu_pd(D + l0 + 4 * r), tiny);
+      const __m256d b = _mm256_max_pd(_mm256_loadu_pd(D + kLanes + l0 + 4 * r), tiny);
+      const __m256d m = _mm256_min_pd(a, b);
+      const __m256d s0 = _mm256_mul_pd(m, _mm256_div_pd(one, a));
+      const __m256d s1 = _mm256_mul_pd(m, _mm256_div_pd(one, b));
+      const __m256d h0 = _mm256_sqrt_pd(s0), h1 = _mm256_sqrt_pd(s1);
+      e0[r] = _mm256_sqrt_pd(h0);
+      o0[r] = _mm256_sqrt_pd(_mm256_mul_pd(h0, e0[r]));
+      e1[r] = _mm256_sqrt_pd(h1);
+      o1[r] = _mm256_sqrt_pd(_mm256_mul_pd(h1, e1[r]));
+      w[r] = _mm256_setzero_pd();
+    }
+    for (int g = 0; g < kGammaGrid; ++g) {
+      const bool odd = (g & 1) != 0;
+      __m256d p[2];
+      for (int r = 0; r < 2; ++r) {
+        const __m256d p0 = odd ? o0[r] : e0[r], p1 = odd ? o1[r] : e1[r];
+        p[r] = _mm256_mul_pd(choice == 0 ? p0 : p1, _mm256_div_pd(one, _mm256_add_pd(p0, p1)));
+      }
+      for (int e = 0; e < nl; ++e) {
+        const int h = g * nl + e;
+        double* wh = hb.wh + static_cast<std::size_t>(h) * hb.stride + l0;
+        for (int r = 0; r < 2; ++r) {
+          const __m256d f = _mm256_mul_pd(_mm256_fmadd_pd(cslope[e], p[r], cfirst[e]), sc);
+          const __m256d v = _mm256_mul_pd(_mm256_loadu_pd(wh + 4 * r), f);
+          _mm256_storeu_pd(wh + 4 * r, v);
+          w[r] = _mm256_add_pd(w[r], v);
+          double* mq = mass[h] + 4 * r;
+          _mm256_store_pd(mq, _mm256_add_pd(_mm256_load_pd(mq), v));
+        }
+      }
+      if (odd)
+        for (int r = 0; r < 2; ++r) {
+          e0[r] = _mm256_mul_pd(e0[r], e0[r]);
+          o0[r] = _mm256_mul_pd(o0[r], o0[r]);
+          e1[r] = _mm256_mul_pd(e1[r], e1[r]);
+          o1[r] = _mm256_mul_pd(o1[r], o1[r]);
+        }
+    }
+    _mm256_storeu_pd(hb.w + l0, w[0]);
+    _mm256_storeu_pd(hb.w + l0 + 4, w[1]);
+  }
+  for (int h = 0; h < nh; ++h) hb.hacc[h] += mass_of(mass[h]);
+}
+
 TS_TARGET_AVX2 inline void hypothesis_lanes_avx2(const HypothesisBlock& hb, const double* D, int k,
                                                  int choice, double scale) {
+  if (k == 2 && hb.gamma_auto) return hypothesis_pair_avx2(hb, D, choice, scale);
   hypothesis_lanes(hb, D, k, choice, scale);
 }
 #endif
