@@ -21,6 +21,8 @@ CONFIGS = [  # (method, selection, n_choices)
     ("gamma-ckl", "infogain", 2),
     ("gamma-ckl", "weighted", 4),
     ("gamma-ckl", "infogain", 4),
+    ("gamma-ckl", "weighted", 12),
+    ("gamma-ckl", "infogain", 12),
     ("gauss", "weighted", 2),
     ("gauss", "weighted", 4),
     ("random", "weighted", 3),
@@ -60,6 +62,35 @@ def test_native_matches_numpy_twin(method, selection, k, d):
         np.testing.assert_allclose(a.posterior(), b.posterior(), rtol=1e-9, atol=1e-15)
         np.testing.assert_allclose(a.mean, b.mean, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(a.cov, b.cov, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [3.0, "auto"])
+def test_most_probable_items_across_chunks(gamma):
+    """Each pass keeps the most probable items per chunk and merges them in chunk order.
+    Items sorted along the first axis make the chunks slabs of space: answers about a target
+    put the most probable items in a few chunks, and copies of them in a later chunk tie
+    with them (the lower index wins). Against NumPy's stable sort of the posterior."""
+    X = database(5000, 2, seed=11)  # 79 blocks of 64 items: 16 chunks of 4-5 blocks
+    X = X[np.argsort(X[:, 0])]
+    X[4000:4040] = X[2300:2340]
+    target = X[2320]
+    config = native_config(gamma=3.0, n_choices=2, gamma_auto=gamma == "auto")
+    s = _core.DiscreteSearcher(_core.ItemStore(X), config, 5, 2)  # copies: no duplicate check
+    ties, chunks = 0, set()
+    for step in range(16):
+        shown = s.select()
+        s.update(shown, int(np.argmin(((X[shown] - target) ** 2).sum(1))))
+        p = s.posterior()
+        order = np.argsort(-p, kind="stable")
+        for m in (1, 2, 8, 20):  # 20: beyond what the pass keeps
+            expect = order[:m][p[order[:m]] > 0]
+            assert s.most_probable(m).tolist() == expect.tolist(), (step, m)
+        ties += len(set(order[:8]) & set(range(4000, 4040)))  # copies tied with originals
+        chunks |= {int(i) // 320 for i in order[:8]}
+    assert ties > 0 and len(chunks) >= 3  # the test saw ties and several chunks
+    for bad in (0, len(X) + 1):
+        with pytest.raises(ValueError, match="m: must lie in"):
+            s.most_probable(bad)
 
 
 def test_gammackl_posterior_is_the_bayes_posterior():

@@ -135,6 +135,15 @@ void register_searcher(py::module_& m) {
           "vectors as rows). gamma-CKLSearch beyond 32 dimensions: the Ritz pairs of the "
           "subspace step taken with the last answer, as its next query uses them; otherwise "
           "the eigenpairs of the covariance (test hook).")
+      .def(
+          "most_probable",
+          [](const S& s, int m) {
+            ts::require_between<std::int64_t>(m, 1, s.n_items(), "m");
+            return to_array(locked(s, [&](const S& x) { return x.most_probable(m); }));
+          },
+          py::arg("m"),
+          "The m items of highest posterior probability (ties: lower index; positive "
+          "probabilities only) as the next query sees them (test hook).")
       .def_property_readonly("n_items", &S::n_items)
       .def_property_readonly(
           "n_unshown",

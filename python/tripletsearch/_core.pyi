@@ -482,6 +482,10 @@ class DiscreteSearcher:
     """
     def __init__(self, store: ItemStore, config: SearchConfig, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+    def most_probable(self, m: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The m items of highest posterior probability (ties: lower index; positive probabilities only) as the next query sees them (test hook).
+        """
     def posterior(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         P(item is the target) for every item (shown items: 0).

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "../core/parallel.hpp"
@@ -49,6 +50,7 @@ class GammaCKLPosterior {
       : store_(std::move(store)),
         axes_max_(static_cast<int>(  // InfoGainSelector::axes_for beyond kJacobiMaxDim
             std::min<std::int64_t>(store_->d(), std::max(3, (cfg.n_choices + 1) / 2)))),
+        top_m_(std::max(8, cfg.n_choices)),
         power_(cfg.gamma),
         threads_(threads),
         chunks_(balanced_chunks(store_->blocks() / 4)),
@@ -170,17 +172,15 @@ class GammaCKLPosterior {
       out[i] = total > 0.0 ? w_[static_cast<std::size_t>(i)] / total : 0.0;
   }
 
-  // The m items of highest weight (ties: lower index), positive weights only.
+  // The m items of highest weight (ties: lower index), positive weights only, as the last
+  // pass kept them on the way (m <= max(8, n_choices)).
+  int top_count() const { return top_m_; }
   std::vector<std::int64_t> most_probable(int m) const {
-    std::vector<Cand> best(static_cast<std::size_t>(m),
-                           Cand{std::numeric_limits<double>::infinity(), -1});
-    for (std::int64_t i = 0; i < store_->n(); ++i) {
-      const double w = w_[static_cast<std::size_t>(i)];
-      if (w > 0.0) insert_top(best.data(), m, Cand{-w, i});
-    }
+    if (m > top_m_) throw std::logic_error("most_probable: the pass keeps fewer items");
     std::vector<std::int64_t> out;
-    for (const Cand& c : best)
-      if (c.index >= 0) out.push_back(c.index);
+    for (int t = 0; t < m; ++t)
+      if (top_[static_cast<std::size_t>(t)].index >= 0)
+        out.push_back(top_[static_cast<std::size_t>(t)].index);
     return out;
   }
 
@@ -230,6 +230,8 @@ class GammaCKLPosterior {
 
   std::shared_ptr<const ItemStore> store_;
   int axes_max_;  // principal axes a query can ask for
+  int top_m_;     // most probable items each pass keeps (top_, in most_probable's order)
+  std::vector<Cand> top_;
   GammaPower power_;
   int threads_;
   std::int64_t chunks_;
@@ -437,7 +439,9 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
   const std::int64_t msz = full_ ? moment_size(d) : kAccLanes * (1 + d);
   const std::int64_t C = chunks_;
   std::vector<double> acc(static_cast<std::size_t>(C * msz), 0.0);
-  std::vector<double> hacc(static_cast<std::size_t>(C * nh_), 0.0);             // hypothesis masses
+  std::vector<double> hacc(static_cast<std::size_t>(C * nh_), 0.0);  // hypothesis masses
+  const Cand worst{std::numeric_limits<double>::infinity(), -1};
+  std::vector<Cand> tops(static_cast<std::size_t>(C * top_m_), worst);          // most probable
   const int p = static_cast<int>(block_.size() / static_cast<std::size_t>(d));  // 0: no axes
   std::vector<double> proj(static_cast<std::size_t>(C * p * d), 0.0);  // covariance x block
   const std::vector<float> Q32(block_.begin(), block_.end()), c32(mean_.begin(), mean_.end());
@@ -493,6 +497,7 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
         } else if (shown != nullptr || scale != 1.0) {
           for (int l = 0; l < kLanes; ++l) w[l] *= scale;
         }
+        keep_top(w, b * kLanes, tops.data() + ch * top_m_, top_m_);
         if (full_) {
           simd::block_moments(xb, w, d, c.data(), a, y.data(), wy.data());
         } else {
@@ -503,6 +508,9 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
     }
   }
   errors.rethrow();
+  top_.assign(static_cast<std::size_t>(top_m_), worst);
+  for (const Cand& t : tops)  // chunk order
+    if (t.index >= 0) insert_top(top_.data(), top_m_, t);
   for (int h = 0; h < nh_; ++h) {  // chunk order
     double s = 0.0;
     for (std::int64_t ch = 0; ch < C; ++ch) s += hacc[static_cast<std::size_t>(ch * nh_ + h)];

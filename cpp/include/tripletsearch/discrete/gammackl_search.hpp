@@ -32,6 +32,10 @@ class GammaCKLSearch final : public DiscreteSearcher {
   const std::vector<double>& mean() const override { return post_.mean(); }
   const std::vector<double>& cov() const override { return post_.cov(); }
   Axes axes(int count) const override { return post_.axes(count); }
+  // as the last pass kept them (up to max(8, n_choices); beyond from the posterior)
+  std::vector<std::int64_t> most_probable(int m) const override {
+    return m <= post_.top_count() ? post_.most_probable(m) : DiscreteSearcher::most_probable(m);
+  }
 
  protected:
   void select_k(std::int64_t* q, int k) override {

@@ -45,6 +45,19 @@ inline void insert_top(Cand* tc, int k, const Cand& cand) {
 
 // What a scan reads: the store, the block-padded posterior weights (nullptr: all 1), the
 // shown mask, the chunking of the blocks and the threads.
+// Offers the block's items of positive weight (w: kLanes weights of items base, base + 1,
+// ...) to the top k by weight in tc (scores -w, ties: lower index), blocks in index order.
+inline void keep_top(const double* w, std::int64_t base, Cand* tc, int k) {
+  double mx[4] = {0.0, 0.0, 0.0, 0.0};
+  for (int l = 0; l < kLanes; l += 4)
+    for (int q = 0; q < 4; ++q) mx[q] = w[l + q] > mx[q] ? w[l + q] : mx[q];
+  // an item after those in tc is better than the k-th only with a higher weight
+  const double thr = -tc[k - 1].score;
+  if (!(std::max(std::max(mx[0], mx[1]), std::max(mx[2], mx[3])) > thr)) return;
+  for (int l = 0; l < kLanes; ++l)
+    if (w[l] > 0.0) insert_top(tc, k, Cand{-w[l], base + l});
+}
+
 struct ScanInput {
   const ItemStore& store;
   const double* w;

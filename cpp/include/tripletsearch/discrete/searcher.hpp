@@ -81,6 +81,22 @@ class DiscreteSearcher {
   // The posterior of the user's gamma and lapse rate on their grids (user_grid.hpp);
   // false when neither is inferred.
   virtual bool user_posterior(double* /*gamma_p*/, double* /*lapse_p*/) const { return false; }
+  // The m items of highest probability (ties: lower index), positive ones only.
+  virtual std::vector<std::int64_t> most_probable(int m) const {
+    std::vector<double> p(static_cast<std::size_t>(store_->n()));
+    posterior(p.data());
+    std::vector<std::int64_t> order;
+    for (std::int64_t i = 0; i < store_->n(); ++i)
+      if (p[static_cast<std::size_t>(i)] > 0.0) order.push_back(i);
+    const auto top =
+        order.begin() + std::min<std::int64_t>(m, static_cast<std::int64_t>(order.size()));
+    std::partial_sort(order.begin(), top, order.end(), [&](std::int64_t a, std::int64_t b) {
+      return p[static_cast<std::size_t>(a)] > p[static_cast<std::size_t>(b)] ||
+             (p[static_cast<std::size_t>(a)] == p[static_cast<std::size_t>(b)] && a < b);
+    });
+    order.erase(top, order.end());
+    return order;
+  }
   // The belief's mean and covariance (d, d x d) over the target's location, in the store's
   // frame (ItemStore: centred and scaled) ...
   virtual const std::vector<double>& mean() const = 0;
