@@ -3,7 +3,8 @@
 Latency per answer (ask + tell, default settings: gamma="auto", selection "auto"), as
 passes of the store: the median over queries 1-30 divided by ``X.max()`` on the same float32
 array in the same process (one thread, NumPy). n = 1e6 and 1e7 items in d = 10, 1e5 in
-d = 512, each in a fresh process, on 1 and 2 threads. Queries-to-find (n = 1000 items
+d = 512, each in a fresh process, on 1 and 2 threads; and with ``gamma=3.0`` (no user
+hypotheses: one weight per item) at d = 10 on 2 threads. Queries-to-find (n = 1000 items
 uniform in [-1, 1]^d, pairs, gamma-CKL users with gamma = 3, every item the target once on
 two databases): d = 2 and d = 5, and in d = 5 users who click at random 10 % of the time,
 unmodelled, modelled and inferred. The information per query in d = 5: the realized
@@ -27,6 +28,7 @@ import pytest
 import tripletsearch as ts
 
 PASSES: dict[tuple[int, int, int], dict] = {}
+FIXED: dict[int, dict] = {}  # gamma=3.0 (no user hypotheses), d = 10, 2 threads
 QUALITY: dict[str, tuple[float, float, float]] = {}
 BITS: dict[str, float] = {}
 
@@ -36,11 +38,12 @@ import numpy as np
 import tripletsearch as ts
 
 n, d, threads = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+gamma = "auto" if sys.argv[4] == "auto" else float(sys.argv[4])
 X = np.random.default_rng(n + d).standard_normal((n, d), dtype=np.float32)
 base = min((lambda t0: (X.max(), time.perf_counter() - t0)[1])(time.perf_counter())
            for _ in range(7))
 t0 = time.perf_counter()
-s = ts.DiscreteSearch(X, random_state=0, n_jobs=threads)
+s = ts.DiscreteSearch(X, random_state=0, n_jobs=threads, gamma=gamma)
 setup = time.perf_counter() - t0
 target = X[n // 3].astype(np.float64)
 oracle, rng, times = ts.GammaCKL(3.0), np.random.default_rng(1), []
@@ -64,18 +67,26 @@ print(json.dumps({"median": float(np.median(times)), "xmax": base, "setup": setu
 )
 def test_passes_per_answer(benchmark, n, d, threads):
     benchmark.group = "ask + tell as passes of the store"
-
-    def run():
-        out = subprocess.run(
-            [sys.executable, "-c", _LATENCY, str(n), str(d), str(threads)],
-            capture_output=True,
-            text=True,
-        )
-        assert out.returncode == 0, out.stderr[-2000:]
-        return json.loads(out.stdout.strip().splitlines()[-1])
-
-    r = benchmark.pedantic(run, rounds=1, iterations=1)
+    r = benchmark.pedantic(lambda: _latency(n, d, threads, "auto"), rounds=1, iterations=1)
     PASSES[(n, d, threads)] = r
+    benchmark.extra_info.update(r, passes=r["median"] / r["xmax"])
+
+
+def _latency(n, d, threads, gamma):
+    out = subprocess.run(
+        [sys.executable, "-c", _LATENCY, str(n), str(d), str(threads), gamma],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("n", [1_000_000, 10_000_000], ids=["1e6x10", "1e7x10"])
+def test_passes_per_answer_fixed_gamma(benchmark, n):
+    """gamma=3.0: the posterior without user hypotheses (one weight per item)."""
+    benchmark.group = "ask + tell as passes of the store"
+    FIXED[n] = r = benchmark.pedantic(lambda: _latency(n, 10, 2, "3.0"), rounds=1, iterations=1)
     benchmark.extra_info.update(r, passes=r["median"] / r["xmax"])
 
 
@@ -167,6 +178,11 @@ def test_table(capsys):
         if r1 and r2:
             text += f"  ({r1['median'] / r2['median']:.2f}x; X.max {r2['xmax'] * 1e3:.1f} ms)"
         lines.append(text)
+    for n, r in sorted(FIXED.items()):
+        lines.append(
+            f"  n = {n:.0e}, d =  10, gamma=3.0 (no user hypotheses), 2 threads:"
+            f" {r['median'] * 1e3:.1f} ms = {r['median'] / r['xmax']:.1f} passes"
+        )
     if QUALITY:
         lines.append("Queries to find (n = 1000, pairs, gamma-CKL users, gamma 3): median / mean")
         for label, (med, mean, se) in QUALITY.items():
