@@ -172,7 +172,7 @@ class DiscreteSearcher:
             dmin = D.min(axis=0)
             pw = np.zeros((k, self.ng, self.n))
             for c in range(k):
-                s = dmin * (1.0 / D[c])
+                s = np.where(D[c] == dmin, 1.0, dmin * (1.0 / D[c]))  # the closest: 1
                 for g in range(self.ng):
                     pw[c, g] = grid_power(g, s) if self.gamma_auto else gamma_power(s, self.gamma)
             den = np.cumsum(pw, axis=0)[-1]

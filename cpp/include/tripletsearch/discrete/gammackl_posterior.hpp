@@ -293,8 +293,10 @@ TS_ALWAYS_INLINE void hypothesis_lanes(const HypothesisBlock& hb, const double* 
     for (int l = 0; l < kLanes; ++l) den[g][l] = 0.0;
   double even[kLanes], odd[kLanes];
   for (int c = 0; c < k; ++c) {
-    for (int l = 0; l < kLanes; ++l)
-      even[l] = dmin[l] * (1.0 / std::max(D[c * kLanes + l], kTinyDistance));
+    for (int l = 0; l < kLanes; ++l) {  // the closest items' ratios are 1 exactly
+      const double Dc = std::max(D[c * kLanes + l], kTinyDistance);
+      even[l] = Dc == dmin[l] ? 1.0 : dmin[l] * (1.0 / Dc);
+    }
     if (!hb.gamma_auto) {
       for (int l = 0; l < kLanes; ++l) {
         const double p = (*hb.power)(even[l]);
@@ -348,11 +350,14 @@ inline void hypothesis_lanes_portable(const HypothesisBlock& hb, const double* D
 }
 #ifdef TS_SIMD_X86
 // k = 2 (pairs, the default) with gamma inferred: hypothesis_lanes' arithmetic in AVX2
-// intrinsics, eight lanes at a time in registers (no k x grid tables to fill and copy; the
-// compilers leave the plain loops scalar once the masses take partial sums), the masses'
-// partial sums in L1 in hypothesis_lanes' lane order.
+// intrinsics (the compilers leave the plain loops scalar), the same weights bit for bit.
+// The closer item's ratio is 1, so its powers are 1 and only the farther one's,
+// rho = Dmin / Dmax, need the three square roots; sixteen lanes at a time, as four
+// independent chains of squarings and sums. The masses' partial sums stay in L1, in
+// hypothesis_lanes' lane order.
 TS_TARGET_AVX2 inline void hypothesis_pair_avx2(const HypothesisBlock& hb, const double* D,
                                                 int choice, double scale) {
+  constexpr int R = 4;  // groups of four lanes in flight
   const int nl = hb.lapse_auto ? kLapseGrid : 1, nh = kGammaGrid * nl;
   alignas(32) double mass[kGammaGrid * kLapseGrid][kMassLanes];
   for (int h = 0; h < nh; ++h)
@@ -365,50 +370,48 @@ TS_TARGET_AVX2 inline void hypothesis_pair_avx2(const HypothesisBlock& hb, const
   }
   const __m256d tiny = _mm256_set1_pd(kTinyDistance), one = _mm256_set1_pd(1.0),
                 sc = _mm256_set1_pd(scale);
-  for (int l0 = 0; l0 < kLanes; l0 += kMassLanes) {
-    __m256d e0[2], e1[2], o0[2], o1[2], w[2];
-    for (int r = 0; r < 2; ++r) {
+  for (int l0 = 0; l0 < kLanes; l0 += 4 * R) {
+    __m256d even[R], odd[R], closer[R], w[R];
+    for (int r = 0; r < R; ++r) {
       const __m256d a = _mm256_max_pd(_mm256_loadu_pd(D + l0 + 4 * r), tiny);
       const __m256d b = _mm256_max_pd(_mm256_loadu_pd(D + kLanes + l0 + 4 * r), tiny);
-      const __m256d m = _mm256_min_pd(a, b);
-      const __m256d s0 = _mm256_mul_pd(m, _mm256_div_pd(one, a));
-      const __m256d s1 = _mm256_mul_pd(m, _mm256_div_pd(one, b));
-      const __m256d h0 = _mm256_sqrt_pd(s0), h1 = _mm256_sqrt_pd(s1);
-      e0[r] = _mm256_sqrt_pd(h0);
-      o0[r] = _mm256_sqrt_pd(_mm256_mul_pd(h0, e0[r]));
-      e1[r] = _mm256_sqrt_pd(h1);
-      o1[r] = _mm256_sqrt_pd(_mm256_mul_pd(h1, e1[r]));
+      const __m256d lo = _mm256_min_pd(a, b), hi = _mm256_max_pd(a, b);
+      const __m256d tie = _mm256_cmp_pd(a, b, _CMP_EQ_OQ);  // both ratios 1
+      const __m256d rho = _mm256_blendv_pd(_mm256_mul_pd(lo, _mm256_div_pd(one, hi)), one, tie);
+      closer[r] = _mm256_or_pd(
+          tie, choice == 0 ? _mm256_cmp_pd(a, b, _CMP_LT_OQ) : _mm256_cmp_pd(b, a, _CMP_LT_OQ));
+      const __m256d h = _mm256_sqrt_pd(rho);
+      even[r] = _mm256_sqrt_pd(h);
+      odd[r] = _mm256_sqrt_pd(_mm256_mul_pd(h, even[r]));
       w[r] = _mm256_setzero_pd();
     }
     for (int g = 0; g < kGammaGrid; ++g) {
-      const bool odd = (g & 1) != 0;
-      __m256d p[2];
-      for (int r = 0; r < 2; ++r) {
-        const __m256d p0 = odd ? o0[r] : e0[r], p1 = odd ? o1[r] : e1[r];
-        p[r] = _mm256_mul_pd(choice == 0 ? p0 : p1, _mm256_div_pd(one, _mm256_add_pd(p0, p1)));
+      const bool is_odd = (g & 1) != 0;
+      __m256d p[R];  // P(choice | item, gamma_g) = (1 or rho^g/2) / (1 + rho^g/2)
+      for (int r = 0; r < R; ++r) {
+        const __m256d pw = is_odd ? odd[r] : even[r];
+        p[r] = _mm256_mul_pd(_mm256_blendv_pd(pw, one, closer[r]),
+                             _mm256_div_pd(one, _mm256_add_pd(one, pw)));
       }
       for (int e = 0; e < nl; ++e) {
-        const int h = g * nl + e;
-        double* wh = hb.wh + static_cast<std::size_t>(h) * hb.stride + l0;
-        for (int r = 0; r < 2; ++r) {
+        const int hh = g * nl + e;
+        double* wh = hb.wh + static_cast<std::size_t>(hh) * hb.stride + l0;
+        for (int r = 0; r < R; ++r) {
           const __m256d f = _mm256_mul_pd(_mm256_fmadd_pd(cslope[e], p[r], cfirst[e]), sc);
           const __m256d v = _mm256_mul_pd(_mm256_loadu_pd(wh + 4 * r), f);
           _mm256_storeu_pd(wh + 4 * r, v);
           w[r] = _mm256_add_pd(w[r], v);
-          double* mq = mass[h] + 4 * r;
+          double* mq = mass[hh] + ((l0 + 4 * r) & (kMassLanes - 1));
           _mm256_store_pd(mq, _mm256_add_pd(_mm256_load_pd(mq), v));
         }
       }
-      if (odd)
-        for (int r = 0; r < 2; ++r) {
-          e0[r] = _mm256_mul_pd(e0[r], e0[r]);
-          o0[r] = _mm256_mul_pd(o0[r], o0[r]);
-          e1[r] = _mm256_mul_pd(e1[r], e1[r]);
-          o1[r] = _mm256_mul_pd(o1[r], o1[r]);
+      if (is_odd)
+        for (int r = 0; r < R; ++r) {
+          even[r] = _mm256_mul_pd(even[r], even[r]);
+          odd[r] = _mm256_mul_pd(odd[r], odd[r]);
         }
     }
-    _mm256_storeu_pd(hb.w + l0, w[0]);
-    _mm256_storeu_pd(hb.w + l0 + 4, w[1]);
+    for (int r = 0; r < R; ++r) _mm256_storeu_pd(hb.w + l0 + 4 * r, w[r]);
   }
   for (int h = 0; h < nh; ++h) hb.hacc[h] += mass_of(mass[h]);
 }
