@@ -15,8 +15,9 @@
 // With a lapse rate, or gamma and/or the lapse rate inferred (SearchConfig::hypotheses),
 // the posterior is over (item, hypothesis): one weight per item and hypothesis h = (gamma
 // grid index, lapse index), prior x likelihood, and the item weights are their sums over
-// h (in order). One pass updates them all: three square roots per item and shown item give
-// the likelihood under every gamma of the grid (oracle/user_grid.hpp).
+// h (in order). One pass updates them all: three square roots per item and shown item (for
+// pairs: per item, the closer item's ratio being 1) give the likelihood under every gamma
+// of the grid (oracle/user_grid.hpp).
 #pragma once
 
 #include <algorithm>
@@ -248,10 +249,12 @@ class GammaCKLPosterior {
   double lapse_;            // the fixed lapse rate
   std::vector<double> wh_;  // nh_ x wh_stride(): weights per hypothesis and item
   // The distance between two hypotheses' weights: the items rounded up to 4 KiB, plus
-  // 192 bytes, so that the update's nh_ streams do not share their addresses' low 12 bits
-  // (4K aliasing: with a stride of a multiple of 4 KiB the loads of one hypothesis wait on
-  // the stores of the previous one; 16 against 21 ns per item at 1e6 items).
-  std::size_t wh_stride() const { return (w_.size() + 511) / 512 * 512 + 24; }
+  // 576 bytes (more than a block's 512, an odd number of cache lines), so that the
+  // update's nh_ streams do not share their addresses' low 12 bits within a block (4K
+  // aliasing: with a stride of a multiple of 4 KiB -- ceil(n / 64) a multiple of 8 -- the
+  // loads of one hypothesis waited on the stores of the previous one; n = 2^20: tell 30
+  // -> 24.4 ms on one thread).
+  std::size_t wh_stride() const { return (w_.size() + 511) / 512 * 512 + 72; }
   std::vector<double> htotal_;  // each hypothesis' mass after the last pass
   // beyond kJacobiMaxDim: the subspace block (p x d, orthonormal) the next pass applies the
   // covariance to, and the Ritz pairs of the last step (axes_max_ values and vectors)
@@ -350,7 +353,8 @@ inline void hypothesis_lanes_portable(const HypothesisBlock& hb, const double* D
 }
 #ifdef TS_SIMD_X86
 // k = 2 (pairs, the default) with gamma inferred: hypothesis_lanes' arithmetic in AVX2
-// intrinsics (the compilers leave the plain loops scalar), the same weights bit for bit.
+// intrinsics (the compilers leave the plain loops scalar): the same operations in the same
+// order (bit for bit where the compiler fuses the generic body's multiply-add as here).
 // The closer item's ratio is 1, so its powers are 1 and only the farther one's,
 // rho = Dmin / Dmax, need the three square roots; sixteen lanes at a time, as four
 // independent chains of squarings and sums. The masses' partial sums stay in L1, in
@@ -489,13 +493,13 @@ inline void GammaCKLPosterior::pass(const std::int64_t* shown, int k, int choice
             for (int l = 0; l < kLanes; ++l) w[l] = 0.0;
             for (int h = 0; h < nh_; ++h) {
               double* wh = wh_.data() + static_cast<std::size_t>(h) * wh_stride() + b * kLanes;
-              double mass = 0.0;
+              double part[detail::kMassLanes] = {};  // as hypothesis_lanes
               for (int l = 0; l < kLanes; ++l) {
                 wh[l] *= scale;
                 w[l] += wh[l];
-                mass += wh[l];
+                part[l % detail::kMassLanes] += wh[l];
               }
-              hacc[static_cast<std::size_t>(ch * nh_ + h)] += mass;
+              hacc[static_cast<std::size_t>(ch * nh_ + h)] += detail::mass_of(part);
             }
           }
         } else if (choice >= 0) {

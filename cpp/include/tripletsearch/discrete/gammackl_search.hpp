@@ -32,7 +32,8 @@ class GammaCKLSearch final : public DiscreteSearcher {
   const std::vector<double>& mean() const override { return post_.mean(); }
   const std::vector<double>& cov() const override { return post_.cov(); }
   Axes axes(int count) const override { return post_.axes(count); }
-  // as the last pass kept them (up to max(8, n_choices); beyond from the posterior)
+  // as the last pass kept them, by weight (up to max(8, n_choices); beyond from the
+  // normalized posterior, where weights an ulp apart can tie)
   std::vector<std::int64_t> most_probable(int m) const override {
     return m <= post_.top_count() ? post_.most_probable(m) : DiscreteSearcher::most_probable(m);
   }

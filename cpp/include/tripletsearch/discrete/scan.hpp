@@ -43,8 +43,6 @@ inline void insert_top(Cand* tc, int k, const Cand& cand) {
   tc[pos] = cand;
 }
 
-// What a scan reads: the store, the block-padded posterior weights (nullptr: all 1), the
-// shown mask, the chunking of the blocks and the threads.
 // Offers the block's items of positive weight (w: kLanes weights of items base, base + 1,
 // ...) to the top k by weight in tc (scores -w, ties: lower index), blocks in index order.
 inline void keep_top(const double* w, std::int64_t base, Cand* tc, int k) {
@@ -58,6 +56,8 @@ inline void keep_top(const double* w, std::int64_t base, Cand* tc, int k) {
     if (w[l] > 0.0) insert_top(tc, k, Cand{-w[l], base + l});
 }
 
+// What a scan reads: the store, the block-padded posterior weights (nullptr: all 1), the
+// shown mask, the chunking of the blocks and the threads.
 struct ScanInput {
   const ItemStore& store;
   const double* w;
