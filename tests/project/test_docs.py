@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide"
 # pages whose examples need what a test cannot have
 SKIP = {"serving.rst": "reads the export of a recorded database"}
 

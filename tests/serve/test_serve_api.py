@@ -408,7 +408,7 @@ def test_schema_versions(tmp_path):
 
 
 def test_a_version_1_database_is_upgraded_and_its_sessions_continue(tmp_path):
-    """A database as version 1 wrote it (its schema dumped in tests/data), holding a
+    """A database as version 1 wrote it (its schema dumped in tests/serve/data), holding a
     session with one answer: the service upgrades it once and the session goes on."""
     db = tmp_path / "v1.sqlite"
     ddl = (Path(__file__).parent / "data" / "schema_v1_sqlite.sql").read_text()

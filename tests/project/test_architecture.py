@@ -255,7 +255,7 @@ def test_the_version_lives_in_one_place():
 
     import tripletsearch
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     pyproject = (root / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in pyproject
     assert not re.search(r"^version\s*=", pyproject, re.M)  # no second copy
