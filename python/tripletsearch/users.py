@@ -23,6 +23,7 @@ import numpy as np
 
 from ._deprecation import renamed, warn_renamed
 from ._validation import check_X
+from .outcomes import is_comparison
 
 __all__ = ["fit_choice_model", "ChoiceModelFit", "choice_log_likelihood"]
 
@@ -132,7 +133,7 @@ def _prepare(X: Any, heads: Any, shown: Any, choice: Any) -> tuple[np.ndarray, .
     if not hit.any(axis=1).all():
         bad = int(np.argmin(hit.any(axis=1)))
         raise ValueError(f"choice: row {bad} picks {C[bad]}, which was not shown")
-    keep = ~(S == H[:, None]).any(axis=1)  # the target on screen: not a comparison
+    keep = is_comparison(H, S)  # the target on screen: not a comparison
     return X, H[keep], S[keep], np.argmax(hit[keep], axis=1)
 
 

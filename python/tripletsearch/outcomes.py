@@ -1,0 +1,94 @@
+"""Outcome rules of recorded searches, written once, over arrays.
+
+A person looking for a target answers screens of shown items: they pick the item closest
+to the target, or say "this is it". Two rules decide what such records mean, and every
+reader of them (:func:`tripletsearch.fit_choice_model`, the search service's stored
+sessions, its export and its study report) applies these functions rather than its own
+version:
+
+* :func:`found_target`: which searches found their target. A search found it when it
+  ended with "this is it" and, when its target was known beforehand (a study's), the item
+  named is that target. A free search's target is whatever the person said it was.
+* :func:`is_comparison`: which answered screens are comparisons. A screen that shows the
+  target is not one: a person who sees the target picks it, whatever the other items'
+  distances (the gamma-CKL choice model describes picks among items that are all not the
+  target).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["found_target", "is_comparison"]
+
+
+def _ints(name: str, value: Any, ndim: int) -> np.ndarray:
+    a = np.asarray(value)
+    if a.size == 0 and a.dtype == np.float64:  # an empty list: no rows
+        a = a.astype(np.int64)
+    if a.dtype == bool or not np.issubdtype(a.dtype, np.integer) or a.ndim != ndim:
+        raise TypeError(f"{name}: expected a {ndim}-d integer array, got {a.dtype} {a.shape}")
+    return a
+
+
+def found_target(said_found: Any, found_item: Any, target: Any) -> np.ndarray:
+    """Which searches found their target.
+
+    Parameters
+    ----------
+    said_found : array_like of bool (s,)
+        Whether each search ended with the person saying "this is it" (a mix search of the
+        service: accepting the estimate).
+    found_item : array_like of int (s,)
+        The item "this is it" named, -1 when none (the search ended otherwise, or its
+        answers name no item).
+    target : array_like of int (s,)
+        The target each search was given beforehand (a study's), -1 when it had none (a
+        free search: its target is what the person said it was).
+
+    Returns
+    -------
+    ndarray of bool (s,)
+        ``said_found & ((target == -1) | (found_item == target))``.
+    """
+    said = np.asarray(said_found)
+    if said.size == 0 and said.dtype == np.float64:
+        said = said.astype(bool)
+    if said.dtype != bool or said.ndim != 1:
+        raise TypeError(f"said_found: expected a 1-d bool array, got {said.dtype} {said.shape}")
+    item, tgt = _ints("found_item", found_item, 1), _ints("target", target, 1)
+    if not len(said) == len(item) == len(tgt):
+        raise ValueError(
+            f"said_found, found_item, target: lengths differ ({len(said)}, {len(item)}, "
+            f"{len(tgt)})"
+        )
+    for name, a in (("found_item", item), ("target", tgt)):
+        if a.size and a.min() < -1:
+            raise ValueError(f"{name}: expected item ids >= 0 or -1 (none), got {a.min()}")
+    return said & ((tgt == -1) | (item == tgt))
+
+
+def is_comparison(heads: Any, shown: Any) -> np.ndarray:
+    """Which answered screens are comparisons: those that do not show their head.
+
+    Parameters
+    ----------
+    heads : array_like of int (m,)
+        The target of the person who answered each screen.
+    shown : array_like of int (m, k)
+        The items each screen showed.
+
+    Returns
+    -------
+    ndarray of bool (m,)
+        True where ``heads[r]`` is not among ``shown[r]``.
+    """
+    H, S = _ints("heads", heads, 1), _ints("shown", shown, 2)
+    if len(H) != len(S):
+        raise ValueError(f"heads, shown: lengths differ ({len(H)}, {len(S)})")
+    for name, a in (("heads", H), ("shown", S)):
+        if a.size and a.min() < 0:
+            raise ValueError(f"{name}: item ids must be >= 0, got {a.min()}")
+    return ~(S == H[:, None]).any(axis=1)
