@@ -61,8 +61,7 @@ def found_target(said_found: Any, found_item: Any, target: Any) -> np.ndarray:
     item, tgt = _ints("found_item", found_item, 1), _ints("target", target, 1)
     if not len(said) == len(item) == len(tgt):
         raise ValueError(
-            f"said_found, found_item, target: lengths differ ({len(said)}, {len(item)}, "
-            f"{len(tgt)})"
+            f"said_found, found_item, target: lengths differ ({len(said)}, {len(item)}, {len(tgt)})"
         )
     for name, a in (("found_item", item), ("target", tgt)):
         if a.size and a.min() < -1:

@@ -1,6 +1,8 @@
-"""Real components for the service's tests: a uvicorn server in a thread, the
-``tripletsearch serve`` command in its own process group, and a throwaway PostgreSQL
-cluster (Debian's ``postgresql``; as root, the cluster runs as the ``postgres`` user)."""
+"""Components for the service's tests: the app in process (Starlette's TestClient: no
+server, no socket), and the real ones for what needs them: a uvicorn server in a thread (the
+browser), the ``tripletsearch serve`` command in its own process group (kill -9, several
+workers), and a throwaway PostgreSQL cluster (Debian's ``postgresql``; as root, the
+cluster runs as the ``postgres`` user)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,17 @@ def wait_healthy(base: str, timeout: float = 60.0, proc: subprocess.Popen | None
             pass
         time.sleep(0.1)
     raise TimeoutError(f"{base} did not become healthy in {timeout} s")
+
+
+@contextlib.contextmanager
+def in_process(app: Any) -> Iterator[Any]:
+    """``app`` served in this process by Starlette's TestClient (an ``httpx.Client``), with
+    its lifespan; requests run through the whole ASGI stack, without a socket."""
+    with warnings.catch_warnings():  # Starlette 1.x, importing it: "install httpx2 instead"
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    with TestClient(app) as client:
+        yield client
 
 
 @contextlib.contextmanager

@@ -39,7 +39,9 @@ def test_kill9_mid_session_loses_nothing(tmp_path):
     people = [FindPerson(CAT, int(t), 3.0, rng) for t in rng.choice(CAT.n_items, 8, replace=False)]
     srv = ServeProcess("--demo", "colours", "--database", url)
     try:
-        sessions = [httpx.post(srv.base + "/api/sessions", json={"k": 4}).json() for _ in people]
+        sessions = [
+            httpx.post(srv.base + "/api/sessions", json={"n_choices": 4}).json() for _ in people
+        ]
         screens = [s["screen"] for s in sessions]
         acked: list[tuple[int, dict, dict]] = []  # (session, body, reply) the server confirmed
         for _ in range(2):
@@ -128,18 +130,18 @@ def race(bases, s, bodies, n_threads=16):
 
 
 def check_races(bases, db_url):
-    s = httpx.post(bases[0] + "/api/sessions", json={"mode": "find", "k": 4}).json()
+    s = httpx.post(bases[0] + "/api/sessions", json={"mode": "find", "n_choices": 4}).json()
     # the same answer 16 times at once (double clicks, retries): recorded once
     out = race(bases, s, [{"screen": 0, "choice": 1}])
     assert all(code == 200 for code, _ in out)
     assert all(reply == out[0][1] for _, reply in out)
     # different answers to the next screen at once: one wins, the rest are refused
     out = race(bases, s, [{"screen": 1, "choice": c} for c in range(4)])
-    winners = {reply["queries"] for code, reply in out if code == 200}
+    winners = {reply["n_queries"] for code, reply in out if code == 200}
     assert winners == {2}
     assert all(code in (200, 409) for code, _ in out)
     st = session_state(bases[-1], s)
-    assert st["queries"] == 2 and [h["screen"] for h in st["history"]] == [0, 1]
+    assert st["n_queries"] == 2 and [h["screen"] for h in st["history"]] == [0, 1]
     won = st["history"][1]["choice"]
     for code, reply in out:  # every 200 is the winner's reply, every 409 names it
         if code == 409:
@@ -160,7 +162,7 @@ def test_two_workers_share_an_sqlite_file(tmp_path):
 
 def run_whole_search(bases, target, rng):
     person = FindPerson(CAT, target, 3.0, rng)
-    s = httpx.post(bases[0] + "/api/sessions", json={"mode": "find", "k": 4}).json()
+    s = httpx.post(bases[0] + "/api/sessions", json={"mode": "find", "n_choices": 4}).json()
     screen, n = s["screen"], 0
     while True:
         r = answer(bases[n % len(bases)], s, person.answer(screen))  # alternate servers
@@ -170,7 +172,7 @@ def run_whole_search(bases, target, rng):
             break
         screen = r.json()["screen"]
     st = session_state(bases[-1], s)
-    assert st["result"]["target"] == target and st["queries"] == n
+    assert st["result"]["target"] == target and st["n_queries"] == n
     return n
 
 
@@ -193,10 +195,10 @@ def test_two_servers_share_postgresql():
                 assert after["answers"] == before["answers"] + total
                 assert after["sessions"] == before["sessions"] + 8
             # a server killed and restarted on PostgreSQL: the session goes on
-            s = httpx.post(a.base + "/api/sessions", json={"k": 3}).json()
+            s = httpx.post(a.base + "/api/sessions", json={"n_choices": 3}).json()
             r = answer(a.base, s, {"screen": 0, "choice": 2})
             a.kill9()
         with ServeProcess("--demo", "colours", "--database", url) as c:
             st = session_state(c.base, s)
-            assert st["queries"] == 1 and st["screen"] == r.json()["screen"]
+            assert st["n_queries"] == 1 and st["screen"] == r.json()["screen"]
             assert answer(c.base, s, {"screen": 0, "choice": 2}).json() == r.json()

@@ -7,14 +7,14 @@ import json
 import textwrap
 from collections import Counter
 
-import httpx
 import numpy as np
 import pytest
-from serving import thread_server
+from serving import in_process
 
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.people import FindPerson
+from tripletsearch.serve.report import study_report
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
@@ -23,7 +23,7 @@ title = "Find the colour"
 catalogue = "colours"
 methods = ["gamma-ckl", "gauss"]
 targets = 4
-k = 4
+n_choices = 4
 seed = 3
 max_queries = 40
 consent = "We record clicks under a random id."
@@ -52,7 +52,8 @@ def test_plan_is_balanced_and_blind(tmp_path):
     "text,match",
     [
         ('catalogue = "colours"\nmethods = ["x"]', "methods: a list of distinct names"),
-        ('catalogue = "colours"\nk = 9', "k: an integer from 2 to 8"),
+        ('catalogue = "colours"\nn_choices = 9', "n_choices: an integer from 2 to 8"),
+        ('catalogue = "colours"\nk = 4\nn_choices = 4', "k: renamed n_choices"),
         ('catalogue = "colours"\ntargets = 0', "targets: 1 to 949"),
         ('catalogue = "colours"\ntargets = [1, 1]', "targets: distinct item ids"),
         ('catalogue = "colours"\nsigma = -1', "sigma: a number > 0"),
@@ -79,6 +80,45 @@ def test_serve_refuses_a_bad_gamma(value, capsys):
         main(["serve", "--demo", "colours", "--gamma", value])
     assert exc.value.code == 2
     assert "expected a number > 0 or 'auto'" in capsys.readouterr().err
+
+
+def test_an_old_study_file_with_k_warns_and_reads_the_same(tmp_path):
+    new = load_study(write(tmp_path))
+    with pytest.warns(DeprecationWarning, match="'k' was renamed 'n_choices'"):
+        old = load_study(write(tmp_path, STUDY.replace("n_choices = 4", "k = 4"), "old.toml"))
+    assert old.n_choices == new.n_choices == 4 and old.fingerprint == new.fingerprint
+    assert old.plan(3) == new.plan(3)
+
+
+def test_this_is_it_on_another_item_is_refused_by_the_server(tmp_path):
+    """A study session accepts "this is it" on its target only: another item is a 400, no
+    found search is recorded, and the search goes on to its target."""
+    study = load_study(write(tmp_path))
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        pr = c.post("/api/study/participants", json={"consent": True}).json()
+        h = {"Authorization": "Bearer " + pr["token"]}
+        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+        sid, screen, target = n["session"]["id"], n["session"]["screen"], n["target"]["id"]
+        wrong = next(i for i, it in enumerate(screen["items"]) if it["id"] != target)
+        url = f"/api/sessions/{sid}/answer"
+        r = c.post(url, json={"screen": 0, "choice": wrong, "found": True}, headers=h)
+        assert r.status_code == 400
+        assert "not the target you are looking for" in r.json()["error"]
+        got = c.get(f"/api/sessions/{sid}", headers=h).json()
+        assert not got["done"] and got["history"] == [] and got["result"] is None
+        again = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+        assert again["slot"] == 0 and again["session"]["id"] == sid  # the same search
+        # the search goes on; "this is it" on the target ends it, found
+        person = FindPerson(study.catalogue, target, 3.0, np.random.default_rng(1))
+        while True:
+            reply = c.post(url, json=person.answer(screen), headers=h).json()
+            if reply["done"]:
+                break
+            screen = reply["screen"]
+        got = c.get(f"/api/sessions/{sid}", headers=h).json()
+        assert got["history"][-1]["found"] and got["result"]["target"] == target
+    assert [s["found"] for s in study_report(Store(db))["searches"]] == [True]
 
 
 def run_participant(c, study, rng, consent=True):
@@ -116,33 +156,33 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
     study = load_study(write(tmp_path))
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     rng = np.random.default_rng(0)
-    with thread_server(create_app(study.catalogue, db, study=study)) as base:
-        with httpx.Client(base_url=base) as c:
-            info = c.get("/api/study").json()
-            assert info == {
-                "title": "Find the colour",
-                "consent": "We record clicks under a random id.",
-                "k": 4,
-                "n_slots": 4,
-            }
-            r = c.post("/api/study/participants", json={"consent": False})
-            assert r.status_code == 400 and "consent" in r.json()["error"]
-            assert c.post("/api/sessions", json={}).status_code == 403  # no free searches
-            assert c.get("/study").status_code == 200
-            ids = []
-            for _ in range(4):
-                pr, replies = run_participant(c, study, rng)
-                ids.append(pr["id"])
-                for text in replies:  # blind: the method appears in nothing the page gets
-                    assert "gauss" not in text and "gamma-ckl" not in text and "method" not in text
-            assert all(i.startswith("P-") for i in ids) and len(set(ids)) == 4
-            other = c.post("/api/study/participants", json={"consent": True}).json()
-            bad = c.post(
-                f"/api/study/participants/{ids[0]}/next",
-                json={},
-                headers={"Authorization": "Bearer " + other["token"]},
-            )
-            assert bad.status_code == 401
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        info = c.get("/api/study").json()
+        assert info == {
+            "title": "Find the colour",
+            "consent": "We record clicks under a random id.",
+            "n_choices": 4,
+            "k": 4,
+            "n_slots": 4,
+        }
+        r = c.post("/api/study/participants", json={"consent": False})
+        assert r.status_code == 400 and "consent" in r.json()["error"]
+        assert c.post("/api/sessions", json={}).status_code == 403  # no free searches
+        assert c.get("/study").status_code == 200
+        ids = []
+        for _ in range(4):
+            pr, replies = run_participant(c, study, rng)
+            ids.append(pr["id"])
+            for text in replies:  # blind: the method appears in nothing the page gets
+                assert "gauss" not in text and "gamma-ckl" not in text and "method" not in text
+        assert all(i.startswith("P-") for i in ids) and len(set(ids)) == 4
+        other = c.post("/api/study/participants", json={"consent": True}).json()
+        bad = c.post(
+            f"/api/study/participants/{ids[0]}/next",
+            json={},
+            headers={"Authorization": "Bearer " + other["token"]},
+        )
+        assert bad.status_code == 401
     store = Store(db)
     sessions = [s for s in store.iter_sessions() if s.participant]
     assert len(sessions) == 16
@@ -174,7 +214,7 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
     found = [s for s in rep["searches"] if s["method"] == "gamma-ckl" and s["found"]]
     assert rows["gamma-ckl"]["found"] == len(found)
     assert rows["gamma-ckl"]["mean_queries"] == pytest.approx(
-        np.mean([s["queries"] for s in found])
+        np.mean([s["n_queries"] for s in found])
     )
     assert (out / "cdf.png").stat().st_size > 1000
     # people answered as gamma = 3 choosers: the fit's interval says so

@@ -22,6 +22,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,24 @@ class Catalogue:
         if self.images is not None:
             out["image"] = f"/images/{int(i)}"
         return out
+
+    @cached_property
+    def _folded_names(self) -> tuple[str, ...]:
+        return tuple(n.casefold() for n in self.names)
+
+    def page(self, offset: int, limit: int, q: str = "") -> tuple[int, list[int]]:
+        """Up to ``limit`` item ids from ``offset`` on, of those whose names contain ``q``.
+
+        ``q`` is matched case-insensitively ("" matches every item). Returns the number of
+        matching items and the page's ids.
+        """
+        if not q:
+            return self.n_items, list(
+                range(min(offset, self.n_items), min(offset + limit, self.n_items))
+            )
+        needle = q.casefold()
+        hits = [i for i, name in enumerate(self._folded_names) if needle in name]
+        return len(hits), hits[offset : offset + limit]
 
     def image_path(self, i: int) -> Path | None:
         """The file of item ``i``'s image, resolved inside ``root`` (None: no image)."""

@@ -1,22 +1,26 @@
 """Close the loop: every recorded answer as training data for :class:`~tripletsearch.Embedding`.
 
-A find-mode screen answered with ``choice`` c by a person whose target t became known
-(the session ended with ``found``) says "c is closer to t than every other item shown":
-one triplet ``(t, c, other)`` per other item, in the library's row order (head, closer,
-farther), and one k-item choice ``(t, c, shown)``. Skips, the screen that showed the target
-and sessions whose target stayed unknown give no triplets (their answers are still
-exported, with the mix-mode answers, in ``answers.csv``).
+A find-mode screen answered with ``choice`` c (a position) by a person whose target t is
+known (a study's, or the item the session ended on with ``found``) says "the item at c is
+closer to t than every other item shown": one triplet ``(t, item, other)`` per other item,
+in the library's row order (head, closer, farther), and one k-item choice ``(t, item,
+shown)``. Skips, screens that show the target (not comparisons:
+:func:`tripletsearch.outcomes.is_comparison`) and sessions whose target stayed unknown give
+no triplets (their answers are still exported, with the mix-mode answers, in
+``answers.csv``). A session "found" its target by :func:`tripletsearch.outcomes.found_target`.
 
-Files written by :func:`write_export` (format version :data:`EXPORT_VERSION`):
+Files written by :func:`write_export` (format version :data:`EXPORT_VERSION`; version 3
+renamed ``k``, ``queries`` and ``chosen`` to the library's ``n_choices``, ``n_queries`` and
+``item``):
 
 ``triplets.csv``
     ``head,closer,farther`` item ids, ready for ``Embedding.fit`` (read with
     ``np.loadtxt(path, delimiter=",", skiprows=1, dtype=int)``).
 ``choices.csv``
-    ``session,screen,target,chosen,shown`` (shown: space-separated ids).
+    ``session,screen,target,item,shown`` (item: the id picked; shown: space-separated ids).
 ``sessions.csv``
-    One row per session: mode, k, study participant/slot/method, found, queries, target,
-    undos, time per answer.
+    One row per session: mode, n_choices, study participant/slot/method, found, n_queries,
+    queries_to_find, target, undos, time per answer.
 ``answers.csv``
     Every answer and undo: session, screen, mode, kind, choice, found, undone, seconds,
     what was shown.
@@ -36,15 +40,64 @@ from typing import Any
 
 from .. import __version__
 from .catalogue import Catalogue
+from .recorded import RecordedSession, found_flags, recorded_sessions
 from .store import SCHEMA_VERSION, Store
 
 __all__ = ["export_data", "write_export", "EXPORT_VERSION"]
 
-EXPORT_VERSION = 2  # 2: undos (kind, undone), study columns
+# 2: undos (kind, undone), study columns; 3: the vocabulary of 0.2.0 (sessions.csv: k ->
+# n_choices, queries -> n_queries; choices.csv: chosen -> item)
+EXPORT_VERSION = 3
 
 
 def _iso(t: float) -> str:
     return _dt.datetime.fromtimestamp(t, tz=_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _answer_rows(rec: RecordedSession) -> list[dict[str, Any]]:
+    """Every answer and undo of a session, as ``answers.csv`` has them."""
+    return [
+        {
+            "session": rec.row.id,
+            "screen": h["number"],
+            "mode": rec.row.mode,
+            "kind": h["kind"],
+            "choice": h["choice"],
+            "found": h["found"],
+            "undone": h["undone"],
+            "seconds": round(h["answered_at"] - h["shown_at"], 3),
+            "shown": rec.mode.shown_record(h["payload"], h["query"]),
+        }
+        for h in rec.history
+    ]
+
+
+def _session_row(rec: RecordedSession, found: bool, catalogue: Catalogue | None) -> dict:
+    """A session's line of ``sessions.csv``."""
+    row, target = rec.row, rec.target
+    name = None
+    if target is not None and catalogue is not None and 0 <= target < catalogue.n_items:
+        name = catalogue.names[target]
+    secs = [h["answered_at"] - h["shown_at"] for h in rec.history]
+    return {
+        "session": row.id,
+        "mode": row.mode,
+        "n_choices": row.n_choices,
+        "library": row.library,
+        "created": _iso(row.created),
+        "done": row.done,
+        "participant": row.participant,
+        "slot": row.slot,
+        "method": row.params.get("method"),
+        "found": found,
+        "n_queries": row.n_queries,
+        "queries_to_find": row.n_queries if found else None,
+        "undos": row.undos,
+        "target": target,
+        "target_name": name,
+        "seconds_total": round(sum(secs), 3),
+        "seconds_per_answer_median": round(statistics.median(secs), 3) if secs else None,
+    }
 
 
 def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
@@ -52,77 +105,27 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
 
     ``catalogue`` adds item names to the sessions.
     """
-    by_session = store.all_answers()
+    recorded = list(recorded_sessions(store))
     triplets: list[list[int]] = []
     choices: list[dict[str, Any]] = []
     sessions: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
-    for row in store.iter_sessions():
-        hist = by_session.get(row.id, [])
-        target = row.target  # a study's target: known from the start
-        if target is None and row.mode == "find" and isinstance(row.result, dict):
-            target = row.result.get("target")
-        found = any(h["found"] for h in hist) and (
-            row.target is None or (row.result or {}).get("target") == row.target
-        )
-        secs = [h["answered_at"] - h["shown_at"] for h in hist]
-        for h in hist:
-            shown = h["query"].get("shown") if row.mode == "find" else None
-            answers.append(
-                {
-                    "session": row.id,
-                    "screen": h["number"],
-                    "mode": row.mode,
-                    "kind": h["kind"],
-                    "choice": h["choice"],
-                    "found": h["found"],
-                    "undone": h["undone"],
-                    "seconds": round(h["answered_at"] - h["shown_at"], 3),
-                    "shown": shown if shown is not None else h["payload"].get("hex"),
-                }
-            )
-            if h["kind"] != "answer" or h["undone"]:
-                continue  # taken back: not an answer
-            if target is None or h["found"] or h["choice"] is None or shown is None:
-                continue
-            chosen = int(shown[h["choice"]])
-            others = [int(s) for s in shown if int(s) != chosen]
-            if target == chosen or target in others:
-                continue  # the target was on the screen: not a comparison
-            triplets.extend([int(target), chosen, o] for o in others)
+    for rec, found in zip(recorded, found_flags(recorded)):
+        answers.extend(_answer_rows(rec))
+        target = rec.target
+        for c in rec.choices:
+            assert target is not None  # choices need a known target
+            triplets.extend([target, c.item, o] for o in c.shown if o != c.item)
             choices.append(
                 {
-                    "session": row.id,
-                    "screen": h["number"],
-                    "target": int(target),
-                    "chosen": chosen,
-                    "shown": [int(s) for s in shown],
+                    "session": rec.row.id,
+                    "screen": c.screen,
+                    "target": target,
+                    "item": c.item,
+                    "shown": c.shown,
                 }
             )
-        name = None
-        if target is not None and catalogue is not None and 0 <= target < catalogue.n_items:
-            name = catalogue.names[target]
-        sessions.append(
-            {
-                "session": row.id,
-                "mode": row.mode,
-                "k": row.k,
-                "library": row.library,
-                "created": _iso(row.created),
-                "done": row.done,
-                "participant": row.participant,
-                "slot": row.slot,
-                "method": row.params.get("method"),
-                "found": found,
-                "queries": row.n_answers,
-                "queries_to_find": row.n_answers if found else None,
-                "undos": row.undos,
-                "target": target,
-                "target_name": name,
-                "seconds_total": round(sum(secs), 3),
-                "seconds_per_answer_median": round(statistics.median(secs), 3) if secs else None,
-            }
-        )
+        sessions.append(_session_row(rec, bool(found), catalogue))
     return {
         "format": "tripletsearch.export",
         "version": EXPORT_VERSION,
@@ -167,9 +170,9 @@ def write_export(store: Store, out: Any, catalogue: Catalogue | None = None) -> 
     _write_csv(d / "triplets.csv", ["head", "closer", "farther"], data["triplets"])
     _write_csv(
         d / "choices.csv",
-        ["session", "screen", "target", "chosen", "shown"],
+        ["session", "screen", "target", "item", "shown"],
         [
-            [_cell(c[k]) for k in ("session", "screen", "target", "chosen", "shown")]
+            [_cell(c[k]) for k in ("session", "screen", "target", "item", "shown")]
             for c in data["choices"]
         ],
     )

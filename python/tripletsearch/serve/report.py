@@ -5,9 +5,11 @@ target, per method), with medians, the CDF of queries-to-find, paired per-target
 differences, time per answer, and the people's own gamma and lapse rate fitted to their
 recorded choices.
 
-A search counts as found when it ended with ``found`` on its target. Queries are the
-answers that count (undone ones excluded), the final "this is it" included, as in the
-paper's count.
+A search counts as found when it ended with ``found`` on its target
+(:func:`tripletsearch.outcomes.found_target`). Queries (``n_queries``) are the answers that
+count (undone ones excluded), the final "this is it" included, as in the paper's count.
+The fit of gamma uses the answers that are comparisons
+(:func:`tripletsearch.outcomes.is_comparison`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 
 from ..users import fit_choice_model
 from .catalogue import Catalogue
+from .recorded import RecordedSession, found_flags, recorded_sessions
 from .store import Store
 
 __all__ = ["study_report", "write_report", "format_report"]
@@ -36,101 +39,98 @@ def _mean_se(x: list[float]) -> tuple[float, float]:
     return m, (float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan)
 
 
+def _search(rec: RecordedSession, found: bool) -> dict[str, Any]:
+    """A study search's line of ``searches.csv``."""
+    secs = [h["answered_at"] - h["shown_at"] for h in rec.answers]
+    row = rec.row
+    return {
+        "session": row.id,
+        "participant": row.participant,
+        "slot": row.slot,
+        "method": row.params.get("method"),
+        "target": row.target,
+        "done": row.done,
+        "found": found,
+        "n_queries": row.n_queries,
+        "undos": row.undos,
+        "seconds_per_answer": float(np.mean(secs)) if secs else math.nan,
+    }
+
+
+def _method_row(method: str, searches: list[dict[str, Any]]) -> dict[str, Any]:
+    """A method's line of the table: searches, found, queries to find, time per answer."""
+    mine = [s for s in searches if s["method"] == method]
+    q = [s["n_queries"] for s in mine if s["found"]]
+    mean, se = _mean_se(q)
+    spa = [s["seconds_per_answer"] for s in mine if not math.isnan(s["seconds_per_answer"])]
+    return {
+        "method": method,
+        "searches": len(mine),
+        "finished": sum(s["done"] for s in mine),
+        "found": len(q),
+        "mean_queries": mean,
+        "se_queries": se,
+        "median_queries": float(statistics.median(q)) if q else math.nan,
+        "seconds_per_answer_median": float(statistics.median(spa)) if spa else math.nan,
+        "seconds_per_answer_mean": float(np.mean(spa)) if spa else math.nan,
+    }
+
+
+def _paired(searches: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
+    """Methods ``a`` and ``b`` per target: the mean difference of their queries to find."""
+    per: dict[int, dict[str, list[int]]] = {}
+    for s in searches:
+        if s["found"] and s["method"] in (a, b):
+            per.setdefault(s["target"], {}).setdefault(s["method"], []).append(s["n_queries"])
+    diffs = {t: float(np.mean(v[a]) - np.mean(v[b])) for t, v in per.items() if a in v and b in v}
+    mean, se = _mean_se(list(diffs.values()))
+    return {
+        "first": a,
+        "second": b,
+        "targets": len(diffs),
+        "mean_difference": mean,
+        "se_difference": se,
+        "first_fewer": sum(d < 0 for d in diffs.values()),
+        "second_fewer": sum(d > 0 for d in diffs.values()),
+        "per_target": {str(t): d for t, d in sorted(diffs.items())},
+    }
+
+
+def _people(recorded: list[RecordedSession], catalogue: Catalogue) -> dict[str, Any] | None:
+    """The people's gamma and lapse rate, fitted to their choices (comparisons only)."""
+    heads, shown, picked = [], [], []
+    for rec in recorded:
+        for c in rec.choices:
+            heads.append(rec.row.target)
+            shown.append(c.shown)
+            picked.append(c.item)
+    if not heads:
+        return None
+    fit = fit_choice_model(catalogue.embedding, heads, np.array(shown), picked)
+    return {
+        "gamma": fit.gamma,
+        "gamma_interval": list(fit.gamma_interval),
+        "lapse": fit.lapse,
+        "lapse_interval": list(fit.lapse_interval),
+        "choices": fit.n_choices,
+        "level": fit.level,
+    }
+
+
 def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """The comparison of the study sessions in ``store``.
 
     ``catalogue``: for the fit of people's gamma and lapse rate, and item names.
     """
-    answers = store.all_answers()
-    searches: list[dict[str, Any]] = []
-    heads: list[int] = []
-    shown: list[list[int]] = []
-    chosen: list[int] = []
-    for row in store.iter_sessions():
-        if row.participant is None:
-            continue
-        hist = [h for h in answers.get(row.id, []) if h["kind"] == "answer" and not h["undone"]]
-        found = bool(row.done and (row.result or {}).get("target") == row.target)
-        secs = [h["answered_at"] - h["shown_at"] for h in hist]
-        searches.append(
-            {
-                "session": row.id,
-                "participant": row.participant,
-                "slot": row.slot,
-                "method": row.params.get("method"),
-                "target": row.target,
-                "done": row.done,
-                "found": found,
-                "queries": row.n_answers,
-                "undos": row.undos,
-                "seconds_per_answer": float(np.mean(secs)) if secs else math.nan,
-            }
-        )
-        for h in hist:
-            ids = h["query"].get("shown")
-            if h["found"] or h["choice"] is None or ids is None or row.target is None:
-                continue
-            heads.append(row.target)
-            shown.append(ids)
-            chosen.append(ids[h["choice"]])
+    recorded = [r for r in recorded_sessions(store) if r.row.participant is not None]
+    searches = [_search(rec, bool(f)) for rec, f in zip(recorded, found_flags(recorded))]
     methods = sorted({s["method"] for s in searches})
-    table = []
-    for m in methods:
-        mine = [s for s in searches if s["method"] == m]
-        q = [s["queries"] for s in mine if s["found"]]
-        mean, se = _mean_se(q)
-        spa = [s["seconds_per_answer"] for s in mine if not math.isnan(s["seconds_per_answer"])]
-        table.append(
-            {
-                "method": m,
-                "searches": len(mine),
-                "finished": sum(s["done"] for s in mine),
-                "found": len(q),
-                "mean_queries": mean,
-                "se_queries": se,
-                "median_queries": float(statistics.median(q)) if q else math.nan,
-                "seconds_per_answer_median": float(statistics.median(spa)) if spa else math.nan,
-                "seconds_per_answer_mean": float(np.mean(spa)) if spa else math.nan,
-            }
-        )
-    paired = None
-    if len(methods) >= 2:
-        a, b = methods[0], methods[1]
-        per: dict[int, dict[str, list[int]]] = {}
-        for s in searches:
-            if s["found"] and s["method"] in (a, b):
-                per.setdefault(s["target"], {}).setdefault(s["method"], []).append(s["queries"])
-        diffs = {
-            t: float(np.mean(v[a]) - np.mean(v[b])) for t, v in per.items() if a in v and b in v
-        }
-        mean, se = _mean_se(list(diffs.values()))
-        paired = {
-            "first": a,
-            "second": b,
-            "targets": len(diffs),
-            "mean_difference": mean,
-            "se_difference": se,
-            "first_fewer": sum(d < 0 for d in diffs.values()),
-            "second_fewer": sum(d > 0 for d in diffs.values()),
-            "per_target": {str(t): d for t, d in sorted(diffs.items())},
-        }
-    people = None
-    if catalogue is not None and heads:
-        fit = fit_choice_model(catalogue.embedding, heads, np.array(shown), chosen)
-        people = {
-            "gamma": fit.gamma,
-            "gamma_interval": list(fit.gamma_interval),
-            "lapse": fit.lapse,
-            "lapse_interval": list(fit.lapse_interval),
-            "choices": fit.n_choices,
-            "level": fit.level,
-        }
     return {
         "participants": len({s["participant"] for s in searches}),
         "searches": searches,
-        "methods": table,
-        "paired": paired,
-        "people": people,
+        "methods": [_method_row(m, searches) for m in methods],
+        "paired": _paired(searches, methods[0], methods[1]) if len(methods) >= 2 else None,
+        "people": None if catalogue is None else _people(recorded, catalogue),
     }
 
 
@@ -181,7 +181,7 @@ def _plot_cdf(rep: dict[str, Any], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in rep["methods"]:
         mine = [s for s in rep["searches"] if s["method"] == r["method"]]
-        q = np.sort([s["queries"] for s in mine if s["found"]])
+        q = np.sort([s["n_queries"] for s in mine if s["found"]])
         if len(mine) == 0:
             continue
         y = np.arange(1, len(q) + 1) / len(mine)

@@ -1,22 +1,10 @@
 """Sessions in a real database (SQLAlchemy Core).
 
-SQLite by default, any SQLAlchemy URL (PostgreSQL) when several machines serve.
-
-Tables (schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``):
-
-``ts_sessions``
-    one row per search: id, the hash of its token, mode, screen size, seed and
-    parameters, the catalogue's fingerprint, the library version that started it, the
-    number of answered screens (``queries``), ``done`` and the result.
-``ts_screens``
-    every screen as shown (its public JSON and the query behind it), keyed by
-    (session, number).
-``ts_answers``
-    every answer with the reply it got, keyed by (session, screen): the unique key that
-    makes a repeated submission, or two workers racing on one screen, record once.
+SQLite by default, any SQLAlchemy URL (PostgreSQL) when several machines serve. The tables
+and their versions: :mod:`.tables`.
 
 An answer is one transaction: the session row advances only from the screen being
-answered (``UPDATE ... WHERE queries = :n``), then the answer and the next screen are
+answered (``UPDATE ... WHERE screen = :n``), then the answer and the next screen are
 inserted, then it commits, before the reply is sent. SQLite write transactions start with
 ``BEGIN IMMEDIATE`` (a deferred transaction that reads and then writes cannot upgrade its
 lock in WAL mode), with a busy timeout, in WAL mode with ``synchronous=FULL``.
@@ -27,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -36,115 +24,41 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
+from .tables import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    answers,
+    meta_table,
+    metadata,
+    participants,
+    screens,
+    sessions,
+)
+
 __all__ = [
     "SCHEMA_VERSION",
+    "Database",
     "Store",
     "SessionRow",
     "StoreError",
-    "Conflict",
+    "WriteConflict",
     "default_url",
     "MIGRATIONS",
 ]
 
-SCHEMA_VERSION = 2
 DEFAULT_DATABASE = "tripletsearch-sessions.sqlite"
-
-# schema migrations: MIGRATIONS[v] upgrades a version-v database to v + 1 (in one
-# transaction); a database at an older version is upgraded once, when the service starts
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
-
-
-def _v1_to_v2(c: Connection) -> None:
-    """Undo (answers that no longer count, recorded not deleted) and study mode."""
-    for ddl in (
-        "ALTER TABLE ts_sessions ADD COLUMN n_answers INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE ts_sessions ADD COLUMN undos INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE ts_sessions ADD COLUMN participant VARCHAR(64)",
-        "ALTER TABLE ts_sessions ADD COLUMN slot INTEGER",
-        "ALTER TABLE ts_sessions ADD COLUMN target INTEGER",
-        "ALTER TABLE ts_answers ADD COLUMN kind VARCHAR(8) NOT NULL DEFAULT 'answer'",
-        "ALTER TABLE ts_answers ADD COLUMN undone BOOLEAN NOT NULL DEFAULT FALSE",
-        "UPDATE ts_sessions SET n_answers = queries",  # version 1 had no undo
-        "CREATE UNIQUE INDEX ix_ts_sessions_participant_slot ON ts_sessions (participant, slot)",
-    ):
-        c.exec_driver_sql(ddl)
-    participants.create(c)
-
-
-MIGRATIONS[1] = _v1_to_v2
-
-metadata = sa.MetaData()
-meta_table = sa.Table(
-    "ts_meta",
-    metadata,
-    sa.Column("key", sa.String(64), primary_key=True),
-    sa.Column("value", sa.Text, nullable=False),
-)
-sessions = sa.Table(
-    "ts_sessions",
-    metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("token_hash", sa.String(64), nullable=False),
-    sa.Column("mode", sa.String(16), nullable=False),
-    sa.Column("k", sa.Integer, nullable=False),
-    sa.Column("seed", sa.String(32), nullable=False),
-    sa.Column("params", sa.Text, nullable=False),  # JSON: the searcher's parameters
-    sa.Column("catalogue", sa.String(64), nullable=False),  # the catalogue's fingerprint
-    sa.Column("library", sa.String(32), nullable=False),  # the version that started it
-    sa.Column("created", sa.Float, nullable=False),
-    sa.Column("updated", sa.Float, nullable=False),
-    sa.Column("queries", sa.Integer, nullable=False),  # the current screen's number
-    sa.Column("done", sa.Boolean, nullable=False),
-    sa.Column("result", sa.Text, nullable=True),  # JSON
-    # version 2: answers that count (not undone), undos, the study a session belongs to
-    sa.Column("n_answers", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("undos", sa.Integer, nullable=False, server_default="0"),
-    sa.Column("participant", sa.String(64), nullable=True),
-    sa.Column("slot", sa.Integer, nullable=True),
-    sa.Column("target", sa.Integer, nullable=True),
-    # a participant's slot holds one session, however many requests race to start it
-    sa.Index("ix_ts_sessions_participant_slot", "participant", "slot", unique=True),
-)
-screens = sa.Table(
-    "ts_screens",
-    metadata,
-    sa.Column("session_id", sa.String(64), sa.ForeignKey("ts_sessions.id"), primary_key=True),
-    sa.Column("number", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("payload", sa.Text, nullable=False),  # JSON: the screen as shown
-    sa.Column("query", sa.Text, nullable=False),  # JSON: what the searcher asked
-    sa.Column("shown_at", sa.Float, nullable=False),
-)
-answers = sa.Table(
-    "ts_answers",
-    metadata,
-    sa.Column("session_id", sa.String(64), sa.ForeignKey("ts_sessions.id"), primary_key=True),
-    sa.Column("screen", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("choice", sa.Integer, nullable=True),
-    sa.Column("found", sa.Boolean, nullable=False),
-    sa.Column("reply", sa.Text, nullable=False),  # JSON: the reply it got
-    sa.Column("answered_at", sa.Float, nullable=False),
-    # version 2: "answer" or "undo" (an undo takes back the last answer that counts)
-    sa.Column("kind", sa.String(8), nullable=False, server_default="answer"),
-    sa.Column("undone", sa.Boolean, nullable=False, server_default=sa.false()),
-)
-participants = sa.Table(  # version 2: study participants, pseudonymous
-    "ts_participants",
-    metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("token_hash", sa.String(64), nullable=False),
-    sa.Column("study", sa.String(64), nullable=False),  # the study's fingerprint
-    sa.Column("number", sa.Integer, nullable=False),  # enrolment order, for the balance
-    sa.Column("created", sa.Float, nullable=False),
-    sa.UniqueConstraint("study", "number"),
-)
 
 
 class StoreError(RuntimeError):
     """The database cannot be used (a newer schema, an unknown URL, ...)."""
 
 
-class Conflict(Exception):
-    """The session moved on under this request (another worker answered first)."""
+class WriteConflict(Exception):
+    """A write found the row it needs taken.
+
+    The session moved on under this request (another worker answered first), or a study
+    slot has its session already.
+    """
 
 
 def default_url() -> str:
@@ -159,17 +73,17 @@ class SessionRow:
     id: str
     token_hash: str
     mode: str
-    k: int
+    n_choices: int
     seed: str
     params: dict
     catalogue: str
     library: str
     created: float
     updated: float
-    queries: int  # the current screen's number: screens answered or undone
+    screen: int  # the current screen's number: screens answered or undone
     done: bool
     result: Any
-    n_answers: int  # answers that count (the API's "queries")
+    n_queries: int  # answers that count
     undos: int
     participant: str | None
     slot: int | None
@@ -182,17 +96,17 @@ class SessionRow:
             r.id,
             r.token_hash,
             r.mode,
-            int(r.k),
+            int(r.n_choices),
             r.seed,
             json.loads(r.params),
             r.catalogue,
             r.library,
             float(r.created),
             float(r.updated),
-            int(r.queries),
+            int(r.screen),
             bool(r.done),
             None if r.result is None else json.loads(r.result),
-            int(r.n_answers),
+            int(r.n_queries),
             int(r.undos),
             r.participant,
             None if r.slot is None else int(r.slot),
@@ -266,11 +180,11 @@ def _insert_answer(
     )
 
 
-class Store:
-    """The sessions database.
+class Database:
+    """A database's engines, write transactions and schema version.
 
-    ``Store(url).setup()`` once before the workers start (creates or upgrades the schema, sets
-    WAL); then every worker opens ``Store(url)``.
+    ``setup()`` once before the workers start (creates or upgrades the schema, sets WAL);
+    then every worker opens it and may ``check()`` the version.
     """
 
     def __init__(self, url: str | None = None, *, pool_size: int = 8):
@@ -361,12 +275,36 @@ class Store:
         if self.read is not self.write:
             self.read.dispose()
 
-    # ------------------------------------------------------------------ reads
     def ping(self) -> None:
         """Check that the database answers (raises when it does not)."""
         with self.read.connect() as c:
             c.execute(sa.select(sa.literal(1)))
 
+    @contextmanager
+    def _tx(self) -> Iterator[Connection]:
+        """A write transaction.
+
+        SQLite: one writer thread per process at a time (the file's lock serializes writers
+        anyway; threads queueing here wait on a lock instead of sleeping in SQLite's busy
+        handler, whose back-off reaches 100 ms); processes still take turns through the busy
+        timeout.
+        """
+        if self._write_lock is None:
+            with self.write.begin() as c:
+                yield c
+            return
+        with self._write_lock, self.write.begin() as c:
+            yield c
+
+
+class Store(Database):
+    """The sessions database: sessions, their screens and answers, study participants.
+
+    ``Store(url).setup()`` once before the workers start; then every worker opens
+    ``Store(url)``.
+    """
+
+    # ------------------------------------------------------------------ reads
     def session(self, sid: str) -> SessionRow | None:
         """The session ``sid``, or None."""
         with self.read.connect() as c:
@@ -529,39 +467,23 @@ class Store:
             }
 
     # ------------------------------------------------------------------ writes
-    @contextmanager
-    def _tx(self) -> Iterator[Connection]:
-        """A write transaction.
-
-        SQLite: one writer thread per process at a time (the file's lock serializes writers
-        anyway; threads queueing here wait on a lock instead of sleeping in SQLite's busy
-        handler, whose back-off reaches 100 ms); processes still take turns through the busy
-        timeout.
-        """
-        if self._write_lock is None:
-            with self.write.begin() as c:
-                yield c
-            return
-        with self._write_lock, self.write.begin() as c:
-            yield c
-
     @staticmethod
     def _advance(c: Connection, sid: str, number: int, now: float, **values: Any) -> None:
         """Move the session from screen ``number`` to the next.
 
-        Raise Conflict when it is not at that screen (any more) or is done.
+        Raise WriteConflict when it is not at that screen (any more) or is done.
         """
         res = c.execute(
             sa.update(sessions)
             .where(
                 sessions.c.id == sid,
-                sessions.c.queries == number,
+                sessions.c.screen == number,
                 sessions.c.done == sa.false(),
             )
-            .values(queries=number + 1, updated=now, **values)
+            .values(screen=number + 1, updated=now, **values)
         )
         if res.rowcount != 1:
-            raise Conflict(sid)
+            raise WriteConflict(sid)
 
     def record_undo(
         self,
@@ -586,7 +508,7 @@ class Store:
                 sid,
                 number,
                 now,
-                n_answers=sessions.c.n_answers - 1,
+                n_queries=sessions.c.n_queries - 1,
                 undos=sessions.c.undos + 1,
             )
             res = c.execute(
@@ -600,7 +522,7 @@ class Store:
                 .values(undone=True)
             )
             if res.rowcount != 1:
-                raise Conflict(sid)
+                raise WriteConflict(sid)
             _insert_answer(c, sid, number, None, False, reply, now, kind="undo")
             _insert_screen(c, sid, number + 1, payload, query, now)
 
@@ -610,7 +532,7 @@ class Store:
         sid: str,
         token_hash: str,
         mode: str,
-        k: int,
+        n_choices: int,
         seed: str,
         params: dict,
         catalogue: str,
@@ -623,8 +545,8 @@ class Store:
     ) -> None:
         """A new session and its screen 0, in one transaction.
 
-        A study session: its participant, slot and target; Conflict when that slot already has
-        a session.
+        A study session: its participant, slot and target; WriteConflict when that slot
+        already has a session.
         """
         now = time.time()
         with self._tx() as c:
@@ -635,20 +557,20 @@ class Store:
                     )
                 ).first()
                 if taken is not None:
-                    raise Conflict(taken.id)
+                    raise WriteConflict(taken.id)
             c.execute(
                 sa.insert(sessions).values(
                     id=sid,
                     token_hash=token_hash,
                     mode=mode,
-                    k=k,
+                    n_choices=n_choices,
                     seed=seed,
                     params=json.dumps(params),
                     catalogue=catalogue,
                     library=library,
                     created=now,
                     updated=now,
-                    queries=0,
+                    screen=0,
                     done=False,
                     result=None,
                     participant=participant,
@@ -673,7 +595,7 @@ class Store:
     ) -> None:
         """Record the answer to screen ``number`` and the next screen, committed before returning.
 
-        :class:`Conflict` when the session is no longer at that screen (another request
+        :class:`WriteConflict` when the session is no longer at that screen (another request
         answered it first: nothing is written).
         """
         now = time.time()
@@ -684,7 +606,7 @@ class Store:
                 number,
                 now,
                 done=done,
-                n_answers=sessions.c.n_answers + 1,
+                n_queries=sessions.c.n_queries + 1,
                 result=None if result is None else json.dumps(result),
             )
             _insert_answer(c, sid, number, choice, found, reply, now)

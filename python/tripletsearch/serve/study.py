@@ -7,7 +7,7 @@ items per screen and the seed::
     catalogue = "colours"            # a bundled demo, or a catalogue folder / CSV file
     methods = ["gamma-ckl", "gauss"] # DiscreteSearch methods, compared blindly
     targets = 10                     # how many (drawn once with the seed), or item ids
-    k = 4                            # items per screen
+    n_choices = 4                    # items per screen (before 0.2.0: k)
     seed = 0                         # targets, orders and every searcher's seed
     max_queries = 60                 # screens before a search gives up
     gamma = 3.0                      # gamma-ckl's user model ("auto": inferred per person)
@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +35,15 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import warn_renamed
 from .._validation import derived_seed
 from ..discrete import METHODS
 from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
-from .service import K_RANGE, SearchService, ServiceError, _object, _token_hash
-from .store import Conflict
+from .errors import Conflict
+from .modes.find import N_CHOICES, FindMode
+from .participants import Participants
+from .service import Owner, SearchService
+from .store import SessionRow, WriteConflict
 
 __all__ = ["Study", "load_study", "StudyService"]
 
@@ -49,7 +52,7 @@ _KEYS = {
     "catalogue",
     "methods",
     "targets",
-    "k",
+    "n_choices",
     "seed",
     "max_queries",
     "gamma",
@@ -73,7 +76,7 @@ class Study:
     catalogue_source: str
     methods: tuple[str, ...]
     targets: tuple[int, ...]
-    k: int
+    n_choices: int
     seed: int
     max_queries: int
     gamma: float | str
@@ -84,14 +87,15 @@ class Study:
     def fingerprint(self) -> str:
         """Identifies the study's design in the database.
 
-        Participants are numbered within it.
+        Participants are numbered within it. (The design's keys are those of the first
+        version, ``k`` included: a study under way keeps its fingerprint across upgrades.)
         """
         design = {
             "title": self.title,
             "catalogue": self.catalogue.fingerprint,
             "methods": self.methods,
             "targets": self.targets,
-            "k": self.k,
+            "k": self.n_choices,
             "seed": self.seed,
         }
         return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
@@ -118,30 +122,42 @@ def _fail(path: str, message: str) -> ValueError:
     return ValueError(f"{path}: {message}")
 
 
-def load_study(path: Any) -> Study:
-    """Read and check a study file."""
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _read(name: str) -> dict:
+    """The study file's table, its keys checked, old key names moved (warning)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - the serve extra installs tomli there
         import tomli as tomllib
-    name = os.fspath(path)
     try:
         with open(name, "rb") as fh:
             cfg = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise _fail(name, f"not valid TOML ({exc})") from None
+    if "k" in cfg:
+        if "n_choices" in cfg:
+            raise _fail(name, "k: renamed n_choices; give n_choices only")
+        warn_renamed(name, "k", "n_choices", stacklevel=4)
+        cfg["n_choices"] = cfg.pop("k")
     unknown = set(cfg) - _KEYS
     if unknown:
         raise _fail(name, f"unknown key(s) {sorted(unknown)} (known: {sorted(_KEYS)})")
-    source = cfg.get("catalogue")
+    return cfg
+
+
+def _catalogue(name: str, source: Any) -> Catalogue:
     if not isinstance(source, str) or not source:
         raise _fail(name, "catalogue: give a demo name ('colours') or a catalogue path")
     if source in DEMOS:
-        cat = demo_catalogue(source)
-    else:
-        p = Path(source)
-        cat = load_catalogue(p if p.is_absolute() else Path(name).parent / p)
-    methods = cfg.get("methods", ["gamma-ckl", "gauss"])
+        return demo_catalogue(source)
+    p = Path(source)
+    return load_catalogue(p if p.is_absolute() else Path(name).parent / p)
+
+
+def _methods(name: str, methods: Any) -> tuple[str, ...]:
     if (
         not isinstance(methods, list)
         or not methods
@@ -149,29 +165,25 @@ def load_study(path: Any) -> Study:
         or len(set(methods)) != len(methods)
     ):
         raise _fail(name, f"methods: a list of distinct names from {sorted(METHODS)}")
-    k = cfg.get("k", 4)
-    if isinstance(k, bool) or not isinstance(k, int) or not K_RANGE[0] <= k <= K_RANGE[1]:
-        raise _fail(name, f"k: an integer from {K_RANGE[0]} to {K_RANGE[1]}")
-    seed = cfg.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise _fail(name, "seed: an integer >= 0")
-    targets = cfg.get("targets", 10)
-    if isinstance(targets, int) and not isinstance(targets, bool):
+    return tuple(methods)
+
+
+def _targets(name: str, targets: Any, cat: Catalogue, seed: int) -> tuple[int, ...]:
+    if _integer(targets):
         if not 1 <= targets <= cat.n_items:
             raise _fail(name, f"targets: 1 to {cat.n_items}")
         chosen = np.random.default_rng(seed).choice(cat.n_items, size=targets, replace=False)
-        target_ids = tuple(int(t) for t in chosen)
-    elif isinstance(targets, list) and targets:
-        if any(isinstance(t, bool) or not isinstance(t, int) for t in targets):
+        return tuple(int(t) for t in chosen)
+    if isinstance(targets, list) and targets:
+        if not all(_integer(t) for t in targets):
             raise _fail(name, "targets: item ids (integers)")
         if any(not 0 <= t < cat.n_items for t in targets) or len(set(targets)) != len(targets):
             raise _fail(name, f"targets: distinct item ids in 0..{cat.n_items - 1}")
-        target_ids = tuple(targets)
-    else:
-        raise _fail(name, "targets: a count or a list of item ids")
-    max_queries = cfg.get("max_queries", 60)
-    if isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 1:
-        raise _fail(name, "max_queries: an integer >= 1")
+        return tuple(targets)
+    raise _fail(name, "targets: a count or a list of item ids")
+
+
+def _gamma_sigma(name: str, cfg: dict, cat: Catalogue) -> tuple[float | str, float]:
     gamma = cfg.get("gamma", 3.0)
     if gamma != "auto" and (
         isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma > 0
@@ -183,20 +195,38 @@ def load_study(path: Any) -> Study:
         sigma = 0.1 * float(np.sqrt(np.mean(np.sum((X - X.mean(0)) ** 2, axis=1))))
     elif isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
         raise _fail(name, "sigma: a number > 0 or 'auto'")
+    return (gamma if gamma == "auto" else float(gamma)), float(sigma)
+
+
+def load_study(path: Any) -> Study:
+    """Read and check a study file (a ``k`` key warns: renamed ``n_choices``)."""
+    name = os.fspath(path)
+    cfg = _read(name)
+    cat = _catalogue(name, cfg.get("catalogue"))
+    n_choices = cfg.get("n_choices", N_CHOICES.default)
+    if not _integer(n_choices) or not N_CHOICES.min <= n_choices <= N_CHOICES.max:
+        raise _fail(name, f"n_choices: an integer from {N_CHOICES.min} to {N_CHOICES.max}")
+    seed = cfg.get("seed", 0)
+    if not _integer(seed) or seed < 0:
+        raise _fail(name, "seed: an integer >= 0")
+    max_queries = cfg.get("max_queries", 60)
+    if not _integer(max_queries) or max_queries < 1:
+        raise _fail(name, "max_queries: an integer >= 1")
     title, consent = cfg.get("title", "A search study"), cfg.get("consent", DEFAULT_CONSENT)
     if not isinstance(title, str) or not isinstance(consent, str):
         raise _fail(name, "title and consent: strings")
+    gamma, sigma = _gamma_sigma(name, cfg, cat)
     return Study(
         title=title,
         catalogue=cat,
-        catalogue_source=source,
-        methods=tuple(methods),
-        targets=target_ids,
-        k=k,
+        catalogue_source=cfg["catalogue"],
+        methods=_methods(name, cfg.get("methods", ["gamma-ckl", "gauss"])),
+        targets=_targets(name, cfg.get("targets", 10), cat, seed),
+        n_choices=n_choices,
         seed=seed,
         max_queries=max_queries,
-        gamma=gamma if gamma == "auto" else float(gamma),
-        sigma=float(sigma),
+        gamma=gamma,
+        sigma=sigma,
         consent=consent,
     )
 
@@ -204,81 +234,74 @@ def load_study(path: Any) -> Study:
 class StudyService:
     """Participants of a study: enrolment after consent, their searches one after the other.
 
-    Each session's token is the participant's; nothing about the method is shown.
+    A participant-scoped wrapper over the search service: each search is a find session
+    started for its participant (:class:`~.service.Owner`: their slot, target, token and a
+    seed of the study's), answered and undone through the service like any other. Nothing
+    about the method is shown.
     """
 
     def __init__(self, study: Study, service: SearchService):
         self.study, self.service, self.store = study, service, service.store
-        service.closed_reason = "this server runs a study: open /study"
-        service.max_queries = study.max_queries
+        self.participants = Participants(service.store, study.fingerprint)
 
     def info(self) -> dict:
-        """The study's public facts: title, consent text, ``k`` and ``n_slots`` (searches)."""
+        """The study's public facts: title, consent text, ``n_choices``, ``n_slots``."""
         s = self.study
-        return {"title": s.title, "consent": s.consent, "k": s.k, "n_slots": len(s.targets)}
+        return {
+            "title": s.title,
+            "consent": s.consent,
+            "n_choices": s.n_choices,
+            "n_slots": len(s.targets),
+        }
 
-    def enrol(self, body: Any) -> dict:
-        """Enrol a new participant (the body must be ``{"consent": true}``); ``{"id", "token"}``."""
-        body = _object(body, {"consent"})
-        if body.get("consent") is not True:
-            raise ServiceError(400, "consent: the study needs consent (true) before it starts")
-        pid = "P-" + secrets.token_hex(4).upper()
-        token = secrets.token_urlsafe(32)
-        self.store.enrol(self.study.fingerprint, pid, _token_hash(token))
-        return {"id": pid, "token": token}
+    def enrol(self) -> dict:
+        """Enrol a new participant (who consented): ``{"id", "token"}``."""
+        return self.participants.enrol()
 
-    def _participant(self, pid: str, token: str | None) -> Any:
-        import hmac
+    def _start(self, pid: str, number: int, slot: int, token: str) -> SessionRow | None:
+        """Start the participant's search ``slot``; None when a racing request did."""
+        target, method = self.study.plan(number)[slot]
+        owner = Owner(pid, slot, target, token, self.study.session_seed(number, slot))
+        try:
+            self.service.start_session(
+                FindMode.name,
+                self.study.n_choices,
+                self.study.params(method),
+                owner=owner,
+                max_queries=self.study.max_queries,
+            )
+        except WriteConflict:
+            return None
+        return {s.slot: s for s in self.store.participant_sessions(pid)}[slot]
 
-        row = self.store.participant(pid) if isinstance(pid, str) and len(pid) <= 64 else None
-        if row is None or row.study != self.study.fingerprint:
-            raise ServiceError(404, "no such participant in this study")
-        if not token or not hmac.compare_digest(_token_hash(token), row.token_hash):
-            raise ServiceError(401, "missing or wrong token for this participant")
-        return row
-
-    def next(self, pid: str, token: str | None, body: Any) -> dict:
+    def next(self, pid: str, token: str | None) -> dict:
         """The participant's current search (started when new).
 
-        ``{"done": false, "slot", "n_slots", "target", "queries", "session": {"id",
+        ``{"done": false, "slot", "n_slots", "target", "n_queries", "session": {"id",
         "screen"}}``, or ``{"done": true, "n_slots"}`` after the last one.
         """
-        _object(body, set())
-        row = self._participant(pid, token)
-        plan = self.study.plan(int(row.number))
+        row = self.participants.authorize(pid, token)
+        assert token is not None  # authorized
+        n_slots = len(self.study.targets)
         for _ in range(3):  # a racing request may start the same slot: then read it back
             sessions = {s.slot: s for s in self.store.participant_sessions(pid)}
-            slot = next((j for j in range(len(plan)) if not _finished(sessions.get(j))), None)
+            slot = next((j for j in range(n_slots) if not _finished(sessions.get(j))), None)
             if slot is None:
-                return {"done": True, "n_slots": len(plan)}
-            target, method = plan[slot]
-            current = sessions.get(slot)
+                return {"done": True, "n_slots": n_slots}
+            current = sessions.get(slot) or self._start(pid, int(row.number), slot, token)
             if current is None:
-                try:
-                    self.service.start_session(
-                        "find",
-                        self.study.k,
-                        self.study.params(method),
-                        participant=pid,
-                        slot=slot,
-                        target=target,
-                        token=token,
-                        seed=self.study.session_seed(int(row.number), slot),
-                    )
-                except Conflict:
-                    continue
-                current = {s.slot: s for s in self.store.participant_sessions(pid)}[slot]
-            screen = self.store.screen(current.id, current.queries)
+                continue
+            screen = self.store.screen(current.id, current.screen)
             return {
                 "done": False,
                 "slot": slot,
-                "n_slots": len(plan),
-                "target": self.study.catalogue.item(target),
-                "queries": current.n_answers,
+                "n_slots": n_slots,
+                "target": self.study.catalogue.item(self.study.plan(int(row.number))[slot][0]),
+                "n_queries": current.n_queries,
                 "session": {"id": current.id, "screen": None if screen is None else screen[0]},
             }
-        raise ServiceError(409, "could not start the next search; try again")
+        raise Conflict("could not start the next search; try again")
 
 
-def _finished(row: Any) -> bool:
+def _finished(row: SessionRow | None) -> bool:
     return row is not None and bool(row.done)

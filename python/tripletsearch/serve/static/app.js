@@ -9,12 +9,11 @@ const STORE = page === "study" ? "ts-study" : "ts-search";
 const state = {
   session: null,     // {id, token, mode}
   screen: null,      // the screen shown
-  queries: 0,        // answers that count
+  nQueries: 0,       // answers that count
   busy: false,
   participant: null, // study: {id, token}
   slot: null,        // study: {slot, n_slots, target}
   trail: [],         // mix: the estimates so far
-  catalogue: null,
 };
 
 function show(id) {
@@ -57,13 +56,13 @@ function swatch(el, item) {
 function progress() {
   const parts = [];
   if (state.slot) parts.push(`Target ${state.slot.slot + 1} of ${state.slot.n_slots}`);
-  if (state.screen) parts.push(`screen ${state.screen.number + 1}`, `${state.queries} answered`);
+  if (state.screen) parts.push(`screen ${state.screen.number + 1}`, `${state.nQueries} answered`);
   $("progress").textContent = parts.join(" · ");
 }
 
-function render(screen, queries) {
+function render(screen, nQueries) {
   state.screen = screen;
-  state.queries = queries;
+  state.nQueries = nQueries;
   const mix = state.session.mode === "mix";
   show("search");
   const grid = $("grid");
@@ -103,7 +102,7 @@ function render(screen, queries) {
   $("skip").hidden = mix;
   $("accept").hidden = !mix;
   $("mixbar").hidden = !mix;
-  $("undo").disabled = queries === 0;
+  $("undo").disabled = nQueries === 0;
   if (mix) {
     $("estimate").style.background = screen.estimate.hex;
     const last = state.trail[state.trail.length - 1];
@@ -130,7 +129,7 @@ function render(screen, queries) {
 function setBusy(busy) {
   state.busy = busy;
   for (const b of document.querySelectorAll("#search button")) b.disabled = busy;
-  if (!busy) $("undo").disabled = state.queries === 0;
+  if (!busy) $("undo").disabled = state.nQueries === 0;
 }
 
 async function send(path, body) {
@@ -154,13 +153,13 @@ async function answer(choice, found) {
   const r = await send("answer", {screen: state.screen.number, choice, found});
   if (!r) return;
   if (r.done) return finished();
-  render(r.screen, r.queries);
+  render(r.screen, r.n_queries);
 }
 
 async function undo() {
-  if (state.queries === 0) return;
+  if (state.nQueries === 0) return;
   const r = await send("undo", {screen: state.screen.number});
-  if (r) render(r.screen, r.queries);
+  if (r) render(r.screen, r.n_queries);
 }
 
 async function finished() {
@@ -174,9 +173,8 @@ async function finished() {
     $("result").textContent = `Your colour: ${res.estimate.hex} (L ${res.estimate.lab.join(", ")})`;
     swatch($("result-swatch"), {hex: res.estimate.hex});
   } else if (res.name) {
-    $("result").textContent = `Found: ${res.name} after ${s.queries} screens.`;
-    const item = state.catalogue && state.catalogue.items[res.target];
-    swatch($("result-swatch"), item || {});
+    $("result").textContent = `Found: ${res.name} after ${s.n_queries} screens.`;
+    swatch($("result-swatch"), res.item || {});  // the item found: its record
   } else {
     $("result").textContent = "Nothing left to show.";
     swatch($("result-swatch"), {});
@@ -185,7 +183,7 @@ async function finished() {
 
 // ---------------------------------------------------------------- plain search
 async function start(mode) {
-  const body = mode === "find" ? {mode, k: Number($("k").value)} : {mode};
+  const body = mode === "find" ? {mode, n_choices: Number($("k").value)} : {mode};
   try {
     const s = await api("/api/sessions", body);
     state.session = {id: s.id, token: s.token, mode};
@@ -205,7 +203,7 @@ async function resumeSearch() {
   try {
     const s = await api(`/api/sessions/${state.session.id}`, undefined, state.session.token);
     if (s.done) { localStorage.removeItem(STORE); return false; }
-    render(s.screen, s.queries);
+    render(s.screen, s.n_queries);
     return true;
   } catch (e) {
     localStorage.removeItem(STORE);
@@ -237,7 +235,7 @@ async function nextTarget() {
   state.session = {id: r.session.id, token: state.participant.token, mode: "find"};
   state.screen = null;
   save();
-  if (r.queries === 0) {
+  if (r.n_queries === 0) {
     show("target-intro");
     swatch($("target-big"), r.target);
     $("target-big").title = r.target.name;
@@ -246,7 +244,7 @@ async function nextTarget() {
     $("begin").onclick = () => { render(r.session.screen, 0); document.querySelector(".pick").focus(); };
     $("begin").focus();
   } else {
-    render(r.session.screen, r.queries);
+    render(r.session.screen, r.n_queries);
   }
 }
 
@@ -269,8 +267,7 @@ async function initStudy() {
 }
 
 async function initSearch() {
-  const cat = await api("/api/catalogue");
-  state.catalogue = cat;
+  const cat = await api("/api/catalogue?limit=0");  // the metadata, no items
   $("title").textContent = cat.title;
   $("mode-mix").hidden = !cat.modes.includes("mix");
   $("find").textContent = cat.modes.includes("mix") ? "Find a named colour" : "Find an item";

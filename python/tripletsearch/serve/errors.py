@@ -1,0 +1,54 @@
+"""The service's domain errors: what a request was refused for, without HTTP.
+
+The service, the modes and the request schema raise these; the app maps each class to an
+HTTP status in one place (:data:`tripletsearch.serve.app.STATUS`), and the client gets
+``{"error": message}``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ServiceError",
+    "Invalid",
+    "Unauthorized",
+    "Closed",
+    "NotFound",
+    "Conflict",
+    "TooLarge",
+]
+
+
+class ServiceError(Exception):
+    """A request the service refuses, with a message for the client."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class Invalid(ServiceError):
+    """A field or parameter of the request is wrong (missing, mistyped, out of range)."""
+
+
+class Unauthorized(ServiceError):
+    """A missing or wrong token."""
+
+
+class Closed(ServiceError):
+    """The server does not take this kind of request (a study server: no free sessions)."""
+
+
+class NotFound(ServiceError):
+    """No such session, participant, image or route (or the feature is off)."""
+
+
+class Conflict(ServiceError):
+    """The request contradicts the session's state.
+
+    A different answer to a screen answered already, a finished session, a session started
+    on another catalogue.
+    """
+
+
+class TooLarge(ServiceError):
+    """A request body over the size limit."""

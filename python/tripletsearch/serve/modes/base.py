@@ -1,0 +1,150 @@
+"""The interface every mode of the service implements (see the package docstring)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+from ..catalogue import Catalogue
+from ..errors import Invalid
+from ..schema import Answer
+
+__all__ = ["Mode", "Screen", "ScreenSizes", "Settings", "SessionInfo"]
+
+
+class Screen(NamedTuple):
+    """A screen: its public ``payload`` (what the page gets) and the ``query`` behind it.
+
+    Both JSON objects, stored as shown; the query is what answers are replayed against.
+    """
+
+    payload: dict
+    query: dict
+
+
+class ScreenSizes(NamedTuple):
+    """Items per screen a mode offers: ``min`` to ``max``, ``default`` when not given."""
+
+    min: int
+    max: int
+    default: int
+
+    def to_json(self) -> dict[str, int]:
+        """``{"min", "max", "default"}``."""
+        return self._asdict()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the server was started with, for the modes that use it.
+
+    ``gamma``: the gamma-CKL power assumed of people in find mode, or "auto".
+    """
+
+    gamma: float | str = 3.0
+
+
+class SessionInfo(NamedTuple):
+    """What a mode may read of a stored session: its screen size, parameters and target.
+
+    ``target``: the item a participant-scoped session was given (a study's), else None.
+    """
+
+    n_choices: int
+    params: dict
+    target: int | None
+
+
+class Mode(ABC):
+    """One kind of search the service serves (find an item, mix a colour, ...).
+
+    One object per process, built with the catalogue and the server's settings; the
+    per-session state is the "searcher" it builds, and everything a searcher depends on is
+    stored, so any worker rebuilds it (see the package docstring, "Adding a mode").
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self, catalogue: Catalogue, settings: Settings):
+        self.catalogue, self.settings = catalogue, settings
+
+    # ---------------------------------------------------------------- what it offers
+    @classmethod
+    def offered_by(cls, catalogue: Catalogue) -> bool:
+        """Whether ``catalogue`` can serve new sessions of this mode."""
+        return True
+
+    @property
+    @abstractmethod
+    def space(self) -> str:
+        """What its sessions search (a catalogue's fingerprint, ...), stored with each.
+
+        A session started on another space is refused.
+        """
+
+    @property
+    @abstractmethod
+    def screen_sizes(self) -> ScreenSizes:
+        """The items per screen it offers."""
+
+    def close(self) -> None:  # noqa: B027 - a hook: most modes hold nothing to release
+        """Release resources shared by its sessions (when the app stops)."""
+
+    # ---------------------------------------------------------------- sessions
+    @abstractmethod
+    def new_params(self, n_choices: int | None) -> tuple[int, dict]:
+        """Check a new session's mode-specific fields: (items per screen, its parameters).
+
+        Raises :class:`~..errors.Invalid`. The parameters are stored with the session.
+        """
+
+    @abstractmethod
+    def searcher(self, n_choices: int, params: dict, seed: int) -> Any:
+        """A session's state before any answer, from its stored parameters and seed."""
+
+    def started(self, searcher: Any, params: dict) -> dict:
+        """The parameters to store once the searcher is built (default: as given)."""
+        return params
+
+    @abstractmethod
+    def next_screen(self, searcher: Any, number: int) -> Screen | None:
+        """Screen ``number`` from the searcher, or None when the search is over."""
+
+    @abstractmethod
+    def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:
+        """Refuse (Invalid) an answer that does not fit the stored screen."""
+
+    @abstractmethod
+    def apply(self, searcher: Any, query: dict, choice: int | None) -> None:
+        """One stored answer (not "this is it") into the searcher, as it was shown."""
+
+    @abstractmethod
+    def found_result(self, screen: Screen, choice: int | None) -> dict:
+        """The session's result when the person ends it on ``screen`` ("this is it")."""
+
+    @abstractmethod
+    def end_result(self, searcher: Any, number: int) -> dict:
+        """The session's result when its screens run out at screen ``number``."""
+
+    # ---------------------------------------------------------------- reading records
+    @classmethod
+    def shown_items(cls, query: dict) -> list[int] | None:
+        """The catalogue items a stored screen showed, in order (None: not items)."""
+        return None
+
+    @classmethod
+    def shown_record(cls, payload: dict, query: dict) -> Any:
+        """What a stored screen showed, for the export's ``answers.csv``."""
+        return cls.shown_items(query)
+
+    @classmethod
+    def found_item(cls, result: Any) -> int | None:
+        """The catalogue item a finished session's result names as found (None: none)."""
+        return None
+
+    # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _check_position(choice: int | None, size: int) -> None:
+        if choice is not None and not 0 <= choice < size:
+            raise Invalid(f"choice: expected an index in 0..{size - 1} or null, got {choice}")

@@ -1,0 +1,154 @@
+"""Find mode: find a catalogue item by comparisons (gamma-CKLSearch)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ...discrete import DiscreteSearch
+from ..catalogue import Catalogue
+from ..errors import Invalid
+from ..schema import Answer
+from .base import Mode, Screen, ScreenSizes, SessionInfo, Settings
+
+__all__ = ["FindMode", "N_CHOICES", "check_gamma"]
+
+N_CHOICES = ScreenSizes(2, 8, 4)  # items per screen (at most the catalogue's)
+
+
+def check_gamma(value: Any) -> float | str:
+    """A find-mode gamma: "auto" (inferred per person) or a number > 0."""
+    if value == "auto":
+        return "auto"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"gamma: expected a number > 0 or 'auto', got {value!r}")
+    return float(value)
+
+
+class FindMode(Mode):
+    """Find a catalogue item (:class:`tripletsearch.DiscreteSearch`, gamma-CKLSearch).
+
+    Each screen shows ``n_choices`` items (2 to 8, default 4); the person picks the closest
+    to what they want (``choice``), says it is the one (``found``), or skips (``choice``
+    null: none is closer; the items are only ruled out). A session with a target (a
+    study's) accepts "this is it" on its target only.
+
+    Shared by its sessions: one template searcher per (screen size, method, gamma, sigma),
+    whose item store is built once and which new sessions spawn from.
+    """
+
+    name = "find"
+
+    def __init__(self, catalogue: Catalogue, settings: Settings):
+        super().__init__(catalogue, settings)
+        self.gamma = check_gamma(settings.gamma)
+        self._templates: dict[tuple[int, str, float | str, float], DiscreteSearch] = {}
+        self._templates_lock = threading.Lock()
+
+    @property
+    def space(self) -> str:
+        """The catalogue's fingerprint."""
+        return self.catalogue.fingerprint
+
+    @property
+    def screen_sizes(self) -> ScreenSizes:
+        """2 to 8 items (at most the catalogue's), 4 by default."""
+        most = min(N_CHOICES.max, self.catalogue.n_items)
+        return ScreenSizes(N_CHOICES.min, most, min(N_CHOICES.default, most))
+
+    def new_params(self, n_choices: int | None) -> tuple[int, dict]:
+        """The screen size in range; gamma-CKLSearch with the server's gamma."""
+        sizes = self.screen_sizes
+        n = sizes.default if n_choices is None else n_choices
+        if not sizes.min <= n <= sizes.max:
+            raise Invalid(
+                f"n_choices: expected {sizes.min} to {sizes.max} items per screen, got {n}"
+            )
+        return n, {"method": "gamma-ckl", "gamma": self.gamma}
+
+    def _template(self, n_choices: int, params: dict) -> DiscreteSearch:
+        """A session over the catalogue to spawn new ones from (its store built once)."""
+        key = (
+            n_choices,
+            str(params.get("method", "gamma-ckl")),
+            check_gamma(params.get("gamma", self.gamma)),
+            float(params.get("sigma", 0.1)),
+        )
+        with self._templates_lock:
+            t = self._templates.get(key)
+            if t is None:
+                t = DiscreteSearch(
+                    self.catalogue.embedding,
+                    method=key[1],
+                    n_choices=n_choices,
+                    gamma=key[2],
+                    sigma=key[3],
+                    random_state=0,
+                    n_jobs=1,
+                )
+                self._templates[key] = t
+            return t
+
+    def searcher(self, n_choices: int, params: dict, seed: int) -> DiscreteSearch:
+        """A spawn of the template for the stored method, gamma and sigma."""
+        return self._template(n_choices, params).spawn(random_state=seed)
+
+    def started(self, searcher: Any, params: dict) -> dict:
+        """The parameters and the selection rule the library chose."""
+        return {**params, "selection": searcher.selection}
+
+    def next_screen(self, searcher: Any, number: int) -> Screen | None:
+        """The items the searcher asks, or None when none are left."""
+        if searcher.done:
+            return None
+        shown = searcher.ask()
+        if len(shown) == 0:
+            return None
+        ids = [int(i) for i in shown]
+        return Screen(
+            {"number": number, "items": [self.catalogue.item(i) for i in ids]}, {"shown": ids}
+        )
+
+    def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:
+        """A position on the screen or null; "this is it" names an item, the target if set."""
+        self._check_position(answer.choice, len(screen.query["shown"]))
+        if not answer.found:
+            return
+        if answer.choice is None:
+            raise Invalid("choice: found needs the item that is the target")
+        item = int(screen.query["shown"][answer.choice])
+        if session.target is not None and item != session.target:
+            raise Invalid(
+                f"found: item {answer.choice + 1} on this screen is not the target you are "
+                "looking for; keep searching"
+            )
+
+    def apply(self, searcher: Any, query: dict, choice: int | None) -> None:
+        """The item at ``choice`` picked among those shown (None: a skip)."""
+        shown = query["shown"]
+        searcher.observe(shown, None if choice is None else int(shown[choice]))
+
+    def found_result(self, screen: Screen, choice: int | None) -> dict:
+        """The item found: ``{"target", "name", "item"}`` (its public record)."""
+        assert choice is not None  # check_answer refuses found without a choice
+        item = int(screen.query["shown"][choice])
+        return {
+            "target": item,
+            "name": self.catalogue.names[item],
+            "item": self.catalogue.item(item),
+        }
+
+    def end_result(self, searcher: Any, number: int) -> dict:
+        """``{"target": None, "reason"}``."""
+        return {"target": None, "reason": "no items left or the screen limit reached"}
+
+    @classmethod
+    def shown_items(cls, query: dict) -> list[int] | None:
+        """The item ids shown."""
+        return [int(i) for i in query["shown"]]
+
+    @classmethod
+    def found_item(cls, result: Any) -> int | None:
+        """The result's ``target`` (None when the session ended without finding)."""
+        target = result.get("target") if isinstance(result, dict) else None
+        return None if target is None else int(target)

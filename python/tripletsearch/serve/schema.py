@@ -1,0 +1,230 @@
+"""The JSON API's request schema: every field check of every request, in one place.
+
+Each parser takes a request's decoded JSON body (or a query string's parameters) and
+returns a typed request, or raises :class:`~.errors.Invalid` naming the field (the app
+answers 400). A body must be a JSON object (or empty) with known fields only. What depends
+on a session's state (is the choice a position of the stored screen? does the mode offer
+that screen size?) is checked by the service and its modes, with the same error.
+
+Renamed fields (docs/vocabulary.rst): a request using a field's old name
+(:data:`RENAMED_FIELDS`) still works until tripletsearch 0.3.0; its reply carries
+``"warnings"`` naming the new field and the header ``Deprecation: true``. Replies carry
+the old keys of :data:`RENAMED_REPLY_KEYS` beside the new ones for as long
+(:func:`with_old_keys`).
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._deprecation import REMOVED_IN, RENAMED_IN
+from .errors import Invalid
+
+__all__ = [
+    "RENAMED_FIELDS",
+    "RENAMED_REPLY_KEYS",
+    "MAX_LIMIT",
+    "DEFAULT_LIMIT",
+    "NewSession",
+    "Answer",
+    "Undo",
+    "CataloguePage",
+    "parse_json",
+    "json_object",
+    "new_session",
+    "answer",
+    "undo",
+    "consent",
+    "empty",
+    "catalogue_page",
+    "with_old_keys",
+]
+
+# request fields renamed in 0.2.0: old name -> new name
+RENAMED_FIELDS = {"k": "n_choices"}
+# reply keys renamed in 0.2.0: new name -> the old name carried beside it until 0.3.0
+RENAMED_REPLY_KEYS = {"n_choices": "k", "n_queries": "queries"}
+DEFAULT_LIMIT, MAX_LIMIT = 100, 1000  # catalogue items per page
+MAX_QUERY_CHARS = 200  # the catalogue's name filter
+_DIGITS = re.compile(r"[0-9]{1,12}")
+
+
+@dataclass(frozen=True)
+class NewSession:
+    """``POST /api/sessions``: the mode's name and the items per screen (None: defaults)."""
+
+    mode: str | None
+    n_choices: int | None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """``POST /api/sessions/{id}/answer``.
+
+    The screen's number, the position picked on it (None: a skip) and whether the person
+    says "this is it" (find) or accepts the estimate (mix).
+    """
+
+    screen: int
+    choice: int | None
+    found: bool
+
+
+@dataclass(frozen=True)
+class Undo:
+    """``POST /api/sessions/{id}/undo``: the current screen's number."""
+
+    screen: int
+
+
+@dataclass(frozen=True)
+class CataloguePage:
+    """``GET /api/catalogue``: ``limit`` items from ``offset`` on, of the names holding ``q``."""
+
+    offset: int
+    limit: int
+    q: str
+
+
+def parse_json(raw: bytes) -> Any:
+    """A request body's JSON (None when empty)."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise Invalid("body: not valid JSON") from None
+
+
+def _renamed_warning(old: str, new: str) -> str:
+    return (
+        f"{old}: renamed {new} in tripletsearch {RENAMED_IN}; the old name stops working in "
+        f"tripletsearch {REMOVED_IN}"
+    )
+
+
+def json_object(body: Any, fields: set[str]) -> tuple[dict, tuple[str, ...]]:
+    """A JSON object body with only ``fields`` (None: empty), old field names moved to new.
+
+    Returns the fields and the warnings about old names used.
+    """
+    if body is None:
+        return {}, ()
+    if not isinstance(body, dict):
+        raise Invalid("body: expected a JSON object")
+    body, warnings = dict(body), []
+    for old, new in RENAMED_FIELDS.items():
+        if old in body and new in fields:
+            if new in body:
+                raise Invalid(f"{old}: renamed {new}; give {new} only")
+            body[new] = body.pop(old)
+            warnings.append(_renamed_warning(old, new))
+    unknown = set(body) - fields
+    if unknown:
+        raise Invalid(f"unknown field(s): {sorted(unknown)}")
+    return body, tuple(warnings)
+
+
+def _integer(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise Invalid(f"{name}: expected an integer, got {value!r}")
+    return int(value)
+
+
+def _screen_number(body: dict) -> int:
+    if "screen" not in body:
+        raise Invalid("screen: required")
+    screen = body["screen"]
+    if isinstance(screen, bool) or not isinstance(screen, int) or screen < 0:
+        raise Invalid(f"screen: expected a screen number >= 0, got {screen!r}")
+    return screen
+
+
+def new_session(body: Any) -> NewSession:
+    """``{"mode": name, "n_choices": int}``, both optional (old: ``k``)."""
+    fields, warnings = json_object(body, {"mode", "n_choices"})
+    mode = fields.get("mode")
+    if mode is not None and not isinstance(mode, str):
+        raise Invalid(f"mode: expected a mode's name, got {mode!r}")
+    n = fields.get("n_choices")
+    return NewSession(mode, None if n is None else _integer("n_choices", n), warnings)
+
+
+def answer(body: Any) -> Answer:
+    """``{"screen": n, "choice": position or null, "found": bool}`` (found: default false)."""
+    fields, _ = json_object(body, {"screen", "choice", "found"})
+    screen = _screen_number(fields)
+    choice, found = fields.get("choice"), fields.get("found", False)
+    if choice is not None and (isinstance(choice, bool) or not isinstance(choice, int)):
+        raise Invalid(f"choice: expected an index or null, got {choice!r}")
+    if not isinstance(found, bool):
+        raise Invalid(f"found: expected true or false, got {found!r}")
+    return Answer(screen, choice, found)
+
+
+def undo(body: Any) -> Undo:
+    """``{"screen": n}``: the current screen."""
+    return Undo(_screen_number(json_object(body, {"screen"})[0]))
+
+
+def consent(body: Any) -> None:
+    """``{"consent": true}``: a participant's consent, required before anything is recorded."""
+    if json_object(body, {"consent"})[0].get("consent") is not True:
+        raise Invalid("consent: the study needs consent (true) before it starts")
+
+
+def empty(body: Any) -> None:
+    """An empty object (or no body)."""
+    json_object(body, set())
+
+
+def _parameter(params: Mapping[str, Sequence[str]], name: str) -> str | None:
+    values = params.get(name) or []
+    if len(values) > 1:
+        raise Invalid(f"{name}: given {len(values)} times")
+    return values[0] if values else None
+
+
+def catalogue_page(params: Mapping[str, Sequence[str]]) -> CataloguePage:
+    """``?offset=0&limit=100&q=text`` (every value a list: a query string may repeat one).
+
+    ``offset`` >= 0, ``limit`` 0 to :data:`MAX_LIMIT` (0: the metadata only), ``q``: a
+    case-insensitive part of the names (up to 200 characters).
+    """
+    unknown = set(params) - {"offset", "limit", "q"}
+    if unknown:
+        raise Invalid(f"unknown parameter(s): {sorted(unknown)}")
+    out: dict[str, int] = {}
+    for name, default, most in (("offset", 0, None), ("limit", DEFAULT_LIMIT, MAX_LIMIT)):
+        text = _parameter(params, name)
+        if text is None:
+            out[name] = default
+            continue
+        if not _DIGITS.fullmatch(text) or (most is not None and int(text) > most):
+            bound = f"0 to {most}" if most is not None else ">= 0"
+            raise Invalid(f"{name}: expected an integer {bound}, got {text!r}")
+        out[name] = int(text)
+    q = _parameter(params, "q") or ""
+    if len(q) > MAX_QUERY_CHARS:
+        raise Invalid(f"q: at most {MAX_QUERY_CHARS} characters, got {len(q)}")
+    return CataloguePage(out["offset"], out["limit"], q)
+
+
+def with_old_keys(reply: dict) -> dict:
+    """``reply`` with the keys renamed in 0.2.0 also under their old names (until 0.3.0).
+
+    Replies stored by an earlier version (old keys only) get the new keys too.
+    """
+    out = dict(reply)
+    for new, old in RENAMED_REPLY_KEYS.items():
+        if new in out:
+            out[old] = out[new]
+        elif old in out:
+            out[new] = out[old]
+    return out

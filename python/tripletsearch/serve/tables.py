@@ -1,0 +1,128 @@
+"""The sessions database's tables (SQLAlchemy Core) and the migrations between versions.
+
+Schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``:
+
+``ts_sessions``
+    one row per search: id, the hash of its token, mode, screen size (``n_choices``), seed
+    and parameters, what it searches (the catalogue's fingerprint), the library version
+    that started it, the current screen's number (``screen``), the answers that count
+    (``n_queries``), undos, ``done`` and the result; a study session's participant, slot
+    and target.
+``ts_screens``
+    every screen as shown (its public JSON and the query behind it), keyed by
+    (session, number).
+``ts_answers``
+    every answer and undo with the reply it got, keyed by (session, screen): the unique key
+    that makes a repeated submission, or two workers racing on one screen, record once.
+``ts_participants``
+    study participants, pseudonymous, numbered within their study.
+
+Versions: 1 (0.1.0); 2 added undo and studies; 3 renamed ``ts_sessions``' columns to the
+library's vocabulary (``k`` -> ``n_choices``, ``queries`` -> ``screen``, ``n_answers`` ->
+``n_queries``). Replies stored by version 2 keep their old keys (the service adds the new
+ones when it returns them).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+__all__ = ["SCHEMA_VERSION", "MIGRATIONS", "metadata", "meta_table", "sessions", "screens"]
+
+SCHEMA_VERSION = 3
+
+metadata = sa.MetaData()
+meta_table = sa.Table(
+    "ts_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+sessions = sa.Table(
+    "ts_sessions",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("mode", sa.String(16), nullable=False),
+    sa.Column("n_choices", sa.Integer, nullable=False),  # items per screen (version 2: k)
+    sa.Column("seed", sa.String(32), nullable=False),
+    sa.Column("params", sa.Text, nullable=False),  # JSON: the session's parameters
+    sa.Column("catalogue", sa.String(64), nullable=False),  # what it searches: a fingerprint
+    sa.Column("library", sa.String(32), nullable=False),  # the version that started it
+    sa.Column("created", sa.Float, nullable=False),
+    sa.Column("updated", sa.Float, nullable=False),
+    sa.Column("screen", sa.Integer, nullable=False),  # the current screen (version 2: queries)
+    sa.Column("done", sa.Boolean, nullable=False),
+    sa.Column("result", sa.Text, nullable=True),  # JSON
+    # answers that count: not undone (version 2: n_answers)
+    sa.Column("n_queries", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("undos", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("participant", sa.String(64), nullable=True),
+    sa.Column("slot", sa.Integer, nullable=True),
+    sa.Column("target", sa.Integer, nullable=True),
+    # a participant's slot holds one session, however many requests race to start it
+    sa.Index("ix_ts_sessions_participant_slot", "participant", "slot", unique=True),
+)
+screens = sa.Table(
+    "ts_screens",
+    metadata,
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("ts_sessions.id"), primary_key=True),
+    sa.Column("number", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("payload", sa.Text, nullable=False),  # JSON: the screen as shown
+    sa.Column("query", sa.Text, nullable=False),  # JSON: what the searcher asked
+    sa.Column("shown_at", sa.Float, nullable=False),
+)
+answers = sa.Table(
+    "ts_answers",
+    metadata,
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("ts_sessions.id"), primary_key=True),
+    sa.Column("screen", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("choice", sa.Integer, nullable=True),  # a position on the screen
+    sa.Column("found", sa.Boolean, nullable=False),
+    sa.Column("reply", sa.Text, nullable=False),  # JSON: the reply it got
+    sa.Column("answered_at", sa.Float, nullable=False),
+    # "answer" or "undo" (an undo takes back the last answer that counts)
+    sa.Column("kind", sa.String(8), nullable=False, server_default="answer"),
+    sa.Column("undone", sa.Boolean, nullable=False, server_default=sa.false()),
+)
+participants = sa.Table(
+    "ts_participants",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("study", sa.String(64), nullable=False),  # the study's fingerprint
+    sa.Column("number", sa.Integer, nullable=False),  # enrolment order, for the balance
+    sa.Column("created", sa.Float, nullable=False),
+    sa.UniqueConstraint("study", "number"),
+)
+
+
+def _v1_to_v2(c: Connection) -> None:
+    """Undo (answers that no longer count, recorded not deleted) and study mode."""
+    for ddl in (
+        "ALTER TABLE ts_sessions ADD COLUMN n_answers INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE ts_sessions ADD COLUMN undos INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE ts_sessions ADD COLUMN participant VARCHAR(64)",
+        "ALTER TABLE ts_sessions ADD COLUMN slot INTEGER",
+        "ALTER TABLE ts_sessions ADD COLUMN target INTEGER",
+        "ALTER TABLE ts_answers ADD COLUMN kind VARCHAR(8) NOT NULL DEFAULT 'answer'",
+        "ALTER TABLE ts_answers ADD COLUMN undone BOOLEAN NOT NULL DEFAULT FALSE",
+        "UPDATE ts_sessions SET n_answers = queries",  # version 1 had no undo
+        "CREATE UNIQUE INDEX ix_ts_sessions_participant_slot ON ts_sessions (participant, slot)",
+    ):
+        c.exec_driver_sql(ddl)
+    participants.create(c)
+
+
+def _v2_to_v3(c: Connection) -> None:
+    """The sessions' columns in the library's vocabulary (SQLite >= 3.25, PostgreSQL)."""
+    for old, new in (("k", "n_choices"), ("queries", "screen"), ("n_answers", "n_queries")):
+        c.exec_driver_sql(f"ALTER TABLE ts_sessions RENAME COLUMN {old} TO {new}")
+
+
+# MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
+# an older version is upgraded once, when the service starts
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}

@@ -1,0 +1,51 @@
+"""The HTTP side of the service: one module per resource, each with its ``ROUTES``.
+
+``sessions`` (the JSON API of searches), ``study`` (participants of a study),
+``catalogue`` (its metadata, pages of items, images), ``admin`` (health, the export) and
+``pages`` (the page and its assets). A view parses its request with :mod:`..schema`, calls
+the service (in the thread pool: database and native calls block) and replies with
+:func:`ok`; errors are the service's domain errors, mapped to statuses by the app.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from ..schema import parse_json
+
+__all__ = ["HEADERS", "ok", "error", "bearer", "read_json"]
+
+HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def ok(data: Any, status: int = 200, warnings: tuple[str, ...] = ()) -> JSONResponse:
+    """A JSON reply; ``warnings`` (old field names used) go in it, with ``Deprecation: true``."""
+    headers = dict(HEADERS)
+    if warnings:
+        data = {**data, "warnings": list(warnings)}
+        headers["Deprecation"] = "true"
+    return JSONResponse(data, status_code=status, headers=headers)
+
+
+def error(status: int, message: str) -> JSONResponse:
+    """``{"error": message}`` with ``status``."""
+    return JSONResponse({"error": message}, status_code=status, headers=HEADERS)
+
+
+def bearer(request: Request) -> str | None:
+    """The request's bearer token (``Authorization: Bearer <token>``), or None."""
+    h = request.headers.get("authorization", "")
+    scheme, _, value = h.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+async def read_json(request: Request) -> Any:
+    """The request body's JSON (None when empty)."""
+    return parse_json(await request.body())

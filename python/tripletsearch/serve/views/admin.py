@@ -1,0 +1,41 @@
+"""``/api/health`` and the admin export (``/api/admin/export``, behind its own token)."""
+
+from __future__ import annotations
+
+import hmac
+import time
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..errors import NotFound, Unauthorized
+from ..export import export_data
+from . import bearer, ok
+
+__all__ = ["ROUTES"]
+
+
+def health(request: Request) -> Response:
+    """``{"status": "ok", "database_ms"}``: the time a database ping took (raises on error)."""
+    t0 = time.perf_counter()
+    request.app.state.store.ping()
+    return ok({"status": "ok", "database_ms": round(1e3 * (time.perf_counter() - t0), 2)})
+
+
+def export(request: Request) -> Response:
+    """Every recorded answer (:func:`~..export.export_data`), for the admin token only."""
+    admin_token = request.app.state.admin_token
+    token = bearer(request)
+    if not admin_token:
+        raise NotFound("the admin export is off (start the server with a token)")
+    if not token or not hmac.compare_digest(token.encode(), admin_token.encode()):
+        raise Unauthorized("missing or wrong admin token")
+    state = request.app.state
+    return ok(export_data(state.store, state.service.catalogue))
+
+
+ROUTES = [
+    Route("/api/health", health),
+    Route("/api/admin/export", export),
+]
