@@ -90,30 +90,32 @@ def test_kill9_mid_session_loses_nothing(tmp_path):
             r = answer(srv.base, sessions[i], body)
             assert r.status_code == 200 and r.json() == reply
         for i, s in enumerate(sessions):
-            st = session_state(srv.base, s)
-            confirmed = [b for j, b, _ in acked if j == i]
-            recorded = [(h["screen"], h["choice"], h["found"]) for h in st["history"]]
-            # nothing confirmed was lost, nothing was recorded twice
-            assert [(b["screen"], b["choice"], b["found"]) for b in confirmed] == recorded[
-                : len(confirmed)
-            ]
-            assert len({h["screen"] for h in st["history"]}) == len(st["history"])
-            # the next screen is the one the session stopped at; finish the search
-            if not st["done"]:
-                last = [r for j, _, r in acked if j == i]
-                if len(recorded) == len(confirmed):
-                    assert st["screen"] == (last[-1]["screen"] if last else s["screen"])
-                screen = st["screen"]
-                for _ in range(300):
-                    r = answer(srv.base, s, people[i].answer(screen))
-                    assert r.status_code == 200, r.text
-                    if r.json()["done"]:
-                        break
-                    screen = r.json()["screen"]
-            final = session_state(srv.base, s)
-            assert final["done"] and final["result"]["target"] == people[i].target
+            check_and_finish(srv.base, s, people[i], acked, i)
     finally:
         srv.stop()
+
+
+def check_and_finish(base, s, person, acked, i):
+    """Session ``i`` after the restart: nothing confirmed lost, nothing recorded twice, the
+    next screen the one it stopped at; then the search goes on to its target."""
+    st = session_state(base, s)
+    confirmed = [b for j, b, _ in acked if j == i]
+    recorded = [(h["screen"], h["choice"], h["found"]) for h in st["history"]]
+    assert [(b["screen"], b["choice"], b["found"]) for b in confirmed] == recorded[: len(confirmed)]
+    assert len({h["screen"] for h in st["history"]}) == len(st["history"])
+    if not st["done"]:
+        last = [r for j, _, r in acked if j == i]
+        if len(recorded) == len(confirmed):
+            assert st["screen"] == (last[-1]["screen"] if last else s["screen"])
+        screen = st["screen"]
+        for _ in range(300):
+            r = answer(base, s, person.answer(screen))
+            assert r.status_code == 200, r.text
+            if r.json()["done"]:
+                break
+            screen = r.json()["screen"]
+    final = session_state(base, s)
+    assert final["done"] and final["result"]["target"] == person.target
 
 
 def race(bases, s, bodies, n_threads=16):
