@@ -8,6 +8,7 @@ import inspect
 import json
 import math
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -282,3 +283,89 @@ def test_old_spellings_edge_cases():
     with pytest.warns(DeprecationWarning, match="'chosen' was renamed 'choice'"):
         old = users.choice_log_likelihood(X, heads, shown, chosen=[2, 5], gamma=3.0)
     assert old == users.choice_log_likelihood(X, heads, shown, [2, 5], 3.0)
+
+
+# ---------------------------------------------------------------------- the JSON API
+# names the service retired in 0.2.0 (docs/vocabulary.rst): items per screen were "k",
+# a session's count of answers "queries", the store's count "n_answers", the export's item
+# picked "chosen"
+RETIRED_JSON = {"k", "queries", "n_answers", "chosen"}
+
+
+def _keys(value, into):
+    """Every key of every JSON object in ``value``, with the keys of its object beside it."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            into.append((k, set(value)))
+            _keys(v, into)
+    elif isinstance(value, list):
+        for v in value:
+            _keys(v, into)
+    return into
+
+
+def _session_replies(c):
+    """A find and a mix session through every session endpoint: the replies' JSON."""
+    out = [c.get("/api/catalogue", params={"limit": 3}).json(), c.get("/api/health").json()]
+    for body in ({"mode": "find", "n_choices": 3}, {"mode": "mix"}):
+        s = c.post("/api/sessions", json=body).json()
+        url, h = f"/api/sessions/{s['id']}", {"Authorization": "Bearer " + s["token"]}
+        first = c.post(url + "/answer", json={"screen": 0, "choice": 1}, headers=h).json()
+        undo = c.post(url + "/undo", json={"screen": 1}, headers=h).json()
+        last = c.post(url + "/answer", json={"screen": 2, "choice": 0, "found": True}, headers=h)
+        out += [s, first, undo, last.json(), c.get(url, headers=h).json()]
+    out.append(c.get("/api/admin/export", headers={"Authorization": "Bearer a"}).json())
+    return out
+
+
+def _study_replies(c):
+    out = [c.get("/api/study").json()]
+    p = c.post("/api/study/participants", json={"consent": True}).json()
+    h = {"Authorization": "Bearer " + p["token"]}
+    n = c.post(f"/api/study/participants/{p['id']}/next", json={}, headers=h).json()
+    url = f"/api/sessions/{n['session']['id']}"
+    out += [p, n, c.post(url + "/answer", json={"screen": 0, "choice": 0}, headers=h).json()]
+    return out + [c.get(url, headers=h).json()]
+
+
+def test_the_json_api_uses_the_current_names(tmp_path):
+    """The request schema's fields and every key of every reply (sessions, study, catalogue,
+    export) are current names; an old name appears only as a documented deprecated reply
+    key, beside its new name."""
+    pytest.importorskip("starlette")
+    import warnings
+
+    from tripletsearch.serve import create_app, demo_catalogue, schema
+    from tripletsearch.serve.study import load_study
+
+    with warnings.catch_warnings():  # Starlette 1.x, on import: "install httpx2 instead"
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    fields = set().union(*schema.FIELDS.values())
+    assert not fields & RETIRED_JSON
+    assert set(schema.RENAMED_FIELDS) <= RETIRED_JSON
+    assert set(schema.RENAMED_FIELDS.values()) <= fields
+    assert set(schema.RENAMED_REPLY_KEYS.values()) <= RETIRED_JSON
+    old_of = {old: new for new, old in schema.RENAMED_REPLY_KEYS.items()}
+    study_file = tmp_path / "study.toml"
+    study_file.write_text('catalogue = "colours"\ntargets = 2\nn_choices = 3\nmax_queries = 9\n')
+    replies = []
+    with TestClient(
+        create_app(demo_catalogue(), f"sqlite:///{tmp_path / 'a.db'}", admin_token="a")
+    ) as c:
+        replies += _session_replies(c)
+    study = load_study(study_file)
+    with TestClient(
+        create_app(study.catalogue, f"sqlite:///{tmp_path / 'b.db'}", study=study)
+    ) as c:
+        replies += _study_replies(c)
+    keys = _keys(replies, [])
+    assert {"n_choices", "n_queries", "item", "choice", "screen"} <= {k for k, _ in keys}
+    for key, beside in keys:
+        if key in RETIRED_JSON:
+            assert key in old_of and old_of[key] in beside, (key, beside)
+    # the vocabulary page names the API's fields and its retired names
+    text = (Path(__file__).resolve().parents[2] / "docs" / "vocabulary.rst").read_text()
+    for name in fields | set(schema.RENAMED_FIELDS) | set(schema.RENAMED_REPLY_KEYS.values()):
+        assert f"``{name}``" in text, name

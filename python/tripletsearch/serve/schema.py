@@ -26,6 +26,7 @@ from .._deprecation import REMOVED_IN, RENAMED_IN
 from .errors import Invalid
 
 __all__ = [
+    "FIELDS",
     "RENAMED_FIELDS",
     "RENAMED_REPLY_KEYS",
     "MAX_LIMIT",
@@ -49,6 +50,15 @@ __all__ = [
 RENAMED_FIELDS = {"k": "n_choices"}
 # reply keys renamed in 0.2.0: new name -> the old name carried beside it until 0.3.0
 RENAMED_REPLY_KEYS = {"n_choices": "k", "n_queries": "queries"}
+# every request's fields (query parameters for the catalogue): the JSON API's names
+FIELDS: dict[str, frozenset[str]] = {
+    "new_session": frozenset({"mode", "n_choices"}),
+    "answer": frozenset({"screen", "choice", "found"}),
+    "undo": frozenset({"screen"}),
+    "consent": frozenset({"consent"}),
+    "empty": frozenset(),
+    "catalogue_page": frozenset({"offset", "limit", "q"}),
+}
 DEFAULT_LIMIT, MAX_LIMIT = 100, 1000  # catalogue items per page
 MAX_QUERY_CHARS = 200  # the catalogue's name filter
 _DIGITS = re.compile(r"[0-9]{1,12}")
@@ -109,7 +119,7 @@ def _renamed_warning(old: str, new: str) -> str:
     )
 
 
-def json_object(body: Any, fields: set[str]) -> tuple[dict, tuple[str, ...]]:
+def json_object(body: Any, fields: frozenset[str]) -> tuple[dict, tuple[str, ...]]:
     """A JSON object body with only ``fields`` (None: empty), old field names moved to new.
 
     Returns the fields and the warnings about old names used.
@@ -148,7 +158,7 @@ def _screen_number(body: dict) -> int:
 
 def new_session(body: Any) -> NewSession:
     """``{"mode": name, "n_choices": int}``, both optional (old: ``k``)."""
-    fields, warnings = json_object(body, {"mode", "n_choices"})
+    fields, warnings = json_object(body, FIELDS["new_session"])
     mode = fields.get("mode")
     if mode is not None and not isinstance(mode, str):
         raise Invalid(f"mode: expected a mode's name, got {mode!r}")
@@ -158,7 +168,7 @@ def new_session(body: Any) -> NewSession:
 
 def answer(body: Any) -> Answer:
     """``{"screen": n, "choice": position or null, "found": bool}`` (found: default false)."""
-    fields, _ = json_object(body, {"screen", "choice", "found"})
+    fields, _ = json_object(body, FIELDS["answer"])
     screen = _screen_number(fields)
     choice, found = fields.get("choice"), fields.get("found", False)
     if choice is not None and (isinstance(choice, bool) or not isinstance(choice, int)):
@@ -170,18 +180,18 @@ def answer(body: Any) -> Answer:
 
 def undo(body: Any) -> Undo:
     """``{"screen": n}``: the current screen."""
-    return Undo(_screen_number(json_object(body, {"screen"})[0]))
+    return Undo(_screen_number(json_object(body, FIELDS["undo"])[0]))
 
 
 def consent(body: Any) -> None:
     """``{"consent": true}``: a participant's consent, required before anything is recorded."""
-    if json_object(body, {"consent"})[0].get("consent") is not True:
+    if json_object(body, FIELDS["consent"])[0].get("consent") is not True:
         raise Invalid("consent: the study needs consent (true) before it starts")
 
 
 def empty(body: Any) -> None:
     """An empty object (or no body)."""
-    json_object(body, set())
+    json_object(body, FIELDS["empty"])
 
 
 def _parameter(params: Mapping[str, Sequence[str]], name: str) -> str | None:
@@ -197,7 +207,7 @@ def catalogue_page(params: Mapping[str, Sequence[str]]) -> CataloguePage:
     ``offset`` >= 0, ``limit`` 0 to :data:`MAX_LIMIT` (0: the metadata only), ``q``: a
     case-insensitive part of the names (up to 200 characters).
     """
-    unknown = set(params) - {"offset", "limit", "q"}
+    unknown = set(params) - FIELDS["catalogue_page"]
     if unknown:
         raise Invalid(f"unknown parameter(s): {sorted(unknown)}")
     out: dict[str, int] = {}
