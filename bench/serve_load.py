@@ -118,7 +118,7 @@ async def _search(
 ) -> None:
     """One search, until it is done or the deadline passes."""
     mode = "find" if rng.random() < 0.5 else "mix"
-    body: dict[str, Any] = {"mode": mode, "k": 4} if mode == "find" else {"mode": mode}
+    body: dict[str, Any] = {"mode": mode, "n_choices": 4} if mode == "find" else {"mode": mode}
     r = await client.post("/api/sessions", json=body)
     if r.status_code != 201:
         tally.errors += 1
