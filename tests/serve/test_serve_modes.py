@@ -36,8 +36,8 @@ class PairsMode(Mode):
 
     name = "pairs"
 
-    def __init__(self, catalogue, settings):
-        super().__init__(catalogue, settings)
+    def __init__(self, catalogue, settings, store):
+        super().__init__(catalogue, settings, store)
         self.started_count = 0
         self._lock = threading.Lock()
 

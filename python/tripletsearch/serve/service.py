@@ -71,7 +71,7 @@ class SearchService:
         closed: str = "",
     ):
         self.catalogue, self.store = catalogue, store
-        self.modes: Mapping[str, Mode] = build_modes(catalogue, Settings(gamma=gamma))
+        self.modes: Mapping[str, Mode] = build_modes(catalogue, Settings(gamma=gamma), store)
         self.max_queries = int(max_queries)
         self.closed = closed
         self.live = LiveSearchers(store, cache_size)

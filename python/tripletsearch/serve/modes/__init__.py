@@ -11,15 +11,18 @@ Write a subclass of :class:`Mode` in its own module and add it to :data:`MODES` 
 service changes. It implements:
 
 Construction and shared state
-    ``__init__(catalogue, settings)``: one object per process, built when the app starts.
-    It may own what all its sessions share, guarded for threads: find keeps one template
-    searcher per screen size whose item store is built once; a mode that collects triplets
-    would own the sampler shared by every participant (its screens taken from a buffer of
-    queries in the database, its refits run in another process) and stop it in
-    ``close()``. ``offered_by(catalogue)`` says whether a catalogue can serve it (mix needs
-    colours); ``space`` names what its sessions search (a session started on another is
-    refused); ``screen_sizes`` the items per screen it offers (the page reads them from
-    ``GET /api/catalogue``).
+    ``__init__(catalogue, settings, store)``: one object per process, built when the app
+    starts. It may own what all its sessions share, guarded for threads: find keeps one
+    template searcher per screen size whose item store is built once; a mode that collects
+    triplets would own the sampler shared by every participant (its screens taken from a
+    buffer of queries in its own tables of ``store``, its refits run in another process)
+    and stop what it started in ``close()``. With several workers each process builds its
+    own mode objects: what must exist once (a refit process) coordinates through the
+    database, set up before the workers start as the tables are.
+    ``offered_by(catalogue)`` says whether a catalogue can serve it (mix needs colours);
+    ``space`` names what its sessions search (a session started on another is refused);
+    ``screen_sizes`` the items per screen it offers (the page reads them from ``GET
+    /api/catalogue``).
 Per-session state, rebuilt from the database
     ``new_params(n_choices)`` checks a new session's fields and returns the parameters to
     store; ``searcher(n_choices, params, seed)`` builds the session's state from them
@@ -47,6 +50,7 @@ their answers, undos and replays go through the same service.
 from __future__ import annotations
 
 from ..catalogue import Catalogue
+from ..store import Store
 from .base import Mode, Screen, ScreenSizes, SessionInfo, Settings
 from .find import FindMode
 from .mix import MixMode
@@ -68,13 +72,13 @@ __all__ = [
 MODES: dict[str, type[Mode]] = {cls.name: cls for cls in (FindMode, MixMode)}
 
 
-def build_modes(catalogue: Catalogue, settings: Settings) -> dict[str, Mode]:
-    """One object per registered mode, for a service of ``catalogue``.
+def build_modes(catalogue: Catalogue, settings: Settings, store: Store) -> dict[str, Mode]:
+    """One object per registered mode, for a service of ``catalogue`` over ``store``.
 
     Every registered mode continues its stored sessions; new sessions are offered by the
     modes whose ``offered_by(catalogue)`` is true.
     """
-    return {name: cls(catalogue, settings) for name, cls in MODES.items()}
+    return {name: cls(catalogue, settings, store) for name, cls in MODES.items()}
 
 
 def mode_class(name: str) -> type[Mode]:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, NamedTuple
 from ..catalogue import Catalogue
 from ..errors import Invalid
 from ..schema import Answer
+from ..store import Store
 
 __all__ = ["Mode", "Screen", "ScreenSizes", "Settings", "SessionInfo"]
 
@@ -59,15 +60,16 @@ class SessionInfo(NamedTuple):
 class Mode(ABC):
     """One kind of search the service serves (find an item, mix a colour, ...).
 
-    One object per process, built with the catalogue and the server's settings; the
-    per-session state is the "searcher" it builds, and everything a searcher depends on is
-    stored, so any worker rebuilds it (see the package docstring, "Adding a mode").
+    One object per process, built with the catalogue, the server's settings and the
+    sessions' database (a mode may keep its own rows there); the per-session state is the
+    "searcher" it builds, and everything a searcher depends on is stored, so any worker
+    rebuilds it (see the package docstring, "Adding a mode").
     """
 
     name: ClassVar[str]
 
-    def __init__(self, catalogue: Catalogue, settings: Settings):
-        self.catalogue, self.settings = catalogue, settings
+    def __init__(self, catalogue: Catalogue, settings: Settings, store: Store | None = None):
+        self.catalogue, self.settings, self.store = catalogue, settings, store
 
     # ---------------------------------------------------------------- what it offers
     @classmethod

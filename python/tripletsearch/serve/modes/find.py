@@ -9,6 +9,7 @@ from ...discrete import DiscreteSearch
 from ..catalogue import Catalogue
 from ..errors import Invalid
 from ..schema import Answer
+from ..store import Store
 from .base import Mode, Screen, ScreenSizes, SessionInfo, Settings
 
 __all__ = ["FindMode", "N_CHOICES", "check_gamma"]
@@ -39,8 +40,8 @@ class FindMode(Mode):
 
     name = "find"
 
-    def __init__(self, catalogue: Catalogue, settings: Settings):
-        super().__init__(catalogue, settings)
+    def __init__(self, catalogue: Catalogue, settings: Settings, store: Store | None = None):
+        super().__init__(catalogue, settings, store)
         self.gamma = check_gamma(settings.gamma)
         self._templates: dict[tuple[int, str, float | str, float], DiscreteSearch] = {}
         self._templates_lock = threading.Lock()
