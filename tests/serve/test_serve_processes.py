@@ -182,9 +182,24 @@ def run_whole_search(bases, target, rng):
     postgres_bindir() is None and not os.environ.get("TRIPLETSEARCH_REQUIRE_POSTGRES"),
     reason="PostgreSQL is not installed (Debian: apt-get install postgresql)",
 )
+def as_version_2(url):
+    """Tables as schema version 2 laid them out (version 3 only renamed three columns)."""
+    import sqlalchemy as sa
+
+    Store(url).setup()
+    engine = sa.create_engine(url)
+    with engine.begin() as c:
+        for old, new in (("k", "n_choices"), ("queries", "screen"), ("n_answers", "n_queries")):
+            c.exec_driver_sql(f"ALTER TABLE ts_sessions RENAME COLUMN {new} TO {old}")
+        c.exec_driver_sql("UPDATE ts_meta SET value = '2' WHERE key = 'schema_version'")
+    engine.dispose()
+
+
 def test_two_servers_share_postgresql():
     with postgres_cluster() as url:
+        as_version_2(url)  # the first server upgrades it: the migration on PostgreSQL
         with ServeProcess("--demo", "colours", "--database", url) as a:
+            Store(url).check()  # at version 3 (raises otherwise)
             with ServeProcess("--demo", "colours", "--database", url) as b:
                 bases = [a.base, b.base]
                 _, before = check_races(bases, url)

@@ -29,16 +29,16 @@ def info(request: Request) -> Response:
 
 async def enrol(request: Request) -> Response:
     """``POST /api/study/participants`` ``{"consent": true}`` -> 201 ``{"id", "token"}``."""
+    studies = _study(request)
     schema.consent(await read_json(request))
-    return ok(await run_in_threadpool(_study(request).enrol), 201)
+    return ok(await run_in_threadpool(studies.enrol), 201)
 
 
 async def next_search(request: Request) -> Response:
     """``POST /api/study/participants/{pid}/next`` ``{}`` + token: the current search."""
+    studies = _study(request)
     schema.empty(await read_json(request))
-    reply = await run_in_threadpool(
-        _study(request).next, request.path_params["pid"], bearer(request)
-    )
+    reply = await run_in_threadpool(studies.next, request.path_params["pid"], bearer(request))
     return ok(schema.with_old_keys(reply))
 
 
