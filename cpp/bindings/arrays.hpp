@@ -73,6 +73,18 @@ py::array_t<T> to_array(const std::vector<T>& v, py::ssize_t rows, py::ssize_t c
   return out;
 }
 
+// Value semantics of a bound configuration: it pickles through its state tuple (`state`),
+// rebuilt by `make`, which validates as the constructor does, and two configurations are
+// equal when their states are. A configuration sent to another process (a Dask worker)
+// arrives equal to what was sent, and checked.
+template <class T, class State, class Make>
+void def_state(py::class_<T>& cls, State state, Make make) {
+  cls.def(py::pickle(state, make));
+  cls.def(
+      "__eq__", [state](const T& a, const T& b) { return state(a).equal(state(b)); },
+      py::is_operator());
+}
+
 // A search session's user posterior (user_grid.hpp): (gamma grid probabilities, lapse grid
 // probabilities), or None when the session infers neither; under the session's lock.
 template <class S>
