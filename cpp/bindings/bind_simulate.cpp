@@ -81,7 +81,8 @@ void register_continuous_simulation(py::module_& m) {
       "simulate_continuous), pickled and compared by value.");
   cls.def(py::init(make), py::kw_only(), py::arg("n_runs") = dflt.n_runs,
           py::arg("max_queries") = dflt.max_queries, py::arg("max_stages") = dflt.max_stages,
-          py::arg("oracle") = ts::OracleSpec{ts::ModelKind::GammaCKL, dflt.oracle_gamma},
+          py::arg_v("oracle", ts::OracleSpec{ts::ModelKind::GammaCKL, dflt.oracle_gamma},
+                    "OracleSpec(ModelKind.GammaCKL, 3.0)"),
           py::arg("oracle_lapse") = dflt.oracle_lapse, py::arg("first_run") = dflt.first_run)
       .def_readonly("n_runs", &ts::ContinuousSimOptions::n_runs)
       .def_readonly("max_queries", &ts::ContinuousSimOptions::max_queries)

@@ -282,7 +282,7 @@ class _RandomState(Constraint):
         return value
 
 
-_NAMED = {
+_NAMED: dict[str, list[Constraint]] = {
     "boolean": [_Boolean()],
     "verbose": [_Boolean(), Interval(numbers.Integral, 0, None, closed="left")],
     "array-like": [_ArrayLike()],

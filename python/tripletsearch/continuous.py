@@ -166,12 +166,12 @@ class ContinuousSettings:
         return _core.ContinuousConfig(
             dim=self.dim,
             # "auto": inferred; the fixed values then only fill the configuration
-            gamma=_AUTO_GAMMA if gamma_auto else self.gamma,
+            gamma=_AUTO_GAMMA if gamma_auto else float(self.gamma),
             low=list(self.bounds[0]),
             high=list(self.bounds[1]),
             method=getattr(_core.ContinuousMethod, METHODS[self.method]),
             alpha=self.alpha,
-            lapse=0.0 if lapse_auto else self.lapse,
+            lapse=0.0 if lapse_auto else float(self.lapse),
             gamma_auto=gamma_auto,
             lapse_auto=lapse_auto,
             # None: the core's default (its 0)
@@ -715,14 +715,14 @@ def simulate_continuous(
             f"GammaCKL, got {type(oracle).__name__}"
         )
     runs = check_int(n_runs, "n_runs", minimum=1)
-    record = dict(
+    record: dict[str, Any] = dict(
         # None: not recorded / no limit (the core's -1)
         max_queries=-1 if max_queries is None else check_int(max_queries, "max_queries", minimum=0),
         max_stages=-1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0),
         oracle=oracle._spec(config.dim),
         oracle_lapse=check_real(oracle_lapse, "oracle_lapse"),
     )
-    shared = {"config": config, "seed": seed_from(random_state), "n_jobs": n_jobs}
+    shared: dict[str, Any] = {"config": config, "seed": seed_from(random_state), "n_jobs": n_jobs}
     client = check_client(client)
     if client is None:
         options = _core.ContinuousSimOptions(n_runs=runs, first_run=0, **record)
@@ -740,6 +740,25 @@ def simulate_continuous(
             verbose=verbose,
         )
 
+    return _joined(parts)
+
+
+class ContinuousChunk(NamedTuple):
+    """The records of one chunk of runs (one native call), one row per run."""
+
+    errors: np.ndarray | None
+    stage_errors: np.ndarray
+    stage_queries: np.ndarray
+    depths: np.ndarray
+    n_queries: np.ndarray
+    targets: np.ndarray
+    centers: np.ndarray
+    edges: np.ndarray
+
+
+def _joined(parts: list[ContinuousChunk]) -> ContinuousSimulation:
+    """The simulation of the chunks' records, in order."""
+
     def joined(name: str) -> np.ndarray:
         return np.concatenate([getattr(p, name) for p in parts])
 
@@ -755,19 +774,6 @@ def simulate_continuous(
         regions,
         joined("targets"),
     )
-
-
-class ContinuousChunk(NamedTuple):
-    """The records of one chunk of runs (one native call), one row per run."""
-
-    errors: np.ndarray | None
-    stage_errors: np.ndarray
-    stage_queries: np.ndarray
-    depths: np.ndarray
-    n_queries: np.ndarray
-    targets: np.ndarray
-    centers: np.ndarray
-    edges: np.ndarray
 
 
 def _simulate_chunk(

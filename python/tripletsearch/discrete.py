@@ -150,12 +150,12 @@ class DiscreteSettings:
         gamma_auto, lapse_auto = self.gamma == "auto", self.lapse == "auto"
         return _core.SearchConfig(
             method=getattr(_core.SearchMethod, METHODS[self.method]),
-            gamma=_AUTO_GAMMA if gamma_auto else self.gamma,
+            gamma=_AUTO_GAMMA if gamma_auto else float(self.gamma),
             r=self.r,
             sigma=self.sigma,
             n_choices=self.n_choices,
             selection=getattr(_core.Selection, SELECTIONS[self.selection]),
-            lapse=0.0 if lapse_auto else self.lapse,
+            lapse=0.0 if lapse_auto else float(self.lapse),
             gamma_auto=gamma_auto,
             lapse_auto=lapse_auto,
         )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import math
-import warnings
 from numbers import Integral, Real
 from typing import Any, Callable
 
@@ -16,28 +15,24 @@ import numpy as np
 
 from .._deprecation import renamed, warn_renamed
 from .._params import Interval, ParamsMixin, SequenceOf, StrOptions, check_param
-from .._validation import (
-    check_allocation,
-    check_random_state,
-    check_triplet_rows,
-    check_triplets,
-    resolve_n_jobs,
-    scan_rows,
-    seed_from,
-)
+from .._validation import check_random_state, check_triplets, resolve_n_jobs, seed_from
 from ..oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
 from ._io import load_embedding, save_embedding
 from ._path import PATH_START, gamma_path, sqrt2_steps
 from ._placement import place_items
 from ._train import (
+    COUNT,
     MODEL_ALIASES,
     MODELS,
     OPTIMIZERS,
     DivergenceError,
     TrainOutput,
     fit_options,
+    initial_embedding,
     native_train,
+    split_rows,
     train_options,
+    training_rows,
     valid_rows,
 )
 
@@ -45,7 +40,6 @@ __all__ = ["Embedding"]
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
-_COUNT = Interval(Integral, 1, None, closed="left")
 
 
 class Embedding(ParamsMixin):
@@ -175,15 +169,15 @@ class Embedding(ParamsMixin):
     # each parameter, declared once with what it accepts (checked by _validate_params)
     _parameter_constraints = {
         "model": [StrOptions(MODELS, aliases=MODEL_ALIASES, ignore_case=True)],
-        "dim": [_COUNT],
+        "dim": [COUNT],
         "gamma": [_POSITIVE, StrOptions({"auto"})],
         "mu": [_NONNEGATIVE],
         "alpha": [_POSITIVE, None],
         "sigma": [_POSITIVE],
         "optimizer": [StrOptions(OPTIMIZERS)],
         "lr": [_POSITIVE, None],
-        "batch_size": [_COUNT, None],
-        "max_epochs": [_COUNT],
+        "batch_size": [COUNT, None],
+        "max_epochs": [COUNT],
         "tol": [_NONNEGATIVE],
         "l2": [_NONNEGATIVE],
         "learn_gamma": ["boolean"],
@@ -191,7 +185,7 @@ class Embedding(ParamsMixin):
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "early_stopping": ["boolean"],
         "init": [StrOptions({"auto", "random", "lift"}), "array-like", None],
-        "n_items": [_COUNT, None],
+        "n_items": [COUNT, None],
         "random_state": ["random_state"],
         "n_jobs": [Interval(Integral, None, None, closed="neither"), None],
         "verbose": ["verbose"],
@@ -307,54 +301,6 @@ class Embedding(ParamsMixin):
         return T, valid_rows(T)
 
     # ------------------------------------------------------------------ fit
-    def _training_rows(self, triplets: Any, n_items: int | None) -> tuple[np.ndarray, int]:
-        """The informative rows (three distinct items) and the number of items.
-
-        int32 and int64 rows are used as they are (no copy, memory-mapped arrays included);
-        the checks run over blocks of rows. Only when some rows are uninformative are the
-        others copied.
-        """
-        T = check_triplet_rows(triplets)
-        if T.shape[0] == 0:
-            raise ValueError("triplets: empty; fit needs at least one valid row")
-        top, bad = scan_rows(T)
-        seen = top + 1
-        n = n_items if n_items is not None else self.n_items
-        n = seen if n is None else check_param(n, "n_items", [_COUNT])
-        if n < seen:
-            raise ValueError(f"n_items: {n} is smaller than the largest index + 1 ({seen})")
-        if bad == len(T):
-            raise ValueError(
-                "triplets: no valid rows (every row names the head or repeats an item)"
-            )
-        if bad:
-            warnings.warn(
-                f"triplets: ignoring {bad} of {len(T)} rows that name the head or repeat an item",
-                stacklevel=3,
-            )
-            T = np.ascontiguousarray(T[valid_rows(T)])
-        return T, n
-
-    def _initial_embedding(
-        self, init: Any, rng: np.random.Generator, n: int, d: int
-    ) -> tuple[str | None, np.ndarray]:
-        """(the init rule, or None for a given array; the starting embedding).
-
-        "lift" starts in d + 1 dimensions.
-        """
-        init = "auto" if init is None else init
-        check_allocation(8.0 * n * (d + 1), "n_items, dim")
-        if isinstance(init, str):
-            if init == "auto":
-                init = "lift" if d == 1 else "random"
-            return init, 0.1 * rng.standard_normal((n, d + (init == "lift")))
-        X0 = np.asarray(init, dtype=np.float64)
-        if X0.shape != (n, d):
-            raise ValueError(f"init: expected shape {(n, d)}, got {X0.shape}")
-        if not np.isfinite(X0).all():
-            raise ValueError("init: contains NaN or inf")
-        return None, X0
-
     def fit(self, triplets: Any, n_items: int | None = None) -> Embedding:
         """Fit the embedding to triplets.
 
@@ -372,15 +318,15 @@ class Embedding(ParamsMixin):
         """
         p = self._validate_params()
         options, oracle, d = fit_options(p), self._make_oracle(), p["dim"]
-        T, n = self._training_rows(triplets, n_items)
+        T, n = training_rows(triplets, p["n_items"] if n_items is None else n_items)
         rng = check_random_state(self.random_state)
-        init, X0 = self._initial_embedding(p["init"], rng, n, d)
+        init, X0 = initial_embedding(p["init"], rng, n, d)
         auto, vf = self._auto_gamma(), p["validation_fraction"]
         held_out = auto or (p["learn_gamma"] and vf > 0.0)
         path_rng = copy.deepcopy(rng) if held_out else None  # the path draws the same seed
         seed = seed_from(rng)
         split = held_out or p["early_stopping"]
-        T_fit, T_val = self._split(T, vf, rng) if split else (T, None)
+        T_fit, T_val = split_rows(T, vf, rng) if split else (T, None)
         if auto:  # the lift's gamma, and the stand-in of the refit's options check
             oracle = GammaCKL(PATH_START)
         fixed = {**options, "learn_gamma": False}
@@ -445,23 +391,6 @@ class Embedding(ParamsMixin):
         self.n_epochs_ = int(out.epochs)
         self.status_ = out.status
         return self
-
-    @staticmethod
-    def _split(
-        T: np.ndarray, fraction: float, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(fit rows, held-out rows): a random ``fraction`` held out, at least one of each."""
-        if len(T) < 2:
-            raise ValueError(
-                "triplets: holding out rows (gamma='auto', learn_gamma or early_stopping) "
-                "needs at least 2 valid rows"
-            )
-        k = min(len(T) - 1, max(1, int(round(fraction * len(T)))))
-        perm = rng.permutation(len(T))
-        return (
-            np.ascontiguousarray(T[np.sort(perm[k:])]),
-            np.ascontiguousarray(T[np.sort(perm[:k])]),
-        )
 
     def _run_train(
         self,

@@ -1,13 +1,19 @@
-"""One fit by the native trainer: its options, its result, and the rows it learns from."""
+"""One fit by the native trainer.
+
+Its options, its result, the rows it learns from and where it starts.
+"""
 
 from __future__ import annotations
 
+import warnings
+from numbers import Integral
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from .. import _core
-from .._validation import informative_rows
+from .._params import Interval, check_param
+from .._validation import check_allocation, check_triplet_rows, informative_rows, scan_rows
 from ..oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
 
 __all__ = [
@@ -19,7 +25,13 @@ __all__ = [
     "native_train",
     "train_options",
     "valid_rows",
+    "training_rows",
+    "split_rows",
+    "initial_embedding",
+    "COUNT",
 ]
+
+COUNT = Interval(Integral, 1, None, closed="left")  # a number of items, epochs, rows
 
 # model name -> oracle class
 MODELS = {
@@ -133,3 +145,68 @@ def fit_options(params: dict[str, Any]) -> dict[str, Any]:
         "l2": params["l2"],
         "learn_gamma": params["learn_gamma"],
     }
+
+
+def training_rows(triplets: Any, n_items: Any) -> tuple[np.ndarray, int]:
+    """The informative rows (three distinct items) and the number of items.
+
+    ``n_items`` None: one more than the largest index. int32 and int64 rows are used as
+    they are (no copy, memory-mapped arrays included); the checks run over blocks of rows.
+    Only when some rows are uninformative are the others copied.
+    """
+    T = check_triplet_rows(triplets)
+    if T.shape[0] == 0:
+        raise ValueError("triplets: empty; fit needs at least one valid row")
+    top, bad = scan_rows(T)
+    seen = top + 1
+    n = seen if n_items is None else check_param(n_items, "n_items", [COUNT])
+    if n < seen:
+        raise ValueError(f"n_items: {n} is smaller than the largest index + 1 ({seen})")
+    if bad == len(T):
+        raise ValueError("triplets: no valid rows (every row names the head or repeats an item)")
+    if bad:
+        warnings.warn(
+            f"triplets: ignoring {bad} of {len(T)} rows that name the head or repeat an item",
+            stacklevel=3,
+        )
+        T = np.ascontiguousarray(T[valid_rows(T)])
+    return T, n
+
+
+def split_rows(
+    T: np.ndarray, fraction: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(fit rows, held-out rows): a random ``fraction`` held out, at least one of each."""
+    if len(T) < 2:
+        raise ValueError(
+            "triplets: holding out rows (gamma='auto', learn_gamma or early_stopping) "
+            "needs at least 2 valid rows"
+        )
+    k = min(len(T) - 1, max(1, int(round(fraction * len(T)))))
+    perm = rng.permutation(len(T))
+    return (
+        np.ascontiguousarray(T[np.sort(perm[k:])]),
+        np.ascontiguousarray(T[np.sort(perm[:k])]),
+    )
+
+
+def initial_embedding(
+    init: Any, rng: np.random.Generator, n: int, d: int
+) -> tuple[str | None, np.ndarray]:
+    """(the init rule, or None for a given array; the starting embedding).
+
+    ``init``: a checked ``Embedding`` init ("auto", "random", "lift", an array or None).
+    "lift" starts in d + 1 dimensions.
+    """
+    init = "auto" if init is None else init
+    check_allocation(8.0 * n * (d + 1), "n_items, dim")
+    if isinstance(init, str):
+        if init == "auto":
+            init = "lift" if d == 1 else "random"
+        return init, 0.1 * rng.standard_normal((n, d + (init == "lift")))
+    X0 = np.asarray(init, dtype=np.float64)
+    if X0.shape != (n, d):
+        raise ValueError(f"init: expected shape {(n, d)}, got {X0.shape}")
+    if not np.isfinite(X0).all():
+        raise ValueError("init: contains NaN or inf")
+    return None, X0
