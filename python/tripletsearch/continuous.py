@@ -350,8 +350,8 @@ class ContinuousSearch(InferredUser):
         self._setup(settings, seed_from(random_state), resolve_n_jobs(n_jobs))
 
     def _setup(self, settings: ContinuousSettings, seed: int, threads: int) -> None:
-        self._config = settings.to_native()
-        self.settings = settings.resolve()
+        self.settings = settings.resolve()  # the defaults as they run
+        self._config = self.settings.to_native()
         self._seed, self._threads = seed, threads
         self._reset()
 

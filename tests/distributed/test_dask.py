@@ -149,20 +149,6 @@ def test_native_configs_pickle_to_an_equal_value(config):
         type(config).__new__(type(config)).__setstate__(())
 
 
-def test_settings_objects_round_trip_and_give_the_same_native_config():
-    d = discrete.DiscreteSettings(method="gauss", gamma="auto", n_choices=4).resolve(10)
-    assert d.gamma == 3.0 and d.selection == "weighted"  # unused by GaussSearch: the defaults
-    assert discrete.DiscreteSettings.from_dict(d.to_dict()) == d
-    assert d.to_native() == discrete.DiscreteSettings(**d.to_dict()).to_native()
-    c = continuous.ContinuousSettings(2, "auto", bounds=([0, 0], [2, 1]), lapse="auto")
-    assert continuous.ContinuousSettings.from_dict(c.to_dict()) == c
-    assert c.to_dict()["bounds"] == [[0.0, 0.0], [2.0, 1.0]]
-    assert c.resolve().n_particles == 1024 and c.resolve().stage_cap == 60
-    assert c.resolve().to_native().n_particles == c.to_native().n_particles
-    with pytest.raises(ValueError, match="selection: 'auto' is decided by resolve"):
-        discrete.DiscreteSettings().to_native()
-
-
 def test_the_two_kernel_paths_agree_on_simulations():
     """AVX2/FMA and the portable kernels round differently (the kernels agree to 1e-9), so
     records are bitwise equal only on one kind of machine; across paths the searches'
