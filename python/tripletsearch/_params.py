@@ -291,11 +291,14 @@ _NAMED: dict[str, list[Constraint]] = {
 }
 
 
+_NONE = _NoneForm()
+
+
 def _forms(constraints: Iterable[Any]) -> list[Constraint]:
     out: list[Constraint] = []
     for c in constraints:
         if c is None:
-            out.append(_NoneForm())
+            out.append(_NONE)
         elif isinstance(c, str):
             out.extend(_NAMED[c])
         elif isinstance(c, Constraint):
@@ -340,6 +343,9 @@ def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Any]) -
     return {name: check_param(params[name], name, forms) for name, forms in constraints.items()}
 
 
+_PARAM_NAMES: dict[type, list[str]] = {}  # class -> its __init__'s parameters
+
+
 class ParamsMixin:
     """get_params / set_params in the scikit-learn convention (no sklearn import).
 
@@ -353,8 +359,11 @@ class ParamsMixin:
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+        names = _PARAM_NAMES.get(cls)
+        if names is None:  # inspect.signature costs tens of microseconds: once per class
+            sig = inspect.signature(cls.__init__)
+            names = _PARAM_NAMES[cls] = [p for p in sig.parameters if p != "self"]
+        return list(names)
 
     def get_params(self, deep: bool = True) -> dict:
         """The parameters, by name (as given to ``__init__`` or ``set_params``)."""

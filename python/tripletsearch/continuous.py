@@ -350,8 +350,8 @@ class ContinuousSearch(InferredUser):
         self._setup(settings, seed_from(random_state), resolve_n_jobs(n_jobs))
 
     def _setup(self, settings: ContinuousSettings, seed: int, threads: int) -> None:
-        self.settings = settings.resolve()  # the defaults as they run
-        self._config = self.settings.to_native()
+        self._settings = settings.resolve()  # the defaults as they run
+        self._config = self._settings.to_native()
         self._seed, self._threads = seed, threads
         self._reset()
 
@@ -364,6 +364,11 @@ class ContinuousSearch(InferredUser):
         self._observed = False  # some queries came from observe(): the state stores them
 
     # ------------------------------------------------------------------ parameters
+    @property
+    def settings(self) -> ContinuousSettings:
+        """The search's settings (``stage_cap`` and ``n_particles`` as they run)."""
+        return self._settings
+
     @property
     def method(self) -> str:
         """The search method."""

@@ -264,8 +264,8 @@ class DiscreteSearch(InferredUser):
 
     def _setup(self, X: Any, settings: DiscreteSettings, seed: int, threads: int) -> None:
         self._X = check_items(X)
-        self.settings = settings.resolve(self._X.shape[0])
-        self._config = self.settings.to_native()
+        self._settings = settings.resolve(self._X.shape[0])
+        self._config = self._settings.to_native()
         self._seed, self._threads = seed, threads
         self._store = _store(self._X)
         self._reset()
@@ -298,6 +298,11 @@ class DiscreteSearch(InferredUser):
     @synchronized
     def _user_grids(self) -> Any:
         return self._searcher.user_posterior()
+
+    @property
+    def settings(self) -> DiscreteSettings:
+        """The search's settings (``selection="auto"`` decided)."""
+        return self._settings
 
     @property
     def method(self) -> str:

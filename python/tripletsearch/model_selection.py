@@ -14,7 +14,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -71,6 +71,16 @@ def ParameterGrid(grid):
     return out
 
 
+class FitScore(NamedTuple):
+    """One fit of a cross-validation, scored on its held-out fold."""
+
+    accuracy: float
+    nll: float
+    fit_time: float  # seconds
+    epochs: int
+    gamma: float  # the fitted gamma (NaN for the models without one)
+
+
 def _fit_score(
     estimator: Embedding,
     params: dict[str, Any],
@@ -78,17 +88,14 @@ def _fit_score(
     fold_of: np.ndarray,
     fold: int,
     n_items: int | None,
-) -> tuple[float, float, float, int, float]:
-    """Fit a copy of ``estimator`` with ``params`` on every fold but ``fold``; score on it.
-
-    Returns (accuracy, NLL, fit seconds, epochs, the fitted gamma).
-    """
+) -> FitScore:
+    """Fit a copy of ``estimator`` with ``params`` on every fold but ``fold``; score on it."""
     est = type(estimator)(**{**estimator.get_params(), **params, "n_jobs": 1, "verbose": False})
     train, test = np.flatnonzero(fold_of != fold), np.flatnonzero(fold_of == fold)
     t0 = time.perf_counter()
     est.fit(T[train], n_items=n_items)  # informative rows only: no warning in the threads
     fit_time = time.perf_counter() - t0
-    return est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_, est.gamma_
+    return FitScore(est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_, est.gamma_)
 
 
 def _fit_chunk(
@@ -98,7 +105,7 @@ def _fit_chunk(
     T: np.ndarray,
     fold_of: np.ndarray,
     n_items: int | None,
-) -> list[tuple[float, float, float, int, float]]:
+) -> list[FitScore]:
     """The fits of one chunk (a Dask task): ``(params, fold)`` each, in order."""
     return [_fit_score(estimator, p, T, fold_of, f, n_items) for p, f in tasks]
 
@@ -109,7 +116,7 @@ def _run(
     n_jobs: int,
     verbose: bool,
     desc: str,
-) -> list[tuple[float, float, float, int, float]]:
+) -> list[FitScore]:
     """Run the fits in parallel threads through joblib, results in order.
 
     Through joblib, ``joblib.parallel_config`` may send them elsewhere (``backend="dask"``).
@@ -223,8 +230,8 @@ def _fmt(v):
 
 
 def _summary(scores):
-    a = np.array([s[0] for s in scores])
-    nll = np.array([s[1] for s in scores])
+    a = np.array([s.accuracy for s in scores])
+    nll = np.array([s.nll for s in scores])
     k = len(scores)
 
     def se(x):
@@ -235,9 +242,9 @@ def _summary(scores):
         "accuracy_se": se(a),
         "nll": float(nll.mean()),
         "nll_se": se(nll),
-        "fit_time": float(np.mean([s[2] for s in scores])),
-        "epochs": float(np.mean([s[3] for s in scores])),
-        "gamma_chosen": float(np.mean([s[4] for s in scores])),
+        "fit_time": float(np.mean([s.fit_time for s in scores])),
+        "epochs": float(np.mean([s.epochs for s in scores])),
+        "gamma_chosen": float(np.mean([s.gamma for s in scores])),
     }
 
 
