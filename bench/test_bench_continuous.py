@@ -42,8 +42,8 @@ def test_simulator_throughput(benchmark, backend):
     particles, 2 runs x 40 queries)."""
     benchmark.group = "simulator d=2 global 256 particles 2 runs x 40 queries"
     if backend == "native":
-        config = _core.ContinuousConfig(dim=2, particles=256)
-        options = _core.ContinuousSimOptions(runs=2, max_queries=40)
+        config = _core.ContinuousConfig(dim=2, n_particles=256)
+        options = _core.ContinuousSimOptions(n_runs=2, max_queries=40)
         benchmark(_core.simulate_continuous, config, options, 1, 1)
     else:
         kwargs = dict(dim=2, method="global", particles=256)

@@ -73,6 +73,30 @@ py::array_t<T> to_array(const std::vector<T>& v, py::ssize_t rows, py::ssize_t c
   return out;
 }
 
+// Value semantics of a bound configuration: it pickles through its state tuple (`state`),
+// rebuilt by `make`, which validates as the constructor does; two configurations are equal
+// (and hash alike) when their states are. A configuration sent to another process (a Dask
+// worker) arrives equal to what was sent, and checked.
+template <class T, class State, class Make>
+void def_state(py::class_<T>& cls, State state, Make make) {
+  cls.def(py::pickle(state, make));
+  cls.def(
+      "__eq__",
+      [state](const T& a, const py::object& other) -> py::object {
+        if (!py::isinstance<T>(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        return py::bool_(state(a).equal(state(other.cast<const T&>())));
+      },
+      py::arg("other"));
+  cls.def("__hash__", [state](const T& a) {
+    py::list items;  // the state with its lists (an axis's bounds) as tuples
+    for (const auto& h : state(a)) {
+      const auto v = py::reinterpret_borrow<py::object>(h);
+      items.append(py::isinstance<py::list>(v) ? py::tuple(v) : v);
+    }
+    return py::hash(py::tuple(items));
+  });
+}
+
 // A search session's user posterior (user_grid.hpp): (gamma grid probabilities, lapse grid
 // probabilities), or None when the session infers neither; under the session's lock.
 template <class S>

@@ -21,20 +21,22 @@ void register_config(py::module_& m) {
   m.attr("MAX_CHOICES") = ts::kMaxChoices;
 
   const ts::SearchConfig dflt;
-  py::class_<ts::SearchConfig>(m, "SearchConfig",
-                               "A database search's configuration; validated on construction.")
-      .def(py::init([](ts::SearchMethod method, double gamma, double r, double sigma, int n_choices,
-                       ts::Selection selection, double lapse, bool gamma_auto, bool lapse_auto) {
-             const ts::SearchConfig c{method,    gamma, r,          sigma,     n_choices,
-                                      selection, lapse, gamma_auto, lapse_auto};
-             c.validate();
-             return c;
-           }),
-           py::kw_only(), py::arg("method") = dflt.method, py::arg("gamma") = dflt.gamma,
-           py::arg("r") = dflt.r, py::arg("sigma") = dflt.sigma,
-           py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection,
-           py::arg("lapse") = dflt.lapse, py::arg("gamma_auto") = dflt.gamma_auto,
-           py::arg("lapse_auto") = dflt.lapse_auto)
+  auto make = [](ts::SearchMethod method, double gamma, double r, double sigma, int n_choices,
+                 ts::Selection selection, double lapse, bool gamma_auto, bool lapse_auto) {
+    const ts::SearchConfig c{method,    gamma, r,          sigma,     n_choices,
+                             selection, lapse, gamma_auto, lapse_auto};
+    c.validate();
+    return c;
+  };
+  py::class_<ts::SearchConfig> cls(
+      m, "SearchConfig",
+      "A database search's configuration; validated on construction, pickled and compared "
+      "by value.");
+  cls.def(py::init(make), py::kw_only(), py::arg("method") = dflt.method,
+          py::arg("gamma") = dflt.gamma, py::arg("r") = dflt.r, py::arg("sigma") = dflt.sigma,
+          py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection,
+          py::arg("lapse") = dflt.lapse, py::arg("gamma_auto") = dflt.gamma_auto,
+          py::arg("lapse_auto") = dflt.lapse_auto)
       .def_readonly("lapse", &ts::SearchConfig::lapse)
       .def_readonly("gamma_auto", &ts::SearchConfig::gamma_auto)
       .def_readonly("lapse_auto", &ts::SearchConfig::lapse_auto)
@@ -44,6 +46,18 @@ void register_config(py::module_& m) {
       .def_readonly("sigma", &ts::SearchConfig::sigma)
       .def_readonly("n_choices", &ts::SearchConfig::n_choices)
       .def_readonly("selection", &ts::SearchConfig::selection);
+  def_state(
+      cls,
+      [](const ts::SearchConfig& c) {
+        return py::make_tuple(c.method, c.gamma, c.r, c.sigma, c.n_choices, c.selection, c.lapse,
+                              c.gamma_auto, c.lapse_auto);
+      },
+      [make](const py::tuple& t) {
+        if (t.size() != 9) throw std::invalid_argument("SearchConfig: malformed state");
+        return make(t[0].cast<ts::SearchMethod>(), t[1].cast<double>(), t[2].cast<double>(),
+                    t[3].cast<double>(), t[4].cast<int>(), t[5].cast<ts::Selection>(),
+                    t[6].cast<double>(), t[7].cast<bool>(), t[8].cast<bool>());
+      });
 }
 
 void register_store(py::module_& m) {

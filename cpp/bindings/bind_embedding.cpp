@@ -82,30 +82,32 @@ void register_options(py::module_& m) {
       .value("EarlyStopped", ts::TrainStatus::EarlyStopped);
 
   const ts::TrainOptions dflt;
-  py::class_<ts::TrainOptions>(m, "TrainOptions",
-                               "Options of the trainer; validated on construction.")
-      .def(py::init([](ts::Optimizer optimizer, double lr, std::int64_t batch_size,
-                       std::int64_t max_epochs, double tol, std::int64_t n_iter_no_change,
-                       double l2, bool learn_gamma, int lbfgs_history, std::int64_t n_fixed) {
-             ts::TrainOptions o;
-             o.optimizer = optimizer;
-             o.lr = lr;
-             o.batch_size = batch_size;
-             o.max_epochs = max_epochs;
-             o.tol = tol;
-             o.n_iter_no_change = n_iter_no_change;
-             o.l2 = l2;
-             o.learn_gamma = learn_gamma;
-             o.lbfgs_history = lbfgs_history;
-             o.n_fixed = n_fixed;
-             o.validate();
-             return o;
-           }),
-           py::kw_only(), py::arg("optimizer") = dflt.optimizer, py::arg("lr") = dflt.lr,
-           py::arg("batch_size") = dflt.batch_size, py::arg("max_epochs") = dflt.max_epochs,
-           py::arg("tol") = dflt.tol, py::arg("n_iter_no_change") = dflt.n_iter_no_change,
-           py::arg("l2") = dflt.l2, py::arg("learn_gamma") = dflt.learn_gamma,
-           py::arg("lbfgs_history") = dflt.lbfgs_history, py::arg("n_fixed") = dflt.n_fixed)
+  auto make = [](ts::Optimizer optimizer, double lr, std::int64_t batch_size,
+                 std::int64_t max_epochs, double tol, std::int64_t n_iter_no_change, double l2,
+                 bool learn_gamma, int lbfgs_history, std::int64_t n_fixed) {
+    ts::TrainOptions o;
+    o.optimizer = optimizer;
+    o.lr = lr;
+    o.batch_size = batch_size;
+    o.max_epochs = max_epochs;
+    o.tol = tol;
+    o.n_iter_no_change = n_iter_no_change;
+    o.l2 = l2;
+    o.learn_gamma = learn_gamma;
+    o.lbfgs_history = lbfgs_history;
+    o.n_fixed = n_fixed;
+    o.validate();
+    return o;
+  };
+  py::class_<ts::TrainOptions> cls(
+      m, "TrainOptions",
+      "Options of the trainer; validated on construction, pickled and compared by value.");
+  cls.def(py::init(make), py::kw_only(), py::arg("optimizer") = dflt.optimizer,
+          py::arg("lr") = dflt.lr, py::arg("batch_size") = dflt.batch_size,
+          py::arg("max_epochs") = dflt.max_epochs, py::arg("tol") = dflt.tol,
+          py::arg("n_iter_no_change") = dflt.n_iter_no_change, py::arg("l2") = dflt.l2,
+          py::arg("learn_gamma") = dflt.learn_gamma, py::arg("lbfgs_history") = dflt.lbfgs_history,
+          py::arg("n_fixed") = dflt.n_fixed)
       .def_readonly("optimizer", &ts::TrainOptions::optimizer)
       .def_readonly("lr", &ts::TrainOptions::lr)
       .def_readonly("batch_size", &ts::TrainOptions::batch_size)
@@ -116,6 +118,19 @@ void register_options(py::module_& m) {
       .def_readonly("learn_gamma", &ts::TrainOptions::learn_gamma)
       .def_readonly("lbfgs_history", &ts::TrainOptions::lbfgs_history)
       .def_readonly("n_fixed", &ts::TrainOptions::n_fixed);
+  def_state(
+      cls,
+      [](const ts::TrainOptions& o) {
+        return py::make_tuple(o.optimizer, o.lr, o.batch_size, o.max_epochs, o.tol,
+                              o.n_iter_no_change, o.l2, o.learn_gamma, o.lbfgs_history, o.n_fixed);
+      },
+      [make](const py::tuple& t) {
+        if (t.size() != 10) throw std::invalid_argument("TrainOptions: malformed state");
+        return make(t[0].cast<ts::Optimizer>(), t[1].cast<double>(), t[2].cast<std::int64_t>(),
+                    t[3].cast<std::int64_t>(), t[4].cast<double>(), t[5].cast<std::int64_t>(),
+                    t[6].cast<double>(), t[7].cast<bool>(), t[8].cast<int>(),
+                    t[9].cast<std::int64_t>());
+      });
 }
 
 void register_train(py::module_& m) {

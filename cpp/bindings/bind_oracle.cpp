@@ -37,17 +37,23 @@ void register_spec(py::module_& m) {
       .value("STE", ts::ModelKind::STE)
       .value("Probit", ts::ModelKind::Probit);
 
-  py::class_<ts::OracleSpec>(m, "OracleSpec",
-                             "A model and its parameter (gamma, mu, alpha, unused, sigma); "
-                             "validated on construction.")
-      .def(py::init([](ts::ModelKind kind, double param) {
-             const ts::OracleSpec spec{kind, param};
-             spec.validate();
-             return spec;
-           }),
-           py::arg("kind"), py::arg("param"))
+  auto make = [](ts::ModelKind kind, double param) {
+    const ts::OracleSpec spec{kind, param};
+    spec.validate();
+    return spec;
+  };
+  py::class_<ts::OracleSpec> cls(m, "OracleSpec",
+                                 "A model and its parameter (gamma, mu, alpha, unused, sigma); "
+                                 "validated on construction, pickled and compared by value.");
+  cls.def(py::init(make), py::arg("kind"), py::arg("param"))
       .def_readonly("kind", &ts::OracleSpec::kind)
       .def_readonly("param", &ts::OracleSpec::param);
+  def_state(
+      cls, [](const ts::OracleSpec& s) { return py::make_tuple(s.kind, s.param); },
+      [make](const py::tuple& t) {
+        if (t.size() != 2) throw std::invalid_argument("OracleSpec: malformed state");
+        return make(t[0].cast<ts::ModelKind>(), t[1].cast<double>());
+      });
 }
 
 void register_row_kernels(py::module_& m) {

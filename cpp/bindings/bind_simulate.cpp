@@ -9,14 +9,39 @@ namespace ts = tripletsearch;
 namespace {
 
 void register_discrete_simulation(py::module_& m) {
+  const ts::DiscreteSimOptions dflt;
+  auto make = [](std::int64_t max_queries, double oracle_lapse, std::int64_t first_run) {
+    const ts::DiscreteSimOptions o{max_queries, oracle_lapse, first_run};
+    o.validate();
+    return o;
+  };
+  py::class_<ts::DiscreteSimOptions> cls(
+      m, "DiscreteSimOptions",
+      "What each search of simulate_discrete may take, and where a call's runs sit in the "
+      "study (run r's streams are keyed by first_run + r); validated on construction, "
+      "pickled and compared by value.");
+  cls.def(py::init(make), py::kw_only(), py::arg("max_queries") = dflt.max_queries,
+          py::arg("oracle_lapse") = dflt.oracle_lapse, py::arg("first_run") = dflt.first_run)
+      .def_readonly("max_queries", &ts::DiscreteSimOptions::max_queries)
+      .def_readonly("oracle_lapse", &ts::DiscreteSimOptions::oracle_lapse)
+      .def_readonly("first_run", &ts::DiscreteSimOptions::first_run);
+  def_state(
+      cls,
+      [](const ts::DiscreteSimOptions& o) {
+        return py::make_tuple(o.max_queries, o.oracle_lapse, o.first_run);
+      },
+      [make](const py::tuple& t) {
+        if (t.size() != 3) throw std::invalid_argument("DiscreteSimOptions: malformed state");
+        return make(t[0].cast<std::int64_t>(), t[1].cast<double>(), t[2].cast<std::int64_t>());
+      });
+
   m.def(
       "simulate_discrete",
       [](std::shared_ptr<ts::ItemStore> store, const ts::SearchConfig& config,
          const ts::OracleSpec& oracle, std::shared_ptr<ts::ItemStore> oracle_store,
-         const IndexArray& targets, std::int64_t max_queries, double user_lapse,
-         std::int64_t first_run, std::uint64_t seed, int threads) {
+         const IndexArray& targets, const ts::DiscreteSimOptions& options, std::uint64_t seed,
+         int threads) {
         require_ndim(targets, 1, "targets");
-        const ts::DiscreteSimOptions options{max_queries, user_lapse, first_run};
         ts::DiscreteSimulation res;
         {
           py::gil_scoped_release release;
@@ -29,31 +54,57 @@ void register_discrete_simulation(py::module_& m) {
         return py::make_tuple(to_array(res.n_queries), found);
       },
       py::arg("store").none(false), py::arg("config"), py::arg("oracle"),
-      py::arg("oracle_store").none(false), py::arg("targets"), py::arg("max_queries"),
-      py::arg("user_lapse"), py::arg("first_run"), py::arg("seed"), py::arg("threads"),
+      py::arg("oracle_store").none(false), py::arg("targets"), py::arg("options"), py::arg("seed"),
+      py::arg("threads"),
       "One search per target, users answering by `oracle` at the positions of oracle_store "
-      "(at random with probability user_lapse); run r's streams are keyed by first_run + r: "
-      "(queries until the target was shown, found).");
+      "(at random with probability options.oracle_lapse): (queries until the target was "
+      "shown, found).");
+}
+
+// The users' model of the continuous simulator: gamma-CKL only.
+double oracle_gamma(const ts::OracleSpec& oracle) {
+  if (oracle.kind != ts::ModelKind::GammaCKL)
+    throw std::invalid_argument("oracle: the continuous simulator's users answer by gamma-CKL");
+  return oracle.param;
 }
 
 void register_continuous_simulation(py::module_& m) {
   const ts::ContinuousSimOptions dflt;
-  py::class_<ts::ContinuousSimOptions>(m, "ContinuousSimOptions",
-                                       "What simulate_continuous runs and records.")
-      .def(py::init([](std::int64_t runs, std::int64_t max_queries, std::int64_t max_stages,
-                       double user_gamma, double user_lapse, std::int64_t first_run) {
-             return ts::ContinuousSimOptions{runs,       max_queries, max_stages,
-                                             user_gamma, user_lapse,  first_run};
-           }),
-           py::kw_only(), py::arg("runs") = dflt.runs, py::arg("max_queries") = dflt.max_queries,
-           py::arg("max_stages") = dflt.max_stages, py::arg("user_gamma") = dflt.user_gamma,
-           py::arg("user_lapse") = dflt.user_lapse, py::arg("first_run") = dflt.first_run)
-      .def_readonly("runs", &ts::ContinuousSimOptions::runs)
+  auto make = [](std::int64_t n_runs, std::int64_t max_queries, std::int64_t max_stages,
+                 const ts::OracleSpec& oracle, double oracle_lapse, std::int64_t first_run) {
+    return ts::ContinuousSimOptions{n_runs,       max_queries, max_stages, oracle_gamma(oracle),
+                                    oracle_lapse, first_run};
+  };
+  py::class_<ts::ContinuousSimOptions> cls(
+      m, "ContinuousSimOptions",
+      "What simulate_continuous runs and records (checked against the configuration by "
+      "simulate_continuous), pickled and compared by value.");
+  cls.def(py::init(make), py::kw_only(), py::arg("n_runs") = dflt.n_runs,
+          py::arg("max_queries") = dflt.max_queries, py::arg("max_stages") = dflt.max_stages,
+          py::arg_v("oracle", ts::OracleSpec{ts::ModelKind::GammaCKL, dflt.oracle_gamma},
+                    "OracleSpec(ModelKind.GammaCKL, 3.0)"),
+          py::arg("oracle_lapse") = dflt.oracle_lapse, py::arg("first_run") = dflt.first_run)
+      .def_readonly("n_runs", &ts::ContinuousSimOptions::n_runs)
       .def_readonly("max_queries", &ts::ContinuousSimOptions::max_queries)
       .def_readonly("max_stages", &ts::ContinuousSimOptions::max_stages)
-      .def_readonly("user_gamma", &ts::ContinuousSimOptions::user_gamma)
-      .def_readonly("user_lapse", &ts::ContinuousSimOptions::user_lapse)
+      .def_property_readonly("oracle",
+                             [](const ts::ContinuousSimOptions& o) {
+                               return ts::OracleSpec{ts::ModelKind::GammaCKL, o.oracle_gamma};
+                             })
+      .def_readonly("oracle_lapse", &ts::ContinuousSimOptions::oracle_lapse)
       .def_readonly("first_run", &ts::ContinuousSimOptions::first_run);
+  def_state(
+      cls,
+      [](const ts::ContinuousSimOptions& o) {
+        return py::make_tuple(o.n_runs, o.max_queries, o.max_stages, o.oracle_gamma, o.oracle_lapse,
+                              o.first_run);
+      },
+      [](const py::tuple& t) {
+        if (t.size() != 6) throw std::invalid_argument("ContinuousSimOptions: malformed state");
+        return ts::ContinuousSimOptions{t[0].cast<std::int64_t>(), t[1].cast<std::int64_t>(),
+                                        t[2].cast<std::int64_t>(), t[3].cast<double>(),
+                                        t[4].cast<double>(),       t[5].cast<std::int64_t>()};
+      });
 
   using Sim = ts::ContinuousSimulation;
   py::class_<Sim>(m, "ContinuousSimulation", "The records of simulate_continuous.")
@@ -74,7 +125,7 @@ void register_continuous_simulation(py::module_& m) {
                              [](const Sim& s) { return to_array(s.centers, s.runs, s.dim); })
       .def_property_readonly("edges", [](const Sim& s) { return to_array(s.edges); })
       .def_property_readonly("depths", [](const Sim& s) { return to_array(s.depths); })
-      .def_property_readonly("queries", [](const Sim& s) { return to_array(s.queries); });
+      .def_property_readonly("n_queries", [](const Sim& s) { return to_array(s.queries); });
 
   m.def(
       "simulate_continuous",

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'scan_candidates', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train', 'vector_math']
+__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'DiscreteSimOptions', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'scan_candidates', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train', 'vector_math']
 class Purpose:
     """
     The salts of the core's random streams (seeding.hpp).
@@ -133,9 +133,17 @@ class ModelKind:
         ...
 class OracleSpec:
     """
-    A model and its parameter (gamma, mu, alpha, unused, sigma); validated on construction.
+    A model and its parameter (gamma, mu, alpha, unused, sigma); validated on construction, pickled and compared by value.
     """
+    def __eq__(self, other: typing.Any) -> typing.Any:
+        ...
+    def __getstate__(self) -> tuple[ModelKind, float]:
+        ...
+    def __hash__(self) -> int:
+        ...
     def __init__(self, kind: ModelKind, param: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
         ...
     @property
     def kind(self) -> ModelKind:
@@ -251,9 +259,17 @@ class TrainStatus:
         ...
 class TrainOptions:
     """
-    Options of the trainer; validated on construction.
+    Options of the trainer; validated on construction, pickled and compared by value.
     """
+    def __eq__(self, other: typing.Any) -> typing.Any:
+        ...
+    def __getstate__(self) -> tuple[Optimizer, float, int, int, float, int, float, bool, int, int]:
+        ...
+    def __hash__(self) -> int:
+        ...
     def __init__(self, *, optimizer: Optimizer = Optimizer.LBFGS, lr: typing.SupportsFloat | typing.SupportsIndex = 0.1, batch_size: typing.SupportsInt | typing.SupportsIndex = 0, max_epochs: typing.SupportsInt | typing.SupportsIndex = 1000, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-06, n_iter_no_change: typing.SupportsInt | typing.SupportsIndex = 10, l2: typing.SupportsFloat | typing.SupportsIndex = 0.0, learn_gamma: bool = False, lbfgs_history: typing.SupportsInt | typing.SupportsIndex = 10, n_fixed: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
         ...
     @property
     def batch_size(self) -> int:
@@ -425,9 +441,17 @@ class Selection:
         ...
 class SearchConfig:
     """
-    A database search's configuration; validated on construction.
+    A database search's configuration; validated on construction, pickled and compared by value.
     """
+    def __eq__(self, other: typing.Any) -> typing.Any:
+        ...
+    def __getstate__(self) -> tuple[SearchMethod, float, float, float, int, Selection, float, bool, bool]:
+        ...
+    def __hash__(self) -> int:
+        ...
     def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_auto: bool = False, lapse_auto: bool = False) -> None:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
         ...
     @property
     def gamma(self) -> float:
@@ -576,9 +600,17 @@ class ContinuousMethod:
         ...
 class ContinuousConfig:
     """
-    A continuous search's configuration; validated on construction. 0 particles or stage_cap: the defaults; low, high: one entry per axis, or one for all.
+    A continuous search's configuration; validated on construction, pickled and compared by value. 0 n_particles or stage_cap: the defaults; low, high: one entry per axis, or one for all.
     """
-    def __init__(self, *, dim: typing.SupportsInt | typing.SupportsIndex = 2, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, low: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [-1.0], high: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [1.0], method: ContinuousMethod = ContinuousMethod.Global, alpha: typing.SupportsFloat | typing.SupportsIndex = 0.8, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, stage_cap: typing.SupportsInt | typing.SupportsIndex = 0, particles: typing.SupportsInt | typing.SupportsIndex = 0, mh_sweeps: typing.SupportsInt | typing.SupportsIndex = 2, resample_ess: typing.SupportsFloat | typing.SupportsIndex = 0.5, cells_per_axis: typing.SupportsInt | typing.SupportsIndex = 0, n_obs: typing.SupportsInt | typing.SupportsIndex = 0, tau: typing.SupportsInt | typing.SupportsIndex = 0, gamma_auto: bool = False, lapse_auto: bool = False) -> None:
+    def __eq__(self, other: typing.Any) -> typing.Any:
+        ...
+    def __getstate__(self) -> tuple[int, float, list[float], list[float], ContinuousMethod, float, float, int, int, int, float, int, int, int, bool, bool]:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __init__(self, *, dim: typing.SupportsInt | typing.SupportsIndex = 2, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, low: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [-1.0], high: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [1.0], method: ContinuousMethod = ContinuousMethod.Global, alpha: typing.SupportsFloat | typing.SupportsIndex = 0.8, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, stage_cap: typing.SupportsInt | typing.SupportsIndex = 0, n_particles: typing.SupportsInt | typing.SupportsIndex = 0, mh_sweeps: typing.SupportsInt | typing.SupportsIndex = 2, resample_ess: typing.SupportsFloat | typing.SupportsIndex = 0.5, cells_per_axis: typing.SupportsInt | typing.SupportsIndex = 0, n_obs: typing.SupportsInt | typing.SupportsIndex = 0, tau: typing.SupportsInt | typing.SupportsIndex = 0, gamma_auto: bool = False, lapse_auto: bool = False) -> None:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
         ...
     @property
     def alpha(self) -> float:
@@ -617,7 +649,7 @@ class ContinuousConfig:
     def n_obs(self) -> int:
         ...
     @property
-    def particles(self) -> int:
+    def n_particles(self) -> int:
         """
         Particles of the posterior (the default resolved).
         """
@@ -646,11 +678,11 @@ class ContinuousSearcher:
         """
         The point estimate of the target.
         """
-    def observe(self, a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a_closer: bool) -> bool:
+    def observe(self, a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a_is_closer: bool) -> bool:
         """
         Records the answer to a query asked elsewhere (replacing any pending one); True when a stage ended.
         """
-    def tell(self, a_closer: bool) -> bool:
+    def tell(self, a_is_closer: bool) -> bool:
         """
         Records the answer; True when a stage ended.
         """
@@ -679,11 +711,42 @@ class ContinuousSearcher:
     @property
     def n_stages(self) -> int:
         ...
+class DiscreteSimOptions:
+    """
+    What each search of simulate_discrete may take, and where a call's runs sit in the study (run r's streams are keyed by first_run + r); validated on construction, pickled and compared by value.
+    """
+    def __eq__(self, other: typing.Any) -> typing.Any:
+        ...
+    def __getstate__(self) -> tuple[int, float, int]:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __init__(self, *, max_queries: typing.SupportsInt | typing.SupportsIndex = 200, oracle_lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, first_run: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
+        ...
+    @property
+    def first_run(self) -> int:
+        ...
+    @property
+    def max_queries(self) -> int:
+        ...
+    @property
+    def oracle_lapse(self) -> float:
+        ...
 class ContinuousSimOptions:
     """
-    What simulate_continuous runs and records.
+    What simulate_continuous runs and records (checked against the configuration by simulate_continuous), pickled and compared by value.
     """
-    def __init__(self, *, runs: typing.SupportsInt | typing.SupportsIndex = 1, max_queries: typing.SupportsInt | typing.SupportsIndex = -1, max_stages: typing.SupportsInt | typing.SupportsIndex = -1, user_gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, user_lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, first_run: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __eq__(self, other: typing.Any) -> typing.Any:
+        ...
+    def __getstate__(self) -> tuple[int, int, int, float, float, int]:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __init__(self, *, n_runs: typing.SupportsInt | typing.SupportsIndex = 1, max_queries: typing.SupportsInt | typing.SupportsIndex = -1, max_stages: typing.SupportsInt | typing.SupportsIndex = -1, oracle: OracleSpec = ..., oracle_lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, first_run: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
         ...
     @property
     def first_run(self) -> int:
@@ -695,13 +758,13 @@ class ContinuousSimOptions:
     def max_stages(self) -> int:
         ...
     @property
-    def runs(self) -> int:
+    def n_runs(self) -> int:
         ...
     @property
-    def user_gamma(self) -> float:
+    def oracle(self) -> OracleSpec:
         ...
     @property
-    def user_lapse(self) -> float:
+    def oracle_lapse(self) -> float:
         ...
 class ContinuousSimulation:
     """
@@ -720,7 +783,7 @@ class ContinuousSimulation:
     def errors(self) -> typing.Any:
         ...
     @property
-    def queries(self) -> numpy.typing.NDArray[numpy.int64]:
+    def n_queries(self) -> numpy.typing.NDArray[numpy.int64]:
         ...
     @property
     def stage_errors(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -775,7 +838,7 @@ def oracle_prob(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, nu
     """
     Probability of each row's stated outcome, shape (m,).
     """
-def p_correct_monte_carlo(gamma: typing.SupportsFloat | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, n_samples: typing.SupportsInt | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[float, float]:
+def p_correct_monte_carlo(gamma: typing.SupportsFloat | typing.SupportsIndex, dim: typing.SupportsInt | typing.SupportsIndex, n_samples: typing.SupportsInt | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[float, float]:
     """
     (mean, standard error) of the Monte-Carlo estimate of p_Q (Theorem 2.1).
     """
@@ -807,9 +870,9 @@ def simulate_continuous(config: ContinuousConfig, options: ContinuousSimOptions,
     """
     Searches for targets uniform in Omega by simulated gamma-CKL users.
     """
-def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec, oracle_store: ItemStore, targets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], max_queries: typing.SupportsInt | typing.SupportsIndex, user_lapse: typing.SupportsFloat | typing.SupportsIndex, first_run: typing.SupportsInt | typing.SupportsIndex, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.bool]]:
+def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec, oracle_store: ItemStore, targets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], options: DiscreteSimOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.bool]]:
     """
-    One search per target, users answering by `oracle` at the positions of oracle_store (at random with probability user_lapse); run r's streams are keyed by first_run + r: (queries until the target was shown, found).
+    One search per target, users answering by `oracle` at the positions of oracle_store (at random with probability options.oracle_lapse): (queries until the target was shown, found).
     """
 def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: numpy.ndarray, options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None, validation: typing.Any = None) -> FitResult:
     """

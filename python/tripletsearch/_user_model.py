@@ -21,21 +21,22 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._params import Interval, StrOptions
 
-__all__ = ["GAMMA_GRID", "LAPSE_GRID", "CREDIBLE_LEVEL", "is_auto", "grid_summary"]
+__all__ = ["GAMMA_GRID", "LAPSE_GRID", "CREDIBLE_LEVEL", "auto_or", "grid_summary"]
 
 GAMMA_GRID = np.array(_core.GAMMA_GRID, dtype=np.float64)
 LAPSE_GRID = np.array(_core.LAPSE_GRID, dtype=np.float64)
 CREDIBLE_LEVEL = 0.95
 
 
-def is_auto(value: Any, name: str) -> bool:
-    """Whether a ``gamma`` / ``lapse`` argument asks for inference (the string "auto")."""
-    if isinstance(value, str):
-        if value != "auto":
-            raise TypeError(f"{name}: expected a real number or 'auto', got {value!r}")
-        return True
-    return False
+def auto_or(number: Interval) -> list[Any]:
+    """The constraints of a ``gamma`` / ``lapse`` argument: a ``number``, or "auto" (inferred).
+
+    A string other than "auto" is refused as both a TypeError and a ValueError
+    (:class:`~tripletsearch._params.InvalidParameterError`).
+    """
+    return [number, StrOptions({"auto"})]
 
 
 def _grid_quantile(grid: np.ndarray, probs: np.ndarray, q: float) -> float:
@@ -57,12 +58,12 @@ def grid_summary(grid: np.ndarray, probs: np.ndarray) -> tuple[float, tuple[floa
 class InferredUser:
     """The user-model half of a search session (``ContinuousSearch``, ``DiscreteSearch``).
 
-    The assumed or inferred gamma and lapse rate and their posterior. Needs ``_config`` (a
-    native configuration with gamma, lapse, gamma_auto, lapse_auto) and ``_user_grids()`` (the
-    native posterior: (gamma probs, lapse probs), or None).
+    The assumed or inferred gamma and lapse rate and their posterior. Needs ``settings``
+    (with ``gamma`` and ``lapse``: a number, or "auto") and ``_user_grids()`` (the native
+    posterior: (gamma probs, lapse probs), or None).
     """
 
-    _config: Any
+    settings: Any
 
     def _user_grids(self) -> Any:  # pragma: no cover - each session implements it
         raise NotImplementedError
@@ -70,12 +71,12 @@ class InferredUser:
     @property
     def gamma(self) -> float | str:
         """The user's assumed gamma-CKL power, or "auto" (inferred)."""
-        return "auto" if self._config.gamma_auto else float(self._config.gamma)
+        return "auto" if self.settings.gamma == "auto" else float(self.settings.gamma)
 
     @property
     def lapse(self) -> float | str:
         """The lapse rate the likelihood assumes, or "auto" (inferred)."""
-        return "auto" if self._config.lapse_auto else float(self._config.lapse)
+        return "auto" if self.settings.lapse == "auto" else float(self.settings.lapse)
 
     def user_posterior(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """The posterior of the user's gamma and lapse rate.
@@ -86,10 +87,11 @@ class InferredUser:
         post = self._user_grids()
         out = {}
         for name, grid, k in (("gamma", GAMMA_GRID, 0), ("lapse", LAPSE_GRID, 1)):
-            if getattr(self._config, f"{name}_auto"):
+            value = getattr(self.settings, name)
+            if value == "auto":
                 out[name] = (grid.copy(), np.asarray(post[k], dtype=np.float64))
             else:
-                out[name] = (np.array([float(getattr(self._config, name))]), np.ones(1))
+                out[name] = (np.array([float(value)]), np.ones(1))
         return out
 
     def _summary(self, name: str) -> tuple[float, tuple[float, float]]:
@@ -129,7 +131,7 @@ class InferredUser:
         """The estimates for a state snapshot (readers only: from_dict replays answers)."""
         out: dict[str, Any] = {}
         for name in ("gamma", "lapse"):
-            if getattr(self._config, f"{name}_auto"):
+            if getattr(self.settings, name) == "auto":
                 est, (lo, hi) = self._summary(name)
                 out[f"{name}_"], out[f"{name}_interval_"] = est, [lo, hi]
         return out

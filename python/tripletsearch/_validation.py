@@ -3,11 +3,13 @@
 Every check raises ``TypeError`` (wrong kind of object or dtype) or ``ValueError`` (wrong
 shape or value) with a message that starts with the name of the offending argument.
 
-One place per limit: values that configure the native core (gamma, n_choices, alpha, ...)
-are range-checked by the core when their configuration object is built (``_core.*Config``,
-``_core.OracleSpec``, ``_core.TrainOptions``), which raises ``ValueError`` naming the
-argument; here they only get a type check (:func:`check_real`, :func:`check_int`). Values
-that only Python uses are checked here.
+The parameters of the estimators and of the searches' settings are declared once with
+their constraints (:mod:`tripletsearch._params`) and checked in one place; the native
+configuration objects (``_core.*Config``, ``_core.OracleSpec``, ``_core.TrainOptions``)
+check the same ranges when they are built (a test keeps the two in agreement), and the
+rules that tie several values together. The functions here check data (embeddings, index
+arrays, triplets), states, seeds and thread counts, and the arguments of the functions
+outside those classes.
 """
 
 from __future__ import annotations

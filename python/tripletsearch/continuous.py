@@ -34,20 +34,22 @@ Methods
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from . import _core, theory
 from ._deprecation import warn_renamed
 from ._distributed import check_client, chunk_bounds, chunk_threads, map_chunks, n_chunks
+from ._params import Interval, StrOptions, validate_params
 from ._sync import new_lock, synchronized
-from ._user_model import InferredUser, is_auto
+from ._user_model import InferredUser, auto_or
 from ._validation import (
     check_int,
-    check_positive,
     check_real,
     check_state,
     resolve_n_jobs,
@@ -55,7 +57,14 @@ from ._validation import (
 )
 from .oracles import GammaCKL
 
-__all__ = ["ContinuousSearch", "Region", "simulate_continuous", "ContinuousSimulation", "METHODS"]
+__all__ = [
+    "ContinuousSearch",
+    "ContinuousSettings",
+    "Region",
+    "simulate_continuous",
+    "ContinuousSimulation",
+    "METHODS",
+]
 
 # public name -> _core.ContinuousMethod member
 METHODS = {"hypothesis-test": "HypothesisTest", "posterior": "Posterior", "global": "Global"}
@@ -98,51 +107,104 @@ class Region:
         return out
 
 
-def _config(
-    dim: Any,
-    gamma: Any,
-    bounds: Any,
-    method: Any,
-    alpha: Any,
-    lapse: Any,
-    stage_cap: Any,
-    n_particles: Any,
-    delta: Any,
-) -> _core.ContinuousConfig:
-    """The native configuration (the core checks the ranges, ValueError naming them).
-
-    For the hypothesis test, with Algorithm 2's plan for the stage error budget ``delta``.
-    """
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method: expected one of {sorted(METHODS)}, got {method!r}")
-    low, high = _check_bounds(bounds)
-    gamma_auto, lapse_auto = is_auto(gamma, "gamma"), is_auto(lapse, "lapse")
-    base: dict[str, Any] = dict(
-        dim=check_int(dim, "dim"),
-        # "auto": inferred; the fixed values then only fill the configuration
-        gamma=_AUTO_GAMMA if gamma_auto else check_real(gamma, "gamma"),
-        low=low,
-        high=high,
-        method=getattr(_core.ContinuousMethod, METHODS[method]),
-        alpha=check_real(alpha, "alpha"),
-        lapse=0.0 if lapse_auto else check_real(lapse, "lapse"),
-        gamma_auto=gamma_auto,
-        lapse_auto=lapse_auto,
-        # None: the core's default (its 0)
-        stage_cap=0 if stage_cap is None else check_int(stage_cap, "stage_cap", minimum=1),
-        particles=0 if n_particles is None else check_int(n_particles, "n_particles", minimum=1),
-    )
-    config = _core.ContinuousConfig(**base)
-    if method != "hypothesis-test":
-        return config
-    delta = check_positive(delta, "delta")
-    if not delta < 0.5:
-        raise ValueError(f"delta: must lie in (0, 0.5), got {delta}")
-    cells, n_obs, tau = hypothesis_test_plan(config.dim, config.gamma, config.lapse, delta)
-    return _core.ContinuousConfig(**base, cells_per_axis=cells, n_obs=n_obs, tau=tau)
-
-
 _AUTO_GAMMA = 3.0  # the configuration's gamma value when gamma is "auto" (unused)
+
+
+@dataclass(frozen=True)
+class ContinuousSettings:
+    """All the settings of a continuous search, checked and normalized on construction.
+
+    The arguments of :class:`ContinuousSearch` (and the searcher's of
+    :func:`simulate_continuous`) in one frozen object: :meth:`to_native` gives the core's
+    configuration (with Algorithm 2's plan for "hypothesis-test"; it pickles, for a Dask
+    worker), :meth:`to_dict` / :meth:`from_dict` the JSON form a session's state keeps.
+    ``bounds``: ``(low, high)`` as tuples (one entry: the same range on every axis);
+    ``stage_cap`` / ``n_particles`` None: the method's default (:meth:`resolve` fills it in).
+    """
+
+    dim: int
+    gamma: float | str
+    bounds: tuple[Any, Any] = (-1.0, 1.0)
+    method: str = "global"
+    alpha: float = 0.8
+    lapse: float | str = 0.0
+    delta: float = 0.05
+    stage_cap: int | None = None
+    n_particles: int | None = None
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "dim": [Interval(numbers.Integral, 1, None, closed="left")],
+        "gamma": auto_or(Interval(numbers.Real, 0, None, closed="neither")),
+        "method": [StrOptions(METHODS)],
+        "alpha": [Interval(numbers.Real, 0.5, 1, closed="neither")],
+        "lapse": auto_or(Interval(numbers.Real, 0, 0.5, closed="left")),
+        "delta": [Interval(numbers.Real, 0, 0.5, closed="neither")],
+        "stage_cap": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_particles": [Interval(numbers.Integral, 16, None, closed="left"), None],
+    }
+
+    def __post_init__(self) -> None:
+        p = validate_params(dataclasses.asdict(self), self._parameter_constraints)
+        low, high = _check_bounds(self.bounds)
+        p["bounds"] = (tuple(low), tuple(high))
+        for name, value in p.items():
+            object.__setattr__(self, name, value)
+
+    def resolve(self) -> ContinuousSettings:
+        """These settings with the defaults of ``stage_cap`` and ``n_particles`` filled in.
+
+        The core's rule (``n_particles`` None for "hypothesis-test", which has none).
+        """
+        config = self._base()
+        return dataclasses.replace(
+            self, stage_cap=int(config.stage_cap), n_particles=int(config.n_particles) or None
+        )
+
+    def _base(self, **plan: int) -> _core.ContinuousConfig:
+        """The core's configuration (with Algorithm 2's ``plan`` when given)."""
+        gamma_auto, lapse_auto = self.gamma == "auto", self.lapse == "auto"
+        return _core.ContinuousConfig(
+            dim=self.dim,
+            # "auto": inferred; the fixed values then only fill the configuration
+            gamma=_AUTO_GAMMA if gamma_auto else float(self.gamma),
+            low=list(self.bounds[0]),
+            high=list(self.bounds[1]),
+            method=getattr(_core.ContinuousMethod, METHODS[self.method]),
+            alpha=self.alpha,
+            lapse=0.0 if lapse_auto else float(self.lapse),
+            gamma_auto=gamma_auto,
+            lapse_auto=lapse_auto,
+            # None: the core's default (its 0)
+            stage_cap=self.stage_cap or 0,
+            n_particles=self.n_particles or 0,
+            **plan,
+        )
+
+    def to_native(self) -> _core.ContinuousConfig:
+        """The core's configuration (it checks the ranges again and the rules that tie them).
+
+        For the hypothesis test, with Algorithm 2's plan for the stage error budget
+        ``delta``.
+        """
+        config = self._base()
+        if self.method != "hypothesis-test":
+            return config
+        cells, n_obs, tau = hypothesis_test_plan(config.dim, config.gamma, config.lapse, self.delta)
+        return self._base(cells_per_axis=cells, n_obs=n_obs, tau=tau)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a JSON-safe dict (the keys of a session's state).
+
+        ``bounds``: ``[low, high]`` reals for a cube (the format of every version),
+        ``[[low...], [high...]]`` for a box with its own range per axis.
+        """
+        low, high = (np.array(b * self.dim if len(b) == 1 else b) for b in self.bounds)
+        return {**dataclasses.asdict(self), "bounds": _bounds_state(low, high)}
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> ContinuousSettings:
+        """The settings of :meth:`to_dict`."""
+        return cls(**{f.name: state[f.name] for f in dataclasses.fields(cls)})
 
 
 def _check_bounds(bounds: Any) -> tuple[list[float], list[float]]:
@@ -282,13 +344,15 @@ class ContinuousSearch(InferredUser):
         random_state: Any = None,
         n_jobs: int | None = None,
     ):
-        self._config = _config(
-            dim, gamma, bounds, method, alpha, lapse, stage_cap, n_particles, delta
+        settings = ContinuousSettings(
+            dim, gamma, bounds, method, alpha, lapse, delta, stage_cap, n_particles
         )
-        self.method = method
-        self.delta = float(delta)
-        self._seed = seed_from(random_state)
-        self._threads = resolve_n_jobs(n_jobs)
+        self._setup(settings, seed_from(random_state), resolve_n_jobs(n_jobs))
+
+    def _setup(self, settings: ContinuousSettings, seed: int, threads: int) -> None:
+        self._settings = settings.resolve()  # the defaults as they run
+        self._config = self._settings.to_native()
+        self._seed, self._threads = seed, threads
         self._reset()
 
     def _reset(self) -> None:
@@ -300,6 +364,21 @@ class ContinuousSearch(InferredUser):
         self._observed = False  # some queries came from observe(): the state stores them
 
     # ------------------------------------------------------------------ parameters
+    @property
+    def settings(self) -> ContinuousSettings:
+        """The search's settings (``stage_cap`` and ``n_particles`` as they run)."""
+        return self._settings
+
+    @property
+    def method(self) -> str:
+        """The search method."""
+        return self.settings.method
+
+    @property
+    def delta(self) -> float:
+        """The hypothesis test's error budget of one stage."""
+        return float(self.settings.delta)
+
     @property
     def dim(self) -> int:
         """Dimension of Omega."""
@@ -337,7 +416,7 @@ class ContinuousSearch(InferredUser):
     @property
     def n_particles(self) -> int:
         """Particles of the posterior ("hypothesis-test": 0)."""
-        return int(self._config.particles)
+        return int(self._config.n_particles)
 
     # ------------------------------------------------------------------ state
     @property
@@ -457,16 +536,8 @@ class ContinuousSearch(InferredUser):
         """A JSON-safe snapshot (parameters, seed, answers); ``from_dict`` replays it."""
         return {
             "version": _STATE_VERSION,
-            "dim": self.dim,
-            "gamma": self.gamma,
-            "bounds": _bounds_state(self.low, self.high),
-            "method": self.method,
-            "alpha": self.alpha,
-            "lapse": self.lapse,
+            **self.settings.to_dict(),  # stage_cap and n_particles as they run
             **self._user_state(),  # the estimates (for readers; from_dict replays)
-            "delta": self.delta,
-            "stage_cap": self.stage_cap,
-            "n_particles": self.n_particles or None,
             "seed": str(self._seed),
             "answers": "".join("1" if x else "0" for x in self._answers),
             "last_query": None if not self._queries else [q.tolist() for q in self._queries[-1]],
@@ -486,25 +557,12 @@ class ContinuousSearch(InferredUser):
             answers = state["answers"]
             if not isinstance(answers, str) or set(answers) - {"0", "1"}:
                 raise ValueError("state: answers must be a string of 0 and 1")
-            obj = cls(
-                state["dim"],
-                state["gamma"],
-                bounds=state["bounds"],
-                method=state["method"],
-                alpha=state["alpha"],
-                lapse=state["lapse"],
-                delta=state["delta"],
-                stage_cap=state["stage_cap"],
-                n_particles=state["n_particles"],
-                random_state=0,
-                n_jobs=n_jobs,
-            )
+            obj = cls.__new__(cls)
+            obj._setup(ContinuousSettings.from_dict(state), seed, resolve_n_jobs(n_jobs))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"state: malformed ({exc!r})") from None
         except ValueError as exc:
             raise (exc if str(exc).startswith("state:") else ValueError(f"state: {exc}")) from None
-        obj._seed = seed
-        obj._reset()
         queries = state.get("queries")
         if queries is not None:  # a session that observed queries asked elsewhere
             if not isinstance(queries, list) or len(queries) != len(answers):
@@ -648,9 +706,12 @@ def simulate_continuous(
     """
     if deprecated:
         oracle = _deprecated_oracle_gamma(deprecated, oracle)
-    config = _config(dim, gamma, bounds, method, alpha, lapse, stage_cap, n_particles, delta)
+    settings = ContinuousSettings(
+        dim, gamma, bounds, method, alpha, lapse, delta, stage_cap, n_particles
+    )
+    config = settings.to_native()
     if oracle is None:
-        if config.gamma_auto:
+        if settings.gamma == "auto":
             raise ValueError("oracle: give the simulated users' model when gamma is 'auto'")
         oracle = GammaCKL(config.gamma)
     if not isinstance(oracle, GammaCKL):
@@ -659,73 +720,85 @@ def simulate_continuous(
             f"GammaCKL, got {type(oracle).__name__}"
         )
     runs = check_int(n_runs, "n_runs", minimum=1)
-    shared: dict[str, Any] = {
-        "settings": (dim, gamma, bounds, method, alpha, lapse, stage_cap, n_particles, delta),
+    record: dict[str, Any] = dict(
         # None: not recorded / no limit (the core's -1)
-        "max_queries": -1
-        if max_queries is None
-        else check_int(max_queries, "max_queries", minimum=0),
-        "max_stages": -1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0),
-        "oracle_gamma": oracle.gamma,
-        "oracle_lapse": check_real(oracle_lapse, "oracle_lapse"),
-        "seed": seed_from(random_state),
-        "n_jobs": n_jobs,
-    }
+        max_queries=-1 if max_queries is None else check_int(max_queries, "max_queries", minimum=0),
+        max_stages=-1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0),
+        oracle=oracle._spec(config.dim),
+        oracle_lapse=check_real(oracle_lapse, "oracle_lapse"),
+    )
+    shared: dict[str, Any] = {"config": config, "seed": seed_from(random_state), "n_jobs": n_jobs}
     client = check_client(client)
     if client is None:
-        parts = [_simulate_chunk(runs, 0, **shared)]
+        options = _core.ContinuousSimOptions(n_runs=runs, first_run=0, **record)
+        parts = [_simulate_chunk(options, **shared)]
     else:
         parts = map_chunks(
             client,
             _simulate_chunk,
-            [(b - a, a) for a, b in chunk_bounds(runs, n_chunks(client, runs))],
+            [
+                (_core.ContinuousSimOptions(n_runs=b - a, first_run=a, **record),)
+                for a, b in chunk_bounds(runs, n_chunks(client, runs))
+            ],
             shared,
             desc="simulate_continuous",
             verbose=verbose,
         )
 
-    def joined(k: int) -> np.ndarray:
-        return np.concatenate([p[k] for p in parts])
+    return _joined(parts)
 
-    errors = None if parts[0][0] is None else joined(0)
-    depths, centers, edges = joined(3), joined(6), joined(7)
+
+class ContinuousChunk(NamedTuple):
+    """The records of one chunk of runs (one native call), one row per run."""
+
+    errors: np.ndarray | None
+    stage_errors: np.ndarray
+    stage_queries: np.ndarray
+    depths: np.ndarray
+    n_queries: np.ndarray
+    targets: np.ndarray
+    centers: np.ndarray
+    edges: np.ndarray
+
+
+def _joined(parts: list[ContinuousChunk]) -> ContinuousSimulation:
+    """The simulation of the chunks' records, in order."""
+
+    def joined(name: str) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts])
+
+    errors = None if parts[0].errors is None else joined("errors")
+    depths, centers, edges = joined("depths"), joined("centers"), joined("edges")
     regions = [Region(c, float(e), int(dp)) for c, e, dp in zip(centers, edges, depths)]
-    return ContinuousSimulation(errors, joined(1), joined(2), depths, joined(4), regions, joined(5))
+    return ContinuousSimulation(
+        errors,
+        joined("stage_errors"),
+        joined("stage_queries"),
+        depths,
+        joined("n_queries"),
+        regions,
+        joined("targets"),
+    )
 
 
 def _simulate_chunk(
-    runs: int,
-    first_run: int,
+    options: _core.ContinuousSimOptions,
     *,
-    settings: tuple,
-    max_queries: int,
-    max_stages: int,
-    oracle_gamma: float,
-    oracle_lapse: float,
+    config: _core.ContinuousConfig,
     seed: int,
     n_jobs: int | None,
-) -> tuple[np.ndarray | None, ...]:
-    """Run searches ``first_run`` to ``first_run + runs - 1`` of a study.
+) -> ContinuousChunk:
+    """Run searches ``options.first_run`` to ``options.first_run + options.n_runs - 1``.
 
-    One native call: on a Dask worker for a chunk, or locally for the whole study. Returns
-    the records (errors, stage errors, stage queries, depths, queries, targets, region
-    centres, region edges), one row per run.
+    One native call: on a Dask worker for a chunk, or locally for the whole study.
     """
-    options = _core.ContinuousSimOptions(
-        runs=runs,
-        max_queries=max_queries,
-        max_stages=max_stages,
-        user_gamma=oracle_gamma,
-        user_lapse=oracle_lapse,
-        first_run=first_run,
-    )
-    out = _core.simulate_continuous(_config(*settings), options, seed, chunk_threads(n_jobs))
-    return (
+    out = _core.simulate_continuous(config, options, seed, chunk_threads(n_jobs))
+    return ContinuousChunk(
         out.errors,
         out.stage_errors,
         out.stage_queries,
         out.depths,
-        out.queries,
+        out.n_queries,
         out.targets,
         out.centers,
         out.edges,

@@ -40,19 +40,21 @@ arithmetic is in double precision.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from . import _core
-from ._deprecation import keyword_only, warn_renamed
+from ._deprecation import keyword_only, renamed, warn_renamed
 from ._distributed import check_client, chunk_bounds, chunk_threads, map_chunks, n_chunks
+from ._params import Interval, StrOptions, validate_params
 from ._sync import new_lock, synchronized
-from ._user_model import InferredUser, is_auto
+from ._user_model import InferredUser, auto_or
 from ._validation import (
     check_allocation,
     check_index_array,
@@ -69,7 +71,14 @@ from ._validation import (
 )
 from .oracles import GammaCKL, Oracle
 
-__all__ = ["DiscreteSearch", "simulate_discrete", "DiscreteSimulation", "METHODS", "SELECTIONS"]
+__all__ = [
+    "DiscreteSearch",
+    "DiscreteSettings",
+    "simulate_discrete",
+    "DiscreteSimulation",
+    "METHODS",
+    "SELECTIONS",
+]
 
 # public name -> _core.SearchMethod / _core.Selection member
 METHODS = {"gamma-ckl": "GammaCKL", "gauss": "Gauss", "random": "Random"}
@@ -83,43 +92,83 @@ _AUTO_INFOGAIN_MAX_N = 100_000
 _STATE_VERSION = 1
 
 
-def _check_choice(value: Any, name: str, options: dict[str, str]) -> str:
-    if not isinstance(value, str) or value not in options:
-        raise ValueError(f"{name}: expected one of {sorted(options)}, got {value!r}")
-    return value
+_AUTO_GAMMA = 3.0  # the native configuration's gamma when gamma is "auto" (unused)
 
 
-def _resolve_selection(selection: Any, method: str, n: int) -> str:
-    if selection == "auto":
-        return "infogain" if (method == "gamma-ckl" and n <= _AUTO_INFOGAIN_MAX_N) else "weighted"
-    return _check_choice(selection, "selection", SELECTIONS)
+@dataclass(frozen=True)
+class DiscreteSettings:
+    """All the settings of a database search, checked and normalized on construction.
 
+    The arguments of :class:`DiscreteSearch` (and the searcher's of
+    :func:`simulate_discrete`) in one frozen object: :meth:`to_native` gives the core's
+    configuration (which pickles, for a Dask worker), :meth:`to_dict` / :meth:`from_dict`
+    the JSON form a session's state keeps. ``gamma`` and ``lapse`` are gamma-CKLSearch's:
+    with another method "auto" stands for the unused defaults (3.0 and 0.0).
+    ``selection="auto"`` depends on the database's size: :meth:`resolve` picks the rule.
+    """
 
-def _search_config(
-    method: str,
-    gamma: Any,
-    r: Any,
-    sigma: Any,
-    n_choices: Any,
-    selection: str,
-    lapse: Any = 0.0,
-) -> _core.SearchConfig:
-    """The native configuration: the core checks the ranges (ValueError naming them)."""
-    g_auto, l_auto = is_auto(gamma, "gamma"), is_auto(lapse, "lapse")
-    # gamma and the lapse rate are gamma-CKLSearch's only: "auto" is unused by the others
-    gamma_auto, lapse_auto = (g_auto, l_auto) if method == "gamma-ckl" else (False, False)
-    return _core.SearchConfig(
-        method=getattr(_core.SearchMethod, METHODS[method]),
-        # "auto": inferred; the fixed values then only fill the configuration
-        gamma=3.0 if g_auto else check_real(gamma, "gamma"),
-        r=check_real(r, "r"),
-        sigma=check_real(sigma, "sigma"),
-        n_choices=check_int(n_choices, "n_choices"),
-        selection=getattr(_core.Selection, SELECTIONS[selection]),
-        lapse=0.0 if l_auto else check_real(lapse, "lapse"),
-        gamma_auto=gamma_auto,
-        lapse_auto=lapse_auto,
-    )
+    method: str = "gamma-ckl"
+    gamma: float | str = "auto"
+    r: float = 2.0
+    sigma: float = 0.1
+    n_choices: int = 2
+    selection: str = "auto"
+    lapse: float | str = 0.0
+
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "method": [StrOptions(METHODS)],
+        "gamma": auto_or(Interval(numbers.Real, 0, None, closed="neither")),
+        "r": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_choices": [Interval(numbers.Integral, 2, _core.MAX_CHOICES, closed="both")],
+        "selection": [StrOptions({"auto", *SELECTIONS})],
+        "lapse": auto_or(Interval(numbers.Real, 0, 1, closed="left")),
+    }
+
+    def __post_init__(self) -> None:
+        p = validate_params(dataclasses.asdict(self), self._parameter_constraints)
+        if p["method"] != "gamma-ckl":  # gamma and the lapse rate are unused
+            p["gamma"] = _AUTO_GAMMA if p["gamma"] == "auto" else p["gamma"]
+            p["lapse"] = 0.0 if p["lapse"] == "auto" else p["lapse"]
+        for name, value in p.items():
+            object.__setattr__(self, name, value)
+
+    def resolve(self, n_items: int) -> DiscreteSettings:
+        """These settings with ``selection="auto"`` decided for a database of ``n_items``.
+
+        "infogain" up to 100,000 items (gamma-CKL), "weighted" beyond.
+        """
+        if self.selection != "auto":
+            return self
+        big = self.method != "gamma-ckl" or n_items > _AUTO_INFOGAIN_MAX_N
+        return dataclasses.replace(self, selection="weighted" if big else "infogain")
+
+    def to_native(self) -> _core.SearchConfig:
+        """The core's configuration (it checks the ranges again, ValueError naming them)."""
+        if self.selection == "auto":
+            raise ValueError("selection: 'auto' is decided by resolve(n_items) first")
+        gamma_auto, lapse_auto = self.gamma == "auto", self.lapse == "auto"
+        return _core.SearchConfig(
+            method=getattr(_core.SearchMethod, METHODS[self.method]),
+            gamma=_AUTO_GAMMA if gamma_auto else float(self.gamma),
+            r=self.r,
+            sigma=self.sigma,
+            n_choices=self.n_choices,
+            selection=getattr(_core.Selection, SELECTIONS[self.selection]),
+            lapse=0.0 if lapse_auto else float(self.lapse),
+            gamma_auto=gamma_auto,
+            lapse_auto=lapse_auto,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a JSON-safe dict (the keys of a session's state)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> DiscreteSettings:
+        """The settings of :meth:`to_dict` (a state written before the lapse rate: none)."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        return cls(**{k: state[k] for k in names if k != "lapse"}, lapse=state.get("lapse", 0.0))
 
 
 def _store(X: np.ndarray) -> _core.ItemStore:
@@ -139,15 +188,15 @@ def _fingerprint(X: np.ndarray) -> str:
     return h.hexdigest()[:32]
 
 
-def _position(choice: Any, shown: np.ndarray) -> int:
-    """The position of item ``choice`` among ``shown`` (None: -1, a skip)."""
-    if choice is None:
+def _position(item: Any, shown: np.ndarray, name: str = "item") -> int:
+    """The position of ``item`` among ``shown`` (None: -1, a skip)."""
+    if item is None:
         return -1
-    if isinstance(choice, (bool, np.bool_)) or not isinstance(choice, numbers.Integral):
-        raise TypeError(f"choice: expected an item index or None, got {type(choice).__name__}")
-    hits = np.nonzero(shown == int(choice))[0]
+    if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
+        raise TypeError(f"{name}: expected an item index or None, got {type(item).__name__}")
+    hits = np.nonzero(shown == int(item))[0]
     if len(hits) == 0:
-        raise ValueError(f"choice: item {choice} was not shown (shown: {shown.tolist()})")
+        raise ValueError(f"{name}: item {item} was not shown (shown: {shown.tolist()})")
     return int(hits[0])
 
 
@@ -210,14 +259,14 @@ class DiscreteSearch(InferredUser):
         random_state: Any = None,
         n_jobs: int | None = None,
     ):
-        self.method = _check_choice(method, "method", METHODS)
+        settings = DiscreteSettings(method, gamma, r, sigma, n_choices, selection, lapse)
+        self._setup(X, settings, seed_from(random_state), resolve_n_jobs(n_jobs))
+
+    def _setup(self, X: Any, settings: DiscreteSettings, seed: int, threads: int) -> None:
         self._X = check_items(X)
-        self.selection = _resolve_selection(selection, self.method, self._X.shape[0])
-        self._config = _search_config(
-            self.method, gamma, r, sigma, n_choices, self.selection, lapse
-        )
-        self._seed = seed_from(random_state)
-        self._threads = resolve_n_jobs(n_jobs)
+        self._settings = settings.resolve(self._X.shape[0])
+        self._config = self._settings.to_native()
+        self._seed, self._threads = seed, threads
         self._store = _store(self._X)
         self._reset()
 
@@ -251,19 +300,34 @@ class DiscreteSearch(InferredUser):
         return self._searcher.user_posterior()
 
     @property
+    def settings(self) -> DiscreteSettings:
+        """The search's settings (``selection="auto"`` decided)."""
+        return self._settings
+
+    @property
+    def method(self) -> str:
+        """The search method."""
+        return self.settings.method
+
+    @property
+    def selection(self) -> str:
+        """gamma-CKLSearch's selection rule ("auto" decided)."""
+        return self.settings.selection
+
+    @property
     def r(self) -> float:
         """Proto-query distance in posterior standard deviations."""
-        return self._config.r
+        return float(self.settings.r)
 
     @property
     def sigma(self) -> float:
         """GaussSearch probit noise."""
-        return self._config.sigma
+        return float(self.settings.sigma)
 
     @property
     def n_choices(self) -> int:
         """Items per query."""
-        return self._config.n_choices
+        return int(self.settings.n_choices)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -292,9 +356,10 @@ class DiscreteSearch(InferredUser):
     @property
     @synchronized
     def history(self) -> list:
-        """One dict per query.
+        """One dict per query, keyed as :meth:`observe`'s arguments.
 
-        ``shown`` (indices), ``choice`` (index, None for a skip) and ``found`` (bool).
+        ``shown`` (indices), ``item`` (the item picked, None for a skip) and ``found``
+        (bool); ``observe(**record)`` replays it.
         """
         return [dict(h) for h in self._history]
 
@@ -344,34 +409,41 @@ class DiscreteSearch(InferredUser):
             raise RuntimeError(f"{what} before ask(): there is no query to answer")
         return self._pending
 
+    @renamed(choice="item")  # outermost: its warning names the caller
     @synchronized
-    def tell(self, choice: Any) -> None:
+    def tell(self, item: Any) -> None:
         """Record the user's answer to the pending query.
 
         Parameters
         ----------
-        choice : int or None
-            The shown item the user picked as closest to their target; None to skip
-            (the shown items are then only ruled out as the target).
+        item : int or None
+            The shown item the user picked as closest to their target (an item index);
+            None to skip (the shown items are then only ruled out as the target).
         """
         pending = self._check_pending("tell")
-        self._record(pending, _position(choice, pending))
+        self._record(pending, _position(item, pending))
 
+    @renamed(index="item")
     @synchronized
-    def found(self, index: Any) -> None:
-        """The user saw their target among the pending query's items: the search ends."""
+    def found(self, item: Any) -> None:
+        """The user saw their target, ``item``, among the pending query's items: the end."""
         pending = self._check_pending("found")
-        if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
-            raise TypeError(f"index: expected an item index, got {type(index).__name__}")
-        if int(index) not in pending:
-            raise ValueError(f"index: item {index} was not shown (shown: {pending.tolist()})")
-        self._history.append({"shown": pending.tolist(), "choice": int(index), "found": True})
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
+            raise TypeError(f"item: expected an item index, got {type(item).__name__}")
+        if int(item) not in pending:
+            raise ValueError(f"item: item {item} was not shown (shown: {pending.tolist()})")
+        self._end(pending, int(item))
+
+    def _end(self, shown: np.ndarray, target: int) -> None:
+        """The search ends: ``target`` was among ``shown``."""
+        self._history.append({"shown": shown.tolist(), "item": target, "found": True})
         self._pending = None
         self._done = True
-        self._target = int(index)
+        self._target = target
 
+    @renamed(choice="item")
     @synchronized
-    def observe(self, shown: Any, choice: Any, found: bool = False) -> None:
+    def observe(self, shown: Any, item: Any, found: bool = False) -> None:
         """Record the answer to items shown elsewhere.
 
         Shown by another process, or by an earlier version of the library (a stored session
@@ -381,10 +453,10 @@ class DiscreteSearch(InferredUser):
         ----------
         shown : sequence of int
             The items shown (1 to n_choices distinct indices).
-        choice : int or None
+        item : int or None
             The shown item picked as closest (None: a skip).
         found : bool
-            ``choice`` is the target: the search ends.
+            ``item`` is the target: the search ends.
         """
         if self._done:
             raise RuntimeError("observe after the search is done")
@@ -395,15 +467,12 @@ class DiscreteSearch(InferredUser):
             raise ValueError(f"shown: items must be distinct, got {q.tolist()}")
         if not isinstance(found, (bool, np.bool_)):
             raise TypeError(f"found: expected a bool, got {type(found).__name__}")
-        pos = _position(choice, q)
+        pos = _position(item, q)
         if found and pos < 0:
-            raise ValueError("choice: found=True needs the found item")
+            raise ValueError("item: found=True needs the found item")
         self._observed = True
         if found:
-            self._pending = None
-            self._history.append({"shown": q.tolist(), "choice": int(q[pos]), "found": True})
-            self._done = True
-            self._target = int(q[pos])
+            self._end(q, int(q[pos]))
             return
         self._record(q, pos)
 
@@ -416,7 +485,7 @@ class DiscreteSearch(InferredUser):
         self._history.append(
             {
                 "shown": shown.tolist(),
-                "choice": None if pos < 0 else int(shown[pos]),
+                "item": None if pos < 0 else int(shown[pos]),
                 "found": False,
             }
         )
@@ -437,14 +506,8 @@ class DiscreteSearch(InferredUser):
             "n_items": int(self.n_items),
             "dim": int(self._X.shape[1]),
             "fingerprint": _fingerprint(self._X),
-            "method": self.method,
-            "gamma": self.gamma,
-            "lapse": self.lapse,
+            **self.settings.to_dict(),
             **self._user_state(),  # the estimates (for readers; from_dict replays)
-            "r": self.r,
-            "sigma": self.sigma,
-            "n_choices": self.n_choices,
-            "selection": self.selection,
             "seed": str(self._seed),
             "history": self.history,
             "pending": None if self._pending is None else self._pending.tolist(),
@@ -457,72 +520,67 @@ class DiscreteSearch(InferredUser):
     def from_dict(cls, state: Any, X: Any, *, n_jobs: int | None = None) -> DiscreteSearch:
         """Rebuild a session from :meth:`to_dict` output and the same database ``X``.
 
-        The posterior is replayed from the history, which is checked on the way.
+        The posterior is replayed from the history, which is checked on the way. History
+        records of states written before 0.2.0 name the picked item ``choice``.
         """
         seed = check_state(state, _STATE_VERSION)
+        obj = cls.__new__(cls)
         try:
-            obj = cls(
-                X,
-                method=state["method"],
-                gamma=state["gamma"],
-                lapse=state.get("lapse", 0.0),  # states before the lapse rate: none
-                r=state["r"],
-                sigma=state["sigma"],
-                n_choices=state["n_choices"],
-                selection=state["selection"],
-                random_state=0,
-                n_jobs=n_jobs,
-            )
+            obj._setup(X, DiscreteSettings.from_dict(state), seed, resolve_n_jobs(n_jobs))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"state: malformed ({exc!r})") from None
         except ValueError as exc:  # a bad value in the state (X's own errors say "X:")
             raise (exc if str(exc).startswith("X:") else ValueError(f"state: {exc}")) from None
         if state.get("n_items") != obj.n_items or state.get("fingerprint") != _fingerprint(obj._X):
             raise ValueError("state: X is not the database this session was created with")
-        obj._seed = seed
-        obj._reset()
         history = state.get("history")
         if not isinstance(history, list):
             raise ValueError("state: history must be a list")
         for step, h in enumerate(history):
-            try:
-                shown, choice, found = h["shown"], h["choice"], h["found"]
-            except (KeyError, TypeError):
-                raise ValueError(f"state: history entry {step} is malformed") from None
-            if obj._done:
-                raise ValueError(f"state: history continues after the search ended (entry {step})")
-            if state.get("observed") is True:
-                try:
-                    obj.observe(shown, choice, found)
-                except (TypeError, ValueError) as exc:
-                    raise ValueError(f"state: history entry {step}: {exc}") from None
-                continue
-            q = obj.ask()
+            obj._replay(step, h, observed=state.get("observed") is True)
+        obj._replay_pending(state.get("pending"), observed=state.get("observed") is True)
+        if bool(state.get("done")) != obj._done:
+            raise ValueError("state: 'done' does not match the history")
+        return obj
+
+    def _replay(self, step: int, record: Any, observed: bool) -> None:
+        """Replay history record ``step`` of a state (asked again, or ``observed``)."""
+        try:
+            item = record["item"] if "item" in record else record["choice"]
+            shown, found = record["shown"], record["found"]
+        except (KeyError, TypeError):
+            raise ValueError(f"state: history entry {step} is malformed") from None
+        if self._done:
+            raise ValueError(f"state: history continues after the search ended (entry {step})")
+        if not observed:
+            q = self.ask()
             if not isinstance(shown, list) or q.tolist() != shown:
                 raise ValueError(
                     f"state: history entry {step} does not replay "
                     f"(shown {shown}, expected {q.tolist()})"
                 )
-            try:
-                obj.found(choice) if found else obj.tell(choice)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"state: history entry {step}: {exc}") from None
-        pending = state.get("pending")
-        if pending is not None and state.get("observed") is True and not obj._done:
+        try:
+            if observed:
+                self.observe(shown, item, found)
+            else:
+                self.found(item) if found else self.tell(item)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"state: history entry {step}: {exc}") from None
+
+    def _replay_pending(self, pending: Any, observed: bool) -> None:
+        """The state's pending query: as it was shown (``observed``), or asked again."""
+        if pending is None:
+            return
+        if observed and not self._done:
             try:  # the pending items as they were shown
-                q = check_index_array(pending, "pending", 1, obj.n_items)
+                q = check_index_array(pending, "pending", 1, self.n_items)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"state: {exc}") from None
-            if not 1 <= len(q) <= obj.n_choices or len(np.unique(q)) != len(q):
+            if not 1 <= len(q) <= self.n_choices or len(np.unique(q)) != len(q):
                 raise ValueError("state: the pending query is malformed")
-            obj._pending = q
-        elif pending is not None:
-            q = obj.ask()
-            if q.tolist() != pending:
-                raise ValueError("state: the pending query does not replay")
-        if bool(state.get("done")) != obj._done:
-            raise ValueError("state: 'done' does not match the history")
-        return obj
+            self._pending = q
+        elif self.ask().tolist() != pending:
+            raise ValueError("state: the pending query does not replay")
 
     @synchronized
     def __repr__(self) -> str:
@@ -573,24 +631,28 @@ class DiscreteSimulation:
         )
 
 
+class DiscreteChunk(NamedTuple):
+    """The records of one chunk of searches (one native call)."""
+
+    n_queries: np.ndarray
+    found: np.ndarray
+
+
 def _simulate_chunk(
     targets: np.ndarray,
-    first_run: int,
+    options: _core.DiscreteSimOptions,
     *,
     X: np.ndarray,
     oracle_X: np.ndarray | None,
     oracle: Oracle,
-    settings: tuple,
-    max_queries: int,
-    oracle_lapse: float,
+    config: _core.SearchConfig,
     seed: int,
     n_jobs: int | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Run searches ``first_run``, ``first_run + 1``, ... of a study, for ``targets``.
+) -> DiscreteChunk:
+    """Run searches ``options.first_run``, ``options.first_run + 1``, ... for ``targets``.
 
     One native call: on a Dask worker for a chunk, or locally for the whole study.
     """
-    config = _search_config(*settings)
     store = _store(X)
     # the user's positions: only a scale-free user model may see them rescaled
     OX = X if oracle_X is None else oracle_X
@@ -598,18 +660,49 @@ def _simulate_chunk(
         user_store = store
     else:
         user_store = _core.ItemStore(OX, scaled=oracle._scale_free)
-    return _core.simulate_discrete(
-        store,
-        config,
-        oracle._spec(OX.shape[1]),
-        user_store,
-        targets,
-        max_queries,
-        oracle_lapse,
-        first_run,
-        seed,
-        chunk_threads(n_jobs),
+    return DiscreteChunk(
+        *_core.simulate_discrete(
+            store,
+            config,
+            oracle._spec(OX.shape[1]),
+            user_store,
+            targets,
+            options,
+            seed,
+            chunk_threads(n_jobs),
+        )
     )
+
+
+def _targets(n_runs: Any, targets: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+    """The simulation's targets: ``n_runs`` drawn, the given ones, or every item once."""
+    if isinstance(targets, numbers.Integral) and not isinstance(targets, (bool, np.bool_)):
+        if n_runs is not None:
+            raise TypeError("simulate_discrete: got 'n_runs' and an int 'targets'; give 'n_runs'")
+        warn_renamed("simulate_discrete", "targets=<int>", "n_runs", stacklevel=4)
+        n_runs, targets = int(targets), None
+    if n_runs is not None:
+        if targets is not None:
+            raise TypeError("simulate_discrete: give 'n_runs' or 'targets', not both")
+        count = check_int(n_runs, "n_runs", minimum=1)
+        check_allocation(24.0 * count, "n_runs")  # the targets and two records per search
+        return rng.integers(0, n, size=count)
+    if targets is None:
+        return np.arange(n, dtype=np.int64)
+    T = check_index_array(targets, "targets", 1, None)  # the core checks the range
+    if len(T) == 0:
+        raise ValueError("targets: empty")
+    return T
+
+
+def _simulated_user(oracle: Oracle | None, settings: DiscreteSettings) -> Oracle:
+    """The simulated user's oracle: ``oracle``, or the searcher's gamma-CKL."""
+    if oracle is None and settings.gamma == "auto":
+        raise ValueError("oracle: give the simulated user when the searcher's gamma is 'auto'")
+    oracle = GammaCKL(float(settings.gamma)) if oracle is None else oracle
+    if not isinstance(oracle, Oracle):
+        raise TypeError(f"oracle: expected a tripletsearch oracle, got {type(oracle).__name__}")
+    return oracle
 
 
 def simulate_discrete(
@@ -675,69 +768,44 @@ def simulate_discrete(
     -------
     DiscreteSimulation
     """
-    method = _check_choice(method, "method", METHODS)
+    settings = DiscreteSettings(method, gamma, r, sigma, n_choices, selection, lapse)
     X = check_X(X)
     n = X.shape[0]
-    selection = _resolve_selection(selection, method, n)
-    config = _search_config(method, gamma, r, sigma, n_choices, selection, lapse)
-    if oracle is None and config.gamma_auto:
-        raise ValueError("oracle: give the simulated user when the searcher's gamma is 'auto'")
-    oracle = GammaCKL(config.gamma) if oracle is None else oracle
-    if not isinstance(oracle, Oracle):
-        raise TypeError(f"oracle: expected a tripletsearch oracle, got {type(oracle).__name__}")
+    settings = settings.resolve(n)
+    config = settings.to_native()
+    oracle = _simulated_user(oracle, settings)
     OX = X if oracle_X is None else check_X(oracle_X, "oracle_X")
     rng = check_random_state(random_state)
-    if isinstance(targets, numbers.Integral) and not isinstance(targets, (bool, np.bool_)):
-        if n_runs is not None:
-            raise TypeError("simulate_discrete: got 'n_runs' and an int 'targets'; give 'n_runs'")
-        warn_renamed("simulate_discrete", "targets=<int>", "n_runs", stacklevel=3)
-        n_runs, targets = int(targets), None
-    if n_runs is not None:
-        if targets is not None:
-            raise TypeError("simulate_discrete: give 'n_runs' or 'targets', not both")
-        count = check_int(n_runs, "n_runs", minimum=1)
-        check_allocation(24.0 * count, "n_runs")  # the targets and two records per search
-        T = rng.integers(0, n, size=count)
-    elif targets is None:
-        T = np.arange(n, dtype=np.int64)
-    else:
-        T = check_index_array(targets, "targets", 1, None)  # the core checks the range
-        if len(T) == 0:
-            raise ValueError("targets: empty")
-    max_queries = check_int(max_queries, "max_queries")
-    lapse_rate = check_real(oracle_lapse, "oracle_lapse")
+    T = _targets(n_runs, targets, n, rng)
+
+    def options(first_run: int) -> _core.DiscreteSimOptions:  # checked on construction
+        return _core.DiscreteSimOptions(
+            max_queries=check_int(max_queries, "max_queries"),
+            oracle_lapse=check_real(oracle_lapse, "oracle_lapse"),
+            first_run=first_run,
+        )
+
+    whole = options(0)
     client = check_client(client)
     seed = seed_from(rng)
-    shared: dict[str, Any] = {
-        "X": X,
-        "oracle_X": None if oracle_X is None else OX,
-        "oracle": oracle,
-        "settings": (method, gamma, r, sigma, n_choices, selection, lapse),
-        "max_queries": max_queries,
-        "oracle_lapse": lapse_rate,
-        "seed": seed,
-        "n_jobs": n_jobs,
-    }
+    oX = None if oracle_X is None else OX
+    shared = dict(X=X, oracle_X=oX, oracle=oracle, config=config, seed=seed, n_jobs=n_jobs)
     if client is None:
-        nq, found = _simulate_chunk(T, 0, **shared)
-    else:
-        # bad input fails here, once, not on every worker
-        _store(X)
-        check_index_range(T, n, "targets")
-        if max_queries < 1:
-            raise ValueError(f"max_queries: must be >= 1, got {max_queries}")
-        if not 0.0 <= lapse_rate < 1.0:
-            raise ValueError(f"oracle_lapse: must lie in [0, 1), got {lapse_rate}")
-        if len(OX) != n:
-            raise ValueError(f"oracle_X: expected {n} rows (one per item), got {len(OX)}")
-        parts = map_chunks(
-            client,
-            _simulate_chunk,
-            [(T[a:b], a) for a, b in chunk_bounds(len(T), n_chunks(client, len(T)))],
-            shared,
-            desc="simulate_discrete",
-            verbose=verbose,
-        )
-        nq = np.concatenate([p[0] for p in parts])
-        found = np.concatenate([p[1] for p in parts])
-    return DiscreteSimulation(nq, found, T)
+        nq, found = _simulate_chunk(T, whole, **shared)
+        return DiscreteSimulation(nq, found, T)
+    # bad input fails here, once, not on every worker
+    _store(X)
+    check_index_range(T, n, "targets")
+    if len(OX) != n:
+        raise ValueError(f"oracle_X: expected {n} rows (one per item), got {len(OX)}")
+    parts = map_chunks(
+        client,
+        _simulate_chunk,
+        [(T[a:b], options(a)) for a, b in chunk_bounds(len(T), n_chunks(client, len(T)))],
+        shared,
+        desc="simulate_discrete",
+        verbose=verbose,
+    )
+    return DiscreteSimulation(
+        np.concatenate([p.n_queries for p in parts]), np.concatenate([p.found for p in parts]), T
+    )

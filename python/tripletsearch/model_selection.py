@@ -14,12 +14,13 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._deprecation import keyword_only, move_keywords
 from ._distributed import check_client, map_chunks, n_chunks
+from ._params import Interval, ParamsMixin, SequenceOf, StrOptions
 from ._progress import Progress
 from ._validation import (
     check_int,
@@ -29,7 +30,7 @@ from ._validation import (
     resolve_n_jobs,
     seed_from,
 )
-from .embedding import Embedding, _ParamsMixin, valid_rows
+from .embedding import Embedding, valid_rows
 
 __all__ = [
     "kfold",
@@ -70,6 +71,16 @@ def ParameterGrid(grid):
     return out
 
 
+class FitScore(NamedTuple):
+    """One fit of a cross-validation, scored on its held-out fold."""
+
+    accuracy: float
+    nll: float
+    fit_time: float  # seconds
+    epochs: int
+    gamma: float  # the fitted gamma (NaN for the models without one)
+
+
 def _fit_score(
     estimator: Embedding,
     params: dict[str, Any],
@@ -77,17 +88,14 @@ def _fit_score(
     fold_of: np.ndarray,
     fold: int,
     n_items: int | None,
-) -> tuple[float, float, float, int, float]:
-    """Fit a copy of ``estimator`` with ``params`` on every fold but ``fold``; score on it.
-
-    Returns (accuracy, NLL, fit seconds, epochs, the fitted gamma).
-    """
+) -> FitScore:
+    """Fit a copy of ``estimator`` with ``params`` on every fold but ``fold``; score on it."""
     est = type(estimator)(**{**estimator.get_params(), **params, "n_jobs": 1, "verbose": False})
     train, test = np.flatnonzero(fold_of != fold), np.flatnonzero(fold_of == fold)
     t0 = time.perf_counter()
     est.fit(T[train], n_items=n_items)  # informative rows only: no warning in the threads
     fit_time = time.perf_counter() - t0
-    return est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_, est.gamma_
+    return FitScore(est.score(T[test]), est.log_loss(T[test]), fit_time, est.n_epochs_, est.gamma_)
 
 
 def _fit_chunk(
@@ -97,7 +105,7 @@ def _fit_chunk(
     T: np.ndarray,
     fold_of: np.ndarray,
     n_items: int | None,
-) -> list[tuple[float, float, float, int, float]]:
+) -> list[FitScore]:
     """The fits of one chunk (a Dask task): ``(params, fold)`` each, in order."""
     return [_fit_score(estimator, p, T, fold_of, f, n_items) for p, f in tasks]
 
@@ -108,7 +116,7 @@ def _run(
     n_jobs: int,
     verbose: bool,
     desc: str,
-) -> list[tuple[float, float, float, int, float]]:
+) -> list[FitScore]:
     """Run the fits in parallel threads through joblib, results in order.
 
     Through joblib, ``joblib.parallel_config`` may send them elsewhere (``backend="dask"``).
@@ -222,8 +230,8 @@ def _fmt(v):
 
 
 def _summary(scores):
-    a = np.array([s[0] for s in scores])
-    nll = np.array([s[1] for s in scores])
+    a = np.array([s.accuracy for s in scores])
+    nll = np.array([s.nll for s in scores])
     k = len(scores)
 
     def se(x):
@@ -234,9 +242,9 @@ def _summary(scores):
         "accuracy_se": se(a),
         "nll": float(nll.mean()),
         "nll_se": se(nll),
-        "fit_time": float(np.mean([s[2] for s in scores])),
-        "epochs": float(np.mean([s[3] for s in scores])),
-        "gamma_chosen": float(np.mean([s[4] for s in scores])),
+        "fit_time": float(np.mean([s.fit_time for s in scores])),
+        "epochs": float(np.mean([s.epochs for s in scores])),
+        "gamma_chosen": float(np.mean([s.gamma for s in scores])),
     }
 
 
@@ -365,9 +373,10 @@ def cross_validate(
 
 
 _DEFAULT_GAMMAS = (1.5, 2.0, 3.0, 4.0, 5.5, 8.0, 11.0, 16.0)  # EmbeddingCV's gamma-CKL grid
+_EMBEDDING = Embedding._parameter_constraints  # what each of Embedding's parameters accepts
 
 
-class EmbeddingCV(_ParamsMixin):
+class EmbeddingCV(ParamsMixin):
     """dim, l2 and gamma chosen together by k-fold cross-validation, then one refit.
 
     Every setting of the grid ``dims x l2s x gammas`` is cross-validated by
@@ -436,40 +445,44 @@ class EmbeddingCV(_ParamsMixin):
         self.verbose = verbose
         self.client = client
 
-    def _grid(self) -> dict[str, list[Any]]:
-        gamma_model = Embedding(self.model)._model_name() == "gamma-ckl"
-        dims = [check_int(d, "dims", minimum=1) for d in _as_list(self.dims, "dims")]
-        l2s = [float(v) for v in _as_list(self.l2s, "l2s")]
-        if any(not (math.isfinite(v) and v >= 0.0) for v in l2s):
-            raise ValueError("l2s: every l2 must be finite and >= 0")
-        grid: dict[str, list[Any]] = {"dim": dims, "l2": l2s}
-        if self.gammas is not None and not gamma_model:
-            raise ValueError(f"gammas: only the gamma-ckl model has a gamma (model={self.model!r})")
+    # Embedding's declarations reused (as LogisticRegressionCV reuses LogisticRegression's):
+    # a grid is a sequence of what the estimator's parameter accepts
+    _parameter_constraints = {
+        "model": _EMBEDDING["model"],
+        "dims": [SequenceOf(_EMBEDDING["dim"][0])],
+        "l2s": [SequenceOf(_EMBEDDING["l2"][0])],
+        "gammas": [SequenceOf(_EMBEDDING["gamma"][0]), StrOptions({"auto"}), None],
+        "cv": [Interval(numbers.Integral, 2, None, closed="left")],
+        "scoring": [StrOptions({"nll", "accuracy"})],
+        "params": ["dict", None],
+        "random_state": _EMBEDDING["random_state"],
+        "n_jobs": _EMBEDDING["n_jobs"],
+        "verbose": _EMBEDDING["verbose"],
+    }
+
+    @staticmethod
+    def _grid(p: dict[str, Any]) -> dict[str, list[Any]]:
+        """The grid of checked parameters ``p``: dim, l2 and (gamma-CKL) gamma."""
+        grid: dict[str, list[Any]] = {"dim": p["dims"], "l2": p["l2s"]}
+        gamma_model = p["model"] == "gamma-ckl"
+        if p["gammas"] is not None and not gamma_model:
+            raise ValueError(f"gammas: only the gamma-ckl model has a gamma (model={p['model']!r})")
         if gamma_model:
-            if isinstance(self.gammas, str):
-                if self.gammas != "auto":
-                    raise ValueError(f"gammas: expected numbers or 'auto', got {self.gammas!r}")
-                grid["gamma"] = ["auto"]
-            else:
-                raw = _DEFAULT_GAMMAS if self.gammas is None else self.gammas
-                gammas = [float(g) for g in _as_list(raw, "gammas")]
-                if any(not (math.isfinite(g) and g > 0.0) for g in gammas):
-                    raise ValueError("gammas: every gamma must be finite and > 0")
-                grid["gamma"] = gammas
+            gammas = list(_DEFAULT_GAMMAS) if p["gammas"] is None else p["gammas"]
+            grid["gamma"] = ["auto"] if gammas == "auto" else gammas
         return grid
 
     def fit(self, triplets: Any, n_items: int | None = None) -> EmbeddingCV:
         """Cross-validate the grid on ``triplets``, then refit the best setting on all rows."""
-        if self.scoring not in ("nll", "accuracy"):
-            raise ValueError(f"scoring: expected 'nll' or 'accuracy', got {self.scoring!r}")
-        grid = self._grid()
+        p = self._validate_params()
+        grid = self._grid(p)
         params = dict(self.params or {})
         clash = sorted(set(params) & {"model", *grid, "random_state", "n_jobs", "verbose"})
         if clash:
             raise ValueError(f"params: {clash} are set by EmbeddingCV's own arguments")
         template = Embedding(self.model, **params)
         # bad params fail here, not in every fit (checked as the grid's first setting)
-        Embedding(self.model, **{**params, **{k: v[0] for k, v in grid.items()}})._check_params()
+        Embedding(self.model, **{**params, **{k: v[0] for k, v in grid.items()}})._validate_params()
         rng = check_random_state(self.random_state)
         result = grid_search_cv(
             template,
@@ -565,13 +578,3 @@ class EmbeddingCV(_ParamsMixin):
         ax.set_title(f"{self.model}: {self.cv}-fold cross-validation")
         ax.legend(fontsize=8)
         return ax
-
-
-def _as_list(values: Any, name: str) -> list[Any]:
-    """A non-empty list of the values of a sequence argument."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name}: expected a sequence")
-    out = list(values)
-    if not out:
-        raise ValueError(f"{name}: expected at least one value")
-    return out

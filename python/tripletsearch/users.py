@@ -104,45 +104,45 @@ def _loglik(logD: np.ndarray, pos: np.ndarray, gamma: float, lapse: float) -> fl
     return float(_with_lapses(_logp(logD, pos, gamma), np.array([lapse]), logD.shape[1])[0])
 
 
-@renamed(chosen="choice")
+@renamed(choice="item", chosen="item")
 def choice_log_likelihood(
-    X: Any, heads: Any, shown: Any, choice: Any, gamma: float, lapse: float = 0.0
+    X: Any, heads: Any, shown: Any, item: Any, gamma: float, lapse: float = 0.0
 ) -> float:
     """Log-likelihood of recorded choices (see the module docstring)."""
-    X, H, S, pos = _prepare(X, heads, shown, choice)
+    X, H, S, pos = _prepare(X, heads, shown, item)
     return _loglik(_log_distances(X, H, S), pos, float(gamma), float(lapse))
 
 
-def _prepare(X: Any, heads: Any, shown: Any, choice: Any) -> tuple[np.ndarray, ...]:
+def _prepare(X: Any, heads: Any, shown: Any, item: Any) -> tuple[np.ndarray, ...]:
     X = check_X(X)
     H = np.asarray(heads)
     S = np.asarray(shown)
-    C = np.asarray(choice)
-    for name, a, nd in (("heads", H, 1), ("shown", S, 2), ("choice", C, 1)):
+    C = np.asarray(item)
+    for name, a, nd in (("heads", H, 1), ("shown", S, 2), ("item", C, 1)):
         if a.dtype == bool or not np.issubdtype(a.dtype, np.integer) or a.ndim != nd:
             raise TypeError(f"{name}: expected a {nd}-d integer array, got {a.dtype} {a.shape}")
     if not (len(H) == len(S) == len(C)):
-        raise ValueError(f"heads, shown, choice: lengths differ ({len(H)}, {len(S)}, {len(C)})")
+        raise ValueError(f"heads, shown, item: lengths differ ({len(H)}, {len(S)}, {len(C)})")
     if S.shape[1] < 2:
         raise ValueError("shown: at least 2 items per choice")
     n = X.shape[0]
-    for name, a in (("heads", H), ("shown", S), ("choice", C)):
+    for name, a in (("heads", H), ("shown", S), ("item", C)):
         if a.size and (a.min() < 0 or a.max() >= n):
             raise ValueError(f"{name}: item ids must lie in 0..{n - 1}")
     hit = S == C[:, None]
     if not hit.any(axis=1).all():
         bad = int(np.argmin(hit.any(axis=1)))
-        raise ValueError(f"choice: row {bad} picks {C[bad]}, which was not shown")
+        raise ValueError(f"item: row {bad} picks {C[bad]}, which was not shown")
     keep = is_comparison(H, S)  # the target on screen: not a comparison
     return X, H[keep], S[keep], np.argmax(hit[keep], axis=1)
 
 
-@renamed(chosen="choice")
+@renamed(choice="item", chosen="item")
 def fit_choice_model(
     X: Any,
     heads: Any,
     shown: Any,
-    choice: Any,
+    item: Any,
     *,
     gamma_range: tuple[float, float] = (0.05, 60.0),
     max_lapse: float = 0.5,
@@ -158,9 +158,9 @@ def fit_choice_model(
         Each choice's target.
     shown : array_like of int (m, k)
         The items shown (rows that show the target are left out).
-    choice : array_like of int (m,)
-        The item picked, one of its row of ``shown`` (the name of :meth:`DiscreteSearch.tell`'s
-        argument).
+    item : array_like of int (m,)
+        The item picked (an item index), one of its row of ``shown`` (the name of
+        :meth:`DiscreteSearch.tell`'s argument).
     gamma_range : (float, float)
         Where gamma is searched.
     max_lapse : float
@@ -179,9 +179,9 @@ def fit_choice_model(
         raise ValueError(f"gamma_range: need 0 < low < high, got {gamma_range!r}")
     if not 0 <= max_lapse < 1:
         raise ValueError(f"max_lapse: must lie in [0, 1), got {max_lapse!r}")
-    X, H, S, pos = _prepare(X, heads, shown, choice)
+    X, H, S, pos = _prepare(X, heads, shown, item)
     if len(H) == 0:
-        raise ValueError("choice: no choice without the target on screen to fit")
+        raise ValueError("item: no choice without the target on screen to fit")
     logD = _log_distances(X, H, S)
     # the profile over a fine grid: log gamma x lapse (both ends included)
     gammas = np.exp(np.linspace(math.log(lo), math.log(hi), 241))

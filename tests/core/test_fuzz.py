@@ -26,7 +26,7 @@ ARGUMENTS = (
     "X:", "triplets:", "queries:", "heads:", "candidates:", "n_jobs:", "gamma:", "mu:",
     "alpha:", "sigma:", "random_state:", "state:", "dim:", "lr:", "batch_size:",
     "max_epochs:", "tol:", "l2:", "n_items:", "init:", "model:", "optimizer:", "learn_gamma:",
-    "choice:", "index:", "k:", "dim:", "bounds:", "lapse:", "delta:", "stage_cap:",
+    "choice:", "item:", "index:", "k:", "dim:", "bounds:", "lapse:", "delta:", "stage_cap:",
     "n_particles:", "method:", "selection:", "r:", "n_choices:", "targets:", "max_queries:",
     "oracle:", "oracle_X:", "n_runs:", "max_stages:", "oracle_gamma:", "oracle_lapse:",
     "a_is_closer:", "p:", "d:", "n_samples:",

@@ -91,7 +91,7 @@ def test_native_searchers_take_turns():
     """Even the private native objects, used without the Python session, are safe."""
     X = np.random.default_rng(3).uniform(-1, 1, size=(2000, 4))
     searcher = _core.DiscreteSearcher(_core.ItemStore(X), _core.SearchConfig(), 5, 2)
-    cont = _core.ContinuousSearcher(_core.ContinuousConfig(dim=3, particles=512), 5, 2)
+    cont = _core.ContinuousSearcher(_core.ContinuousConfig(dim=3, n_particles=512), 5, 2)
     told = []
 
     def worker(k):

@@ -71,24 +71,29 @@ def _discrete_chunks_in_processes(order):
     sim = ts.simulate_discrete(X, n_runs=60, random_state=4)  # the targets and their seed
     rng = np.random.default_rng(4)
     T = rng.integers(0, len(X), size=60)
+    settings = discrete.DiscreteSettings(gamma=3.0).resolve(len(X))
     shared = dict(
         X=X,
         oracle_X=None,
         oracle=ts.GammaCKL(3.0),
-        settings=("gamma-ckl", 3.0, 2.0, 0.1, 2, "infogain", 0.0),
-        max_queries=200,
-        oracle_lapse=0.0,
+        config=settings.to_native(),  # pickled to the other processes as it is
         seed=ts._validation.seed_from(rng),
         n_jobs=1,
     )
     bounds = _distributed.chunk_bounds(len(T), 7)
     with ProcessPoolExecutor(2) as pool:
         futures = {
-            k: pool.submit(discrete._simulate_chunk, T[a:b], a, **shared)
+            k: pool.submit(
+                discrete._simulate_chunk,
+                T[a:b],
+                _core.DiscreteSimOptions(max_queries=200, first_run=a),
+                **shared,
+            )
             for k, (a, b) in ((k, bounds[k]) for k in order)
         }
         parts = [futures[k].result() for k in range(len(bounds))]
-    return sim, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    nq = np.concatenate([p.n_queries for p in parts])
+    return sim, nq, np.concatenate([p.found for p in parts])
 
 
 def test_chunks_in_other_processes_in_any_order_equal_one_call():
@@ -96,21 +101,52 @@ def test_chunks_in_other_processes_in_any_order_equal_one_call():
     np.testing.assert_array_equal(nq, sim.n_queries)
     np.testing.assert_array_equal(found, sim.found)
     whole = ts.simulate_continuous(2, 3.0, n_runs=9, max_queries=30, random_state=5)
+    config = continuous.ContinuousSettings(2, 3.0).to_native()
     parts = [
         continuous._simulate_chunk(
-            b - a,
-            a,
-            settings=(2, 3.0, (-1.0, 1.0), "global", 0.8, 0.0, None, None, 0.05),
-            max_queries=30,
-            max_stages=-1,
-            oracle_gamma=3.0,
-            oracle_lapse=0.0,
+            _core.ContinuousSimOptions(n_runs=b - a, max_queries=30, first_run=a),
+            config=config,
             seed=ts._validation.seed_from(5),
             n_jobs=1,
         )
         for a, b in reversed(_distributed.chunk_bounds(9, 4))
     ][::-1]
-    np.testing.assert_array_equal(np.concatenate([p[0] for p in parts]), whole.errors)
+    np.testing.assert_array_equal(np.concatenate([p.errors for p in parts]), whole.errors)
+
+
+NATIVE_CONFIGS = [
+    _core.SearchConfig(method=_core.SearchMethod.Gauss, sigma=0.3, n_choices=3),
+    _core.SearchConfig(gamma_auto=True, lapse_auto=True, selection=_core.Selection.InfoGain),
+    _core.ContinuousConfig(dim=3, low=[0.0, -1.0, 2.0], high=[1.0, 1.0, 5.0], n_particles=64),
+    _core.ContinuousConfig(
+        dim=2,
+        method=_core.ContinuousMethod.HypothesisTest,
+        cells_per_axis=25,
+        n_obs=41,
+        tau=30,
+    ),
+    _core.DiscreteSimOptions(max_queries=17, oracle_lapse=0.25, first_run=1000),
+    _core.ContinuousSimOptions(
+        n_runs=3, max_stages=4, oracle=_core.OracleSpec(_core.ModelKind.GammaCKL, 1.5)
+    ),
+    _core.OracleSpec(_core.ModelKind.TSTE, 2.5),
+    _core.TrainOptions(optimizer=_core.Optimizer.Adam, lr=0.01, batch_size=64, l2=1e-3),
+]
+
+
+@pytest.mark.parametrize("config", NATIVE_CONFIGS, ids=lambda c: type(c).__name__)
+def test_native_configs_pickle_to_an_equal_value(config):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(config))
+    assert type(back) is type(config) and back == config
+    assert not back != config
+    # a different value compares unequal; another type is not equal either
+    other = NATIVE_CONFIGS[(NATIVE_CONFIGS.index(config) + 2) % len(NATIVE_CONFIGS)]
+    assert config != other and config != "config"
+    # a state is rebuilt through the constructor's checks
+    with pytest.raises(ValueError, match="malformed state"):
+        type(config).__new__(type(config)).__setstate__(())
 
 
 def test_the_two_kernel_paths_agree_on_simulations():

@@ -1,6 +1,8 @@
 """Embedding: trainer vs its NumPy twin, statistical recovery, sklearn protocol, bad input."""
 
 import math
+import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -316,3 +318,20 @@ def test_load_rejects_other_files(tmp_path):
     np.savez(tmp_path / "v99.npz", **{**parts, "meta": np.array(json.dumps(meta))})
     with pytest.raises(ValueError, match="unsupported Embedding file version 99"):
         ts.Embedding.load(tmp_path / "v99.npz")
+
+
+def test_pickles_and_files_of_0_2_0_load():
+    """Written before the estimator became a package (``tripletsearch.embedding`` was one
+    module): they load fitted and predict as they did; new pickles name the public path."""
+    data = Path(__file__).parent / "data"
+    with open(data / "embedding_0.2.0.pkl", "rb") as fh:
+        saved = pickle.load(fh)
+    emb = saved["estimator"]
+    assert type(emb) is ts.Embedding and emb.gammas == [2.0, 4.0, 8.0]
+    # (rtol: the file was written on a machine whose kernels may round differently)
+    np.testing.assert_allclose(emb.predict_proba(saved["triplets"]), saved["proba"], rtol=1e-9)
+    back = ts.Embedding.load(data / "embedding_0.2.0.npz")
+    np.testing.assert_array_equal(back.embedding_, saved["embedding"])
+    assert back.gamma_ == emb.gamma_ and back.max_epochs == 30  # (a list is stored as None)
+    again = pickle.dumps(emb)
+    assert b"tripletsearch.embedding" in again and b"_estimator" not in again

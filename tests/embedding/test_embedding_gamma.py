@@ -308,3 +308,68 @@ def test_native_train_casts_validation_rows_to_the_rows_type():
     a = native_train(ts.GammaCKL(4.0), X0, T[100:].astype(np.int32), opts, 0, 1, None, T[:100])
     b = native_train(ts.GammaCKL(4.0), X0, T[100:], opts, 0, 1, None, T[:100])
     assert np.array_equal(a.embedding, b.embedding)
+
+
+# ------------------------------------------------------------------ the gamma path as a function
+
+
+def test_fit_walks_the_path_by_the_public_function(monkeypatch):
+    """Embedding(gamma="auto") is gamma_path's walk: its chosen gamma and validation curve
+    are what the function returned."""
+    X, T = synthetic(n=20, d=2, m=1500, gamma=4.0, seed=6)
+    calls = []
+    real = ts.embedding._estimator.gamma_path
+
+    def spy(*args, **kwargs):
+        calls.append(real(*args, **kwargs))
+        return calls[-1]
+
+    monkeypatch.setattr(ts.embedding._estimator, "gamma_path", spy)
+    emb = ts.Embedding(dim=2, random_state=1, max_epochs=40, gammas=[2.0, 4.0, 8.0, 16.0])
+    emb.fit(T)
+    (path,) = calls
+    assert emb.gamma_ == path.gamma
+    for key, values in path.curve().items():
+        np.testing.assert_array_equal(emb.gamma_path_[key], values)
+
+
+def test_gamma_path_scores_every_fit_on_the_held_out_rows():
+    X, T = synthetic(n=25, d=2, m=3000, gamma=4.0, seed=7)
+    fit, val = T[300:], T[:300]
+    est = ts.Embedding(dim=2, max_epochs=60)
+    path = ts.embedding.gamma_path(est, fit, val, random_state=3)
+    assert list(path.gammas) == sorted(path.gammas) and len(path.embeddings) == len(path.gammas)
+    # the walk starts at the default path's gamma nearest 4
+    assert np.isclose(path.gammas, 4.0, rtol=1e-12).any()
+    for g, E, nll, acc in zip(path.gammas, path.embeddings, path.val_nll, path.val_accuracy):
+        lp = ts.GammaCKL(g).log_prob(E, val)  # an independent score of each fit
+        assert nll == pytest.approx(-lp.mean(), rel=1e-12)
+        assert acc == np.mean(lp > math.log(0.5))
+    # the chosen gamma is the parabola's vertex: within half a step of the best fitted one
+    best = path.gammas[np.argmin(path.val_nll)]
+    assert abs(math.log(path.gamma / best)) <= 0.5 * math.log(math.sqrt(2.0)) + 1e-12
+    # where a refit starts: the fit at the fitted gamma nearest the chosen one
+    nearest = int(np.argmin(np.abs(np.log(path.gammas / path.gamma))))
+    np.testing.assert_array_equal(path.embedding, path.embeddings[nearest])
+    again = ts.embedding.gamma_path(est, fit, val, random_state=3)
+    np.testing.assert_array_equal(again.val_nll, path.val_nll)
+    # the same walk from a given start, on a given path
+    X0 = 0.1 * np.random.default_rng(0).standard_normal((25, 2))
+    short = ts.embedding.gamma_path(est, fit, val, X0, [3.0, 6.0], start=6.0, random_state=3)
+    assert set(short.gammas) <= {3.0, 6.0} and 6.0 in short.gammas
+
+
+def test_gamma_path_bad_input():
+    X, T = synthetic(n=20, d=2, m=600, gamma=4.0, seed=8)
+    est = ts.Embedding(dim=2, max_epochs=5)
+    fit, val = T[100:], T[:100]
+    with pytest.raises(ValueError, match="estimator: the gamma path is gamma-CKL's"):
+        ts.embedding.gamma_path(ts.Embedding("t-ste"), fit, val)
+    with pytest.raises(ValueError, match="init: shape"):
+        ts.embedding.gamma_path(est, fit, val, np.zeros((5, 2)))
+    with pytest.raises(ValueError, match="gammas: entry 0 must be > 0"):
+        ts.embedding.gamma_path(est, fit, val, gammas=[-1.0, 2.0])
+    with pytest.raises(TypeError, match="validation: expected an integer array"):
+        ts.embedding.gamma_path(est, fit, np.ones((3, 3)))
+    with pytest.raises(ValueError, match="dim: must be >= 1"):
+        ts.embedding.gamma_path(ts.Embedding(dim=0), fit, val)

@@ -1,12 +1,14 @@
-"""One vocabulary (docs/vocabulary.rst): the public API uses the current names, and the
-names retired in 0.2.0 still work for one release, with a DeprecationWarning, giving
-exactly what the new names give."""
+"""One vocabulary (docs/vocabulary.rst): the public API and the native core's binding
+keywords use the current names, and the names retired in 0.2.0 still work for one release,
+with a DeprecationWarning, giving exactly what the new names give."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import math
+import re
 import zipfile
 from pathlib import Path
 
@@ -14,9 +16,24 @@ import numpy as np
 import pytest
 
 import tripletsearch as ts
-from tripletsearch import model_selection, theory, users
+from tripletsearch import _core, model_selection, theory, users
 
-RETIRED = {"d", "n_components", "oracle_gamma", "chosen"}
+# "choice" is a position on a screen (the core, the bindings, the JSON API); the item a
+# person picked is "item" in the library
+RETIRED = {"d", "n_components", "oracle_gamma", "chosen", "choice", "index"}
+# the core's spellings retired in 0.2.0 (binding keywords; the core keeps "choice" for a
+# position on the screen)
+RETIRED_IN_THE_CORE = {
+    "d",
+    "n_components",
+    "chosen",
+    "k",
+    "user_lapse",
+    "user_gamma",
+    "particles",
+    "runs",
+    "a_closer",
+}
 
 PUBLIC = [
     ts.GammaCKL,
@@ -27,7 +44,12 @@ PUBLIC = [
     ts.Oracle.sample,
     ts.Embedding,
     ts.Embedding.fit,
+    ts.embedding.gamma_path,
+    ts.discrete.DiscreteSettings,
+    ts.continuous.ContinuousSettings,
     ts.DiscreteSearch,
+    ts.DiscreteSearch.tell,
+    ts.DiscreteSearch.found,
     ts.DiscreteSearch.observe,
     ts.DiscreteSearch.spawn,
     ts.simulate_discrete,
@@ -176,9 +198,14 @@ def test_fit_choice_model_names():
     D = ((X[shown] - X[heads][:, None]) ** 2).sum(-1)
     choice = shown[np.arange(len(heads)), np.argmin(D, axis=1)]
     new = users.fit_choice_model(X, heads, shown, choice)
-    with pytest.warns(DeprecationWarning, match="'chosen' was renamed 'choice'"):
+    assert new == users.fit_choice_model(X, heads, shown, item=choice)
+    with pytest.warns(DeprecationWarning, match="'chosen' was renamed 'item'"):
         old = users.fit_choice_model(X, heads, shown, chosen=choice)
     assert old == new
+    with pytest.warns(DeprecationWarning, match="'choice' was renamed 'item'"):
+        assert users.fit_choice_model(X, heads, shown, choice=choice) == new
+    with pytest.raises(TypeError, match="'choice' and its new name 'item'"):
+        users.fit_choice_model(X, heads, shown, choice=choice, item=choice)
     with pytest.warns(DeprecationWarning, match="'gamma_ci' was renamed 'gamma_interval'"):
         assert new.gamma_ci == new.gamma_interval
     with pytest.warns(DeprecationWarning, match="'lapse_ci' was renamed 'lapse_interval'"):
@@ -250,6 +277,11 @@ def test_warnings_name_the_callers_line():
         lambda: ts.DiscreteSearch(X).spawn(0),
         lambda: ts.GammaCKL(2.0).sample(X, [[0, 1, 2]], 0),
         lambda: model_selection.kfold(10, 2, 0),
+        lambda: users.fit_choice_model(X, [0, 1], [[2, 3], [4, 5]], choice=[2, 5]),
+        lambda: users.choice_log_likelihood(X, [0], [[2, 3]], chosen=[2], gamma=3.0),
+        lambda: (lambda s: s.tell(choice=int(s.ask()[0])))(ts.DiscreteSearch(X)),
+        lambda: (lambda s: s.found(index=int(s.ask()[0])))(ts.DiscreteSearch(X)),
+        lambda: ts.DiscreteSearch(X).observe([0, 1], choice=1),
     ]
     for call in calls:
         with pytest.warns(DeprecationWarning) as record:
@@ -280,9 +312,12 @@ def test_old_spellings_edge_cases():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(20, 2))
     heads, shown = np.array([0, 1]), np.array([[2, 3], [4, 5]])
-    with pytest.warns(DeprecationWarning, match="'chosen' was renamed 'choice'"):
+    with pytest.warns(DeprecationWarning, match="'chosen' was renamed 'item'"):
         old = users.choice_log_likelihood(X, heads, shown, chosen=[2, 5], gamma=3.0)
     assert old == users.choice_log_likelihood(X, heads, shown, [2, 5], 3.0)
+
+    with pytest.warns(DeprecationWarning, match="'choice' was renamed 'item'"):
+        assert old == users.choice_log_likelihood(X, heads, shown, choice=[2, 5], gamma=3.0)
 
 
 # ---------------------------------------------------------------------- the JSON API
@@ -369,3 +404,144 @@ def test_the_json_api_uses_the_current_names(tmp_path):
     text = (Path(__file__).resolve().parents[2] / "docs" / "vocabulary.rst").read_text()
     for name in fields | set(schema.RENAMED_FIELDS) | set(schema.RENAMED_REPLY_KEYS.values()):
         assert f"``{name}``" in text, name
+
+
+def test_discrete_search_answers_name_the_item():
+    """tell / found / observe take the item picked as ``item`` (``choice=`` and found's
+    ``index=`` warn); history records are keyed ``item``, and states whose records say
+    ``choice`` (written before 0.2.0) replay to the same session."""
+    X = np.random.default_rng(6).uniform(-1, 1, size=(80, 2))
+    new, old = ts.DiscreteSearch(X, random_state=2), ts.DiscreteSearch(X, random_state=2)
+    for _ in range(4):
+        q = new.ask()
+        assert old.ask().tolist() == q.tolist()
+        new.tell(item=int(q[1]))
+        with pytest.warns(DeprecationWarning, match="'choice' was renamed 'item'"):
+            old.tell(choice=int(q[1]))
+    np.testing.assert_array_equal(new.posterior, old.posterior)
+    q = new.ask()
+    old.ask()
+    new.found(item=int(q[0]))
+    with pytest.warns(DeprecationWarning, match="'index' was renamed 'item'"):
+        old.found(index=int(q[0]))
+    assert new.history == old.history
+    assert [set(h) for h in new.history] == [{"shown", "item", "found"}] * 5
+    with pytest.raises(TypeError, match="'choice' and its new name 'item'"):
+        ts.DiscreteSearch(X).tell(choice=0, item=0)
+    # a state written before 0.2.0: records keyed "choice"
+    state = new.to_dict()
+    legacy = {
+        **state,
+        "history": [
+            {"shown": h["shown"], "choice": h["item"], "found": h["found"]}
+            for h in state["history"]
+        ],
+    }
+    again = ts.DiscreteSearch.from_dict(legacy, X)
+    assert again.history == new.history and again.target == new.target
+    watcher = ts.DiscreteSearch(X, random_state=2)
+    with pytest.warns(DeprecationWarning, match="'choice' was renamed 'item'"):
+        watcher.observe(state["history"][0]["shown"], choice=state["history"][0]["item"])
+    assert watcher.history[0] == new.history[0]
+    observed_state = {**watcher.to_dict(), "history": legacy["history"], "done": True}
+    observed = ts.DiscreteSearch.from_dict({**observed_state, "pending": None}, X)
+    assert observed.history == new.history
+
+
+# ------------------------------------------------------------------ the native core's keywords
+
+_SIGNATURE = re.compile(r"^\s*(?:\d+\.\s*)?(\w+)\((.*)\)\s*->", re.M)
+
+
+def _doc_keywords(doc: str) -> set[str]:
+    """The parameter names of a pybind11 docstring's signature lines ("f(a: int, *, b=1)")."""
+    names = set()
+    for match in _SIGNATURE.finditer(doc or ""):
+        depth, part = 0, ""
+        for ch in match.group(2) + ",":
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            if ch == "," and depth == 0:
+                name = part.split(":")[0].split("=")[0].strip()
+                if name and name not in ("self", "*"):
+                    names.add(name)
+                part = ""
+            else:
+                part += ch
+    return names
+
+
+def _binding_keywords() -> dict[str, set[str]]:
+    """Keywords of every function and class constructor (and method) the extension defines,
+    read from the pybind11 signatures."""
+    out = {}
+    for name in dir(_core):
+        obj = getattr(_core, name)
+        if name.startswith("_") or not callable(obj):
+            continue
+        if isinstance(obj, type):
+            if hasattr(obj, "__members__"):  # an enum: its value
+                continue
+            out[name] = _doc_keywords(obj.__init__.__doc__)
+            for meth, attr in vars(obj).items():
+                if not meth.startswith("_") and callable(attr):
+                    out[f"{name}.{meth}"] = _doc_keywords(attr.__doc__)
+        else:
+            out[name] = _doc_keywords(obj.__doc__)
+    return out
+
+
+def _stub_keywords() -> dict[str, set[str]]:
+    """The same, read from the checked-in stub (python/tripletsearch/_core.pyi)."""
+    tree = ast.parse((Path(ts.__file__).parent / "_core.pyi").read_text())
+
+    def args(fn: ast.FunctionDef) -> set[str]:
+        a = fn.args
+        return {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} - {"self"}
+
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            out[node.name] = args(node)
+        elif isinstance(node, ast.ClassDef) and not any(
+            isinstance(n, ast.FunctionDef) and n.name == "__int__" for n in node.body
+        ):
+            out[node.name] = set()  # no constructor: no keywords
+            for fn in node.body:
+                if not isinstance(fn, ast.FunctionDef):
+                    continue
+                if fn.name == "__init__":
+                    out[node.name] = out.get(node.name, set()) | args(fn)
+                elif not fn.name.startswith("_") and not any(
+                    isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list
+                ):
+                    out[f"{node.name}.{fn.name}"] = out.get(f"{node.name}.{fn.name}", set()) | args(
+                        fn
+                    )
+    return out
+
+
+def test_binding_keywords_use_the_current_vocabulary():
+    keywords = _binding_keywords()
+    assert {"SearchConfig", "ContinuousConfig", "DiscreteSimOptions", "simulate_discrete"} <= set(
+        keywords
+    )
+    for name, params in keywords.items():
+        assert not params & RETIRED_IN_THE_CORE, (name, params & RETIRED_IN_THE_CORE)
+    # the shared ideas under their library names
+    assert "n_particles" in keywords["ContinuousConfig"]
+    assert {"n_runs", "oracle", "oracle_lapse"} <= keywords["ContinuousSimOptions"]
+    assert {"max_queries", "oracle_lapse", "first_run"} == keywords["DiscreteSimOptions"]
+    assert "n_choices" in keywords["SearchConfig"]
+    assert "dim" in keywords["p_correct_monte_carlo"]
+    assert "a_is_closer" in keywords["ContinuousSearcher.tell"]
+    # "choice" in the core is a position on the screen, not an item
+    assert keywords["DiscreteSearcher.update"] == {"shown", "choice"}
+
+
+def test_the_stub_declares_the_bindings_keywords():
+    stub, runtime = _stub_keywords(), _binding_keywords()
+    for name, params in runtime.items():
+        assert stub.get(name) == params, name

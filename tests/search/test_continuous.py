@@ -120,20 +120,23 @@ TWIN = [
 
 
 def native_config(**kw):
-    """The native configuration of the twin's keywords (method by public name)."""
+    """The native configuration of the twin's keywords (method by public name; the twin's
+    ``particles`` is the core's ``n_particles``)."""
+    if "particles" in kw:
+        kw["n_particles"] = kw.pop("particles")
     return _core.ContinuousConfig(
         **{**kw, "method": getattr(_core.ContinuousMethod, METHODS[kw["method"]])}
     )
 
 
 def native_simulation(
-    runs, max_queries, user_gamma, user_lapse, seed, threads, first_run=0, **config
+    n_runs, max_queries, oracle_gamma, oracle_lapse, seed, threads, first_run=0, **config
 ):
     options = _core.ContinuousSimOptions(
-        runs=runs,
+        n_runs=n_runs,
         max_queries=max_queries,
-        user_gamma=user_gamma,
-        user_lapse=user_lapse,
+        oracle=ts.GammaCKL(oracle_gamma)._spec(config["dim"]),
+        oracle_lapse=oracle_lapse,
         first_run=first_run,
     )
     return _core.simulate_continuous(native_config(**config), options, seed, threads).errors

@@ -157,23 +157,22 @@ def test_simulation_chunk_matches_the_twin(selection, k, lapse):
 
     X = database(80, 2, seed=12)
     T = np.array([3, 17, 40, 41, 66, 79])
+    settings = ts.discrete.DiscreteSettings(gamma=3.0, n_choices=k, selection=selection)
     nat = _simulate_chunk(
         T,
-        4,
+        _core.DiscreteSimOptions(max_queries=60, oracle_lapse=lapse, first_run=4),
         X=X,
         oracle_X=None,
         oracle=ts.GammaCKL(3.0),
-        settings=("gamma-ckl", 3.0, 2.0, 0.1, k, selection, 0.0),
-        max_queries=60,
-        oracle_lapse=lapse,
+        config=settings.to_native(),
         seed=99,
         n_jobs=1,
     )
     twin = ref_simulate(
         X, T, 60, 3.0, lapse, 99, first_run=4, gamma=3.0, n_choices=k, selection=selection
     )
-    np.testing.assert_array_equal(nat[0], twin[0])
-    np.testing.assert_array_equal(nat[1], twin[1])
+    np.testing.assert_array_equal(nat.n_queries, twin[0])
+    np.testing.assert_array_equal(nat.found, twin[1])
 
 
 def test_session_passes_identical_for_any_thread_count():
@@ -239,7 +238,7 @@ def test_session_protocol():
     q2 = s.ask()
     assert not set(q.tolist()) & set(q2.tolist())  # shown items are never shown again
     s.tell(None)  # skip
-    assert s.n_queries == 2 and s.history[1]["choice"] is None
+    assert s.n_queries == 2 and s.history[1]["item"] is None
     q3 = s.ask()
     s.found(int(q3[1]))
     assert s.done and s.target == int(q3[1]) and s.n_queries == 3
@@ -288,7 +287,7 @@ def test_corrupted_state_is_rejected():
     bad_cases = [
         ({**good, "version": 99}, "unsupported version"),
         ({**good, "fingerprint": "0" * 32}, "not the database"),
-        ({**good, "history": [{"shown": [0, 1], "choice": 0, "found": False}]}, "does not replay"),
+        ({**good, "history": [{"shown": [0, 1], "item": 0, "found": False}]}, "does not replay"),
         ({**good, "history": "nope"}, "history must be a list"),
         ({**good, "history": [{"shown": q.tolist()}]}, "malformed"),
         (
@@ -320,11 +319,13 @@ def test_bad_answers_leave_the_session_unharmed():
         s.found(0)
     q = s.ask()
     other = next(i for i in range(40) if i not in q)
-    with pytest.raises(ValueError, match=f"choice: item {other} was not shown"):
+    with pytest.raises(ValueError, match=f"item: item {other} was not shown"):
         s.tell(other)
-    with pytest.raises(TypeError, match="choice: expected an item index"):
+    with pytest.raises(TypeError, match="item: expected an item index"):
         s.tell(1.5)
-    with pytest.raises(ValueError, match="index: item"):
+    with pytest.raises(TypeError, match="item: expected an item index"):
+        s.found(None)
+    with pytest.raises(ValueError, match="item: item"):
         s.found(other)
     assert s.ask().tolist() == q.tolist() and s.n_queries == 0  # unharmed
     s.found(int(q[0]))
@@ -592,25 +593,25 @@ def test_observe_found_ends_and_rules_out_shown_items():
 
 
 @pytest.mark.parametrize(
-    "shown,choice,found,exc,match",
+    "shown,item,found,exc,match",
     [
         ([0, 0], 0, False, ValueError, "shown: items must be distinct"),
         ([0, 1, 2, 3], 0, False, ValueError, "shown: expected 1 to 3 items"),
         ([], None, False, ValueError, "shown: expected 1 to 3 items"),
         ([0, 99], 0, False, ValueError, "shown: index 99"),
         ([0.5, 1], 0, False, TypeError, "shown: expected an integer array"),
-        ([0, 1], 5, False, ValueError, "choice: item 5 was not shown"),
-        ([0, 1], True, False, TypeError, "choice: expected an item index"),
-        ([0, 1], None, True, ValueError, "choice: found=True needs"),
+        ([0, 1], 5, False, ValueError, "item: item 5 was not shown"),
+        ([0, 1], True, False, TypeError, "item: expected an item index"),
+        ([0, 1], None, True, ValueError, "item: found=True needs"),
         ([0, 1], 0, "yes", TypeError, "found: expected a bool"),
     ],
 )
-def test_observe_bad_input_leaves_the_session_unharmed(shown, choice, found, exc, match):
+def test_observe_bad_input_leaves_the_session_unharmed(shown, item, found, exc, match):
     X = np.random.default_rng(4).normal(size=(50, 2))
     s = ts.DiscreteSearch(X, n_choices=3, random_state=1)
     before = s.posterior
     with pytest.raises(exc, match=match):
-        s.observe(shown, choice, found)
+        s.observe(shown, item, found)
     np.testing.assert_array_equal(s.posterior, before)
     assert s.n_queries == 0
 

@@ -58,7 +58,7 @@ def test_rows_showing_the_target_are_left_out_and_bad_input():
     for args, exc, match in [
         ((H, S, C[:-1]), ValueError, "lengths differ"),
         ((H, S[:, :1], C), ValueError, "at least 2 items"),
-        ((H, S, C_bad), ValueError, "choice: row 3 picks .* not shown"),
+        ((H, S, C_bad), ValueError, "item: row 3 picks .* not shown"),
         ((H + 100, S, C), ValueError, "heads: item ids must lie in 0..19"),
         ((H.astype(float), S, C), TypeError, "heads: expected a 1-d integer array"),
     ]:

@@ -27,12 +27,12 @@ struct ContinuousConfig {
   // the bindings broadcast a single entry)
   std::vector<double> low{-1.0, -1.0}, high{1.0, 1.0};
   ContinuousMethod method = ContinuousMethod::Global;
-  double alpha = 0.8;          // Posterior: the mass a box needs to decide
-  double lapse = 0.0;          // lapse rate assumed by the likelihood
-  std::int64_t stage_cap = 0;  // Posterior: queries per stage; 0: 30 * dim
-  std::int64_t particles = 0;  // 0: by method and dimension (resolved_particles)
-  int mh_sweeps = 2;           // Metropolis-Hastings sweeps per resample-move
-  double resample_ess = 0.5;   // resample-move when ESS < this fraction of the particles
+  double alpha = 0.8;            // Posterior: the mass a box needs to decide
+  double lapse = 0.0;            // lapse rate assumed by the likelihood
+  std::int64_t stage_cap = 0;    // Posterior: queries per stage; 0: 30 * dim
+  std::int64_t n_particles = 0;  // 0: by method and dimension (resolved_particles)
+  int mh_sweeps = 2;             // Metropolis-Hastings sweeps per resample-move
+  double resample_ess = 0.5;     // resample-move when ESS < this fraction of the particles
   // HypothesisTest: the plan of Algorithm 2 (tripletsearch.theory.binomial_test_plan)
   std::int64_t cells_per_axis = 0, n_obs = 0, tau = 0;
   // gamma and/or the lapse rate inferred with the target (oracle/user_grid.hpp): the
@@ -42,7 +42,7 @@ struct ContinuousConfig {
   // Posterior: 2048 particles (4096 from dim 4: a child holds (1/8)^dim of u(X));
   // Global: 1024; HypothesisTest: none.
   std::int64_t resolved_particles() const {
-    if (particles > 0) return particles;
+    if (n_particles > 0) return n_particles;
     if (method == ContinuousMethod::Posterior) return dim >= 4 ? 4096 : 2048;
     return method == ContinuousMethod::Global ? 1024 : 0;
   }
@@ -83,7 +83,7 @@ struct ContinuousConfig {
     require_half_open(lapse, 0.0, 0.5, "lapse");
     require_at_least<std::int64_t>(stage_cap, 0, "stage_cap");
     require_at_least<std::int64_t>(cells_per_axis, 0, "cells_per_axis");
-    if (particles != 0) require_at_least<std::int64_t>(particles, 16, "n_particles");
+    if (n_particles != 0) require_at_least<std::int64_t>(n_particles, 16, "n_particles");
     // positions, weights and log-likelihoods, twice during a resample-move
     require_allocation(16.0 * double(resolved_particles()) * (double(dim) + 2.0), "n_particles");
     require_at_least(mh_sweeps, 0, "mh_sweeps");

@@ -22,18 +22,18 @@
 namespace tripletsearch {
 
 struct ContinuousSimOptions {
-  std::int64_t runs = 1;
+  std::int64_t n_runs = 1;
   std::int64_t max_queries = -1;  // record the error after every query up to this (-1: no)
   std::int64_t max_stages = -1;   // stop after this many stages (-1: no limit)
-  double user_gamma = 3.0;        // the simulated users' gamma-CKL power
-  double user_lapse = 0.0;        // and lapse rate
+  double oracle_gamma = 3.0;      // the simulated users' gamma-CKL power
+  double oracle_lapse = 0.0;      // and lapse rate
   std::int64_t first_run = 0;     // the global index of this call's run 0 (a chunk's offset)
 
   void validate(const ContinuousConfig& cfg) const {
-    require_at_least<std::int64_t>(runs, 1, "n_runs");
+    require_at_least<std::int64_t>(n_runs, 1, "n_runs");
     require_at_least<std::int64_t>(first_run, 0, "first_run");
     // the records: errors per query, errors and queries per stage, targets and regions
-    require_allocation(8.0 * double(runs) *
+    require_allocation(8.0 * double(n_runs) *
                            (double(std::max<std::int64_t>(max_queries, 0)) + 1.0 +
                             2.0 * (double(max_stages >= 0 ? max_stages : max_queries) + 1.0) +
                             2.0 * double(cfg.dim) + 3.0),
@@ -44,8 +44,8 @@ struct ContinuousSimOptions {
       throw std::invalid_argument(
           "max_queries: per-query errors are not recorded for the hypothesis test (billions "
           "of queries); use max_stages");
-    require_positive(user_gamma, "oracle");
-    require_half_open(user_lapse, 0.0, 1.0, "oracle_lapse");
+    require_positive(oracle_gamma, "oracle");
+    require_half_open(oracle_lapse, 0.0, 1.0, "oracle_lapse");
   }
   // Rows of the per-stage records.
   std::int64_t stage_rows() const { return (max_stages >= 0 ? max_stages : max_queries) + 1; }
@@ -61,12 +61,12 @@ struct ContinuousSimulation {
   std::int64_t runs, dim, query_cols, stage_cols;  // the shapes of the arrays above
 
   ContinuousSimulation(const ContinuousSimOptions& o, std::int64_t d)
-      : runs(o.runs),
+      : runs(o.n_runs),
         dim(d),
         query_cols(o.max_queries >= 0 ? o.max_queries + 1 : 0),
         stage_cols(o.stage_rows()) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    const auto runs = static_cast<std::size_t>(o.runs);
+    const auto runs = static_cast<std::size_t>(o.n_runs);
     if (o.max_queries >= 0) errors.assign(runs * static_cast<std::size_t>(o.max_queries + 1), nan);
     stage_errors.assign(runs * static_cast<std::size_t>(o.stage_rows()), nan);
     stage_queries.assign(stage_errors.size(), nan);
@@ -87,7 +87,7 @@ inline void simulate_continuous_run(const ContinuousConfig& cfg, const Continuou
   // the user and the errors in the searcher's unit frame (Omega within [-1, 1]^d); errors,
   // targets and regions reported in the input frame
   const std::int64_t d = cfg.dim, S = o.stage_rows() - 1, Q = o.max_queries + 1;
-  const PairAnswerModel user(o.user_gamma, o.user_lapse);
+  const PairAnswerModel user(o.oracle_gamma, o.oracle_lapse);
   const auto run = static_cast<std::uint64_t>(o.first_run + r);  // the run's global index
   Rng rng = stream(seed, Purpose::SimUser, run);
   const auto srch =
@@ -141,14 +141,14 @@ inline ContinuousSimulation simulate_continuous(const ContinuousConfig& cfg,
   require_at_least(threads, 1, "n_jobs");
   ContinuousSimulation res(o, cfg.dim);
   if (cfg.method == ContinuousMethod::HypothesisTest) {  // parallel over cells
-    for (std::int64_t r = 0; r < o.runs && !cancel.stopped(); ++r)
+    for (std::int64_t r = 0; r < o.n_runs && !cancel.stopped(); ++r)
       detail::simulate_continuous_run(cfg, o, seed, r, threads, res, cancel);
     cancel.throw_if_stopped();
     return res;
   }
   ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::int64_t r = 0; r < o.runs; ++r)
+  for (std::int64_t r = 0; r < o.n_runs; ++r)
     errors.run([&] { detail::simulate_continuous_run(cfg, o, seed, r, 1, res, cancel); });
   errors.rethrow();
   cancel.throw_if_stopped();

@@ -23,12 +23,12 @@ namespace tripletsearch {
 // What each simulated search may take, and where this call's runs sit in the study.
 struct DiscreteSimOptions {
   std::int64_t max_queries = 200;  // queries per search before giving up
-  double user_lapse = 0.0;         // the user picks at random with this probability
+  double oracle_lapse = 0.0;       // the user picks at random with this probability
   std::int64_t first_run = 0;      // the global index of this call's run 0 (a chunk's offset)
 
   void validate() const {
     require_at_least<std::int64_t>(max_queries, 1, "max_queries");
-    require_half_open(user_lapse, 0.0, 1.0, "oracle_lapse");
+    require_half_open(oracle_lapse, 0.0, 1.0, "oracle_lapse");
     require_at_least<std::int64_t>(first_run, 0, "first_run");
   }
 };
@@ -83,7 +83,7 @@ inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> sto
 #pragma omp parallel num_threads(threads)
   {
     std::unique_ptr<DiscreteUser> user;
-    errors.run([&] { user = std::make_unique<DiscreteUser>(oracle, *ostore, o.user_lapse); });
+    errors.run([&] { user = std::make_unique<DiscreteUser>(oracle, *ostore, o.oracle_lapse); });
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t r = 0; r < runs; ++r) {
       if (cancel.checkpoint()) continue;

@@ -1,0 +1,36 @@
+"""Learn item embeddings from triplets by maximum likelihood (the paper's Section 4.1).
+
+:class:`Embedding` is a scikit-learn style estimator; one ``fit`` is one native call per
+fit of the trainer (epochs, shuffling, minibatches, the optimizer and L2 all run in C++,
+OpenMP over triplets, GIL released). It works with
+``sklearn.model_selection.cross_val_score``.
+
+The package keeps one concept per module: the estimator (``_estimator``), one fit of the
+native trainer (``_train``), the gamma path behind ``gamma="auto"`` (:func:`gamma_path`,
+in ``_path``, as scikit-learn keeps ``lasso_path`` beside ``LassoCV``), new items placed
+in a fitted embedding (``_placement``) and the ``.npz`` files (``_io``).
+"""
+
+from __future__ import annotations
+
+from ._estimator import Embedding
+from ._path import GammaPath, gamma_path
+from ._path import _parabola_vertex as _parabola_vertex
+from ._train import MODELS, OPTIMIZERS, DivergenceError, valid_rows
+from ._train import TrainOutput as TrainOutput
+from ._train import native_train as native_train
+
+__all__ = [
+    "Embedding",
+    "DivergenceError",
+    "MODELS",
+    "OPTIMIZERS",
+    "valid_rows",
+    "gamma_path",
+    "GammaPath",
+]
+
+# the public names live here (their pickles, their documentation): the modules are private
+for _obj in (Embedding, DivergenceError, GammaPath, gamma_path, valid_rows):
+    _obj.__module__ = __name__
+del _obj

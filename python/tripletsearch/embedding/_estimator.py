@@ -1,0 +1,525 @@
+"""The :class:`Embedding` estimator: parameters, fit, scores (the paper's Section 4.1).
+
+One ``fit`` is one native call per fit of the trainer (:mod:`._train`); the gamma path
+(:mod:`._path`), new items (:mod:`._placement`) and files (:mod:`._io`) live beside it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from numbers import Integral, Real
+from typing import Any, Callable
+
+import numpy as np
+
+from .._deprecation import renamed, warn_renamed
+from .._params import Interval, ParamsMixin, SequenceOf, StrOptions, check_param
+from .._validation import check_random_state, check_triplets, resolve_n_jobs, seed_from
+from ..oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
+from ._io import load_embedding, save_embedding
+from ._path import PATH_START, gamma_path, sqrt2_steps
+from ._placement import place_items
+from ._train import (
+    COUNT,
+    MODEL_ALIASES,
+    MODELS,
+    OPTIMIZERS,
+    DivergenceError,
+    TrainOutput,
+    fit_options,
+    initial_embedding,
+    native_train,
+    split_rows,
+    train_options,
+    training_rows,
+    valid_rows,
+)
+
+__all__ = ["Embedding"]
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_NONNEGATIVE = Interval(Real, 0, None, closed="left")
+
+
+class Embedding(ParamsMixin):
+    """Maximum-likelihood embedding of items from triplets under a choice model.
+
+    Parameters
+    ----------
+    model : {"gamma-ckl", "ckl", "t-ste", "ste", "probit"}
+        The oracle model (see :mod:`tripletsearch.oracles`).
+    dim : int >= 1
+        Embedding dimension d.
+    gamma : float > 0 or "auto"
+        gamma-CKL power. ``"auto"`` (default): chosen by held-out likelihood inside ``fit``
+        (see Notes); a number fixes it (the starting value when ``learn_gamma``).
+    mu : float >= 0
+        CKL regularizer.
+    alpha : float > 0 or None
+        t-STE degrees of freedom; None: ``max(d - 1, 1)``.
+    sigma : float > 0
+        Probit noise.
+    optimizer : {"lbfgs", "adam", "sgd"}
+        ``"lbfgs"`` (default): full-batch L-BFGS with a backtracking line search, no step
+        size to tune; runs to the maximum-likelihood fit. ``"adam"`` / ``"sgd"``: first
+        order, full batch or minibatches; ``lr`` and ``max_epochs`` act as regularizers
+        (early stopping), as in the paper's sweep.
+    lr : float > 0 or None
+        Step size of Adam (default 0.05) and SGD (default 1.0); unused by L-BFGS.
+    batch_size : int or None
+        Rows per step; None: full batch (required by L-BFGS).
+    max_epochs : int >= 1
+        Passes over the training rows (L-BFGS: iterations).
+    tol : float >= 0
+        Convergence: L-BFGS stops when an iteration improves the loss by less than
+        ``tol`` (relative); Adam/SGD when 10 epochs in a row do.
+    l2 : float >= 0
+        Penalty ``l2 * mean_k ||x_k||^2`` added to the mean negative log-likelihood.
+    learn_gamma : bool
+        gamma-CKL only: learn gamma as a continuous value by the held-out likelihood (the
+        criterion of ``"auto"``), starting from ``gamma`` (with ``"auto"``: from the gamma
+        the grid chose); see Notes. With ``validation_fraction=0``: joint maximum
+        likelihood of the embedding and gamma on all rows (gradient in log gamma), which on
+        small sets runs gamma off to large values.
+    gammas : sequence of float > 0 or None
+        The path ``gamma="auto"`` walks (increasing); None: 11 values from 1 to 32 in
+        steps of sqrt(2).
+    validation_fraction : float in [0, 1)
+        Share of the rows held out to choose gamma (``"auto"``, ``learn_gamma``; the final
+        embedding is then refit on all rows) and for ``early_stopping``.
+    early_stopping : bool
+        Train on all rows but the held-out ones and stop when their likelihood has not
+        improved for 10 epochs, keeping the best epoch (a regularizer, mostly for Adam and
+        SGD). Default False: the fit runs to the ``tol`` rule on all rows.
+    init : {"auto", "random", "lift"}, array_like (n_items, dim) or None
+        Starting embedding. ``"random"``: ``N(0, 0.1^2)``. ``"lift"``: fit in
+        ``dim + 1`` dimensions from a random start, then start from its top
+        principal axes (escapes the local optima of one-dimensional fits, where the
+        scale-free models cannot move an item past another). None or ``"auto"``: "lift"
+        for ``dim == 1``, else "random".
+    n_items : int or None
+        Number of items; None: one more than the largest index seen by ``fit``.
+    random_state : None, int or numpy.random.Generator
+        Seeds the initial embedding and the minibatch order.
+    n_jobs : int or None
+        Threads (None: all cores). Results do not depend on it.
+    verbose : bool
+        A progress bar (tqdm, when installed) or a log line per epoch.
+
+    Attributes
+    ----------
+    embedding_ : ndarray (n_items, dim)
+    gamma_ : float
+        gamma of the fitted model (chosen when ``"auto"``, learned when ``learn_gamma``).
+    gamma_path_ : dict of ndarray or None
+        The validation curve behind ``gamma_``: ``"gamma"``, ``"val_nll"`` (mean negative
+        log-likelihood of the held-out rows) and ``"val_accuracy"`` per gamma fitted by
+        ``"auto"`` or ``learn_gamma`` (in increasing gamma); None when gamma was fixed or
+        learned by joint maximum likelihood (``validation_fraction=0``).
+    oracle_ : Oracle
+        The fitted model's oracle (``oracle_.prob(embedding_, triplets)``).
+    loss_curve_ : ndarray
+        Objective (mean NLL + L2) per epoch.
+    n_epochs_ : int
+    status_ : {"converged", "max_epochs", "stopped", "early_stopped"}
+    n_items_ : int
+
+    See Also
+    --------
+    gamma_path : The walk behind ``gamma="auto"``, as a function.
+
+    Notes
+    -----
+    ``gamma="auto"`` holds out ``validation_fraction`` of the rows and fits the rest at
+    gammas of the path ``gammas``: first at the one nearest 4, then up the path while the
+    held-out likelihood improves, then down when 4 was the best, each fit starting from its
+    neighbour's embedding (as scikit-learn's ``LassoCV`` walks its alphas). The best gamma
+    is refined by the vertex of the parabola through it and its neighbours (in log gamma),
+    and the embedding is refit on all rows at that gamma. It takes about two to three times
+    a fixed-gamma fit.
+
+    ``learn_gamma=True`` optimizes the same criterion continuously: the walk goes in steps
+    of sqrt(2) from the given ``gamma`` (or from the grid's choice with ``"auto"``), then
+    fits at each new parabola vertex until it falls within 2 % of a gamma already fitted.
+    The joint maximum likelihood of the embedding and gamma (``validation_fraction=0``) is
+    degenerate on small sets: the embedding separates most training triplets, and a larger
+    gamma then always fits them better (Musical Artists, d = 20: gamma runs to ~150 and the
+    held-out accuracy drops by 3 points).
+
+    gamma is not a scale: the likelihood of gamma-CKL does not change when the embedding is
+    scaled, so gamma sets how sharply answers follow distance ratios. CKL's ``mu`` and
+    Probit's ``sigma`` are not chosen: scaling the embedding by c has the effect of
+    ``mu / c**2`` and ``sigma / c``, so without ``l2`` they do not change the fitted
+    likelihood.
+
+    Items that never occur in the training rows keep their initial position. Rows naming
+    the head or repeating an item are ignored by ``fit``, ``score`` and ``log_loss`` (see
+    :func:`valid_rows`).
+
+    Examples
+    --------
+    >>> from tripletsearch.datasets import load_music
+    >>> data = load_music()
+    >>> emb = Embedding("gamma-ckl", dim=5, gamma=5.0, random_state=0)
+    >>> emb.fit(data.triplets).embedding_.shape
+    (412, 5)
+    """
+
+    # each parameter, declared once with what it accepts (checked by _validate_params)
+    _parameter_constraints = {
+        "model": [StrOptions(MODELS, aliases=MODEL_ALIASES, ignore_case=True)],
+        "dim": [COUNT],
+        "gamma": [_POSITIVE, StrOptions({"auto"})],
+        "mu": [_NONNEGATIVE],
+        "alpha": [_POSITIVE, None],
+        "sigma": [_POSITIVE],
+        "optimizer": [StrOptions(OPTIMIZERS)],
+        "lr": [_POSITIVE, None],
+        "batch_size": [COUNT, None],
+        "max_epochs": [COUNT],
+        "tol": [_NONNEGATIVE],
+        "l2": [_NONNEGATIVE],
+        "learn_gamma": ["boolean"],
+        "gammas": [SequenceOf(_POSITIVE), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "early_stopping": ["boolean"],
+        "init": [StrOptions({"auto", "random", "lift"}), "array-like", None],
+        "n_items": [COUNT, None],
+        "random_state": ["random_state"],
+        "n_jobs": [Interval(Integral, None, None, closed="neither"), None],
+        "verbose": ["verbose"],
+    }
+
+    # the training loop (tests swap in the NumPy twin's, of the same signature)
+    _train = staticmethod(native_train)
+
+    _renamed_params = {"n_components": "dim"}
+
+    @renamed(n_components="dim")
+    def __init__(
+        self,
+        model: str = "gamma-ckl",
+        dim: int = 2,
+        *,
+        gamma: float | str = "auto",
+        mu: float = 0.0,
+        alpha: float | None = None,
+        sigma: float = 0.1,
+        optimizer: str = "lbfgs",
+        lr: float | None = None,
+        batch_size: int | None = None,
+        max_epochs: int = 1000,
+        tol: float = 1e-6,
+        l2: float = 0.0,
+        learn_gamma: bool = False,
+        gammas: Any = None,
+        validation_fraction: float = 0.1,
+        early_stopping: bool = False,
+        init: Any = None,
+        n_items: int | None = None,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.model = model
+        self.dim = dim
+        self.gamma = gamma
+        self.mu = mu
+        self.alpha = alpha
+        self.sigma = sigma
+        self.optimizer = optimizer
+        self.lr = lr
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.l2 = l2
+        self.learn_gamma = learn_gamma
+        self.gammas = gammas
+        self.validation_fraction = validation_fraction
+        self.early_stopping = early_stopping
+        self.init = init
+        self.n_items = n_items
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    @property
+    def n_components(self) -> int:
+        """Deprecated spelling of :attr:`dim` (removed in 0.3.0)."""
+        warn_renamed("Embedding", "n_components", "dim", stacklevel=3)
+        return self.dim
+
+    # ------------------------------------------------------------------ parameters
+    def _validate_params(self) -> dict[str, Any]:
+        """The parameters, checked in one place and normalized (the model's canonical name).
+
+        Each against its declared constraints, then the rules that tie several together and
+        the trainer's own (L-BFGS is full batch).
+        """
+        p = super()._validate_params()
+        if p["learn_gamma"] and p["model"] != "gamma-ckl":
+            raise ValueError(
+                f"learn_gamma: only the gamma-ckl model has a gamma (model={p['model']!r})"
+            )
+        if p["validation_fraction"] == 0.0 and (self._auto_gamma() or p["early_stopping"]):
+            raise ValueError(
+                "validation_fraction: gamma='auto' and early_stopping need held-out rows (> 0)"
+            )
+        train_options(fit_options(p))  # the native range checks
+        return p
+
+    def _model_name(self) -> str:
+        return check_param(self.model, "model", self._parameter_constraints["model"])
+
+    def _auto_gamma(self) -> bool:
+        """True when gamma is chosen by ``fit`` (``gamma="auto"``, gamma-CKL)."""
+        return isinstance(self.gamma, str) and self._model_name() == "gamma-ckl"
+
+    def _make_oracle(self, gamma: float | None = None) -> Oracle:
+        """The model's oracle (gamma-CKL: at ``gamma``, else at the parameter)."""
+        name = self._model_name()
+        if name == "gamma-ckl":
+            if gamma is None:
+                gamma = check_param(self.gamma, "gamma", self._parameter_constraints["gamma"])
+            return GammaCKL(3.0 if gamma == "auto" else gamma)  # "auto": a stand-in
+        if name == "ckl":
+            return CKL(self.mu)
+        if name == "t-ste":
+            return TSTE(self.alpha)
+        if name == "ste":
+            return STE()
+        return Probit(self.sigma)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "embedding_"):
+            raise RuntimeError("this Embedding is not fitted yet; call fit(triplets) first")
+
+    def _prepare_rows(self, triplets: Any, name: str = "triplets") -> tuple[np.ndarray, Any]:
+        self._check_fitted()
+        T = check_triplets(triplets, None, name=name)
+        return T, valid_rows(T)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, triplets: Any, n_items: int | None = None) -> Embedding:
+        """Fit the embedding to triplets.
+
+        Parameters
+        ----------
+        triplets : array_like of int, shape (m, 3)
+            Rows ``(t, i, j)``: "i was judged closer to t than j".
+        n_items : int, optional
+            Number of items (overrides the ``n_items`` parameter); default: one more
+            than the largest index.
+
+        Returns
+        -------
+        self
+        """
+        p = self._validate_params()
+        options, oracle, d = fit_options(p), self._make_oracle(), p["dim"]
+        T, n = training_rows(triplets, p["n_items"] if n_items is None else n_items)
+        rng = check_random_state(self.random_state)
+        init, X0 = initial_embedding(p["init"], rng, n, d)
+        auto, vf = self._auto_gamma(), p["validation_fraction"]
+        held_out = auto or (p["learn_gamma"] and vf > 0.0)
+        path_rng = copy.deepcopy(rng) if held_out else None  # the path draws the same seed
+        seed = seed_from(rng)
+        split = held_out or p["early_stopping"]
+        T_fit, T_val = split_rows(T, vf, rng) if split else (T, None)
+        if auto:  # the lift's gamma, and the stand-in of the refit's options check
+            oracle = GammaCKL(PATH_START)
+        fixed = {**options, "learn_gamma": False}
+        if init == "lift":  # never on the held-out rows
+            X0 = self._lift(oracle, X0, T_fit, fixed, seed, d)
+        path = None
+        if held_out:
+            g0 = float(oracle._param(d))  # learn_gamma: steps of sqrt(2) around the given gamma
+            grid, start = (None, PATH_START) if auto else (sqrt2_steps(g0), g0)
+            res = gamma_path(
+                self,
+                T_fit,
+                T_val,
+                X0,
+                grid,
+                start=start,
+                refine=p["learn_gamma"],
+                random_state=path_rng,
+            )
+            oracle, X0, path = GammaCKL(res.gamma), res.embedding, res.curve()
+            options = fixed  # the refit on all rows keeps the gamma chosen on held-out rows
+        if p["early_stopping"]:  # the final fit on the fit rows, stopped on the held-out ones
+            out = self._run_train(oracle, X0, T_fit, options, seed, progress=True, validation=T_val)
+        else:
+            out = self._run_train(oracle, X0, T, options, seed, progress=True)
+        return self._fitted(out, oracle, n, p, path)
+
+    def _lift(
+        self, oracle: Oracle, X0: np.ndarray, T: np.ndarray, options: dict, seed: int, d: int
+    ) -> np.ndarray:
+        """The "lift" start: a fit in d + 1 dimensions, projected on its top d principal axes.
+
+        In one dimension the scale-free models cannot move an item past another (log D
+        barriers at D = 0), so a random 1-D start stays in a poor local optimum.
+        """
+        Y = self._run_train(oracle, X0, T, options, seed, progress=False).embedding
+        Y = Y - Y.mean(axis=0)
+        return Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
+
+    def _fitted(
+        self, out: TrainOutput, oracle: Oracle, n: int, p: dict, path: dict | None
+    ) -> Embedding:
+        """Set the fitted attributes from the final fit; returns self."""
+        if out.status == "diverged":
+            loss = out.loss
+            raise DivergenceError(
+                f"training diverged at epoch {out.epochs} "
+                f"(loss {loss[-1] if len(loss) else 'nan'}); try a smaller lr or optimizer='lbfgs'"
+            )
+        gamma_model = p["model"] == "gamma-ckl"
+        self.embedding_ = out.embedding
+        self.n_items_ = n
+        if not gamma_model:
+            self.gamma_ = math.nan
+        elif p["learn_gamma"] and path is None and len(out.gamma):
+            self.gamma_ = float(out.gamma[-1])
+        else:
+            self.gamma_ = float(oracle._param(p["dim"]))
+        self.gamma_path_ = path
+        self.oracle_ = self._make_oracle(self.gamma_ if gamma_model else None)
+        self.loss_curve_ = out.loss
+        self.n_epochs_ = int(out.epochs)
+        self.status_ = out.status
+        return self
+
+    def _run_train(
+        self,
+        oracle: Oracle,
+        X0: np.ndarray,
+        T: np.ndarray,
+        options: dict[str, Any],
+        seed: int,
+        progress: bool,
+        validation: np.ndarray | None = None,
+    ) -> TrainOutput:
+        callback, close = (
+            _epoch_progress(self.model, self.verbose, options["max_epochs"])
+            if progress
+            else (None, lambda: None)
+        )
+        try:
+            return self._train(
+                oracle,
+                np.ascontiguousarray(X0),
+                T,
+                options,
+                seed,
+                resolve_n_jobs(self.n_jobs),
+                callback,
+                validation,
+            )
+        finally:
+            close()
+
+    # ------------------------------------------------------------------ new items
+    def transform(self, triplets: Any, n_new: int | None = None) -> np.ndarray:
+        """Positions of new items from their triplets; the fitted items do not move.
+
+        New items are the indices ``n_items_, n_items_ + 1, ...``; each gets its position by
+        maximum likelihood of the rows that name it, under the fitted model, with every
+        fitted item held where it is (the way a catalogue grows without refitting). Each new
+        item starts next to the fitted item of its rows that explains them best, then all new
+        items are refined together (L-BFGS over their coordinates only).
+
+        Parameters
+        ----------
+        triplets : array_like of int, shape (m, 3)
+            Rows ``(t, i, j)`` over fitted and new items; rows without a new item, and rows
+            naming the head or repeating an item, carry nothing for the placement and are
+            ignored.
+        n_new : int, optional
+            Number of new items; default: one more than the largest index, minus
+            ``n_items_``. Every new item needs at least one row.
+
+        Returns
+        -------
+        ndarray, shape (n_new, dim)
+            Row ``k`` is item ``n_items_ + k``. :meth:`add_items` appends them.
+        """
+        return place_items(self, triplets, n_new)
+
+    def add_items(self, triplets: Any, n_new: int | None = None) -> Embedding:
+        """Append the new items placed by :meth:`transform` to ``embedding_``; returns self."""
+        new = self.transform(triplets, n_new)
+        self.embedding_ = np.concatenate([self.embedding_, new])
+        self.n_items_ = int(self.n_items_) + len(new)
+        return self
+
+    # ------------------------------------------------------------------ scores
+    def predict_proba(self, triplets: Any) -> np.ndarray:
+        """Probability of each row's stated outcome under the fitted model; shape (m,)."""
+        self._check_fitted()
+        return self.oracle_.prob(self.embedding_, triplets, n_jobs=self.n_jobs)
+
+    def score(self, triplets: Any, y: Any = None) -> float:
+        """Accuracy: fraction of valid rows whose stated outcome the model finds more likely.
+
+        More likely than not: p > 1/2.
+        """
+        T, keep = self._prepare_rows(triplets)
+        if not keep.any():
+            return math.nan
+        p = self.oracle_.prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
+        return float(np.mean(p > 0.5))
+
+    def log_loss(self, triplets: Any) -> float:
+        """Mean negative log-likelihood over the valid rows."""
+        T, keep = self._prepare_rows(triplets)
+        if not keep.any():
+            return math.nan
+        lp = self.oracle_.log_prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
+        return float(-np.mean(lp))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: Any) -> None:
+        """Save a fitted embedding to ``path`` (a NumPy ``.npz`` file, no pickles).
+
+        The file holds the embedding, the fitted gamma and training record, and the
+        parameters that are plain values (a Generator ``random_state`` or an array ``init``
+        is stored as None). ``Embedding.load(path)`` reads it back; ``tripletsearch serve
+        --catalogue`` accepts such a file as a catalogue's embedding.
+        """
+        save_embedding(self, path)
+
+    @classmethod
+    def load(cls, path: Any) -> Embedding:
+        """Load an embedding saved by :meth:`save`.
+
+        It is fitted: ``embedding_``, ``oracle_`` and the scores work as after ``fit``.
+        """
+        return load_embedding(cls, path)
+
+
+def _epoch_progress(
+    model: Any, verbose: Any, total: int
+) -> tuple[Callable[[int, float, float], bool] | None, Callable[[], None]]:
+    """(the trainer's per-epoch callback, its closer): a tqdm bar or a log line per epoch."""
+    if not verbose:
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - depends on the environment
+
+        def log(epoch: int, loss: float, gamma: float) -> bool:
+            print(f"epoch {epoch:5d}  loss {loss:.6f}  gamma {gamma:.4g}", flush=True)
+            return True
+
+        return log, lambda: None
+    bar = tqdm(total=total, desc=f"Embedding({model})", unit="epoch")
+
+    def update(epoch: int, loss: float, gamma: float) -> bool:
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss:.5f}")
+        return True
+
+    return update, bar.close

@@ -1,0 +1,237 @@
+"""The gamma path: gamma-CKL's gamma chosen by the likelihood of held-out rows.
+
+:func:`gamma_path` fits an embedding at each gamma of a path, each fit starting from its
+neighbour's embedding, and scores it on held-out rows (as scikit-learn's ``lasso_path``
+walks the alphas ``LassoCV`` chooses from). :class:`~tripletsearch.Embedding` walks it for
+``gamma="auto"`` and ``learn_gamma``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._params import check_param, validate_params
+from .._progress import Progress
+from .._validation import check_random_state, check_triplet_rows, check_X, seed_from
+from ..oracles import GammaCKL
+from ._train import fit_options
+
+if TYPE_CHECKING:
+    from ._estimator import Embedding
+
+__all__ = ["gamma_path", "GammaPath", "gamma_grid", "sqrt2_steps"]
+
+PATH_START = 4.0  # the path starts at the grid's gamma closest to this
+_PATH_TOL = 1e-5  # the tolerance of the path's fits (a final fit uses its own ``tol``)
+_GAMMA_RANGE = (1e-2, 1e3)  # learn_gamma's search interval
+_REFINE_FITS = 6  # refine: at most this many fits after the bracketing walk
+_REFINE_RTOL = 0.02  # refine stops when the next gamma is this close to a fitted one
+
+
+def gamma_grid(gammas: list[float] | None) -> np.ndarray:
+    """The increasing path of checked ``gammas``: sorted, or 11 values from 1 to 32 (None)."""
+    if gammas is None:
+        return np.sqrt(2.0) ** np.arange(11)  # 1 ... 32
+    return np.unique(np.asarray(gammas, dtype=np.float64))
+
+
+def sqrt2_steps(gamma: float) -> np.ndarray:
+    """Steps of sqrt(2) around ``gamma`` over learn_gamma's search interval (1e-2 to 1e3)."""
+    lo, hi = (math.log(v / gamma) / math.log(math.sqrt(2.0)) for v in _GAMMA_RANGE)
+    return gamma * np.sqrt(2.0) ** np.arange(math.ceil(lo), math.floor(hi) + 1)
+
+
+@dataclass(frozen=True)
+class GammaPath:
+    """Result of :func:`gamma_path`.
+
+    Attributes
+    ----------
+    gamma : float
+        The chosen gamma.
+    embedding : ndarray (n_items, dim)
+        The fit at the fitted gamma nearest the chosen one (where a refit at it starts).
+    gammas : ndarray
+        Every gamma fitted, increasing.
+    val_nll, val_accuracy : ndarray
+        Mean negative log-likelihood and accuracy of the held-out rows, per gamma.
+    embeddings : list of ndarray
+        The fit at each gamma.
+    """
+
+    gamma: float
+    embedding: np.ndarray
+    gammas: np.ndarray
+    val_nll: np.ndarray
+    val_accuracy: np.ndarray
+    embeddings: list
+
+    def curve(self) -> dict[str, np.ndarray]:
+        """``{"gamma", "val_nll", "val_accuracy"}``: :attr:`Embedding.gamma_path_`."""
+        return {"gamma": self.gammas, "val_nll": self.val_nll, "val_accuracy": self.val_accuracy}
+
+
+def _parabola_vertex(
+    fits: dict[float, tuple[np.ndarray, float, float]], best: float, limit: float
+) -> float:
+    """The minimum of the parabola in log gamma through ``best`` and its fitted neighbours.
+
+    ``fits`` maps gamma to (embedding, held-out NLL, accuracy). The vertex stays within
+    ``limit`` times the distance to the nearer neighbour; ``best`` itself when it is at an
+    end of the fitted gammas or the three points do not curve upwards.
+    """
+    order = sorted(fits)
+    k = order.index(best)
+    if k == 0 or k == len(order) - 1:
+        return best
+    x = np.log([order[k - 1], order[k], order[k + 1]])
+    y = np.array([fits[order[k - 1]][1], fits[order[k]][1], fits[order[k + 1]][1]])
+    if not np.isfinite(y).all():
+        return best
+    # the vertex of the interpolating parabola (unequal steps)
+    d1, d2 = x[1] - x[0], x[2] - x[1]
+    num = d1 * d1 * (y[1] - y[2]) - d2 * d2 * (y[1] - y[0])
+    den = d1 * (y[1] - y[2]) + d2 * (y[1] - y[0])
+    if not den < 0.0:  # y[1] below both neighbours makes den < 0: upward curvature
+        return best
+    shift = -0.5 * num / den
+    step = min(d1, d2) * limit
+    return float(math.exp(x[1] + max(-step, min(step, shift))))
+
+
+def gamma_path(
+    estimator: Embedding,
+    triplets: Any,
+    validation: Any,
+    init: Any = None,
+    gammas: Any = None,
+    *,
+    start: float = PATH_START,
+    refine: bool = False,
+    random_state: Any = None,
+) -> GammaPath:
+    """gamma-CKL's gamma chosen by the likelihood of held-out rows.
+
+    Fits ``estimator``'s model (its optimizer, ``lr``, ``batch_size``, ``max_epochs``,
+    ``l2``; ``tol`` at least 1e-5, gamma fixed) on ``triplets`` at the gamma of the path
+    nearest ``start``, then up the path while the held-out likelihood of ``validation``
+    improves, then down when the first gamma was the best; each fit starts from its
+    neighbour's embedding. The best gamma is then refined by the vertex of the parabola
+    through it and its neighbours in log gamma: without ``refine`` that vertex is the answer
+    (kept within half a step of the best gamma); with ``refine`` each vertex is fitted in
+    turn (up to 6 fits) until it falls within 2 % of a fitted gamma.
+
+    Parameters
+    ----------
+    estimator : Embedding
+        A gamma-CKL :class:`~tripletsearch.Embedding` whose settings the fits use (its
+        ``gamma`` and ``learn_gamma`` are not).
+    triplets, validation : array_like of int, shape (m, 3)
+        The rows fitted and the held-out rows that score the fits.
+    init : array_like (n_items, dim), optional
+        The start of the first fit; default ``N(0, 0.1^2)`` drawn from ``random_state``
+        (``n_items``: one more than the largest index of the rows).
+    gammas : sequence of float > 0, optional
+        The path (sorted); default the estimator's ``gammas`` (default 1 to 32 in steps of
+        sqrt(2)).
+    start : float
+        The path starts at its gamma nearest this (in log gamma).
+    refine : bool
+        Fit the parabola's vertices (see above).
+    random_state : None, int or numpy.random.Generator
+        Draws ``init`` (when not given), then the trainer's seed (the minibatch order).
+
+    Returns
+    -------
+    GammaPath
+    """
+    est = validate_params(estimator.get_params(), estimator._parameter_constraints)
+    if est["model"] != "gamma-ckl":
+        raise ValueError(f"estimator: the gamma path is gamma-CKL's, got model={est['model']!r}")
+    T = check_triplet_rows(triplets)
+    V = check_triplet_rows(validation, "validation")
+    if gammas is not None:  # checked as the estimator's own gammas
+        gammas = check_param(gammas, "gammas", estimator._parameter_constraints["gammas"])
+    grid = gamma_grid(est["gammas"] if gammas is None else gammas)
+    rng = check_random_state(random_state)
+    if init is None:
+        n = int(max(T.max(), V.max() if len(V) else 0)) + 1
+        init = 0.1 * rng.standard_normal((n, est["dim"]))
+    X0 = check_X(init, "init")
+    if X0.shape[1] != est["dim"] or X0.shape[0] <= max(T.max(), V.max() if len(V) else 0):
+        raise ValueError(f"init: shape {X0.shape} does not fit dim={est['dim']} and the rows")
+    first = int(np.argmin(np.abs(np.log(grid) - math.log(start))))
+    options = {**fit_options(est), "learn_gamma": False}
+    return _walk(estimator, X0, T, V, options, seed_from(rng), grid, first, refine)
+
+
+def _walk(
+    estimator: Embedding,
+    X0: np.ndarray,
+    T_fit: np.ndarray,
+    T_val: np.ndarray,
+    options: dict[str, Any],
+    seed: int,
+    grid: np.ndarray,
+    first: int,
+    refine: bool,
+) -> GammaPath:
+    """:func:`gamma_path`'s walk over checked arguments, from ``grid[first]``.
+
+    ``options``: the trainer's (gamma fixed).
+    """
+    total = len(grid) + (_REFINE_FITS if refine else 0)
+    progress = Progress(total, f"Embedding({estimator.model}) gamma", "fit", estimator.verbose)
+    # the path's fits stop at a looser tolerance than a final one: the held-out
+    # likelihood settles before the training loss does
+    path_options = {**options, "tol": max(float(options["tol"]), _PATH_TOL)}
+    fits: dict[float, tuple[np.ndarray, float, float]] = {}  # gamma -> (X, nll, accuracy)
+
+    def fit_at(gamma: float, start: np.ndarray) -> float:
+        o = GammaCKL(gamma)
+        X = estimator._run_train(o, start, T_fit, path_options, seed, progress=False).embedding
+        lp = o.log_prob(X, T_val, n_jobs=estimator.n_jobs)
+        nll = float(-np.mean(lp)) if np.isfinite(lp).all() else math.inf
+        fits[gamma] = (X, nll, float(np.mean(lp > math.log(0.5))))
+        progress.step()
+        return nll
+
+    def best_gamma() -> float:
+        return min(fits, key=lambda g: fits[g][1])
+
+    try:
+        g = [float(v) for v in grid]
+        fit_at(g[first], X0)
+        for k in range(first + 1, len(g)):
+            record = fits[best_gamma()][1]
+            if fit_at(g[k], fits[g[k - 1]][0]) >= record:
+                break
+        if best_gamma() == g[first]:
+            for k in range(first - 1, -1, -1):
+                record = fits[best_gamma()][1]
+                if fit_at(g[k], fits[g[k + 1]][0]) >= record:
+                    break
+        gamma = _parabola_vertex(fits, best_gamma(), limit=0.5)
+        if refine:
+            for _ in range(_REFINE_FITS):
+                if min(abs(math.log(gamma / f)) for f in fits) < _REFINE_RTOL:
+                    break
+                nearest = min(fits, key=lambda f: abs(math.log(gamma / f)))
+                fit_at(gamma, fits[nearest][0])
+                gamma = _parabola_vertex(fits, best_gamma(), limit=1.0)
+    finally:
+        progress.close()
+    order = sorted(fits)
+    nearest = min(fits, key=lambda f: abs(math.log(gamma / f)))
+    return GammaPath(
+        gamma=gamma,
+        embedding=fits[nearest][0],
+        gammas=np.array(order),
+        val_nll=np.array([fits[f][1] for f in order]),
+        val_accuracy=np.array([fits[f][2] for f in order]),
+        embeddings=[fits[f][0] for f in order],
+    )
