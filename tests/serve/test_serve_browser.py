@@ -341,7 +341,7 @@ def test_screen_sizes_from_the_server_and_no_page_of_items(browser, tmp_path):
         page = browser.new_page()
         requests = record_catalogue_requests(page)
         errors: list = []
-        page.on("pageerror", errors.append)
+        page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(base + "/")
         expect(page.locator("#title")).to_have_text("Three colours")
