@@ -72,9 +72,9 @@ def test_health_and_catalogue(server):
     }
     assert cat["items"][0] == {"id": 0, "name": CAT.names[0], "hex": CAT.hex[0]}
     page = client.get("/")
-    assert page.status_code == 200 and 'src="/static/app.js"' in page.text
+    assert page.status_code == 200 and 'src="/static/main.js"' in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
-    js = client.get("/static/app.js")
+    js = client.get("/static/api.js")
     assert js.status_code == 200 and "/api/sessions" in js.text
     assert js.headers["content-type"].startswith("text/javascript")
     assert client.get("/static/app.css").headers["content-type"].startswith("text/css")

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
@@ -19,8 +20,10 @@ from playwright.sync_api import expect
 from serving import ServeProcess, thread_server
 
 from tripletsearch.serve import create_app, demo_catalogue
+from tripletsearch.serve.catalogue import Catalogue
 from tripletsearch.serve.colour import hex_to_srgb, srgb_to_lab
 from tripletsearch.serve.store import Store
+from tripletsearch.serve.study import load_study
 
 CAT = demo_catalogue()
 LAB = CAT.embedding
@@ -139,7 +142,7 @@ def test_keys_and_undo(browser, server):
     base, url = server
     page = browser.new_page()
     page.goto(base + "/")
-    page.select_option("#k", "3")
+    page.select_option("#n-choices-find", "3")
     page.click("#find")
     page.wait_for_selector("#grid .pick")
     assert page.locator("#grid .pick").count() == 3
@@ -290,6 +293,7 @@ def test_a_picture_catalogue(browser, tmp_path, shots):
     with thread_server(app) as base:
         page = browser.new_page()
         page.goto(base + "/")
+        expect(page.locator("#find")).to_be_visible()  # the start screen is up
         assert page.is_hidden("#mode-mix")  # no colours: find only
         page.click("#find")
         page.wait_for_selector("#grid .pick img")
@@ -302,4 +306,151 @@ def test_a_picture_catalogue(browser, tmp_path, shots):
         with page.expect_response(lambda r: r.url.endswith("/answer")):
             page.keyboard.press("1")
         expect(page.locator("#progress")).to_contain_text("1 answered")
+        page.close()
+
+
+def record_catalogue_requests(page) -> list[dict]:
+    """The query of every /api/catalogue request the page makes (appended as they go)."""
+    seen: list[dict] = []
+
+    def record(request) -> None:
+        url = urlsplit(request.url)
+        if url.path == "/api/catalogue":
+            seen.append(parse_qs(url.query, keep_blank_values=True))
+
+    page.on("request", record)
+    return seen
+
+
+def size_choices(page, mode: str) -> tuple[list[str], str]:
+    """The screen sizes offered for ``mode`` and the one selected."""
+    select = page.locator(f"#n-choices-{mode}")
+    return select.locator("option").all_inner_texts(), select.input_value()
+
+
+def test_screen_sizes_from_the_server_and_no_page_of_items(browser, tmp_path):
+    """A catalogue of 3 colours: find offers 2 or 3 per screen (3 selected), mix its 2
+    swatches; the page asks the catalogue for its metadata only (limit=0)."""
+    three = Catalogue(
+        names=("red", "green", "blue"),
+        embedding=srgb_to_lab(hex_to_srgb(["#e50000", "#15b01a", "#0343df"])),
+        hex=("#e50000", "#15b01a", "#0343df"),
+        title="Three colours",
+    )
+    with thread_server(create_app(three, f"sqlite:///{tmp_path / 's.sqlite'}")) as base:
+        page = browser.new_page()
+        requests = record_catalogue_requests(page)
+        errors: list = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(base + "/")
+        expect(page.locator("#title")).to_have_text("Three colours")
+        assert size_choices(page, "find") == (["2", "3"], "3")
+        expect(page.locator("#mode-mix")).to_be_visible()
+        assert page.locator("#n-choices-mix").count() == 0  # one size: no choice
+        assert "two swatches per screen" in page.inner_text("#mode-mix")
+        page.select_option("#n-choices-find", "2")
+        with page.expect_response(lambda r: r.url.endswith("/api/sessions")) as created:
+            page.click("#find")
+        assert created.value.request.post_data_json == {"mode": "find", "n_choices": 2}
+        expect(page.locator("#grid .pick")).to_have_count(2)
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.locator("#grid .card .found").nth(0).click()
+        expect(page.locator("#result")).to_contain_text("Found: ")
+        page.close()
+    assert requests == [{"limit": ["0"]}]
+    assert errors == []  # the modules loaded under the CSP, nothing thrown
+
+
+def test_a_whole_search_reads_no_page_of_items(browser, server):
+    """The demo catalogue (949 colours): find offers its 2 to 8 per screen, 4 selected; start,
+    answer, undo, finish and again load the catalogue's metadata only."""
+    base, _ = server
+    page = browser.new_page()
+    requests = record_catalogue_requests(page)
+    page.goto(base + "/")
+    expect(page.locator("#find")).to_have_text("Find a named colour")
+    assert size_choices(page, "find") == ([str(n) for n in range(2, 9)], "4")
+    with page.expect_response(lambda r: r.url.endswith("/api/sessions")) as created:
+        page.click("#find")
+    assert created.value.request.post_data_json == {"mode": "find", "n_choices": 4}
+    expect(page.locator("#grid .pick")).to_have_count(4)
+    find_by_clicks(page, int(CAT.names.index("burnt orange")), max_screens=40)
+    expect(page.locator("#result")).to_contain_text("Found: burnt orange")
+    page.click("#again")
+    expect(page.locator("#find")).to_be_visible()
+    page.close()
+    assert requests == [{"limit": ["0"]}, {"limit": ["0"]}]
+
+
+def test_a_reload_resumes_the_session(browser, server):
+    base, url = server
+    page = browser.new_page()
+    page.goto(base + "/")
+    page.select_option("#n-choices-find", "3")
+    page.click("#find")
+    expect(page.locator("#grid .pick")).to_have_count(3)
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.keyboard.press("1")
+    expect(page.locator("#progress")).to_contain_text("1 answered")
+    names = page.locator("#grid .card .name").all_inner_texts()
+    sid = session_id(page)
+    page.reload()
+    expect(page.locator("#progress")).to_have_text("screen 2 · 1 answered")
+    assert page.locator("#grid .card .name").all_inner_texts() == names
+    assert session_id(page) == sid and page.is_visible("#skip") and page.is_hidden("#mixbar")
+    with page.expect_response(lambda r: r.url.endswith("/undo")):
+        page.keyboard.press("u")
+    expect(page.locator("#progress")).to_contain_text("0 answered")
+    assert [h["kind"] for h in Store(url).history(sid)] == ["answer", "undo"]
+    # a mix session resumes as one: its swatches, its colour so far, "this is my colour"
+    page.evaluate("localStorage.clear()")
+    page.reload()
+    page.click("#mix")
+    expect(page.locator("#grid .pick")).to_have_count(2)
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.keyboard.press("2")
+    expect(page.locator("#progress")).to_contain_text("1 answered")
+    page.reload()
+    expect(page.locator("#progress")).to_have_text("screen 2 · 1 answered")
+    expect(page.locator("#mixbar")).to_be_visible()
+    expect(page.locator("#accept")).to_be_visible()
+    assert page.is_hidden("#skip")
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.click("#accept")
+    expect(page.locator("#result")).to_contain_text("Your colour: #")
+    page.close()
+
+
+def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_path):
+    """The page no longer checks the target itself: the server refuses, the page says why,
+    nothing is recorded; a reload resumes the search beside its target."""
+    (tmp_path / "study.toml").write_text(STUDY.replace("targets = 3", "targets = 1"))
+    study = load_study(tmp_path / "study.toml")
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    with thread_server(create_app(study.catalogue, url, study=study)) as base:
+        page = browser.new_page()
+        page.goto(base + "/study")
+        page.click("#agree")
+        page.wait_for_selector("#target-intro:not([hidden])")
+        target = page.get_attribute("#target-big", "title")
+        page.click("#begin")
+        expect(page.locator("#grid .pick")).to_have_count(4)
+        names = page.locator("#grid .card .name").all_inner_texts()
+        other = next(i for i, n in enumerate(names) if n != target)
+        with page.expect_response(lambda r: r.url.endswith("/answer")) as refused:
+            page.locator("#grid .card .found").nth(other).click()
+        assert refused.value.status == 400
+        expect(page.locator("#status")).to_contain_text("not the target")
+        sid = session_id(page, "ts-study")
+        assert Store(url).history(sid) == []
+        expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 1 · 0 answered")
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.locator("#grid .pick").nth(other).click()
+        expect(page.locator("#progress")).to_contain_text("1 answered")
+        page.reload()
+        expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 2 · 1 answered")
+        expect(page.locator("#target")).to_have_attribute("title", target)
+        find_by_clicks(page, CAT.names.index(target), max_screens=40)
+        expect(page.locator("#result")).to_contain_text("Thank you: all 1 searches are done.")
         page.close()

@@ -1,9 +1,16 @@
-"""The page (``/``, ``/study``) and its assets (``/static/app.js``, ``/static/app.css``)."""
+"""The page (``/``, ``/study``) and its assets.
+
+The assets are the ES modules and the stylesheet in ``static/`` (``/static/main.js``,
+``/static/modes/find.js``, ``/static/app.css``, ...).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -12,6 +19,9 @@ from starlette.routing import Route
 from ..errors import NotFound
 from . import HEADERS
 
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
+
 __all__ = ["ROUTES", "CSP"]
 
 # the page: its own scripts, styles and images only (no CDN, no inline script)
@@ -19,13 +29,35 @@ CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
-_ASSETS = {"app.js": "text/javascript", "app.css": "text/css"}
+_TYPES = {".js": "text/javascript", ".css": "text/css"}
 _SERVE = __name__.rsplit(".", 2)[0]  # tripletsearch.serve, whose static/ holds the page
+
+
+def _files(folder: Traversable, prefix: str = "") -> Iterator[str]:
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            yield from _files(entry, f"{prefix}{entry.name}/")
+        elif PurePosixPath(entry.name).suffix in _TYPES:
+            yield prefix + entry.name
+
+
+@cache
+def _assets() -> dict[str, str]:
+    """The allow-list: the scripts and stylesheets in static/ and their media types.
+
+    Keyed by their paths relative to static/; nothing else is served from there, so no
+    request names a file outside it.
+    """
+    static = resources.files(_SERVE).joinpath("static")
+    return {name: _TYPES[PurePosixPath(name).suffix] for name in sorted(_files(static))}
 
 
 @cache
 def _static(name: str) -> bytes:
-    return resources.files(_SERVE).joinpath("static").joinpath(name).read_bytes()
+    path = resources.files(_SERVE).joinpath("static")
+    for part in name.split("/"):
+        path = path.joinpath(part)
+    return path.read_bytes()
 
 
 def page(request: Request) -> Response:
@@ -42,13 +74,14 @@ def page(request: Request) -> Response:
 
 
 def asset(request: Request) -> Response:
-    """A script or stylesheet of the page."""
+    """A script or stylesheet of the page (one of the allow-list's)."""
     name = request.path_params["name"]
-    if name not in _ASSETS:
+    media_type = _assets().get(name)
+    if media_type is None:
         raise NotFound("not found")
     return Response(
         _static(name),
-        media_type=_ASSETS[name],
+        media_type=media_type,
         headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
     )
 
@@ -56,5 +89,5 @@ def asset(request: Request) -> Response:
 ROUTES = [
     Route("/", page),
     Route("/study", page),
-    Route("/static/{name}", asset),
+    Route("/static/{name:path}", asset),
 ]

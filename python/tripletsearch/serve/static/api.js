@@ -1,0 +1,57 @@
+// The client of the server's JSON API (every URL the page uses is here) and the page's one
+// error display. Replies are JSON; a reply that is not 2xx throws its "error" message.
+
+import {$} from "./ui.js";
+
+async function request(path, body, token) {
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (token) headers["Authorization"] = "Bearer " + token;
+  const r = await fetch(path, {
+    method: body === undefined ? "GET" : "POST",
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = {};
+  try {
+    data = await r.json();
+  } catch (e) {
+    /* not JSON: the status text says it */
+  }
+  if (!r.ok) throw new Error(data.error || r.statusText);
+  return data;
+}
+
+const at = (id) => encodeURIComponent(id);
+
+export const client = {
+  /** The catalogue's metadata, no items: title, modes, screen sizes per mode. */
+  catalogue: () => request("/api/catalogue?limit=0"),
+  /** Start a session: the first screen, its id and token. */
+  create: (mode, nChoices) => request("/api/sessions", {mode, n_choices: nChoices}),
+  /** A session: done, n_queries, the current screen, the result. */
+  session: (s) => request(`/api/sessions/${at(s.id)}`, undefined, s.token),
+  answer: (s, screen, choice, found) =>
+    request(`/api/sessions/${at(s.id)}/answer`, {screen, choice, found}, s.token),
+  undo: (s, screen) => request(`/api/sessions/${at(s.id)}/undo`, {screen}, s.token),
+  /** The study: title and consent text. */
+  study: () => request("/api/study"),
+  enrol: () => request("/api/study/participants", {consent: true}),
+  /** A participant's current search (started when new), or done. */
+  next: (p) => request(`/api/study/participants/${at(p.id)}/next`, {}, p.token),
+};
+
+/** The error display: the message under the page, read out by screen readers. */
+export function showError(e) {
+  $("status").textContent = "Error: " + (e && e.message ? e.message : String(e));
+}
+
+/** Run `step` (async); an error goes to the error display. Its result, or null. */
+export async function attempt(step) {
+  try {
+    return await step();
+  } catch (e) {
+    showError(e);
+    return null;
+  }
+}

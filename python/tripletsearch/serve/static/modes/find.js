@@ -1,0 +1,53 @@
+// Find mode: a screen of catalogue items; pick the closest, say "this is it", or skip.
+
+import {digit, pickButton} from "../ui.js";
+
+const SKIP = {choice: null, found: false}; // none is closer
+
+export default {
+  name: "find",
+  parts: {skip: SKIP},
+
+  offer(catalogue) {
+    // a catalogue that can mix colours is one of named colours
+    return {label: catalogue.modes.includes("mix") ? "Find a named colour" : "Find an item"};
+  },
+
+  render(screen, ui) {
+    screen.items.forEach((item, i) => {
+      const card = document.createElement("div");
+      card.className = "card";
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = item.name;
+      const found = document.createElement("button");
+      found.className = "found";
+      found.textContent = "This is it";
+      found.setAttribute("aria-label", `${item.name}: this is it`);
+      found.addEventListener("click", () => ui.answer(i, true));
+      card.append(pickButton(item, i, () => ui.answer(i, false)), name, found);
+      ui.grid.append(card);
+    });
+    ui.prompt.textContent = "Pick what is closest to what you are looking for.";
+    ui.keys.textContent =
+      `Keys: 1-${screen.items.length} pick, Enter on a focused item = this is it, ` +
+      "0 = none is closer, U undoes.";
+  },
+
+  read(ev, screen, focused) {
+    const i = digit(ev, screen.items.length);
+    if (i !== null) return {choice: i, found: false};
+    if (ev.key === "Enter" && focused && focused.classList.contains("pick")) {
+      return {choice: Number(focused.dataset.index), found: true};
+    }
+    if (ev.key === "0" || ev.key.toLowerCase() === "n") return SKIP;
+    return null;
+  },
+
+  result(session) {
+    const res = session.result || {};
+    if (!res.name) return {text: "Nothing left to show.", item: {}};
+    // the item found: its record
+    return {text: `Found: ${res.name} after ${session.n_queries} screens.`, item: res.item || {}};
+  },
+};

@@ -1,0 +1,37 @@
+// The page's state, in one object, and what survives a reload (localStorage).
+
+/** "search" (the free search) or "study" (a study's participants): set by the server. */
+export const page = document.body.dataset.page;
+
+const STORE = page === "study" ? "ts-study" : "ts-search";
+
+export const state = {
+  session: null,     // the session shown: {id, token, mode}
+  renderer: null,    // its mode's renderer (modes/index.js)
+  memory: {},        // what the renderer keeps across the session's screens
+  finished: null,    // what follows when the session ends
+  screen: null,      // the screen shown
+  nQueries: 0,       // answers that count
+  busy: false,       // a request is under way
+  participant: null, // study: {id, token}
+  slot: null,        // study: {slot, n_slots, target}
+};
+
+/** Keep the session and the participant for a reload. */
+export function save() {
+  localStorage.setItem(STORE, JSON.stringify({session: state.session, participant: state.participant}));
+}
+
+/** What the last page load kept: {session, participant}, or null. */
+export function saved() {
+  try {
+    return JSON.parse(localStorage.getItem(STORE) || "null");
+  } catch (e) {
+    return null;
+  }
+}
+
+/** Forget what was kept: the next load starts afresh. */
+export function forget() {
+  localStorage.removeItem(STORE);
+}
