@@ -43,8 +43,10 @@ class ChoiceModelFit:
         bound means "at least" / "at most" that).
     log_likelihood : float
         At the estimate.
-    n_choices : int
-        Choices used (those where the target was not among the shown items).
+    n_answers : int
+        Recorded choices used (those where the target was not among the shown items).
+        ``n_choices`` is its old name (deprecated: in the vocabulary ``n_choices`` is the
+        items per screen).
     level : float
     """
 
@@ -53,8 +55,14 @@ class ChoiceModelFit:
     gamma_interval: tuple[float, float]
     lapse_interval: tuple[float, float]
     log_likelihood: float
-    n_choices: int
+    n_answers: int
     level: float
+
+    @property
+    def n_choices(self) -> int:
+        """Deprecated spelling of :attr:`n_answers` (removed in 0.3.0)."""
+        warn_renamed("ChoiceModelFit", "n_choices", "n_answers", stacklevel=3)
+        return self.n_answers
 
     @property
     def gamma_ci(self) -> tuple[float, float]:
@@ -74,7 +82,7 @@ class ChoiceModelFit:
             f"[{self.gamma_interval[0]:.2f}, {self.gamma_interval[1]:.2f}], "
             f"lapse = {self.lapse:.3f} "
             f"[{self.lapse_interval[0]:.3f}, {self.lapse_interval[1]:.3f}] "
-            f"({self.level:.0%} profile-likelihood intervals, {self.n_choices} choices)"
+            f"({self.level:.0%} profile-likelihood intervals, {self.n_answers} choices)"
         )
 
 
@@ -215,6 +223,6 @@ def fit_choice_model(
             max(float(l_in.max(initial=l_hat)), l_hat),
         ),
         log_likelihood=best,
-        n_choices=int(len(H)),
+        n_answers=int(len(H)),
         level=level,
     )

@@ -76,4 +76,4 @@ def test_the_choice_model_fit_uses_the_comparisons_only():
     assert not keep[:40].any() and keep.sum() > 100
     full = ts.fit_choice_model(X, heads, shown, picked)
     kept = ts.fit_choice_model(X, heads[keep], shown[keep], picked[keep])
-    assert full == kept and full.n_choices == int(keep.sum())
+    assert full == kept and full.n_answers == int(keep.sum())

@@ -41,7 +41,7 @@ def test_fit_recovers_the_model(gamma, lapse, seed):
     assert fit.gamma_interval[0] <= gamma <= fit.gamma_interval[1], fit
     assert fit.lapse_interval[0] <= lapse <= fit.lapse_interval[1], fit
     assert fit.gamma_interval[1] / fit.gamma_interval[0] < 1.5
-    assert fit.n_choices == 3000 and "profile-likelihood" in str(fit)
+    assert fit.n_answers == 3000 and "profile-likelihood" in str(fit)
 
 
 def test_rows_showing_the_target_are_left_out_and_bad_input():
@@ -52,7 +52,7 @@ def test_rows_showing_the_target_are_left_out_and_bad_input():
     S2[0, 1] = H[0]  # the target on screen: not a comparison
     C2 = C.copy()
     C2[0] = S2[0, 0]
-    assert fit_choice_model(X, H, S2, C2).n_choices == 39
+    assert fit_choice_model(X, H, S2, C2).n_answers == 39
     C_bad = C.copy()
     C_bad[3] = next(i for i in range(20) if i not in S[3])
     for args, exc, match in [
@@ -68,3 +68,13 @@ def test_rows_showing_the_target_are_left_out_and_bad_input():
         fit_choice_model(X, H, S, C, level=0.5)
     with pytest.raises(ValueError, match="gamma_range"):
         fit_choice_model(X, H, S, C, gamma_range=(2.0, 1.0))
+
+
+def test_the_fits_old_count_name_warns():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 2))
+    H = rng.integers(0, 30, 40)
+    S = np.stack([(H + 1) % 30, (H + 2) % 30], axis=1)
+    fit = fit_choice_model(X, H, S, S[:, 0])
+    with pytest.warns(DeprecationWarning, match="'n_choices' was renamed 'n_answers'"):
+        assert fit.n_choices == fit.n_answers == 40

@@ -112,7 +112,7 @@ def _people(recorded: list[RecordedSession], catalogue: Catalogue) -> dict[str, 
         "gamma_interval": list(fit.gamma_interval),
         "lapse": fit.lapse,
         "lapse_interval": list(fit.lapse_interval),
-        "choices": fit.n_choices,
+        "choices": fit.n_answers,
         "level": fit.level,
     }
 
