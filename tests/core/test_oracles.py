@@ -33,6 +33,7 @@ CASES = [  # (n, d, m): d = 1 and d = 100, sparse (row path) and dense (pairwise
 ]
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("n,d,m", CASES)
 @pytest.mark.parametrize("cls,rcls,kw", MODELS)
 def test_native_matches_reference(cls, rcls, kw, n, d, m):
@@ -45,6 +46,7 @@ def test_native_matches_reference(cls, rcls, kw, n, d, m):
     assert ll_n == ll_r or math.isclose(ll_n, ll_r, rel_tol=1e-10)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("gamma", [0.5, 2.0, 2.5, 25.0, 100.0])
 @pytest.mark.parametrize("n,d,m", CASES)
 def test_gammackl_native_matches_reference_over_gamma(gamma, n, d, m):
@@ -56,6 +58,7 @@ def test_gammackl_native_matches_reference_over_gamma(gamma, n, d, m):
     assert math.isclose(nat.log_likelihood(X, T), rf.log_likelihood(X, T), rel_tol=1e-10)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("gamma", [2.0, 7.0, 100.0])
 def test_gammackl_grad_across_scales_matches_reference(gamma):
     """Integer gamma takes a log-free fast path whose range switch depends on the scale."""
@@ -265,6 +268,7 @@ def test_sample_frequencies_match_prob(cls, rcls, kw):
         assert stats.binomtest(int(kept[k]), reps, p[k]).pvalue > 1e-4
 
 
+@pytest.mark.twin
 def test_sample_is_reproducible_and_respects_the_index_rule():
     X, T = random_problem(20, 3, 500, seed=1)
     o = ts.GammaCKL(3.0)
@@ -278,6 +282,7 @@ def test_sample_is_reproducible_and_respects_the_index_rule():
 # ------------------------------------------------------------------ k-alternative choice
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize(
     "cls,kw",
     [

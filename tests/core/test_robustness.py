@@ -42,6 +42,7 @@ def test_gauss_search_sigma_is_in_the_catalogues_units():
     assert q == base_q
 
 
+@pytest.mark.twin
 def test_store_frame_is_exact_and_shared_with_the_twin():
     from tripletsearch import _core
 

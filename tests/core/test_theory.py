@@ -62,6 +62,7 @@ def test_native_monte_carlo_agrees(gamma, d):
     assert abs(est.mean - exact) < 5 * est.stderr
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("gamma,d", [(3.0, 2), (25.0, 10)])
 def test_reference_monte_carlo_agrees_with_native(gamma, d):
     a = theory.p_correct_monte_carlo(d, gamma, 200_000, random_state=3)

@@ -17,6 +17,7 @@ def call(backend, method, X_, T_, **kw):
     return getattr(backend.GammaCKL(2.0), method)(X_, T_, **kw)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", METHODS)
 def test_index_out_of_range(backend, method):
@@ -24,6 +25,7 @@ def test_index_out_of_range(backend, method):
         call(backend, method, X, [[0, 1, 2], [3, 5, 0]])
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", METHODS)
 def test_negative_index(backend, method):
@@ -31,6 +33,7 @@ def test_negative_index(backend, method):
         call(backend, method, X, [[0, 1, -1]])
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("method", METHODS)
 def test_huge_index_does_not_wrap(method):
     with pytest.raises(ValueError, match="triplets: index"):
@@ -39,12 +42,14 @@ def test_huge_index_does_not_wrap(method):
         call(ts, method, X, np.array([[0, 1, 2**64 - 1]], dtype=np.uint64))
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("method", METHODS)
 def test_float_triplets_rejected(method):
     with pytest.raises(TypeError, match="triplets: expected an integer array, got dtype float64"):
         call(ts, method, X, T.astype(float))
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("method", METHODS)
 def test_bool_triplets_rejected(method):
     with pytest.raises(TypeError, match="triplets: expected an integer array, got dtype bool"):
@@ -73,6 +78,7 @@ def test_X_wrong_shape(bad):
         ts.GammaCKL(2.0).prob(bad, T[:0])
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("method", METHODS)
 def test_nonfinite_X(value, method):
@@ -126,6 +132,7 @@ def test_alpha_must_be_positive(alpha):
         ts.TSTE(alpha)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("method", METHODS)
 def test_n_jobs_zero(method):
     with pytest.raises(ValueError, match="n_jobs: must be nonzero"):
@@ -168,6 +175,7 @@ def test_sample_bad_queries_and_random_state():
         o.sample(X, T, random_state=-3)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_choice_prob_index_out_of_range(backend):
     o = backend.GammaCKL(2.0)

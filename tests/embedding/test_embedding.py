@@ -26,6 +26,7 @@ def synthetic(n=40, d=2, m=3000, gamma=4.0, seed=0):
 # ------------------------------------------------------------------ twins
 
 
+@pytest.mark.twin
 def test_rng_twin_matches_native_stream():
     for seed, stream in ((0, 0), (123, 5), (2**64 - 1, 7)):
         r = Rng(seed, stream)
@@ -34,6 +35,7 @@ def test_rng_twin_matches_native_stream():
         ]
 
 
+@pytest.mark.twin
 def test_epoch_permutation_twin_matches_native():
     for seed, epoch, m in ((7, 3, 10), (99, 1, 1000), (1, 50, 2)):
         assert epoch_permutation(seed, epoch, m) == list(_core.epoch_permutation(seed, epoch, m))
@@ -55,6 +57,7 @@ TRAJECTORIES = [
 ]
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize(
     "kw", TRAJECTORIES, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items())
 )
@@ -72,6 +75,7 @@ def test_native_trainer_follows_reference_trajectory(model, kw):
     assert math.isclose(a.gamma_, b.gamma_, rel_tol=1e-9) or model != "gamma-ckl"
 
 
+@pytest.mark.twin
 def test_pairwise_gradient_path_trajectory_matches_reference():
     X, T = synthetic(n=12, d=2, m=3000)  # n^2 <= m / 4: the dense pairwise kernel
     a = ts.Embedding(dim=2, gamma=4.0, max_epochs=10, random_state=1).fit(T)

@@ -91,6 +91,7 @@ def test_parabola_vertex_closed_form():
     assert _parabola_vertex(flat, 4.0, limit=1.0) == 4.0
 
 
+@pytest.mark.twin
 def test_auto_path_matches_the_twin():
     X, T = synthetic(n=20, d=2, m=1500, gamma=4.0, seed=6)
     args = dict(dim=2, random_state=1, max_epochs=40, gammas=[2.0, 4.0, 8.0, 16.0])
@@ -202,6 +203,7 @@ def test_transform_places_new_items_as_well_as_a_full_refit():
     assert emb.score(test) > bayes - 0.04
 
 
+@pytest.mark.twin
 def test_transform_matches_the_twin():
     X, old, new, n, k = _catalogue(seed=12, n=30, k=4, d=2)
     args = dict(dim=2, gamma=8.0, random_state=0, max_epochs=30)
@@ -210,6 +212,7 @@ def test_transform_matches_the_twin():
     np.testing.assert_allclose(a.transform(new[:400]), b.transform(new[:400]), rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.twin
 def test_fixed_items_do_not_move_in_the_native_trainer_and_its_twin():
     X, T = synthetic(n=20, d=2, m=2000, gamma=4.0, seed=13)
     X0 = 0.5 * np.random.default_rng(1).normal(size=(20, 2))

@@ -238,6 +238,7 @@ def test_configs_are_typed_objects_not_codes():
 # ------------------------------------------------------------------ seeding
 
 
+@pytest.mark.twin
 def test_stream_purposes_agree_with_the_twin():
     assert {p.name: int(p.value) for p in ref_rng.Purpose} == {
         name: int(p) for name, p in _core.Purpose.__members__.items()

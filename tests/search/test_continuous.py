@@ -142,6 +142,7 @@ def native_simulation(
     return _core.simulate_continuous(native_config(**config), options, seed, threads).errors
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("method,d", TWIN)
 def test_simulation_matches_numpy_twin(method, d):
     config = dict(dim=d, method=method, alpha=0.7, stage_cap=30, particles=96)
@@ -150,6 +151,7 @@ def test_simulation_matches_numpy_twin(method, d):
     np.testing.assert_allclose(nat, twin, rtol=1e-9, atol=1e-13)
 
 
+@pytest.mark.twin
 def test_a_chunk_of_a_study_matches_the_twin():
     # runs 5 and 6 of a study, as a Dask chunk runs them: streams keyed by the global index
     config = dict(dim=2, method="global", alpha=0.7, stage_cap=30, particles=96)
@@ -161,6 +163,7 @@ def test_a_chunk_of_a_study_matches_the_twin():
     np.testing.assert_array_equal(nat, whole[5:])
 
 
+@pytest.mark.twin
 def test_simulation_with_lapse_matches_twin():
     config = dict(dim=2, method="global", alpha=0.7, lapse=0.1, stage_cap=30, particles=96)
     nat = native_simulation(2, 25, 2.0, 0.1, 5, 1, **config)
@@ -172,6 +175,7 @@ def test_simulation_with_lapse_matches_twin():
 BOX_LOW, BOX_HIGH = [0.0, -50.0, 10.0], [100.0, 50.0, 30.0]  # a box, not a cube
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("method", ["global", "posterior"])
 def test_box_simulation_matches_numpy_twin(method):
     config = dict(
@@ -201,6 +205,7 @@ def _sessions_in_step(config, seed, steps, p_a, rng_seed, before=None, after=Non
             after(a, b)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("method", ["global", "posterior"])
 def test_box_session_matches_numpy_twin(method):
     def same_estimate(a, b):
@@ -210,6 +215,7 @@ def test_box_session_matches_numpy_twin(method):
     _sessions_in_step(config, 3, 30, 0.5, 1, before=same_estimate)
 
 
+@pytest.mark.twin
 def test_hypothesis_test_session_matches_twin():
     # a toy plan: 4 cells per axis, 3 repetitions, accept with >= 2 wins
     config = dict(dim=2, method="hypothesis-test", cells_per_axis=4, n_obs=3, tau=2)
@@ -502,6 +508,7 @@ def test_observe_replays_to_the_same_search(method):
     np.testing.assert_array_equal(back.estimate(), replay.estimate())
 
 
+@pytest.mark.twin
 def test_observe_matches_the_twin_for_foreign_queries():
     config = dict(dim=2, method="global", low=[0.0, 0.0], high=[4.0, 2.0], particles=64)
     a = _core.ContinuousSearcher(native_config(**config), 7, 1)
@@ -536,6 +543,7 @@ def test_observe_bad_input():
 from tripletsearch._reference import choice as ref_choice  # noqa: E402
 
 
+@pytest.mark.twin
 def test_grid_powers_are_the_closed_form_powers():
     s = np.concatenate([np.geomspace(1e-300, 1.0, 200), [0.0, 0.5, 1.0]])
     for j, g in enumerate(ref_choice.GAMMA_GRID):
@@ -544,6 +552,7 @@ def test_grid_powers_are_the_closed_form_powers():
         np.testing.assert_allclose(ref_choice.grid_power(j, s), want, rtol=1e-13, atol=1e-320)
 
 
+@pytest.mark.twin
 def test_gamma_prior_native_twin_and_closed_form():
     grid = np.array(_core.GAMMA_GRID)
     np.testing.assert_array_equal(grid, ref_choice.GAMMA_GRID)
@@ -569,6 +578,7 @@ def test_gamma_prior_native_twin_and_closed_form():
 AUTO_TWIN = [(2, True, True), (2, True, False), (3, False, True)]
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("d,g_auto,l_auto", AUTO_TWIN)
 def test_auto_simulation_matches_numpy_twin(d, g_auto, l_auto):
     config = dict(
@@ -579,6 +589,7 @@ def test_auto_simulation_matches_numpy_twin(d, g_auto, l_auto):
     np.testing.assert_allclose(nat, twin, rtol=1e-9, atol=1e-13)
 
 
+@pytest.mark.twin
 def test_auto_session_matches_twin_and_its_user_posterior():
     def same_user_posterior(a, b):
         for x, y in zip(a.user_posterior(), b.user_posterior()):

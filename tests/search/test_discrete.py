@@ -11,7 +11,7 @@ import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
 from tripletsearch._reference.discrete import simulate as ref_simulate
-from tripletsearch._reference.discrete import store_frame
+from tripletsearch._reference.discrete import store_frame, top_eigenpairs
 from tripletsearch.discrete import METHODS, SELECTIONS
 
 CONFIGS = [  # (method, selection, n_choices)
@@ -44,6 +44,7 @@ def database(n=300, d=3, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("d", [1, 3, 6])
 @pytest.mark.parametrize("method,selection,k", CONFIGS)
 def test_native_matches_numpy_twin(method, selection, k, d):
@@ -95,6 +96,7 @@ def test_most_probable_items_across_chunks(gamma):
             s.most_probable(bad)
 
 
+@pytest.mark.twin
 def test_gammackl_posterior_is_the_bayes_posterior():
     """Independent check: prior uniform, likelihood = GammaCKL.choice_prob of the answers."""
     X = database(200, 2, seed=5)
@@ -117,6 +119,7 @@ def test_gammackl_posterior_is_the_bayes_posterior():
     assert math.isclose(s.posterior.sum(), 1.0, rel_tol=1e-12)
 
 
+@pytest.mark.twin
 def test_gauss_adf_update_matches_monte_carlo_moments():
     """The moment-matched update equals the moments of prior x probit likelihood."""
     X = database(400, 2, seed=6)
@@ -147,6 +150,7 @@ def test_simulation_is_reproducible_for_any_thread_count():
         assert np.array_equal(r.found, runs[0].found)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize(
     "selection,k,lapse", [("infogain", 2, 0.0), ("weighted", 3, 0.2), ("infogain", 2, 0.3)]
 )
@@ -396,6 +400,22 @@ def test_principal_axes_match_numpy(d, rtol):
         assert vectors[i][np.argmax(np.abs(vectors[i]))] > 0  # the sign convention
 
 
+@pytest.mark.twin
+@pytest.mark.parametrize("d,tol", [(3, 1e-12), (12, 1e-12), (48, 1e-5)])
+def test_principal_axes_match_the_twin(d, tol):
+    """The twin's eigenpairs (eigh, the same sign convention) and the native ones agree:
+    Jacobi to rounding up to 32 dimensions, subspace iteration to its tolerance beyond."""
+    rng = np.random.default_rng(100 + d)
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    C = (Q * (1.0 / np.arange(1, d + 1) ** 1.5)) @ Q.T
+    values, vectors = _core.principal_axes(C, 3)
+    twin = top_eigenpairs(C, 3)
+    np.testing.assert_allclose(values, [v for v, _ in twin], rtol=tol)
+    for i, (_, v) in enumerate(twin):
+        np.testing.assert_allclose(vectors[i], v, atol=10 * tol)
+
+
+@pytest.mark.twin
 def test_high_dimensional_posterior_matches_the_twin():
     """Beyond 32 dimensions the pass keeps the mean only and the covariance is an operator:
     driven by the same queries, posterior, mean and (on request) covariance match the twin."""
@@ -474,6 +494,7 @@ def test_scan_candidates_rejects_bad_axis_forms():
         _core.DiscreteSearcher(None, native_config(), 1, 1)
 
 
+@pytest.mark.twin
 def test_high_dimensional_axes_follow_the_posterior():
     """Beyond 32 dimensions each answer's pass takes one subspace step: the axes the next
     query uses stay close to the twin's exact eigenpairs of the posterior covariance."""
@@ -643,6 +664,7 @@ USER_CONFIGS = [
 ]
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("config", USER_CONFIGS)
 def test_user_hypotheses_match_numpy_twin(config):
     X = database(200, 3, seed=4)
@@ -664,6 +686,7 @@ def test_user_hypotheses_match_numpy_twin(config):
                 np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-15)
 
 
+@pytest.mark.twin
 def test_hypothesis_posterior_is_the_bayes_posterior():
     """Independent check: the joint posterior over (item, gamma) from the oracle's choice
     probabilities, prior x likelihood, marginalized both ways."""
@@ -695,6 +718,7 @@ def test_hypothesis_posterior_is_the_bayes_posterior():
     assert hi == GAMMA_GRID[np.searchsorted(cdf, 0.975 - 1e-12)]
 
 
+@pytest.mark.twin
 def test_lapse_model_is_the_mixture():
     X = database(120, 2, seed=9)
     center, scale, stored = store_frame(X)

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["gamma_log_prior"]
+
 TINY = np.finfo(np.float64).tiny  # DBL_MIN
 
 

@@ -16,6 +16,8 @@ from .choice import GAMMA_GRID, LAPSE_GRID, PairAnswerModel, UserModel, gamma_lo
 from .resample import systematic_resample
 from .rng import Purpose, Rng, child_seed, stream
 
+__all__ = ["ContinuousSearcher", "simulate"]
+
 _K_DRAWS, _K_EVAL = 12, 256
 PROPOSAL_SCALE = 1.0  # particles.hpp's kProposalScale
 

@@ -32,6 +32,8 @@ from .oracles import normal_tail
 from .resample import systematic_resample
 from .rng import Purpose, child_seed, stream
 
+__all__ = ["store_frame", "top_eigenpairs", "DiscreteSearcher", "simulate"]
+
 _RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
 _SAMPLES = 128
 _TOP_ITEMS = 4

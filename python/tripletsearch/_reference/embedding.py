@@ -16,6 +16,8 @@ from . import choice
 from . import oracles as _ref
 from .rng import epoch_permutation
 
+__all__ = ["train"]
+
 
 class _Objective:
     def __init__(self, kind, param, n, d, l2, learn_gamma, n_fixed=0):

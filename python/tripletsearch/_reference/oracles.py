@@ -17,6 +17,8 @@ import numpy as np
 from . import choice
 from .choice import TINY
 
+__all__ = ["GammaCKL", "CKL", "TSTE", "STE", "Probit"]
+
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 

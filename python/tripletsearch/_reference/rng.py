@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 import math
 
+__all__ = ["Rng", "epoch_permutation", "child_seed", "Purpose"]
+
 _MASK = (1 << 64) - 1
 
 

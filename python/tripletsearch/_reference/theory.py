@@ -14,6 +14,8 @@ import numpy as np
 
 from .choice import pair_prob
 
+__all__ = ["p_correct_monte_carlo"]
+
 
 class Estimate(NamedTuple):
     """A Monte-Carlo mean with its standard error."""
