@@ -40,7 +40,10 @@ def _python_files():
 
 
 def test_code_lines_counts_code_not_docstrings():
-    src = 'def f():\n    """One\n    two."""\n    def g():\n        "doc"\n        return 1\n    return g\n'
+    src = (
+        'def f():\n    """One\n    two."""\n'
+        '    def g():\n        "doc"\n        return 1\n    return g\n'
+    )
     (fn,) = ast.parse(src).body
     assert code_lines(fn) == 7 - 2 - 1
 
