@@ -245,10 +245,11 @@ LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, Gra
   double* W = sized(ws.acc, static_cast<std::size_t>(C * nn));
   double* part = sized(ws.partial, static_cast<std::size_t>(2 * C));
   bool bad = false;
+  ProbingBarrier done;
 #pragma omp parallel num_threads(threads)
   {
     detail::all_pair_sqdist(P, D);
-#pragma omp for schedule(static) reduction(|| : bad)
+#pragma omp for schedule(static) reduction(|| : bad) nowait
     for (std::int64_t c = 0; c < C; ++c) {
       double* Wc = W + c * nn;
       std::fill(Wc, Wc + nn, 0.0);
@@ -258,6 +259,8 @@ LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, Gra
       part[2 * c] = s.logp;
       part[2 * c + 1] = s.dlg;
     }
+    done.arrive(cancel);
+#pragma omp barrier
     detail::laplacian_apply(P, W, C, G);
   }
   cancel.throw_if_stopped();
@@ -287,9 +290,10 @@ LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspac
   double* acc = sized(ws.acc, static_cast<std::size_t>(C * nd));
   double* part = sized(ws.partial, static_cast<std::size_t>(2 * C));
   bool bad = false;
+  ProbingBarrier done;
 #pragma omp parallel num_threads(threads)
   {
-#pragma omp for schedule(static) reduction(|| : bad)
+#pragma omp for schedule(static) reduction(|| : bad) nowait
     for (std::int64_t c = 0; c < C; ++c) {
       double* Gc = acc + c * nd;
       std::fill(Gc, Gc + nd, 0.0);
@@ -301,6 +305,8 @@ LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspac
       part[2 * c + 1] = s.dlg;
       bad = bad || !chunk_ok;
     }
+    done.arrive(cancel);
+#pragma omp barrier
 #pragma omp for schedule(static)
     for (std::int64_t k = 0; k < nd; ++k) {
       double s = 0.0;
