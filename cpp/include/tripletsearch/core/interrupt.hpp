@@ -30,8 +30,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "parallel.hpp"
@@ -55,6 +57,8 @@ class Cancel {
   Cancel& operator=(const Cancel&) = delete;
 
   bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+  // Whether the call can be stopped at all (false: no_cancel()).
+  bool probing() const { return static_cast<bool>(probe_); }
   // Whether the calling thread is the one that probes.
   bool probes_here() const { return probe_ && std::this_thread::get_id() == caller_; }
 
@@ -93,23 +97,43 @@ inline Cancel& no_cancel() {
 
 // Where the threads of a parallel region meet after a worksharing loop marked nowait,
 // before the barrier that follows (the region's end or an explicit one): every thread
-// calls arrive() once; the caller of a probing Cancel keeps probing until its whole team
-// has arrived (at the loop's own barrier it would wait deaf to Ctrl-C while the others
-// work); the others return at once.
+// calls arrive() once. The caller of a probing Cancel stays awake to Ctrl-C until its
+// whole team has arrived (at the loop's own barrier it would wait deaf while the others
+// work): a short spin, as at an OpenMP barrier (balanced loops end together), then asleep
+// until the last thread arrives, waking every kPollInterval to probe. The others return
+// at once.
 class ProbingBarrier {
  public:
+  static constexpr std::chrono::microseconds kSpin{500};
+
   void arrive(Cancel& cancel) {
-    arrived_.fetch_add(1, std::memory_order_acq_rel);
-    if (!cancel.probes_here()) return;
+    if (!cancel.probing()) return;  // nobody to keep awake: the barrier that follows will do
     const int team = team_size();
-    while (arrived_.load(std::memory_order_acquire) < team) {
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == team) {  // the last one
+      mutex_.lock();  // the caller is now checking or waiting, not in between
+      mutex_.unlock();
+      wake_.notify_all();
+      return;
+    }
+    if (!cancel.probes_here()) return;
+    const auto spin_end = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 1; !all_arrived(team); ++i)
+      if (i % 256 == 0 && std::chrono::steady_clock::now() > spin_end) break;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!all_arrived(team)) {
+      lock.unlock();
       cancel.checkpoint();
-      std::this_thread::yield();
+      lock.lock();
+      if (!all_arrived(team)) wake_.wait_for(lock, Cancel::kPollInterval);
     }
   }
 
  private:
+  bool all_arrived(int team) const { return arrived_.load(std::memory_order_acquire) >= team; }
+
   std::atomic<int> arrived_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
 };
 
 }  // namespace tripletsearch
