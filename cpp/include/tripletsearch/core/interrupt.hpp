@@ -99,12 +99,12 @@ inline Cancel& no_cancel() {
 // before the barrier that follows (the region's end or an explicit one): every thread
 // calls arrive() once. The caller of a probing Cancel stays awake to Ctrl-C until its
 // whole team has arrived (at the loop's own barrier it would wait deaf while the others
-// work): a short spin, as at an OpenMP barrier (balanced loops end together), then asleep
-// until the last thread arrives, waking every kPollInterval to probe. The others return
-// at once.
+// work): it spins as at an OpenMP barrier (balanced loops end together), then sleeps until
+// the last thread arrives, waking every kPollInterval to probe. The others return at once.
 class ProbingBarrier {
  public:
-  static constexpr std::chrono::microseconds kSpin{500};
+  // as long as an OpenMP barrier spins before it sleeps (libgomp: 300,000 pauses)
+  static constexpr std::chrono::milliseconds kSpin{5};
 
   void arrive(Cancel& cancel) {
     if (!cancel.probing()) return;  // nobody to keep awake: the barrier that follows will do
