@@ -69,6 +69,39 @@ def _discrete(n, d, jobs, pick=0, rounds=8, repeat=5, **kwargs):
     return _min_time(run, repeat, setup) / rounds
 
 
+def _observe(n, d, jobs, n_choices=2, rounds=8, repeat=3, **kwargs):
+    """Seconds per answer to items shown elsewhere (DiscreteSearch.observe): one pass over
+    the store with the posterior's update, no selection."""
+    X = np.random.default_rng(n + d).uniform(-1, 1, size=(n, d))
+    rng = np.random.default_rng(1)
+    shown = [rng.choice(n, n_choices, replace=False) for _ in range(rounds)]
+
+    def setup():
+        return ts.DiscreteSearch(X, n_choices=n_choices, random_state=1, n_jobs=jobs, **kwargs)
+
+    def run(s):
+        for q in shown:
+            s.observe(q, int(q[-1]))
+
+    return _min_time(run, repeat, setup) / rounds
+
+
+def _lbfgs_per_epoch(n, d, m, jobs, epochs=20):
+    """Seconds per L-BFGS epoch of a fixed-gamma fit with many items (the optimizer's
+    vector arithmetic beside the row-path gradient)."""
+    T = np.random.default_rng(3).integers(0, n, size=(m, 3))
+    T = T[(T[:, 0] != T[:, 1]) & (T[:, 0] != T[:, 2]) & (T[:, 1] != T[:, 2])]
+    best = float("inf")
+    for _ in range(3):
+        emb = ts.Embedding(
+            "gamma-ckl", d, gamma=3.0, max_epochs=epochs, tol=0.0, random_state=0, n_jobs=jobs
+        )
+        t0 = time.perf_counter()
+        emb.fit(T, n_items=n)
+        best = min(best, (time.perf_counter() - t0) / emb.n_epochs_)
+    return best
+
+
 def _continuous(d, method, queries=60, repeat=5):
     target = np.full(d, 0.3)
 
@@ -122,6 +155,14 @@ WORKLOADS = {
     "disc_wtd_1e5_d10": lambda: _discrete(100_000, 10, 2, repeat=3, selection="weighted"),
     "disc_wtd_1e6_d10": lambda: _discrete(1_000_000, 10, 2, repeat=3, selection="weighted"),
     "disc_gauss_1e3_d10": lambda: _discrete(1000, 10, 2, method="gauss"),
+    # the hypotheses' update (gamma inferred: the AVX2 pair kernel; k = 4 and the lapse rate
+    # inferred: the portable body compiled for AVX2), one pass per answer
+    "obs_auto_1e6_d10": lambda: _observe(1_000_000, 10, 2, gamma="auto"),
+    "obs_auto_1e6_d10_1t": lambda: _observe(1_000_000, 10, 1, gamma="auto"),
+    "obs_auto_lapse_1e5_d10": lambda: _observe(100_000, 10, 2, gamma="auto", lapse="auto"),
+    "obs_auto_k4_1e5_d10": lambda: _observe(100_000, 10, 2, n_choices=4, gamma="auto"),
+    "obs_fixed_1e6_d10": lambda: _observe(1_000_000, 10, 2, gamma=3.0),
+    "lbfgs_epoch_2e4_1t": lambda: _lbfgs_per_epoch(20_000, 10, 200_000, 1),
     "cont_global_d2": lambda: _continuous(2, "global"),
     "cont_global_d5": lambda: _continuous(5, "global"),
     "cont_posterior_d2": lambda: _continuous(2, "posterior"),

@@ -5,7 +5,7 @@
 #include "tripletsearch/core/interrupt.hpp"
 #include "tripletsearch/core/parallel.hpp"
 #include "tripletsearch/simd/dispatch.hpp"
-#include "tripletsearch/simd/vmath_avx2.hpp"
+#include "tripletsearch/simd/vmath.hpp"
 
 void register_rng(py::module_& m);
 void register_oracle(py::module_& m);
@@ -51,12 +51,7 @@ PYBIND11_MODULE(_core, m) {
         const py::ssize_t n = x.size();
         py::array_t<double> out(n);
         double* y = out.mutable_data();
-        const double* a = x.data();
-        for (py::ssize_t k = 0; k < n; ++k) y[k] = is_exp ? std::exp(a[k]) : std::log(a[k]);
-#ifdef TS_SIMD_X86
-        if (simd::active_isa() == simd::Isa::AVX2)
-          for (py::ssize_t k = 0; k + 4 <= n; k += 4) simd::avx2::vector_math(is_exp, a + k, y + k);
-#endif
+        simd::vector_math(is_exp, x.data(), y, n);
         return out;
       },
       py::arg("name"), py::arg("x"),

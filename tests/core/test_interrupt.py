@@ -79,3 +79,53 @@ def test_interrupted_fit_leaves_the_estimator_as_it_was():
         timer.cancel()
     np.testing.assert_array_equal(emb.embedding_, before[0])
     assert emb.n_epochs_ == before[1]
+
+
+# ---------------------------------------------------- the windows in which Ctrl-C went unheard
+# (core/interrupt.hpp): each test builds a call that sits in one window for many seconds
+# when the window is open, and checks that Ctrl-C stops it at once.
+
+
+def _seconds_to_stop(call, delay):
+    """Seconds from a SIGINT sent to this process `delay` s into `call()` to the
+    KeyboardInterrupt it raises (the calls below run far longer than `delay`)."""
+    sent = []
+
+    def interrupt():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(delay, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call()
+    finally:
+        timer.cancel()
+    return time.perf_counter() - sent[0]
+
+
+@pytest.mark.skipif(not ts.openmp_enabled(), reason="needs a parallel region")
+def test_ctrl_c_heard_while_the_calling_thread_waits_for_its_team():
+    # Only the calling thread can ask Python about signals. Here its share of the
+    # gradient's statically scheduled chunks (the first half of the rows, which name their
+    # head: no distance, no gradient) is done in milliseconds, while the other thread's
+    # half (live rows in 3000 dimensions) takes ~20 s: the caller used to wait at the
+    # loop's barrier, deaf, until the whole gradient was done.
+    n, d, half = 1200, 3000, 2_000_000
+    X = np.random.default_rng(0).normal(size=(n, d))
+    t = np.random.default_rng(1).integers(0, n, 2 * half).astype(np.int32)
+    T = np.stack([t, t, t], axis=1)
+    T[half:, 1] = (t[half:] + 1) % n  # live rows: three distinct items
+    T[half:, 2] = (t[half:] + 2) % n
+    oracle = ts.GammaCKL(3.0)
+    assert _seconds_to_stop(lambda: oracle.grad(X, T, n_jobs=2), delay=1.0) < 5.0
+
+
+def test_ctrl_c_starts_no_further_run():
+    # Short runs, many of them: a stopped simulation used to build every remaining run's
+    # searcher before that run's first check (here ~30 s after Ctrl-C on two busy cores).
+    def call():
+        ts.simulate_continuous(5, 3.0, n_runs=100_000, max_queries=2, n_jobs=2)
+
+    assert _seconds_to_stop(call, delay=0.5) < 5.0

@@ -1,8 +1,10 @@
 """The SIMD dispatch: one ISA chosen per process, the AVX2 and portable kernels agree."""
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -132,3 +134,27 @@ def test_gamma_ckl_row_kernels_agree_across_isas(isa, gamma, n, m):
     np.testing.assert_allclose(fa.loss, fp.loss, rtol=1e-13)
     np.testing.assert_allclose(fa.gamma, fp.gamma, rtol=1e-12)
     np.testing.assert_allclose(fa.embedding, fp.embedding, rtol=1e-11, atol=1e-13)
+
+
+# ------------------------------------------------------------------ every ISA in simd/ only
+
+CPP = Path(__file__).resolve().parents[2] / "cpp"
+# intrinsics, their types and header, the ISA macros and target attributes
+ISA_SPECIFIC = re.compile(
+    r"\b(_mm\w*|__m(64|128|256|512)\w*|\w*intrin\.h|TS_SIMD_X86|TS_TARGET_\w+|__AVX\w*__|__SSE\w*__"
+    r"|__FMA__)\b|target\s*\(\s*\""
+)
+
+
+def test_isa_specific_code_lives_in_simd_only():
+    files = sorted(p for p in CPP.rglob("*") if p.suffix in (".hpp", ".cpp", ".h"))
+    assert len(files) > 40 and any(p.parent.name == "simd" for p in files)
+    assert any(ISA_SPECIFIC.search(p.read_text()) for p in files if p.parent.name == "simd")
+    outside = [
+        f"{p.relative_to(CPP)}:{no}: {line.strip()}"
+        for p in files
+        if p.parent.name != "simd"
+        for no, line in enumerate(p.read_text().splitlines(), 1)
+        if ISA_SPECIFIC.search(line)
+    ]
+    assert not outside, "\n".join(["outside cpp/include/tripletsearch/simd/:", *outside])

@@ -176,6 +176,7 @@ inline void HypothesisTestSearcher::simulate_stage(const double* target,
   std::vector<CellBox> boxes(static_cast<std::size_t>(C));
   for (auto& b : boxes) b.reset(d_);
   ParallelErrors errors;
+  ProbingBarrier done;
 #pragma omp parallel num_threads(threads)
   {
     std::vector<double> a, b;
@@ -183,7 +184,7 @@ inline void HypothesisTestSearcher::simulate_stage(const double* target,
       a.resize(static_cast<std::size_t>(d_));
       b.resize(a.size());
     });
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (std::int64_t c = 0; c < C; ++c) {
       const std::int64_t k1 = start + chunk_begin(left, C, c + 1);
       for (std::int64_t k = start + chunk_begin(left, C, c); k < k1; ++k) {
@@ -195,6 +196,7 @@ inline void HypothesisTestSearcher::simulate_stage(const double* target,
           errors.run([&] { boxes[static_cast<std::size_t>(c)].add(cell_index(k).data()); });
       }
     }
+    done.arrive(cancel);
   }
   errors.rethrow();
   cancel.throw_if_stopped();

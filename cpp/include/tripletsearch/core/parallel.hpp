@@ -32,6 +32,15 @@ inline int thread_num() {
 #endif
 }
 
+// The number of threads of the current parallel region's team (1 outside any).
+inline int team_size() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
 inline bool openmp_enabled() {
 #ifdef _OPENMP
   return true;

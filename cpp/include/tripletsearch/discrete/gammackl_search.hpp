@@ -57,7 +57,10 @@ class GammaCKLSearch final : public DiscreteSearcher {
   }
 
   void observe(const std::int64_t* shown, int k, int choice) override {
-    post_.observe(shown, k, choice, shown_.data());
+    if (choice < 0)  // no answer: the shown items are only ruled out
+      post_.observe_unanswered(shown, k, shown_.data());
+    else
+      post_.observe(shown, k, choice, shown_.data());
   }
 
  private:

@@ -97,90 +97,78 @@ TS_ALWAYS_INLINE bool armijo_search(Objective& F, const double* x, const I* T, s
   return false;
 }
 
-}  // namespace detail
-
-namespace detail {
-template <class I>
-TS_ALWAYS_INLINE TrainResult train_lbfgs_body(Objective& F, double* x, const I* T, std::int64_t m,
-                                              const TrainOptions& opt, const EpochCallback& cb,
-                                              Validation<I>& val) {
-  TrainResult res;
-  const std::int64_t N = F.size();
-  const auto sz = static_cast<std::size_t>(N);
-  std::vector<double> g(sz), g_new(sz), p(sz), x_new(sz);
-  detail::LbfgsHistory hist(std::max(1, opt.lbfgs_history), N);
-  double f = F(x, T, m, g.data());
-  if (!std::isfinite(f) || !all_finite(g.data(), N)) {
-    res.status = TrainStatus::Diverged;
-    return res;
-  }
-  val.start(F, x, res);
-  for (std::int64_t it = 1; it <= opt.max_epochs; ++it) {
-    double step0 = hist.direction(g.data(), p.data());
-    double slope = dot_long(g.data(), p.data(), N);
-    if (!(slope < 0.0)) {  // not a descent direction: restart from steepest descent
-      hist.clear();
-      step0 = hist.direction(g.data(), p.data());
-      slope = dot_long(g.data(), p.data(), N);
+// The L-BFGS loop, written once and compiled for each ISA (simd::dynamic_dispatch): its
+// vector arithmetic (the two-loop recursion, the line search's steps) four lanes wide with
+// FMA under AVX2; the gradient keeps its own dispatch.
+struct LbfgsLoop {
+  template <class I>
+  TS_ALWAYS_INLINE static TrainResult run(Objective& F, double* x, const I* T, std::int64_t m,
+                                          const TrainOptions& opt, const EpochCallback& cb,
+                                          Validation<I>& val) {
+    TrainResult res;
+    const std::int64_t N = F.size();
+    const auto sz = static_cast<std::size_t>(N);
+    std::vector<double> g(sz), g_new(sz), p(sz), x_new(sz);
+    detail::LbfgsHistory hist(std::max(1, opt.lbfgs_history), N);
+    double f = F(x, T, m, g.data());
+    if (!std::isfinite(f) || !all_finite(g.data(), N)) {
+      res.status = TrainStatus::Diverged;
+      return res;
     }
-    double f_new = f;
-    const bool accepted = detail::armijo_search(F, x, T, m, f, slope, p.data(), step0, x_new.data(),
-                                                g_new.data(), f_new);
-    res.epochs = it;
-    if (!accepted && !hist.empty()) {  // retry from steepest descent with a fresh history
-      hist.clear();
-      continue;
-    }
-    if (!accepted) {  // no decrease along steepest descent: at a (numerical) minimum
+    val.start(F, x, res);
+    for (std::int64_t it = 1; it <= opt.max_epochs; ++it) {
+      double step0 = hist.direction(g.data(), p.data());
+      double slope = dot_long(g.data(), p.data(), N);
+      if (!(slope < 0.0)) {  // not a descent direction: restart from steepest descent
+        hist.clear();
+        step0 = hist.direction(g.data(), p.data());
+        slope = dot_long(g.data(), p.data(), N);
+      }
+      double f_new = f;
+      const bool accepted = detail::armijo_search(F, x, T, m, f, slope, p.data(), step0,
+                                                  x_new.data(), g_new.data(), f_new);
+      res.epochs = it;
+      if (!accepted && !hist.empty()) {  // retry from steepest descent with a fresh history
+        hist.clear();
+        continue;
+      }
+      if (!accepted) {  // no decrease along steepest descent: at a (numerical) minimum
+        res.loss.push_back(f);
+        res.gamma.push_back(F.gamma(x));
+        res.status = TrainStatus::Converged;
+        return res;
+      }
+      hist.push(x, x_new.data(), g.data(), g_new.data());
+      const double f_old = f;
+      std::copy(x_new.begin(), x_new.end(), x);
+      std::swap(g, g_new);
+      f = f_new;
       res.loss.push_back(f);
       res.gamma.push_back(F.gamma(x));
-      res.status = TrainStatus::Converged;
-      return res;
+      if (cb && !cb(it, f, F.gamma(x))) {
+        res.status = TrainStatus::Stopped;
+        return res;
+      }
+      if (val.update(F, x, it, opt.n_iter_no_change, res)) {
+        res.status = TrainStatus::EarlyStopped;
+        return res;
+      }
+      if (f_old - f <= opt.tol * std::max({std::fabs(f_old), std::fabs(f), 1.0})) {
+        res.status = TrainStatus::Converged;
+        return res;
+      }
     }
-    hist.push(x, x_new.data(), g.data(), g_new.data());
-    const double f_old = f;
-    std::copy(x_new.begin(), x_new.end(), x);
-    std::swap(g, g_new);
-    f = f_new;
-    res.loss.push_back(f);
-    res.gamma.push_back(F.gamma(x));
-    if (cb && !cb(it, f, F.gamma(x))) {
-      res.status = TrainStatus::Stopped;
-      return res;
-    }
-    if (val.update(F, x, it, opt.n_iter_no_change, res)) {
-      res.status = TrainStatus::EarlyStopped;
-      return res;
-    }
-    if (f_old - f <= opt.tol * std::max({std::fabs(f_old), std::fabs(f), 1.0})) {
-      res.status = TrainStatus::Converged;
-      return res;
-    }
+    res.status = TrainStatus::MaxEpochs;
+    return res;
   }
-  res.status = TrainStatus::MaxEpochs;
-  return res;
-}
+};
 
 }  // namespace detail
-
-#ifdef TS_SIMD_X86
-// L-BFGS's vector arithmetic (the two-loop recursion, the line search's steps) four lanes
-// wide with FMA; the gradient keeps its own dispatch.
-template <class I>
-TS_TARGET_AVX2 TrainResult train_lbfgs_avx2(Objective& F, double* x, const I* T, std::int64_t m,
-                                            const TrainOptions& opt, const EpochCallback& cb,
-                                            Validation<I>& val) {
-  return detail::train_lbfgs_body(F, x, T, m, opt, cb, val);
-}
-#endif
 
 template <class I>
 TrainResult train_lbfgs(Objective& F, double* x, const I* T, std::int64_t m,
                         const TrainOptions& opt, const EpochCallback& cb, Validation<I>& val) {
-#ifdef TS_SIMD_X86
-  if (simd::active_isa() == simd::Isa::AVX2) return train_lbfgs_avx2(F, x, T, m, opt, cb, val);
-#endif
-  return detail::train_lbfgs_body(F, x, T, m, opt, cb, val);
+  return simd::dynamic_dispatch<detail::LbfgsLoop>(F, x, T, m, opt, cb, val);
 }
 
 }  // namespace tripletsearch

@@ -41,147 +41,64 @@ T* sized(std::vector<T>& v, std::size_t n) {
   return v.data();
 }
 
-// g_i += a di + c e, g_j += b dj - c e, g_t -= a di + b dj for one row whose three items
-// are distinct (restrict: the compiler may vectorize).
-template <bool kPair>
-inline void scatter_row(const RowEval& g, const double* __restrict xt, const double* __restrict xi,
-                        const double* __restrict xj, double* __restrict gt, double* __restrict gi,
-                        double* __restrict gj, std::int64_t d) {
-  for (std::int64_t a = 0; a < d; ++a) {
-    const double di = xi[a] - xt[a];
-    const double dj = xj[a] - xt[a];
-    const double vi = g.a * di;
-    const double vj = g.b * dj;
-    if constexpr (kPair) {
-      const double ve = g.c * (di - dj);
-      gi[a] += vi + ve;
-      gj[a] += vj - ve;
-    } else {
-      gi[a] += vi;
-      gj[a] += vj;
-    }
-    gt[a] -= vi + vj;
-  }
-}
-
 // Row path over rows [r0, r1): adds gradients into G and returns the row sums. Rows
 // naming the head (index rule) and rows with i == j (p = 1/2 whatever X) contribute zero
 // gradient; the index rule's log p (0 or -inf) enters the sum. `ok` is cleared when a row
-// has an index out of range (that row is skipped). Coefficients first for a block of rows
-// (independent rows: the divisions overlap), then the scatter.
-template <bool kLoss, bool kDG, class Model>
-LossGrad rows_loss_grad_portable(const Model& model, const Problem& P, std::int64_t r0,
-                                 std::int64_t r1, double* G, bool& ok, Cancel& cancel) {
-  constexpr std::int64_t kBlock = simd::kRowBlock;
-  const std::int64_t d = P.d;
-  LossGrad sum;
-  RowEval ev[kBlock];
-  std::int64_t rt[kBlock], ri[kBlock], rj[kBlock];  // the rows' items
-  RowKind kinds[kBlock];
-  for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
-    if (cancel.checkpoint()) return sum;
-    const std::int64_t nb = std::min(kBlock, r1 - b0);
-    for (std::int64_t k = 0; k < nb; ++k) {
-      kinds[k] = classify_row(P, b0 + k, rt[k], ri[k], rj[k]);
-      if (kinds[k] == RowKind::OutOfRange) ok = false;
-    }
-    if constexpr (Model::kBlockEval) {
-      // the distances first, then the rows' coefficients together (simd/rows.hpp)
-      alignas(32) double Di[kBlock], Dj[kBlock];
-      for (std::int64_t k = 0; k < nb; ++k) {
-        Di[k] = Dj[k] = 1.0;
-        if (kinds[k] == RowKind::Live) {
-          const RowDist r = live_row<Model>(P, rt[k], ri[k], rj[k]);
-          Di[k] = r.Di;
-          Dj[k] = r.Dj;
-        }
-      }
-      for (std::int64_t k = nb; k < ((nb + 3) & ~std::int64_t(3)); ++k) Di[k] = Dj[k] = 1.0;
-      simd::RowCoefs co;
-      model.template eval_block<kLoss, kDG>(Di, Dj, static_cast<int>(nb), co);
-      for (std::int64_t k = 0; k < nb; ++k) {
-        ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
-        if (kinds[k] == RowKind::Live)
-          ev[k] = RowEval{kLoss ? co.logp[k] : 0.0, co.a[k], co.b[k], 0.0, kDG ? co.dlg[k] : 0.0};
-        else if (kLoss && kinds[k] != RowKind::OutOfRange)
-          ev[k].logp = rule_log_prob(kinds[k]);
-      }
-    } else {
-      for (std::int64_t k = 0; k < nb; ++k) {
-        ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
-        if (kinds[k] == RowKind::Live)
-          ev[k] = model.template eval<kLoss, kDG>(live_row<Model>(P, rt[k], ri[k], rj[k]));
-        else if (kLoss && kinds[k] != RowKind::OutOfRange)
-          ev[k].logp = rule_log_prob(kinds[k]);
-      }
-    }
-    for (std::int64_t k = 0; k < nb; ++k) {
-      if constexpr (kLoss) sum.logp += ev[k].logp;
-      if constexpr (kDG) sum.dlg += ev[k].dlg;
-      // the index rule, i == j (p = 1/2) and bad rows have no gradient
-      if (kinds[k] != RowKind::Live || ri[k] == rj[k]) continue;
-      const std::int64_t t = rt[k], i = ri[k], j = rj[k];
-      scatter_row<Model::kPairTerms>(ev[k], P.X + t * d, P.X + i * d, P.X + j * d, G + t * d,
-                                     G + i * d, G + j * d, d);
-    }
-  }
-  return sum;
-}
-
-#ifdef TS_SIMD_X86
-// The row path of the block models (gamma-CKL) with AVX2/FMA: the distances, the rows'
-// coefficients and the scatter four coordinates or rows per instruction. The same rows,
-// kinds and sums in the same order as the portable version; only the rounding differs.
-template <bool kLoss, bool kDG, class Model>
-TS_TARGET_AVX2 LossGrad rows_loss_grad_avx2(const Model& model, const Problem& P, std::int64_t r0,
-                                            std::int64_t r1, double* G, bool& ok, Cancel& cancel) {
-  constexpr std::int64_t kBlock = simd::kRowBlock;
-  const std::int64_t d = P.d;
-  LossGrad sum;
-  std::int64_t rt[kBlock], ri[kBlock], rj[kBlock];
-  RowKind kinds[kBlock];
-  alignas(32) double Di[kBlock], Dj[kBlock];
-  simd::RowCoefs co;
-  for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
-    if (cancel.checkpoint()) return sum;
-    const std::int64_t nb = std::min(kBlock, r1 - b0);
-    for (std::int64_t k = 0; k < nb; ++k) {
-      kinds[k] = classify_row(P, b0 + k, rt[k], ri[k], rj[k]);
-      Di[k] = Dj[k] = 1.0;
-      if (kinds[k] == RowKind::Live)
-        simd::avx2::row_sqdist(P.X + rt[k] * d, P.X + ri[k] * d, P.X + rj[k] * d, d, Di[k], Dj[k]);
-      else if (kinds[k] == RowKind::OutOfRange)
-        ok = false;
-    }
-    for (std::int64_t k = nb; k < ((nb + 3) & ~std::int64_t(3)); ++k) Di[k] = Dj[k] = 1.0;
-    simd::avx2::gammackl_rows<kLoss, kDG>(model.g, Di, Dj, static_cast<int>(nb), co);
-    for (std::int64_t k = 0; k < nb; ++k) {
-      if (kinds[k] != RowKind::Live) {
-        if (kLoss && kinds[k] != RowKind::OutOfRange) sum.logp += rule_log_prob(kinds[k]);
-        continue;
-      }
-      if constexpr (kLoss) sum.logp += co.logp[k];
-      if constexpr (kDG) sum.dlg += co.dlg[k];
-      if (ri[k] == rj[k]) continue;  // p = 1/2 whatever X: no gradient
-      simd::avx2::scatter_row(co.a[k], co.b[k], P.X + rt[k] * d, P.X + ri[k] * d, P.X + rj[k] * d,
-                              G + rt[k] * d, G + ri[k] * d, G + rj[k] * d, d);
-    }
-  }
-  return sum;
-}
-#endif
-
-// The row path over rows [r0, r1) in the active ISA.
+// has an index out of range (that row is skipped). A block of rows at a time: the block
+// models (gamma-CKL) by one kernel of the active ISA (simd/rows.hpp: distances,
+// coefficients and scatter); the others coefficients first (independent rows: the
+// divisions overlap), then the scatter.
 template <bool kLoss, bool kDG, class Model>
 LossGrad rows_loss_grad(const Model& model, const Problem& P, std::int64_t r0, std::int64_t r1,
                         double* G, bool& ok, Cancel& cancel) {
-#ifdef TS_SIMD_X86
-  if constexpr (Model::kBlockEval) {
-    if (simd::active_isa() == simd::Isa::AVX2)
-      return rows_loss_grad_avx2<kLoss, kDG>(model, P, r0, r1, G, ok, cancel);
+  constexpr std::int64_t kBlock = simd::kRowBlock;
+  const std::int64_t d = P.d;
+  LossGrad sum;
+  simd::RowBlock rows;
+  RowKind kinds[kBlock];
+  for (std::int64_t b0 = r0; b0 < r1; b0 += kBlock) {
+    if (cancel.checkpoint()) return sum;
+    const std::int64_t nb = std::min(kBlock, r1 - b0);
+    rows.n = static_cast<int>(nb);
+    for (std::int64_t k = 0; k < nb; ++k) {
+      kinds[k] = classify_row(P, b0 + k, rows.t[k], rows.i[k], rows.j[k]);
+      rows.live[k] = kinds[k] == RowKind::Live;
+      if (kinds[k] == RowKind::OutOfRange) ok = false;
+    }
+    if constexpr (Model::kBlockEval) {
+      simd::RowCoefs co;
+      model.template row_block<kLoss, kDG>(P.X, d, rows, G, co);
+      for (std::int64_t k = 0; k < nb; ++k) {
+        if (kinds[k] != RowKind::Live) {
+          if (kLoss && kinds[k] != RowKind::OutOfRange) sum.logp += rule_log_prob(kinds[k]);
+          continue;
+        }
+        if constexpr (kLoss) sum.logp += co.logp[k];
+        if constexpr (kDG) sum.dlg += co.dlg[k];
+      }
+    } else {
+      RowEval ev[kBlock];
+      for (std::int64_t k = 0; k < nb; ++k) {
+        ev[k] = RowEval{0.0, 0.0, 0.0, 0.0, 0.0};
+        if (kinds[k] == RowKind::Live)
+          ev[k] =
+              model.template eval<kLoss, kDG>(live_row<Model>(P, rows.t[k], rows.i[k], rows.j[k]));
+        else if (kLoss && kinds[k] != RowKind::OutOfRange)
+          ev[k].logp = rule_log_prob(kinds[k]);
+      }
+      for (std::int64_t k = 0; k < nb; ++k) {
+        if constexpr (kLoss) sum.logp += ev[k].logp;
+        if constexpr (kDG) sum.dlg += ev[k].dlg;
+        // the index rule, i == j (p = 1/2) and bad rows have no gradient
+        if (kinds[k] != RowKind::Live || rows.i[k] == rows.j[k]) continue;
+        const std::int64_t t = rows.t[k], i = rows.i[k], j = rows.j[k];
+        simd::portable::scatter_row<Model::kPairTerms>(ev[k].a, ev[k].b, ev[k].c, P.X + t * d,
+                                                       P.X + i * d, P.X + j * d, G + t * d,
+                                                       G + i * d, G + j * d, d);
+      }
+    }
   }
-#endif
-  return rows_loss_grad_portable<kLoss, kDG>(model, P, r0, r1, G, ok, cancel);
+  return sum;
 }
 
 // Number of private accumulators for the row path: a function of (m, n, d) only, so the
@@ -328,10 +245,11 @@ LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, Gra
   double* W = sized(ws.acc, static_cast<std::size_t>(C * nn));
   double* part = sized(ws.partial, static_cast<std::size_t>(2 * C));
   bool bad = false;
+  ProbingBarrier done;
 #pragma omp parallel num_threads(threads)
   {
     detail::all_pair_sqdist(P, D);
-#pragma omp for schedule(static) reduction(|| : bad)
+#pragma omp for schedule(static) reduction(|| : bad) nowait
     for (std::int64_t c = 0; c < C; ++c) {
       double* Wc = W + c * nn;
       std::fill(Wc, Wc + nn, 0.0);
@@ -341,6 +259,8 @@ LossGrad pairwise_loss_grad(const Model& model, const Problem& P, double* G, Gra
       part[2 * c] = s.logp;
       part[2 * c + 1] = s.dlg;
     }
+    done.arrive(cancel);
+#pragma omp barrier
     detail::laplacian_apply(P, W, C, G);
   }
   cancel.throw_if_stopped();
@@ -370,9 +290,10 @@ LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspac
   double* acc = sized(ws.acc, static_cast<std::size_t>(C * nd));
   double* part = sized(ws.partial, static_cast<std::size_t>(2 * C));
   bool bad = false;
+  ProbingBarrier done;
 #pragma omp parallel num_threads(threads)
   {
-#pragma omp for schedule(static) reduction(|| : bad)
+#pragma omp for schedule(static) reduction(|| : bad) nowait
     for (std::int64_t c = 0; c < C; ++c) {
       double* Gc = acc + c * nd;
       std::fill(Gc, Gc + nd, 0.0);
@@ -384,6 +305,8 @@ LossGrad loss_grad(const Model& model, const Problem& P, double* G, GradWorkspac
       part[2 * c + 1] = s.dlg;
       bad = bad || !chunk_ok;
     }
+    done.arrive(cancel);
+#pragma omp barrier
 #pragma omp for schedule(static)
     for (std::int64_t k = 0; k < nd; ++k) {
       double s = 0.0;

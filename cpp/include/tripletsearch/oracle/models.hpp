@@ -22,6 +22,7 @@
 #include "../core/mathutil.hpp"
 #include "../simd/rows.hpp"
 #include "choice.hpp"
+#include "row_dist.hpp"
 
 namespace tripletsearch {
 
@@ -39,11 +40,6 @@ struct OracleSpec {
   bool scale_free() const {
     return kind == ModelKind::GammaCKL || (kind == ModelKind::CKL && param == 0.0);
   }
-};
-
-// Per-row distance summary. N = Dj - Di and S2 = ||x_i - x_j||^2 only for Probit.
-struct RowDist {
-  double Di, Dj, N, S2;
 };
 
 // One row's log p and its gradient, as coefficients on di = x_i - x_t, dj = x_j - x_t and
@@ -74,11 +70,19 @@ struct GammaCKLModel {
     return e;
   }
 
-  // The rows of a block at once (simd/rows.hpp): the gradient's row path uses it.
+  // The coefficients of a block of rows at once (simd/rows.hpp): the gradient's pairwise
+  // path uses it.
   static constexpr bool kBlockEval = true;
   template <bool kLoss, bool kDG>
   void eval_block(const double* Di, const double* Dj, int n, simd::RowCoefs& out) const {
     simd::gammackl_rows<kLoss, kDG>(g, Di, Dj, n, out);
+  }
+  // The row path's block: distances, coefficients, and the gradient scattered into G
+  // (simd/rows.hpp's gammackl_row_block).
+  template <bool kLoss, bool kDG>
+  void row_block(const double* X, std::int64_t d, const simd::RowBlock& rows, double* G,
+                 simd::RowCoefs& out) const {
+    simd::gammackl_row_block<kLoss, kDG>(g, X, d, rows, G, out);
   }
 
   // out[c] = P(candidate c named | squared distances D[0..k) to the head)

@@ -10,7 +10,7 @@
 // The gamma grid is chosen so that every power s^(gamma/2) comes from square roots and
 // squarings only (no exp or log): s^(1/4) (even grid index) or s^(3/8) (odd index), squared
 // index/2 times; exact to a few dozen ulps. Three square roots give the powers for every
-// grid value at once (the database search's update: GammaCKLPosterior::hypothesis_block).
+// grid value at once (the database search's update: simd/hypotheses.hpp).
 // python/tripletsearch/_reference/choice.py is the NumPy twin.
 #pragma once
 

@@ -1,20 +1,38 @@
-// SIMD dispatch: the instruction set of the block kernels is chosen once per process.
+// SIMD dispatch: the instruction set of the kernels is chosen once per process.
 //
-// Every kernel of simd/kernels.hpp exists in a portable version (plain C++, vectorized by
-// the compiler for the baseline ISA) and, on x86-64 with GCC or Clang, an AVX2/FMA version
-// (kernels_avx2.hpp: intrinsics, or the portable body compiled for AVX2). No -march flag:
-// the AVX2 functions carry a target attribute and run only when the CPU has AVX2 and FMA.
-// The active ISA is detected on first use; TRIPLETSEARCH_SIMD=portable in the environment,
-// or set_active_isa(), forces the portable kernels (tests compare the two paths).
+// Every ISA-specific body of the core lives in simd/, one file per ISA and concept
+// (kernels_*.hpp: the database search's block kernels; hypotheses_*.hpp: the update of the
+// user hypotheses; rows_*.hpp: the embedding's triplet rows; vmath_avx2.hpp), each kernel
+// in a portable version (plain C++, vectorized by the compiler for the baseline ISA) and,
+// on x86-64 with GCC or Clang, an AVX2/FMA version (intrinsics, or the portable body
+// compiled for AVX2). Callers use one entry point per kernel (kernels.hpp, hypotheses.hpp,
+// rows.hpp, vmath.hpp, and dynamic_dispatch below for a body written once), which runs the
+// version of the active ISA. No -march flag: the AVX2 functions carry a target attribute
+// and run only when the CPU has AVX2 and FMA. The active ISA is detected on first use;
+// TRIPLETSEARCH_SIMD=portable in the environment, or set_active_isa(), forces the portable
+// kernels (tests compare the two paths). Nothing outside simd/ names an ISA.
 #pragma once
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(TRIPLETSEARCH_NO_SIMD)
 #define TS_SIMD_X86 1
 #define TS_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+// The body of an entry point: `return avx2::<call>` under the AVX2 ISA, else
+// `return portable::<call>` (inside namespace simd).
+#ifdef TS_SIMD_X86
+#define TS_SIMD_DISPATCH(...)                                \
+  do {                                                       \
+    if (active_isa() == Isa::AVX2) return avx2::__VA_ARGS__; \
+    return portable::__VA_ARGS__;                            \
+  } while (0)
+#else
+#define TS_SIMD_DISPATCH(...) return portable::__VA_ARGS__
 #endif
 
 namespace tripletsearch {
@@ -60,6 +78,26 @@ inline bool set_active_isa(Isa isa) {
   if (isa == Isa::AVX2 && detected_isa() != Isa::AVX2) return false;
   detail::active_slot().store(int(isa), std::memory_order_relaxed);
   return true;
+}
+
+// A kernel written once and compiled for each ISA (google/highway's HWY_DYNAMIC_DISPATCH):
+// Kernel::run, a TS_ALWAYS_INLINE static function of plain C++, is inlined into one
+// function per ISA -- the AVX2 one compiled with the target attribute, so that the
+// compiler vectorizes its loops four doubles wide and fuses its multiply-adds -- and
+// dynamic_dispatch<Kernel>(args...) calls the one of the active ISA.
+#ifdef TS_SIMD_X86
+template <class Kernel, class... Args>
+TS_TARGET_AVX2 auto run_avx2(Args&&... args) {
+  return Kernel::run(std::forward<Args>(args)...);
+}
+#endif
+
+template <class Kernel, class... Args>
+auto dynamic_dispatch(Args&&... args) {
+#ifdef TS_SIMD_X86
+  if (active_isa() == Isa::AVX2) return run_avx2<Kernel>(std::forward<Args>(args)...);
+#endif
+  return Kernel::run(std::forward<Args>(args)...);
 }
 
 }  // namespace simd

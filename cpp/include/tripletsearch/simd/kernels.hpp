@@ -9,16 +9,6 @@
 #include "kernels_avx2.hpp"
 #include "kernels_portable.hpp"
 
-#ifdef TS_SIMD_X86
-#define TS_SIMD_DISPATCH(call)                        \
-  do {                                                \
-    if (active_isa() == Isa::AVX2) return avx2::call; \
-    return portable::call;                            \
-  } while (0)
-#else
-#define TS_SIMD_DISPATCH(call) return portable::call
-#endif
-
 namespace tripletsearch {
 namespace simd {
 
@@ -101,5 +91,3 @@ inline void pair_gini(const double* ui, const double* uj, const double* in, int 
 
 }  // namespace simd
 }  // namespace tripletsearch
-
-#undef TS_SIMD_DISPATCH

@@ -84,6 +84,7 @@ namespace detail {
 inline void simulate_continuous_run(const ContinuousConfig& cfg, const ContinuousSimOptions& o,
                                     std::uint64_t seed, std::int64_t r, int inner_threads,
                                     ContinuousSimulation& res, Cancel& cancel) {
+  if (cancel.checkpoint()) return;  // stopped: build no searcher for a run not yet begun
   // the user and the errors in the searcher's unit frame (Omega within [-1, 1]^d); errors,
   // targets and regions reported in the input frame
   const std::int64_t d = cfg.dim, S = o.stage_rows() - 1, Q = o.max_queries + 1;

@@ -39,11 +39,14 @@ struct DiscreteSimulation {
 };
 
 // Queries of one search for `target` until it is shown (or max_queries): (count, found).
+// Stopped through `cancel` between queries (a run over a large store takes seconds).
 inline std::pair<std::int64_t, bool> run_discrete_search(DiscreteSearcher& searcher,
                                                          DiscreteUser& user, std::int64_t target,
-                                                         std::int64_t max_queries, Rng& rng) {
+                                                         std::int64_t max_queries, Rng& rng,
+                                                         Cancel& cancel) {
   std::int64_t q[kMaxChoices];
   for (std::int64_t m = 0; m < max_queries; ++m) {
+    if (cancel.checkpoint()) return {m, false};  // the call's results are discarded
     const int k = searcher.select(q);
     if (k == 0) return {m, false};
     if (std::find(q, q + k, target) != q + k) return {m + 1, true};
@@ -93,7 +96,7 @@ inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> sto
             make_searcher(store, cfg, child_seed(seed, Purpose::SimDiscreteRun, run), 1);
         Rng rng = stream(seed, Purpose::SimUser, run);
         const auto [count, found] =
-            run_discrete_search(*searcher, *user, targets[r], o.max_queries, rng);
+            run_discrete_search(*searcher, *user, targets[r], o.max_queries, rng, cancel);
         res.n_queries[static_cast<std::size_t>(r)] = count;
         res.found[static_cast<std::size_t>(r)] = found;
       });

@@ -51,11 +51,12 @@ inline MeanStderr p_correct_monte_carlo(double gamma, std::int64_t d, std::int64
   std::vector<double> sum(static_cast<std::size_t>(n_chunks)), sum2(sum.size());
   const GammaPower power(gamma);
   ParallelErrors errors;
+  ProbingBarrier done;
 #pragma omp parallel num_threads(threads)
   {
     std::vector<double> buf;
     errors.run([&] { buf.resize(static_cast<std::size_t>(d)); });
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (std::int64_t c = 0; c < n_chunks; ++c) {
       if (errors.failed() || cancel.checkpoint()) continue;
       Rng rng(seed, static_cast<std::uint64_t>(c));
@@ -71,6 +72,7 @@ inline MeanStderr p_correct_monte_carlo(double gamma, std::int64_t d, std::int64
       sum[static_cast<std::size_t>(c)] = s;
       sum2[static_cast<std::size_t>(c)] = s2;
     }
+    done.arrive(cancel);
   }
   errors.rethrow();
   cancel.throw_if_stopped();

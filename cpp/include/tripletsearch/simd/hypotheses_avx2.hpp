@@ -1,0 +1,98 @@
+// AVX2/FMA version of the hypotheses' update (x86-64, GCC or Clang): intrinsics for pairs
+// with gamma inferred (the default search), the portable body compiled for AVX2 otherwise.
+// Called only when simd::active_isa() is AVX2 (hypotheses.hpp).
+#pragma once
+
+#include <cstddef>
+
+#include "dispatch.hpp"
+#include "hypotheses_portable.hpp"
+
+#ifdef TS_SIMD_X86
+#include <immintrin.h>
+
+namespace tripletsearch {
+namespace simd {
+namespace avx2 {
+
+// k = 2 (pairs, the default) with gamma inferred: hypothesis_update_body's arithmetic in AVX2
+// intrinsics (the compilers leave the plain loops scalar): the same operations in the same
+// order (bit for bit where the compiler fuses the generic body's multiply-add as here).
+// The closer item's ratio is 1, so its powers are 1 and only the farther one's,
+// rho = Dmin / Dmax, need the three square roots; sixteen lanes at a time, as four
+// independent chains of squarings and sums. The masses' partial sums stay in L1, in
+// hypothesis_update_body's lane order.
+TS_TARGET_AVX2 inline void hypothesis_pair(const HypothesisBlock& hb, const double* D, int choice,
+                                           double scale) {
+  constexpr int R = 4;  // groups of four lanes in flight
+  const int nl = hb.lapse_auto ? kLapseGrid : 1, nh = kGammaGrid * nl;
+  alignas(32) double mass[kGammaGrid * kLapseGrid][kMassLanes];
+  for (int h = 0; h < nh; ++h)
+    for (int q = 0; q < kMassLanes; ++q) mass[h][q] = 0.0;
+  __m256d cfirst[kLapseGrid], cslope[kLapseGrid];  // eps / 2 and 1 - eps per lapse value
+  for (int e = 0; e < nl; ++e) {
+    const double eps = hb.lapse_auto ? kLapseValues[e] : hb.lapse;
+    cfirst[e] = _mm256_set1_pd(eps / 2);
+    cslope[e] = _mm256_set1_pd(1.0 - eps);
+  }
+  const __m256d tiny = _mm256_set1_pd(kTinyDistance), one = _mm256_set1_pd(1.0),
+                sc = _mm256_set1_pd(scale);
+  for (int l0 = 0; l0 < kLanes; l0 += 4 * R) {
+    __m256d even[R], odd[R], closer[R], w[R];
+    for (int r = 0; r < R; ++r) {
+      const __m256d a = _mm256_max_pd(_mm256_loadu_pd(D + l0 + 4 * r), tiny);
+      const __m256d b = _mm256_max_pd(_mm256_loadu_pd(D + kLanes + l0 + 4 * r), tiny);
+      const __m256d lo = _mm256_min_pd(a, b), hi = _mm256_max_pd(a, b);
+      const __m256d tie = _mm256_cmp_pd(a, b, _CMP_EQ_OQ);  // both ratios 1
+      const __m256d rho = _mm256_blendv_pd(_mm256_mul_pd(lo, _mm256_div_pd(one, hi)), one, tie);
+      closer[r] = _mm256_or_pd(
+          tie, choice == 0 ? _mm256_cmp_pd(a, b, _CMP_LT_OQ) : _mm256_cmp_pd(b, a, _CMP_LT_OQ));
+      const __m256d h = _mm256_sqrt_pd(rho);
+      even[r] = _mm256_sqrt_pd(h);
+      odd[r] = _mm256_sqrt_pd(_mm256_mul_pd(h, even[r]));
+      w[r] = _mm256_setzero_pd();
+    }
+    for (int g = 0; g < kGammaGrid; ++g) {
+      const bool is_odd = (g & 1) != 0;
+      __m256d p[R];  // P(choice | item, gamma_g) = (1 or rho^g/2) / (1 + rho^g/2)
+      for (int r = 0; r < R; ++r) {
+        const __m256d pw = is_odd ? odd[r] : even[r];
+        p[r] = _mm256_mul_pd(_mm256_blendv_pd(pw, one, closer[r]),
+                             _mm256_div_pd(one, _mm256_add_pd(one, pw)));
+      }
+      for (int e = 0; e < nl; ++e) {
+        const int hh = g * nl + e;
+        double* wh = hb.wh + static_cast<std::size_t>(hh) * hb.stride + l0;
+        for (int r = 0; r < R; ++r) {
+          const __m256d f = _mm256_mul_pd(_mm256_fmadd_pd(cslope[e], p[r], cfirst[e]), sc);
+          const __m256d v = _mm256_mul_pd(_mm256_loadu_pd(wh + 4 * r), f);
+          _mm256_storeu_pd(wh + 4 * r, v);
+          w[r] = _mm256_add_pd(w[r], v);
+          double* mq = mass[hh] + ((l0 + 4 * r) & (kMassLanes - 1));
+          _mm256_store_pd(mq, _mm256_add_pd(_mm256_load_pd(mq), v));
+        }
+      }
+      if (is_odd)
+        for (int r = 0; r < R; ++r) {
+          even[r] = _mm256_mul_pd(even[r], even[r]);
+          odd[r] = _mm256_mul_pd(odd[r], odd[r]);
+        }
+    }
+    for (int r = 0; r < R; ++r) _mm256_storeu_pd(hb.w + l0 + 4 * r, w[r]);
+  }
+  for (int h = 0; h < nh; ++h) hb.hacc[h] += mass_of(mass[h]);
+}
+
+// Pairs with gamma inferred by the intrinsics above, the rest by the portable body
+// compiled for AVX2.
+TS_TARGET_AVX2 inline void hypothesis_update(const HypothesisBlock& hb, const double* D, int k,
+                                             int choice, double scale) {
+  if (k == 2 && hb.gamma_auto) return hypothesis_pair(hb, D, choice, scale);
+  portable::hypothesis_update_body(hb, D, k, choice, scale);
+}
+
+}  // namespace avx2
+}  // namespace simd
+}  // namespace tripletsearch
+
+#endif  // TS_SIMD_X86
