@@ -172,3 +172,31 @@ def postgres_cluster() -> Iterator[str]:
         with contextlib.suppress(subprocess.CalledProcessError):
             run(f"{bindir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop")
         shutil.rmtree(root, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------- API clients
+def auth(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def start(client, **body):
+    r = client.post("/api/sessions", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def run_search(client, session, person, limit=400):
+    """Answer screens until done; the replies."""
+    screen, replies = session["screen"], []
+    for _ in range(limit):
+        r = client.post(
+            f"/api/sessions/{session['id']}/answer",
+            json=person.answer(screen),
+            headers=auth(session["token"]),
+        )
+        assert r.status_code == 200, r.text
+        replies.append(r.json())
+        if r.json()["done"]:
+            return replies
+        screen = r.json()["screen"]
+    raise AssertionError("the search did not end")

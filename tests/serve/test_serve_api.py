@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from serving import in_process
+from serving import auth, in_process, run_search, start
 
 import tripletsearch as ts
 from tripletsearch.serve import create_app, demo_catalogue, load_catalogue
@@ -28,33 +28,6 @@ def server(tmp_path_factory):
     app = create_app(CAT, f"sqlite:///{db}", admin_token=ADMIN)
     with in_process(app) as client:
         yield client, app, db
-
-
-def auth(token):
-    return {"Authorization": f"Bearer {token}"}
-
-
-def start(client, **body):
-    r = client.post("/api/sessions", json=body)
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
-def run_search(client, session, person, limit=400):
-    """Answer screens until done; the replies."""
-    screen, replies = session["screen"], []
-    for _ in range(limit):
-        r = client.post(
-            f"/api/sessions/{session['id']}/answer",
-            json=person.answer(screen),
-            headers=auth(session["token"]),
-        )
-        assert r.status_code == 200, r.text
-        replies.append(r.json())
-        if r.json()["done"]:
-            return replies
-        screen = r.json()["screen"]
-    raise AssertionError("the search did not end")
 
 
 # ---------------------------------------------------------------------- whole searches
