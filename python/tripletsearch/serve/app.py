@@ -85,6 +85,7 @@ def create_app(
     max_queries: int = 300,
     setup: bool = True,
     study: Study | None = None,
+    random_state: int | None = None,
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
@@ -109,6 +110,10 @@ def create_app(
         Run this study (:func:`~.study.load_study`; its catalogue replaces
         ``catalogue``): ``/`` and ``/study`` are the participants' page, free sessions are
         refused.
+    random_state : int, optional
+        Seeds free sessions' searchers in the order they start, so a run replays (tests,
+        demos; every process given the same value draws the same seeds). None: a secret
+        random seed per session. A study's sessions take their seeds from the study.
     """
     if study is not None:
         catalogue, max_queries = study.catalogue, study.max_queries
@@ -123,6 +128,7 @@ def create_app(
         gamma=gamma,
         max_queries=max_queries,
         closed="" if study is None else "this server runs a study: open /study",
+        random_state=random_state,
     )
 
     @contextlib.asynccontextmanager

@@ -10,9 +10,12 @@ takes requests parsed by :mod:`.schema` and raises the domain errors of :mod:`.e
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .. import __version__
 from .catalogue import Catalogue
@@ -69,12 +72,22 @@ class SearchService:
         max_queries: int = 300,
         cache_size: int = 4096,
         closed: str = "",
+        random_state: int | None = None,
     ):
         self.catalogue, self.store = catalogue, store
+        # free sessions' seeds: secret and fresh, or a reproducible sequence (tests, demos)
+        self._seeds = None if random_state is None else np.random.default_rng(random_state)
+        self._seeds_lock = threading.Lock()
         self.modes: Mapping[str, Mode] = build_modes(catalogue, Settings(gamma=gamma), store)
         self.max_queries = int(max_queries)
         self.closed = closed
         self.live = LiveSearchers(store, cache_size)
+
+    def _new_seed(self) -> int:
+        if self._seeds is None:
+            return secrets.randbits(63)
+        with self._seeds_lock:
+            return int(self._seeds.integers(2**63))
 
     @property
     def offered(self) -> list[str]:
@@ -121,7 +134,7 @@ class SearchService:
         the_mode = self.mode(mode)
         sid = new_id()
         token = owner.token if owner is not None else new_token()
-        seed = owner.seed if owner is not None else secrets.randbits(63)
+        seed = owner.seed if owner is not None else self._new_seed()
         limit = self.max_queries if max_queries is None else int(max_queries)
         searcher = the_mode.searcher(n_choices, params, seed)
         params = {**the_mode.started(searcher, params), "max_queries": limit}
