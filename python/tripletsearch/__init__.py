@@ -31,6 +31,7 @@ _EXPORTS = {
     "ContinuousSearch": "continuous",
     "simulate_continuous": "continuous",
     "fit_choice_model": "users",
+    "TripletSampler": "collect",
 }
 _SUBMODULES = {
     "theory",
@@ -42,6 +43,7 @@ _SUBMODULES = {
     "model_selection",
     "reproduce",
     "users",
+    "collect",
 }
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "ContinuousSearch",
     "simulate_continuous",
     "fit_choice_model",
+    "TripletSampler",
     "theory",
     "datasets",
     "openmp_enabled",
@@ -67,6 +70,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # what static checkers and IDEs see
     from . import datasets, theory
+    from .collect import TripletSampler
     from .continuous import ContinuousSearch, simulate_continuous
     from .discrete import DiscreteSearch, simulate_discrete
     from .embedding import DivergenceError, Embedding
