@@ -54,8 +54,11 @@ def test_eggs_as_recorded():
 
 def _complete_record(n=7, seed=0):
     """Every query of n items on a line answered once by a noiseless person, a test set of
-    all of them again: a replay can answer any query once."""
-    truth = np.arange(n, dtype=float)[:, None]
+    all of them again: a replay can answer any query once.
+
+    Items at 2^i: no head is equally far from two others (no ties).
+    """
+    truth = 2.0 ** np.arange(n, dtype=float)[:, None]
     Q = np.array(
         [(h, a, b) for h in range(n) for a, b in itertools.combinations(range(n), 2) if h not in (a, b)]
     )

@@ -156,41 +156,43 @@ def test_seconds_prices_queries_by_their_ratio():
 # ---------------------------------------------------------------------- refit cost
 
 
-def test_refit_cost_fit_recovers_known_coefficients():
+def test_refit_cost_fit_recovers_a_known_power_law():
     rows = [(m, n, d) for m in (1000, 5000, 20000) for n in (100, 1000) for d in (2, 5)]
-    m, n, d = (np.array(v, dtype=float) for v in zip(*rows))
-    truth = RefitCostModel(0.01, 2e-6, 3e-5)
-    t = np.array([truth(*r) for r in rows])
-    fit = RefitCostModel.fit(m, n, d, t)
-    assert fit.base == pytest.approx(0.01, rel=1e-6)
-    assert fit.per_answer == pytest.approx(2e-6, rel=1e-6)
-    assert fit.per_item == pytest.approx(3e-5, rel=1e-6)
-    assert truth(10_000, 1000, 3) == pytest.approx(0.01 + 0.06 + 0.09)
-
-
-def test_refit_cost_fit_is_non_negative():
-    rows = [(m, 100, 2) for m in (100, 1000, 10_000, 100_000)]
-    m, n, d = (np.array(v, dtype=float) for v in zip(*rows))
-    t = 0.5 - 1e-6 * m * d  # a negative per-answer slope: clipped to 0, the rest refitted
-    t = np.maximum(t, 0.05)
-    fit = RefitCostModel.fit(m, n, d, t)
-    assert min(fit.base, fit.per_answer, fit.per_item) >= 0.0
+    truth = RefitCostModel(1e-3, 0.3, 0.4, 0.1)
+    t = [truth(*r) for r in rows]
+    fit = RefitCostModel.fit(*zip(*rows), t)
+    assert fit.scale == pytest.approx(1e-3, rel=1e-9)
+    assert (fit.answers_exp, fit.items_exp, fit.dim_exp) == pytest.approx((0.3, 0.4, 0.1))
+    assert fit.rms_log_error == pytest.approx(0.0, abs=1e-9)
+    assert truth(10_000, 1000, 3) == pytest.approx(1e-3 * 10_000**0.3 * 1000**0.4 * 3**0.1)
+    # a size that never varies gets exponent 0; noise shows in the rms of the logs
+    rows = [(m, 50, 2) for m in (100, 1000, 10_000, 100_000)]
+    noisy = [2e-4 * r[0] ** 0.5 * f for r, f in zip(rows, (1.2, 1 / 1.2, 1.2, 1 / 1.2))]
+    fit = RefitCostModel.fit(*zip(*rows), noisy)
+    assert fit.items_exp == 0.0 and fit.dim_exp == 0.0
+    assert fit.rms_log_error == pytest.approx(np.log(1.2), rel=0.2)
 
 
 def test_refit_cost_bad_input():
-    with pytest.raises(ValueError, match="seconds: need at least 3 measurements"):
-        RefitCostModel.fit([1, 2], [1, 2], [1, 1], [0.1, 0.2])
+    with pytest.raises(ValueError, match="seconds: need at least 4 measurements"):
+        RefitCostModel.fit([1, 2, 3], [1, 2, 3], [1, 1, 1], [0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="seconds: measured times must be finite and > 0"):
-        RefitCostModel.fit([1, 2, 3], [1, 2, 3], [1, 1, 1], [0.1, 0.0, 0.2])
+        RefitCostModel.fit([1, 2, 3, 4], [1, 2, 3, 4], [1, 1, 1, 1], [0.1, 0.0, 0.2, 0.3])
+    with pytest.raises(ValueError, match="n_answers: sizes must be >= 1"):
+        RefitCostModel.fit([0, 2, 3, 4], [1, 2, 3, 4], [1, 1, 1, 1], [0.1, 0.1, 0.2, 0.3])
 
 
-def test_measured_refit_cost_is_stated_and_positive():
+def test_measured_refit_cost_is_stated():
     assert "measure_refit_times" in MEASURED_REFIT_COST.source
-    assert MEASURED_REFIT_COST(10_000, 1000, 3) > 0.0
+    # the target for a refit on 10,000 answers over 1,000 items is 0.5 s
+    assert 0.01 < MEASURED_REFIT_COST(10_000, 1000, 3) < 0.5
     assert MEASURED_REFIT_COST(20_000, 1000, 3) > MEASURED_REFIT_COST(10_000, 1000, 3)
+    assert MEASURED_REFIT_COST(10_000, 1000, 3) > MEASURED_REFIT_COST(10_000, 100, 3)
 
 
 def test_measure_refit_times_times_the_samplers_refit():
-    rows = measure_refit_times([(30, 2, 200), (60, 2, 400)], repeats=1, n_jobs=1)
+    rows = measure_refit_times([(30, 2, 200), (60, 2, 400)], problems=2, repeats=1, n_jobs=1)
     assert [(r["n_items"], r["dim"], r["n_answers"]) for r in rows] == [(30, 2, 200), (60, 2, 400)]
     assert all(0.0 < r["seconds"] < 30.0 for r in rows)
+    with pytest.raises(ValueError, match="problems: must be >= 1"):
+        measure_refit_times([(30, 2, 200)], problems=0)
