@@ -32,6 +32,7 @@ _EXPORTS = {
     "simulate_continuous": "continuous",
     "fit_choice_model": "users",
     "TripletSampler": "collect",
+    "simulate_collection": "collect",
 }
 _SUBMODULES = {
     "theory",
@@ -62,6 +63,7 @@ __all__ = [
     "simulate_continuous",
     "fit_choice_model",
     "TripletSampler",
+    "simulate_collection",
     "theory",
     "datasets",
     "openmp_enabled",
@@ -70,7 +72,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # what static checkers and IDEs see
     from . import datasets, theory
-    from .collect import TripletSampler
+    from .collect import TripletSampler, simulate_collection
     from .continuous import ContinuousSearch, simulate_continuous
     from .discrete import DiscreteSearch, simulate_discrete
     from .embedding import DivergenceError, Embedding

@@ -33,7 +33,9 @@ def test_pool_order_is_the_runs_seed():
     rows = np.array([[0, 1, 2]] * 6)
     first = [AnswerPool(rows, np.ones(6), np.random.default_rng(s)).take(rows[0]) for s in (1, 1)]
     assert first[0] == first[1]
-    draws = {AnswerPool(rows, np.ones(6), np.random.default_rng(s)).take(rows[0]) for s in range(20)}
+    draws = {
+        AnswerPool(rows, np.ones(6), np.random.default_rng(s)).take(rows[0]) for s in range(20)
+    }
     assert len(draws) > 1
 
 
@@ -60,7 +62,12 @@ def _complete_record(n=7, seed=0):
     """
     truth = 2.0 ** np.arange(n, dtype=float)[:, None]
     Q = np.array(
-        [(h, a, b) for h in range(n) for a, b in itertools.combinations(range(n), 2) if h not in (a, b)]
+        [
+            (h, a, b)
+            for h in range(n)
+            for a, b in itertools.combinations(range(n), 2)
+            if h not in (a, b)
+        ]
     )
     T = ts.GammaCKL(1e6).sample(truth, Q, random_state=seed)
     return RecordedAnswers("line", n, T, np.array(["rec"] * len(T)), np.full(len(T), 2.0), T, truth)
@@ -130,7 +137,8 @@ def test_as_collected_fits_the_recorded_prefixes():
     assert res.accuracy[0, 1] == pytest.approx(emb.fit(mine[:3000]).score(rec.test))
     assert res.accuracy[0, 1] > 0.8  # the issue's egg fits: 79-85 %
     np.testing.assert_allclose(
-        res.seconds[0], np.cumsum(rec.train_seconds[rec.train_sampler == "RandomSampling"])[[299, 2999]]
+        res.seconds[0],
+        np.cumsum(rec.train_seconds[rec.train_sampler == "RandomSampling"])[[299, 2999]],
     )
     with pytest.raises(ValueError, match="sampler: expected one of"):
         as_collected(rec, "Random", n_answers=[10])

@@ -170,7 +170,7 @@ def _collect(X: np.ndarray, spec: Spec, run: int) -> tuple[np.ndarray, np.ndarra
     from ._sampler import TripletSampler
 
     n = X.shape[0]
-    dim = spec.sampler_kw.get("dim", X.shape[1])  # the sampler's
+    dim: int = spec.sampler_kw["dim"] if "dim" in spec.sampler_kw else X.shape[1]  # sampler
     people = People(X, spec.oracle, spec.oracle_lapse)
     u = np.random.default_rng(derived_seed(spec.seed, run, _ANSWERS)).random((spec.budget, 2))
     sampler = TripletSampler(

@@ -305,7 +305,8 @@ class RefitCostModel:
         exps = np.zeros(3)
         exps[varied] = coef[1:]
         rms = float(np.sqrt(np.mean((A @ coef - np.log(t)) ** 2)))
-        return cls(float(np.exp(coef[0])), *map(float, exps), rms, source)
+        a, b, c = (float(e) for e in exps)
+        return cls(float(np.exp(coef[0])), a, b, c, rms, source)
 
 
 # fitted by RefitCostModel.fit to measure_refit_times() over n_items in (100, 300, 1000),
