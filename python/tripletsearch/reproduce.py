@@ -933,15 +933,24 @@ COLLECT_METHODS = ("random", "arr", "active")
 
 
 def collect_settings(quick: bool) -> dict[str, Any]:
-    """Sizes of ``reproduce collect`` (``quick``: a few minutes on 2 cores)."""
+    """Sizes of ``reproduce collect`` (``quick``: a few minutes on 2 cores).
+
+    ``runs``, ``budget``, ``test_size``: the simulated colours; ``reference``: the budget
+    whose random accuracy the others must reach; ``replay_runs``, ``replay_budget``: the
+    NEXT replays; ``fits``: fitter seeds per budget of the as-collected curves;
+    ``next_grid``, ``salmon_grid``: their budgets.
+    """
     if quick:
         return {
-            "runs": 3, "budget": 3000, "test_size": 2000, "reference": 1500,
+            "runs": 3, "budget": 5000, "test_size": 2000, "reference": 5000,
             "replay_runs": 3, "replay_budget": 2000, "fits": 1,
+            "next_grid": [500, 1000, 2000, 3900], "salmon_grid": [500, 1000, 2000, 4000, 7400],
         }  # fmt: skip
     return {
         "runs": 10, "budget": 10_000, "test_size": 5000, "reference": 5000,
         "replay_runs": 10, "replay_budget": 4000, "fits": 3,
+        "next_grid": [500, 700, 1000, 1500, 2000, 2500, 3000, 3500, 3900],
+        "salmon_grid": [500, 700, 1000, 1500, 2000, 2500, 3500, 5000, 7000, 7400],
     }  # fmt: skip
 
 
@@ -1102,6 +1111,7 @@ def reproduce_collect(
     random_state: Any = 0,
     client: Any = None,
     verbose: bool = True,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Collecting triplets: held-out accuracy against answers for random, arr and active.
 
@@ -1110,6 +1120,9 @@ def reproduce_collect(
     model fitted to NEXT's egg answers) and on real answers (NEXT's 30 eggs replayed
     through each method; what the recorded samplers' answers gave, NEXT's and salmon's 300
     eggs). Writes ``collect.csv`` and ``collect.png``.
+
+    ``settings`` overrides the sizes of :func:`collect_settings` (``quick`` picks them:
+    the full run takes about an hour on 2 cores, ``quick`` a few minutes).
 
     Returns
     -------
@@ -1121,7 +1134,7 @@ def reproduce_collect(
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    settings = collect_settings(quick)
+    settings = {**collect_settings(quick), **(settings or {})}
     t0 = time.perf_counter()
     sim = _collect_simulated(settings, random_state, n_jobs, client, verbose)
     replayed, collected, salmon = _collect_replayed(settings, random_state, n_jobs, verbose)

@@ -26,7 +26,14 @@ def test_pool_answers_each_query_with_its_own_answers_once():
     assert pool.take(np.array([1, 2, 0])) == 3
     assert pool.take(np.array([1, 2, 0])) is None
     assert pool.take(np.array([0, 3, 4])) is None  # never asked
-    assert pool.take_any() == 4 and pool.take_any() is None
+    assert pool.take_any(head=2) == 4 and pool.take_any() is None
+
+
+def test_pool_fallback_prefers_the_heads_answers():
+    rows = np.array([[0, 1, 2], [1, 0, 2], [1, 2, 0], [2, 0, 1]])
+    pool = AnswerPool(rows, np.ones(4), np.random.default_rng(0))
+    assert sorted([pool.take_any(head=1), pool.take_any(head=1)]) == [1, 2]
+    assert pool.take_any(head=1) in (0, 3)  # none of head 1 left: another head's
 
 
 def test_pool_order_is_the_runs_seed():
@@ -102,6 +109,9 @@ def test_replay_falls_back_after_max_reasks():
     assert res.info["fallbacks"][0] == res.info["reasks"][0] > 0
     res = replay_collection(half, method="random", budget=60, n_runs=1, max_reasks=1000, n_jobs=1)
     assert res.info["fallbacks"][0] == 0 and res.info["reasks"][0] > 0
+    # the default: a fallback after 10 re-asks in a row
+    res = replay_collection(half, method="active", budget=60, n_runs=1, n_jobs=1)
+    assert res.accuracy.shape == (1, 1)
 
 
 def test_replay_bad_input():

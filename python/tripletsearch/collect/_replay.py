@@ -4,12 +4,16 @@
 answered by a recorded answer to the same head and the same unordered pair, each recorded
 answer used once (the run's seed orders the answers of a query). When none is left for the
 query the sampler is asked again (a *re-ask*: its answer never came); after
-``max_reasks`` re-asks in a row, a recorded answer drawn at random among those left is told
-instead (a *fallback*: rows asked elsewhere are accepted). Both are counted per run
-(``CollectionResult.info``). The recorded test answers are kept apart: the fixed fitter's
-embedding of the answers so far is scored on them. People's seconds are the recorded
-response times of the answers used (each clipped to [0, 60] s: a few published times are
-negative, some hours long).
+``max_reasks`` re-asks in a row, an unused recorded answer about the head of the last query
+asked is told instead, drawn at random (any head when that one has none left): a
+*fallback* (rows asked elsewhere are accepted), which keeps the sampler's choice of head.
+Both are counted per run (``CollectionResult.info``). A sampler whose choice is a
+deterministic function of its state (``"active"`` picks each head's most informative pair)
+asks a head's exhausted query again whenever the head comes round: its re-asks end in
+fallbacks, and the more answers it has taken, the more often. The recorded test answers
+are kept apart: the fixed fitter's embedding of the answers so far is scored on them.
+People's seconds are the recorded response times of the answers used (each clipped to
+[0, 60] s: a few published times are negative, some hours long).
 
 The NEXT 30-egg study (:func:`next_eggs`) suits a replay: its 16,072 training answers
 (random, CrowdKernel, STE and uncertainty sampling) cover 6,573 of the 12,180 possible
@@ -122,6 +126,9 @@ class AnswerPool:
             self.by_query.setdefault((h, min(a, b), max(a, b)), []).append(i)
         self.rows, self.seconds = rows, seconds
         self.left = list(order.tolist())  # for fallbacks: any unused answer
+        self.by_head: dict[int, list[int]] = {}
+        for i in order.tolist():
+            self.by_head.setdefault(int(rows[i, 0]), []).append(i)
         self.used = np.zeros(len(rows), dtype=bool)
 
     def take(self, query: np.ndarray) -> int | None:
@@ -135,13 +142,18 @@ class AnswerPool:
                 return i
         return None
 
-    def take_any(self) -> int | None:
-        """The index of an unused answer of any query (in the pool's random order)."""
-        while self.left:
-            i = self.left.pop()
-            if not self.used[i]:
-                self.used[i] = True
-                return i
+    def take_any(self, head: int | None = None) -> int | None:
+        """The index of an unused answer about ``head`` (None: any head), marked used.
+
+        In the pool's random order; another head's when that one has none left.
+        """
+        stack = self.by_head.get(-1 if head is None else int(head), [])
+        for source in (stack, self.left):
+            while source:
+                i = source.pop()
+                if not self.used[i]:
+                    self.used[i] = True
+                    return i
         return None
 
 
@@ -173,13 +185,14 @@ def _replay_run(
     current = None
     k = 0
     while k < budget:
-        i = pool.take(np.asarray(sampler.ask(1)).reshape(3))
+        query = np.asarray(sampler.ask(1)).reshape(3)
+        i = pool.take(query)
         if i is None:
             reasks += 1
             in_a_row += 1
             if in_a_row <= max_reasks:
                 continue
-            i = pool.take_any()
+            i = pool.take_any(int(query[0]))
             fallbacks += 1
             if i is None:
                 raise ValueError(f"budget: only {k} recorded answers to replay")
@@ -249,7 +262,7 @@ def replay_collection(
     budget: int,
     n_runs: int,
     n_answers: Any = None,
-    max_reasks: int = 100,
+    max_reasks: int = 10,
     sampler_kw: dict[str, Any] | None = None,
     fitter: Any = None,
     random_state: Any = None,
@@ -274,7 +287,7 @@ def replay_collection(
     n_answers : sequence of int, optional
         Budgets measured (as :func:`~tripletsearch.simulate_collection`).
     max_reasks : int >= 0
-        Re-asks in a row before a fallback to a random recorded answer.
+        Re-asks in a row before a fallback to a recorded answer about the last head asked.
     sampler_kw : dict, optional
         More sampler parameters (``dim`` default 2, ``model``, ``gamma``).
     fitter : Embedding, optional
