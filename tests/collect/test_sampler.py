@@ -57,7 +57,8 @@ def test_answers_are_kept_in_order_and_copied(people):
     p = people(10, 2)
     s = TripletSampler(10, 2, method="random", refit=None, random_state=0)
     rows = p.answer(s.ask(100))
-    s.tell(rows[:30]).tell(rows[30:])
+    s.tell(rows[:30])
+    assert s.tell(rows[30:]) is None
     assert s.n_answers_ == 100
     got = s.answers_
     np.testing.assert_array_equal(got, rows)
@@ -229,3 +230,25 @@ def test_collected_answers_learn_the_truth(people):
     test = np.random.default_rng(15).integers(0, 30, size=(3000, 3))
     test = p.answer(test[valid_rows(test)])
     assert s.embedding_.score(test) > 0.8
+
+
+def test_the_docstring_example_runs():
+    import doctest
+
+    from tripletsearch.collect import _sampler
+
+    assert doctest.testmod(_sampler).failed == 0
+
+
+def test_signatures_follow_the_vocabulary():
+    import inspect
+
+    sig = inspect.signature(TripletSampler)
+    assert list(sig.parameters)[:2] == ["n_items", "dim"]
+    for name, p in sig.parameters.items():
+        if name not in ("n_items", "dim"):
+            assert p.kind is inspect.Parameter.KEYWORD_ONLY, name
+    assert sig.parameters["random_state"].default is None
+    assert inspect.signature(TripletSampler.ask).parameters["k"].kind is (
+        inspect.Parameter.KEYWORD_ONLY
+    )

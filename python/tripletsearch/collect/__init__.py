@@ -4,14 +4,21 @@
 (``ask``) and takes the answers (``tell``), refitting an :class:`~tripletsearch.Embedding`
 as they grow. Its methods: ``"active"`` (each head's next pair by its information about the
 head's position), ``"random"`` and ``"arr"`` (salmon's adaptive round robin, the peer
-baseline), one class each in ``_methods``. The scoring of candidate pairs runs in the
-native core (``collect/information.hpp``; its NumPy twin is
-:mod:`tripletsearch._reference.collect`).
+baseline), one class each behind one interface (``METHODS``: name -> class). The scoring of
+candidate pairs runs in the native core (``collect/information.hpp``; its NumPy twin is
+``tripletsearch._reference.collect``).
 """
 
 from __future__ import annotations
 
-from ._methods import METHODS
+from ._methods import METHODS, ActiveQueries, AdaptiveRoundRobin, QueryMethod, RandomQueries
 from ._sampler import TripletSampler
 
-__all__ = ["TripletSampler", "METHODS"]
+__all__ = [
+    "TripletSampler",
+    "METHODS",
+    "QueryMethod",
+    "ActiveQueries",
+    "RandomQueries",
+    "AdaptiveRoundRobin",
+]

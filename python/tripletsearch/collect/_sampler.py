@@ -41,10 +41,11 @@ class TripletSampler:
         Embedding dimension.
     method : {"active", "random", "arr"}
         How queries are chosen. ``"active"`` (default): each head's next pair is the one
-        whose answer tells most about where the head lies (:class:`~._methods.ActiveQueries`).
-        ``"random"``: uniform queries, none repeated before all have been asked.
-        ``"arr"``: salmon's adaptive round robin as published (its configuration is
-        ``method="arr", model="t-ste", dim=2``; :class:`~._methods.AdaptiveRoundRobin`).
+        whose answer tells most about where the head lies
+        (:class:`~tripletsearch.collect.ActiveQueries`). ``"random"``: uniform queries,
+        none repeated before all have been asked. ``"arr"``: salmon's adaptive round robin
+        as published (:class:`~tripletsearch.collect.AdaptiveRoundRobin`; salmon's
+        configuration is ``method="arr", model="t-ste", dim=2``).
     model : {"gamma-ckl", "ckl", "t-ste", "ste"}
         The model of the embedding (:class:`~tripletsearch.Embedding`'s), which the
         adaptive methods also use to score queries.
@@ -67,7 +68,7 @@ class TripletSampler:
         The installed embedding (None before the first fit).
     n_answers_ : int
         Answers told so far.
-    answers_ : ndarray (n_answers_, 3)
+    answers_ : ndarray, shape ``(n_answers_, 3)``
         A copy of the rows told.
     refit_due_ : bool
         Whether ``refit="auto"`` would refit now.
@@ -134,7 +135,7 @@ class TripletSampler:
 
     @property
     def answers_(self) -> np.ndarray:
-        """int64 (n_answers_, 3): a copy of the rows told, in order."""
+        """int64 ``(n_answers_, 3)``: a copy of the rows told, in order."""
         return self._rows().copy()
 
     def _check_rows(self, rows: Any) -> np.ndarray:
@@ -149,7 +150,7 @@ class TripletSampler:
             )
         return T
 
-    def tell(self, rows: Any) -> TripletSampler:
+    def tell(self, rows: Any) -> None:
         """Take answered rows ``(head, closer, farther)``; with ``refit="auto"``, refit when due.
 
         Parameters
@@ -157,14 +158,10 @@ class TripletSampler:
         rows : array_like of int, shape (m, 3)
             Answers, asked by this sampler or elsewhere. A query of k candidates answered
             "c is the most similar" gives the k - 1 rows ``(head, c, other)``.
-
-        Returns
-        -------
-        self
         """
         T = self._check_rows(rows)  # before anything changes
         if not len(T):
-            return self
+            return
         need = self.n_answers_ + len(T)
         if need > len(self._answers):
             grown = np.empty((max(need, 2 * len(self._answers)), 3), dtype=np.int64)
@@ -175,7 +172,6 @@ class TripletSampler:
         self._method.told(self, T)
         if self.refit_policy == "auto" and self.refit_due_:
             self.refit()
-        return self
 
     # ------------------------------------------------------------------ queries
     def ask(self, n: int = 1, *, k: int | None = None) -> np.ndarray:
@@ -250,8 +246,8 @@ class TripletSampler:
         self.set_embedding(emb)
         return emb
 
-    def set_embedding(self, emb: Embedding) -> TripletSampler:
-        """Install an embedding fitted elsewhere; returns self.
+    def set_embedding(self, emb: Embedding) -> None:
+        """Install an embedding fitted elsewhere.
 
         Parameters
         ----------
@@ -278,7 +274,6 @@ class TripletSampler:
         self._n_fitted = min(self._fits.get(emb, self.n_answers_), self.n_answers_)
         self._n_installs += 1
         self._method.installed(self)
-        return self
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
