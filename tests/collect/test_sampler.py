@@ -252,3 +252,42 @@ def test_signatures_follow_the_vocabulary():
     assert inspect.signature(TripletSampler.ask).parameters["k"].kind is (
         inspect.Parameter.KEYWORD_ONLY
     )
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_threads_sharing_a_sampler_take_turns(method, people):
+    # a service's request threads: every answer told is kept once, the state stays whole
+    import threading
+
+    n = 30
+    s = TripletSampler(n, 2, method=method, random_state=16, n_jobs=1)
+    p = people(n, 2, seed=17)
+    p.run(s, s._method.min_answers() + 60)
+    start = s.n_answers_
+    told: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def person(seed):
+        q_rng = np.random.default_rng(seed)
+        try:
+            for _ in range(40):
+                q = s.ask()
+                rows = ts.GammaCKL(4.0).sample(p.X, q, random_state=q_rng)
+                s.tell(rows)
+                told.append(rows)
+                if seed == 0 and len(told) % 25 == 0:
+                    s.to_dict()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=person, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert s.n_answers_ == start + 160
+    got = sorted(map(tuple, s.answers_[start:].tolist()))
+    assert got == sorted(map(tuple, np.concatenate(told).tolist()))
+    back = TripletSampler.from_dict(s.to_dict())
+    np.testing.assert_array_equal(back.ask(5), s.ask(5))

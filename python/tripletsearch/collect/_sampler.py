@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._params import Interval, StrOptions, check_param
+from .._sync import new_lock, synchronized
 from .._validation import check_index_array, derived_seed, resolve_n_jobs, seed_from
 from ..embedding import Embedding
 from ..embedding._train import MODEL_ALIASES, MODELS
@@ -113,6 +114,7 @@ class TripletSampler:
         check_param(refit, "refit", self._parameter_constraints["refit"])
         check_param(random_state, "random_state", self._parameter_constraints["random_state"])
         self._threads = resolve_n_jobs(n_jobs)
+        self._lock = new_lock()  # a service's threads share a sampler: calls take turns
         self.n_items, self.dim = int(checked["n_items"]), int(checked["dim"])
         self.method, self.model, self.gamma = checked["method"], checked["model"], checked["gamma"]
         self.refit_policy = refit
@@ -134,6 +136,7 @@ class TripletSampler:
         return self._answers[: self.n_answers_]
 
     @property
+    @synchronized
     def answers_(self) -> np.ndarray:
         """int64 ``(n_answers_, 3)``: a copy of the rows told, in order."""
         return self._rows().copy()
@@ -150,6 +153,7 @@ class TripletSampler:
             )
         return T
 
+    @synchronized
     def tell(self, rows: Any) -> None:
         """Take answered rows ``(head, closer, farther)``; with ``refit="auto"``, refit when due.
 
@@ -174,6 +178,7 @@ class TripletSampler:
             self.refit()
 
     # ------------------------------------------------------------------ queries
+    @synchronized
     def ask(self, n: int = 1, *, k: int | None = None) -> np.ndarray:
         """Queries to show.
 
@@ -198,6 +203,7 @@ class TripletSampler:
 
     # ------------------------------------------------------------------ embeddings
     @property
+    @synchronized
     def refit_due_(self) -> bool:
         """Whether ``refit="auto"`` would refit now.
 
@@ -224,28 +230,34 @@ class TripletSampler:
             ``Embedding(model, dim, gamma=gamma, n_items=n_items, init=<the installed
             embedding>)`` fitted to :attr:`answers_`.
         """
-        if self.n_answers_ == 0:
-            raise ValueError("refit: no answers to fit yet")
-        init = None if self.embedding_ is None else np.array(self.embedding_.embedding_)
+        with self._lock:  # a snapshot; the fit itself runs without the lock
+            if self.n_answers_ == 0:
+                raise ValueError("refit: no answers to fit yet")
+            installed = self.embedding_
+            init = None if installed is None else np.array(installed.embedding_)
+            answers, n = self.answers_, self.n_answers_
         emb = Embedding(
             self.model,
             self.dim,
             gamma=self.gamma,
             n_items=self.n_items,
             init=init,
-            random_state=derived_seed(self._seed, FIT_SEED, self.n_answers_),
+            random_state=derived_seed(self._seed, FIT_SEED, n),
             n_jobs=self.n_jobs,
         )
-        emb.fit(self.answers_)
-        self._fits[emb] = self.n_answers_
+        emb.fit(answers)
+        with self._lock:
+            self._fits[emb] = n
         return emb
 
+    @synchronized
     def refit(self) -> Embedding:
         """Fit the embedding of all answers now (warm-started) and install it; returns it."""
         emb = self.fit_embedding()
         self.set_embedding(emb)
         return emb
 
+    @synchronized
     def set_embedding(self, emb: Embedding) -> None:
         """Install an embedding fitted elsewhere.
 
@@ -276,6 +288,7 @@ class TripletSampler:
         self._method.installed(self)
 
     # ------------------------------------------------------------------ persistence
+    @synchronized
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe snapshot: parameters, answers, the installed embedding, the state.
 
