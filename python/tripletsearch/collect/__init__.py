@@ -4,9 +4,9 @@
 (``ask``) and takes the answers (``tell``), refitting an :class:`~tripletsearch.Embedding`
 as they grow. Its methods: ``"active"`` (each head's next pair by its information about the
 head's position), ``"random"`` and ``"arr"`` (salmon's adaptive round robin, the peer
-baseline), one class each in ``_methods``. The scoring of candidate pairs runs in the
-native core (``collect/information.hpp``; its NumPy twin is
-:mod:`tripletsearch._reference.collect`).
+baseline), one class each behind one interface (``METHODS``: name -> class). The scoring of
+candidate pairs runs in the native core (``collect/information.hpp``; its NumPy twin is
+``tripletsearch._reference.collect``).
 
 :func:`simulate_collection` runs a sampler against simulated people who answer from a
 known truth, and measures what its answers give (:class:`CollectionResult`), against
@@ -18,10 +18,17 @@ answers); with a ``rate`` refits run on a virtual clock (:class:`RefitCostModel`
 
 from __future__ import annotations
 
-from ._methods import METHODS
+from ._methods import METHODS, ActiveQueries, AdaptiveRoundRobin, QueryMethod, RandomQueries
 from ._sampler import TripletSampler
 
-__all__ = ["TripletSampler", "METHODS"]
+__all__ = [
+    "TripletSampler",
+    "METHODS",
+    "QueryMethod",
+    "ActiveQueries",
+    "RandomQueries",
+    "AdaptiveRoundRobin",
+]
 
 # ---- simulated and replayed collections, and what they cost in time (_simulate, _results,
 # _timing, _replay)

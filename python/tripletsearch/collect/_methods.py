@@ -8,6 +8,7 @@ kernels of ``collect/information.hpp`` (:class:`HeadScorer`).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -108,6 +109,14 @@ def head_answers(sampler: TripletSampler, head: int) -> np.ndarray:
     """The (closer, farther) items of the head's answers, in the order told, (r, 2)."""
     rows = sampler._rows()
     return np.ascontiguousarray(rows[rows[:, 0] == head, 1:])
+
+
+@functools.lru_cache(maxsize=64)
+def upper_pairs(L: int) -> tuple[np.ndarray, np.ndarray]:
+    """The index pairs (i < j) of L things, in row order (cached)."""
+    i, j = np.triu_indices(L, 1)
+    i.flags.writeable = j.flags.writeable = False
+    return i, j
 
 
 def ranked_query(
@@ -333,7 +342,10 @@ class ActiveQueries(QueryMethod):
     N_CANDIDATES = 600
     N_NEAR = 24
     PROMOTE_PER_DIM = 2
-    LAPSE = 0.05
+    # The fitted model already absorbs people's noise (gamma is fitted to their answers: 1.2
+    # for gamma-3 people with 5 % lapses); a lapse on top would count it twice. > 0 costs a
+    # second logarithm per pair and particle in the scoring.
+    LAPSE = 0.0
 
     def __init__(self, sampler: TripletSampler) -> None:
         super().__init__(sampler)
@@ -353,6 +365,7 @@ class ActiveQueries(QueryMethod):
         self.scorer: HeadScorer | None = None
         self.table = np.empty((0, 0))  # the anchors' log-odds terms (anchors x particles)
         self.row_of = np.empty(0, dtype=np.int64)  # item -> its row of the table (-1)
+        self.anchor_X = np.empty((0, 0))  # the anchors' embedded positions
 
     def min_answers(self) -> int:
         return self.burn_in
@@ -370,7 +383,7 @@ class ActiveQueries(QueryMethod):
         self.head_asks[h] += 1
         scorer = self.prepare(sampler)
         log_w = self.log_weights(sampler, h)
-        pairs = self.candidates(rng, scorer.X, h, log_w)
+        pairs = self.candidates(rng, h, log_w)
         info = scorer.information(self.table, log_w, self.row_of[pairs])
         return ranked_query(rng, self.n, h, pairs, info, k)
 
@@ -392,6 +405,7 @@ class ActiveQueries(QueryMethod):
             self.table = self.scorer.table(self.particles, self.anchors)
             self.row_of = np.full(self.n, -1, dtype=np.int64)
             self.row_of[self.anchors] = np.arange(len(self.anchors))
+            self.anchor_X = self.scorer.X[self.anchors]
         return self.scorer
 
     def log_weights(self, sampler: TripletSampler, h: int) -> np.ndarray:
@@ -405,20 +419,26 @@ class ActiveQueries(QueryMethod):
             self.cache[h] = lw
         return lw
 
-    def candidates(
-        self, rng: np.random.Generator, X: np.ndarray, h: int, log_w: np.ndarray
-    ) -> np.ndarray:
+    def candidates(self, rng: np.random.Generator, h: int, log_w: np.ndarray) -> np.ndarray:
         """Candidate pairs of anchors (other than the head) as item ids, (C, 2)."""
-        A = self.anchors[self.anchors != h]
-        L = len(A)
+        anchors = self.anchors
+        at = int(np.searchsorted(anchors, h))
+        skip = at < len(anchors) and anchors[at] == h  # the head is an anchor: not a candidate
+        L = len(anchors) - skip
         if L * (L - 1) // 2 <= self.N_CANDIDATES:
-            i, j = np.triu_indices(L, 1)
+            A = np.delete(anchors, at) if skip else anchors
+            i, j = upper_pairs(L)
             return np.stack([A[i], A[j]], axis=1)
         assert self.particles is not None
         w = np.exp(log_w - log_w.max())
         mean = (w / w.sum()) @ self.particles
-        near = A[np.argsort(((X[A] - mean) ** 2).sum(axis=1), kind="stable")[: self.N_NEAR]]
-        i, j = np.triu_indices(len(near), 1)
+        d2 = ((self.anchor_X - mean) ** 2).sum(axis=1)
+        if skip:
+            d2[at] = np.inf
+        k = min(self.N_NEAR, L)
+        near = np.sort(np.argpartition(d2, k - 1)[:k])  # then by distance, ties by index
+        near = anchors[near[np.argsort(d2[near], kind="stable")]]
+        i, j = upper_pairs(len(near))
         near_pairs = np.stack([near[i], near[j]], axis=1)
         half = self.N_CANDIDATES // 2
         if len(near_pairs) > half:
@@ -427,7 +447,10 @@ class ActiveQueries(QueryMethod):
         a = rng.integers(L, size=m)
         b = rng.integers(L - 1, size=m)
         b += b >= a
-        return np.concatenate([near_pairs, np.stack([A[a], A[b]], axis=1)])
+        if skip:  # positions among the anchors but the head
+            a += a >= at
+            b += b >= at
+        return np.concatenate([near_pairs, np.stack([anchors[a], anchors[b]], axis=1)])
 
     # ------------------------------------------------------------------ answers, refits
     def told(self, sampler: TripletSampler, rows: np.ndarray) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._params import Interval, StrOptions, check_param
+from .._sync import new_lock, synchronized
 from .._validation import check_index_array, derived_seed, resolve_n_jobs, seed_from
 from ..embedding import Embedding
 from ..embedding._train import MODEL_ALIASES, MODELS
@@ -41,10 +42,11 @@ class TripletSampler:
         Embedding dimension.
     method : {"active", "random", "arr"}
         How queries are chosen. ``"active"`` (default): each head's next pair is the one
-        whose answer tells most about where the head lies (:class:`~._methods.ActiveQueries`).
-        ``"random"``: uniform queries, none repeated before all have been asked.
-        ``"arr"``: salmon's adaptive round robin as published (its configuration is
-        ``method="arr", model="t-ste", dim=2``; :class:`~._methods.AdaptiveRoundRobin`).
+        whose answer tells most about where the head lies
+        (:class:`~tripletsearch.collect.ActiveQueries`). ``"random"``: uniform queries,
+        none repeated before all have been asked. ``"arr"``: salmon's adaptive round robin
+        as published (:class:`~tripletsearch.collect.AdaptiveRoundRobin`; salmon's
+        configuration is ``method="arr", model="t-ste", dim=2``).
     model : {"gamma-ckl", "ckl", "t-ste", "ste"}
         The model of the embedding (:class:`~tripletsearch.Embedding`'s), which the
         adaptive methods also use to score queries.
@@ -67,7 +69,7 @@ class TripletSampler:
         The installed embedding (None before the first fit).
     n_answers_ : int
         Answers told so far.
-    answers_ : ndarray (n_answers_, 3)
+    answers_ : ndarray, shape ``(n_answers_, 3)``
         A copy of the rows told.
     refit_due_ : bool
         Whether ``refit="auto"`` would refit now.
@@ -112,6 +114,7 @@ class TripletSampler:
         check_param(refit, "refit", self._parameter_constraints["refit"])
         check_param(random_state, "random_state", self._parameter_constraints["random_state"])
         self._threads = resolve_n_jobs(n_jobs)
+        self._lock = new_lock()  # a service's threads share a sampler: calls take turns
         self.n_items, self.dim = int(checked["n_items"]), int(checked["dim"])
         self.method, self.model, self.gamma = checked["method"], checked["model"], checked["gamma"]
         self.refit_policy = refit
@@ -133,8 +136,9 @@ class TripletSampler:
         return self._answers[: self.n_answers_]
 
     @property
+    @synchronized
     def answers_(self) -> np.ndarray:
-        """int64 (n_answers_, 3): a copy of the rows told, in order."""
+        """int64 ``(n_answers_, 3)``: a copy of the rows told, in order."""
         return self._rows().copy()
 
     def _check_rows(self, rows: Any) -> np.ndarray:
@@ -149,7 +153,8 @@ class TripletSampler:
             )
         return T
 
-    def tell(self, rows: Any) -> TripletSampler:
+    @synchronized
+    def tell(self, rows: Any) -> None:
         """Take answered rows ``(head, closer, farther)``; with ``refit="auto"``, refit when due.
 
         Parameters
@@ -157,14 +162,10 @@ class TripletSampler:
         rows : array_like of int, shape (m, 3)
             Answers, asked by this sampler or elsewhere. A query of k candidates answered
             "c is the most similar" gives the k - 1 rows ``(head, c, other)``.
-
-        Returns
-        -------
-        self
         """
         T = self._check_rows(rows)  # before anything changes
         if not len(T):
-            return self
+            return
         need = self.n_answers_ + len(T)
         if need > len(self._answers):
             grown = np.empty((max(need, 2 * len(self._answers)), 3), dtype=np.int64)
@@ -175,9 +176,9 @@ class TripletSampler:
         self._method.told(self, T)
         if self.refit_policy == "auto" and self.refit_due_:
             self.refit()
-        return self
 
     # ------------------------------------------------------------------ queries
+    @synchronized
     def ask(self, n: int = 1, *, k: int | None = None) -> np.ndarray:
         """Queries to show.
 
@@ -202,6 +203,7 @@ class TripletSampler:
 
     # ------------------------------------------------------------------ embeddings
     @property
+    @synchronized
     def refit_due_(self) -> bool:
         """Whether ``refit="auto"`` would refit now.
 
@@ -228,30 +230,36 @@ class TripletSampler:
             ``Embedding(model, dim, gamma=gamma, n_items=n_items, init=<the installed
             embedding>)`` fitted to :attr:`answers_`.
         """
-        if self.n_answers_ == 0:
-            raise ValueError("refit: no answers to fit yet")
-        init = None if self.embedding_ is None else np.array(self.embedding_.embedding_)
+        with self._lock:  # a snapshot; the fit itself runs without the lock
+            if self.n_answers_ == 0:
+                raise ValueError("refit: no answers to fit yet")
+            installed = self.embedding_
+            init = None if installed is None else np.array(installed.embedding_)
+            answers, n = self.answers_, self.n_answers_
         emb = Embedding(
             self.model,
             self.dim,
             gamma=self.gamma,
             n_items=self.n_items,
             init=init,
-            random_state=derived_seed(self._seed, FIT_SEED, self.n_answers_),
+            random_state=derived_seed(self._seed, FIT_SEED, n),
             n_jobs=self.n_jobs,
         )
-        emb.fit(self.answers_)
-        self._fits[emb] = self.n_answers_
+        emb.fit(answers)
+        with self._lock:
+            self._fits[emb] = n
         return emb
 
+    @synchronized
     def refit(self) -> Embedding:
         """Fit the embedding of all answers now (warm-started) and install it; returns it."""
         emb = self.fit_embedding()
         self.set_embedding(emb)
         return emb
 
-    def set_embedding(self, emb: Embedding) -> TripletSampler:
-        """Install an embedding fitted elsewhere; returns self.
+    @synchronized
+    def set_embedding(self, emb: Embedding) -> None:
+        """Install an embedding fitted elsewhere.
 
         Parameters
         ----------
@@ -278,9 +286,9 @@ class TripletSampler:
         self._n_fitted = min(self._fits.get(emb, self.n_answers_), self.n_answers_)
         self._n_installs += 1
         self._method.installed(self)
-        return self
 
     # ------------------------------------------------------------------ persistence
+    @synchronized
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe snapshot: parameters, answers, the installed embedding, the state.
 

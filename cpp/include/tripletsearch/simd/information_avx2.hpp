@@ -1,7 +1,8 @@
 // AVX2/FMA versions of the triplet sampler's scoring lanes (information.hpp): four support
-// points per instruction with vmath_avx2.hpp's exp and log, equal to the portable ones to a
-// few units in the last place (the sums in four partial sums). Called only when
-// simd::active_isa() is AVX2.
+// points per instruction with vmath_avx2.hpp's exp and log (and log(1 + e) by its own
+// series, sharing the division of the sigmoid), equal to the portable ones to a few units
+// in the last place (the sums in four partial sums). Called only when simd::active_isa()
+// is AVX2.
 #pragma once
 
 #include <cmath>
@@ -43,33 +44,53 @@ TS_TARGET_AVX2 inline void log_odds_lanes(const LogOdds& f, const double* __rest
   }
 }
 
+// log(1 + e) for e in [0, 1], and 1 / (1 + e) in `inv`, with one division: for
+// D = 1 / ((1 + e)(2 + e)), 1 / (1 + e) = (2 + e) D and log(1 + e) = 2 atanh(f) with
+// f = e / (2 + e) = e (1 + e) D in [0, 1/3], the series to f^35 (truncation below 1e-17).
+TS_TARGET_AVX2 inline __m256d log1p_unit(__m256d e, __m256d& inv) {
+  const __m256d one = _mm256_set1_pd(1.0);
+  const __m256d t1 = _mm256_add_pd(one, e), t2 = _mm256_add_pd(_mm256_set1_pd(2.0), e);
+  const __m256d D = _mm256_div_pd(one, _mm256_mul_pd(t1, t2));
+  inv = _mm256_mul_pd(t2, D);
+  const __m256d f = _mm256_mul_pd(_mm256_mul_pd(e, t1), D), f2 = _mm256_mul_pd(f, f);
+  __m256d p = _mm256_set1_pd(1.0 / 35.0);
+  for (int k = 33; k >= 3; k -= 2) p = _mm256_fmadd_pd(p, f2, _mm256_set1_pd(1.0 / k));
+  const __m256d twof = _mm256_add_pd(f, f);
+  return _mm256_fmadd_pd(_mm256_mul_pd(twof, f2), p, twof);
+}
+
 TS_TARGET_AVX2 inline double hsum(__m256d v) {
   alignas(32) double t[4];
   _mm256_store_pd(t, v);
   return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
-TS_TARGET_AVX2 inline PairSums pair_sums(const double* __restrict Fa, const double* __restrict Fb,
-                                         const double* __restrict w, std::int64_t L, double lapse) {
+template <bool kLapse>
+TS_TARGET_AVX2 inline PairSums pair_sums_impl(const double* __restrict Fa,
+                                              const double* __restrict Fb,
+                                              const double* __restrict w, std::int64_t L,
+                                              double lapse) {
   const std::int64_t L4 = L & ~std::int64_t(3);
-  const __m256d one = _mm256_set1_pd(1.0), sign = _mm256_set1_pd(-0.0);
+  const __m256d sign = _mm256_set1_pd(-0.0);
   const __m256d half_lapse = _mm256_set1_pd(0.5 * lapse), keep = _mm256_set1_pd(1.0 - lapse);
   __m256d P = _mm256_setzero_pd(), Pc = P, H = P;
   for (std::int64_t l = 0; l < L4; l += 4) {
     const __m256d z = _mm256_sub_pd(_mm256_loadu_pd(Fb + l), _mm256_loadu_pd(Fa + l));
     const __m256d az = _mm256_andnot_pd(sign, z);
     const __m256d e = exp_pd(_mm256_xor_pd(az, sign));  // exp(-|z|)
-    const __m256d big = _mm256_div_pd(one, _mm256_add_pd(one, e)), small = _mm256_mul_pd(e, big);
+    __m256d big;                                        // sigmoid(|z|) = 1 / (1 + e)
+    const __m256d log1pe = log1p_unit(e, big);
+    const __m256d small = _mm256_mul_pd(e, big);
     const __m256d pos = _mm256_cmp_pd(z, _mm256_setzero_pd(), _CMP_GE_OQ);
     __m256d q = _mm256_blendv_pd(small, big, pos), qc = _mm256_blendv_pd(big, small, pos);
     __m256d h;
-    if (lapse > 0.0) {  // q, qc >= lapse / 2 > 0
+    if constexpr (kLapse) {  // q, qc >= lapse / 2 > 0
       q = _mm256_fmadd_pd(keep, q, half_lapse);
       qc = _mm256_fmadd_pd(keep, qc, half_lapse);
       h = _mm256_fmadd_pd(q, log_pd(q), _mm256_mul_pd(qc, log_pd(qc)));
       h = _mm256_xor_pd(h, sign);
     } else {  // H2(sigmoid(z)) = log(1 + e) + |z| sigmoid(-|z|): no log of 0
-      h = _mm256_fmadd_pd(az, small, log_pd(_mm256_add_pd(one, e)));
+      h = _mm256_fmadd_pd(az, small, log1pe);
     }
     const __m256d wl = _mm256_loadu_pd(w + l);
     P = _mm256_fmadd_pd(wl, q, P);
@@ -78,6 +99,12 @@ TS_TARGET_AVX2 inline PairSums pair_sums(const double* __restrict Fa, const doub
   }
   const PairSums tail = portable::pair_sums(Fa + L4, Fb + L4, w + L4, L - L4, lapse);
   return {hsum(P) + tail.P, hsum(Pc) + tail.Pc, hsum(H) + tail.H};
+}
+
+TS_TARGET_AVX2 inline PairSums pair_sums(const double* __restrict Fa, const double* __restrict Fb,
+                                         const double* __restrict w, std::int64_t L, double lapse) {
+  return lapse > 0.0 ? pair_sums_impl<true>(Fa, Fb, w, L, lapse)
+                     : pair_sums_impl<false>(Fa, Fb, w, L, lapse);
 }
 
 }  // namespace avx2
