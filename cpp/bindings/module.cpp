@@ -14,6 +14,7 @@ void register_theory(py::module_& m);
 void register_discrete(py::module_& m);
 void register_continuous(py::module_& m);
 void register_simulate(py::module_& m);
+void register_collect(py::module_& m);
 
 namespace simd = tripletsearch::simd;
 
@@ -71,4 +72,5 @@ PYBIND11_MODULE(_core, m) {
   register_discrete(m);
   register_continuous(m);
   register_simulate(m);
+  register_collect(m);
 }

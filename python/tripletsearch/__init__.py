@@ -31,6 +31,8 @@ _EXPORTS = {
     "ContinuousSearch": "continuous",
     "simulate_continuous": "continuous",
     "fit_choice_model": "users",
+    "TripletSampler": "collect",
+    "simulate_collection": "collect",
 }
 _SUBMODULES = {
     "theory",
@@ -42,6 +44,7 @@ _SUBMODULES = {
     "model_selection",
     "reproduce",
     "users",
+    "collect",
 }
 
 __all__ = [
@@ -59,6 +62,8 @@ __all__ = [
     "ContinuousSearch",
     "simulate_continuous",
     "fit_choice_model",
+    "TripletSampler",
+    "simulate_collection",
     "theory",
     "datasets",
     "openmp_enabled",
@@ -67,6 +72,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # what static checkers and IDEs see
     from . import datasets, theory
+    from .collect import TripletSampler, simulate_collection
     from .continuous import ContinuousSearch, simulate_continuous
     from .discrete import DiscreteSearch, simulate_discrete
     from .embedding import DivergenceError, Embedding

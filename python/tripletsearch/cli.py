@@ -8,12 +8,13 @@ reproduce discrete    the user study in simulation: gamma-CKLSearch vs GaussSear
 reproduce continuous  Figure 4: exponential convergence of the continuous search
 reproduce users       searches that adapt to the person (gamma="auto") vs gamma fixed at 3
 reproduce theory      the appendix's gamma-d figure beside Theorem 2.1's exact line
+reproduce collect     collecting triplets: random, arr and active queries, simulated and replayed
 info                  build facts: version, OpenMP, threads
 serve                 the search service (pip install 'tripletsearch[serve]')
 export                a service's recorded answers as triplets for Embedding.fit
 report                a study's methods compared, people's gamma and lapse fitted
 
-``reproduce {embedding,continuous,discrete}`` run on a Dask cluster with ``--scheduler
+``reproduce {embedding,continuous,discrete,collect}`` run on a Dask cluster with ``--scheduler
 ADDRESS`` or on a local one of N worker processes with ``--workers N`` (the ``dask`` extra):
 the same numbers as a local run.
 """
@@ -135,7 +136,7 @@ def _cluster(args: argparse.Namespace) -> Any:
     """The Dask client of ``--scheduler`` / ``--workers``, or None (a local run)."""
     if args.scheduler is None and args.workers is None:
         return None
-    if args.what not in ("embedding", "continuous", "discrete"):
+    if args.what not in ("embedding", "continuous", "discrete", "collect"):
         raise SystemExit(f"--scheduler / --workers: not for 'reproduce {args.what}'")
     try:
         from distributed import Client
@@ -170,6 +171,8 @@ def _reproduce(args: argparse.Namespace) -> int:
             reproduce.reproduce_users(args.out, **kw)
         elif args.what == "theory":
             reproduce.reproduce_theory(args.out, **kw)
+        elif args.what == "collect":
+            reproduce.reproduce_collect(args.out, client=client, **kw)
     finally:
         if client is not None:
             cluster = client.cluster if args.scheduler is None else None
@@ -194,7 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     p_demo.add_argument("--seed", type=int, default=0)
     p_demo.set_defaults(func=_demo)
     p_rep = sub.add_parser("reproduce", help="reproduce an experiment of the paper")
-    p_rep.add_argument("what", choices=["embedding", "discrete", "continuous", "users", "theory"])
+    p_rep.add_argument(
+        "what", choices=["embedding", "discrete", "continuous", "users", "theory", "collect"]
+    )
     p_rep.add_argument("--out", default="reproduce-out", help="output folder")
     p_rep.add_argument("--quick", action="store_true", help="a smaller, faster run")
     p_rep.add_argument("--n-jobs", type=int, default=None, help="parallel fits")
@@ -202,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         "--scheduler",
         default=None,
         metavar="ADDRESS",
-        help="run on this Dask cluster (embedding, continuous, discrete; the dask extra)",
+        help="run on this Dask cluster (embedding, continuous, discrete, collect; the dask extra)",
     )
     p_rep.add_argument(
         "--workers",

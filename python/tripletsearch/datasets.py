@@ -46,6 +46,12 @@ class TripletDataset:
         Participant id per triplet, when recorded.
     description : str
         Origin and license (the bundled ``SOURCE.md``).
+    sampler : ndarray of str or None
+        Per triplet, the name of the sampler that chose its query, when recorded (the
+        alien eggs: which queries were random, adaptive, or a held-out ``"Test"`` set).
+    response_time_s : ndarray of float or None
+        Per triplet, the seconds the person took to answer, when recorded (as published:
+        a few are negative or hours long).
     """
 
     triplets: np.ndarray
@@ -53,6 +59,8 @@ class TripletDataset:
     truth: np.ndarray | None = None
     participants: np.ndarray | None = None
     description: str = field(default="", repr=False)
+    sampler: np.ndarray | None = field(default=None, repr=False)
+    response_time_s: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_items(self) -> int:
@@ -141,15 +149,23 @@ def _bundled(folder: str) -> Traversable:
 
 def _load_bundled(
     folder: str,
-) -> tuple[np.ndarray, np.ndarray | None, list[str], list[list[str]], str]:
+) -> tuple[np.ndarray, np.ndarray | None, list[str], list[list[str]], str, dict[str, np.ndarray]]:
+    """Triplets, participants, the items' header and rows, SOURCE.md and the other columns.
+
+    The triplets file has ``head,closer,farther[,participant]`` and optionally more
+    columns by name (``sampler``, ``response_time_s`` or ``response_time_ms``).
+    """
     base = _bundled(folder)
     with gzip.open(io.BytesIO(base.joinpath("triplets.csv.gz").read_bytes()), "rt") as f:
-        rows = _read_table(f.read())[1]
-    data = np.array(rows, dtype=np.int64)
+        header, rows, _ = _read_table(f.read())
+    n_int = 4 if "participant" in header else 3
+    data = np.array([r[:n_int] for r in rows], dtype=np.int64)
+    extra = {name: np.array([r[k] for r in rows]) for k, name in enumerate(header) if k >= n_int}
     items_header, items, _ = _read_table(base.joinpath("items.csv").read_text())
     description = base.joinpath("SOURCE.md").read_text()
-    participants = data[:, 3].copy() if data.shape[1] > 3 else None
-    return np.ascontiguousarray(data[:, :3]), participants, items_header, items, description
+    participants = data[:, 3].copy() if n_int > 3 else None
+    T = np.ascontiguousarray(data[:, :3])
+    return T, participants, items_header, items, description, extra
 
 
 def load_music() -> TripletDataset:
@@ -164,7 +180,7 @@ def load_music() -> TripletDataset:
     -------
     TripletDataset
     """
-    T, participants, header, items, description = _load_bundled("music")
+    T, participants, header, items, description, _ = _load_bundled("music")
     col = {name: k for k, name in enumerate(header)}
     names = [row[col["name"]] or f"artist {row[col['vdm_id_1based']]}" for row in items]
     truth = np.array([row[col["superclass"]] for row in items])
@@ -177,19 +193,28 @@ def load_alien_eggs(n: int = 300) -> TripletDataset:
     Parameters
     ----------
     n : {300, 30}
-        300: salmon's "strange fruit" study (17,611 triplets, 231 participants);
-        30: the NEXT study (NIPS 2015), 20,086 answered triplets.
+        300: salmon's "strange fruit" study (17,611 triplets, 231 participants; samplers
+        ``"Random"`` and ``"Uncertainty"`` for training, ``"Test"`` random queries kept
+        apart); 30: the NEXT study (NIPS 2015), 20,086 answered triplets (samplers
+        ``"RandomSampling"``, ``"CrowdKernel"``, ``"STE"``, ``"UncertaintySampling"`` and
+        the random ``"Test"`` set).
 
     Returns
     -------
     TripletDataset
-        ``truth`` is the egg's shape parameter (the integer in the image name).
+        ``truth`` is the egg's shape parameter (the integer in the image name); ``sampler``
+        and ``response_time_s`` as published, in the published order of the answers.
     """
     n = check_int(n, "n")
     if n not in (300, 30):
         raise ValueError(f"n: the alien-eggs sets have n = 300 or n = 30 items, got {n}")
-    T, participants, header, items, description = _load_bundled(f"alien_eggs_n{n}")
+    T, participants, header, items, description, extra = _load_bundled(f"alien_eggs_n{n}")
     col = {name: k for k, name in enumerate(header)}
     names = [row[col["name"]] for row in items]
     truth = np.array([float(row[col["param"]]) for row in items])
-    return TripletDataset(T, names, truth, participants, description)
+    if "response_time_ms" in extra:
+        seconds = extra["response_time_ms"].astype(np.float64) / 1000.0
+    else:
+        seconds = extra["response_time_s"].astype(np.float64)
+    sampler = extra["sampler"].astype(str)
+    return TripletDataset(T, names, truth, participants, description, sampler, seconds)

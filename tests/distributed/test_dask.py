@@ -254,6 +254,26 @@ def test_embedding_cv_on_the_cluster_equals_local(client):
     assert np.array_equal(remote.embedding_, local.embedding_)
 
 
+def test_simulate_collection_on_the_cluster_equals_local(client):
+    Y = X[:60, :2]
+    for kw in (
+        dict(method="random", n_runs=5, budget=300, n_answers=[100, 300]),
+        dict(method="active", n_runs=3, budget=250, rate=50.0, oracle_lapse=0.1),
+    ):
+        kw.update(oracle=ts.GammaCKL(3.0), test_size=400, random_state=12)
+        local = ts.simulate_collection(Y, n_jobs=1, **kw)
+        remote = ts.simulate_collection(Y, client=client, verbose=True, **kw)
+        for name in ("n_answers", "accuracy", "seconds", "truth_accuracy", "agreement", "n_refits"):
+            np.testing.assert_array_equal(getattr(remote, name), getattr(local, name), err_msg=name)
+        assert remote.rate == local.rate
+    # bad input fails before anything is submitted, naming the argument
+    with pytest.raises(ValueError, match="test_size: must be >= 1"):
+        ts.simulate_collection(
+            Y, oracle=ts.GammaCKL(3.0), method="random", budget=10, n_runs=2, test_size=0,
+            client=client,
+        )  # fmt: skip
+
+
 def test_workers_killed_mid_run_still_give_the_exact_result():
     kw = dict(n_runs=24, max_queries=300, random_state=11)
     local = ts.simulate_continuous(3, 3.0, **kw)

@@ -37,6 +37,48 @@ def test_bundled_files_match_shared_data():
     np.testing.assert_array_equal(T, datasets.load_music().triplets)
 
 
+SHARED_EGGS = {30: "alien_eggs_n30_next2015", 300: "alien_eggs_n300_salmon"}
+
+
+@pytest.mark.parametrize("n", [30, 300])
+def test_bundled_eggs_keep_the_sampler_and_response_times_of_shared_data(n):
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "shared" / "data" / SHARED_EGGS[n]
+    if not path.is_dir():
+        pytest.skip("../shared is not available")
+    with open(path / "triplets.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    d = datasets.load_alien_eggs(n)
+    expected = np.array([[int(r[k]) for k in ("head", "closer", "farther")] for r in rows])
+    np.testing.assert_array_equal(d.triplets, expected)
+    assert d.sampler.tolist() == [r["sampler"] for r in rows]
+    if n == 30:
+        seconds = [float(r["response_time_s"]) for r in rows]
+    else:
+        seconds = [int(r["response_time_ms"]) / 1000 for r in rows]
+    np.testing.assert_array_equal(d.response_time_s, seconds)
+
+
+def test_eggs_samplers_as_published():
+    d30, d300 = datasets.load_alien_eggs(30), datasets.load_alien_eggs(300)
+    labels, counts = np.unique(d30.sampler, return_counts=True)
+    assert dict(zip(labels, counts)) == {
+        "CrowdKernel": 3979,
+        "RandomSampling": 4092,
+        "STE": 3982,
+        "Test": 4014,
+        "UncertaintySampling": 4019,
+    }
+    labels, counts = np.unique(d300.sampler, return_counts=True)
+    assert dict(zip(labels, counts)) == {"Random": 7456, "Test": 2557, "Uncertainty": 7598}
+    # medians of the published times (SOURCE.md: salmon's look like milliseconds)
+    assert np.median(d30.response_time_s) == pytest.approx(1.744)
+    assert np.median(d300.response_time_s) == pytest.approx(2.008)
+    assert datasets.load_music().sampler is None
+
+
 def test_load_alien_eggs_bad_n():
     with pytest.raises(ValueError, match="n: the alien-eggs sets have n = 300 or n = 30"):
         datasets.load_alien_eggs(100)

@@ -15,6 +15,7 @@ module             twin of
 ``discrete``       ``discrete/`` and ``simulate/discrete.hpp``
 ``continuous``     ``continuous/`` and ``simulate/continuous.hpp``
 ``theory``         ``theory/monte_carlo.hpp``
+``collect``        ``collect/information.hpp``: the triplet sampler's scoring
 =================  ==========================================================
 """
 
@@ -48,6 +49,9 @@ TWINS: dict[str, tuple[str, ...]] = {
     "discrete.simulate": ("simulate_discrete",),
     "continuous.ContinuousSearcher": ("ContinuousSearcher",),
     "continuous.simulate": ("simulate_continuous",),
+    "collect.log_weights": ("collect_log_weights",),
+    "collect.log_odds": ("collect_log_odds",),
+    "collect.pair_information": ("collect_pair_information",),
 }
 
 #: Entry points of the compiled core without a twin, and what their tests compare with.

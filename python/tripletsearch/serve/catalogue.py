@@ -23,13 +23,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .colour import hex_to_srgb, srgb_to_lab
+from ..colour import load_xkcd_colours
 
 __all__ = ["Catalogue", "load_catalogue", "demo_catalogue", "DEMOS"]
 
@@ -338,13 +337,10 @@ def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:
 def demo_catalogue(name: str = "colours") -> Catalogue:
     """A bundled demo: ``"colours"``, the 949 colours of the xkcd colour survey.
 
-    Public domain (see ``serve/data/SOURCE.md``), embedded in CIELAB.
+    Public domain (see ``tripletsearch/data/xkcd_colours/SOURCE.md``), embedded in CIELAB
+    (:func:`tripletsearch.colour.load_xkcd_colours`).
     """
     if name not in DEMOS:
         raise ValueError(f"demo: expected one of {list(DEMOS)}, got {name!r}")
-    text = resources.files(__package__).joinpath("data/xkcd_colours.csv").read_text("utf-8")
-    rows = list(csv.reader(text.splitlines()))[1:]
-    names = [r[0] for r in rows]
-    hexes = [r[1] for r in rows]
-    X = srgb_to_lab(hex_to_srgb(hexes))
-    return Catalogue(tuple(names), X, tuple(hexes), None, None, "xkcd colours")
+    colours = load_xkcd_colours()
+    return Catalogue(colours.names, colours.lab, colours.hex, None, None, "xkcd colours")

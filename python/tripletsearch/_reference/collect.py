@@ -1,0 +1,150 @@
+"""NumPy twin of ``cpp/include/tripletsearch/collect/information.hpp``: the sampler's scoring.
+
+A head's position is unknown: M support points ``s_1..s_M`` stand for where it might be,
+with log weights ``log w_m = log prior_m + sum over its answers (c, f) of log P(c closer than
+f | head at s_m)``, P the model mixed with a lapse, ``lapse / 2 + (1 - lapse) p``, through
+the oracles' own ``log_prob``/``prob`` (:mod:`.oracles`) (:func:`log_weights`). A candidate
+pair (a, b) is scored by the mutual information between its answer and the head's
+position (:func:`pair_information`)::
+
+    I(a, b) = H2(sum_m w_m q_m) - sum_m w_m H2(q_m),   q_m = P(a closer | head at s_m)
+
+in nats, w normalized, H2 the binary entropy. q comes from the model's log-odds
+``f(D_b) - f(D_a)`` (:func:`log_odds`: ``f(D) = (gamma/2) log D`` for gamma-CKL,
+``log(mu + D)`` for CKL, ``((alpha+1)/2) log(1 + D/alpha)`` for t-STE, ``D`` for STE,
+distances floored at DBL_MIN).
+
+``spec`` is one of :mod:`.oracles`' models (``GammaCKL(gamma)``, ``CKL(mu)``,
+``TSTE(alpha)``, ``STE()``), where the native kernels take a ``_core.OracleSpec``; the
+``threads`` argument of the native kernels has no counterpart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .choice import TINY
+from .oracles import _diff_funcs, check_indices
+
+__all__ = ["log_weights", "log_odds", "pair_information"]
+
+
+def _check_model(spec: Any) -> None:
+    if spec.kind == "Probit":
+        raise ValueError("spec: Probit has no log-odds form; the sampler cannot use it")
+
+
+def _check_lapse(lapse: float) -> None:
+    if not 0.0 <= lapse < 1.0:
+        raise ValueError(f"lapse: must lie in [0, 1), got {lapse}")
+
+
+def _check_pairs(pairs: Any, n: int, name: str) -> np.ndarray:
+    P = check_indices(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), n, name)
+    same = np.flatnonzero(P[:, 0] == P[:, 1])
+    if len(same):
+        raise ValueError(f"{name}: row {same[0]} names item {P[same[0], 0]} twice")
+    return P
+
+
+def log_weights(
+    spec: Any, lapse: float, X: Any, support: Any, answers: Any, log_prior: Any
+) -> np.ndarray:
+    """Log weights of a head's support points given its answers.
+
+    Parameters
+    ----------
+    spec : a model of :mod:`.oracles`
+    lapse : float in [0, 1)
+    X : array (n, d)
+        Item positions.
+    support : array (M, d)
+        Where the head might be.
+    answers : int array (r, 2)
+        The head's answers ``(closer, farther)``, added in order.
+    log_prior : array (M,)
+
+    Returns
+    -------
+    ndarray (M,)
+    """
+    _check_model(spec)
+    _check_lapse(lapse)
+    X = np.asarray(X, dtype=np.float64)
+    S = np.asarray(support, dtype=np.float64)
+    A = _check_pairs(answers, len(X), "answers")
+    out = np.array(log_prior, dtype=np.float64)
+    M = len(S)
+    Xs = np.concatenate([X, S])
+    heads = len(X) + np.arange(M)
+    for c, f in A:  # one answer at a time, in order (the kernel's summation order)
+        rows = np.stack([heads, np.full(M, c), np.full(M, f)], axis=1)
+        if lapse > 0.0:
+            out += np.log(0.5 * lapse + (1.0 - lapse) * spec.prob(Xs, rows))
+        else:
+            out += spec.log_prob(Xs, rows)
+    return out
+
+
+def log_odds(spec: Any, X: Any, support: Any, items: Any) -> np.ndarray:
+    """The log-odds terms ``f(||s_m - x_i||^2)``, shape (len(items), M).
+
+    A pair (a, b) of rows has log-odds ``F[b] - F[a]`` of "a closer".
+    """
+    _check_model(spec)
+    X = np.asarray(X, dtype=np.float64)
+    S = np.asarray(support, dtype=np.float64)
+    idx = check_indices(np.asarray(items, dtype=np.int64).reshape(-1), len(X), "items")
+    diff = S[None, :, :] - X[idx][:, None, :]
+    D = np.einsum("kmd,kmd->km", diff, diff)
+    if spec.kind == "GammaCKL":
+        return 0.5 * spec.param(X.shape[1]) * np.log(np.maximum(D, TINY))
+    f, _ = _diff_funcs(spec.kind, spec.param(X.shape[1]))
+    return f(D)
+
+
+def _entropy(q: np.ndarray, qc: np.ndarray) -> np.ndarray:
+    """Binary entropy (nats) from q and its complement qc (each accurate near 1)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = np.where(q > 0, -q * np.log(q), 0.0)
+        return h + np.where(qc > 0, -qc * np.log(qc), 0.0)
+
+
+def pair_information(lapse: float, log_odds: Any, log_weights: Any, pairs: Any) -> np.ndarray:
+    """Mutual information (nats) between each candidate pair's answer and the head's position.
+
+    Parameters
+    ----------
+    lapse : float in [0, 1)
+    log_odds : array (K, M)
+        The log-odds table of :func:`log_odds`.
+    log_weights : array (M,)
+        The head's support points' log weights (unnormalized; -inf: impossible).
+    pairs : int array (C, 2)
+        Candidate pairs ``(a, b)`` as rows of ``log_odds``.
+
+    Returns
+    -------
+    ndarray (C,)
+    """
+    _check_lapse(lapse)
+    F = np.asarray(log_odds, dtype=np.float64)
+    P = _check_pairs(pairs, len(F), "pairs")
+    lw = np.asarray(log_weights, dtype=np.float64)
+    if not np.isfinite(lw).any():
+        raise ValueError("log_weights: every support point is impossible (-inf)")
+    w = np.exp(lw - lw.max())
+    w = w / w.sum()
+    z = F[P[:, 1]] - F[P[:, 0]]  # log-odds of "a closer", (C, M)
+    e = np.exp(-np.abs(z))
+    big = 1.0 / (1.0 + e)
+    small = e * big
+    q, qc = np.where(z >= 0, big, small), np.where(z >= 0, small, big)
+    if lapse > 0.0:
+        q, qc = 0.5 * lapse + (1.0 - lapse) * q, 0.5 * lapse + (1.0 - lapse) * qc
+    info = _entropy(q @ w, qc @ w) - _entropy(q, qc) @ w
+    if np.isnan(info).any():
+        raise ValueError("log_odds: contains NaN")
+    return np.maximum(0.0, info)

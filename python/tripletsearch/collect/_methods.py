@@ -1,0 +1,525 @@
+"""How a :class:`~tripletsearch.TripletSampler` chooses its queries: one class per method.
+
+Every method implements :class:`QueryMethod` (``ask_one``, ``told``, ``installed``, its
+state) and is registered in :data:`METHODS` under its name; the sampler looks the name up
+once and never branches on it. The adaptive methods score candidate pairs with the native
+kernels of ``collect/information.hpp`` (:class:`HeadScorer`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from .. import _core
+from .._validation import derived_seed
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._sampler import TripletSampler
+
+__all__ = ["QueryMethod", "RandomQueries", "AdaptiveRoundRobin", "ActiveQueries", "METHODS"]
+
+# purposes of the seeds derived from the sampler's (derived_seed(seed, purpose, ...))
+PARTICLES_SEED = 2
+
+
+def random_triple(rng: np.random.Generator, n: int) -> tuple[int, int, int]:
+    """(h, a, b): three distinct items of range(n), uniform over ordered triples."""
+    h = int(rng.integers(n))
+    a = int(rng.integers(n - 1))
+    a += a >= h
+    lo, hi = min(h, a), max(h, a)
+    b = int(rng.integers(n - 2))
+    b += b >= lo
+    b += b >= hi
+    return h, a, b
+
+
+def random_triples(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+    """Draw m rows (h, a, b) of three distinct items of range(n), uniform over ordered triples."""
+    h = rng.integers(n, size=m)
+    a = rng.integers(n - 1, size=m)
+    a += a >= h
+    lo, hi = np.minimum(h, a), np.maximum(h, a)
+    b = rng.integers(n - 2, size=m)
+    b += b >= lo
+    b += b >= hi
+    return np.stack([h, a, b], axis=1).astype(np.int64)
+
+
+def others(rng: np.random.Generator, n: int, exclude: int, k: int) -> np.ndarray:
+    """Draw k distinct items of range(n) other than ``exclude``, in random order."""
+    pick = rng.choice(n - 1, size=k, replace=False)
+    return pick + (pick >= exclude)
+
+
+def extend_query(rng: np.random.Generator, n: int, query: list[int], k: int) -> np.ndarray:
+    """``query`` (a head and some candidates) completed with random other items to k candidates."""
+    head, chosen = query[0], list(dict.fromkeys(query[1:]))[:k]
+    if len(chosen) < k:
+        free = np.setdiff1d(np.arange(n), [head, *chosen])
+        chosen += [int(i) for i in rng.permutation(free)[: k - len(chosen)]]
+    return np.array([head, *chosen], dtype=np.int64)
+
+
+class HeadScorer:
+    """The native scoring of one embedding: a head's log weights, a table, the information.
+
+    Parameters
+    ----------
+    spec : _core.OracleSpec
+        The fitted model.
+    X : ndarray (n, d)
+        The embedding.
+    lapse : float
+        The lapse mixed into the model's answers.
+    threads : int
+    """
+
+    def __init__(self, spec: Any, X: np.ndarray, lapse: float, threads: int) -> None:
+        self.spec, self.X, self.lapse, self.threads = spec, X, lapse, threads
+
+    def log_weights(self, support: np.ndarray, answers: np.ndarray, prior: np.ndarray) -> Any:
+        """Add the log-probability of each answer (closer, farther) at each support point."""
+        return _core.collect_log_weights(
+            self.spec, self.lapse, self.X, support, answers, prior, self.threads
+        )
+
+    def table(self, support: np.ndarray, items: np.ndarray) -> Any:
+        """The log-odds terms of ``items`` for every support point, (len(items), M)."""
+        return _core.collect_log_odds(self.spec, self.X, support, items, self.threads)
+
+    def information(self, table: np.ndarray, log_w: np.ndarray, pairs: np.ndarray) -> Any:
+        """Information (nats) of each pair (rows of ``table``) about the head."""
+        return _core.collect_pair_information(self.lapse, table, log_w, pairs, self.threads)
+
+
+def scorer_of(sampler: TripletSampler, lapse: float) -> HeadScorer:
+    """The scorer of the sampler's installed embedding."""
+    emb = sampler.embedding_
+    assert emb is not None
+    X = np.ascontiguousarray(emb.embedding_, dtype=np.float64)
+    return HeadScorer(emb.oracle_._spec(sampler.dim), X, lapse, sampler._threads)
+
+
+def head_answers(sampler: TripletSampler, head: int) -> np.ndarray:
+    """The (closer, farther) items of the head's answers, in the order told, (r, 2)."""
+    rows = sampler._rows()
+    return np.ascontiguousarray(rows[rows[:, 0] == head, 1:])
+
+
+@functools.lru_cache(maxsize=64)
+def upper_pairs(L: int) -> tuple[np.ndarray, np.ndarray]:
+    """The index pairs (i < j) of L things, in row order (cached)."""
+    i, j = np.triu_indices(L, 1)
+    i.flags.writeable = j.flags.writeable = False
+    return i, j
+
+
+def ranked_query(
+    rng: np.random.Generator, n: int, head: int, pairs: np.ndarray, info: Any, k: int
+) -> np.ndarray:
+    """The query of the best pair (first among equals), its sides in random order.
+
+    k > 2: the items of the best pairs in order of information, completed at random.
+    """
+    if k == 2:
+        a, b = (int(v) for v in pairs[int(np.argmax(info))])
+        return np.array([head, a, b] if rng.random() < 0.5 else [head, b, a], dtype=np.int64)
+    order = np.argsort(-np.asarray(info), kind="stable")
+    items = list(dict.fromkeys(int(v) for v in pairs[order].ravel()))[:k]
+    return extend_query(rng, n, [head, *(int(i) for i in rng.permutation(items))], k)
+
+
+class QueryMethod:
+    """A way of choosing queries; subclasses set ``name`` and implement ``ask_one``.
+
+    A method keeps its own state; the sampler owns the answers, the embedding and the
+    random generator, and calls ``told`` after new answers and ``installed`` after a new
+    embedding.
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, sampler: TripletSampler) -> None:
+        self.n = sampler.n_items
+
+    def min_answers(self) -> int:
+        """The fewest answers worth fitting an embedding to."""
+        return 0
+
+    def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:  # pragma: no cover
+        """One query: a head and k candidates, int64 (k + 1,)."""
+        raise NotImplementedError
+
+    def told(self, sampler: TripletSampler, rows: np.ndarray) -> None:
+        """New answers (already in the sampler's)."""
+
+    def installed(self, sampler: TripletSampler) -> None:
+        """A new embedding was installed."""
+
+    def state(self) -> dict[str, Any]:
+        """The method's JSON-safe state."""
+        return {}
+
+    def restore(self, state: dict[str, Any], sampler: TripletSampler) -> None:
+        """Set the state written by :meth:`state` (checked by the caller's handler)."""
+
+
+class RandomQueries(QueryMethod):
+    """Uniform queries: every unordered (head, {a, b}) of distinct items equally likely.
+
+    No query is asked twice before all ``n (n - 1) (n - 2) / 2`` have been (rejection
+    against the set of asked queries, cleared when it is full); the sides are in random
+    order. With ``k > 2`` candidates: a uniform head and k distinct other items (the
+    no-repeat rule is for pairs). Never needs an embedding.
+    """
+
+    name = "random"
+
+    def __init__(self, sampler: TripletSampler) -> None:
+        super().__init__(sampler)
+        self.asked: set[int] = set()
+        self.total = self.n * (self.n - 1) * (self.n - 2) // 2
+
+    def key(self, h: int, a: int, b: int) -> int:
+        lo, hi = min(a, b), max(a, b)
+        return (h * self.n + lo) * self.n + hi
+
+    def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
+        rng = sampler._rng
+        if k != 2:
+            h = int(rng.integers(self.n))
+            return np.array([h, *others(rng, self.n, h, k)], dtype=np.int64)
+        if len(self.asked) >= self.total:
+            self.asked.clear()
+        while True:
+            h, a, b = random_triple(rng, self.n)
+            key = self.key(h, a, b)
+            if key not in self.asked:
+                self.asked.add(key)
+                return np.array([h, a, b], dtype=np.int64)
+
+    def state(self) -> dict[str, Any]:
+        return {"asked": sorted(self.asked)}
+
+    def restore(self, state: dict[str, Any], sampler: TripletSampler) -> None:
+        asked = [int(v) for v in state["asked"]]
+        if any(not 0 <= v < self.n**3 for v in asked):
+            raise ValueError("the asked queries are out of range")
+        self.asked = set(asked)
+
+
+class AdaptiveRoundRobin(QueryMethod):
+    """salmon's adaptive round robin (ARR), as published (salmon v1.0.3 and HEAD 3e92c9c).
+
+    The first ``R n`` answers (R = 1) answer uniformly random queries. Then rounds: a round
+    draws ``max(4096, 20 n)`` uniformly random queries (h, a, b) (sides sorted, duplicates
+    dropped), scores each by the information of its answer about h's position -- the
+    posterior of h supported on the n items' embedded positions, from all of h's answers
+    under the sampler's model (no lapse) -- keeps the best query of each head (n_top = 1),
+    and asks them in random order (a round robin over the heads in random order), sides
+    in random order. A new round starts when the round's queries are used up or a new
+    embedding is installed; without an embedding the queries are random.
+
+    Salmon's configuration is ``TripletSampler(n, 2, method="arr", model="t-ste")``
+    (t-STE, alpha = 1, d = 2). Differences, all from running sequentially without a
+    server: salmon's posterior is incremental and lags the model by one refit (each answer
+    weighed once with the embedding of its arrival), this one is recomputed from the
+    current embedding (as NEXT does); salmon's round is whatever one refit's time allows
+    (4096 to 2e6 scored queries), this one a fixed count; salmon serves random queries when
+    its pool runs out, this one starts a new round. Salmon's score (the expected posterior
+    entropy) equals this information up to a constant per head. ``k > 2``: the round's
+    pair completed by random items (salmon asks triplets only).
+    """
+
+    name = "arr"
+    BURN_IN_PER_ITEM = 1  # R
+    MIN_ROUND = 4096  # random queries scored per round: max(MIN_ROUND, ROUND_PER_ITEM n)
+    ROUND_PER_ITEM = 20
+    LAPSE = 0.0
+
+    def __init__(self, sampler: TripletSampler) -> None:
+        super().__init__(sampler)
+        self.batch: list[list[int]] = []
+        self.position = 0
+        self.round_embedding = -1  # the install count the round was scored with
+
+    def min_answers(self) -> int:
+        return max(1, math.ceil(self.BURN_IN_PER_ITEM * self.n / 10))
+
+    def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
+        rng = sampler._rng
+        if sampler.n_answers_ < self.BURN_IN_PER_ITEM * self.n or sampler.embedding_ is None:
+            return extend_query(rng, self.n, list(random_triple(rng, self.n)), k)
+        if self.position >= len(self.batch) or self.round_embedding != sampler._n_installs:
+            self.new_round(sampler)
+        h, a, b = self.batch[self.position]
+        self.position += 1
+        query = [h, a, b] if rng.random() < 0.5 else [h, b, a]
+        return extend_query(rng, self.n, query, k)
+
+    def candidates(self, rng: np.random.Generator) -> np.ndarray:
+        """The round's random queries (h, a, b), a < b, distinct rows, sorted by head."""
+        m = max(self.MIN_ROUND, self.ROUND_PER_ITEM * self.n)
+        Q = random_triples(rng, self.n, m)
+        Q[:, 1:] = np.sort(Q[:, 1:], axis=1)
+        return np.unique(Q, axis=0)
+
+    def new_round(self, sampler: TripletSampler) -> None:
+        """Score a round of random queries; keep the best per head, in random order."""
+        rng = sampler._rng
+        Q = self.candidates(rng)
+        scorer = scorer_of(sampler, self.LAPSE)
+        X = scorer.X
+        prior = np.zeros(self.n)
+        rows = sampler._rows()
+        order = np.argsort(rows[:, 0], kind="stable")
+        bounds = np.searchsorted(rows[order, 0], np.arange(self.n + 1))
+        starts = np.searchsorted(Q[:, 0], np.arange(self.n + 1))
+        batch = []
+        for h in range(self.n):
+            cand = Q[starts[h] : starts[h + 1], 1:]
+            if not len(cand):
+                continue
+            answers = np.ascontiguousarray(rows[order[bounds[h] : bounds[h + 1]], 1:])
+            log_w = scorer.log_weights(X, answers, prior)
+            items, pairs = np.unique(cand, return_inverse=True)
+            pairs = np.ascontiguousarray(pairs.reshape(-1, 2), dtype=np.int64)
+            info = scorer.information(scorer.table(X, items), log_w, pairs)
+            batch.append([h, *(int(v) for v in cand[int(np.argmax(info))])])
+        self.batch = [batch[i] for i in rng.permutation(len(batch))]
+        self.position = 0
+        self.round_embedding = sampler._n_installs
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "batch": self.batch,
+            "position": self.position,
+            "round_embedding": self.round_embedding,
+        }
+
+    def restore(self, state: dict[str, Any], sampler: TripletSampler) -> None:
+        batch = np.asarray(state["batch"], dtype=np.int64).reshape(-1, 3)
+        if batch.size and (batch.min() < 0 or batch.max() >= self.n):
+            raise ValueError("the round's queries are out of range")
+        self.batch = batch.tolist()
+        self.position = int(state["position"])
+        self.round_embedding = int(state["round_embedding"])
+
+
+class ActiveQueries(QueryMethod):
+    """tripletsearch's active queries: each head's next pair by its information about the head.
+
+    1. Anchors: ``L0 = min(n, max(MIN_ANCHORS, ANCHORS_PER_DIM * dim))`` items drawn at
+       random; a burn-in of ``ceil(L0 * dim * log2(L0))`` uniformly random queries among
+       the anchors only (and until an embedding is installed).
+    2. Then heads in a round robin over a shuffled order of all items (shuffled again each
+       cycle). The head's possible positions are ``N_PARTICLES`` particles drawn once per
+       installed embedding from a Gaussian with the mean and covariance of the anchors'
+       embedded positions; their log weights come from the head's answers under the
+       fitted model mixed with a lapse ``LAPSE`` (kept per head, updated on ``tell``,
+       rebuilt when first needed after a refit). Candidates: every pair of anchors when
+       there are at most ``N_CANDIDATES``, else ``N_CANDIDATES`` pairs of anchors: every
+       pair of the ``N_NEAR`` anchors nearest to the head's weighted particle mean (at
+       most half of them, drawn at random when there are more), the rest drawn at random.
+       The pair with the largest information (the first among equals) is asked, its sides
+       in random order.
+    3. An item becomes an anchor once it has been asked as a head ``PROMOTE_PER_DIM * dim``
+       times, at the next installed embedding.
+
+    ``k > 2`` candidates: the items of the best pairs in order of information (each once),
+    in random order (not the information of the k-way answer).
+    """
+
+    name = "active"
+    MIN_ANCHORS = 10
+    ANCHORS_PER_DIM = 10
+    N_PARTICLES = 256
+    N_CANDIDATES = 600
+    N_NEAR = 24
+    PROMOTE_PER_DIM = 2
+    # The fitted model already absorbs people's noise (gamma is fitted to their answers: 1.2
+    # for gamma-3 people with 5 % lapses); a lapse on top would count it twice. > 0 costs a
+    # second logarithm per pair and particle in the scoring.
+    LAPSE = 0.0
+
+    def __init__(self, sampler: TripletSampler) -> None:
+        super().__init__(sampler)
+        self.dim = sampler.dim
+        L0 = min(self.n, max(self.MIN_ANCHORS, self.ANCHORS_PER_DIM * self.dim))
+        self.anchors = np.sort(sampler._rng.choice(self.n, size=L0, replace=False))
+        self.burn_in = math.ceil(L0 * self.dim * math.log2(L0))
+        self.head_asks = np.zeros(self.n, dtype=np.int64)
+        self.order: list[int] = []
+        self.position = 0
+        self.particles: np.ndarray | None = None
+        self.reset_derived()
+
+    def reset_derived(self) -> None:
+        """Drop what is computed from the embedding (rebuilt when first needed)."""
+        self.cache: dict[int, np.ndarray] = {}  # head -> its particles' log weights
+        self.scorer: HeadScorer | None = None
+        self.table = np.empty((0, 0))  # the anchors' log-odds terms (anchors x particles)
+        self.row_of = np.empty(0, dtype=np.int64)  # item -> its row of the table (-1)
+        self.anchor_X = np.empty((0, 0))  # the anchors' embedded positions
+
+    def min_answers(self) -> int:
+        return self.burn_in
+
+    # ------------------------------------------------------------------ asking
+    def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
+        rng = sampler._rng
+        if sampler.embedding_ is None or sampler.n_answers_ < self.burn_in:
+            return self.burn_in_query(rng, k)
+        if self.position >= len(self.order):
+            self.order = [int(i) for i in rng.permutation(self.n)]
+            self.position = 0
+        h = self.order[self.position]
+        self.position += 1
+        self.head_asks[h] += 1
+        scorer = self.prepare(sampler)
+        log_w = self.log_weights(sampler, h)
+        pairs = self.candidates(rng, h, log_w)
+        info = scorer.information(self.table, log_w, self.row_of[pairs])
+        return ranked_query(rng, self.n, h, pairs, info, k)
+
+    def burn_in_query(self, rng: np.random.Generator, k: int) -> np.ndarray:
+        """A uniformly random query among the anchors (completed at random when too few)."""
+        L = len(self.anchors)
+        if L < k + 1:
+            h = int(self.anchors[rng.integers(L)])
+            return extend_query(rng, self.n, [h, *(int(a) for a in self.anchors if a != h)], k)
+        pos = random_triple(rng, L) if k == 2 else rng.choice(L, size=k + 1, replace=False)
+        return self.anchors[np.asarray(pos)].astype(np.int64)
+
+    def prepare(self, sampler: TripletSampler) -> HeadScorer:
+        """The scorer and the anchors' table of the installed embedding (built once)."""
+        if self.scorer is None:
+            if self.particles is None:  # an embedding restored without particles
+                self.particles = self.draw_particles(sampler)
+            self.scorer = scorer_of(sampler, self.LAPSE)
+            self.table = self.scorer.table(self.particles, self.anchors)
+            self.row_of = np.full(self.n, -1, dtype=np.int64)
+            self.row_of[self.anchors] = np.arange(len(self.anchors))
+            self.anchor_X = self.scorer.X[self.anchors]
+        return self.scorer
+
+    def log_weights(self, sampler: TripletSampler, h: int) -> np.ndarray:
+        """The head's particles' log weights (cached)."""
+        lw = self.cache.get(h)
+        if lw is None:
+            assert self.scorer is not None and self.particles is not None
+            lw = self.scorer.log_weights(
+                self.particles, head_answers(sampler, h), np.zeros(len(self.particles))
+            )
+            self.cache[h] = lw
+        return lw
+
+    def candidates(self, rng: np.random.Generator, h: int, log_w: np.ndarray) -> np.ndarray:
+        """Candidate pairs of anchors (other than the head) as item ids, (C, 2)."""
+        anchors = self.anchors
+        at = int(np.searchsorted(anchors, h))
+        skip = at < len(anchors) and anchors[at] == h  # the head is an anchor: not a candidate
+        L = len(anchors) - skip
+        if L * (L - 1) // 2 <= self.N_CANDIDATES:
+            A = np.delete(anchors, at) if skip else anchors
+            i, j = upper_pairs(L)
+            return np.stack([A[i], A[j]], axis=1)
+        assert self.particles is not None
+        w = np.exp(log_w - log_w.max())
+        mean = (w / w.sum()) @ self.particles
+        d2 = ((self.anchor_X - mean) ** 2).sum(axis=1)
+        if skip:
+            d2[at] = np.inf
+        k = min(self.N_NEAR, L)
+        near = np.sort(np.argpartition(d2, k - 1)[:k])  # then by distance, ties by index
+        near = anchors[near[np.argsort(d2[near], kind="stable")]]
+        i, j = upper_pairs(len(near))
+        near_pairs = np.stack([near[i], near[j]], axis=1)
+        half = self.N_CANDIDATES // 2
+        if len(near_pairs) > half:
+            near_pairs = near_pairs[np.sort(rng.choice(len(near_pairs), size=half, replace=False))]
+        m = self.N_CANDIDATES - len(near_pairs)
+        a = rng.integers(L, size=m)
+        b = rng.integers(L - 1, size=m)
+        b += b >= a
+        if skip:  # positions among the anchors but the head
+            a += a >= at
+            b += b >= at
+        return np.concatenate([near_pairs, np.stack([anchors[a], anchors[b]], axis=1)])
+
+    # ------------------------------------------------------------------ answers, refits
+    def told(self, sampler: TripletSampler, rows: np.ndarray) -> None:
+        if not self.cache:
+            return
+        assert self.scorer is not None and self.particles is not None
+        for h, c, f in rows:
+            lw = self.cache.get(int(h))
+            if lw is not None:
+                answer = np.array([[c, f]], dtype=np.int64)
+                self.cache[int(h)] = self.scorer.log_weights(self.particles, answer, lw)
+
+    def installed(self, sampler: TripletSampler) -> None:
+        promoted = np.flatnonzero(self.head_asks >= self.PROMOTE_PER_DIM * self.dim)
+        self.anchors = np.union1d(self.anchors, promoted).astype(np.int64)
+        self.particles = self.draw_particles(sampler)
+        self.reset_derived()
+
+    def draw_particles(self, sampler: TripletSampler) -> np.ndarray:
+        """N_PARTICLES draws from the Gaussian of the anchors' embedded positions.
+
+        Seeded by the sampler's seed and the number of embeddings installed.
+        """
+        assert sampler.embedding_ is not None
+        A = np.asarray(sampler.embedding_.embedding_, dtype=np.float64)[self.anchors]
+        mean = A.mean(axis=0)
+        cov = np.atleast_2d(np.cov(A, rowvar=False)) if len(A) > 1 else np.zeros((self.dim,) * 2)
+        lam, V = np.linalg.eigh(cov)
+        rng = np.random.default_rng(
+            derived_seed(sampler._seed, PARTICLES_SEED, sampler._n_installs)
+        )
+        z = rng.standard_normal((self.N_PARTICLES, self.dim))
+        return np.ascontiguousarray(mean + (z * np.sqrt(np.maximum(lam, 0.0))) @ V.T)
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> dict[str, Any]:
+        return {
+            "anchors": self.anchors.tolist(),
+            "head_asks": self.head_asks.tolist(),
+            "order": self.order,
+            "position": self.position,
+            "particles": None if self.particles is None else self.particles.tolist(),
+        }
+
+    def restore(self, state: dict[str, Any], sampler: TripletSampler) -> None:
+        anchors = np.asarray(state["anchors"], dtype=np.int64)
+        head_asks = np.asarray(state["head_asks"], dtype=np.int64)
+        order = np.asarray(state["order"], dtype=np.int64)
+        if (
+            anchors.ndim != 1
+            or not len(anchors)
+            or anchors.min() < 0
+            or anchors.max() >= self.n
+            or head_asks.shape != (self.n,)
+            or (len(order) and sorted(order.tolist()) != list(range(self.n)))
+        ):
+            raise ValueError("the active method's state is malformed")
+        particles = state["particles"]
+        if particles is not None:
+            particles = np.ascontiguousarray(particles, dtype=np.float64)
+            if particles.shape != (self.N_PARTICLES, self.dim):
+                raise ValueError("the particles' shape is malformed")
+        self.anchors, self.head_asks = np.unique(anchors), head_asks
+        self.order, self.position = order.tolist(), int(state["position"])
+        self.particles = particles
+        self.reset_derived()
+
+
+#: method name -> its class (the sampler's registry)
+METHODS: dict[str, type[QueryMethod]] = {
+    cls.name: cls for cls in (RandomQueries, AdaptiveRoundRobin, ActiveQueries)
+}

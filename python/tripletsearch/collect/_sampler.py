@@ -1,0 +1,426 @@
+"""The :class:`TripletSampler`: which triplet queries to show people, asked and told."""
+
+from __future__ import annotations
+
+import math
+import weakref
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from .._params import Interval, StrOptions, check_param
+from .._sync import new_lock, synchronized
+from .._validation import check_index_array, derived_seed, resolve_n_jobs, seed_from
+from ..embedding import Embedding
+from ..embedding._train import MODEL_ALIASES, MODELS
+from ._methods import METHODS, QueryMethod
+
+__all__ = ["TripletSampler"]
+
+_STATE_KIND = "TripletSampler"
+_STATE_VERSION = 1
+FIT_SEED = 1  # purpose of the seeds derived for the fits (derived_seed(seed, FIT_SEED, n))
+# the models whose answers have a log-odds form (the scoring's; Probit has none)
+SAMPLER_MODELS = sorted(set(MODELS) - {"probit"})
+REFIT_GROWTH, REFIT_MIN = 0.1, 50  # refit="auto": answers grew by 10 %, at least 50
+
+
+class TripletSampler:
+    """Chooses triplet queries to show people, and learns an embedding from their answers.
+
+    A query ``(head, a, b)`` asks "which of a and b is more similar to head?"; its answer
+    is the row ``(head, closer, farther)``. ``ask`` proposes queries, ``tell`` takes
+    answered rows (also rows asked elsewhere), and the embedding of the answers so far is
+    refit as they grow (``refit="auto"``) or installed from elsewhere (``set_embedding``).
+
+    Parameters
+    ----------
+    n_items : int >= 3
+        Number of items.
+    dim : int >= 1
+        Embedding dimension.
+    method : {"active", "random", "arr"}
+        How queries are chosen. ``"active"`` (default): each head's next pair is the one
+        whose answer tells most about where the head lies
+        (:class:`~tripletsearch.collect.ActiveQueries`). ``"random"``: uniform queries,
+        none repeated before all have been asked. ``"arr"``: salmon's adaptive round robin
+        as published (:class:`~tripletsearch.collect.AdaptiveRoundRobin`; salmon's
+        configuration is ``method="arr", model="t-ste", dim=2``).
+    model : {"gamma-ckl", "ckl", "t-ste", "ste"}
+        The model of the embedding (:class:`~tripletsearch.Embedding`'s), which the
+        adaptive methods also use to score queries.
+    gamma : float > 0 or "auto"
+        gamma-CKL's gamma for the fits (``"auto"``: chosen by each fit).
+    refit : {"auto", None}
+        ``"auto"``: ``tell`` refits, warm-started, whenever the answers grew by 10 % (and
+        at least 50) since the last fit (see :attr:`refit_due_`). None: never by itself
+        (:meth:`refit`, or an embedding fitted elsewhere and installed by
+        :meth:`set_embedding`).
+    random_state : None, int or numpy.random.Generator
+        Seeds the queries and the fits: the same seed and the same answers give the same
+        queries.
+    n_jobs : int or None
+        Threads (None: all cores). Results do not depend on it.
+
+    Attributes
+    ----------
+    embedding_ : Embedding or None
+        The installed embedding (None before the first fit).
+    n_answers_ : int
+        Answers told so far.
+    answers_ : ndarray, shape ``(n_answers_, 3)``
+        A copy of the rows told.
+    refit_due_ : bool
+        Whether ``refit="auto"`` would refit now.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tripletsearch import GammaCKL, TripletSampler
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))  # what people perceive
+    >>> sampler = TripletSampler(30, 2, method="random", random_state=0)
+    >>> for _ in range(10):
+    ...     queries = sampler.ask(20)
+    ...     sampler.tell(GammaCKL(4.0).sample(X, queries, random_state=1))
+    >>> sampler.n_answers_, sampler.embedding_.embedding_.shape
+    (200, (30, 2))
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "n_items": [Interval(Integral, 3, None, closed="left")],
+        "dim": [Interval(Integral, 1, None, closed="left")],
+        "method": [StrOptions(METHODS)],
+        "model": [StrOptions(SAMPLER_MODELS, aliases=MODEL_ALIASES, ignore_case=True)],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "refit": [StrOptions({"auto"}), None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        n_items: int,
+        dim: int,
+        *,
+        method: str = "active",
+        model: str = "gamma-ckl",
+        gamma: float | str = "auto",
+        refit: str | None = "auto",
+        random_state: Any = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        given = dict(n_items=n_items, dim=dim, method=method, model=model, gamma=gamma)
+        checked = {k: check_param(v, k, self._parameter_constraints[k]) for k, v in given.items()}
+        check_param(refit, "refit", self._parameter_constraints["refit"])
+        check_param(random_state, "random_state", self._parameter_constraints["random_state"])
+        self._threads = resolve_n_jobs(n_jobs)
+        self._lock = new_lock()  # a service's threads share a sampler: calls take turns
+        self.n_items, self.dim = int(checked["n_items"]), int(checked["dim"])
+        self.method, self.model, self.gamma = checked["method"], checked["model"], checked["gamma"]
+        self.refit_policy = refit
+        self.n_jobs = n_jobs
+        self._seed = seed_from(random_state)
+        self._rng = np.random.default_rng(self._seed)
+        self._answers = np.empty((64, 3), dtype=np.int64)
+        self.n_answers_ = 0
+        self.embedding_: Embedding | None = None
+        self._n_fitted = 0  # answers the installed embedding was fitted on
+        self._n_installs = 0
+        # embeddings made by fit_embedding, with the answers they saw (for set_embedding)
+        self._fits: weakref.WeakKeyDictionary[Embedding, int] = weakref.WeakKeyDictionary()
+        self._method: QueryMethod = METHODS[self.method](self)
+
+    # ------------------------------------------------------------------ answers
+    def _rows(self) -> np.ndarray:
+        """The rows told so far (a view)."""
+        return self._answers[: self.n_answers_]
+
+    @property
+    @synchronized
+    def answers_(self) -> np.ndarray:
+        """int64 ``(n_answers_, 3)``: a copy of the rows told, in order."""
+        return self._rows().copy()
+
+    def _check_rows(self, rows: Any) -> np.ndarray:
+        T = check_index_array(rows, "rows", 2, self.n_items, cols=3)
+        t, i, j = T[:, 0], T[:, 1], T[:, 2]
+        bad = np.flatnonzero((t == i) | (t == j) | (i == j))
+        if len(bad):
+            r = int(bad[0])
+            raise ValueError(
+                f"rows: row {r} {T[r].tolist()} names an item twice (a head among its own "
+                "candidates, or the same candidate twice)"
+            )
+        return T
+
+    @synchronized
+    def tell(self, rows: Any) -> None:
+        """Take answered rows ``(head, closer, farther)``; with ``refit="auto"``, refit when due.
+
+        Parameters
+        ----------
+        rows : array_like of int, shape (m, 3)
+            Answers, asked by this sampler or elsewhere. A query of k candidates answered
+            "c is the most similar" gives the k - 1 rows ``(head, c, other)``.
+        """
+        T = self._check_rows(rows)  # before anything changes
+        if not len(T):
+            return
+        need = self.n_answers_ + len(T)
+        if need > len(self._answers):
+            grown = np.empty((max(need, 2 * len(self._answers)), 3), dtype=np.int64)
+            grown[: self.n_answers_] = self._rows()
+            self._answers = grown
+        self._answers[self.n_answers_ : need] = T
+        self.n_answers_ = need
+        self._method.told(self, T)
+        if self.refit_policy == "auto" and self.refit_due_:
+            self.refit()
+
+    # ------------------------------------------------------------------ queries
+    @synchronized
+    def ask(self, n: int = 1, *, k: int | None = None) -> np.ndarray:
+        """Queries to show.
+
+        Parameters
+        ----------
+        n : int >= 1
+            How many.
+        k : int or None
+            Candidates per query (None: 2, a pair); at most ``n_items - 1``.
+
+        Returns
+        -------
+        ndarray of int64, shape (n, k + 1)
+            Rows ``(head, a, b)`` (``(head, c_1, ..., c_k)``): which candidate is the most
+            similar to the head? The sides are in random order.
+        """
+        n = check_param(n, "n", [Interval(Integral, 1, None, closed="left")])
+        k = 2 if k is None else check_param(k, "k", [Interval(Integral, 2, None, closed="left")])
+        if k > self.n_items - 1:
+            raise ValueError(f"k: at most n_items - 1 = {self.n_items - 1} candidates, got {k}")
+        return np.stack([self._method.ask_one(self, k) for _ in range(n)])
+
+    # ------------------------------------------------------------------ embeddings
+    @property
+    @synchronized
+    def refit_due_(self) -> bool:
+        """Whether ``refit="auto"`` would refit now.
+
+        The answers grew by at least 10 % and 50 since the last fit, and reach the method's
+        minimum to fit at all (the burn-in of ``"active"``).
+        """
+        grown = self.n_answers_ - self._n_fitted
+        return (
+            self.n_answers_ >= self._method.min_answers()
+            and grown >= REFIT_MIN
+            and grown >= REFIT_GROWTH * self._n_fitted
+        )
+
+    def fit_embedding(self) -> Embedding:
+        """The embedding of all answers so far, warm-started from the installed one; not installed.
+
+        What :meth:`refit` installs: a service (or a simulation of one) fits it elsewhere
+        and installs it with :meth:`set_embedding`. Its seed depends on the sampler's seed
+        and the number of answers only.
+
+        Returns
+        -------
+        Embedding
+            ``Embedding(model, dim, gamma=gamma, n_items=n_items, init=<the installed
+            embedding>)`` fitted to :attr:`answers_`.
+        """
+        with self._lock:  # a snapshot; the fit itself runs without the lock
+            if self.n_answers_ == 0:
+                raise ValueError("refit: no answers to fit yet")
+            installed = self.embedding_
+            init = None if installed is None else np.array(installed.embedding_)
+            answers, n = self.answers_, self.n_answers_
+        emb = Embedding(
+            self.model,
+            self.dim,
+            gamma=self.gamma,
+            n_items=self.n_items,
+            init=init,
+            random_state=derived_seed(self._seed, FIT_SEED, n),
+            n_jobs=self.n_jobs,
+        )
+        emb.fit(answers)
+        with self._lock:
+            self._fits[emb] = n
+        return emb
+
+    @synchronized
+    def refit(self) -> Embedding:
+        """Fit the embedding of all answers now (warm-started) and install it; returns it."""
+        emb = self.fit_embedding()
+        self.set_embedding(emb)
+        return emb
+
+    @synchronized
+    def set_embedding(self, emb: Embedding) -> None:
+        """Install an embedding fitted elsewhere.
+
+        Parameters
+        ----------
+        emb : Embedding
+            Fitted, with ``n_items`` rows of ``dim`` coordinates, of a model with a log-odds
+            form (not Probit). The answers it was fitted on count as fitted (for
+            :attr:`refit_due_`) when it came from :meth:`fit_embedding`; otherwise all
+            answers told so far do.
+        """
+        if not isinstance(emb, Embedding):
+            raise TypeError(f"emb: expected a fitted Embedding, got {type(emb).__name__}")
+        X = getattr(emb, "embedding_", None)
+        if X is None:
+            raise ValueError("emb: not fitted")
+        if np.shape(X) != (self.n_items, self.dim):
+            raise ValueError(
+                f"emb: expected an embedding of shape {(self.n_items, self.dim)}, got {np.shape(X)}"
+            )
+        if not np.isfinite(X).all():
+            raise ValueError("emb: contains NaN or inf")
+        if emb.oracle_._kind == "Probit":
+            raise ValueError("emb: a Probit embedding has no log-odds form to score queries")
+        self.embedding_ = emb
+        self._n_fitted = min(self._fits.get(emb, self.n_answers_), self.n_answers_)
+        self._n_installs += 1
+        self._method.installed(self)
+
+    # ------------------------------------------------------------------ persistence
+    @synchronized
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe snapshot: parameters, answers, the installed embedding, the state.
+
+        :meth:`from_dict` continues from it exactly as this sampler would.
+        """
+        return {
+            "kind": _STATE_KIND,
+            "version": _STATE_VERSION,
+            "n_items": self.n_items,
+            "dim": self.dim,
+            "method": self.method,
+            "model": self.model,
+            "gamma": self.gamma,
+            "refit": self.refit_policy,
+            "seed": str(self._seed),
+            "answers": self._rows().tolist(),
+            "embedding": None if self.embedding_ is None else embedding_state(self.embedding_),
+            "n_fitted": self._n_fitted,
+            "n_installs": self._n_installs,
+            "rng": rng_state(self._rng),
+            "method_state": self._method.state(),
+        }
+
+    @classmethod
+    def from_dict(cls, state: Any, *, n_jobs: int | None = None) -> TripletSampler:
+        """Rebuild a sampler from :meth:`to_dict` output.
+
+        Raises ValueError naming ``state`` when it is not a TripletSampler's.
+        """
+        return _restore(cls, state, n_jobs)
+
+    def __repr__(self) -> str:
+        return (
+            f"TripletSampler(n_items={self.n_items}, dim={self.dim}, method={self.method!r}, "
+            f"model={self.model!r}, n_answers_={self.n_answers_})"
+        )
+
+
+# ---------------------------------------------------------------------- the state's parts
+_EMBEDDING_PARAMS = ("model", "dim", "mu", "alpha", "sigma")
+
+
+def embedding_state(emb: Embedding) -> dict[str, Any]:
+    """A fitted embedding as JSON-safe values (what the sampler uses of it)."""
+    gamma = float(emb.gamma_)
+    return {
+        "params": {k: getattr(emb, k) for k in _EMBEDDING_PARAMS},
+        "embedding": np.asarray(emb.embedding_, dtype=np.float64).tolist(),
+        "gamma_": None if math.isnan(gamma) else gamma,
+        "n_epochs_": int(emb.n_epochs_),
+        "status_": str(emb.status_),
+    }
+
+
+def embedding_from_state(state: dict[str, Any], n_items: int) -> Embedding:
+    """The fitted :class:`Embedding` of :func:`embedding_state`."""
+    gamma = state["gamma_"]
+    emb = Embedding(
+        **state["params"], gamma="auto" if gamma is None else float(gamma), n_items=n_items
+    )
+    model = emb._validate_params()["model"]
+    X = np.ascontiguousarray(state["embedding"], dtype=np.float64)
+    if X.shape != (n_items, emb.dim) or not np.isfinite(X).all():
+        raise ValueError(f"the embedding of shape {X.shape} is malformed")
+    emb.embedding_ = X
+    emb.n_items_ = n_items
+    emb.gamma_ = math.nan if gamma is None else float(gamma)
+    emb.oracle_ = emb._make_oracle(emb.gamma_ if model == "gamma-ckl" else None)
+    emb.gamma_path_ = None
+    emb.loss_curve_ = np.empty(0)
+    emb.n_epochs_ = int(state["n_epochs_"])
+    emb.status_ = str(state["status_"])
+    return emb
+
+
+def rng_state(rng: np.random.Generator) -> dict[str, Any]:
+    """The PCG64 generator's state, its 128-bit words as decimal strings."""
+    st = rng.bit_generator.state
+    return {
+        "state": str(st["state"]["state"]),
+        "inc": str(st["state"]["inc"]),
+        "has_uint32": int(st["has_uint32"]),
+        "uinteger": int(st["uinteger"]),
+    }
+
+
+def rng_from_state(state: dict[str, Any]) -> np.random.Generator:
+    bits = np.random.PCG64()
+    bits.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": int(state["state"]), "inc": int(state["inc"])},
+        "has_uint32": int(state["has_uint32"]),
+        "uinteger": int(state["uinteger"]),
+    }
+    return np.random.Generator(bits)
+
+
+def _restore(cls: type[TripletSampler], state: Any, n_jobs: int | None) -> TripletSampler:
+    """``TripletSampler.from_dict``: every check before the sampler is returned."""
+    if not isinstance(state, dict):
+        raise TypeError(f"state: expected a dict, got {type(state).__name__}")
+    if state.get("kind") != _STATE_KIND:
+        raise ValueError(
+            f"state: not a TripletSampler state (kind {state.get('kind')!r}; another "
+            "object's to_dict?)"
+        )
+    if state.get("version") != _STATE_VERSION:
+        raise ValueError(f"state: unsupported version {state.get('version')!r}")
+    try:
+        obj = cls(
+            state["n_items"],
+            state["dim"],
+            method=state["method"],
+            model=state["model"],
+            gamma=state["gamma"],
+            refit=state["refit"],
+            n_jobs=n_jobs,
+        )
+        seed = int(state["seed"])
+        if not 0 <= seed < 2**64:
+            raise ValueError("seed out of range")
+        obj._seed = seed
+        T = obj._check_rows(np.asarray(state["answers"], dtype=np.int64).reshape(-1, 3))
+        obj._answers = np.array(T, dtype=np.int64).reshape(-1, 3)
+        obj.n_answers_ = len(T)
+        emb = state["embedding"]
+        obj.embedding_ = None if emb is None else embedding_from_state(emb, obj.n_items)
+        obj._n_fitted, obj._n_installs = int(state["n_fitted"]), int(state["n_installs"])
+        if not 0 <= obj._n_fitted <= obj.n_answers_:
+            raise ValueError("n_fitted out of range")
+        obj._rng = rng_from_state(state["rng"])
+        obj._method.restore(state["method_state"], obj)
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise ValueError(f"state: malformed ({exc})") from None
+    return obj

@@ -1,0 +1,218 @@
+"""The three ways of choosing queries: random's no-repeat rule, ARR's rounds and their best
+query per head, active's anchors, burn-in, round robin, best pair and promotion."""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from tripletsearch import TripletSampler
+from tripletsearch._reference import collect as ref
+from tripletsearch._reference import oracles as ref_oracles
+from tripletsearch.collect._methods import QueryMethod
+
+
+def unordered(q):
+    h, a, b = (int(v) for v in q)
+    return h, min(a, b), max(a, b)
+
+
+# ---------------------------------------------------------------------- random
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_random_asks_every_query_once_before_any_twice(n):
+    every = {(h, a, b) for h in range(n) for a, b in combinations(range(n), 2) if h not in (a, b)}
+    total = n * (n - 1) * (n - 2) // 2
+    assert len(every) == total
+    s = TripletSampler(n, 2, method="random", refit=None, random_state=n)
+    for _ in range(3):  # the pool, used up three times
+        block = [unordered(q) for q in s.ask(total)]
+        assert set(block) == every  # each query exactly once per pass
+    # and asking across a pass boundary: no repeat before the pool is used up
+    half = [unordered(q) for q in s.ask(total // 2)]
+    assert len(set(half)) == len(half)
+
+
+def test_random_sides_and_heads_are_uniform():
+    n = 6
+    s = TripletSampler(n, 2, method="random", refit=None, random_state=1)
+    Q = s.ask(6000)
+    heads = np.bincount(Q[:, 0], minlength=n) / len(Q)
+    assert np.abs(heads - 1 / n).max() < 0.03
+    assert 0.47 < np.mean(Q[:, 1] < Q[:, 2]) < 0.53  # left/right at random
+
+
+def test_random_ignores_answers_and_never_needs_an_embedding():
+    s = TripletSampler(8, 2, method="random", refit=None, random_state=2)
+    t = TripletSampler(8, 2, method="random", refit=None, random_state=2)
+    s.tell([[0, 1, 2]] * 3)
+    np.testing.assert_array_equal(s.ask(40), t.ask(40))
+
+
+# ---------------------------------------------------------------------- arr
+def arr_sampler(people, n=24, seed=3):
+    p = people(n, 2, seed=seed)
+    s = TripletSampler(n, 2, method="arr", model="t-ste", refit=None, random_state=seed, n_jobs=1)
+    return p, s
+
+
+def test_arr_burn_in_is_n_random_answers_then_rounds_over_every_head(people):
+    p, s = arr_sampler(people)
+    n = s.n_items
+    assert s._method.min_answers() == math.ceil(n / 10)
+    p.run(s, n)  # R n = n random answers (no embedding: random whatever the count)
+    s.refit()
+    assert s._method.batch == []
+    for _ in range(3):  # rounds: every head once (4096 random queries reach every head)
+        heads = p.run(s, n)[:, 0]
+        assert sorted(heads.tolist()) == list(range(n))
+        assert len(s._method.batch) == n
+
+
+def test_arr_keeps_the_most_informative_query_of_each_head(people):
+    p, s = arr_sampler(people, seed=4)
+    p.run(s, s.n_items)
+    s.tell(p.answer(s.ask(300)))  # more answers for the posteriors
+    emb = s.refit()
+    rng = np.random.default_rng()
+    rng.bit_generator.state = s._rng.bit_generator.state  # the round's draws, replayed
+    Q = s._method.candidates(rng)
+    s.ask()  # starts the round
+    X, rows = emb.embedding_, s.answers_
+    model = ref_oracles.TSTE(emb.oracle_._param(2))
+    expected = set()
+    for h in range(s.n_items):
+        cand = Q[Q[:, 0] == h, 1:]
+        answers = rows[rows[:, 0] == h, 1:]
+        lw = ref.log_weights(model, 0.0, X, X, answers, np.zeros(len(X)))
+        F = ref.log_odds(model, X, X, np.arange(len(X)))
+        info = ref.pair_information(0.0, F, lw, cand)
+        best = cand[info >= info.max() - 1e-12]
+        assert len(best) == 1  # no near-tie: the choice is unambiguous
+        expected.add((h, *best[0].tolist()))
+    assert {tuple(q) for q in s._method.batch} == expected
+
+
+def test_arr_starts_a_new_round_after_a_new_embedding(people):
+    p, s = arr_sampler(people, seed=5)
+    p.run(s, s.n_items)
+    s.refit()
+    p.run(s, 5)
+    first = [tuple(q) for q in s._method.batch]
+    s.refit()
+    (q,) = s.ask()
+    assert s._method.position == 1 and [tuple(q) for q in s._method.batch] != first
+    assert unordered(q) == unordered(s._method.batch[0])
+
+
+# ---------------------------------------------------------------------- active
+def test_active_anchors_and_burn_in_among_them(people):
+    p = people(60, 3, seed=6)
+    s = TripletSampler(60, 3, method="active", random_state=7, n_jobs=1)
+    m = s._method
+    L0 = min(60, max(10, 10 * 3))
+    assert len(m.anchors) == L0 == len(set(m.anchors.tolist()))
+    assert m.burn_in == math.ceil(L0 * 3 * math.log2(L0))
+    Q = p.run(s, m.burn_in - 1)
+    assert np.isin(Q, m.anchors).all()  # heads and candidates
+    assert s.embedding_ is None
+    p.run(s, 1)
+    assert s.embedding_ is not None  # the first fit at the end of the burn-in
+
+
+def test_active_heads_in_a_round_robin_and_candidates_among_anchors(people):
+    n = 30
+    p = people(n, 2, seed=8)
+    s = TripletSampler(n, 2, method="active", random_state=9, n_jobs=1)
+    p.run(s, s._method.burn_in)
+    anchors = s._method.anchors.copy()
+    s.refit_policy = None  # keep the anchors: no promotion in this test
+    for _ in range(3):
+        Q = p.run(s, n)
+        assert sorted(Q[:, 0].tolist()) == list(range(n))  # a cycle: every item once
+        assert np.isin(Q[:, 1:], anchors).all()
+        assert (Q[:, 1:] != Q[:, :1]).all()
+
+
+def test_active_asks_the_most_informative_candidate(people):
+    n = 40
+    p = people(n, 2, seed=10)
+    s = TripletSampler(n, 2, method="active", random_state=11, n_jobs=1)
+    s._method.N_CANDIDATES = 50  # fewer than the anchor pairs: near and random ones
+    p.run(s, s._method.burn_in + 25)
+    m = s._method
+    for _ in range(10):
+        h = m.order[m.position] if m.position < len(m.order) else None
+        if h is None:
+            p.run(s, 1)
+            continue
+        m.prepare(s)  # after a refit: the new embedding's particles and table
+        emb = s.embedding_
+        X, model = emb.embedding_, ref_oracles.GammaCKL(emb.gamma_)
+        rng = np.random.default_rng()
+        rng.bit_generator.state = s._rng.bit_generator.state
+        answers = s.answers_[s.answers_[:, 0] == h, 1:]
+        lw = ref.log_weights(model, m.LAPSE, X, m.particles, answers, np.zeros(m.N_PARTICLES))
+        pairs = m.candidates(rng, h, lw)
+        assert len(pairs) == 50
+        F = ref.log_odds(model, X, m.particles, np.arange(n))
+        info = ref.pair_information(m.LAPSE, F, lw, pairs)
+        (q,) = s.ask()
+        assert q[0] == h
+        best = {tuple(sorted(b)) for b in pairs[info >= info.max() - 1e-12].tolist()}
+        assert best == {tuple(sorted(q[1:].tolist()))}  # (a pair may be drawn twice)
+        s.tell(p.answer(q[None]))
+
+
+def test_active_cached_log_weights_equal_a_rebuild(people):
+    n = 25
+    p = people(n, 2, seed=12)
+    s = TripletSampler(n, 2, method="active", refit=None, random_state=13, n_jobs=1)
+    p.run(s, s._method.burn_in)
+    s.refit()
+    p.run(s, 3 * n)  # every head asked, cached and updated on tell
+    m = s._method
+    assert len(m.cache) == n
+    cached = dict(m.cache)
+    m.cache.clear()
+    for h in range(n):
+        np.testing.assert_array_equal(m.log_weights(s, h), cached[h])  # bitwise
+
+
+def test_active_promotes_heads_at_the_next_embedding(people):
+    n = 30
+    p = people(n, 1, seed=14)
+    s = TripletSampler(n, 1, method="active", refit=None, random_state=15, n_jobs=1)
+    m = s._method
+    assert len(m.anchors) == 10
+    p.run(s, m.burn_in)
+    s.refit()
+    p.run(s, n)  # each item once a head: below 2 * dim = 2
+    s.refit()
+    assert len(m.anchors) == 10
+    p.run(s, n)  # twice now
+    before = m.anchors.copy()
+    old_particles = m.particles.copy()
+    assert (m.head_asks == 2).all()
+    s.refit()
+    assert len(before) == 10 and m.anchors.tolist() == list(range(n))
+    assert not np.array_equal(m.particles, old_particles)  # drawn again per embedding
+
+
+def test_active_particles_follow_the_anchors(people):
+    p = people(50, 2, seed=16)
+    s = TripletSampler(50, 2, method="active", random_state=17, n_jobs=1)
+    p.run(s, s._method.burn_in)
+    m = s._method
+    A = s.embedding_.embedding_[m.anchors]
+    assert m.particles.shape == (m.N_PARTICLES, 2)
+    np.testing.assert_allclose(m.particles.mean(axis=0), A.mean(axis=0), atol=0.3 * A.std())
+    np.testing.assert_allclose(np.cov(m.particles.T), np.cov(A.T), rtol=0.35, atol=0.05)
+
+
+def test_methods_share_one_interface():
+    for name in ("random", "arr", "active"):
+        s = TripletSampler(10, 2, method=name)
+        assert isinstance(s._method, QueryMethod) and s._method.name == name
