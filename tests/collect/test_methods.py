@@ -216,3 +216,16 @@ def test_methods_share_one_interface():
     for name in ("random", "arr", "active"):
         s = TripletSampler(10, 2, method=name)
         assert isinstance(s._method, QueryMethod) and s._method.name == name
+
+
+def test_arr_rounds_are_the_same_with_per_head_tables(people):
+    # beyond MAX_TABLE entries each head's candidates get their own table: same numbers
+    runs = []
+    for max_table in (None, 0):
+        p, s = arr_sampler(people, seed=6)
+        if max_table is not None:
+            s._method.MAX_TABLE = max_table
+        p.run(s, s.n_items + 40)
+        s.refit()
+        runs.append(p.run(s, 2 * s.n_items))
+    np.testing.assert_array_equal(runs[0], runs[1])
