@@ -8,6 +8,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from collect_people import People
 
 from tripletsearch import TripletSampler
 from tripletsearch._reference import collect as ref
@@ -52,14 +53,14 @@ def test_random_ignores_answers_and_never_needs_an_embedding():
 
 
 # ---------------------------------------------------------------------- arr
-def arr_sampler(people, n=24, seed=3):
-    p = people(n, 2, seed=seed)
+def arr_sampler(n=24, seed=3):
+    p = People(n, 2, seed=seed)
     s = TripletSampler(n, 2, method="arr", model="t-ste", refit=None, random_state=seed, n_jobs=1)
     return p, s
 
 
-def test_arr_burn_in_is_n_random_answers_then_rounds_over_every_head(people):
-    p, s = arr_sampler(people)
+def test_arr_burn_in_is_n_random_answers_then_rounds_over_every_head():
+    p, s = arr_sampler()
     n = s.n_items
     assert s._method.min_answers() == math.ceil(n / 10)
     p.run(s, n)  # R n = n random answers (no embedding: random whatever the count)
@@ -71,8 +72,8 @@ def test_arr_burn_in_is_n_random_answers_then_rounds_over_every_head(people):
         assert len(s._method.batch) == n
 
 
-def test_arr_keeps_the_most_informative_query_of_each_head(people):
-    p, s = arr_sampler(people, seed=4)
+def test_arr_keeps_the_most_informative_query_of_each_head():
+    p, s = arr_sampler(seed=4)
     p.run(s, s.n_items)
     s.tell(p.answer(s.ask(300)))  # more answers for the posteriors
     emb = s.refit()
@@ -95,8 +96,8 @@ def test_arr_keeps_the_most_informative_query_of_each_head(people):
     assert {tuple(q) for q in s._method.batch} == expected
 
 
-def test_arr_starts_a_new_round_after_a_new_embedding(people):
-    p, s = arr_sampler(people, seed=5)
+def test_arr_starts_a_new_round_after_a_new_embedding():
+    p, s = arr_sampler(seed=5)
     p.run(s, s.n_items)
     s.refit()
     p.run(s, 5)
@@ -108,8 +109,8 @@ def test_arr_starts_a_new_round_after_a_new_embedding(people):
 
 
 # ---------------------------------------------------------------------- active
-def test_active_anchors_and_burn_in_among_them(people):
-    p = people(60, 3, seed=6)
+def test_active_anchors_and_burn_in_among_them():
+    p = People(60, 3, seed=6)
     s = TripletSampler(60, 3, method="active", random_state=7, n_jobs=1)
     m = s._method
     L0 = min(60, max(10, 10 * 3))
@@ -122,9 +123,9 @@ def test_active_anchors_and_burn_in_among_them(people):
     assert s.embedding_ is not None  # the first fit at the end of the burn-in
 
 
-def test_active_heads_in_a_round_robin_and_candidates_among_anchors(people):
+def test_active_heads_in_a_round_robin_and_candidates_among_anchors():
     n = 30
-    p = people(n, 2, seed=8)
+    p = People(n, 2, seed=8)
     s = TripletSampler(n, 2, method="active", random_state=9, n_jobs=1)
     p.run(s, s._method.burn_in)
     anchors = s._method.anchors.copy()
@@ -136,9 +137,9 @@ def test_active_heads_in_a_round_robin_and_candidates_among_anchors(people):
         assert (Q[:, 1:] != Q[:, :1]).all()
 
 
-def test_active_asks_the_most_informative_candidate(people):
+def test_active_asks_the_most_informative_candidate():
     n = 40
-    p = people(n, 2, seed=10)
+    p = People(n, 2, seed=10)
     s = TripletSampler(n, 2, method="active", random_state=11, n_jobs=1)
     s._method.N_CANDIDATES = 50  # fewer than the anchor pairs: near and random ones
     p.run(s, s._method.burn_in + 25)
@@ -166,9 +167,9 @@ def test_active_asks_the_most_informative_candidate(people):
         s.tell(p.answer(q[None]))
 
 
-def test_active_cached_log_weights_equal_a_rebuild(people):
+def test_active_cached_log_weights_equal_a_rebuild():
     n = 25
-    p = people(n, 2, seed=12)
+    p = People(n, 2, seed=12)
     s = TripletSampler(n, 2, method="active", refit=None, random_state=13, n_jobs=1)
     p.run(s, s._method.burn_in)
     s.refit()
@@ -181,9 +182,9 @@ def test_active_cached_log_weights_equal_a_rebuild(people):
         np.testing.assert_array_equal(m.log_weights(s, h), cached[h])  # bitwise
 
 
-def test_active_promotes_heads_at_the_next_embedding(people):
+def test_active_promotes_heads_at_the_next_embedding():
     n = 30
-    p = people(n, 1, seed=14)
+    p = People(n, 1, seed=14)
     s = TripletSampler(n, 1, method="active", refit=None, random_state=15, n_jobs=1)
     m = s._method
     assert len(m.anchors) == 10
@@ -201,8 +202,8 @@ def test_active_promotes_heads_at_the_next_embedding(people):
     assert not np.array_equal(m.particles, old_particles)  # drawn again per embedding
 
 
-def test_active_particles_follow_the_anchors(people):
-    p = people(50, 2, seed=16)
+def test_active_particles_follow_the_anchors():
+    p = People(50, 2, seed=16)
     s = TripletSampler(50, 2, method="active", random_state=17, n_jobs=1)
     p.run(s, s._method.burn_in)
     m = s._method
@@ -216,3 +217,16 @@ def test_methods_share_one_interface():
     for name in ("random", "arr", "active"):
         s = TripletSampler(10, 2, method=name)
         assert isinstance(s._method, QueryMethod) and s._method.name == name
+
+
+def test_arr_rounds_are_the_same_with_per_head_tables():
+    # beyond MAX_TABLE entries each head's candidates get their own table: same numbers
+    runs = []
+    for max_table in (None, 0):
+        p, s = arr_sampler(seed=6)
+        if max_table is not None:
+            s._method.MAX_TABLE = max_table
+        p.run(s, s.n_items + 40)
+        s.refit()
+        runs.append(p.run(s, 2 * s.n_items))
+    np.testing.assert_array_equal(runs[0], runs[1])

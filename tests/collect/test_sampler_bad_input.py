@@ -7,20 +7,21 @@ import json
 
 import numpy as np
 import pytest
+from collect_people import People
 
 import tripletsearch as ts
 from tripletsearch import TripletSampler
 
 
 @pytest.fixture(params=["random", "arr", "active"])
-def pair(request, people):
+def pair(request):
     """Two identical samplers past their burn-in, the people answering them."""
-    p = people(20, 2, seed=1)
+    p = People(20, 2, seed=1)
     made = []
     for _ in range(2):
         s = TripletSampler(20, 2, method=request.param, random_state=2, n_jobs=1)
         made.append(s)
-    p2 = people(20, 2, seed=1)
+    p2 = People(20, 2, seed=1)
     steps = made[0]._method.min_answers() + 30
     p.run(made[0], steps)
     p2.run(made[1], steps)
@@ -146,7 +147,7 @@ def test_refit_without_answers():
     assert s.embedding_ is None and s.n_answers_ == 0
 
 
-def test_from_dict_of_another_object(people):
+def test_from_dict_of_another_object():
     X = np.random.default_rng(0).normal(size=(30, 2))
     search = ts.DiscreteSearch(X, random_state=0)
     with pytest.raises(ValueError, match="state: not a TripletSampler state"):
@@ -159,8 +160,8 @@ def test_from_dict_of_another_object(people):
             TripletSampler.from_dict(other)
 
 
-def test_from_dict_of_a_damaged_state(people):
-    p = people(15, 2, seed=3)
+def test_from_dict_of_a_damaged_state():
+    p = People(15, 2, seed=3)
     s = TripletSampler(15, 2, method="active", random_state=4, n_jobs=1)
     p.run(s, s._method.burn_in + 10)
     good = json.loads(json.dumps(s.to_dict()))

@@ -241,6 +241,7 @@ class AdaptiveRoundRobin(QueryMethod):
     MIN_ROUND = 4096  # random queries scored per round: max(MIN_ROUND, ROUND_PER_ITEM n)
     ROUND_PER_ITEM = 20
     LAPSE = 0.0
+    MAX_TABLE = 4_000_000  # entries (32 MB) of a round's table of every item's log-odds terms
 
     def __init__(self, sampler: TripletSampler) -> None:
         super().__init__(sampler)
@@ -280,6 +281,8 @@ class AdaptiveRoundRobin(QueryMethod):
         order = np.argsort(rows[:, 0], kind="stable")
         bounds = np.searchsorted(rows[order, 0], np.arange(self.n + 1))
         starts = np.searchsorted(Q[:, 0], np.arange(self.n + 1))
+        # every item's log-odds terms at once when they fit, else each head's candidates'
+        everyone = scorer.table(X, np.arange(self.n)) if self.n**2 <= self.MAX_TABLE else None
         batch = []
         for h in range(self.n):
             cand = Q[starts[h] : starts[h + 1], 1:]
@@ -287,9 +290,12 @@ class AdaptiveRoundRobin(QueryMethod):
                 continue
             answers = np.ascontiguousarray(rows[order[bounds[h] : bounds[h + 1]], 1:])
             log_w = scorer.log_weights(X, answers, prior)
-            items, pairs = np.unique(cand, return_inverse=True)
-            pairs = np.ascontiguousarray(pairs.reshape(-1, 2), dtype=np.int64)
-            info = scorer.information(scorer.table(X, items), log_w, pairs)
+            if everyone is None:
+                items, pairs = np.unique(cand, return_inverse=True)
+                pairs = np.ascontiguousarray(pairs.reshape(-1, 2), dtype=np.int64)
+                info = scorer.information(scorer.table(X, items), log_w, pairs)
+            else:
+                info = scorer.information(everyone, log_w, np.ascontiguousarray(cand))
             batch.append([h, *(int(v) for v in cand[int(np.argmax(info))])])
         self.batch = [batch[i] for i in rng.permutation(len(batch))]
         self.position = 0

@@ -1,5 +1,7 @@
+"""Simulated people for the sampler's tests (a module with a unique name: tests/conftest.py
+is the suite's one conftest)."""
+
 import numpy as np
-import pytest
 
 import tripletsearch as ts
 
@@ -24,8 +26,3 @@ class People:
             asked.append(q)
             sampler.tell(self.answer(q))
         return np.concatenate(asked) if asked else np.empty((0, 3), dtype=np.int64)
-
-
-@pytest.fixture
-def people():
-    return People
