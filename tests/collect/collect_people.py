@@ -26,3 +26,13 @@ class People:
             asked.append(q)
             sampler.tell(self.answer(q))
         return np.concatenate(asked) if asked else np.empty((0, 3), dtype=np.int64)
+
+
+def in_step(s, twin, people, steps):
+    """Ask both samplers ``steps`` times: the same queries; both told the same answers."""
+    for _ in range(steps):
+        q = s.ask()
+        np.testing.assert_array_equal(twin.ask(), q)
+        rows = people.answer(q)
+        s.tell(rows)
+        twin.tell(rows)

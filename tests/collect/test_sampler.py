@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from collect_people import People
+from collect_people import People, in_step
 
 import tripletsearch as ts
 from tripletsearch import TripletSampler
@@ -175,12 +175,7 @@ def test_state_round_trip_continues_identically(method, steps):
         np.testing.assert_array_equal(t.embedding_.embedding_, s.embedding_.embedding_)
         assert t.embedding_.gamma_ == s.embedding_.gamma_
     # the same answers from here on: the same queries, refits included
-    for _ in range(200):
-        q = s.ask()
-        np.testing.assert_array_equal(t.ask(), q)
-        rows = p.answer(q)
-        s.tell(rows)
-        t.tell(rows)
+    in_step(s, t, p, 200)
     assert s.embedding_ is not None
     np.testing.assert_array_equal(t.embedding_.embedding_, s.embedding_.embedding_)
     assert t.to_dict() == s.to_dict()

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from collect_people import People
+from collect_people import People, in_step
 
 import tripletsearch as ts
 from tripletsearch import TripletSampler
@@ -30,12 +30,7 @@ def pair(request):
 
 def unharmed(s, twin, p):
     assert s.to_dict() == twin.to_dict()
-    for _ in range(20):
-        q = s.ask()
-        np.testing.assert_array_equal(twin.ask(), q)
-        rows = p.answer(q)
-        s.tell(rows)
-        twin.tell(rows)
+    in_step(s, twin, p, 20)
 
 
 BAD_ROWS = [

@@ -214,6 +214,12 @@ class CollectionResult:
         line = ax.plot(x, y, marker="o", ms=3, label=label, **kwargs)[0]
         ax.fill_between(x, y - se, y + se, color=line.get_color(), alpha=0.2, lw=0)
         ax.set_xscale("log")
+        from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+        # plain numbers at 1, 2 and 5 times the powers of ten, no crowded minor labels
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("answers" if against == "answers" else "people's seconds")
         ax.set_ylabel("held-out accuracy (%)")
         return ax

@@ -30,7 +30,13 @@ from .._validation import (
 )
 from ..oracles import Oracle
 from ._results import CollectionResult
-from ._timing import MEASURED_REFIT_COST, NEXT_RESPONSE_TIMES, ResponseTimeModel, check_rate
+from ._timing import (
+    MEASURED_REFIT_COST,
+    NEXT_RESPONSE_TIMES,
+    ResponseTimeModel,
+    check_rate,
+    random_queries,
+)
 
 __all__ = ["simulate_collection", "DEFAULT_BUDGETS", "default_fitter"]
 
@@ -49,17 +55,6 @@ def default_fitter(dim: int) -> Any:
     from ..embedding import Embedding
 
     return Embedding("gamma-ckl", dim=dim, gamma="auto")
-
-
-def random_queries(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
-    """``m`` uniform queries ``(head, a, b)`` of three distinct items among ``n``."""
-    head = rng.integers(0, n, m)
-    a = (head + rng.integers(1, n, m)) % n
-    third = rng.integers(0, n - 2, m)
-    lo, hi = np.minimum(head, a), np.maximum(head, a)
-    third += third >= lo
-    third += third >= hi
-    return np.stack([head, a, third], axis=1).astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -384,10 +384,10 @@ def _answers(rng: np.random.Generator, X: np.ndarray, m: int) -> np.ndarray:
     """``m`` answers of gamma-CKL (gamma 3) people to random queries on ``X``."""
     from ..oracles import GammaCKL
 
-    return GammaCKL(3.0).sample(X, _random_queries(rng, len(X), m), random_state=rng)
+    return GammaCKL(3.0).sample(X, random_queries(rng, len(X), m), random_state=rng)
 
 
-def _random_queries(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+def random_queries(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
     """``m`` uniform queries ``(head, a, b)`` of three distinct items among ``n``."""
     head = rng.integers(0, n, m)
     a = (head + rng.integers(1, n, m)) % n
