@@ -18,6 +18,9 @@ import pytest
 import tripletsearch as ts
 from tripletsearch import _core, _distributed, continuous, discrete, model_selection
 
+# servers, clusters, worker processes: run once, not again under the sanitizers (.ci/run)
+pytestmark = pytest.mark.once
+
 X = np.random.default_rng(0).uniform(-1, 1, size=(300, 3))
 
 

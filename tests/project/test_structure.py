@@ -210,3 +210,15 @@ def test_every_kernel_of_the_extension_has_a_twin():
     )
     assert not (mirrored - set(vars(_core))), sorted(mirrored - set(vars(_core)))
     assert not (set(_reference.NO_TWIN) - set(vars(_core)))
+
+
+# what starts a browser, a database server, worker processes or a cluster
+ONCE_SIGNS = ("chromium(", "postgres_bindir(", "local_cluster(", "LocalCluster(", "ServeProcess(")
+
+
+def test_tests_of_servers_and_clusters_are_marked_once():
+    """.ci/run runs them once, not again under the sanitizers (`-m "not once"`)."""
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        text = path.read_text()
+        if any(sign in text for sign in ONCE_SIGNS):
+            assert "pytest.mark.once" in text, f"{path.relative_to(ROOT)}: mark it once"

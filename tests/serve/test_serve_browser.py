@@ -35,10 +35,13 @@ def chromium() -> str | None:
     )
 
 
-pytestmark = pytest.mark.skipif(
-    chromium() is None and not os.environ.get("TRIPLETSEARCH_REQUIRE_BROWSER"),
-    reason="no chromium (Debian: apt-get install chromium)",
-)
+pytestmark = [
+    pytest.mark.once,
+    pytest.mark.skipif(
+        chromium() is None and not os.environ.get("TRIPLETSEARCH_REQUIRE_BROWSER"),
+        reason="no chromium (Debian: apt-get install chromium)",
+    ),
+]
 
 
 @contextlib.contextmanager

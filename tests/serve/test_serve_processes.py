@@ -17,6 +17,9 @@ from tripletsearch.serve.catalogue import demo_catalogue
 from tripletsearch.serve.people import FindPerson
 from tripletsearch.serve.store import Store
 
+# servers, clusters, worker processes: run once, not again under the sanitizers (.ci/run)
+pytestmark = pytest.mark.once
+
 CAT = demo_catalogue()
 
 
