@@ -29,6 +29,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -201,6 +202,9 @@ inline void pair_information(double lapse, const double* F, std::int64_t K, std:
   for (std::int64_t m = 0; m < M; ++m)
     total += (w[static_cast<std::size_t>(m)] = std::exp(log_w[m] - top));
   for (double& v : w) v /= total;
+  std::vector<float> w32(static_cast<std::size_t>(M));  // the float lanes' (no subnormals)
+  for (std::size_t m = 0; m < w.size(); ++m)
+    w32[m] = w[m] < static_cast<double>(FLT_MIN) ? 0.0f : static_cast<float>(w[m]);
   ProbingBarrier done;
 #pragma omp parallel num_threads(threads) if (threads > 1 && C * M >= 16384)
   {
@@ -208,7 +212,8 @@ inline void pair_information(double lapse, const double* F, std::int64_t K, std:
     for (std::int64_t c = 0; c < C; ++c) {
       if ((c & 15) == 0 && cancel.checkpoint()) continue;
       const simd::PairSums s =
-          simd::pair_sums(F + pairs[2 * c] * M, F + pairs[2 * c + 1] * M, w.data(), M, lapse);
+          simd::pair_sums(F + pairs[2 * c] * M, F + pairs[2 * c + 1] * M, w.data(), w32.data(), M,
+                          lapse);
       info[c] = simd::binary_entropy(s.P, s.Pc) - s.H;
     }
     done.arrive(cancel);

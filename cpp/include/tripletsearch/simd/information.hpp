@@ -18,10 +18,11 @@ inline void log_odds_lanes(const LogOdds& f, const double* ST, std::int64_t M, s
   TS_SIMD_DISPATCH(log_odds_lanes(f, ST, M, d, x, F));
 }
 
-// A candidate pair's sums over L support points (log-odds terms Fa, Fb; weights w).
-inline PairSums pair_sums(const double* Fa, const double* Fb, const double* w, std::int64_t L,
-                          double lapse) {
-  TS_SIMD_DISPATCH(pair_sums(Fa, Fb, w, L, lapse));
+// A candidate pair's sums over L support points (log-odds terms Fa, Fb; weights w, and in
+// w32 as floats, below FLT_MIN as 0).
+inline PairSums pair_sums(const double* Fa, const double* Fb, const double* w, const float* w32,
+                          std::int64_t L, double lapse) {
+  TS_SIMD_DISPATCH(pair_sums(Fa, Fb, w, w32, L, lapse));
 }
 
 }  // namespace simd

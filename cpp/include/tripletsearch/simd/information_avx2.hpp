@@ -1,8 +1,9 @@
-// AVX2/FMA versions of the triplet sampler's scoring lanes (information.hpp): four support
-// points per instruction with vmath_avx2.hpp's exp and log (and log(1 + e) by its own
-// series, sharing the division of the sigmoid), equal to the portable ones to a few units
-// in the last place (the sums in four partial sums). Called only when simd::active_isa()
-// is AVX2.
+// AVX2/FMA versions of the triplet sampler's scoring lanes (information.hpp): the log-odds
+// terms and a lapse's pair sums four support points per instruction with vmath_avx2.hpp's
+// exp and log (and log(1 + e) by its own series, sharing the division of the sigmoid),
+// equal to the portable ones to a few units in the last place (the sums in four partial
+// sums); the pair sums of lapse 0 (what the sampler's methods use) eight per instruction in
+// float, to about 1e-7 of log 2 (4x faster). Called only when simd::active_isa() is AVX2.
 #pragma once
 
 #include <cmath>
@@ -97,14 +98,82 @@ TS_TARGET_AVX2 inline PairSums pair_sums_impl(const double* __restrict Fa,
     Pc = _mm256_fmadd_pd(wl, qc, Pc);
     H = _mm256_fmadd_pd(wl, h, H);
   }
-  const PairSums tail = portable::pair_sums(Fa + L4, Fb + L4, w + L4, L - L4, lapse);
+  const PairSums tail = portable::pair_sums(Fa + L4, Fb + L4, w + L4, nullptr, L - L4, lapse);
   return {hsum(P) + tail.P, hsum(Pc) + tail.Pc, hsum(H) + tail.H};
 }
 
+// exp(x) for x <= 0 in float lanes, below -87 as at -87 (1.6e-38: a normal float, no slow
+// subnormal arithmetic downstream): x = k ln2 + r, Taylor to r^7 (5e-9 relative).
+TS_TARGET_AVX2 inline __m256 exp_neg_ps(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), x);  // ln2 in two parts
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860682030941723212e-6f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+TS_TARGET_AVX2 inline void add_halves(__m256 v, __m256d& lo, __m256d& hi) {
+  lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+// Lapse 0 in float lanes, eight support points per instruction: z = Fb - Fa in double,
+// then rounded to float; q, 1 - q and H2(q) as pair_sums_impl<false> with float exp and a
+// series to f^17 (1e-8); each weighted term added in double. I to about 1e-7 of log 2.
+TS_TARGET_AVX2 inline PairSums pair_sums_f32(const double* __restrict Fa,
+                                             const double* __restrict Fb,
+                                             const double* __restrict w,
+                                             const float* __restrict w32, std::int64_t L) {
+  const std::int64_t L8 = L & ~std::int64_t(7);
+  const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+  const __m256 two = _mm256_set1_ps(2.0f);
+  __m256d P0 = _mm256_setzero_pd(), P1 = P0, Pc0 = P0, Pc1 = P0, H0 = P0, H1 = P0;
+  for (std::int64_t l = 0; l < L8; l += 8) {
+    const __m128 zlo =
+        _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_loadu_pd(Fb + l), _mm256_loadu_pd(Fa + l)));
+    const __m128 zhi =
+        _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_loadu_pd(Fb + l + 4), _mm256_loadu_pd(Fa + l + 4)));
+    const __m256 z = _mm256_set_m128(zhi, zlo);
+    const __m256 az = _mm256_andnot_ps(sign, z);
+    const __m256 e = exp_neg_ps(_mm256_xor_ps(az, sign));  // exp(-|z|)
+    const __m256 t1 = _mm256_add_ps(one, e), t2 = _mm256_add_ps(two, e);
+    const __m256 D = _mm256_div_ps(one, _mm256_mul_ps(t1, t2));
+    const __m256 big = _mm256_mul_ps(t2, D), small = _mm256_mul_ps(e, big);
+    const __m256 f = _mm256_mul_ps(_mm256_mul_ps(e, t1), D), x = _mm256_mul_ps(f, f);
+    __m256 p = _mm256_set1_ps(1.0f / 19.0f);
+    for (int k = 17; k >= 3; k -= 2) p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(1.0f / k));
+    const __m256 twof = _mm256_add_ps(f, f);
+    const __m256 log1pe = _mm256_fmadd_ps(_mm256_mul_ps(twof, x), p, twof);
+    const __m256 pos = _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_GE_OQ);
+    const __m256 q = _mm256_blendv_ps(small, big, pos), qc = _mm256_blendv_ps(big, small, pos);
+    const __m256 h = _mm256_fmadd_ps(az, small, log1pe);
+    const __m256 wl = _mm256_loadu_ps(w32 + l);
+    add_halves(_mm256_mul_ps(wl, q), P0, P1);
+    add_halves(_mm256_mul_ps(wl, qc), Pc0, Pc1);
+    add_halves(_mm256_mul_ps(wl, h), H0, H1);
+  }
+  const PairSums tail = portable::pair_sums(Fa + L8, Fb + L8, w + L8, w32 + L8, L - L8, 0.0);
+  return {hsum(_mm256_add_pd(P0, P1)) + tail.P, hsum(_mm256_add_pd(Pc0, Pc1)) + tail.Pc,
+          hsum(_mm256_add_pd(H0, H1)) + tail.H};
+}
+
+// w32: w in float, below FLT_MIN as 0 (read by the float lanes of lapse 0 only).
 TS_TARGET_AVX2 inline PairSums pair_sums(const double* __restrict Fa, const double* __restrict Fb,
-                                         const double* __restrict w, std::int64_t L, double lapse) {
+                                         const double* __restrict w, const float* __restrict w32,
+                                         std::int64_t L, double lapse) {
   return lapse > 0.0 ? pair_sums_impl<true>(Fa, Fb, w, L, lapse)
-                     : pair_sums_impl<false>(Fa, Fb, w, L, lapse);
+                     : pair_sums_f32(Fa, Fb, w, w32, L);
 }
 
 }  // namespace avx2

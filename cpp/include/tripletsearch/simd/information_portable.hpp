@@ -64,9 +64,11 @@ inline void log_odds_lanes(const LogOdds& f, const double* __restrict ST, std::i
   for (std::int64_t m = 0; m < M; ++m) F[m] = f(F[m]);
 }
 
-// The sums of a pair whose items have log-odds terms Fa, Fb (L points, weights w), in order.
+// The sums of a pair whose items have log-odds terms Fa, Fb (L points, weights w), in order
+// (w32, the float weights of the AVX2 lanes, is not read).
 inline PairSums pair_sums(const double* __restrict Fa, const double* __restrict Fb,
-                          const double* __restrict w, std::int64_t L, double lapse) {
+                          const double* __restrict w, const float* /*w32*/, std::int64_t L,
+                          double lapse) {
   PairSums s;
   for (std::int64_t l = 0; l < L; ++l) {
     double q, qc;
