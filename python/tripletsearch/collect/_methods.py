@@ -105,10 +105,28 @@ def scorer_of(sampler: TripletSampler, lapse: float) -> HeadScorer:
     return HeadScorer(emb.oracle_._spec(sampler.dim), X, lapse, sampler._threads)
 
 
-def head_answers(sampler: TripletSampler, head: int) -> np.ndarray:
-    """The (closer, farther) items of the head's answers, in the order told, (r, 2)."""
-    rows = sampler._rows()
-    return np.ascontiguousarray(rows[rows[:, 0] == head, 1:])
+class HeadIndex:
+    """Each head's (closer, farther) answers in the order told, without a scan of all rows.
+
+    Built once per installed embedding (a stable sort of the rows so far by head); a
+    head's answers are its slice of them followed by its rows told since: the rows naming
+    it as their head, in the order told.
+    """
+
+    def __init__(self, rows: np.ndarray, n: int) -> None:
+        order = np.argsort(rows[:, 0], kind="stable")
+        self.n_rows = len(rows)
+        self.by_head = np.ascontiguousarray(rows[order, 1:])
+        self.start = np.searchsorted(rows[order, 0], np.arange(n + 1))
+
+    def answers(self, rows: np.ndarray, head: int) -> np.ndarray:
+        """The head's answers among ``rows`` (the sampler's rows: those indexed, then more)."""
+        mine = self.by_head[self.start[head] : self.start[head + 1]]
+        later = rows[self.n_rows :]
+        if not len(later):
+            return mine
+        later = later[later[:, 0] == head, 1:]
+        return np.ascontiguousarray(np.concatenate([mine, later])) if len(later) else mine
 
 
 @functools.lru_cache(maxsize=64)
@@ -278,8 +296,7 @@ class AdaptiveRoundRobin(QueryMethod):
         X = scorer.X
         prior = np.zeros(self.n)
         rows = sampler._rows()
-        order = np.argsort(rows[:, 0], kind="stable")
-        bounds = np.searchsorted(rows[order, 0], np.arange(self.n + 1))
+        by_head = HeadIndex(rows, self.n)
         starts = np.searchsorted(Q[:, 0], np.arange(self.n + 1))
         # every item's log-odds terms at once when they fit, else each head's candidates'
         everyone = scorer.table(X, np.arange(self.n)) if self.n**2 <= self.MAX_TABLE else None
@@ -288,8 +305,7 @@ class AdaptiveRoundRobin(QueryMethod):
             cand = Q[starts[h] : starts[h + 1], 1:]
             if not len(cand):
                 continue
-            answers = np.ascontiguousarray(rows[order[bounds[h] : bounds[h + 1]], 1:])
-            log_w = scorer.log_weights(X, answers, prior)
+            log_w = scorer.log_weights(X, by_head.answers(rows, h), prior)
             if everyone is None:
                 items, pairs = np.unique(cand, return_inverse=True)
                 pairs = np.ascontiguousarray(pairs.reshape(-1, 2), dtype=np.int64)
@@ -372,6 +388,7 @@ class ActiveQueries(QueryMethod):
         self.table = np.empty((0, 0))  # the anchors' log-odds terms (anchors x particles)
         self.row_of = np.empty(0, dtype=np.int64)  # item -> its row of the table (-1)
         self.anchor_X = np.empty((0, 0))  # the anchors' embedded positions
+        self.answer_index: HeadIndex | None = None  # the answers by head, as of the install
 
     def min_answers(self) -> int:
         return self.burn_in
@@ -419,8 +436,12 @@ class ActiveQueries(QueryMethod):
         lw = self.cache.get(h)
         if lw is None:
             assert self.scorer is not None and self.particles is not None
+            if self.answer_index is None:
+                self.answer_index = HeadIndex(sampler._rows(), self.n)
             lw = self.scorer.log_weights(
-                self.particles, head_answers(sampler, h), np.zeros(len(self.particles))
+                self.particles,
+                self.answer_index.answers(sampler._rows(), h),
+                np.zeros(len(self.particles)),
             )
             self.cache[h] = lw
         return lw
