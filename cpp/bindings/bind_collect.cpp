@@ -89,5 +89,6 @@ void register_collect(py::module_& m) {
         py::arg("log_weights"), py::arg("pairs"), py::arg("threads"),
         "Mutual information (nats) between the answer to each candidate pair and the head's "
         "position, shape (C,): pairs are (C, 2) rows of the log-odds table, log_weights the "
-        "support points' (unnormalized).");
+        "support points' (unnormalized). Lapse 0 under AVX2: float lanes, to about 1e-7 "
+        "nats.");
 }

