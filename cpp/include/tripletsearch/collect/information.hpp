@@ -214,7 +214,8 @@ inline void pair_information(double lapse, const double* F, std::int64_t K, std:
       const simd::PairSums s =
           simd::pair_sums(F + pairs[2 * c] * M, F + pairs[2 * c + 1] * M, w.data(), w32.data(), M,
                           lapse);
-      info[c] = simd::binary_entropy(s.P, s.Pc) - s.H;
+      // a NaN in F makes P NaN (binary_entropy reads a NaN as 0 log 0: keep it visible)
+      info[c] = std::isnan(s.P) ? s.P : simd::binary_entropy(s.P, s.Pc) - s.H;
     }
     done.arrive(cancel);
 #pragma omp barrier
