@@ -72,6 +72,21 @@ py::array_t<double> information(double lapse, const DoubleArray& table,
   return out;
 }
 
+py::array_t<double> table_log_weights(double lapse, const DoubleArray& table,
+                                      const IndexArray& answers, const DoubleArray& log_prior,
+                                      int threads) {
+  require_ndim(table, 2, "log_odds");
+  const std::int64_t r = pair_rows(answers, "answers");
+  require_length(log_prior, table.shape(1), "log_prior");
+  py::array_t<double> out(table.shape(1));
+  double* o = out.mutable_data();
+  py::gil_scoped_release release;
+  ts::Cancel cancel(signal_probe());
+  ts::table_log_weights(lapse, table.data(), table.shape(0), table.shape(1), answers.data(), r,
+                        log_prior.data(), o, threads, cancel);
+  return out;
+}
+
 }  // namespace
 
 void register_collect(py::module_& m) {
@@ -85,6 +100,10 @@ void register_collect(py::module_& m) {
         "The model's log-odds terms f(||s_m - x_i||^2) of the given items for every support "
         "point, shape (len(items), M): a pair (a, b) of rows has log-odds F[b] - F[a] of 'a "
         "closer'.");
+  m.def("collect_table_log_weights", &table_log_weights, py::arg("lapse"), py::arg("log_odds"),
+        py::arg("answers"), py::arg("log_prior"), py::arg("threads"),
+        "collect_log_weights from a log-odds table: log_prior plus the log-probability of "
+        "each answer, given as rows (closer, farther) of the table, at each support point.");
   m.def("collect_pair_information", &information, py::arg("lapse"), py::arg("log_odds"),
         py::arg("log_weights"), py::arg("pairs"), py::arg("threads"),
         "Mutual information (nats) between the answer to each candidate pair and the head's "

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'DiscreteSimOptions', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'collect_log_odds', 'collect_log_weights', 'collect_pair_information', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'scan_candidates', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train', 'vector_math']
+__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'DiscreteSimOptions', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'collect_log_odds', 'collect_log_weights', 'collect_pair_information', 'collect_table_log_weights', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'scan_candidates', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train', 'vector_math']
 class Purpose:
     """
     The salts of the core's random streams (seeding.hpp).
@@ -813,6 +813,10 @@ def collect_log_weights(spec: OracleSpec, lapse: typing.SupportsFloat | typing.S
 def collect_pair_information(lapse: typing.SupportsFloat | typing.SupportsIndex, log_odds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], log_weights: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], pairs: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     Mutual information (nats) between the answer to each candidate pair and the head's position, shape (C,): pairs are (C, 2) rows of the log-odds table, log_weights the support points' (unnormalized). Lapse 0 under AVX2: float lanes, to about 1e-7 nats.
+    """
+def collect_table_log_weights(lapse: typing.SupportsFloat | typing.SupportsIndex, log_odds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], answers: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], log_prior: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    collect_log_weights from a log-odds table: log_prior plus the log-probability of each answer, given as rows (closer, farther) of the table, at each support point.
     """
 def epoch_permutation(seed: typing.SupportsInt | typing.SupportsIndex, epoch: typing.SupportsInt | typing.SupportsIndex, m: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
     """

@@ -64,6 +64,58 @@ def test_log_weights_twin(spec, model, lapse, isa):
 
 @pytest.mark.twin
 @pytest.mark.parametrize("spec, model", SPECS)
+@pytest.mark.parametrize("lapse", [0.0, 0.05])
+def test_table_log_weights_twin_and_geometry(spec, model, lapse, isa):
+    # M = 131: blocks of 64, the AVX2 lanes and a scalar tail; the same sums as the
+    # geometry's kernel (the log-odds of each answer from the table's terms)
+    X, _, answers, _ = problem(11, M=131, r=9)
+    S = np.random.default_rng(12).normal(size=(131, X.shape[1]))
+    prior = np.random.default_rng(13).normal(size=len(S))
+    prior[5] = -np.inf
+    F = _core.collect_log_odds(spec, X, S, np.arange(len(X)), 1)
+    native = _core.collect_table_log_weights(lapse, F, answers, prior, 1)
+    twin = ref.table_log_weights(lapse, F, answers, prior)
+    np.testing.assert_allclose(native, twin, rtol=1e-12, atol=1e-13)
+    geometry = _core.collect_log_weights(spec, lapse, X, S, answers, prior, 1)
+    np.testing.assert_allclose(native, geometry, rtol=1e-11, atol=1e-12)
+    assert native[5] == -np.inf and np.isfinite(np.delete(native, 5)).all()
+
+
+def test_table_log_weights_closed_form_and_extremes(isa):
+    # log sigmoid(z) at z = 0, +-2, +-40 and +-800 (exp(-|z|) below double's range)
+    z = np.array([0.0, 2.0, -2.0, 40.0, -40.0, 800.0, -800.0])
+    F = np.stack([np.zeros_like(z), z])  # answer (0 closer, 1 farther): log-odds F[1] - F[0]
+    got = _core.collect_table_log_weights(0.0, F, np.array([[0, 1]]), np.zeros(len(z)), 1)
+    expected = [-math.log1p(math.exp(-v)) if v >= 0 else v - math.log1p(math.exp(v)) for v in z]
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=1e-16)
+    got = _core.collect_table_log_weights(0.2, F, np.array([[1, 0]]), np.zeros(len(z)), 1)
+    q = [0.1 + 0.8 * (1.0 - 1.0 / (1.0 + math.exp(-v))) for v in np.clip(z, -700, 700)]
+    np.testing.assert_allclose(got, np.log(q), rtol=1e-14)
+
+
+def test_table_log_weights_bad_input():
+    X, S, answers, _ = problem(14)
+    F = _core.collect_log_odds(SPEC, X, S, np.arange(40), 1)
+    z = np.zeros(len(S))
+    calls = {
+        "answers: index 40": (0.0, F, np.array([[0, 40]]), z),
+        "answers: row 0 names item 2 twice": (0.0, F, np.array([[2, 2]]), z),
+        "answers: expected 2 columns": (0.0, F, np.array([[0, 1, 2]]), z),
+        "lapse": (1.0, F, answers, z),
+        "log_prior: expected one value per support point": (0.0, F, answers, z[:3]),
+        "log_prior: contains NaN": (0.0, F, answers, z + np.nan),
+        "log_odds: contains NaN": (0.0, np.where(F > 1, np.nan, F), answers, z),
+    }
+    for match, args in calls.items():
+        with pytest.raises(ValueError, match=match):
+            _core.collect_table_log_weights(*args, 1)
+        if "columns" not in match and "per support point" not in match:
+            with pytest.raises(ValueError, match=match.split(" (")[0]):
+                ref.table_log_weights(*args)
+
+
+@pytest.mark.twin
+@pytest.mark.parametrize("spec, model", SPECS)
 def test_log_odds_twin(spec, model, isa):
     X, S, _, _ = problem(3)
     items = np.array([0, 5, 5, 39, 17], dtype=np.int64)
@@ -194,6 +246,12 @@ def test_bitwise_identical_for_any_thread_count():
         np.testing.assert_array_equal(
             _core.collect_pair_information(0.05, F1, lw1, pairs, threads), I1
         )
+    for lapse in (0.0, 0.05):  # 4 blocks of 64 points, 40 answers: the parallel path
+        t1 = _core.collect_table_log_weights(lapse, F1, answers, np.zeros(256), 1)
+        for threads in (2, 3):
+            np.testing.assert_array_equal(
+                _core.collect_table_log_weights(lapse, F1, answers, np.zeros(256), threads), t1
+            )
 
 
 def test_isas_agree():

@@ -50,6 +50,7 @@ TWINS: dict[str, tuple[str, ...]] = {
     "continuous.ContinuousSearcher": ("ContinuousSearcher",),
     "continuous.simulate": ("simulate_continuous",),
     "collect.log_weights": ("collect_log_weights",),
+    "collect.table_log_weights": ("collect_table_log_weights",),
     "collect.log_odds": ("collect_log_odds",),
     "collect.pair_information": ("collect_pair_information",),
 }

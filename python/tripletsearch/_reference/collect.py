@@ -28,7 +28,7 @@ import numpy as np
 from .choice import TINY
 from .oracles import _diff_funcs, check_indices
 
-__all__ = ["log_weights", "log_odds", "pair_information"]
+__all__ = ["log_weights", "table_log_weights", "log_odds", "pair_information"]
 
 
 def _check_model(spec: Any) -> None:
@@ -85,6 +85,42 @@ def log_weights(
             out += np.log(0.5 * lapse + (1.0 - lapse) * spec.prob(Xs, rows))
         else:
             out += spec.log_prob(Xs, rows)
+    return out
+
+
+def table_log_weights(lapse: float, log_odds: Any, answers: Any, log_prior: Any) -> np.ndarray:
+    """:func:`log_weights` from a log-odds table of the same support (no geometry).
+
+    Parameters
+    ----------
+    lapse : float in [0, 1)
+    log_odds : array (K, M)
+        The table of :func:`log_odds`.
+    answers : int array (r, 2)
+        The head's answers ``(closer, farther)`` as rows of ``log_odds``, added in order.
+    log_prior : array (M,)
+
+    Returns
+    -------
+    ndarray (M,)
+        ``log_prior + sum_r log P``, P = sigmoid(F[f] - F[c]) mixed with the lapse.
+    """
+    _check_lapse(lapse)
+    F = np.asarray(log_odds, dtype=np.float64)
+    A = _check_pairs(answers, len(F), "answers")
+    out = np.array(log_prior, dtype=np.float64)
+    if np.isnan(out).any() or np.isposinf(out).any():
+        raise ValueError("log_prior: contains NaN or +inf")
+    for c, f in A:  # in order (the kernel's summation order)
+        z = F[f] - F[c]
+        if lapse > 0.0:
+            e = np.exp(-np.abs(z))
+            q = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+            out += np.log(0.5 * lapse + (1.0 - lapse) * q)
+        else:
+            out += np.minimum(z, 0.0) - np.log1p(np.exp(-np.abs(z)))
+    if np.isnan(out).any():
+        raise ValueError("log_odds: contains NaN")
     return out
 
 

@@ -88,6 +88,10 @@ class HeadScorer:
             self.spec, self.lapse, self.X, support, answers, prior, self.threads
         )
 
+    def table_log_weights(self, table: np.ndarray, answers: np.ndarray, prior: np.ndarray) -> Any:
+        """:meth:`log_weights` with the answers as rows of ``table`` (its support's)."""
+        return _core.collect_table_log_weights(self.lapse, table, answers, prior, self.threads)
+
     def table(self, support: np.ndarray, items: np.ndarray) -> Any:
         """The log-odds terms of ``items`` for every support point, (len(items), M)."""
         return _core.collect_log_odds(self.spec, self.X, support, items, self.threads)
@@ -305,12 +309,14 @@ class AdaptiveRoundRobin(QueryMethod):
             cand = Q[starts[h] : starts[h + 1], 1:]
             if not len(cand):
                 continue
-            log_w = scorer.log_weights(X, by_head.answers(rows, h), prior)
+            mine = by_head.answers(rows, h)
             if everyone is None:
+                log_w = scorer.log_weights(X, mine, prior)
                 items, pairs = np.unique(cand, return_inverse=True)
                 pairs = np.ascontiguousarray(pairs.reshape(-1, 2), dtype=np.int64)
                 info = scorer.information(scorer.table(X, items), log_w, pairs)
-            else:
+            else:  # the table's rows are the items: the answers' log-odds from it
+                log_w = scorer.table_log_weights(everyone, mine, prior)
                 info = scorer.information(everyone, log_w, np.ascontiguousarray(cand))
             batch.append([h, *(int(v) for v in cand[int(np.argmax(info))])])
         self.batch = [batch[i] for i in rng.permutation(len(batch))]
@@ -438,13 +444,22 @@ class ActiveQueries(QueryMethod):
             assert self.scorer is not None and self.particles is not None
             if self.answer_index is None:
                 self.answer_index = HeadIndex(sampler._rows(), self.n)
-            lw = self.scorer.log_weights(
-                self.particles,
-                self.answer_index.answers(sampler._rows(), h),
-                np.zeros(len(self.particles)),
-            )
+            answers = self.answer_index.answers(sampler._rows(), h)
+            lw = self.answer_log_weights(answers, np.zeros(len(self.particles)))
             self.cache[h] = lw
         return lw
+
+    def answer_log_weights(self, answers: np.ndarray, prior: np.ndarray) -> np.ndarray:
+        """``prior`` plus the log-probabilities of a head's answers at the particles.
+
+        From the anchors' table when it holds every item named (the usual case: candidates
+        are anchors, and anchors stay), else from the embedding.
+        """
+        assert self.scorer is not None and self.particles is not None
+        rows = self.row_of[answers]
+        if (rows >= 0).all():
+            return self.scorer.table_log_weights(self.table, rows, prior)
+        return self.scorer.log_weights(self.particles, answers, prior)
 
     def candidates(self, rng: np.random.Generator, h: int, log_w: np.ndarray) -> np.ndarray:
         """Candidate pairs of anchors (other than the head) as item ids, (C, 2)."""
@@ -483,12 +498,11 @@ class ActiveQueries(QueryMethod):
     def told(self, sampler: TripletSampler, rows: np.ndarray) -> None:
         if not self.cache:
             return
-        assert self.scorer is not None and self.particles is not None
         for h, c, f in rows:
             lw = self.cache.get(int(h))
             if lw is not None:
                 answer = np.array([[c, f]], dtype=np.int64)
-                self.cache[int(h)] = self.scorer.log_weights(self.particles, answer, lw)
+                self.cache[int(h)] = self.answer_log_weights(answer, lw)
 
     def installed(self, sampler: TripletSampler) -> None:
         promoted = np.flatnonzero(self.head_asks >= self.PROMOTE_PER_DIM * self.dim)

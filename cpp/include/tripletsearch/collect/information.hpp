@@ -157,6 +157,43 @@ inline void head_log_weights(const HeadModel& model, const HeadGeometry& g,
   cancel.throw_if_stopped();
 }
 
+// head_log_weights from a log-odds table instead of the geometry: log_w[m] = log_prior[m] +
+// sum_r log P(c_r closer | head at S_m), the answers (r x 2) given as rows (closer, farther)
+// of the table F (K x M) of log_odds_table over the same support, P = sigmoid(F[f][m] -
+// F[c][m]) mixed with the lapse. Equal to head_log_weights up to rounding (the log-odds by
+// one difference of the table's terms); no distance or model evaluated: what the sampler
+// uses when its table holds every item of the head's answers. Support points in fixed
+// blocks of 64 (bitwise identical for any thread count), each point's answers in order.
+inline void table_log_weights(double lapse, const double* F, std::int64_t K, std::int64_t M,
+                              const std::int64_t* answers, std::int64_t r, const double* log_prior,
+                              double* log_w, int threads, Cancel& cancel) {
+  require_half_open(lapse, 0.0, 1.0, "lapse");
+  require_at_least<std::int64_t>(M, 1, "log_odds");
+  detail::check_pairs(answers, r, K, "answers");
+  detail::check_log_weights(log_prior, M, "log_prior");
+  constexpr std::int64_t kBlock = 64;
+  const std::int64_t blocks = (M + kBlock - 1) / kBlock;
+  ProbingBarrier done;
+#pragma omp parallel num_threads(threads) if (threads > 1 && M * r >= 8192)
+  {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      if (cancel.checkpoint()) continue;
+      const std::int64_t m0 = b * kBlock, L = std::min(kBlock, M - m0);
+      std::copy(log_prior + m0, log_prior + m0 + L, log_w + m0);
+      for (std::int64_t k = 0; k < r; ++k)
+        simd::add_answer_log_prob(F + answers[2 * k] * M + m0, F + answers[2 * k + 1] * M + m0,
+                                  log_w + m0, L, lapse);
+    }
+    done.arrive(cancel);
+#pragma omp barrier
+  }
+  cancel.throw_if_stopped();
+  // the table is not scanned on every call: a NaN in the rows read shows here
+  for (std::int64_t m = 0; m < M; ++m)
+    if (std::isnan(log_w[m])) throw std::invalid_argument("log_odds: contains NaN");
+}
+
 // F[k][m] = f(||S_m - x_items[k]||^2) (K x M): the log-odds terms of K items for every support
 // point. A pair (a, b) of them has log-odds F[b][m] - F[a][m] of "a closer" with the head at
 // S_m.
@@ -211,9 +248,8 @@ inline void pair_information(double lapse, const double* F, std::int64_t K, std:
 #pragma omp for schedule(static) nowait
     for (std::int64_t c = 0; c < C; ++c) {
       if ((c & 15) == 0 && cancel.checkpoint()) continue;
-      const simd::PairSums s =
-          simd::pair_sums(F + pairs[2 * c] * M, F + pairs[2 * c + 1] * M, w.data(), w32.data(), M,
-                          lapse);
+      const simd::PairSums s = simd::pair_sums(F + pairs[2 * c] * M, F + pairs[2 * c + 1] * M,
+                                               w.data(), w32.data(), M, lapse);
       // a NaN in F makes P NaN (binary_entropy reads a NaN as 0 log 0: keep it visible)
       info[c] = std::isnan(s.P) ? s.P : simd::binary_entropy(s.P, s.Pc) - s.H;
     }

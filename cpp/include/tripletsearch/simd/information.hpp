@@ -25,5 +25,12 @@ inline PairSums pair_sums(const double* Fa, const double* Fb, const double* w, c
   TS_SIMD_DISPATCH(pair_sums(Fa, Fb, w, w32, L, lapse));
 }
 
+// acc[l] += log P(c closer | head at point l) for one answer whose items have log-odds terms
+// Fc, Ff (L points), the model mixed with the lapse.
+inline void add_answer_log_prob(const double* Fc, const double* Ff, double* acc, std::int64_t L,
+                                double lapse) {
+  TS_SIMD_DISPATCH(add_answer_log_prob(Fc, Ff, acc, L, lapse));
+}
+
 }  // namespace simd
 }  // namespace tripletsearch

@@ -1,8 +1,9 @@
 // AVX2/FMA versions of the triplet sampler's scoring lanes (information.hpp): the log-odds
 // terms and a lapse's pair sums four support points per instruction with vmath_avx2.hpp's
 // exp and log, equal to the portable ones to a few units in the last place (the sums in
-// four partial sums); the pair sums of lapse 0 (what the sampler's methods use) eight per instruction in
-// float, to about 1e-7 of log 2 (4x faster). Called only when simd::active_isa() is AVX2.
+// four partial sums); the pair sums of lapse 0 (what the sampler's methods use) eight per
+// instruction in float, to about 1e-7 of log 2 (4x faster); an answer's log-probabilities.
+// Called only when simd::active_isa() is AVX2.
 #pragma once
 
 #include <cmath>
@@ -62,13 +63,13 @@ TS_TARGET_AVX2 inline PairSums pair_sums_lapse(const double* __restrict Fa,
   for (std::int64_t l = 0; l < L4; l += 4) {
     const __m256d z = _mm256_sub_pd(_mm256_loadu_pd(Fb + l), _mm256_loadu_pd(Fa + l));
     const __m256d e = exp_pd(_mm256_xor_pd(_mm256_andnot_pd(sign, z), sign));  // exp(-|z|)
-    const __m256d big = _mm256_div_pd(one, _mm256_add_pd(one, e));  // sigmoid(|z|)
+    const __m256d big = _mm256_div_pd(one, _mm256_add_pd(one, e));             // sigmoid(|z|)
     const __m256d small = _mm256_mul_pd(e, big);
     const __m256d pos = _mm256_cmp_pd(z, _mm256_setzero_pd(), _CMP_GE_OQ);
     const __m256d q = _mm256_fmadd_pd(keep, _mm256_blendv_pd(small, big, pos), half_lapse);
     const __m256d qc = _mm256_fmadd_pd(keep, _mm256_blendv_pd(big, small, pos), half_lapse);
-    const __m256d h = _mm256_xor_pd(
-        _mm256_fmadd_pd(q, log_pd(q), _mm256_mul_pd(qc, log_pd(qc))), sign);
+    const __m256d h =
+        _mm256_xor_pd(_mm256_fmadd_pd(q, log_pd(q), _mm256_mul_pd(qc, log_pd(qc))), sign);
     const __m256d wl = _mm256_loadu_pd(w + l);
     P = _mm256_fmadd_pd(wl, q, P);
     Pc = _mm256_fmadd_pd(wl, qc, Pc);
@@ -107,7 +108,8 @@ TS_TARGET_AVX2 inline void add_halves(__m256 v, __m256d& lo, __m256d& hi) {
 // Lapse 0 in float lanes, eight support points per instruction: z = Fb - Fa in double,
 // then rounded to float; q, 1 - q and H2(q) = log(1 + e) + |z| sigmoid(-|z|) (no log of 0) with
 // float exp, and log(1 + e) = 2 atanh(f), f = e / (2 + e) in [0, 1/3], by its series to
-// f^17 (1e-8), one division shared with the sigmoid; each weighted term added in double. I to about 1e-7 of log 2.
+// f^17 (1e-8), one division shared with the sigmoid; each weighted term added in double.
+// I to about 1e-7 of log 2.
 TS_TARGET_AVX2 inline PairSums pair_sums_f32(const double* __restrict Fa,
                                              const double* __restrict Fb,
                                              const double* __restrict w,
@@ -145,12 +147,30 @@ TS_TARGET_AVX2 inline PairSums pair_sums_f32(const double* __restrict Fa,
           hsum(_mm256_add_pd(H0, H1)) + tail.H};
 }
 
+// One answer's log-probabilities added to acc, lapse 0 four support points per instruction
+// (log sigmoid(z) = min(z, 0) - log(1 + exp(-|z|)), exp and log of vmath_avx2.hpp: to about
+// 1e-16 absolute); a lapse in the portable lanes.
+TS_TARGET_AVX2 inline void add_answer_log_prob(const double* __restrict Fc,
+                                               const double* __restrict Ff, double* __restrict acc,
+                                               std::int64_t L, double lapse) {
+  if (lapse > 0.0) return portable::add_answer_log_prob(Fc, Ff, acc, L, lapse);
+  const std::int64_t L4 = L & ~std::int64_t(3);
+  const __m256d sign = _mm256_set1_pd(-0.0), one = _mm256_set1_pd(1.0);
+  for (std::int64_t l = 0; l < L4; l += 4) {
+    const __m256d z = _mm256_sub_pd(_mm256_loadu_pd(Ff + l), _mm256_loadu_pd(Fc + l));
+    const __m256d e = exp_pd(_mm256_or_pd(z, sign));  // exp(-|z|)
+    const __m256d v =
+        _mm256_sub_pd(_mm256_min_pd(z, _mm256_setzero_pd()), log_pd(_mm256_add_pd(one, e)));
+    _mm256_storeu_pd(acc + l, _mm256_add_pd(_mm256_loadu_pd(acc + l), v));
+  }
+  portable::add_answer_log_prob(Fc + L4, Ff + L4, acc + L4, L - L4, 0.0);
+}
+
 // w32: w in float, below FLT_MIN as 0 (read by the float lanes of lapse 0 only).
 TS_TARGET_AVX2 inline PairSums pair_sums(const double* __restrict Fa, const double* __restrict Fb,
                                          const double* __restrict w, const float* __restrict w32,
                                          std::int64_t L, double lapse) {
-  return lapse > 0.0 ? pair_sums_lapse(Fa, Fb, w, L, lapse)
-                     : pair_sums_f32(Fa, Fb, w, w32, L);
+  return lapse > 0.0 ? pair_sums_lapse(Fa, Fb, w, L, lapse) : pair_sums_f32(Fa, Fb, w, w32, L);
 }
 
 }  // namespace avx2

@@ -80,6 +80,22 @@ inline PairSums pair_sums(const double* __restrict Fa, const double* __restrict 
   return s;
 }
 
+// acc[l] += log P(c closer) for one answer (c, f) whose items have log-odds terms Fc, Ff at
+// L support points: log sigmoid(Ff - Fc), with a lapse log(lapse / 2 + (1 - lapse) q).
+inline void add_answer_log_prob(const double* __restrict Fc, const double* __restrict Ff,
+                                double* __restrict acc, std::int64_t L, double lapse) {
+  for (std::int64_t l = 0; l < L; ++l) {
+    const double z = Ff[l] - Fc[l];
+    if (lapse > 0.0) {
+      double q, qc;
+      lapse_outcome(z, lapse, q, qc);
+      acc[l] += std::log(q);
+    } else {
+      acc[l] += std::min(z, 0.0) - std::log1p(std::exp(-std::abs(z)));
+    }
+  }
+}
+
 }  // namespace portable
 }  // namespace simd
 }  // namespace tripletsearch
