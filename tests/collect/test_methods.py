@@ -113,42 +113,53 @@ def test_active_anchors_and_burn_in_among_them():
     p = People(60, 3, seed=6)
     s = TripletSampler(60, 3, method="active", random_state=7, n_jobs=1)
     m = s._method
-    L0 = min(60, max(10, 10 * 3))
+    L0 = min(60, max(10, 4 * 3))
     assert len(m.anchors) == L0 == len(set(m.anchors.tolist()))
     assert m.burn_in == math.ceil(L0 * 3 * math.log2(L0))
     Q = p.run(s, m.burn_in - 1)
     assert np.isin(Q, m.anchors).all()  # heads and candidates
+    np.testing.assert_array_equal(m.head_asks, np.bincount(Q[:, 0], minlength=60))
     assert s.embedding_ is None
     p.run(s, 1)
     assert s.embedding_ is not None  # the first fit at the end of the burn-in
 
 
-def test_active_heads_in_a_round_robin_and_candidates_among_anchors():
+def test_active_heads_asked_least_often_first_and_candidates_among_anchors():
     n = 30
     p = People(n, 2, seed=8)
     s = TripletSampler(n, 2, method="active", random_state=9, n_jobs=1)
-    p.run(s, s._method.burn_in)
-    anchors = s._method.anchors.copy()
+    m = s._method
+    p.run(s, m.burn_in)
+    anchors = m.anchors.copy()
+    counts = np.bincount(s.answers_[:, 0], minlength=n)  # the burn-in's heads: anchors
+    assert counts[anchors].sum() == m.burn_in and counts.max() > 1
     s.refit_policy = None  # keep the anchors: no promotion in this test
-    for _ in range(3):
-        Q = p.run(s, n)
-        assert sorted(Q[:, 0].tolist()) == list(range(n))  # a cycle: every item once
-        assert np.isin(Q[:, 1:], anchors).all()
-        assert (Q[:, 1:] != Q[:, :1]).all()
+    heads = []
+    for _ in range(4 * n):
+        (q,) = s.ask()
+        assert counts[q[0]] == counts.min()  # never a head asked more often than another
+        counts[q[0]] += 1
+        heads.append(int(q[0]))
+        assert np.isin(q[1:], anchors).all() and q[0] not in q[1:]
+        s.tell(p.answer(q[None]))
+    np.testing.assert_array_equal(m.head_asks, counts)
+    others = [h for h in heads[: n - len(anchors)]]  # the other items catch up first
+    assert sorted(others) == sorted(set(range(n)) - set(anchors.tolist()))
+    assert others != sorted(others)  # ties in a shuffled order
 
 
 def test_active_asks_the_most_informative_candidate():
     n = 40
     p = People(n, 2, seed=10)
     s = TripletSampler(n, 2, method="active", random_state=11, n_jobs=1)
-    s._method.N_CANDIDATES = 50  # fewer than the anchor pairs: near and random ones
+    s._method.N_CANDIDATES = 30  # fewer than the 45 anchor pairs: near and random ones
     p.run(s, s._method.burn_in + 25)
     m = s._method
     for _ in range(10):
-        h = m.order[m.position] if m.position < len(m.order) else None
-        if h is None:
+        if m.position >= len(m.order):  # a new tie-breaking order: drawn on the next ask
             p.run(s, 1)
             continue
+        h = int(m.order[np.argmin(m.head_asks[m.order])])
         m.prepare(s)  # after a refit: the new embedding's particles and table
         emb = s.embedding_
         X, model = emb.embedding_, ref_oracles.GammaCKL(emb.gamma_)
@@ -157,7 +168,7 @@ def test_active_asks_the_most_informative_candidate():
         answers = s.answers_[s.answers_[:, 0] == h, 1:]
         lw = ref.log_weights(model, m.LAPSE, X, m.particles, answers, np.zeros(m.N_PARTICLES))
         pairs = m.candidates(rng, h, lw)
-        assert len(pairs) == 50
+        assert len(pairs) == 30
         F = ref.log_odds(model, X, m.particles, np.arange(n))
         info = ref.pair_information(m.LAPSE, F, lw, pairs)
         (q,) = s.ask()
@@ -173,7 +184,7 @@ def test_active_cached_log_weights_equal_a_rebuild():
     s = TripletSampler(n, 2, method="active", refit=None, random_state=13, n_jobs=1)
     p.run(s, s._method.burn_in)
     s.refit()
-    p.run(s, 3 * n)  # every head asked, cached and updated on tell
+    p.run(s, 10 * n)  # every head asked (the anchors after the others), cached, told
     m = s._method
     assert len(m.cache) == n
     cached = dict(m.cache)
@@ -187,19 +198,21 @@ def test_active_promotes_heads_at_the_next_embedding():
     p = People(n, 1, seed=14)
     s = TripletSampler(n, 1, method="active", refit=None, random_state=15, n_jobs=1)
     m = s._method
-    assert len(m.anchors) == 10
+    assert len(m.anchors) == 10 and m.PROMOTE_PER_DIM * 1 == 4
     p.run(s, m.burn_in)
     s.refit()
-    p.run(s, n)  # each item once a head: below 2 * dim = 2
-    s.refit()
-    assert len(m.anchors) == 10
-    p.run(s, n)  # twice now
-    before = m.anchors.copy()
+    first = m.anchors.copy()
+    p.run(s, 3 * n)  # the others asked up to the anchors' count, some to 4 (= 4 * dim)
+    promoted = np.flatnonzero(m.head_asks >= 4)
+    assert 0 < len(np.setdiff1d(promoted, first)) < n - 10
+    assert len(m.anchors) == 10  # at the next embedding, not before
     old_particles = m.particles.copy()
-    assert (m.head_asks == 2).all()
     s.refit()
-    assert len(before) == 10 and m.anchors.tolist() == list(range(n))
+    np.testing.assert_array_equal(m.anchors, np.union1d(first, promoted))
     assert not np.array_equal(m.particles, old_particles)  # drawn again per embedding
+    p.run(s, 4 * n)
+    s.refit()
+    assert m.anchors.tolist() == list(range(n))
 
 
 def test_active_particles_follow_the_anchors():
