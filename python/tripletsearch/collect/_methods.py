@@ -370,10 +370,10 @@ class ActiveQueries(QueryMethod):
        times, at the next installed embedding.
 
     Few anchors (4 per dimension) and heads asked least often first: on 300 points in
-    d = 5 (people by gamma-CKL, gamma 3, 5 % lapses) the burn-in ends after 433 answers and
-    the other items catch up with the anchors' asks before an anchor is asked again; 10 anchors per dimension and a plain
-    round robin over the heads needed about 15 % more answers and trailed random for the
-    first 1,500 (a 1,411-answer burn-in).
+    d = 5 (people by gamma-CKL, gamma 3, 5 % lapses) the burn-in ends after 433 answers,
+    and the other items catch up with the anchors' asks before an anchor is asked again;
+    10 anchors per dimension and a plain round robin over the heads needed about 15 %
+    more answers and trailed random for the first 1,500 (a 1,411-answer burn-in).
 
     ``k > 2`` candidates: the items of the best pairs in order of information (each once),
     in random order (not the information of the k-way answer).
