@@ -113,7 +113,7 @@ def test_active_anchors_and_burn_in_among_them():
     p = People(60, 3, seed=6)
     s = TripletSampler(60, 3, method="active", random_state=7, n_jobs=1)
     m = s._method
-    L0 = min(60, max(10, 4 * 3))
+    L0 = min(60, max(20, 4 * 3))
     assert len(m.anchors) == L0 == len(set(m.anchors.tolist()))
     assert m.burn_in == math.ceil(L0 * 3 * math.log2(L0))
     Q = p.run(s, m.burn_in - 1)
@@ -152,7 +152,7 @@ def test_active_asks_the_most_informative_candidate():
     n = 40
     p = People(n, 2, seed=10)
     s = TripletSampler(n, 2, method="active", random_state=11, n_jobs=1)
-    s._method.N_CANDIDATES = 30  # fewer than the 45 anchor pairs: near and random ones
+    s._method.N_CANDIDATES = 30  # fewer than the 190 anchor pairs: near and random ones
     p.run(s, s._method.burn_in + 25)
     m = s._method
     for _ in range(10):
@@ -194,18 +194,18 @@ def test_active_cached_log_weights_equal_a_rebuild():
 
 
 def test_active_promotes_heads_at_the_next_embedding():
-    n = 30
+    n = 60
     p = People(n, 1, seed=14)
     s = TripletSampler(n, 1, method="active", refit=None, random_state=15, n_jobs=1)
     m = s._method
-    assert len(m.anchors) == 10 and m.PROMOTE_PER_DIM * 1 == 4
+    assert len(m.anchors) == 20 and m.PROMOTE_PER_DIM * 1 == 4
     p.run(s, m.burn_in)
     s.refit()
     first = m.anchors.copy()
-    p.run(s, 3 * n)  # the others asked up to the anchors' count, some to 4 (= 4 * dim)
+    p.run(s, 140)  # the 40 others asked three times, then some a fourth (= 4 * dim)
     promoted = np.flatnonzero(m.head_asks >= 4)
-    assert 0 < len(np.setdiff1d(promoted, first)) < n - 10
-    assert len(m.anchors) == 10  # at the next embedding, not before
+    assert 0 < len(np.setdiff1d(promoted, first)) < n - 20
+    assert len(m.anchors) == 20  # at the next embedding, not before
     old_particles = m.particles.copy()
     s.refit()
     np.testing.assert_array_equal(m.anchors, np.union1d(first, promoted))

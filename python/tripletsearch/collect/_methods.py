@@ -369,18 +369,20 @@ class ActiveQueries(QueryMethod):
     3. An item becomes an anchor once it has been asked as a head ``PROMOTE_PER_DIM * dim``
        times, at the next installed embedding.
 
-    Few anchors (4 per dimension) and heads asked least often first: on 300 points in
-    d = 5 (people by gamma-CKL, gamma 3, 5 % lapses) the burn-in ends after 433 answers,
-    and the other items catch up with the anchors' asks before an anchor is asked again;
-    10 anchors per dimension and a plain round robin over the heads needed about 15 %
-    more answers and trailed random for the first 1,500 (a 1,411-answer burn-in).
+    Few anchors (20, or 4 per dimension above five) and heads asked least often first: on
+    300 points in d = 5 (people by gamma-CKL, gamma 3, 5 % lapses) the burn-in ends after
+    433 answers, and the other items catch up with the anchors' asks before an anchor is
+    asked again; 10 anchors per dimension and a plain round robin over the heads trailed
+    random for the first 1,500 answers (a 1,411-answer burn-in). Fewer than 20 anchors
+    (12 for the colours in d = 3) left some runs with a poor frame: a wide spread of
+    accuracy between runs and a lower mean from 2,000 answers on.
 
     ``k > 2`` candidates: the items of the best pairs in order of information (each once),
     in random order (not the information of the k-way answer).
     """
 
     name = "active"
-    MIN_ANCHORS = 10
+    MIN_ANCHORS = 20
     ANCHORS_PER_DIM = 4
     N_PARTICLES = 256
     N_CANDIDATES = 600
