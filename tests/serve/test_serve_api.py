@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -315,6 +317,66 @@ def test_unknown_sessions_and_tokens(server):
     assert r.status_code == 401
 
 
+def test_racing_undos_of_one_screen_get_one_reply(tmp_path):
+    # both undos pass their checks before either takes the session's lock: the second
+    # finds the only answer taken back (it raised IndexError: a 500) and replays the first
+    app = create_app(CAT, f"sqlite:///{tmp_path / 'race.sqlite'}", random_state=5)
+    service = app.state.service
+    checked = service._current
+    both = threading.Barrier(2, timeout=10)
+
+    def current(*args):
+        reply = checked(*args)
+        if args[2] == "undo":
+            both.wait()
+        return reply
+
+    service._current = current
+    with in_process(app) as client:
+        s = start(client)
+        r = client.post(
+            f"/api/sessions/{s['id']}/answer",
+            json={"screen": 0, "choice": 0},
+            headers=auth(s["token"]),
+        )
+        assert r.status_code == 200
+        with ThreadPoolExecutor(2) as pool:
+            replies = list(
+                pool.map(
+                    lambda _: client.post(
+                        f"/api/sessions/{s['id']}/undo",
+                        json={"screen": 1},
+                        headers=auth(s["token"]),
+                    ),
+                    range(2),
+                )
+            )
+    assert [r.status_code for r in replies] == [200, 200], [r.text for r in replies]
+    assert replies[0].json() == replies[1].json() and replies[0].json()["n_queries"] == 0
+
+
+def test_bodies_must_say_json_and_not_nest_too_deep(server):
+    # a form on another site posts text/plain, urlencoded or multipart (or nothing) from
+    # its visitors' browsers without a preflight: refused before anything happens
+    client, _, _ = server
+    body = b'{"mode": "find"}'
+    kinds = [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data"]
+    for kind in kinds:
+        headers = {} if kind is None else {"Content-Type": kind}
+        r = client.post("/api/sessions", content=body, headers=headers)
+        assert r.status_code == 415, (kind, r.text)
+        expected = f"content-type: expected application/json, got {kind or 'none'}"
+        assert r.json()["error"] == expected
+    assert client.post("/api/sessions").status_code == 415  # no body, no type: a form's
+    r = client.post(
+        "/api/sessions", content=body, headers={"Content-Type": "Application/JSON; charset=utf-8"}
+    )
+    assert r.status_code == 201, r.text
+    deep = b"[" * 8000 + b"]" * 8000  # within the 16 KiB limit, deeper than the parser
+    r = client.post("/api/sessions", content=deep, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"] == "body: JSON nested too deeply"
+
+
 def test_size_limits_and_errors_without_traces(server):
     client, app, _ = server
     big = {"mode": "find", "pad": "x" * 20_000}
@@ -325,7 +387,7 @@ def test_size_limits_and_errors_without_traces(server):
         for _ in range(40):
             yield b" " * 1024
 
-    r = client.post("/api/sessions", content=chunks())
+    r = client.post("/api/sessions", content=chunks(), headers={"Content-Type": "application/json"})
     assert r.status_code == 413
     assert client.get("/api/nothing").json() == {"error": "not found"}
     assert client.put("/api/sessions").status_code == 405

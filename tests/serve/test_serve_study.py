@@ -176,6 +176,12 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
             for text in replies:  # blind: the method appears in nothing the page gets
                 assert "gauss" not in text and "gamma-ckl" not in text and "method" not in text
         assert all(i.startswith("P-") for i in ids) and len(set(ids)) == 4
+        form = c.post(  # a form of another site enrolling its visitors: refused
+            "/api/study/participants",
+            content=b'{"consent": true}',
+            headers={"Content-Type": "text/plain"},
+        )
+        assert form.status_code == 415
         other = c.post("/api/study/participants", json={"consent": True}).json()
         bad = c.post(
             f"/api/study/participants/{ids[0]}/next",

@@ -28,7 +28,16 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from .catalogue import Catalogue
-from .errors import Closed, Conflict, Invalid, NotFound, ServiceError, TooLarge, Unauthorized
+from .errors import (
+    Closed,
+    Conflict,
+    Invalid,
+    NotFound,
+    ServiceError,
+    TooLarge,
+    Unauthorized,
+    UnsupportedMedia,
+)
 from .middleware import MAX_BODY_BYTES, BodyLimit
 from .service import SearchService
 from .store import Store
@@ -49,6 +58,7 @@ STATUS: dict[type[ServiceError], int] = {
     NotFound: 404,
     Conflict: 409,
     TooLarge: 413,
+    UnsupportedMedia: 415,
 }
 ROUTES = [
     *pages.ROUTES,

@@ -15,6 +15,7 @@ __all__ = [
     "NotFound",
     "Conflict",
     "TooLarge",
+    "UnsupportedMedia",
 ]
 
 
@@ -52,3 +53,12 @@ class Conflict(ServiceError):
 
 class TooLarge(ServiceError):
     """A request body over the size limit."""
+
+
+class UnsupportedMedia(ServiceError):
+    """A request body that does not say it is JSON (``Content-Type: application/json``).
+
+    A page on another site can post a form (``text/plain``, ``application/x-www-form-
+    urlencoded``, ``multipart/form-data``) from its visitors' browsers without asking; a
+    JSON content type needs a CORS preflight, which this server never grants.
+    """

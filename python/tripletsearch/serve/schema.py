@@ -110,6 +110,8 @@ def parse_json(raw: bytes) -> Any:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise Invalid("body: not valid JSON") from None
+    except RecursionError:  # "[[[[...]]]]": within the size limit, deeper than the parser
+        raise Invalid("body: JSON nested too deeply") from None
 
 
 def _renamed_warning(old: str, new: str) -> str:

@@ -273,7 +273,10 @@ class SearchService:
         if row.n_queries == 0:
             raise Invalid("screen: there is no answer to undo")
         with self.live.lock(sid):
-            last = self.store.effective(sid)[-1]
+            effective = self.store.effective(sid)
+            if not effective:  # a racing undo of this screen took the last answer back
+                return self._repeat(sid, number, "undo", None, False)
+            last = effective[-1]
             payload = {**last["payload"], "number": number + 1}
             reply = {"screen": payload, "done": False, "n_queries": row.n_queries - 1}
             try:

@@ -14,6 +14,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from ..errors import UnsupportedMedia
 from ..schema import parse_json
 
 __all__ = ["HEADERS", "ok", "error", "bearer", "read_json"]
@@ -47,5 +48,13 @@ def bearer(request: Request) -> str | None:
 
 
 async def read_json(request: Request) -> Any:
-    """The request body's JSON (None when empty)."""
+    """The request body's JSON (None when empty).
+
+    The request must say ``Content-Type: application/json`` (with or without a charset),
+    even with an empty body: what a form on another site cannot send without a CORS
+    preflight (:class:`~..errors.UnsupportedMedia`, 415).
+    """
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind != "application/json":
+        raise UnsupportedMedia(f"content-type: expected application/json, got {kind or 'none'}")
     return parse_json(await request.body())
