@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import textwrap
 from collections import Counter
 
@@ -13,6 +14,8 @@ from serving import in_process
 
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
+from tripletsearch.serve import participants as participants_mod
+from tripletsearch.serve import store as store_mod
 from tripletsearch.serve.people import FindPerson
 from tripletsearch.serve.report import study_report
 from tripletsearch.serve.store import Store
@@ -119,6 +122,36 @@ def test_this_is_it_on_another_item_is_refused_by_the_server(tmp_path):
         got = c.get(f"/api/sessions/{sid}", headers=h).json()
         assert got["history"][-1]["found"] and got["result"]["target"] == target
     assert [s["found"] for s in study_report(Store(db))["searches"]] == [True]
+
+
+def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, monkeypatch):
+    # ids of 64 bits; a taken one (a collision) is drawn again (it retried the same id: 500)
+    study = load_study(write(tmp_path))
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    draws = iter(["00000000000000AA", "00000000000000AA", "00000000000000BB"])
+    monkeypatch.setattr(participants_mod.secrets, "token_hex", lambda nbytes: next(draws))
+    app = create_app(study.catalogue, db, study=study)
+    with in_process(app) as c:
+        first = c.post("/api/study/participants", json={"consent": True})
+        second = c.post("/api/study/participants", json={"consent": True})
+        assert first.status_code == second.status_code == 201, second.text
+        assert [first.json()["id"], second.json()["id"]] == [
+            "P-00000000000000AA",
+            "P-00000000000000BB",
+        ]
+        monkeypatch.undo()
+        assert len(c.post("/api/study/participants", json={"consent": True}).json()["id"]) == 18
+
+        def busy(*args):
+            raise store_mod.StoreBusy("database: could not enrol a participant (too many at once)")
+
+        monkeypatch.setattr(app.state.store, "enrol", busy)
+        r = c.post("/api/study/participants", json={"consent": True})
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        assert r.json()["error"].startswith("database: could not enrol a participant")
+    with sqlite3.connect(tmp_path / "s.sqlite") as con:
+        rows = con.execute("SELECT id, number FROM ts_participants ORDER BY number").fetchall()
+    assert [n for _, n in rows] == [0, 1, 2] and rows[0][0] == "P-00000000000000AA"
 
 
 def run_participant(c, study, rng, consent=True):

@@ -29,6 +29,7 @@ from starlette.types import ASGIApp
 
 from .catalogue import Catalogue
 from .errors import (
+    Busy,
     Closed,
     Conflict,
     Invalid,
@@ -59,6 +60,7 @@ STATUS: dict[type[ServiceError], int] = {
     Conflict: 409,
     TooLarge: 413,
     UnsupportedMedia: 415,
+    Busy: 503,
 }
 ROUTES = [
     *pages.ROUTES,
@@ -72,7 +74,10 @@ ROUTES = [
 async def _service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
     status = next(STATUS[c] for c in type(exc).__mro__ if c in STATUS)
-    return error(status, exc.message)
+    reply = error(status, exc.message)
+    if status == 503:
+        reply.headers["Retry-After"] = "1"
+    return reply
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -16,6 +16,7 @@ __all__ = [
     "Conflict",
     "TooLarge",
     "UnsupportedMedia",
+    "Busy",
 ]
 
 
@@ -62,3 +63,7 @@ class UnsupportedMedia(ServiceError):
     urlencoded``, ``multipart/form-data``) from its visitors' browsers without asking; a
     JSON content type needs a CORS preflight, which this server never grants.
     """
+
+
+class Busy(ServiceError):
+    """The server cannot take the request now (the database kept losing races): retry."""

@@ -1,6 +1,6 @@
 """Participants: pseudonymous people enrolled, after their consent, in a group (a study).
 
-A participant is a random id (``P-3F9A0C21``, never a name) and a bearer token whose hash
+A participant is a random id (``P-3F9A0C21D4E8B713``, never a name) and a bearer token whose hash
 the database keeps; participants are numbered within their group in enrolment order (a
 study balances its assignment by that number). Participant-scoped routes (a study's, a
 triplet collection's) authorize with :meth:`Participants.authorize`.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from .errors import NotFound, Unauthorized
-from .store import Store
+from .errors import Busy, NotFound, Unauthorized
+from .store import IdTaken, Store, StoreBusy
 from .tokens import new_token, token_hash, token_matches
 
 __all__ = ["Participants"]
@@ -25,11 +25,22 @@ class Participants:
         self.store, self.group = store, group
 
     def enrol(self) -> dict:
-        """A new participant (after their consent): ``{"id", "token"}``."""
-        pid = "P-" + secrets.token_hex(4).upper()
+        """A new participant (after their consent): ``{"id", "token"}``.
+
+        The id has 64 random bits (``P-`` and 16 hex digits); one already taken is drawn
+        again. :class:`~.errors.Busy` (503) when the database keeps losing races.
+        """
         token = new_token()
-        self.store.enrol(self.group, pid, token_hash(token))
-        return {"id": pid, "token": token}
+        for _ in range(8):
+            pid = "P-" + secrets.token_hex(8).upper()
+            try:
+                self.store.enrol(self.group, pid, token_hash(token))
+            except IdTaken:
+                continue
+            except StoreBusy as exc:
+                raise Busy(f"{exc}; try again in a moment") from None
+            return {"id": pid, "token": token}
+        raise Busy("could not draw a free participant id; try again")
 
     def authorize(self, pid: str, token: str | None) -> Any:
         """The participant's row (id, token_hash, study, number, created).

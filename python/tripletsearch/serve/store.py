@@ -13,8 +13,10 @@ lock in WAL mode), with a busy timeout, in WAL mode with ``synchronous=FULL``.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,6 +44,8 @@ __all__ = [
     "SessionRow",
     "StoreError",
     "WriteConflict",
+    "StoreBusy",
+    "IdTaken",
     "default_url",
     "MIGRATIONS",
 ]
@@ -51,6 +55,14 @@ DEFAULT_DATABASE = "tripletsearch-sessions.sqlite"
 
 class StoreError(RuntimeError):
     """The database cannot be used (a newer schema, an unknown URL, ...)."""
+
+
+class StoreBusy(StoreError):
+    """A write kept losing races with others (retried, still contended): try again later."""
+
+
+class IdTaken(Exception):
+    """The new row's id is taken already: draw another."""
 
 
 class WriteConflict(Exception):
@@ -404,10 +416,24 @@ class Store(Database):
 
     # ------------------------------------------------------------------ studies
     def enrol(self, study: str, pid: str, token_hash: str) -> int:
-        """A new participant of ``study``; returns their enrolment number (0, 1, ...)."""
-        for _ in range(20):  # PostgreSQL: two enrolments may pick the same number
+        """A new participant of ``study``; returns their enrolment number (0, 1, ...).
+
+        :class:`IdTaken` when ``pid`` names a participant already. Enrolments of one study
+        take turns (SQLite: the write lock; PostgreSQL: a transaction-scoped advisory lock
+        on the study), so two never draw the same number; :class:`StoreBusy` if a write
+        still fails after retries.
+        """
+        for attempt in range(20):
             try:
                 with self._tx() as c:
+                    if not self.is_sqlite:
+                        key = zlib.crc32(f"ts_enrol:{study}".encode()) - 2**31
+                        c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+                    taken = c.execute(
+                        sa.select(participants.c.id).where(participants.c.id == pid)
+                    ).first()
+                    if taken is not None:
+                        raise IdTaken(pid)
                     n = c.execute(
                         sa.select(
                             sa.func.coalesce(sa.func.max(participants.c.number), -1) + 1
@@ -423,9 +449,9 @@ class Store(Database):
                         )
                     )
                 return int(n)
-            except sa.exc.IntegrityError:
-                time.sleep(0.01)
-        raise StoreError("database: could not enrol a participant (too many at once)")
+            except (sa.exc.IntegrityError, sa.exc.OperationalError):
+                time.sleep(0.01 * (attempt + 1) * (0.5 + random.random()))
+        raise StoreBusy("database: could not enrol a participant (too many at once)")
 
     def participant(self, pid: str) -> Any:
         """The participant's row (id, token_hash, study, number, created) or None."""
