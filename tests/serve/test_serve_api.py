@@ -21,6 +21,7 @@ from tripletsearch.serve.colour import srgb_to_lab
 from tripletsearch.serve.people import FindPerson, MixPerson
 
 CAT = demo_catalogue()
+PNG = b"\x89PNG\r\n\x1a\n"
 ADMIN = "admin-secret"
 
 
@@ -480,8 +481,8 @@ def test_admin_export_is_off_without_a_token(tmp_path):
 def test_images_are_served_from_the_catalogue_folder_only(tmp_path):
     root = tmp_path / "cat"
     (root / "img").mkdir(parents=True)
-    (root / "img" / "a.png").write_bytes(b"\x89PNG a")
-    (root / "img" / "b.png").write_bytes(b"\x89PNG b")
+    (root / "img" / "a.png").write_bytes(PNG + b" a")
+    (root / "img" / "b.png").write_bytes(PNG + b" b")
     (tmp_path / "secret.txt").write_text("secret")
     (root / "items.csv").write_text("name,image\nalpha,img/a.png\nbeta,img/b.png\n")
     np.save(root / "embedding.npy", np.array([[0.0, 0.0], [1.0, 0.0]]))
@@ -489,7 +490,12 @@ def test_images_are_served_from_the_catalogue_folder_only(tmp_path):
     app = create_app(cat, f"sqlite:///{tmp_path / 's.sqlite'}")
     with in_process(app) as c:
         assert c.get("/api/catalogue").json()["items"][1]["image"] == "/images/1"
-        assert c.get("/images/1").content == b"\x89PNG b"
+        r = c.get("/images/1")
+        assert r.content == PNG + b" b" and r.headers["content-type"] == "image/png"
+        assert r.headers["content-security-policy"] == "default-src 'none'; sandbox"
+        assert r.headers["x-content-type-options"] == "nosniff"
+        (root / "img" / "b.png").write_text("<script>alert(1)</script>")  # replaced since
+        assert c.get("/images/1").status_code == 404
         assert c.get("/api/catalogue").json()["modes"] == ["find"]
         for path in (
             "/images/2",
@@ -503,6 +509,45 @@ def test_images_are_served_from_the_catalogue_folder_only(tmp_path):
         r = c.post("/api/sessions", json={"mode": "mix"})
         assert r.status_code == 400 and "mode: expected one of ['find']" in r.json()["error"]
     assert Path(root / "items.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("evil.svg", b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+        ("evil.html", b"<html><script>fetch('/x?'+localStorage)</script></html>"),
+        ("evil.png", b"<html><script>alert(1)</script></html>"),  # named .png, not one
+        ("empty.jpg", b""),
+    ],
+)
+def test_only_raster_images_load(tmp_path, name, content):
+    root = tmp_path / "cat"
+    root.mkdir()
+    (root / "ok.gif").write_bytes(b"GIF89a...")
+    (root / name).write_bytes(content)
+    (root / "items.csv").write_text(f"name,image\nalpha,ok.gif\nbeta,{name}\n")
+    np.save(root / "embedding.npy", np.array([[0.0, 0.0], [1.0, 0.0]]))
+    with pytest.raises(ValueError, match=rf"items.csv: row 3: image '{name}' is not a PNG, JPEG"):
+        load_catalogue(root)
+
+
+def test_raster_types_by_their_first_bytes(tmp_path):
+    from tripletsearch.serve.catalogue import raster_type
+
+    for content, kind in [
+        (PNG + b"...", "image/png"),
+        (b"\xff\xd8\xff\xe0...", "image/jpeg"),
+        (b"GIF87a...", "image/gif"),
+        (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "image/webp"),
+        (b"\x00\x00\x00\x1cftypavif", "image/avif"),
+        (b"RIFF\x10\x00\x00\x00WAVEfmt ", None),
+        (b"<svg/>", None),
+        (b"\x89PN", None),
+    ]:
+        f = tmp_path / "f"
+        f.write_bytes(content)
+        assert raster_type(f) == kind, content
+    assert raster_type(tmp_path / "missing") is None
 
 
 # ---------------------------------------------------------------------- undo

@@ -131,6 +131,31 @@ class Catalogue:
 # ---------------------------------------------------------------------- validation
 
 
+# The raster formats served as images, by their first bytes (never by the file's name: an
+# ".svg" or ".html" "image" would run script in the service's origin).
+_RASTER_MAGIC: tuple[tuple[str, bytes, int], ...] = (
+    ("image/png", b"\x89PNG\r\n\x1a\n", 0),
+    ("image/jpeg", b"\xff\xd8\xff", 0),
+    ("image/gif", b"GIF87a", 0),
+    ("image/gif", b"GIF89a", 0),
+    ("image/webp", b"WEBP", 8),  # after "RIFF" and the size
+    ("image/avif", b"ftypavif", 4),
+)
+
+
+def raster_type(path: Path) -> str | None:
+    """The image's media type by its first bytes (PNG, JPEG, GIF, WebP, AVIF), else None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    for kind, magic, at in _RASTER_MAGIC:
+        if head[at : at + len(magic)] == magic and (at != 8 or head[:4] == b"RIFF"):
+            return kind
+    return None
+
+
 def _inside(root: Path, rel: str) -> Path | None:
     """``root / rel`` when it resolves to a file inside ``root``, else None."""
     if not rel or os.path.isabs(rel) or "\\" in rel or "\x00" in rel:
@@ -170,9 +195,16 @@ def _check_items(
         if images is not None:
             if root is None:
                 raise ValueError(f"{file}: images need a catalogue folder")
-            if _inside(root, images[i]) is None:
+            found = _inside(root, images[i])
+            if found is None:
                 raise ValueError(
                     f"{file}: row {row}: image {images[i]!r} is not a file inside {root}"
+                )
+            if raster_type(found) is None:
+                raise ValueError(
+                    f"{file}: row {row}: image {images[i]!r} is not a PNG, JPEG, GIF, WebP or "
+                    "AVIF file (by its content; other types, SVG and HTML among them, are "
+                    "not served)"
                 )
 
 

@@ -7,6 +7,7 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from .. import schema
+from ..catalogue import raster_type
 from ..errors import NotFound
 from ..service import SearchService
 from . import ok
@@ -44,6 +45,14 @@ def catalogue(request: Request) -> Response:
     )
 
 
+# An image is data, never a document: no script, no plugin, no fetch, even if opened as a
+# page (a sandbox without allow-scripts: an opaque origin, the session tokens out of reach).
+IMAGE_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+}
+
+
 def image(request: Request) -> Response:
     """``GET /images/{item}``: an item's image, from the catalogue's folder only."""
     try:
@@ -51,9 +60,10 @@ def image(request: Request) -> Response:
     except ValueError:
         raise NotFound("no such image") from None
     path = request.app.state.service.catalogue.image_path(i)
-    if path is None:
+    kind = None if path is None else raster_type(path)  # checked at load; again if replaced
+    if path is None or kind is None:
         raise NotFound("no such image")
-    return FileResponse(path, headers={"X-Content-Type-Options": "nosniff"})
+    return FileResponse(path, media_type=kind, headers=IMAGE_HEADERS)
 
 
 ROUTES = [
