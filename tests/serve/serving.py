@@ -91,7 +91,8 @@ class ServeProcess:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
-            env={**os.environ, **(env or {})},
+            # a given admin token: no token file written to the working directory
+            env={**os.environ, "TRIPLETSEARCH_ADMIN_TOKEN": "test-admin", **(env or {})},
         )
         wait_healthy(self.base, proc=self.proc)
 

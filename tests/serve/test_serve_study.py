@@ -85,6 +85,30 @@ def test_serve_refuses_a_bad_gamma(value, capsys):
     assert "expected a number > 0 or 'auto'" in capsys.readouterr().err
 
 
+def test_the_admin_token_is_never_printed_and_lives_in_an_owner_only_file(tmp_path, capsys):
+    from tripletsearch.serve.cli import admin_token
+
+    file = tmp_path / "token"
+    made, said = admin_token(None, str(file))
+    assert len(made) >= 32 and made not in said and str(file) in said
+    assert file.read_text().strip() == made and (file.stat().st_mode & 0o777) == 0o600
+    again, said = admin_token(None, str(file))  # read back on the next start
+    assert again == made and "read from" in said and made not in said
+    assert admin_token("given", str(file)) == (
+        "given",
+        "admin token (GET /api/admin/export): as given",
+    )
+    file.chmod(0o644)  # readable by others: refused, the server does not start
+    with pytest.raises(ValueError, match="can be read or written by others"):
+        admin_token(None, str(file))
+    assert main(["serve", "--demo", "colours", "--admin-token-file", str(file)]) == 2
+    assert "can be read or written by others" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.touch(mode=0o600)
+    with pytest.raises(ValueError, match="is empty"):
+        admin_token(None, str(empty))
+
+
 def test_an_old_study_file_with_k_warns_and_reads_the_same(tmp_path):
     new = load_study(write(tmp_path))
     with pytest.warns(DeprecationWarning, match="'k' was renamed 'n_choices'"):

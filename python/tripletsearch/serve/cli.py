@@ -17,6 +17,37 @@ _MISSING = (
 )
 
 
+DEFAULT_TOKEN_FILE = "tripletsearch-admin-token"
+
+
+def admin_token(token: str | None, path: str | None) -> tuple[str, str]:
+    """The admin token, and what the log says of it (never the token itself).
+
+    ``token`` (``--admin-token``, visible in ``ps``, or ``TRIPLETSEARCH_ADMIN_TOKEN``) wins;
+    else the file ``path`` (default ``tripletsearch-admin-token`` in the working
+    directory) is read when it exists, and must be owner-only; else a token is generated
+    and written to it, created owner-only (0600).
+    """
+    if token:
+        return token, "admin token (GET /api/admin/export): as given"
+    file = os.path.abspath(path or DEFAULT_TOKEN_FILE)
+    if os.path.exists(file):
+        if os.name == "posix" and os.stat(file).st_mode & 0o077:
+            raise ValueError(
+                f"--admin-token-file: {file} can be read or written by others (chmod 600 it)"
+            )
+        with open(file, encoding="utf-8") as f:
+            found = f.read().strip()
+        if not found:
+            raise ValueError(f"--admin-token-file: {file} is empty")
+        return found, f"admin token (GET /api/admin/export): read from {file}"
+    made = secrets.token_urlsafe(24)
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(made + "\n")
+    return made, f"admin token (GET /api/admin/export): generated, in {file} (owner-only)"
+
+
 def _gamma_arg(text: str) -> float | str:
     """--gamma: a number > 0 or "auto"."""
     if text == "auto":
@@ -77,14 +108,19 @@ def _serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         print("error: --workers must be >= 1", file=sys.stderr)
         return 2
+    try:
+        token, said = admin_token(
+            args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN"),
+            args.admin_token_file,
+        )
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     url = args.database or default_url()
     store = Store(url)
     found = store.setup()  # once, before any worker starts
     store.dispose()
-    token = args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN")
-    if not token:
-        token = secrets.token_urlsafe(24)
-        print(f"admin token (GET /api/admin/export): {token}", flush=True)
+    print(said, flush=True)
     where = store.url.render_as_string(hide_password=True)
     print(
         f"serving {cat.title!r} ({cat.n_items} items) on http://{args.host}:{args.port}/ "
@@ -192,7 +228,17 @@ def add_commands(sub: Any) -> None:
         metavar="URL",
         help="SQLAlchemy URL (default sqlite:///tripletsearch-sessions.sqlite)",
     )
-    p.add_argument("--admin-token", help="token of the admin export (default: generated)")
+    p.add_argument(
+        "--admin-token",
+        help="token of the admin export (visible in ps: prefer --admin-token-file or "
+        "TRIPLETSEARCH_ADMIN_TOKEN)",
+    )
+    p.add_argument(
+        "--admin-token-file",
+        metavar="FILE",
+        help=f"read the admin token from this owner-only file, or write a generated one to "
+        f"it (default: {DEFAULT_TOKEN_FILE} in the working directory)",
+    )
     p.add_argument(
         "--gamma",
         type=_gamma_arg,
