@@ -114,7 +114,15 @@ X3 = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
         ("name\na\nb\n\n\n", X3[:2], None),  # trailing blank lines are ignored
         ("name\na\n\nb\n", X3, r"items.csv: row 3: 0 fields, the header has 1"),
         ("name\na\nb\n", X3, r"items.csv.*|embedding.npy: 3 embedding rows for 2 items"),
-        ("name\na\na\nc\n", X3, r"items.csv: row 3: duplicate name 'a' \(first at row 2\)"),
+        ("name\na\na\nc\n", X3, r"items.csv: row 3: duplicate name 'a' \(first at row 2"),
+        # names that differ only by invisible or compatibility characters, or spaces
+        ("name\nred\nre\u200bd\nc\n", X3, r"row 3: name 're\\u200bd' holds .* U\+200B"),
+        ("name\nabc\n\u202eabc\nc\n", X3, r"row 3: .* U\+202E \(RIGHT-TO-LEFT OVERRIDE\)"),
+        ("name\nok\nbell\x07\nc\n", X3, r"row 3: .* U\+0007"),
+        ("name\nok\nsoft\xadhyphen\nc\n", X3, r"row 3: .* U\+00AD \(SOFT HYPHEN\)"),
+        ("name\nﬁsh\nfish\nc\n", X3, r"row 3: duplicate name 'fish' \(first at row 2; names"),
+        ("name\nsea  green\nsea green\nc\n", X3, r"row 3: duplicate name 'sea green'"),
+        ("name\nok\n" + "x" * 201 + "\nc\n", X3, r"row 3: name of 201 characters \(at most 200"),
         ("name,hex\na,#000000\n ,#111111\nc,#222222\n", X3, r"items.csv: row 3: missing name"),
         ("name,hex\na,#000000\nb,red\nc,#ffffff\n", X3, r"items.csv: row 3: bad colour 'red'"),
         ("name,image\na,x.png\nb,y.png\nc,z.png\n", X3, r"items.csv: row 2: image 'x.png' is not"),

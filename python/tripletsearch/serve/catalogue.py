@@ -21,6 +21,7 @@ import csv
 import hashlib
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -167,6 +168,27 @@ def _inside(root: Path, rel: str) -> Path | None:
     return p if p.is_file() else None
 
 
+MAX_NAME_LENGTH = 200
+# control (Cc), format (Cf: bidirectional overrides, zero-width characters, soft hyphens),
+# surrogate (Cs) and private-use (Co) characters, and line and paragraph separators
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+
+
+def _check_name(file: str, row: int, name: str) -> None:
+    """A name people can read: at most MAX_NAME_LENGTH characters, nothing invisible."""
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValueError(
+            f"{file}: row {row}: name of {len(name)} characters (at most {MAX_NAME_LENGTH})"
+        )
+    for ch in name:
+        if unicodedata.category(ch) in _HIDDEN_CATEGORIES:
+            raise ValueError(
+                f"{file}: row {row}: name {name!r} holds the invisible or control character "
+                f"U+{ord(ch):04X} ({unicodedata.name(ch, 'unnamed')}); names are shown to "
+                "people as they are"
+            )
+
+
 def _check_items(
     file: str,
     names: list[str],
@@ -184,12 +206,15 @@ def _check_items(
         row = first_row + i
         if not name.strip():
             raise ValueError(f"{file}: row {row}: missing name")
-        if name in seen:
+        _check_name(file, row, name)
+        key = " ".join(unicodedata.normalize("NFKC", name).split())
+        if key in seen:
             raise ValueError(
                 f"{file}: row {row}: duplicate name {name!r} "
-                f"(first at row {first_row + seen[name]})"
+                f"(first at row {first_row + seen[key]}; names are compared in Unicode NFKC "
+                "form with their spaces collapsed)"
             )
-        seen[name] = i
+        seen[key] = i
         if hexes is not None and not _HEX.match(hexes[i]):
             raise ValueError(f"{file}: row {row}: bad colour {hexes[i]!r} (expected #rrggbb)")
         if images is not None:
