@@ -62,9 +62,18 @@ def thread_server(app: Any) -> Iterator[str]:
     """``app`` served by uvicorn on a free port in this process; yields the base URL."""
     import uvicorn
 
+    from tripletsearch.serve.protocol import uvicorn_options
+
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            **uvicorn_options(),  # as tripletsearch serve runs it
+        )
     )
     t = threading.Thread(target=server.run, daemon=True)
     t.start()

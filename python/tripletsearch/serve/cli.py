@@ -90,6 +90,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
+    from .protocol import uvicorn_options
     from .store import Store, default_url
     from .study import load_study
 
@@ -138,7 +139,9 @@ def _serve(args: argparse.Namespace) -> int:
             setup=False,
             study=study,
         )
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        uvicorn.run(
+            app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
+        )
         return 0
     os.environ["TRIPLETSEARCH_SERVE"] = json.dumps(
         {
@@ -158,6 +161,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        **uvicorn_options(),
     )
     return 0
 
