@@ -173,11 +173,13 @@ def run_load(
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [sys.executable, "-m", "tripletsearch", "serve", "--demo", "colours", "--port", str(port)]
-        + ["--workers", str(workers), "--database", url, "--log-level", "warning"],
+        + ["--workers", str(workers), "--database", url, "--log-level", "warning"]
+        # every simulated person comes from 127.0.0.1: no per-address limit
+        + ["--sessions-per-minute", "0", "--enrolments-per-minute", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        env={**os.environ, "OMP_NUM_THREADS": "1", "TRIPLETSEARCH_ADMIN_TOKEN": "load"},
     )
     try:
         t0 = time.monotonic()

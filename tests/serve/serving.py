@@ -94,6 +94,8 @@ class ServeProcess:
         self.base = f"http://127.0.0.1:{self.port}"
         cmd = [sys.executable, "-m", "tripletsearch", "serve", "--port", str(self.port)]
         cmd += ["--log-level", "warning", *args]
+        if "--sessions-per-minute" not in args:  # every test client is 127.0.0.1
+            cmd += ["--sessions-per-minute", "0", "--enrolments-per-minute", "0"]
         self.proc = subprocess.Popen(
             cmd,
             stdout=subprocess.PIPE,

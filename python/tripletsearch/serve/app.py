@@ -36,9 +36,11 @@ from .errors import (
     NotFound,
     ServiceError,
     TooLarge,
+    TooManyRequests,
     Unauthorized,
     UnsupportedMedia,
 )
+from .limits import Limits, RateLimiter
 from .middleware import MAX_BODY_BYTES, BodyLimit
 from .service import SearchService
 from .store import Store
@@ -60,6 +62,7 @@ STATUS: dict[type[ServiceError], int] = {
     Conflict: 409,
     TooLarge: 413,
     UnsupportedMedia: 415,
+    TooManyRequests: 429,
     Busy: 503,
 }
 ROUTES = [
@@ -75,8 +78,9 @@ async def _service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
     status = next(STATUS[c] for c in type(exc).__mro__ if c in STATUS)
     reply = error(status, exc.message)
-    if status == 503:
-        reply.headers["Retry-After"] = "1"
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        reply.headers["Retry-After"] = str(int(retry_after))
     return reply
 
 
@@ -101,6 +105,7 @@ def create_app(
     setup: bool = True,
     study: Study | None = None,
     random_state: int | None = None,
+    limits: Limits | None = None,
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
@@ -129,7 +134,12 @@ def create_app(
         Seeds free sessions' searchers in the order they start, so a run replays (tests,
         demos; every process given the same value draws the same seeds). None: a secret
         random seed per session. A study's sessions take their seeds from the study.
+    limits : Limits, optional
+        Sessions and enrolments per client address per minute, open sessions at once,
+        trusted proxies (:class:`~.limits.Limits`). None: no limits (a server in front
+        sets its own); ``tripletsearch serve`` gives ``Limits()``'s defaults unless told.
     """
+    limits = Limits(0, 0, 0) if limits is None else limits
     if study is not None:
         catalogue, max_queries = study.catalogue, study.max_queries
     store = Store(database)
@@ -144,6 +154,7 @@ def create_app(
         max_queries=max_queries,
         closed="" if study is None else "this server runs a study: open /study",
         random_state=random_state,
+        max_open_sessions=limits.max_open_sessions,
     )
 
     @contextlib.asynccontextmanager
@@ -165,6 +176,9 @@ def create_app(
     )
     app.state.service, app.state.store, app.state.admin_token = service, store, admin_token
     app.state.study = None if study is None else StudyService(study, service)
+    app.state.limits = limits
+    app.state.session_rate = RateLimiter(limits.sessions_per_minute)
+    app.state.enrolment_rate = RateLimiter(limits.enrolments_per_minute)
     return app
 
 
@@ -191,4 +205,5 @@ def app_from_env() -> ASGIApp:
         max_queries=cfg["max_queries"],
         setup=False,
         study=study,
+        limits=Limits.from_dict(cfg.get("limits", {})),
     )

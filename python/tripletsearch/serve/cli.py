@@ -84,6 +84,79 @@ def _missing_dependencies() -> bool:
     return bool(missing)
 
 
+def _limits(args: argparse.Namespace) -> Any:
+    """The :class:`~.limits.Limits` of the command line (ValueError naming a bad one)."""
+    from .limits import Limits
+
+    return Limits(
+        sessions_per_minute=args.sessions_per_minute,
+        enrolments_per_minute=args.enrolments_per_minute,
+        max_open_sessions=args.max_open_sessions,
+        trusted_proxies=frozenset(args.trusted_proxy or ()),
+    )
+
+
+def _add_limit_arguments(p: argparse.ArgumentParser) -> None:
+    """``serve``'s options of :class:`~.limits.Limits`."""
+    p.add_argument(
+        "--sessions-per-minute",
+        type=int,
+        default=30,
+        metavar="N",
+        help="free sessions one client address may start per minute, per worker (0: no "
+        "limit; default: %(default)s)",
+    )
+    p.add_argument(
+        "--enrolments-per-minute",
+        type=int,
+        default=10,
+        metavar="N",
+        help="study participants one client address may enrol per minute, per worker (0: "
+        "no limit; default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-open-sessions",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="free sessions open at once (unfinished, active within the hour; 0: no limit; "
+        "default: %(default)s)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="ADDRESS",
+        help="a reverse proxy whose X-Forwarded-For gives the client's address (repeat for "
+        "several; default: none, the connection's peer is the client)",
+    )
+
+
+def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str] | None:
+    """(catalogue, study, limits, admin token, what the log says of it).
+
+    None after printing what is wrong (checked before any file or database is touched).
+    """
+    from .study import load_study
+
+    try:
+        cat = _catalogue(args)  # (refuses two sources)
+        study = load_study(args.study) if args.study else None
+        cat = study.catalogue if study is not None else cat
+        if cat is None:
+            raise ValueError("give --catalogue PATH, --demo colours or --study FILE")
+        if args.workers < 1:
+            raise ValueError("--workers must be >= 1")
+        limits = _limits(args)
+        token, said = admin_token(
+            args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN"),
+            args.admin_token_file,
+        )
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    return cat, study, limits, token, said
+
+
 def _serve(args: argparse.Namespace) -> int:
     if _missing_dependencies():
         return 2
@@ -92,31 +165,11 @@ def _serve(args: argparse.Namespace) -> int:
     from .app import create_app
     from .protocol import uvicorn_options
     from .store import Store, default_url
-    from .study import load_study
 
-    study = None
-    try:
-        cat = _catalogue(args)
-        if args.study:
-            study = load_study(args.study)
-            cat = study.catalogue
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    inputs = _serve_inputs(args)
+    if inputs is None:
         return 2
-    if cat is None:
-        print("error: give --catalogue PATH, --demo colours or --study FILE", file=sys.stderr)
-        return 2
-    if args.workers < 1:
-        print("error: --workers must be >= 1", file=sys.stderr)
-        return 2
-    try:
-        token, said = admin_token(
-            args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN"),
-            args.admin_token_file,
-        )
-    except (ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    cat, study, limits, token, said = inputs
     url = args.database or default_url()
     store = Store(url)
     found = store.setup()  # once, before any worker starts
@@ -138,6 +191,7 @@ def _serve(args: argparse.Namespace) -> int:
             max_queries=args.max_queries,
             setup=False,
             study=study,
+            limits=limits,
         )
         uvicorn.run(
             app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
@@ -151,6 +205,7 @@ def _serve(args: argparse.Namespace) -> int:
             "database": url,
             "gamma": args.gamma,
             "max_queries": args.max_queries,
+            "limits": limits.to_dict(),
         }
     )
     os.environ["TRIPLETSEARCH_ADMIN_TOKEN"] = token
@@ -243,6 +298,7 @@ def add_commands(sub: Any) -> None:
         help=f"read the admin token from this owner-only file, or write a generated one to "
         f"it (default: {DEFAULT_TOKEN_FILE} in the working directory)",
     )
+    _add_limit_arguments(p)
     p.add_argument(
         "--gamma",
         type=_gamma_arg,

@@ -17,6 +17,7 @@ __all__ = [
     "TooLarge",
     "UnsupportedMedia",
     "Busy",
+    "TooManyRequests",
 ]
 
 
@@ -66,4 +67,22 @@ class UnsupportedMedia(ServiceError):
 
 
 class Busy(ServiceError):
-    """The server cannot take the request now (the database kept losing races): retry."""
+    """The server cannot take the request now: retry after ``retry_after`` seconds.
+
+    The database kept losing races, or too many sessions are open.
+    """
+
+    def __init__(self, message: str, retry_after: int = 1):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class TooManyRequests(ServiceError):
+    """A client over its limit (sessions or enrolments per minute).
+
+    Retry after ``retry_after`` seconds.
+    """
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after

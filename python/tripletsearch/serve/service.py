@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +20,15 @@ import numpy as np
 
 from .. import __version__
 from .catalogue import Catalogue
-from .errors import Closed, Conflict, Invalid, NotFound, Unauthorized
+from .errors import Busy, Closed, Conflict, Invalid, NotFound, Unauthorized
 from .live import LiveSearchers
 from .modes import Mode, Screen, SessionInfo, Settings, build_modes
 from .schema import Answer, NewSession, Undo
 from .store import SessionRow, Store, WriteConflict
 from .tokens import new_id, new_token, token_hash, token_matches
+
+#: Seconds after its last answer (or its start) that an unfinished session counts as open.
+OPEN_FOR = 3600.0
 
 __all__ = ["SearchService", "Owner"]
 
@@ -73,8 +77,12 @@ class SearchService:
         cache_size: int = 4096,
         closed: str = "",
         random_state: int | None = None,
+        max_open_sessions: int = 0,
     ):
         self.catalogue, self.store = catalogue, store
+        self.max_open_sessions = int(max_open_sessions)
+        self._open_count = (-1e9, 0)  # (when counted, how many): read at most once a second
+        self._open_lock = threading.Lock()
         # free sessions' seeds: secret and fresh, or a reproducible sequence (tests, demos)
         self._seeds = None if random_state is None else np.random.default_rng(random_state)
         self._seeds_lock = threading.Lock()
@@ -110,10 +118,32 @@ class SearchService:
         if name not in self.offered:
             raise Invalid(f"mode: expected one of {self.offered}, got {name!r}")
         n_choices, params = self.modes[name].new_params(request.n_choices)
+        self._check_open_sessions()
         sid, token = self.start_session(name, n_choices, params)
         screen = self.store.screen(sid, 0)
         assert screen is not None
         return {"id": sid, "token": token, "screen": screen[0]}
+
+    def _check_open_sessions(self) -> None:
+        """:class:`~.errors.Busy` when ``max_open_sessions`` free sessions are open.
+
+        Open: not finished, an answer or a start within :data:`OPEN_FOR`; counted in the
+        database at most once a second per process.
+        """
+        if self.max_open_sessions <= 0:
+            return
+        now = time.monotonic()
+        with self._open_lock:
+            when, count = self._open_count
+            if now - when > 1.0:
+                when, count = now, self.store.count_open(time.time() - OPEN_FOR)
+            if count >= self.max_open_sessions:
+                raise Busy(
+                    f"the server has {count} searches open (at most "
+                    f"{self.max_open_sessions}); try again later",
+                    retry_after=60,
+                )
+            self._open_count = (when, count + 1)
 
     def start_session(
         self,

@@ -477,6 +477,20 @@ class Store(Database):
             for r in c.execute(sa.select(sessions).order_by(sessions.c.created, sessions.c.id)):
                 yield SessionRow.from_row(r)
 
+    def count_open(self, since: float) -> int:
+        """Free sessions not finished and updated at ``since`` (a time.time()) or later."""
+        with self.read.connect() as c:
+            q = (
+                sa.select(sa.func.count())
+                .select_from(sessions)
+                .where(
+                    sessions.c.done == sa.false(),
+                    sessions.c.participant.is_(None),
+                    sessions.c.updated >= since,
+                )
+            )
+            return int(c.execute(q).scalar() or 0)
+
     def counts(self) -> dict[str, int]:
         """Row counts of the sessions, answers and screens tables."""
         with self.read.connect() as c:

@@ -15,9 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from ..errors import UnsupportedMedia
+from ..limits import RateLimiter, client_address
 from ..schema import parse_json
 
-__all__ = ["HEADERS", "ok", "error", "bearer", "read_json"]
+__all__ = ["HEADERS", "ok", "error", "bearer", "read_json", "limit"]
 
 HEADERS = {
     "Cache-Control": "no-store",
@@ -58,3 +59,8 @@ async def read_json(request: Request) -> Any:
     if kind != "application/json":
         raise UnsupportedMedia(f"content-type: expected application/json, got {kind or 'none'}")
     return parse_json(await request.body())
+
+
+def limit(request: Request, rate: RateLimiter, what: str) -> None:
+    """Count one ``what`` of the request's client address (429 past the rate)."""
+    rate.hit(client_address(request, request.app.state.limits.trusted_proxies), what)

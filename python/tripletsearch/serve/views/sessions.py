@@ -9,7 +9,7 @@ from starlette.routing import Route
 
 from .. import schema
 from ..service import SearchService
-from . import bearer, ok, read_json
+from . import bearer, limit, ok, read_json
 
 __all__ = ["ROUTES"]
 
@@ -21,6 +21,7 @@ def _service(request: Request) -> SearchService:
 async def create(request: Request) -> Response:
     """``POST /api/sessions`` ``{"mode", "n_choices"}`` -> 201 ``{"id", "token", "screen"}``."""
     new = schema.new_session(await read_json(request))
+    limit(request, request.app.state.session_rate, "new sessions")
     reply = await run_in_threadpool(_service(request).create, new)
     return ok(reply, 201, new.warnings)
 

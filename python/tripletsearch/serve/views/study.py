@@ -10,7 +10,7 @@ from starlette.routing import Route
 from .. import schema
 from ..errors import NotFound
 from ..study import StudyService
-from . import bearer, ok, read_json
+from . import bearer, limit, ok, read_json
 
 __all__ = ["ROUTES"]
 
@@ -31,6 +31,7 @@ async def enrol(request: Request) -> Response:
     """``POST /api/study/participants`` ``{"consent": true}`` -> 201 ``{"id", "token"}``."""
     studies = _study(request)
     schema.consent(await read_json(request))
+    limit(request, request.app.state.enrolment_rate, "enrolments")
     return ok(await run_in_threadpool(studies.enrol), 201)
 
 
