@@ -19,6 +19,7 @@ import asyncio
 from typing import Any
 
 __all__ = ["MAX_HEAD_BYTES", "HEAD_TIMEOUT", "KEEP_ALIVE", "uvicorn_options"]
+# (BoundedHttpTools is module-level: uvicorn pickles it into its worker processes)
 
 #: A request's line and headers, at most (bytes): cookies and tokens fit many times over.
 MAX_HEAD_BYTES = 64 * 1024
@@ -30,12 +31,13 @@ KEEP_ALIVE = 5
 _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 
 
-def _bounded_httptools() -> type | None:
-    """The bounded protocol class, or None without httptools."""
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:  # pragma: no cover - uvicorn without its "standard" extras
-        return None
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # pragma: no cover - uvicorn without its "standard" extras
+    HttpToolsProtocol = None  # type: ignore[assignment, misc]
+
+
+if HttpToolsProtocol is not None:
 
     class BoundedHttpTools(HttpToolsProtocol):
         """uvicorn's httptools protocol with a size and a time limit on each request's head."""
@@ -93,16 +95,13 @@ def _bounded_httptools() -> type | None:
             self._disarm()
             super().connection_lost(exc)
 
-    return BoundedHttpTools
-
 
 def uvicorn_options() -> dict[str, Any]:
     """Keyword arguments of ``uvicorn.run`` / ``uvicorn.Config`` for the service's limits."""
-    bounded = _bounded_httptools()
-    if bounded is None:  # pragma: no cover - uvicorn without httptools
+    if HttpToolsProtocol is None:  # pragma: no cover - uvicorn without httptools
         return {
             "http": "h11",
             "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
             "timeout_keep_alive": KEEP_ALIVE,
         }
-    return {"http": bounded, "timeout_keep_alive": KEEP_ALIVE}
+    return {"http": BoundedHttpTools, "timeout_keep_alive": KEEP_ALIVE}
