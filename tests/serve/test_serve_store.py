@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from serving import auth, in_process, run_search, start
 
 import tripletsearch as ts
+from tripletsearch.cli import main
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve import store as store_mod
 from tripletsearch.serve.export import export_data
@@ -238,3 +240,62 @@ def test_a_version_2_databases_sessions_and_participants_go_on(tmp_path):
             headers=auth(token),
         )
         assert r.status_code == 200 and r.json()["n_queries"] == 2
+
+
+# ---------------------------------------------------------------------- retention
+def test_prune_deletes_old_finished_and_abandoned_free_sessions(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    url = f"sqlite:///{db}"
+    with in_process(create_app(CAT, url)) as c:
+        made = {name: start(c) for name in ("done_old", "open_old", "idle_2d", "study_old", "new")}
+        for name in ("done_old", "new"):  # finished: "this is it" on screen 0
+            s = made[name]
+            r = c.post(
+                f"/api/sessions/{s['id']}/answer",
+                json={"screen": 0, "choice": 0, "found": True},
+                headers=auth(s["token"]),
+            )
+            assert r.json()["done"]
+        for name in ("open_old", "idle_2d", "study_old"):  # one answer each
+            s = made[name]
+            c.post(
+                f"/api/sessions/{s['id']}/answer",
+                json={"screen": 0, "choice": 1},
+                headers=auth(s["token"]),
+            )
+    now = time.time()
+    ages = {"done_old": 10, "open_old": 10, "idle_2d": 2, "study_old": 30, "new": 0}
+    with sqlite3.connect(db) as con:
+        for name, days in ages.items():
+            con.execute(
+                "UPDATE ts_sessions SET updated = ? WHERE id = ?",
+                (now - 86400 * days - 60, made[name]["id"]),
+            )
+        con.execute(
+            "UPDATE ts_sessions SET participant = 'P-X', slot = 0 WHERE id = ?",
+            (made["study_old"]["id"],),
+        )
+
+    def left():
+        with sqlite3.connect(db) as con:
+            ids = {r[0] for r in con.execute("SELECT id FROM ts_sessions")}
+            screens = con.execute("SELECT COUNT(*) FROM ts_screens").fetchone()[0]
+            answers = con.execute("SELECT COUNT(*) FROM ts_answers").fetchone()[0]
+        return {n for n, s in made.items() if s["id"] in ids}, screens, answers
+
+    before = left()
+    args = ["prune", "--database", url, "--older-than", "1", "--abandoned-after", "72"]
+    assert main([*args, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("would delete 2 sessions with 3 screens and 2 answers"), out
+    assert left() == before
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("deleted 2 sessions with 3 screens and 2 answers")
+    # finished 10 days ago and abandoned 10 days ago: gone; idle 2 days (under 72 hours),
+    # a study's and a new one: kept, with their screens and answers
+    names, screens, answers = left()
+    assert names == {"idle_2d", "study_old", "new"}
+    assert (screens, answers) == (before[1] - 3, before[2] - 2)
+    assert main([*args[:-2], "--abandoned-after", "24"]) == 0
+    assert left()[0] == {"study_old", "new"}
+    assert main(["prune", "--database", url, "--older-than", "-1"]) == 2

@@ -1,4 +1,4 @@
-"""``tripletsearch serve`` and ``tripletsearch export`` (imported only when run)."""
+"""``tripletsearch serve``, ``export``, ``report`` and ``prune`` (imported only when run)."""
 
 from __future__ import annotations
 
@@ -272,6 +272,31 @@ def _report(args: argparse.Namespace) -> int:
     return _with_store(args, work)
 
 
+def _prune(args: argparse.Namespace) -> int:
+    import time
+
+    if not args.older_than >= 0 or not args.abandoned_after >= 0:
+        print("error: --older-than and --abandoned-after must be >= 0", file=sys.stderr)
+        return 2
+
+    def work(store: Any, cat: Any) -> int:
+        now = time.time()
+        counts = store.prune(
+            now - 86400.0 * args.older_than,
+            now - 3600.0 * args.abandoned_after,
+            dry_run=args.dry_run,
+        )
+        verb = "would delete" if args.dry_run else "deleted"
+        print(
+            f"{verb} {counts['sessions']} sessions with {counts['screens']} screens and "
+            f"{counts['answers']} answers (free sessions finished or abandoned, last active "
+            f"over {args.older_than:g} days ago; study sessions kept)"
+        )
+        return 0
+
+    return _with_store(args, work)
+
+
 def add_commands(sub: Any) -> None:
     """The ``serve`` and ``export`` subcommands of the ``tripletsearch`` command line."""
     p = sub.add_parser("serve", help="the search service: a JSON API and a page")
@@ -325,3 +350,23 @@ def add_commands(sub: Any) -> None:
     r.add_argument("--catalogue", metavar="PATH", help="the catalogue, for the fit of gamma")
     r.add_argument("--demo", choices=["colours"], help="the demo catalogue, for the fit")
     r.set_defaults(func=_report)
+
+    q = sub.add_parser("prune", help="delete old finished and abandoned free sessions")
+    q.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
+    q.add_argument(
+        "--older-than",
+        type=float,
+        required=True,
+        metavar="DAYS",
+        help="delete free sessions last active more than DAYS days ago",
+    )
+    q.add_argument(
+        "--abandoned-after",
+        type=float,
+        default=24.0,
+        metavar="HOURS",
+        help="an unfinished session without an answer for HOURS is abandoned (default: "
+        "%(default)s); unfinished sessions more recent than that are kept",
+    )
+    q.add_argument("--dry-run", action="store_true", help="count, delete nothing")
+    q.set_defaults(func=_prune, demo=None, catalogue=None)

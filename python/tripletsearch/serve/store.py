@@ -477,6 +477,41 @@ class Store(Database):
             for r in c.execute(sa.select(sessions).order_by(sessions.c.created, sessions.c.id)):
                 yield SessionRow.from_row(r)
 
+    def prune(self, before: float, idle_before: float, *, dry_run: bool = False) -> dict:
+        """Delete old free sessions with their screens and answers; the counts deleted.
+
+        A free session (no study participant) goes when its last activity is before
+        ``before`` and it is finished, or unfinished with its last activity before
+        ``idle_before`` (abandoned). Study sessions stay. Batches of 500 sessions, each in
+        its own transaction. ``dry_run``: count only.
+        """
+        done = {"sessions": 0, "screens": 0, "answers": 0}
+        doomed = sa.select(sessions.c.id).where(
+            sessions.c.participant.is_(None),
+            sessions.c.updated < before,
+            sa.or_(sessions.c.done == sa.true(), sessions.c.updated < idle_before),
+        )
+        while True:
+            with self._tx() as c:
+                if dry_run:  # everything at once, counted in the database
+                    ids: Any = doomed.scalar_subquery()
+                    n = c.execute(sa.select(sa.func.count()).select_from(doomed.subquery()))
+                    done["sessions"] = int(n.scalar_one())
+                else:
+                    ids = list(c.execute(doomed.limit(500)).scalars())
+                    done["sessions"] += len(ids)
+                if not dry_run and not ids:
+                    return done
+                for key, table in (("answers", answers), ("screens", screens)):
+                    where = table.c.session_id.in_(ids)
+                    count = sa.select(sa.func.count()).select_from(table).where(where)
+                    done[key] += int(c.execute(count).scalar_one())
+                    if not dry_run:
+                        c.execute(sa.delete(table).where(where))
+                if dry_run:
+                    return done
+                c.execute(sa.delete(sessions).where(sessions.c.id.in_(ids)))
+
     def count_open(self, since: float) -> int:
         """Free sessions not finished and updated at ``since`` (a time.time()) or later."""
         with self.read.connect() as c:
