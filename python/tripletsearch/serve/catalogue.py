@@ -180,6 +180,8 @@ def _check_name(file: str, row: int, name: str) -> None:
         raise ValueError(
             f"{file}: row {row}: name of {len(name)} characters (at most {MAX_NAME_LENGTH})"
         )
+    if name.isprintable():  # the usual case, in C: none of those categories
+        return
     for ch in name:
         if unicodedata.category(ch) in _HIDDEN_CATEGORIES:
             raise ValueError(
