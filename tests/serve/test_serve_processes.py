@@ -216,11 +216,14 @@ def test_enrolments_under_contention_on_postgresql():
 
 
 def test_two_servers_share_postgresql():
+    # two servers of two workers each (the deployment recipe of the serving guide): a
+    # person's requests alternate between the servers and land on any worker
+    two = ("--demo", "colours", "--workers", "2")
     with postgres_cluster() as url:
         as_version_2(url)  # the first server upgrades it: the migration on PostgreSQL
-        with ServeProcess("--demo", "colours", "--database", url) as a:
+        with ServeProcess(*two, "--database", url) as a:
             Store(url).check()  # at version 3 (raises otherwise)
-            with ServeProcess("--demo", "colours", "--database", url) as b:
+            with ServeProcess(*two, "--database", url) as b:
                 bases = [a.base, b.base]
                 _, before = check_races(bases, url)
                 rng = np.random.default_rng(4)
