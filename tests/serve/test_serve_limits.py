@@ -13,7 +13,7 @@ from serving import in_process
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.errors import TooManyRequests
-from tripletsearch.serve.limits import Limits, RateLimiter, client_address
+from tripletsearch.serve.limits import Limits, RateLimiter, client_address, rate_key
 from tripletsearch.serve.study import load_study
 
 CAT = demo_catalogue()
@@ -69,6 +69,17 @@ def test_client_address_believes_trusted_proxies_only():
     assert client_address(r, proxy) == "198.51.100.7"
     assert client_address(FakeRequest("10.0.0.1"), proxy) == "10.0.0.1"
     assert client_address(FakeRequest("10.0.0.1", "10.0.0.2"), proxy) == "10.0.0.1"
+
+
+def test_ipv6_clients_count_by_their_64_network():
+    assert (
+        rate_key("2001:db8:1:2:aaaa::1")
+        == rate_key("2001:db8:1:2:ffff::9")
+        == ("2001:db8:1:2::/64")
+    )
+    assert rate_key("2001:db8:1:3::1") != rate_key("2001:db8:1:2::1")
+    assert rate_key("::ffff:192.0.2.7") == "192.0.2.7" == rate_key("192.0.2.7")
+    assert rate_key("testclient") == "testclient"
 
 
 def test_sessions_per_client_per_minute(tmp_path):

@@ -3,7 +3,8 @@
 A client is its network address: the connection's peer, or, when that peer is one of the
 configured trusted proxies, the right-most address of ``X-Forwarded-For`` that is not a
 trusted proxy (a client can write any ``X-Forwarded-For`` it likes: only what a trusted
-proxy appended counts). Counts are kept in a sliding minute **per worker process**: with
+proxy appended counts); an IPv6 client counts as its /64 network (:func:`rate_key`).
+Counts are kept in a sliding minute **per worker process**: with
 ``--workers W`` a client may get up to W times the limit. A lab whose participants share
 one NAT address should allow at least as many per minute as people start at once (twice
 that for reloads).
@@ -11,6 +12,7 @@ that for reloads).
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import threading
 import time
@@ -22,7 +24,7 @@ from starlette.requests import Request
 
 from .errors import TooManyRequests
 
-__all__ = ["Limits", "RateLimiter", "client_address"]
+__all__ = ["Limits", "RateLimiter", "client_address", "rate_key"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,20 @@ class Limits:
     def from_dict(cls, d: dict) -> Limits:
         """The limits of :meth:`to_dict`'s output."""
         return cls(**{**d, "trusted_proxies": frozenset(d.get("trusted_proxies", ()))})
+
+
+def rate_key(address: str) -> str:
+    """What a client's limits are counted under: its IPv4 address, or its IPv6 /64.
+
+    A /64 is one subscriber's share of IPv6: a client may hold every address of it.
+    """
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:  # not an address (a test client's name)
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip.ipv4_mapped or ip) if isinstance(ip, ipaddress.IPv6Address) else str(ip)
 
 
 def client_address(request: Request, trusted: Iterable[str]) -> str:

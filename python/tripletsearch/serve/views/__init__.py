@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from ..errors import UnsupportedMedia
-from ..limits import RateLimiter, client_address
+from ..limits import RateLimiter, client_address, rate_key
 from ..schema import parse_json
 
 __all__ = ["HEADERS", "ok", "error", "bearer", "read_json", "limit"]
@@ -63,4 +63,4 @@ async def read_json(request: Request) -> Any:
 
 def limit(request: Request, rate: RateLimiter, what: str) -> None:
     """Count one ``what`` of the request's client address (429 past the rate)."""
-    rate.hit(client_address(request, request.app.state.limits.trusted_proxies), what)
+    rate.hit(rate_key(client_address(request, request.app.state.limits.trusted_proxies)), what)
