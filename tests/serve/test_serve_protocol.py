@@ -14,6 +14,8 @@ from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve import protocol as protocol_mod
 
 CAT = demo_catalogue()
+# a real server over sockets, with waits: once, not again under the sanitizers
+pytestmark = pytest.mark.once
 
 
 def connect(base):
