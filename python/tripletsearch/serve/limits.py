@@ -75,9 +75,11 @@ def rate_key(address: str) -> str:
         ip = ipaddress.ip_address(address)
     except ValueError:  # not an address (a test client's name)
         return address
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip.ipv4_mapped or ip) if isinstance(ip, ipaddress.IPv6Address) else str(ip)
+    return str(ip)
 
 
 def client_address(request: Request, trusted: Iterable[str]) -> str:

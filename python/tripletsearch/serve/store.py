@@ -491,26 +491,30 @@ class Store(Database):
             sessions.c.updated < before,
             sa.or_(sessions.c.done == sa.true(), sessions.c.updated < idle_before),
         )
+        if dry_run:  # everything at once, counted in the database
+            with self.read.connect() as c:
+                n = c.execute(sa.select(sa.func.count()).select_from(doomed.subquery()))
+                done["sessions"] = int(n.scalar_one())
+                self._count_answers_and_screens(c, doomed.scalar_subquery(), done, False)
+            return done
         while True:
             with self._tx() as c:
-                if dry_run:  # everything at once, counted in the database
-                    ids: Any = doomed.scalar_subquery()
-                    n = c.execute(sa.select(sa.func.count()).select_from(doomed.subquery()))
-                    done["sessions"] = int(n.scalar_one())
-                else:
-                    ids = list(c.execute(doomed.limit(500)).scalars())
-                    done["sessions"] += len(ids)
-                if not dry_run and not ids:
+                ids = list(c.execute(doomed.limit(500)).scalars())
+                if not ids:
                     return done
-                for key, table in (("answers", answers), ("screens", screens)):
-                    where = table.c.session_id.in_(ids)
-                    count = sa.select(sa.func.count()).select_from(table).where(where)
-                    done[key] += int(c.execute(count).scalar_one())
-                    if not dry_run:
-                        c.execute(sa.delete(table).where(where))
-                if dry_run:
-                    return done
+                done["sessions"] += len(ids)
+                self._count_answers_and_screens(c, ids, done, True)
                 c.execute(sa.delete(sessions).where(sessions.c.id.in_(ids)))
+
+    @staticmethod
+    def _count_answers_and_screens(c: Connection, ids: Any, done: dict, delete: bool) -> None:
+        """Count (and delete) the answers and screens of the sessions ``ids``."""
+        for key, table in (("answers", answers), ("screens", screens)):
+            where = table.c.session_id.in_(ids)
+            count = sa.select(sa.func.count()).select_from(table).where(where)
+            done[key] += int(c.execute(count).scalar_one())
+            if delete:
+                c.execute(sa.delete(table).where(where))
 
     def count_open(self, since: float) -> int:
         """Free sessions not finished and updated at ``since`` (a time.time()) or later."""
