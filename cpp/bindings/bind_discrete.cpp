@@ -79,6 +79,25 @@ void register_store(py::module_& m) {
            py::arg("X"), py::kw_only(), py::arg("scaled") = true, py::arg("distinct") = false,
            "Centres X (and with `scaled` divides it by a power of two) before single "
            "precision; with `distinct`, items that coincide there raise ValueError.")
+      .def(
+          "save",
+          [](const ts::ItemStore& s, const std::string& path) {
+            py::gil_scoped_release release;
+            s.save(path);
+          },
+          py::arg("path"),
+          "Writes the store to `path`, for ItemStore.map (a header, the centre, the blocks).")
+      .def_static(
+          "map",
+          [](const std::string& path) {
+            py::gil_scoped_release release;
+            return ts::ItemStore::map(path);
+          },
+          py::arg("path"),
+          "The store that `save` wrote to `path`, mapped read-only: processes that map one "
+          "file share its pages (read into memory where files cannot be mapped).")
+      .def_property_readonly("mapped", &ts::ItemStore::mapped,
+                             "Whether the items live in a mapped file.")
       .def_property_readonly("center", [](const ts::ItemStore& s) { return to_array(s.center()); })
       .def_property_readonly("scale", &ts::ItemStore::scale)
       .def_property_readonly("n", &ts::ItemStore::n)
@@ -95,6 +114,19 @@ void register_searcher(py::module_& m) {
              return ts::make_searcher(std::move(store), config, seed, threads);
            }),
            py::arg("store").none(false), py::arg("config"), py::arg("seed"), py::arg("threads"))
+      .def(
+          "copy",
+          [](const S& s, std::uint64_t seed) {
+            return locked(s, [&](const S& x) { return x.copy_with_seed(seed); });
+          },
+          py::arg("seed"),
+          "This session's state with another seed: from a session neither asked nor told, "
+          "the same as a new one with that seed (its prior computed once).")
+      .def_property_readonly(
+          "state_bytes",
+          [](const S& s) { return locked(s, [](const S& x) { return x.state_bytes(); }); },
+          "The bytes of the session's own state (weights, shown items, moments; not the "
+          "shared item store).")
       .def(
           "select",
           [](S& s) {
@@ -182,9 +214,10 @@ void register_scan(py::module_& m) {
         ts::require_between(rule, 0, 2, "rule");
         require_ndim(weights, 1, "weights");
         if (weights.shape(0) != n) throw std::invalid_argument("weights: expected n values");
-        std::vector<double> w(static_cast<std::size_t>(store->blocks() * ts::kLanes), 0.0);
-        std::copy(weights.data(), weights.data() + n, w.begin());
-        const std::vector<std::uint8_t> shown(static_cast<std::size_t>(n), 0);
+        std::vector<ts::Weight> w(static_cast<std::size_t>(store->blocks() * ts::kLanes), 0.0f);
+        for (std::int64_t i = 0; i < n; ++i)
+          w[static_cast<std::size_t>(i)] = ts::to_weight(weights.data()[i]);
+        const ts::ShownSet shown(n);
         ts::AxisProtos ax{nullptr, nullptr, 0, {}, {}};
         const bool axis_form = center.has_value();
         if (axis_form) {
@@ -205,8 +238,8 @@ void register_scan(py::module_& m) {
             ax.step.push_back(steps->data()[c]);
           }
         }
-        const ts::ScanInput in{*store, w.data(), shown.data(),
-                               ts::balanced_chunks(store->blocks() / 4), 2};
+        const ts::ScanInput in{*store, w.data(), shown, ts::balanced_chunks(store->blocks() / 4),
+                               2};
         const std::vector<ts::Cand> top =
             ts::scan_top(in, protos.data(), P, kb, static_cast<ts::ScanRule>(rule), {},
                          axis_form ? &ax : nullptr);
@@ -218,7 +251,8 @@ void register_scan(py::module_& m) {
       py::arg("rule"), py::kw_only(), py::arg("center") = py::none(),
       py::arg("vectors") = py::none(), py::arg("axis") = py::none(), py::arg("steps") = py::none(),
       "Test hook: for each proto (store frame), the kb items of lowest score (rule 0: D / w, "
-      "1: w sqrt(D), 2: D), ties by index; with center/vectors/axis/steps the pre-test runs "
+      "1: w sqrt(D), 2: D; w rounded to the sessions' single-precision weights), ties by index; "
+      "with center/vectors/axis/steps the pre-test runs "
       "on projections, which is exact only when protos = center + steps[c] vectors[axis[c]] "
       "with unit rows in vectors (the caller's promise; not checked).");
 }

@@ -484,9 +484,18 @@ class ItemStore:
     """
     The items (n, d) in the search's single-precision block layout.
     """
+    @staticmethod
+    def map(path: str) -> ItemStore:
+        """
+        The store that `save` wrote to `path`, mapped read-only: processes that map one file share its pages (read into memory where files cannot be mapped).
+        """
     def __init__(self, X: typing.Any, *, scaled: bool = True, distinct: bool = False) -> None:
         """
         Centres X (and with `scaled` divides it by a power of two) before single precision; with `distinct`, items that coincide there raise ValueError.
+        """
+    def save(self, path: str) -> None:
+        """
+        Writes the store to `path`, for ItemStore.map (a header, the centre, the blocks).
         """
     @property
     def center(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -494,6 +503,11 @@ class ItemStore:
     @property
     def d(self) -> int:
         ...
+    @property
+    def mapped(self) -> bool:
+        """
+        Whether the items live in a mapped file.
+        """
     @property
     def n(self) -> int:
         ...
@@ -506,6 +520,10 @@ class DiscreteSearcher:
     """
     def __init__(self, store: ItemStore, config: SearchConfig, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+    def copy(self, seed: typing.SupportsInt | typing.SupportsIndex) -> DiscreteSearcher:
+        """
+        This session's state with another seed: from a session neither asked nor told, the same as a new one with that seed (its prior computed once).
+        """
     def most_probable(self, m: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
         """
         The m items of highest posterior probability (ties: lower index; positive probabilities only) as the next query sees them (test hook).
@@ -548,6 +566,11 @@ class DiscreteSearcher:
     @property
     def n_unshown(self) -> int:
         ...
+    @property
+    def state_bytes(self) -> int:
+        """
+        The bytes of the session's own state (weights, shown items, moments; not the shared item store).
+        """
 class ContinuousMethod:
     """
     Continuous search methods.
@@ -872,7 +895,7 @@ def rng_u64(seed: typing.SupportsInt | typing.SupportsIndex, stream: typing.Supp
     """
 def scan_candidates(store: ItemStore, protos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kb: typing.SupportsInt | typing.SupportsIndex, weights: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rule: typing.SupportsInt | typing.SupportsIndex, *, center: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, vectors: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, axis: typing.Annotated[numpy.typing.ArrayLike, numpy.int64] | None = None, steps: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.int64]:
     """
-    Test hook: for each proto (store frame), the kb items of lowest score (rule 0: D / w, 1: w sqrt(D), 2: D), ties by index; with center/vectors/axis/steps the pre-test runs on projections, which is exact only when protos = center + steps[c] vectors[axis[c]] with unit rows in vectors (the caller's promise; not checked).
+    Test hook: for each proto (store frame), the kb items of lowest score (rule 0: D / w, 1: w sqrt(D), 2: D; w rounded to the sessions' single-precision weights), ties by index; with center/vectors/axis/steps the pre-test runs on projections, which is exact only when protos = center + steps[c] vectors[axis[c]] with unit rows in vectors (the caller's promise; not checked).
     """
 def set_simd_isa(isa: str) -> bool:
     """

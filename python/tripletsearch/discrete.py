@@ -262,12 +262,47 @@ class DiscreteSearch(InferredUser):
         settings = DiscreteSettings(method, gamma, r, sigma, n_choices, selection, lapse)
         self._setup(X, settings, seed_from(random_state), resolve_n_jobs(n_jobs))
 
-    def _setup(self, X: Any, settings: DiscreteSettings, seed: int, threads: int) -> None:
+    @classmethod
+    def _over_store(
+        cls,
+        X: Any,
+        store: _core.ItemStore,
+        *,
+        method: str = "gamma-ckl",
+        gamma: float | str = "auto",
+        sigma: float = 0.1,
+        n_choices: int = 2,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+    ) -> DiscreteSearch:
+        """A session over ``X`` whose item store is ``store``, built from ``X`` before.
+
+        A server's templates take the store that ``ItemStore.map`` shares between its
+        worker processes. ``ValueError`` when the store's size is not ``X``'s.
+        """
+        obj = cls.__new__(cls)
+        settings = DiscreteSettings(method, gamma, 2.0, sigma, n_choices, "auto", 0.0)
+        obj._setup(X, settings, seed_from(random_state), resolve_n_jobs(n_jobs), store)
+        return obj
+
+    def _setup(
+        self,
+        X: Any,
+        settings: DiscreteSettings,
+        seed: int,
+        threads: int,
+        store: _core.ItemStore | None = None,
+    ) -> None:
         self._X = check_items(X)
         self._settings = settings.resolve(self._X.shape[0])
         self._config = self._settings.to_native()
         self._seed, self._threads = seed, threads
-        self._store = _store(self._X)
+        if store is not None and (store.n, store.d) != self._X.shape:
+            raise ValueError(
+                f"store: {store.n} items of {store.d} dimensions for X of shape {self._X.shape}"
+            )
+        self._store = _store(self._X) if store is None else store
+        self._prior: _core.DiscreteSearcher | None = None  # spawn's: never asked nor told
         self._reset()
 
     @keyword_only("random_state")  # outermost: its warning names the caller
@@ -275,18 +310,33 @@ class DiscreteSearch(InferredUser):
     def spawn(self, *, random_state: Any = None) -> DiscreteSearch:
         """A new session over the same database and parameters.
 
-        It shares this one's prepared copy of the database (no rebuild: what a server does per
-        visitor). The same as ``DiscreteSearch(X, ..., random_state=random_state)``.
+        It shares this one's prepared copy of the database and its prior, computed once and
+        copied (no rebuild: what a server does per visitor). The same as
+        ``DiscreteSearch(X, ..., random_state=random_state)``.
         """
+        if self._prior is None:
+            self._prior = _core.DiscreteSearcher(self._store, self._config, 0, self._threads)
         obj = copy.copy(self)
         obj._seed = seed_from(random_state)
-        obj._reset()
+        obj._reset(self._prior.copy(obj._seed))
         return obj
 
-    def _reset(self) -> None:
+    @property
+    def state_bytes(self) -> int:
+        """The bytes of this session's own state in the native core.
+
+        Its posterior weights (single precision, one array per user hypothesis with
+        ``gamma="auto"``), shown items and moments, not the item store that sessions share:
+        what a server keeps per live session.
+        """
+        return int(self._searcher.state_bytes)
+
+    def _reset(self, searcher: _core.DiscreteSearcher | None = None) -> None:
         self._lock = new_lock()
-        self._searcher = _core.DiscreteSearcher(
-            self._store, self._config, self._seed, self._threads
+        self._searcher = (
+            _core.DiscreteSearcher(self._store, self._config, self._seed, self._threads)
+            if searcher is None
+            else searcher
         )
         self._pending: np.ndarray | None = None
         self._history: list[dict[str, Any]] = []

@@ -486,6 +486,8 @@ def _binding_keywords() -> dict[str, set[str]]:
                 continue
             out[name] = _doc_keywords(obj.__init__.__doc__)
             for meth, attr in vars(obj).items():
+                if isinstance(attr, staticmethod):  # its function's signature
+                    attr = attr.__func__
                 if not meth.startswith("_") and callable(attr):
                     out[f"{name}.{meth}"] = _doc_keywords(attr.__doc__)
         else:

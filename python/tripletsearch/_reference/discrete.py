@@ -7,7 +7,9 @@ name (``method``: "gamma-ckl", "gauss", "random"; ``selection``: "weighted", "pa
 directions (``numpy.linalg.eigh`` with the native sign convention), proto-queries, the
 selection rules, GaussSearch's ADF update and SampleMirror, and the random baseline, with
 the native random streams (:mod:`.rng`). Coordinates are rounded to single precision, as
-the native store keeps them.
+the native store keeps them, and the posterior weights to single precision after every
+update, scaled to sum to 2^64 and flushed to zero below float's smallest normal number, as
+a native session keeps them (``discrete/weights.hpp``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ _RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
 _SAMPLES = 128
 _TOP_ITEMS = 4
 _RULES = {"weighted": 0, "paper": 1, "nearest": 2}
+WEIGHT_TOTAL = 2.0**64  # the weights' sum after a pass without likelihood
+_WEIGHT_FLOOR = float(np.finfo(np.float32).tiny)
+
+
+def stored_weights(w: Any) -> np.ndarray:
+    """Weights as a native session stores them: single precision, 0 below float's normals."""
+    w = np.asarray(w, dtype=np.float64)
+    return np.where(w >= _WEIGHT_FLOOR, w, 0.0).astype(np.float32).astype(np.float64)
 
 
 def store_frame(X: Any) -> tuple[np.ndarray, float, np.ndarray]:
@@ -115,11 +125,15 @@ class DiscreteSearcher:
         self._cov = np.zeros((self.d, self.d))
         if method in ("gamma-ckl", "gauss"):
             # the posterior weights: "gamma-ckl" keeps them, "gauss" only starts from them
-            self.w: np.ndarray | None = np.full(self.n, 1.0 / self.n)
+            self.w: np.ndarray | None = stored_weights(np.full(self.n, WEIGHT_TOTAL / self.n))
             if self.nh:
                 self._init_hypotheses(np.ones(self.n, dtype=bool))
-            self._moments()
-            self._moments()
+            self._moments()  # around 0, then around the mean, the weights renormalised
+            if self.nh:
+                self._update_hypotheses(np.empty(0, dtype=np.int64), -1, WEIGHT_TOTAL / self.total)
+                self._moments()
+            else:
+                self._moments(WEIGHT_TOTAL / self.total)
             if method == "gauss":
                 self.w = None
 
@@ -139,8 +153,8 @@ class DiscreteSearcher:
 
     def _moments(self, scale=None):
         assert self.w is not None  # gamma-ckl, or gauss at construction
-        if scale is not None:
-            self.w = self.w * scale
+        if scale is not None and scale != 1.0:
+            self.w = stored_weights(self.w * scale)
         W = float(self.w.sum())
         self.total = W
         if not W > 0:
@@ -153,7 +167,7 @@ class DiscreteSearcher:
 
     # ------------------------------------------------------------------ hypotheses
     def _init_hypotheses(self, keep):
-        """Wh = prior_h / n on the items kept, w = sum_h wh in order."""
+        """Wh = 2^64 prior_h / n on the items kept, w = sum_h wh in order (stored)."""
         prior = np.array(
             [
                 math.exp(gamma_log_prior(h // self.nl)) if self.gamma_auto else 1.0
@@ -161,12 +175,17 @@ class DiscreteSearcher:
             ]
         )
         t = float(np.cumsum(prior)[-1])
-        self.wh = np.array([np.where(keep, p / t / self.n, 0.0) for p in prior])
-        self.w = np.cumsum(self.wh, axis=0)[-1]
+        self.wh = np.array(
+            [np.where(keep, stored_weights(WEIGHT_TOTAL * (p / t / self.n)), 0.0) for p in prior]
+        )
+        self.w = stored_weights(np.cumsum(self.wh, axis=0)[-1])
         self.htotal = np.zeros(self.nh)
 
     def _update_hypotheses(self, shown, choice, scale):
-        """Wh *= P(choice | item, h) * scale (choice < 0: scale only), w = sum_h wh."""
+        """Wh *= P(choice | item, h) * scale (choice < 0: scale only), w = sum_h wh.
+
+        The sums and masses from the double-precision products, then both stored.
+        """
         k = len(shown)
         if choice >= 0:
             D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
@@ -186,8 +205,9 @@ class DiscreteSearcher:
                     self.wh[h] = self.wh[h] * ((eps / k + (1.0 - eps) * p[g]) * scale)
         else:
             self.wh = self.wh * scale
-        self.w = np.cumsum(self.wh, axis=0)[-1]
+        self.w = stored_weights(np.cumsum(self.wh, axis=0)[-1])
         self.htotal = self.wh.sum(axis=1)
+        self.wh = stored_weights(self.wh)
 
     def user_posterior(self):
         """(gamma grid probabilities, lapse grid probabilities), or None."""
@@ -211,7 +231,7 @@ class DiscreteSearcher:
             assert self.w is not None  # gamma-ckl keeps its weights
             self.w[shown] = 0.0
             self.wh[:, shown] = 0.0
-            scale = 1.0 / self.total if self.total > 0 else 1.0
+            scale = WEIGHT_TOTAL / self.total if self.total > 0 else 1.0
             self._update_hypotheses(shown, choice, scale)
             self._moments()
             if not self.total > 0:
@@ -221,13 +241,15 @@ class DiscreteSearcher:
         elif self.method == "gamma-ckl":
             assert self.w is not None  # gamma-ckl keeps its weights
             self.w[shown] = 0.0
-            scale = 1.0 / self.total if self.total > 0 else 1.0
+            scale = WEIGHT_TOTAL / self.total if self.total > 0 else 1.0
             if choice >= 0:
                 D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
-                self.w = self.w * choice_likelihood(D, choice, self.gamma)
-            self._moments(scale)
+                self.w = stored_weights(self.w * (choice_likelihood(D, choice, self.gamma) * scale))
+                self._moments()
+            else:
+                self._moments(scale)
             if not self.total > 0:
-                self.w = np.where(self.shown, 0.0, 1.0)
+                self.w = np.where(self.shown, 0.0, stored_weights(WEIGHT_TOTAL / self.n))
                 self.total = 0.0
                 self._moments()
         elif self.method == "gauss" and choice >= 0:

@@ -10,14 +10,15 @@ namespace tripletsearch {
 // ascending: out[k] is the item where the cumulative weight first exceeds (k + u0) total /
 // n_out, u0 in [0, 1). Rounding at the end of the cumulative sum falls back to the last
 // item of positive weight.
-inline void systematic_resample(const double* w, std::int64_t count, double total,
-                                std::int64_t n_out, double u0, std::int64_t* out) {
+template <class W>
+inline void systematic_resample(const W* w, std::int64_t count, double total, std::int64_t n_out,
+                                double u0, std::int64_t* out) {
   const double step = total / double(n_out);
   double cum = 0.0, next = u0 * step;
   std::int64_t i = 0, last = 0;
   for (std::int64_t k = 0; k < n_out; ++k) {
-    while (i < count && cum + w[i] <= next) {
-      cum += w[i];
+    while (i < count && cum + static_cast<double>(w[i]) <= next) {
+      cum += static_cast<double>(w[i]);
       if (w[i] > 0.0) last = i;
       ++i;
     }

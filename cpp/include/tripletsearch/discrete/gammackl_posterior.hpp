@@ -36,6 +36,7 @@
 #include "item_store.hpp"
 #include "moments.hpp"
 #include "scan.hpp"
+#include "weights.hpp"
 
 namespace tripletsearch {
 
@@ -58,14 +59,15 @@ class GammaCKLPosterior {
         chunks_(balanced_chunks(store_->blocks() / 4)),
         full_(store_->d() <= kJacobiMaxDim),
         track_axes_(!full_ && with_axes),
-        w_(static_cast<std::size_t>(store_->blocks() * kLanes), 0.0),
+        w_(static_cast<std::size_t>(store_->blocks() * kLanes), Weight(0)),
         mean_(static_cast<std::size_t>(store_->d()), 0.0),
         cov_(static_cast<std::size_t>(store_->d() * store_->d()), 0.0),
         hyp_(cfg, power_, store_->n(), w_.size()) {
     if (hyp_.count() > 0)
       hyp_.reset(nullptr, w_.data());
     else
-      std::fill(w_.begin(), w_.begin() + store_->n(), 1.0 / double(store_->n()));
+      std::fill(w_.begin(), w_.begin() + store_->n(),
+                to_weight(kWeightTotal / double(store_->n())));
     if (track_axes_) {
       block_ = warm_.ready(Axes::block_rows(axes_max_, store_->d()), store_->d());
       ritz_values_.assign(static_cast<std::size_t>(axes_max_), 0.0);
@@ -89,7 +91,7 @@ class GammaCKLPosterior {
   // A hypothesis drawn from P(h | item) with u in [0, 1) (the first whose cumulative
   // weight exceeds u times the item's weight).
   int draw_hypothesis(std::int64_t item, double u) const {
-    return hyp_.draw(item, u, w_[static_cast<std::size_t>(item)]);
+    return hyp_.draw(item, u, static_cast<double>(w_[static_cast<std::size_t>(item)]));
   }
 
   std::int64_t chunks() const { return chunks_; }
@@ -116,19 +118,29 @@ class GammaCKLPosterior {
     auto apply = [this](const double* Q, int p, double* out) { apply_cov(Q, p, out); };
     return Axes::of_operator(apply, store_->d(), count, warm_);
   }
+  // The bytes of the state: weights (and the hypotheses'), moments, axes.
+  std::size_t state_bytes() const {
+    return w_.size() * sizeof(Weight) + hyp_.state_bytes() +
+           (mean_.size() + cov_.size() + block_.size() + ritz_values_.size() +
+            ritz_vectors_.size()) *
+               sizeof(double) +
+           top_.size() * sizeof(Cand);
+  }
   double total() const { return total_; }              // sum of the weights
-  const double* weights() const { return w_.data(); }  // unnormalized, block-padded
-  double weight(std::int64_t i) const { return w_[static_cast<std::size_t>(i)]; }
+  const Weight* weights() const { return w_.data(); }  // unnormalized, block-padded
+  double weight(std::int64_t i) const {
+    return static_cast<double>(w_[static_cast<std::size_t>(i)]);
+  }
 
   // The user saw shown[0..k) and picked shown[choice] (a position, 0..k-1). `shown_mask`:
   // every item shown so far (this query included).
-  void observe(const std::int64_t* shown, int k, int choice, const std::uint8_t* shown_mask) {
+  void observe(const std::int64_t* shown, int k, int choice, const ShownSet& shown_mask) {
     rule_out_shown(shown, k);
     pass_answer(shown, k, choice);
     restart_if_empty(shown_mask);
   }
   // The user saw shown[0..k) and gave no answer: the shown items are only ruled out.
-  void observe_unanswered(const std::int64_t* shown, int k, const std::uint8_t* shown_mask) {
+  void observe_unanswered(const std::int64_t* shown, int k, const ShownSet& shown_mask) {
     rule_out_shown(shown, k);
     pass_rescale();
     restart_if_empty(shown_mask);
@@ -138,9 +150,10 @@ class GammaCKLPosterior {
   void posterior(double* out) const {
     const std::int64_t n = store_->n();
     double total = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) total += w_[static_cast<std::size_t>(i)];
     for (std::int64_t i = 0; i < n; ++i)
-      out[i] = total > 0.0 ? w_[static_cast<std::size_t>(i)] / total : 0.0;
+      total += static_cast<double>(w_[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < n; ++i)
+      out[i] = total > 0.0 ? static_cast<double>(w_[static_cast<std::size_t>(i)]) / total : 0.0;
   }
 
   // The m items of highest weight (ties: lower index), positive weights only, as the last
@@ -165,28 +178,31 @@ class GammaCKLPosterior {
  private:
   void rule_out_shown(const std::int64_t* shown, int k) {
     for (int j = 0; j < k; ++j) {
-      w_[static_cast<std::size_t>(shown[j])] = 0.0;
+      w_[static_cast<std::size_t>(shown[j])] = Weight(0);
       hyp_.rule_out(shown[j]);
     }
   }
   // Every remaining item ruled out (e.g. answers inconsistent with coincident items):
   // restart from the prior over the unshown items.
-  void restart_if_empty(const std::uint8_t* shown_mask) {
+  void restart_if_empty(const ShownSet& shown_mask) {
     if (total_ > 0.0) return;
+    const Weight prior = to_weight(kWeightTotal / double(store_->n()));
     for (std::int64_t i = 0; i < store_->n(); ++i)
-      w_[static_cast<std::size_t>(i)] = shown_mask[i] ? 0.0 : 1.0;
-    if (hyp_.count() > 0) hyp_.reset(shown_mask, w_.data());
+      w_[static_cast<std::size_t>(i)] = shown_mask[i] ? Weight(0) : prior;
+    if (hyp_.count() > 0) hyp_.reset(&shown_mask, w_.data());
     total_ = 0.0;
     pass_rescale();
   }
   // The passes over the store: the weights updated, then the most probable items and the
   // moments (and beyond kJacobiMaxDim a subspace step), all on the way.
-  // w *= 1 / W_prev (no likelihood: the prior's moments, a restart, an unanswered query).
+  // w *= kWeightTotal / W_prev (no likelihood: the prior's moments, a restart, an
+  // unanswered query; W_prev = 0: w unchanged).
   void pass_rescale();
-  // w *= P(choice | item) / W_prev for the answer shown[choice] of shown[0..k).
+  // w *= P(choice | item) kWeightTotal / W_prev for the answer shown[choice] of shown[0..k).
   void pass_answer(const std::int64_t* shown, int k, int choice);
-  // The pass both run: update(b, w, D, hacc) updates block b's weights w (D: k x kLanes
-  // scratch; hacc: the chunk's hypothesis masses).
+  // The pass both run: update(b, w, D, hacc) updates block b's weights w, read in double
+  // precision (D: k x kLanes scratch; hacc: the chunk's hypothesis masses), which the pass
+  // then stores rounded (weights.hpp).
   template <class BlockUpdate>
   void pass(int k, BlockUpdate&& update);
   // The subspace step after a pass: A Q = (sum of the chunks' projections) / W - m1 (m1 . q).
@@ -205,7 +221,7 @@ class GammaCKLPosterior {
   std::int64_t chunks_;
   bool full_;              // the pass keeps the covariance (d <= kJacobiMaxDim)
   bool track_axes_;        // beyond: the pass takes a subspace step for the principal axes
-  std::vector<double> w_;  // unnormalized posterior, block-padded with zeros
+  std::vector<Weight> w_;  // unnormalized posterior, block-padded with zeros (weights.hpp)
   double total_ = 0.0;     // sum of w_ after the last pass
   std::vector<double> mean_;
   mutable std::vector<double> cov_;
@@ -218,7 +234,7 @@ class GammaCKLPosterior {
 };
 
 inline void GammaCKLPosterior::pass_rescale() {
-  const double scale = total_ > 0.0 ? 1.0 / total_ : 1.0;
+  const double scale = total_ > 0.0 ? kWeightTotal / total_ : 1.0;
   pass(0, [&](std::int64_t b, double* w, double*, double* hacc) {
     if (hyp_.count() > 0) {
       hyp_.rescale_block(b, scale, w, hacc);
@@ -232,7 +248,7 @@ inline void GammaCKLPosterior::pass_answer(const std::int64_t* shown, int k, int
   const std::int64_t d = store_->d();
   std::vector<double> sh(static_cast<std::size_t>(k * d));  // the shown items
   for (int j = 0; j < k; ++j) store_->row(shown[j], sh.data() + j * d);
-  const double scale = total_ > 0.0 ? 1.0 / total_ : 1.0;
+  const double scale = total_ > 0.0 ? kWeightTotal / total_ : 1.0;
   pass(k, [&](std::int64_t b, double* w, double* D, double* hacc) {
     simd::block_sqdist(store_->block(b), d, sh.data(), k, D);
     if (hyp_.count() > 0) {
@@ -263,6 +279,7 @@ void GammaCKLPosterior::pass(int k, BlockUpdate&& update) {
   {
     std::vector<double> y, wy, D;
     std::vector<float> y32, s32;
+    alignas(32) double w[kLanes];
     errors.run([&] {
       D.resize(static_cast<std::size_t>(std::max(k, 1) * kLanes));
       if (full_) {
@@ -280,8 +297,10 @@ void GammaCKLPosterior::pass(int k, BlockUpdate&& update) {
       const std::int64_t b1 = chunk_begin(nb, C, ch + 1);
       for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
         const StoreFloat* xb = store_->block(b);
-        double* w = w_.data() + b * kLanes;
+        Weight* wb = w_.data() + b * kLanes;
+        load_weights(wb, w);
         update(b, w, D.data(), hacc.data() + ch * nh);
+        store_weights(w, wb);
         keep_top(w, b * kLanes, tops.data() + ch * top_m_, top_m_);
         if (full_) {
           simd::block_moments(xb, w, d, c.data(), a, y.data(), wy.data());

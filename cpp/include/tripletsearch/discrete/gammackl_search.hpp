@@ -25,6 +25,13 @@ class GammaCKLSearch final : public DiscreteSearcher {
                  std::uint64_t seed, int threads)
       : DiscreteSearcher(store, cfg, seed, threads), post_(store, cfg, threads) {}
 
+  std::unique_ptr<DiscreteSearcher> copy_with_seed(std::uint64_t seed) const override {
+    return std::unique_ptr<DiscreteSearcher>(new GammaCKLSearch(*this, seed));
+  }
+  std::size_t state_bytes() const override {
+    return DiscreteSearcher::state_bytes() + post_.state_bytes();
+  }
+
   void posterior(double* out) const override { post_.posterior(out); }
   bool user_posterior(double* gamma_p, double* lapse_p) const override {
     return post_.user_posterior(gamma_p, lapse_p);
@@ -40,7 +47,7 @@ class GammaCKLSearch final : public DiscreteSearcher {
 
  protected:
   void select_k(std::int64_t* q, int k) override {
-    const ScanInput in{*store_, post_.weights(), shown_.data(), post_.chunks(), threads_};
+    const ScanInput in{*store_, post_.weights(), shown_, post_.chunks(), threads_};
     if (cfg_.selection == Selection::InfoGain &&
         infogain_.select(post_, in, cfg_, seed_, n_queries_, k, q))
       return;
@@ -58,12 +65,16 @@ class GammaCKLSearch final : public DiscreteSearcher {
 
   void observe(const std::int64_t* shown, int k, int choice) override {
     if (choice < 0)  // no answer: the shown items are only ruled out
-      post_.observe_unanswered(shown, k, shown_.data());
+      post_.observe_unanswered(shown, k, shown_);
     else
-      post_.observe(shown, k, choice, shown_.data());
+      post_.observe(shown, k, choice, shown_);
   }
 
  private:
+  // The posterior copied; the query selector's scratch starts empty, as a new session's.
+  GammaCKLSearch(const GammaCKLSearch& other, std::uint64_t seed)
+      : DiscreteSearcher(other, seed), post_(other.post_) {}
+
   GammaCKLPosterior post_;
   InfoGainSelector infogain_;
 };

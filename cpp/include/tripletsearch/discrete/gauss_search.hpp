@@ -32,6 +32,13 @@ class GaussSearch final : public DiscreteSearcher {
     sigma_ = cfg_.sigma / store_->scale();  // sigma is in the input's units
   }
 
+  std::unique_ptr<DiscreteSearcher> copy_with_seed(std::uint64_t seed) const override {
+    return std::unique_ptr<DiscreteSearcher>(new GaussSearch(*this, seed));
+  }
+  std::size_t state_bytes() const override {
+    return DiscreteSearcher::state_bytes() + (mean_.size() + cov_.size()) * sizeof(double);
+  }
+
   const std::vector<double>& mean() const override { return mean_; }
   const std::vector<double>& cov() const override { return cov_; }
 
@@ -42,7 +49,7 @@ class GaussSearch final : public DiscreteSearcher {
     std::vector<double> x(static_cast<std::size_t>(d)), y(x.size());
     double mx = -std::numeric_limits<double>::infinity();
     for (std::int64_t i = 0; i < n; ++i) {
-      if (shown_[static_cast<std::size_t>(i)]) {
+      if (shown_[i]) {
         out[i] = -std::numeric_limits<double>::infinity();
         continue;
       }
@@ -63,8 +70,7 @@ class GaussSearch final : public DiscreteSearcher {
   void select_k(std::int64_t* q, int k) override {
     std::vector<double> protos(static_cast<std::size_t>(k * store_->d()));
     sample_mirror(k, protos.data());
-    const ScanInput in{*store_, nullptr, shown_.data(), balanced_chunks(store_->blocks() / 4),
-                       threads_};
+    const ScanInput in{*store_, nullptr, shown_, balanced_chunks(store_->blocks() / 4), threads_};
     nearest_items(in, protos.data(), k, ScanRule::Nearest, {}, q);
   }
 
@@ -80,6 +86,13 @@ class GaussSearch final : public DiscreteSearcher {
   }
 
  private:
+  GaussSearch(const GaussSearch& other, std::uint64_t seed)
+      : DiscreteSearcher(other, seed),
+        mean_(other.mean_),
+        cov_(other.cov_),
+        sigma_(other.sigma_),
+        warm_(other.warm_) {}
+
   // Probit: P(i picked over j | x) = Phi((u.x - b) / sigma), u = (x_i - x_j)/||x_i - x_j||,
   // b = (||x_i||^2 - ||x_j||^2) / (2 ||x_i - x_j||): the moment-matched update.
   void adf_update(const double* xi, const double* xj) {

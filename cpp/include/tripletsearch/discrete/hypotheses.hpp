@@ -18,6 +18,7 @@
 #include "../simd/block.hpp"
 #include "../simd/hypotheses.hpp"
 #include "config.hpp"
+#include "weights.hpp"
 
 namespace tripletsearch {
 
@@ -34,39 +35,45 @@ class HypothesisWeights {
         power_(power),
         n_(n),
         padded_(padded) {
-    if (nh_ > 0) require_allocation(8.0 * double(nh_) * double(stride()), "X");
+    if (nh_ > 0) require_allocation(double(sizeof(Weight)) * double(nh_) * double(stride()), "X");
   }
 
   int count() const { return nh_; }
+  std::size_t state_bytes() const {
+    return wh_.size() * sizeof(Weight) + htotal_.size() * sizeof(double);
+  }
 
-  // The prior: wh = prior_h / n for every item, 0 for the excluded ones (excluded[i] != 0;
-  // nullptr: none), and w = the sums over h for the n items.
-  void reset(const std::uint8_t* excluded, double* w) {
+  // The prior: wh = kWeightTotal prior_h / n for every item, 0 for the excluded ones
+  // (excluded[i]; nullptr: none), and w = the sums over h for the n items.
+  void reset(const ShownSet* excluded, Weight* w) {
     const std::size_t stride = this->stride();
-    wh_.assign(static_cast<std::size_t>(nh_) * stride, 0.0);
+    wh_.assign(static_cast<std::size_t>(nh_) * stride, Weight(0));
     htotal_.assign(static_cast<std::size_t>(nh_), 0.0);
     std::vector<double> prior(static_cast<std::size_t>(nh_));
     double t = 0.0;
     const int nl = lapse_auto_ ? kLapseGrid : 1;
     for (int h = 0; h < nh_; ++h)
       t += (prior[h] = gamma_auto_ ? std::exp(gamma_log_prior(h / nl)) : 1.0);
-    for (int h = 0; h < nh_; ++h)
-      std::fill(wh_.begin() + h * stride, wh_.begin() + h * stride + n_, prior[h] / t / double(n_));
-    if (excluded != nullptr)
-      for (std::int64_t i = 0; i < n_; ++i)
-        if (excluded[i])
-          for (int h = 0; h < nh_; ++h) wh_[static_cast<std::size_t>(h) * stride + i] = 0.0;
+    std::vector<double> value(static_cast<std::size_t>(nh_));
+    double sum = 0.0;  // every kept item's w
+    for (int h = 0; h < nh_; ++h) {
+      const Weight v = to_weight(kWeightTotal * (prior[h] / t / double(n_)));
+      std::fill(wh_.begin() + h * stride, wh_.begin() + h * stride + n_, v);
+      sum += static_cast<double>(v);
+    }
+    const Weight kept = to_weight(sum);
     for (std::int64_t i = 0; i < n_; ++i) {
-      double s = 0.0;
-      for (int h = 0; h < nh_; ++h) s += wh_[static_cast<std::size_t>(h) * stride + i];
-      w[i] = s;
+      const bool out = excluded != nullptr && (*excluded)[i];
+      if (out)
+        for (int h = 0; h < nh_; ++h) wh_[static_cast<std::size_t>(h) * stride + i] = Weight(0);
+      w[i] = out ? Weight(0) : kept;
     }
   }
 
   // An item shown: its weight is 0 under every hypothesis.
   void rule_out(std::int64_t item) {
     for (int h = 0; h < nh_; ++h)
-      wh_[static_cast<std::size_t>(h) * stride() + static_cast<std::size_t>(item)] = 0.0;
+      wh_[static_cast<std::size_t>(h) * stride() + static_cast<std::size_t>(item)] = Weight(0);
   }
 
   // Block b's answer (simd::hypothesis_update): D, the shown items' squared distances to
@@ -82,12 +89,13 @@ class HypothesisWeights {
   void rescale_block(std::int64_t b, double scale, double* w, double* hacc) {
     for (int l = 0; l < kLanes; ++l) w[l] = 0.0;
     for (int h = 0; h < nh_; ++h) {
-      double* wh = wh_.data() + static_cast<std::size_t>(h) * stride() + b * kLanes;
+      Weight* wh = wh_.data() + static_cast<std::size_t>(h) * stride() + b * kLanes;
       double part[simd::kMassLanes] = {};  // as the kernel's partial masses
       for (int l = 0; l < kLanes; ++l) {
-        wh[l] *= scale;
-        w[l] += wh[l];
-        part[l % simd::kMassLanes] += wh[l];
+        const double v = static_cast<double>(wh[l]) * scale;
+        wh[l] = to_weight(v);
+        w[l] += v;
+        part[l % simd::kMassLanes] += v;
       }
       hacc[h] += simd::mass_of(part);
     }
@@ -127,19 +135,19 @@ class HypothesisWeights {
     const double target = u * weight;
     double c = 0.0;
     for (int h = 0; h < nh_; ++h) {
-      c += wh_[static_cast<std::size_t>(h) * stride + i];
+      c += static_cast<double>(wh_[static_cast<std::size_t>(h) * stride + i]);
       if (c > target) return h;
     }
     return nh_ - 1;
   }
 
  private:
-  // The distance between two hypotheses' weights: the items rounded up to 4 KiB, plus
-  // 576 bytes (more than a block's 512, an odd number of cache lines), so that the
+  // The distance between two hypotheses' weights: the items rounded up to 512 weights (2
+  // KiB), plus 72 (288 bytes: more than a block's 256, not a multiple of 64), so that the
   // update's nh_ streams do not share their addresses' low 12 bits within a block (4K
-  // aliasing: with a stride of a multiple of 4 KiB -- ceil(n / 64) a multiple of 8 -- the
-  // loads of one hypothesis waited on the stores of the previous one; n = 2^20: tell 30
-  // -> 24.4 ms on one thread).
+  // aliasing: with a stride of a multiple of 4 KiB the loads of one hypothesis waited on the
+  // stores of the previous one; in double precision at n = 2^20: tell 30 -> 24.4 ms on one
+  // thread).
   std::size_t stride() const { return (padded_ + 511) / 512 * 512 + 72; }
 
   int nh_;  // hypotheses (0: none)
@@ -148,7 +156,7 @@ class HypothesisWeights {
   GammaPower power_;            // the fixed gamma
   std::int64_t n_;              // items
   std::size_t padded_;          // weights per hypothesis in use (blocks x kLanes)
-  std::vector<double> wh_;      // nh_ x stride(): weights per hypothesis and item
+  std::vector<Weight> wh_;      // nh_ x stride(): weights per hypothesis and item
   std::vector<double> htotal_;  // each hypothesis' mass after the last pass
 };
 

@@ -15,6 +15,7 @@
 #include "../simd/kernels.hpp"
 #include "item_store.hpp"
 #include "scan.hpp"
+#include "weights.hpp"
 
 namespace tripletsearch {
 
@@ -52,12 +53,15 @@ inline double merge_moments(const std::vector<double>& acc, std::int64_t chunks,
 
 // cov (d x d) = the covariance of the items under the weights w (block-padded) around
 // `mean`, by one serial pass with the full moment kernel (one accumulator of O(d^2)).
-inline void weighted_cov(const ItemStore& store, const double* w, const double* mean, double* cov) {
+inline void weighted_cov(const ItemStore& store, const Weight* w, const double* mean, double* cov) {
   const std::int64_t d = store.d();
   std::vector<double> acc(static_cast<std::size_t>(moment_size(d)), 0.0);
   std::vector<double> y(static_cast<std::size_t>(d * kLanes)), wy(y.size());
-  for (std::int64_t b = 0; b < store.blocks(); ++b)
-    simd::block_moments(store.block(b), w + b * kLanes, d, mean, acc.data(), y.data(), wy.data());
+  alignas(32) double wb[kLanes];
+  for (std::int64_t b = 0; b < store.blocks(); ++b) {
+    load_weights(w + b * kLanes, wb);
+    simd::block_moments(store.block(b), wb, d, mean, acc.data(), y.data(), wy.data());
+  }
   double W = 0.0;
   for (int q = 0; q < kAccLanes; ++q) W += acc[static_cast<std::size_t>(q)];
   const double* M = acc.data() + kAccLanes * (1 + d);
@@ -71,7 +75,7 @@ inline void weighted_cov(const ItemStore& store, const double* w, const double* 
 // out = C Q for the p rows of Q (p x d), C the covariance under the weights w (total W)
 // around `mean`: sum_i w_i y_i (y_i . q_j) / W, y_i = x_i - mean, per-chunk accumulators
 // merged in chunk order (block_moment1_project: single-precision products).
-inline void apply_weighted_cov(const ItemStore& store, const double* w, const double* mean,
+inline void apply_weighted_cov(const ItemStore& store, const Weight* w, const double* mean,
                                double W, std::int64_t chunks, int threads, const double* Q, int p,
                                double* out) {
   const std::int64_t nb = store.blocks(), d = store.d(), C = chunks;
@@ -83,6 +87,7 @@ inline void apply_weighted_cov(const ItemStore& store, const double* w, const do
   {
     std::vector<double> m;  // the first moment: not needed here
     std::vector<float> y32, s32;
+    alignas(32) double wb[kLanes];
     errors.run([&] {
       m.resize(static_cast<std::size_t>(kAccLanes * (1 + d)));
       y32.resize(static_cast<std::size_t>(d * kLanes));
@@ -92,9 +97,11 @@ inline void apply_weighted_cov(const ItemStore& store, const double* w, const do
     for (std::int64_t ch = 0; ch < C; ++ch) {
       if (errors.failed()) continue;
       double* a_out = acc.data() + static_cast<std::size_t>(ch) * pd;
-      for (std::int64_t b = chunk_begin(nb, C, ch); b < chunk_begin(nb, C, ch + 1); ++b)
-        simd::block_moment1_project(store.block(b), w + b * kLanes, d, mean, c32.data(), Q32.data(),
-                                    p, m.data(), a_out, y32.data(), s32.data());
+      for (std::int64_t b = chunk_begin(nb, C, ch); b < chunk_begin(nb, C, ch + 1); ++b) {
+        load_weights(w + b * kLanes, wb);
+        simd::block_moment1_project(store.block(b), wb, d, mean, c32.data(), Q32.data(), p,
+                                    m.data(), a_out, y32.data(), s32.data());
+      }
     }
   }
   errors.rethrow();

@@ -17,10 +17,13 @@ class RandomSearch final : public DiscreteSearcher {
         mean_(static_cast<std::size_t>(store_->d()), 0.0),
         cov_(static_cast<std::size_t>(store_->d() * store_->d()), 0.0) {}
 
+  std::unique_ptr<DiscreteSearcher> copy_with_seed(std::uint64_t seed) const override {
+    return std::unique_ptr<DiscreteSearcher>(new RandomSearch(*this, seed));
+  }
+
   void posterior(double* out) const override {
     const double p = n_unshown() > 0 ? 1.0 / double(n_unshown()) : 0.0;
-    for (std::int64_t i = 0; i < store_->n(); ++i)
-      out[i] = shown_[static_cast<std::size_t>(i)] ? 0.0 : p;
+    for (std::int64_t i = 0; i < store_->n(); ++i) out[i] = shown_[i] ? 0.0 : p;
   }
   // No belief over locations: zeros.
   const std::vector<double>& mean() const override { return mean_; }
@@ -33,7 +36,7 @@ class RandomSearch final : public DiscreteSearcher {
     for (int got = 0; got < k; ++got) {
       auto r = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(n_unshown() - got)));
       for (std::int64_t i = 0; i < store_->n(); ++i) {
-        if (shown_[static_cast<std::size_t>(i)] || std::find(q, q + got, i) != q + got) continue;
+        if (shown_[i] || std::find(q, q + got, i) != q + got) continue;
         if (r-- == 0) {
           q[got] = i;
           break;
@@ -44,6 +47,9 @@ class RandomSearch final : public DiscreteSearcher {
   void observe(const std::int64_t*, int, int) override {}
 
  private:
+  RandomSearch(const RandomSearch& other, std::uint64_t seed)
+      : DiscreteSearcher(other, seed), mean_(other.mean_), cov_(other.cov_) {}
+
   std::vector<double> mean_, cov_;
 };
 

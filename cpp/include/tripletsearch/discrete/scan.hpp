@@ -16,6 +16,7 @@
 #include "../oracle/choice.hpp"
 #include "../simd/kernels.hpp"
 #include "item_store.hpp"
+#include "weights.hpp"
 
 namespace tripletsearch {
 
@@ -57,11 +58,11 @@ inline void keep_top(const double* w, std::int64_t base, Cand* tc, int k) {
 }
 
 // What a scan reads: the store, the block-padded posterior weights (nullptr: all 1), the
-// shown mask, the chunking of the blocks and the threads.
+// items shown, the chunking of the blocks and the threads.
 struct ScanInput {
   const ItemStore& store;
-  const double* w;
-  const std::uint8_t* shown;
+  const Weight* w;
+  const ShownSet& shown;
   std::int64_t chunks;
   int threads;
 };
@@ -108,10 +109,14 @@ inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k,
                         const AxisProtos* ax, const AxisForm* form, std::int64_t b0,
                         std::int64_t b1, double* Dall, const double* ones, Cand* top) {
   const std::int64_t n = in.store.n(), d = in.store.d();
-  alignas(32) double yy[kLanes], sy[kLanes], Dt[kLanes];
+  alignas(32) double yy[kLanes], sy[kLanes], Dt[kLanes], wb[kLanes];
   std::vector<double> yv(ax != nullptr ? static_cast<std::size_t>(ax->ne * kLanes) : 0);
   for (std::int64_t b = b0; b < b1; ++b) {
-    const double* w = in.w != nullptr ? in.w + b * kLanes : ones;
+    const double* w = ones;
+    if (in.w != nullptr) {
+      load_weights(in.w + b * kLanes, wb);
+      w = wb;
+    }
     const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
     const StoreFloat* xb = in.store.block(b);
     if (ax == nullptr) {
@@ -159,7 +164,7 @@ inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int
   std::vector<double> x(static_cast<std::size_t>(d));
   for (std::int64_t i : seeds) {
     in.store.row(i, x.data());
-    const double wi = in.w != nullptr ? in.w[i] : 1.0;
+    const double wi = in.w != nullptr ? static_cast<double>(in.w[i]) : 1.0;
     for (int c = 0; c < P; ++c) {
       const Cand cand{scan_score(rule, sqdist(x.data(), protos + c * d, d), wi), i};
       for (std::int64_t ch = 0; ch < C; ++ch) insert_top(best.data() + (ch * P + c) * kb, kb, cand);

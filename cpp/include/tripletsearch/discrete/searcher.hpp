@@ -18,6 +18,7 @@
 #include "axes.hpp"
 #include "config.hpp"
 #include "item_store.hpp"
+#include "weights.hpp"
 
 namespace tripletsearch {
 
@@ -34,17 +35,19 @@ class DiscreteSearcher {
  public:
   DiscreteSearcher(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg,
                    std::uint64_t seed, int threads)
-      : store_(std::move(store)),
-        cfg_(cfg),
-        seed_(seed),
-        threads_(threads),
-        shown_(static_cast<std::size_t>(store_->n()), 0) {
+      : store_(std::move(store)), cfg_(cfg), seed_(seed), threads_(threads), shown_(store_->n()) {
     check_search(*store_, cfg_);
     require_at_least(threads, 1, "n_jobs");
   }
   virtual ~DiscreteSearcher() = default;
   DiscreteSearcher(const DiscreteSearcher&) = delete;
   DiscreteSearcher& operator=(const DiscreteSearcher&) = delete;
+
+  // A session in this one's state but with another seed: from a session without answers
+  // that has not been asked yet, the same as a new one (its prior computed once, copied).
+  virtual std::unique_ptr<DiscreteSearcher> copy_with_seed(std::uint64_t seed) const = 0;
+  // The bytes of this session's own state (not the shared store): what a server keeps.
+  virtual std::size_t state_bytes() const { return sizeof(*this) + shown_.bytes(); }
 
   const SearchConfig& config() const { return cfg_; }
   // A session shared by threads: callers lock this around every use (the bindings do).
@@ -67,11 +70,7 @@ class DiscreteSearcher {
     require_between(k, 1, cfg_.n_choices, "shown");
     require_in_range(shown, k, store_->n(), 1, "shown");
     require_between(choice, -1, k - 1, "choice");
-    for (int j = 0; j < k; ++j) {
-      auto& s = shown_[static_cast<std::size_t>(shown[j])];
-      n_shown_ += s ? 0 : 1;
-      s = 1;
-    }
+    for (int j = 0; j < k; ++j) n_shown_ += shown_.insert(shown[j]) ? 1 : 0;
     observe(shown, k, choice);
     ++n_queries_;
   }
@@ -121,6 +120,16 @@ class DiscreteSearcher {
   }
 
  protected:
+  // A copy of `other`'s state with `seed` (copy_with_seed).
+  DiscreteSearcher(const DiscreteSearcher& other, std::uint64_t seed)
+      : store_(other.store_),
+        cfg_(other.cfg_),
+        seed_(seed),
+        threads_(other.threads_),
+        shown_(other.shown_),
+        n_shown_(other.n_shown_),
+        n_queries_(other.n_queries_) {}
+
   virtual void select_k(std::int64_t* q, int k) = 0;
   virtual void observe(const std::int64_t* shown, int k, int choice) = 0;
 
@@ -128,7 +137,7 @@ class DiscreteSearcher {
   SearchConfig cfg_;
   std::uint64_t seed_;
   int threads_;
-  std::vector<std::uint8_t> shown_;  // 1 for items shown so far
+  ShownSet shown_;  // the items shown so far
   std::int64_t n_shown_ = 0, n_queries_ = 0;
   mutable std::mutex mutex_;
 };

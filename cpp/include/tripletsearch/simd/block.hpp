@@ -5,11 +5,19 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace tripletsearch {
 
 constexpr std::int64_t kLanes = 64;  // items per block
 using StoreFloat = float;
+
+// A session's posterior weights in single precision (discrete/weights.hpp), and the
+// rounding of a double-precision one for storage: 0 below float's smallest normal number
+// (and for NaN), never a denormal.
+using Weight = float;
+constexpr double kWeightFloor = static_cast<double>(std::numeric_limits<Weight>::min());
+inline Weight to_weight(double v) { return v >= kWeightFloor ? static_cast<Weight>(v) : Weight(0); }
 
 // Weighted moments of a block accumulate in fixed partial sums (SIMD-friendly, merged in a
 // fixed order): acc = [W (kAccLanes) | sum w (x - c) (d x kAccLanes) |

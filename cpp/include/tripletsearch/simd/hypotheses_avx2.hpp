@@ -36,7 +36,7 @@ TS_TARGET_AVX2 inline void hypothesis_pair(const HypothesisBlock& hb, const doub
     cslope[e] = _mm256_set1_pd(1.0 - eps);
   }
   const __m256d tiny = _mm256_set1_pd(kTinyDistance), one = _mm256_set1_pd(1.0),
-                sc = _mm256_set1_pd(scale);
+                sc = _mm256_set1_pd(scale), floor = _mm256_set1_pd(kWeightFloor);
   for (int l0 = 0; l0 < kLanes; l0 += 4 * R) {
     __m256d even[R], odd[R], closer[R], w[R];
     for (int r = 0; r < R; ++r) {
@@ -62,11 +62,12 @@ TS_TARGET_AVX2 inline void hypothesis_pair(const HypothesisBlock& hb, const doub
       }
       for (int e = 0; e < nl; ++e) {
         const int hh = g * nl + e;
-        double* wh = hb.wh + static_cast<std::size_t>(hh) * hb.stride + l0;
+        Weight* wh = hb.wh + static_cast<std::size_t>(hh) * hb.stride + l0;
         for (int r = 0; r < R; ++r) {
           const __m256d f = _mm256_mul_pd(_mm256_fmadd_pd(cslope[e], p[r], cfirst[e]), sc);
-          const __m256d v = _mm256_mul_pd(_mm256_loadu_pd(wh + 4 * r), f);
-          _mm256_storeu_pd(wh + 4 * r, v);
+          const __m256d v = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(wh + 4 * r)), f);
+          const __m256d kept = _mm256_and_pd(v, _mm256_cmp_pd(v, floor, _CMP_GE_OQ));
+          _mm_storeu_ps(wh + 4 * r, _mm256_cvtpd_ps(kept));  // to_weight
           w[r] = _mm256_add_pd(w[r], v);
           double* mq = mass[hh] + ((l0 + 4 * r) & (kMassLanes - 1));
           _mm256_store_pd(mq, _mm256_add_pd(_mm256_load_pd(mq), v));

@@ -21,7 +21,7 @@ struct HypothesisBlock {
   const GammaPower* power;  // the fixed gamma (gamma_auto false)
   bool gamma_auto, lapse_auto;
   double lapse;  // the fixed lapse rate (lapse_auto false)
-  double* wh;    // hypothesis 0's lanes of the block; hypothesis h at wh + h * stride
+  Weight* wh;    // hypothesis 0's lanes of the block; hypothesis h at wh + h * stride
   std::size_t stride;
   double* w;     // the block's item weights (out: sums over h in order)
   double* hacc;  // the hypotheses' masses (+= the block's)
@@ -88,16 +88,18 @@ TS_ALWAYS_INLINE void hypothesis_update_body(const HypothesisBlock& hb, const do
     for (int e = 0; e < nl; ++e) {
       const int h = g * nl + e;
       const double eps = hb.lapse_auto ? kLapseValues[e] : hb.lapse;
-      double* __restrict wh = hb.wh + static_cast<std::size_t>(h) * hb.stride;
+      Weight* __restrict wh = hb.wh + static_cast<std::size_t>(h) * hb.stride;
       double* __restrict w = hb.w;
+      double v[kLanes];  // the new weights in double precision: the sums and masses use them
       for (int l = 0; l < kLanes; ++l) {
         const double p = num[g][l] * (1.0 / den[g][l]);
-        wh[l] *= (eps / k + (1.0 - eps) * p) * scale;
-        w[l] += wh[l];
+        v[l] = static_cast<double>(wh[l]) * ((eps / k + (1.0 - eps) * p) * scale);
+        wh[l] = to_weight(v[l]);
+        w[l] += v[l];
       }
       double part[kMassLanes] = {};  // lane-parallel partial masses (a chain of 8, not 64)
       for (int l0 = 0; l0 < kLanes; l0 += kMassLanes)
-        for (int q = 0; q < kMassLanes; ++q) part[q] += wh[l0 + q];
+        for (int q = 0; q < kMassLanes; ++q) part[q] += v[l0 + q];
       hb.hacc[h] += mass_of(part);
     }
 }
