@@ -41,6 +41,7 @@ from .errors import (
     UnsupportedMedia,
 )
 from .limits import Limits, RateLimiter
+from .memory import process_memory, return_freed_memory
 from .middleware import MAX_BODY_BYTES, BodyLimit
 from .service import SearchService
 from .store import Store
@@ -106,6 +107,7 @@ def create_app(
     study: Study | None = None,
     random_state: int | None = None,
     limits: Limits | None = None,
+    memory: int | None = None,
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
@@ -128,8 +130,8 @@ def create_app(
         up before several workers started (``tripletsearch serve`` does that).
     study : Study, optional
         Run this study (:func:`~.study.load_study`; its catalogue replaces
-        ``catalogue``): ``/`` and ``/study`` are the participants' page, free sessions are
-        refused.
+        ``catalogue`` unless that is the same, e.g. with its arrays shared): ``/`` and
+        ``/study`` are the participants' page, free sessions are refused.
     random_state : int, optional
         Seeds free sessions' searchers in the order they start, so a run replays (tests,
         demos; every process given the same value draws the same seeds). None: a secret
@@ -138,10 +140,19 @@ def create_app(
         Sessions and enrolments per client address per minute, open sessions at once,
         trusted proxies (:class:`~.limits.Limits`). None: no limits (a server in front
         sets its own); ``tripletsearch serve`` gives ``Limits()``'s defaults unless told.
+    memory : int, optional
+        Bytes this process may hold (measured as PSS, :mod:`.memory`): its live searchers
+        get what is left once the catalogue is loaded and the default mode's first searcher
+        built, less a tenth of it (at most 64 MiB) for requests in flight and the database's
+        caches (least recently used evicted first, rebuilt from the database on their next
+        request; a request that cannot fit gets 503). None: live searchers bounded by
+        count only.
     """
     limits = Limits(0, 0, 0) if limits is None else limits
     if study is not None:
-        catalogue, max_queries = study.catalogue, study.max_queries
+        max_queries = study.max_queries
+        if catalogue.fingerprint != study.catalogue.fingerprint:  # (given: the same, shared)
+            catalogue = study.catalogue
     store = Store(database)
     if setup:
         store.setup()
@@ -156,6 +167,15 @@ def create_app(
         random_state=random_state,
         max_open_sessions=limits.max_open_sessions,
     )
+    baseline = None
+    if memory is not None:
+        return_freed_memory()
+        for name in service.offered:  # the modes' templates before the baseline is taken
+            mode = service.modes[name]
+            mode.session_bytes(*mode.new_params(None))
+        baseline = process_memory()
+        free = int(memory) - baseline
+        service.live.budget = max(free - min(free // 10, 64 << 20), 0)  # room for requests
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -177,6 +197,7 @@ def create_app(
     app.state.service, app.state.store, app.state.admin_token = service, store, admin_token
     app.state.study = None if study is None else StudyService(study, service)
     app.state.limits = limits
+    app.state.memory, app.state.baseline = memory, baseline
     app.state.session_rate = RateLimiter(limits.sessions_per_minute)
     app.state.enrolment_rate = RateLimiter(limits.enrolments_per_minute)
     return app
@@ -188,6 +209,7 @@ def app_from_env() -> ASGIApp:
     The configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent.
     """
     from .catalogue import demo_catalogue, load_catalogue
+    from .shared import attach_shared
 
     cfg = json.loads(os.environ["TRIPLETSEARCH_SERVE"])
     study = load_study(cfg["study"]) if cfg.get("study") else None
@@ -197,6 +219,8 @@ def app_from_env() -> ASGIApp:
         cat = demo_catalogue(cfg["demo"])
     else:
         cat = load_catalogue(cfg["catalogue"])
+    if cfg.get("shared"):
+        cat = attach_shared(cat, cfg["shared"])
     return create_app(
         cat,
         cfg["database"],
@@ -206,4 +230,5 @@ def app_from_env() -> ASGIApp:
         setup=False,
         study=study,
         limits=Limits.from_dict(cfg.get("limits", {})),
+        memory=cfg.get("memory"),
     )

@@ -56,6 +56,11 @@ class Catalogue:
     root : Path or None
         The folder images are served from.
     title : str
+    fingerprint : str
+        Of the embedding and the names (computed when not given).
+    store_file : str or None
+        The searcher's item store of this embedding in a file to map (:mod:`.shared`), or
+        None: each searcher template builds its own.
     """
 
     names: tuple[str, ...]
@@ -65,6 +70,7 @@ class Catalogue:
     root: Path | None = None
     title: str = "catalogue"
     fingerprint: str = field(default="", compare=False)
+    store_file: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         X = np.ascontiguousarray(self.embedding, dtype=np.float64)

@@ -9,6 +9,15 @@ import secrets
 import sys
 from typing import Any
 
+from .memory import (
+    DEFAULT_SHARE,
+    default_memory,
+    format_size,
+    machine_memory,
+    parse_size,
+    session_estimate,
+)
+
 __all__ = ["add_commands"]
 
 _MISSING = (
@@ -131,8 +140,8 @@ def _add_limit_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str] | None:
-    """(catalogue, study, limits, admin token, what the log says of it).
+def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str, int] | None:
+    """(catalogue, study, limits, admin token, what the log says of it, memory per worker).
 
     None after printing what is wrong (checked before any file or database is touched).
     """
@@ -147,6 +156,7 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str] | 
         if args.workers < 1:
             raise ValueError("--workers must be >= 1")
         limits = _limits(args)
+        memory = parse_size(args.memory) if args.memory else default_memory(args.workers)
         token, said = admin_token(
             args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN"),
             args.admin_token_file,
@@ -154,7 +164,7 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str] | 
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
-    return cat, study, limits, token, said
+    return cat, study, limits, token, said, memory
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -164,12 +174,14 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .app import create_app
     from .protocol import uvicorn_options
+    from .shared import attach_shared, share_catalogue
     from .store import Store, default_url
 
     inputs = _serve_inputs(args)
     if inputs is None:
         return 2
-    cat, study, limits, token, said = inputs
+    cat, study, limits, token, said, memory = inputs
+    shared = share_catalogue(cat)  # once, mapped by every worker
     url = args.database or default_url()
     store = Store(url)
     found = store.setup()  # once, before any worker starts
@@ -182,9 +194,20 @@ def _serve(args: argparse.Namespace) -> int:
         + (" (created)" if found == 0 else ""),
         flush=True,
     )
+    print(
+        f"memory: {format_size(memory)} per worker"
+        + (
+            ""
+            if args.memory
+            else f" (default: {DEFAULT_SHARE:.0%} of {format_size(machine_memory())})"
+        )
+        + f"; a find search over this catalogue holds about "
+        f"{format_size(session_estimate(cat.n_items, args.gamma))}",
+        flush=True,
+    )
     if args.workers == 1:
         app = create_app(
-            cat,
+            attach_shared(cat, shared),
             url,
             admin_token=token,
             gamma=args.gamma,
@@ -192,6 +215,7 @@ def _serve(args: argparse.Namespace) -> int:
             setup=False,
             study=study,
             limits=limits,
+            memory=memory,
         )
         uvicorn.run(
             app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
@@ -206,6 +230,8 @@ def _serve(args: argparse.Namespace) -> int:
             "gamma": args.gamma,
             "max_queries": args.max_queries,
             "limits": limits.to_dict(),
+            "memory": memory,
+            "shared": shared,
         }
     )
     os.environ["TRIPLETSEARCH_ADMIN_TOKEN"] = token
@@ -331,6 +357,14 @@ def add_commands(sub: Any) -> None:
         help="gamma assumed of people (find), or 'auto': inferred per person while searching",
     )
     p.add_argument("--max-queries", type=int, default=300, help="screens per session at most")
+    p.add_argument(
+        "--memory",
+        metavar="SIZE",
+        help="memory of each worker process, e.g. 2GB (binary units; a bare number is GiB): "
+        "live searches are evicted, least recently used first, to stay within it "
+        f"(default: {DEFAULT_SHARE:.0%} of the machine's memory, or of the container's "
+        "limit, shared among the workers)",
+    )
     p.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )

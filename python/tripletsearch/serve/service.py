@@ -62,7 +62,11 @@ class SearchService:
     max_queries : int
         Screens per session before it ends by itself (stored with each new session).
     cache_size : int
-        Live searchers kept per process.
+        Live searchers kept per process at most.
+    memory_budget : int, optional
+        Bytes the live searchers of this process may hold together (least recently used
+        evicted first, rebuilt from the database on their next request; a request that
+        cannot fit gets :class:`~.errors.Busy`). None: bounded by ``cache_size`` only.
     closed : str
         When set, new free sessions are refused with this message (a study server).
     """
@@ -78,6 +82,7 @@ class SearchService:
         closed: str = "",
         random_state: int | None = None,
         max_open_sessions: int = 0,
+        memory_budget: int | None = None,
     ):
         self.catalogue, self.store = catalogue, store
         self.max_open_sessions = int(max_open_sessions)
@@ -89,7 +94,7 @@ class SearchService:
         self.modes: Mapping[str, Mode] = build_modes(catalogue, Settings(gamma=gamma), store)
         self.max_queries = int(max_queries)
         self.closed = closed
-        self.live = LiveSearchers(store, cache_size)
+        self.live = LiveSearchers(store, cache_size, memory_budget)
 
     def _new_seed(self) -> int:
         if self._seeds is None:
@@ -166,10 +171,28 @@ class SearchService:
         token = owner.token if owner is not None else new_token()
         seed = owner.seed if owner is not None else self._new_seed()
         limit = self.max_queries if max_queries is None else int(max_queries)
-        searcher = the_mode.searcher(n_choices, params, seed)
-        params = {**the_mode.started(searcher, params), "max_queries": limit}
-        screen = self._next_screen(the_mode, params, 0, searcher)
-        assert screen is not None  # a catalogue has >= 2 items
+        with self.live.hold(sid):
+            self.live.reserve(sid, the_mode.session_bytes(n_choices, params))
+            searcher = the_mode.searcher(n_choices, params, seed)
+            params = {**the_mode.started(searcher, params), "max_queries": limit}
+            screen = self._next_screen(the_mode, params, 0, searcher)
+            assert screen is not None  # a catalogue has >= 2 items
+            self._create(sid, token, seed, mode, n_choices, params, screen, owner)
+            self.live.put(sid, searcher, 0, 0, 0, the_mode.state_bytes(searcher))
+        return sid, token
+
+    def _create(
+        self,
+        sid: str,
+        token: str,
+        seed: int,
+        mode: str,
+        n_choices: int,
+        params: dict,
+        screen: Screen,
+        owner: Owner | None,
+    ) -> None:
+        """The new session and its first screen in the database."""
         self.store.create_session(
             sid=sid,
             token_hash=token_hash(token),
@@ -177,7 +200,7 @@ class SearchService:
             n_choices=n_choices,
             seed=str(seed),
             params=params,
-            catalogue=the_mode.space,
+            catalogue=self.mode(mode).space,
             library=__version__,
             payload=screen.payload,
             query=screen.query,
@@ -185,8 +208,6 @@ class SearchService:
             slot=None if owner is None else owner.slot,
             target=None if owner is None else owner.target,
         )
-        self.live.put(sid, searcher, 0, 0, 0)
-        return sid, token
 
     def _next_screen(self, mode: Mode, params: dict, number: int, searcher: Any) -> Screen | None:
         """Screen ``number``, or None when the search is over or at its screen limit."""
@@ -235,7 +256,7 @@ class SearchService:
             raise Conflict("this session's current screen is missing")
         screen = Screen(*stored)
         mode.check_answer(SessionInfo(row.n_choices, row.params, row.target), screen, request)
-        with self.live.lock(sid):
+        with self.live.hold(sid):
             return self._advance(row, mode, screen, request)
 
     def _step(
@@ -285,7 +306,14 @@ class SearchService:
         if nxt is None or searcher is None:
             self.live.drop(sid)
         else:
-            self.live.put(sid, searcher, number + 1, fresh.undos, fresh.n_queries + 1)
+            self.live.put(
+                sid,
+                searcher,
+                number + 1,
+                fresh.undos,
+                fresh.n_queries + 1,
+                mode.state_bytes(searcher),
+            )
         return reply
 
     def undo(self, sid: str, token: str | None, request: Undo) -> dict:
@@ -302,7 +330,7 @@ class SearchService:
             return repeat
         if row.n_queries == 0:
             raise Invalid("screen: there is no answer to undo")
-        with self.live.lock(sid):
+        with self.live.hold(sid):
             effective = self.store.effective(sid)
             if not effective:  # a racing undo of this screen took the last answer back
                 return self._repeat(sid, number, "undo", None, False)

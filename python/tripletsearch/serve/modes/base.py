@@ -105,6 +105,21 @@ class Mode(ABC):
     def searcher(self, n_choices: int, params: dict, seed: int) -> Any:
         """A session's state before any answer, from its stored parameters and seed."""
 
+    #: What a live searcher of a mode that cannot tell is taken to hold (a nominal MiB).
+    NOMINAL_STATE_BYTES = 1 << 20
+
+    def session_bytes(self, n_choices: int, params: dict) -> int:
+        """The bytes a live searcher of these parameters holds (before it is built).
+
+        The server's memory budget reserves them before it builds or replays one. Default:
+        :attr:`NOMINAL_STATE_BYTES`.
+        """
+        return self.NOMINAL_STATE_BYTES
+
+    def state_bytes(self, searcher: Any) -> int:
+        """The bytes ``searcher`` holds (default: its ``state_bytes``, else nominal)."""
+        return int(getattr(searcher, "state_bytes", self.NOMINAL_STATE_BYTES))
+
     def started(self, searcher: Any, params: dict) -> dict:
         """The parameters to store once the searcher is built (default: as given)."""
         return params

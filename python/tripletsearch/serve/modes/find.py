@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..._core import ItemStore
 from ...discrete import DiscreteSearch
 from ..catalogue import Catalogue
 from ..errors import Invalid
@@ -45,6 +46,7 @@ class FindMode(Mode):
         self.gamma = check_gamma(settings.gamma)
         self._templates: dict[tuple[int, str, float | str, float], DiscreteSearch] = {}
         self._templates_lock = threading.Lock()
+        self._store: ItemStore | None = None  # the catalogue's store_file, mapped
 
     @property
     def space(self) -> str:
@@ -78,8 +80,7 @@ class FindMode(Mode):
         with self._templates_lock:
             t = self._templates.get(key)
             if t is None:
-                t = DiscreteSearch(
-                    self.catalogue.embedding,
+                kwargs = dict(
                     method=key[1],
                     n_choices=n_choices,
                     gamma=key[2],
@@ -87,12 +88,30 @@ class FindMode(Mode):
                     random_state=0,
                     n_jobs=1,
                 )
+                if self.catalogue.store_file is None:
+                    t = DiscreteSearch(self.catalogue.embedding, **kwargs)  # type: ignore[arg-type]
+                else:  # the item store the server's workers share (serve.shared)
+                    if self._store is None:
+                        self._store = ItemStore.map(self.catalogue.store_file)
+                    t = DiscreteSearch._over_store(
+                        self.catalogue.embedding,
+                        self._store,
+                        **kwargs,  # type: ignore[arg-type]
+                    )
                 self._templates[key] = t
             return t
 
     def searcher(self, n_choices: int, params: dict, seed: int) -> DiscreteSearch:
         """A spawn of the template for the stored method, gamma and sigma."""
         return self._template(n_choices, params).spawn(random_state=seed)
+
+    def session_bytes(self, n_choices: int, params: dict) -> int:
+        """A session's bytes: the template's own.
+
+        Posterior weights (4 bytes per item, and per user hypothesis with ``gamma="auto"``)
+        and shown items (a bit per item).
+        """
+        return self._template(n_choices, params).state_bytes
 
     def started(self, searcher: Any, params: dict) -> dict:
         """The parameters and the selection rule the library chose."""

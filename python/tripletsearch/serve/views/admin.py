@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import os
 import time
 
 from starlette.requests import Request
@@ -11,16 +12,37 @@ from starlette.routing import Route
 
 from ..errors import NotFound, Unauthorized
 from ..export import export_data
+from ..memory import process_memory
 from . import bearer, ok
 
 __all__ = ["ROUTES"]
 
 
 def health(request: Request) -> Response:
-    """``{"status": "ok", "database_ms"}``: the time a database ping took (raises on error)."""
+    """``{"status": "ok", "database_ms", "worker"}``: a database ping, the worker's memory.
+
+    ``database_ms``: the time the ping took (raises on error); ``worker``: ``{"pid",
+    "process", "budget", "baseline", "searchers", "searcher_bytes", "pinned", "evictions",
+    "rebuilds"}`` (bytes; ``process`` as PSS, :mod:`..memory`; ``budget`` None without
+    ``--memory``).
+    """
     t0 = time.perf_counter()
-    request.app.state.store.ping()
-    return ok({"status": "ok", "database_ms": round(1e3 * (time.perf_counter() - t0), 2)})
+    state = request.app.state
+    state.store.ping()
+    live = state.service.live.stats()
+    worker = {
+        "pid": os.getpid(),
+        "process": process_memory(),
+        "budget": state.memory,
+        "baseline": state.baseline,
+        "searchers": live["searchers"],
+        "searcher_bytes": live["bytes"],
+        "pinned": live["pinned"],
+        "evictions": live["evictions"],
+        "rebuilds": live["rebuilds"],
+    }
+    ms = round(1e3 * (time.perf_counter() - t0), 2)
+    return ok({"status": "ok", "database_ms": ms, "worker": worker})
 
 
 def export(request: Request) -> Response:
