@@ -276,7 +276,7 @@ def run_load(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1", "TRIPLETSEARCH_ADMIN_TOKEN": "load"},
+        env={**os.environ, "TRIPLETSEARCH_ADMIN_TOKEN": "load"},
     )
     try:
         t0 = time.monotonic()
@@ -296,6 +296,7 @@ def run_load(
         out = asyncio.run(_drive(base, cat, people, seconds, think, arrivals, seed))
         sampler.stop.set()
         sampler.join()
+        end = httpx.get(base + "/api/health", timeout=30).json()["worker"]  # one worker's
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -344,6 +345,8 @@ def run_load(
             ),
             "peak_pss_total": format_size(sampler.peak_total),
             "startup_s": round(started, 1),
+            "evictions": end["evictions"],
+            "rebuilds": end["rebuilds"],
         },
         extra={"in_window": out.in_window},
     )

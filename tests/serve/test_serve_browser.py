@@ -278,23 +278,34 @@ def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
 
 
 def test_a_picture_catalogue(browser, tmp_path, shots):
+    """200 pictures: the page fetches those its screens show, no others."""
     import matplotlib.pyplot as plt
 
     root = tmp_path / "pictures"
     (root / "img").mkdir(parents=True)
     rng = np.random.default_rng(2)
     rows = ["name,image"]
-    for i in range(12):  # pictures: a gradient of a random colour each
+    n = 200
+    for i in range(n):  # pictures: a gradient of a random colour each
         img = np.linspace(0.2, 1.0, 32)[:, None, None] * rng.uniform(size=(1, 1, 3))
         plt.imsave(root / "img" / f"p{i}.png", np.broadcast_to(img, (32, 32, 3)).copy())
         rows.append(f"picture {i},img/p{i}.png")
     (root / "items.csv").write_text("\n".join(rows) + "\n")
-    np.save(root / "embedding.npy", rng.normal(size=(12, 2)))
+    np.save(root / "embedding.npy", rng.normal(size=(n, 2)))
     from tripletsearch.serve import load_catalogue
 
     app = create_app(load_catalogue(root), f"sqlite:///{tmp_path / 's.sqlite'}")
     with thread_server(app) as base:
         page = browser.new_page()
+        fetched: list[str] = []
+        page.on(
+            "request",
+            lambda r: (
+                fetched.append(urlsplit(r.url).path)
+                if urlsplit(r.url).path.startswith("/images/")
+                else None
+            ),
+        )
         page.goto(base + "/")
         expect(page.locator("#find")).to_be_visible()  # the start screen is up
         assert page.is_hidden("#mode-mix")  # no colours: find only
@@ -306,10 +317,15 @@ def test_a_picture_catalogue(browser, tmp_path, shots):
             expect(imgs.nth(i)).to_have_attribute("src", re.compile(r"^/images/\d+$"))
             assert imgs.nth(i).evaluate("e => e.complete && e.naturalWidth === 32")
         page.screenshot(path=str(shots / "pictures.png"))
+        shown = {imgs.nth(i).get_attribute("src") for i in range(4)}
         with page.expect_response(lambda r: r.url.endswith("/answer")):
             page.keyboard.press("1")
         expect(page.locator("#progress")).to_contain_text("1 answered")
+        for i in range(4):
+            expect(imgs.nth(i)).to_have_js_property("complete", True)
+            shown.add(imgs.nth(i).get_attribute("src"))
         page.close()
+    assert set(fetched) == shown and len(fetched) <= 8  # two screens' pictures, no more
 
 
 def record_catalogue_requests(page) -> list[dict]:

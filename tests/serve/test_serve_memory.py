@@ -144,11 +144,12 @@ def test_sizes_read_as_people_write_them():
     assert 1 << 20 < process_memory() < 1 << 40  # this process, measured
 
 
-def test_bad_memory_option_exits_with_its_name(tmp_path, capsys):
+@pytest.mark.parametrize("option,value", [("--memory", "lots"), ("--threads", "0")])
+def test_bad_serve_options_exit_with_their_name(tmp_path, capsys, option, value):
     from tripletsearch.cli import main
 
-    assert main(["serve", "--demo", "colours", "--memory", "lots"]) == 2
-    assert "--memory" in capsys.readouterr().err
+    assert main(["serve", "--demo", "colours", option, value]) == 2
+    assert option in capsys.readouterr().err
 
 
 @pytest.mark.once

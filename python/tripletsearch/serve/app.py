@@ -108,6 +108,8 @@ def create_app(
     random_state: int | None = None,
     limits: Limits | None = None,
     memory: int | None = None,
+    threads: int = 1,
+    steps_at_once: int | None = None,
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
@@ -147,6 +149,12 @@ def create_app(
         caches (least recently used evicted first, rebuilt from the database on their next
         request; a request that cannot fit gets 503). None: live searchers bounded by
         count only.
+    threads : int
+        Native threads of each search step: with one worker process, the machine's cores
+        serve each answer (the same results for any number).
+    steps_at_once : int, optional
+        Search steps computed at once in this process, the others queued (None: no bound;
+        ``tripletsearch serve``: the cores over all workers' threads, at least 1).
     """
     limits = Limits(0, 0, 0) if limits is None else limits
     if study is not None:
@@ -166,6 +174,8 @@ def create_app(
         closed="" if study is None else "this server runs a study: open /study",
         random_state=random_state,
         max_open_sessions=limits.max_open_sessions,
+        threads=threads,
+        steps_at_once=steps_at_once,
     )
     baseline = None
     if memory is not None:
@@ -231,4 +241,6 @@ def app_from_env() -> ASGIApp:
         study=study,
         limits=Limits.from_dict(cfg.get("limits", {})),
         memory=cfg.get("memory"),
+        threads=int(cfg.get("threads", 1)),
+        steps_at_once=cfg.get("steps_at_once"),
     )

@@ -157,6 +157,9 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str, in
             raise ValueError("--workers must be >= 1")
         limits = _limits(args)
         memory = parse_size(args.memory) if args.memory else default_memory(args.workers)
+        if args.threads is not None and args.threads < 1:
+            raise ValueError(f"--threads: expected a number >= 1, got {args.threads}")
+        args.threads = args.threads or max(1, (os.cpu_count() or 1) // args.workers)
         token, said = admin_token(
             args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN"),
             args.admin_token_file,
@@ -182,6 +185,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     cat, study, limits, token, said, memory = inputs
     shared = share_catalogue(cat)  # once, mapped by every worker
+    # each search step gets its threads to itself: the others wait instead of sharing cores
+    steps_at_once = max(1, (os.cpu_count() or 1) // (args.threads * args.workers))
     url = args.database or default_url()
     store = Store(url)
     found = store.setup()  # once, before any worker starts
@@ -202,7 +207,8 @@ def _serve(args: argparse.Namespace) -> int:
             else f" (default: {DEFAULT_SHARE:.0%} of {format_size(machine_memory())})"
         )
         + f"; a find search over this catalogue holds about "
-        f"{format_size(session_estimate(cat.n_items, args.gamma))}",
+        f"{format_size(session_estimate(cat.n_items, args.gamma))}; "
+        f"{args.threads} thread(s) per search step",
         flush=True,
     )
     if args.workers == 1:
@@ -216,6 +222,8 @@ def _serve(args: argparse.Namespace) -> int:
             study=study,
             limits=limits,
             memory=memory,
+            threads=args.threads,
+            steps_at_once=steps_at_once,
         )
         uvicorn.run(
             app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
@@ -231,6 +239,8 @@ def _serve(args: argparse.Namespace) -> int:
             "max_queries": args.max_queries,
             "limits": limits.to_dict(),
             "memory": memory,
+            "threads": args.threads,
+            "steps_at_once": steps_at_once,
             "shared": shared,
         }
     )
@@ -364,6 +374,14 @@ def add_commands(sub: Any) -> None:
         "live searches are evicted, least recently used first, to stay within it "
         f"(default: {DEFAULT_SHARE:.0%} of the machine's memory, or of the container's "
         "limit, shared among the workers)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="native threads of each search step (default: the machine's cores shared among "
+        "the workers; one worker with every core serves a large catalogue best: each answer "
+        "is computed once, where several workers would each catch up the sessions they meet)",
     )
     p.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]

@@ -34,7 +34,8 @@ class FindPerson:
         ids = [int(it["id"]) for it in screen["items"]]
         if self.target in ids:
             return {"screen": screen["number"], "choice": ids.index(self.target), "found": True}
-        p = self.oracle.choice_prob(self.X, [self.target], [ids], n_jobs=1)[0]
+        rows = self.X[[self.target, *ids]]  # only the items involved: O(k), not O(n)
+        p = self.oracle.choice_prob(rows, [0], [list(range(1, len(ids) + 1))], n_jobs=1)[0]
         c = int(self.rng.choice(len(ids), p=p / p.sum()))
         return {"screen": screen["number"], "choice": c, "found": False}
 

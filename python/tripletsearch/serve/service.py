@@ -9,6 +9,7 @@ takes requests parsed by :mod:`.schema` and raises the domain errors of :mod:`.e
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -67,6 +68,13 @@ class SearchService:
         Bytes the live searchers of this process may hold together (least recently used
         evicted first, rebuilt from the database on their next request; a request that
         cannot fit gets :class:`~.errors.Busy`). None: bounded by ``cache_size`` only.
+    threads : int
+        Native threads of each search step (the same results for any number).
+    steps_at_once : int, optional
+        Search steps (a new session's prior and first screen, an answer with its next
+        screen, a rebuild) this process computes at once; the others wait their turn.
+        ``tripletsearch serve`` gives the cores over the threads of all workers, so that
+        each step has its threads to itself. None: no bound.
     closed : str
         When set, new free sessions are refused with this message (a study server).
     """
@@ -83,6 +91,8 @@ class SearchService:
         random_state: int | None = None,
         max_open_sessions: int = 0,
         memory_budget: int | None = None,
+        threads: int = 1,
+        steps_at_once: int | None = None,
     ):
         self.catalogue, self.store = catalogue, store
         self.max_open_sessions = int(max_open_sessions)
@@ -91,10 +101,17 @@ class SearchService:
         # free sessions' seeds: secret and fresh, or a reproducible sequence (tests, demos)
         self._seeds = None if random_state is None else np.random.default_rng(random_state)
         self._seeds_lock = threading.Lock()
-        self.modes: Mapping[str, Mode] = build_modes(catalogue, Settings(gamma=gamma), store)
+        self.modes: Mapping[str, Mode] = build_modes(
+            catalogue, Settings(gamma=gamma, threads=int(threads)), store
+        )
         self.max_queries = int(max_queries)
         self.closed = closed
         self.live = LiveSearchers(store, cache_size, memory_budget)
+        self._steps: contextlib.AbstractContextManager = (
+            contextlib.nullcontext()
+            if steps_at_once is None
+            else threading.BoundedSemaphore(max(1, int(steps_at_once)))
+        )
 
     def _new_seed(self) -> int:
         if self._seeds is None:
@@ -173,9 +190,10 @@ class SearchService:
         limit = self.max_queries if max_queries is None else int(max_queries)
         with self.live.hold(sid):
             self.live.reserve(sid, the_mode.session_bytes(n_choices, params))
-            searcher = the_mode.searcher(n_choices, params, seed)
-            params = {**the_mode.started(searcher, params), "max_queries": limit}
-            screen = self._next_screen(the_mode, params, 0, searcher)
+            with self._steps:
+                searcher = the_mode.searcher(n_choices, params, seed)
+                params = {**the_mode.started(searcher, params), "max_queries": limit}
+                screen = self._next_screen(the_mode, params, 0, searcher)
             assert screen is not None  # a catalogue has >= 2 items
             self._create(sid, token, seed, mode, n_choices, params, screen, owner)
             self.live.put(sid, searcher, 0, 0, 0, the_mode.state_bytes(searcher))
@@ -265,10 +283,12 @@ class SearchService:
         """(the searcher after the answer or None, the next screen or None, the result)."""
         if request.found:
             return None, None, mode.found_result(screen, request.choice)
-        searcher = self.live.at(row, mode)
-        mode.apply(searcher, screen.query, request.choice)
-        nxt = self._next_screen(mode, row.params, request.screen + 1, searcher)
-        return searcher, nxt, mode.end_result(searcher, request.screen + 1) if nxt is None else None
+        with self._steps:
+            searcher = self.live.at(row, mode)
+            mode.apply(searcher, screen.query, request.choice)
+            nxt = self._next_screen(mode, row.params, request.screen + 1, searcher)
+            end = mode.end_result(searcher, request.screen + 1) if nxt is None else None
+        return searcher, nxt, end
 
     def _advance(self, row: SessionRow, mode: Mode, screen: Screen, request: Answer) -> dict:
         sid, number, key = row.id, request.screen, (request.choice, request.found)

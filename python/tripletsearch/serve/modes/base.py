@@ -40,10 +40,12 @@ class ScreenSizes(NamedTuple):
 class Settings:
     """What the server was started with, for the modes that use it.
 
-    ``gamma``: the gamma-CKL power assumed of people in find mode, or "auto".
+    ``gamma``: the gamma-CKL power assumed of people in find mode, or "auto". ``threads``:
+    the native threads of each search step (results are the same for any number).
     """
 
     gamma: float | str = 3.0
+    threads: int = 1
 
 
 class SessionInfo(NamedTuple):

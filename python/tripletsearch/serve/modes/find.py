@@ -86,7 +86,7 @@ class FindMode(Mode):
                     gamma=key[2],
                     sigma=key[3],
                     random_state=0,
-                    n_jobs=1,
+                    n_jobs=self.settings.threads,
                 )
                 if self.catalogue.store_file is None:
                     t = DiscreteSearch(self.catalogue.embedding, **kwargs)  # type: ignore[arg-type]
