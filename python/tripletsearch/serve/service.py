@@ -189,8 +189,8 @@ class SearchService:
         seed = owner.seed if owner is not None else self._new_seed()
         limit = self.max_queries if max_queries is None else int(max_queries)
         with self.live.hold(sid):
-            self.live.reserve(sid, the_mode.session_bytes(n_choices, params))
-            with self._steps:
+            with self._steps:  # the memory reserved only once it is this step's turn
+                self.live.reserve(sid, the_mode.session_bytes(n_choices, params))
                 searcher = the_mode.searcher(n_choices, params, seed)
                 params = {**the_mode.started(searcher, params), "max_queries": limit}
                 screen = self._next_screen(the_mode, params, 0, searcher)
