@@ -180,9 +180,11 @@ def create_app(
     baseline = None
     if memory is not None:
         return_freed_memory()
-        for name in service.offered:  # the modes' templates before the baseline is taken
+        for name in service.offered:  # the modes' templates (and priors) in the baseline
             mode = service.modes[name]
-            mode.session_bytes(*mode.new_params(None))
+            n_choices, params = mode.new_params(None)
+            mode.session_bytes(n_choices, params)
+            mode.searcher(n_choices, params, 0)  # a first spawn builds the shared prior
         baseline = process_memory()
         free = int(memory) - baseline
         service.live.budget = max(free - min(free // 10, 64 << 20), 0)  # room for requests
