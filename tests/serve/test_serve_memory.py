@@ -139,6 +139,16 @@ def test_bad_sizes_name_the_option(text, match):
         parse_size(text)
 
 
+def test_serve_help_states_the_memory_default(capsys):
+    from tripletsearch.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--memory SIZE" in out and "50% of the machine's memory" in out
+
+
 def test_sizes_read_as_people_write_them():
     assert format_size(3 << 29) == "1.5 GiB" and format_size(512) == "512 B"
     assert 1 << 20 < process_memory() < 1 << 40  # this process, measured

@@ -170,6 +170,23 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str, in
     return cat, study, limits, token, said, memory
 
 
+def _announce(args: argparse.Namespace, cat: Any, where: str, created: bool, memory: int) -> None:
+    """What ``serve`` starts: the catalogue, address, workers, database, memory, threads."""
+    print(
+        f"serving {cat.title!r} ({cat.n_items} items) on http://{args.host}:{args.port}/ "
+        f"with {args.workers} worker(s); sessions in {where}" + (" (created)" if created else ""),
+        flush=True,
+    )
+    default = f" (default: {DEFAULT_SHARE:.0%} of {format_size(machine_memory())})"
+    print(
+        f"memory: {format_size(memory)} per worker{'' if args.memory else default}; a find "
+        f"search over this catalogue holds about "
+        f"{format_size(session_estimate(cat.n_items, args.gamma))}; "
+        f"{args.threads} thread(s) per search step",
+        flush=True,
+    )
+
+
 def _serve(args: argparse.Namespace) -> int:
     if _missing_dependencies():
         return 2
@@ -192,25 +209,7 @@ def _serve(args: argparse.Namespace) -> int:
     found = store.setup()  # once, before any worker starts
     store.dispose()
     print(said, flush=True)
-    where = store.url.render_as_string(hide_password=True)
-    print(
-        f"serving {cat.title!r} ({cat.n_items} items) on http://{args.host}:{args.port}/ "
-        f"with {args.workers} worker(s); sessions in {where}"
-        + (" (created)" if found == 0 else ""),
-        flush=True,
-    )
-    print(
-        f"memory: {format_size(memory)} per worker"
-        + (
-            ""
-            if args.memory
-            else f" (default: {DEFAULT_SHARE:.0%} of {format_size(machine_memory())})"
-        )
-        + f"; a find search over this catalogue holds about "
-        f"{format_size(session_estimate(cat.n_items, args.gamma))}; "
-        f"{args.threads} thread(s) per search step",
-        flush=True,
-    )
+    _announce(args, cat, store.url.render_as_string(hide_password=True), found == 0, memory)
     if args.workers == 1:
         app = create_app(
             attach_shared(cat, shared),
@@ -333,8 +332,8 @@ def _prune(args: argparse.Namespace) -> int:
     return _with_store(args, work)
 
 
-def add_commands(sub: Any) -> None:
-    """The ``serve`` and ``export`` subcommands of the ``tripletsearch`` command line."""
+def _add_serve_command(sub: Any) -> None:
+    """``serve``'s parser."""
     p = sub.add_parser("serve", help="the search service: a JSON API and a page")
     src = p.add_argument_group("catalogue (one of)")
     src.add_argument("--catalogue", metavar="PATH", help="a catalogue folder or CSV file")
@@ -372,7 +371,7 @@ def add_commands(sub: Any) -> None:
         metavar="SIZE",
         help="memory of each worker process, e.g. 2GB (binary units; a bare number is GiB): "
         "live searches are evicted, least recently used first, to stay within it "
-        f"(default: {DEFAULT_SHARE:.0%} of the machine's memory, or of the container's "
+        f"(default: {DEFAULT_SHARE * 100:.0f}%% of the machine's memory, or of the container's "
         "limit, shared among the workers)",
     )
     p.add_argument(
@@ -388,6 +387,10 @@ def add_commands(sub: Any) -> None:
     )
     p.set_defaults(func=_serve)
 
+
+def add_commands(sub: Any) -> None:
+    """The ``serve``, ``export``, ``report`` and ``prune`` subcommands of ``tripletsearch``."""
+    _add_serve_command(sub)
     e = sub.add_parser("export", help="recorded answers as triplets for Embedding.fit")
     e.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
     e.add_argument("--out", required=True, metavar="DIR", help="output folder")
