@@ -35,7 +35,7 @@ import httpx
 import numpy as np
 
 from tripletsearch.serve.catalogue import Catalogue, demo_catalogue, load_catalogue
-from tripletsearch.serve.memory import format_size
+from tripletsearch.serve.memory import format_size, process_memory
 from tripletsearch.serve.people import FindPerson, MixPerson
 from tripletsearch.serve.store import Store
 
@@ -197,17 +197,6 @@ def random_catalogue(n: int, d: int, seed: int = 0) -> Path:
     return root
 
 
-def _pss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 def _tree(pid: int) -> list[int]:
     """``pid`` and its descendants (Linux)."""
     out, todo = [], [pid]
@@ -231,7 +220,7 @@ class _MemorySampler(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.wait(0.5):
-            sizes = {p: _pss(p) for p in _tree(self.pid)}
+            sizes = {p: process_memory(p) for p in _tree(self.pid)}
             for p, v in sizes.items():
                 self.peak[p] = max(self.peak.get(p, 0), v)
             self.peak_total = max(self.peak_total, sum(sizes.values()))

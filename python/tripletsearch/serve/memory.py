@@ -58,23 +58,27 @@ def format_size(n: float) -> str:
     return f"{int(n)} B"
 
 
-def process_memory() -> int:
-    """The memory of this process in bytes: its proportional set size (PSS) on Linux.
+def process_memory(pid: int | None = None) -> int:
+    """The memory of a process in bytes (default: this one): its PSS on Linux.
 
-    PSS counts a page shared by k processes as 1/k in each, so the workers' PSS add up to
-    what the machine holds. Elsewhere the resident set (which counts shared pages in full).
+    PSS (proportional set size) counts a page shared by k processes as 1/k in each, so the
+    workers' PSS add up to what the machine holds. Elsewhere the resident set (which counts
+    shared pages in full); 0 for another process whose memory cannot be read.
     """
+    proc = f"/proc/{'self' if pid is None else int(pid)}"
     try:
-        with open("/proc/self/smaps_rollup") as f:
+        with open(f"{proc}/smaps_rollup") as f:
             for line in f:
                 if line.startswith("Pss:"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     try:
-        with open("/proc/self/statm") as f:
+        with open(f"{proc}/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
+        if pid is not None:
+            return 0
         import resource
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
