@@ -21,8 +21,8 @@ def isa():
     _core.set_simd_isa(before)
 
 
-def session(X, n_choices, queries=6):
-    s = ts.DiscreteSearch(X, n_choices=n_choices, random_state=3, n_jobs=2)
+def session(X, n_choices, queries=6, lapse=0.0):
+    s = ts.DiscreteSearch(X, n_choices=n_choices, lapse=lapse, random_state=3, n_jobs=2)
     shown = []
     for _ in range(queries):
         q = s.ask()
@@ -31,14 +31,15 @@ def session(X, n_choices, queries=6):
     return shown, s.posterior, s._searcher.mean, s._searcher.cov
 
 
-@pytest.mark.parametrize("n_choices", [2, 4])
-def test_avx2_and_portable_kernels_agree(isa, n_choices):
+@pytest.mark.parametrize("n_choices, lapse", [(2, 0.0), (4, 0.0), (5, "auto")])
+def test_avx2_and_portable_kernels_agree(isa, n_choices, lapse):
+    """gamma inferred (the default): pairs and tuples have kernels of their own."""
     if not isa("avx2"):
         pytest.skip("this CPU or build has no AVX2")
     X = np.random.default_rng(5).uniform(-1, 1, size=(3000, 7))
-    avx = session(X, n_choices)
+    avx = session(X, n_choices, lapse=lapse)
     assert isa("portable") and _core.simd_isa() == "portable"
-    port = session(X, n_choices)
+    port = session(X, n_choices, lapse=lapse)
     # FMA rounds differently: the same queries, posteriors equal to rounding
     assert avx[0] == port[0]
     np.testing.assert_allclose(avx[1], port[1], rtol=1e-9, atol=1e-15)

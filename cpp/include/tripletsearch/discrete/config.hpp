@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../core/errors.hpp"
+#include "../oracle/choice.hpp"
 #include "../oracle/user_grid.hpp"
 
 namespace tripletsearch {
@@ -12,9 +13,6 @@ namespace tripletsearch {
 enum class SearchMethod : int { GammaCKL = 0, Gauss = 1, Random = 2 };
 // gamma-CKLSearch's rule for picking items near the proto-queries (see gammackl_search.hpp).
 enum class Selection : int { Weighted = 0, Paper = 1, Nearest = 2, InfoGain = 3 };
-
-// Items per query: at most kMaxChoices (the simulated users keep fixed-size buffers).
-constexpr int kMaxChoices = 64;
 
 struct SearchConfig {
   SearchMethod method = SearchMethod::GammaCKL;

@@ -22,6 +22,10 @@
 
 namespace tripletsearch {
 
+// Items per query: at most kMaxChoices (the simulated users and the kernels keep
+// fixed-size buffers).
+constexpr int kMaxChoices = 64;
+
 // Squared Euclidean distance ||x - y||^2, accumulated in order in precision Acc.
 template <class Acc = double, class T, class U>
 TS_ALWAYS_INLINE Acc sqdist(const T* x, const U* y, std::int64_t d) {

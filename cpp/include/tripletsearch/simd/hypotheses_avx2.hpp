@@ -1,5 +1,6 @@
-// AVX2/FMA version of the hypotheses' update (x86-64, GCC or Clang): intrinsics for pairs
-// with gamma inferred (the default search), the portable body compiled for AVX2 otherwise.
+// AVX2/FMA version of the hypotheses' update (x86-64, GCC or Clang): intrinsics with gamma
+// inferred (pairs, the default search, and larger tuples), the portable body compiled for
+// AVX2 for a fixed gamma.
 // Called only when simd::active_isa() is AVX2 (hypotheses.hpp).
 #pragma once
 
@@ -84,12 +85,79 @@ TS_TARGET_AVX2 inline void hypothesis_pair(const HypothesisBlock& hb, const doub
   for (int h = 0; h < nh; ++h) hb.hacc[h] += mass_of(mass[h]);
 }
 
-// Pairs with gamma inferred by the intrinsics above, the rest by the portable body
-// compiled for AVX2.
+// k > 2 with gamma inferred: hypothesis_update_body's arithmetic in AVX2 intrinsics, four
+// lanes at a time, the same operations in the same order (each grid gamma's denominator
+// summed over the shown items in their order). Each shown item's ratio Dmin / D_c (1 for
+// the closest) gets the three square roots and its chains of squarings add into the
+// thirteen denominators, kept in registers with the chosen item's powers; then each
+// hypothesis' weights. Measured at 1e6 items, k = 4: 30 ns an item (the body: 40).
+TS_TARGET_AVX2 inline void hypothesis_tuple(const HypothesisBlock& hb, const double* D, int k,
+                                            int choice, double scale) {
+  const int nl = hb.lapse_auto ? kLapseGrid : 1, nh = kGammaGrid * nl;
+  alignas(32) double mass[kGammaGrid * kLapseGrid][kMassLanes];
+  for (int h = 0; h < nh; ++h)
+    for (int q = 0; q < kMassLanes; ++q) mass[h][q] = 0.0;
+  __m256d cfirst[kLapseGrid], cslope[kLapseGrid];  // eps / k and 1 - eps per lapse value
+  for (int e = 0; e < nl; ++e) {
+    const double eps = hb.lapse_auto ? kLapseValues[e] : hb.lapse;
+    cfirst[e] = _mm256_set1_pd(eps / k);
+    cslope[e] = _mm256_set1_pd(1.0 - eps);
+  }
+  const __m256d tiny = _mm256_set1_pd(kTinyDistance), one = _mm256_set1_pd(1.0),
+                sc = _mm256_set1_pd(scale), floor = _mm256_set1_pd(kWeightFloor);
+  Weight* const wh0 = hb.wh;
+  const std::size_t stride = hb.stride;
+  for (int l0 = 0; l0 < kLanes; l0 += 4) {
+    __m256d dmin = _mm256_max_pd(_mm256_loadu_pd(D + l0), tiny);
+    for (int c = 1; c < k; ++c)
+      dmin = _mm256_min_pd(dmin, _mm256_max_pd(_mm256_loadu_pd(D + c * kLanes + l0), tiny));
+    __m256d den[kGammaGrid], num[kGammaGrid];
+    for (int g = 0; g < kGammaGrid; ++g) den[g] = _mm256_setzero_pd();
+    for (int c = 0; c < k; ++c) {  // the closest items' ratios are 1 exactly
+      const __m256d Dc = _mm256_max_pd(_mm256_loadu_pd(D + c * kLanes + l0), tiny);
+      const __m256d rho = _mm256_blendv_pd(_mm256_mul_pd(dmin, _mm256_div_pd(one, Dc)), one,
+                                           _mm256_cmp_pd(Dc, dmin, _CMP_EQ_OQ));
+      const __m256d h = _mm256_sqrt_pd(rho);
+      __m256d even = _mm256_sqrt_pd(h);
+      __m256d odd = _mm256_sqrt_pd(_mm256_mul_pd(h, even));
+      for (int g = 0; g < kGammaGrid; g += 2) {
+        den[g] = _mm256_add_pd(den[g], even);
+        if (c == choice) num[g] = even;
+        if (g + 1 < kGammaGrid) {
+          den[g + 1] = _mm256_add_pd(den[g + 1], odd);
+          if (c == choice) num[g + 1] = odd;
+        }
+        even = _mm256_mul_pd(even, even);
+        odd = _mm256_mul_pd(odd, odd);
+      }
+    }
+    __m256d w = _mm256_setzero_pd();
+    for (int g = 0; g < kGammaGrid; ++g) {
+      const __m256d p = _mm256_mul_pd(num[g], _mm256_div_pd(one, den[g]));
+      for (int e = 0; e < nl; ++e) {
+        const int hh = g * nl + e;
+        Weight* wh = wh0 + static_cast<std::size_t>(hh) * stride + l0;
+        const __m256d f = _mm256_mul_pd(_mm256_fmadd_pd(cslope[e], p, cfirst[e]), sc);
+        const __m256d v = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(wh)), f);
+        const __m256d kept = _mm256_and_pd(v, _mm256_cmp_pd(v, floor, _CMP_GE_OQ));
+        _mm_storeu_ps(wh, _mm256_cvtpd_ps(kept));  // to_weight
+        w = _mm256_add_pd(w, v);
+        double* mq = mass[hh] + (l0 & (kMassLanes - 1));
+        _mm256_store_pd(mq, _mm256_add_pd(_mm256_load_pd(mq), v));
+      }
+    }
+    _mm256_storeu_pd(hb.w + l0, w);
+  }
+  for (int h = 0; h < nh; ++h) hb.hacc[h] += mass_of(mass[h]);
+}
+
+// Gamma inferred by the intrinsics above (pairs or tuples), a fixed gamma (with the lapse
+// rate inferred) by the portable body compiled for AVX2.
 TS_TARGET_AVX2 inline void hypothesis_update(const HypothesisBlock& hb, const double* D, int k,
                                              int choice, double scale) {
-  if (k == 2 && hb.gamma_auto) return hypothesis_pair(hb, D, choice, scale);
-  portable::hypothesis_update_body(hb, D, k, choice, scale);
+  if (!hb.gamma_auto) return portable::hypothesis_update_body(hb, D, k, choice, scale);
+  if (k == 2) return hypothesis_pair(hb, D, choice, scale);
+  hypothesis_tuple(hb, D, k, choice, scale);
 }
 
 }  // namespace avx2
