@@ -267,8 +267,7 @@ def _with_store(args: argparse.Namespace, work: Any) -> int:
 
     try:
         cat = _catalogue(args)
-        store = Store(args.database or default_url())
-        store.check()
+        store = Store.existing(args.database or default_url())
         return int(work(store, cat))
     except (ValueError, FileNotFoundError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -339,8 +338,8 @@ def _add_serve_command(sub: Any) -> None:
     src.add_argument("--catalogue", metavar="PATH", help="a catalogue folder or CSV file")
     src.add_argument("--demo", choices=["colours"], help="a bundled demo catalogue")
     src.add_argument("--study", metavar="FILE", help="run the study of this TOML file")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on")
     p.add_argument("--workers", type=int, default=1, help="worker processes")
     p.add_argument(
         "--database",
@@ -383,7 +382,10 @@ def _add_serve_command(sub: Any) -> None:
         "is computed once, where several workers would each catch up the sessions they meet)",
     )
     p.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn's log level",
     )
     p.set_defaults(func=_serve)
 

@@ -29,6 +29,10 @@ from .catalogue import Catalogue
 from .recorded import RecordedSession, found_flags, recorded_sessions
 from .store import Store
 
+# where the people's gamma and lapse rate are searched (fit_choice_model's defaults)
+GAMMA_RANGE = (0.05, 60.0)
+MAX_LAPSE = 0.5
+
 __all__ = ["study_report", "write_report", "format_report"]
 
 
@@ -106,15 +110,50 @@ def _people(recorded: list[RecordedSession], catalogue: Catalogue) -> dict[str, 
             picked.append(c.item)
     if not heads:
         return None
-    fit = fit_choice_model(catalogue.embedding, heads, np.array(shown), picked)
+    fit = fit_choice_model(
+        catalogue.embedding,
+        heads,
+        np.array(shown),
+        picked,
+        gamma_range=GAMMA_RANGE,
+        max_lapse=MAX_LAPSE,
+    )
     return {
         "gamma": fit.gamma,
         "gamma_interval": list(fit.gamma_interval),
+        "gamma_range": list(GAMMA_RANGE),
         "lapse": fit.lapse,
         "lapse_interval": list(fit.lapse_interval),
+        "max_lapse": MAX_LAPSE,
         "choices": fit.n_answers,
         "level": fit.level,
     }
+
+
+def _estimate(
+    name: str, value: float, interval: list[float], bounds: list[float], digits: int
+) -> str:
+    """``name = value [low, high]``, or the one-sided statement the data support.
+
+    Where the interval reaches an end of the range the fit searched, the estimate is that
+    end, not a measurement.
+    """
+    lo, hi = interval
+    at_lo = lo <= bounds[0] * (1 + 1e-9)
+    at_hi = hi >= bounds[1] * (1 - 1e-9)
+    if at_lo and at_hi:
+        return f"{name}: not determined (the interval spans the whole searched range)"
+    if at_hi:
+        return (
+            f"{name} >= {_f(lo, digits)} (the fit reaches the top of its range, "
+            f"{_f(bounds[1], digits)}: the choices bound {name} from below only)"
+        )
+    if at_lo and bounds[0] > 0:
+        return (
+            f"{name} <= {_f(hi, digits)} (the fit reaches the bottom of its range, "
+            f"{_f(bounds[0], digits)}: the choices bound {name} from above only)"
+        )
+    return f"{name} = {_f(value, digits)} [{_f(lo, digits)}, {_f(hi, digits)}]"
 
 
 def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
@@ -159,11 +198,10 @@ def format_report(rep: dict[str, Any]) -> str:
         )
     u = rep["people"]
     if u:
+        gamma = _estimate("gamma", u["gamma"], u["gamma_interval"], u["gamma_range"], 2)
+        lapse = _estimate("lapse", u["lapse"], u["lapse_interval"], [0.0, u["max_lapse"]], 3)
         lines.append(
-            f"people's choices: gamma = {_f(u['gamma'])} "
-            f"[{_f(u['gamma_interval'][0])}, {_f(u['gamma_interval'][1])}], "
-            f"lapse = {_f(u['lapse'], 3)} "
-            f"[{_f(u['lapse_interval'][0], 3)}, {_f(u['lapse_interval'][1], 3)}] "
+            f"people's choices: {gamma}, {lapse} "
             f"({u['level']:.0%} intervals, {u['choices']} choices)"
         )
     return "\n".join(lines)

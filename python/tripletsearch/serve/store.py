@@ -20,7 +20,8 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -192,6 +193,9 @@ def _insert_answer(
     )
 
 
+_D = TypeVar("_D", bound="Database")
+
+
 class Database:
     """A database's engines, write transactions and schema version.
 
@@ -271,10 +275,34 @@ class Database:
         ).scalar()
         return int(v) if v is not None else 0
 
+    @classmethod
+    def existing(cls: type[_D], url: str | None = None) -> _D:
+        """The database at ``url`` (default: the SQLite file), which must exist.
+
+        It must hold the service's tables: a StoreError that names it otherwise, and no
+        SQLite file is created.
+        """
+        store_url = sa.make_url(url or default_url())
+        if store_url.get_backend_name() == "sqlite" and store_url.database not in (None, ""):
+            path = Path(store_url.database)
+            if store_url.database != ":memory:" and not path.is_file():
+                raise StoreError(
+                    f"no database at {path.resolve()} (tripletsearch serve creates it; give "
+                    "another with --database URL)"
+                )
+        store = cls(url)
+        store.check()
+        return store
+
     def check(self) -> None:
         """Raise StoreError unless the database is at this library's schema version."""
         with self.read.connect() as c:
             v = self._version(c)
+        if v == 0:
+            raise StoreError(
+                f"database {self.url.render_as_string(hide_password=True)} holds no "
+                "tripletsearch tables: nothing was served into it"
+            )
         if v != SCHEMA_VERSION:
             raise StoreError(
                 f"database: schema version {v}, this library needs {SCHEMA_VERSION}; run "
