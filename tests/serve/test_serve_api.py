@@ -18,7 +18,9 @@ import tripletsearch as ts
 from tripletsearch.serve import create_app, demo_catalogue, load_catalogue
 from tripletsearch.serve import schema as schema_mod
 from tripletsearch.serve.colour import srgb_to_lab
+from tripletsearch.serve.export import export_data
 from tripletsearch.serve.people import FindPerson, MixPerson
+from tripletsearch.serve.store import Store
 
 CAT = demo_catalogue()
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -654,3 +656,25 @@ def test_find_mode_infers_each_persons_gamma(tmp_path):
     assert [row.params["gamma"] for row in rows] == ["auto", "auto"]
     with pytest.raises(ValueError, match="gamma: expected a number > 0 or 'auto'"):
         create_app(cat, f"sqlite:///{tmp_path / 'x.sqlite'}", gamma="fast")
+
+
+def test_leaving_a_session_records_it_abandoned_never_found(tmp_path):
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with in_process(create_app(CAT, db)) as c:
+        s = c.post("/api/sessions", json={"mode": "find"}).json()
+        h = auth(s["token"])
+        first = {"screen": 0, "choice": 1}
+        assert c.post(f"/api/sessions/{s['id']}/answer", json=first, headers=h).status_code == 200
+        assert c.post(f"/api/sessions/{s['id']}/leave", json={}).status_code == 401
+        r = c.post(f"/api/sessions/{s['id']}/leave", json={}, headers=h)
+        assert r.status_code == 200 and r.json() == {"done": True, "left": True}
+        again = c.post(f"/api/sessions/{s['id']}/leave", json={}, headers=h)
+        assert again.json() == {"done": True, "left": False}  # ended before
+        late = c.post(f"/api/sessions/{s['id']}/answer", json={"screen": 1, "choice": 0}, headers=h)
+        assert late.status_code == 409
+        got = c.get(f"/api/sessions/{s['id']}", headers=h).json()
+        assert got["done"] and got["result"] == {"target": None, "left": True, "reason": "left"}
+        assert c.post("/api/sessions/nope/leave", json={}, headers=h).status_code == 404
+    data = export_data(Store(db), CAT)
+    (row,) = data["sessions"]
+    assert row["found"] is False and row["n_queries"] == 1

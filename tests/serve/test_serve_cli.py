@@ -47,7 +47,9 @@ def test_help_is_plain_text_with_defaults(command, capsys):
 @pytest.mark.parametrize("command", ["export", "report", "prune"])
 def test_a_missing_database_is_named_and_not_created(command, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    args = {"export": ["--out", "x"], "report": ["--out", "x"], "prune": ["--older-than", "30"]}[command]
+    args = {"export": ["--out", "x"], "report": ["--out", "x"], "prune": ["--older-than", "30"]}[
+        command
+    ]
     assert main([command, *args]) == 2  # the default database: none in this folder
     err = capsys.readouterr().err
     assert f"no database at {tmp_path / 'tripletsearch-sessions.sqlite'}" in err

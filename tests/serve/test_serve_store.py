@@ -158,7 +158,7 @@ def test_a_version_2_database_is_upgraded_and_reads_the_same(tmp_path):
     url, db, v2 = v2_database(tmp_path)
     before = columns(db, "ts_sessions")
     assert {"k", "queries", "n_answers"} <= set(before)
-    assert Store(url).setup() == 2 and Store(url).setup() == 3
+    assert Store(url).setup() == 2 and Store(url).setup() == store_mod.SCHEMA_VERSION
     after = columns(db, "ts_sessions")
     renamed = {"k": "n_choices", "queries": "screen", "n_answers": "n_queries"}
     assert after == [renamed.get(c, c) for c in before]

@@ -283,3 +283,118 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
     # people answered as gamma = 3 choosers: the fit's interval says so
     lo, hi = rep["people"]["gamma_interval"]
     assert lo <= 3.0 <= hi
+
+
+# ------------------------------------------------- counterbalancing, withdrawal, the end
+
+
+@pytest.mark.parametrize("n", range(1, 10))
+def test_williams_orders_balance_positions_and_successors(n):
+    from tripletsearch.serve.study import williams_orders
+
+    rows = williams_orders(n)
+    assert len(rows) == (n if n % 2 == 0 else 2 * n)
+    assert all(sorted(r) == list(range(n)) for r in rows)
+    per_position = len(rows) // n  # counted, not assumed: every (position, item) as often
+    assert Counter((i, x) for r in rows for i, x in enumerate(r)) == {
+        (i, x): per_position for i in range(n) for x in range(n)
+    }
+    pairs = Counter((a, b) for r in rows for a, b in zip(r, r[1:]))
+    expect = (len(rows) * (n - 1)) // max(n * (n - 1), 1)
+    assert pairs == {(a, b): expect for a in range(n) for b in range(n) if a != b}
+
+
+def test_study_orders_are_counterbalanced_over_each_block(tmp_path):
+    """Three targets (odd: blocks of 6): over participants 0-5 every target is first twice
+    and follows every other target twice; methods stay balanced per (target, method)."""
+    study = load_study(write(tmp_path, STUDY.replace("targets = 4", "targets = 3")))
+    plans = [study.plan(p) for p in range(6)]
+    firsts = Counter(plan[0][0] for plan in plans)
+    assert firsts == {t: 2 for t in study.targets}
+    follows = Counter((a[0], b[0]) for plan in plans for a, b in zip(plan, plan[1:]))
+    assert set(follows.values()) == {2} and len(follows) == 6
+    meets = Counter(x for plan in plans for x in plan)
+    assert set(meets.values()) == {3}  # 6 participants: each (target, method) 3 times
+    # the old plan (a shuffle per participant) is kept as version 1, as it was
+    old = np.random.default_rng([study.seed, 4]).permutation(3)
+    assert [t for t, _ in study.plan(4, 1)] == [study.targets[i] for i in old]
+    with pytest.raises(ValueError, match="no target plan 7"):
+        study.plan(0, 7)
+
+
+def test_a_running_study_keeps_the_plan_of_its_first_participant(tmp_path):
+    """A study whose first participant was enrolled under plan 1 (before the upgrade) goes
+    on with plan 1: no participant is reshuffled; a new study gets the Williams plan."""
+    study = load_study(write(tmp_path))
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    store = Store(db)
+    store.setup()
+    store.enrol(study.fingerprint, "P-OLD0000000000001", "x" * 64, plan=1)
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        pr = c.post("/api/study/participants", json={"consent": True}).json()
+        h = {"Authorization": "Bearer " + pr["token"]}
+        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+    assert store.participant(pr["id"]).plan == 1 and store.participant(pr["id"]).number == 1
+    assert n["target"]["id"] == study.plan(1, 1)[0][0]
+    other = load_study(write(tmp_path, STUDY.replace("seed = 3", "seed = 4"), "b.toml"))
+    with in_process(create_app(other.catalogue, db, study=other)) as c:
+        pr = c.post("/api/study/participants", json={"consent": True}).json()
+    assert store.participant(pr["id"]).plan == 2
+
+
+def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
+    study = load_study(write(tmp_path, STUDY + 'completion_code = "C0DE-42"\n'))
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    rng = np.random.default_rng(1)
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        kept, replies = run_participant(c, study, rng)
+        assert json.loads(replies[-1]) == {"done": True, "n_slots": 4, "completion_code": "C0DE-42"}
+        pr = c.post("/api/study/participants", json={"consent": True}).json()
+        h = {"Authorization": "Bearer " + pr["token"]}
+        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+        sid, screen = n["session"]["id"], n["session"]["screen"]
+        person = FindPerson(study.catalogue, n["target"]["id"], 3.0, rng)
+        r = c.post(f"/api/sessions/{sid}/answer", json=person.answer(screen), headers=h)
+        assert r.status_code == 200
+        # a study's search is not left: the participant withdraws
+        assert c.post(f"/api/sessions/{sid}/leave", json={}, headers=h).status_code == 409
+        wrong = c.post(f"/api/study/participants/{pr['id']}/withdraw", json={})
+        assert wrong.status_code == 401
+        for _ in range(2):  # a repeat answers the same
+            r = c.post(f"/api/study/participants/{pr['id']}/withdraw", json={}, headers=h)
+            assert r.status_code == 200 and r.json() == {"withdrawn": True}
+        again = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h)
+        assert again.status_code == 409 and "stopped taking part" in again.json()["error"]
+        got = c.get(f"/api/sessions/{sid}", headers=h).json()
+        assert got["done"] and got["result"]["left"] and got["result"]["target"] is None
+    store = Store(db)
+    assert store.participant(pr["id"]).withdrawn is not None
+    assert {s.participant for s in store.iter_sessions()} == {kept["id"]}
+    out = tmp_path / "report"
+    args = ["report", "--database", db, "--out", str(out), "--study", str(tmp_path / "study.toml")]
+    assert main(args) == 0
+    assert "1 participants, 4 searches" in capsys.readouterr().out
+    assert main(["export", "--database", db, "--out", str(tmp_path / "e")]) == 0
+    sessions_csv = (tmp_path / "e" / "sessions.csv").read_text()
+    assert sid not in sessions_csv and len(sessions_csv.splitlines()) == 1 + 4
+    # prune: the withdrawn participant's search goes, whatever its age; the others stay
+    assert main(["prune", "--database", db, "--older-than", "365"]) == 0
+    assert "deleted 1 sessions with 2 screens and 1 answers" in capsys.readouterr().out
+    with sqlite3.connect(tmp_path / "s.sqlite") as con:
+        left = con.execute("SELECT count(*) FROM ts_sessions WHERE participant = ?", (pr["id"],))
+        assert left.fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM ts_participants").fetchone()[0] == 2
+
+
+def test_completion_code_and_redirect_in_the_study_file(tmp_path):
+    text = STUDY + 'completion_code = "ABC"\nredirect = "https://example.org/done?x=1"\n'
+    study = load_study(write(tmp_path, text))
+    assert study.completion_code == "ABC" and study.redirect == "https://example.org/done?x=1"
+    assert study.fingerprint == load_study(write(tmp_path, STUDY, "b.toml")).fingerprint
+    for bad, match in (
+        ("completion_code = 5", "completion_code: a string"),
+        ('completion_code = ""', "completion_code: a string"),
+        ('redirect = "javascript:alert(1)"', "redirect: an http"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            load_study(write(tmp_path, STUDY + bad + "\n", "bad.toml"))

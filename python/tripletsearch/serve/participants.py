@@ -24,17 +24,19 @@ class Participants:
     def __init__(self, store: Store, group: str):
         self.store, self.group = store, group
 
-    def enrol(self) -> dict:
+    def enrol(self, plan: int = 1) -> dict:
         """A new participant (after their consent): ``{"id", "token"}``.
 
         The id has 64 random bits (``P-`` and 16 hex digits); one already taken is drawn
-        again. :class:`~.errors.Busy` (503) when the database keeps losing races.
+        again. ``plan``: the group's plan version when this is its first participant (see
+        :meth:`.store.Store.enrol`). :class:`~.errors.Busy` (503) when the database keeps
+        losing races.
         """
         token = new_token()
         for _ in range(8):
             pid = "P-" + secrets.token_hex(8).upper()
             try:
-                self.store.enrol(self.group, pid, token_hash(token))
+                self.store.enrol(self.group, pid, token_hash(token), plan)
             except IdTaken:
                 continue
             except StoreBusy as exc:

@@ -392,6 +392,20 @@ class SearchService:
         return reply
 
     # ------------------------------------------------------------------ reading
+    def leave(self, sid: str, token: str | None) -> dict:
+        """End a free session unfinished, left by its person: abandoned, never found.
+
+        ``{"done": true, "left": bool}`` (false: it had ended before). A study's search
+        ends when found or when its participant withdraws: Conflict.
+        """
+        row = self._authorized(sid, token)
+        if row.participant is not None:
+            raise Conflict("a study's search ends when found, or when its participant withdraws")
+        with self.live.hold(sid):  # not while a step of it is under way
+            left = self.store.leave(sid, time.time())
+            self.live.drop(sid)
+        return {"done": True, "left": left}
+
     def get(self, sid: str, token: str | None) -> dict:
         """The session: id, mode, n_choices, done, n_queries, the current screen, the history.
 

@@ -443,8 +443,11 @@ class Store(Database):
         return out
 
     # ------------------------------------------------------------------ studies
-    def enrol(self, study: str, pid: str, token_hash: str) -> int:
+    def enrol(self, study: str, pid: str, token_hash: str, plan: int = 1) -> int:
         """A new participant of ``study``; returns their enrolment number (0, 1, ...).
+
+        ``plan``: the version of the study's plan of target orders for a study's first
+        participant; later ones take the first one's (a study under way keeps its plan).
 
         :class:`IdTaken` when ``pid`` names a participant already. Enrolments of one study
         take turns (SQLite: the write lock; PostgreSQL: a transaction-scoped advisory lock
@@ -467,6 +470,11 @@ class Store(Database):
                             sa.func.coalesce(sa.func.max(participants.c.number), -1) + 1
                         ).where(participants.c.study == study)
                     ).scalar_one()
+                    first = c.execute(
+                        sa.select(participants.c.plan).where(
+                            participants.c.study == study, participants.c.number == 0
+                        )
+                    ).scalar()
                     c.execute(
                         sa.insert(participants).values(
                             id=pid,
@@ -474,6 +482,7 @@ class Store(Database):
                             study=study,
                             number=int(n),
                             created=time.time(),
+                            plan=int(plan if first is None else first),
                         )
                     )
                 return int(n)
@@ -481,8 +490,45 @@ class Store(Database):
                 time.sleep(0.01 * (attempt + 1) * (0.5 + random.random()))
         raise StoreBusy("database: could not enrol a participant (too many at once)")
 
+    def withdraw(self, pid: str, now: float) -> bool:
+        """Record that participant ``pid`` stopped taking part.
+
+        Once: the first time is kept. Their unfinished searches end, left. True when this
+        call withdrew them.
+        """
+        left = json.dumps({"target": None, "left": True, "reason": "withdrawn"})
+        with self._tx() as c:
+            res = c.execute(
+                sa.update(participants)
+                .where(participants.c.id == pid, participants.c.withdrawn.is_(None))
+                .values(withdrawn=now)
+            )
+            c.execute(
+                sa.update(sessions)
+                .where(sessions.c.participant == pid, sessions.c.done == sa.false())
+                .values(done=True, result=left, updated=now)
+            )
+        return res.rowcount == 1
+
+    def leave(self, sid: str, now: float) -> bool:
+        """End session ``sid`` unfinished (left by its person: abandoned, not found).
+
+        False when it had ended already.
+        """
+        left = json.dumps({"target": None, "left": True, "reason": "left"})
+        with self._tx() as c:
+            res = c.execute(
+                sa.update(sessions)
+                .where(sessions.c.id == sid, sessions.c.done == sa.false())
+                .values(done=True, result=left, updated=now)
+            )
+        return res.rowcount == 1
+
     def participant(self, pid: str) -> Any:
-        """The participant's row (id, token_hash, study, number, created) or None."""
+        """The participant's row, or None.
+
+        Its columns: id, token_hash, study, number, created, plan, withdrawn.
+        """
         with self.read.connect() as c:
             return c.execute(sa.select(participants).where(participants.c.id == pid)).first()
 
@@ -500,24 +546,40 @@ class Store(Database):
             yield from c.execute(sa.select(participants).order_by(participants.c.number))
 
     def iter_sessions(self) -> Iterator[SessionRow]:
-        """Every session, by creation time (then id)."""
+        """Every session, by creation time (then id), but those of withdrawn participants."""
+        withdrawn = sa.select(participants.c.id).where(participants.c.withdrawn.is_not(None))
+        q = (
+            sa.select(sessions)
+            .where(
+                sa.or_(sessions.c.participant.is_(None), sessions.c.participant.not_in(withdrawn))
+            )
+            .order_by(sessions.c.created, sessions.c.id)
+        )
         with self.read.connect() as c:
-            for r in c.execute(sa.select(sessions).order_by(sessions.c.created, sessions.c.id)):
+            for r in c.execute(q):
                 yield SessionRow.from_row(r)
 
     def prune(self, before: float, idle_before: float, *, dry_run: bool = False) -> dict:
         """Delete old free sessions with their screens and answers; the counts deleted.
 
         A free session (no study participant) goes when its last activity is before
-        ``before`` and it is finished, or unfinished with its last activity before
-        ``idle_before`` (abandoned). Study sessions stay. Batches of 500 sessions, each in
-        its own transaction. ``dry_run``: count only.
+        ``before`` and it is finished (found, or left by its person), or unfinished with
+        its last activity before ``idle_before`` (abandoned). Study sessions stay, but those
+        of withdrawn participants go whatever their age (the participant's row stays: the
+        study's numbering and balance). Batches of 500 sessions, each in its own
+        transaction. ``dry_run``: count only.
         """
         done = {"sessions": 0, "screens": 0, "answers": 0}
+        withdrawn = sa.select(participants.c.id).where(participants.c.withdrawn.is_not(None))
         doomed = sa.select(sessions.c.id).where(
-            sessions.c.participant.is_(None),
-            sessions.c.updated < before,
-            sa.or_(sessions.c.done == sa.true(), sessions.c.updated < idle_before),
+            sa.or_(
+                sa.and_(
+                    sessions.c.participant.is_(None),
+                    sessions.c.updated < before,
+                    sa.or_(sessions.c.done == sa.true(), sessions.c.updated < idle_before),
+                ),
+                sessions.c.participant.in_(withdrawn),
+            )
         )
         if dry_run:  # everything at once, counted in the database
             with self.read.connect() as c:

@@ -14,13 +14,24 @@ items per screen and the seed::
     sigma = "auto"                   # gauss's probit noise ("auto": 0.1 of the items' RMS
                                      # distance to their mean, the paper's 0.1 at its scale)
     consent = "..."                  # shown before anything is recorded
+    completion_code = "C0DE42"       # optional: shown when all searches are done
+    redirect = "https://..."         # optional: a link back there (a crowdsourcing platform)
 
 Each person who opens ``/study`` and consents becomes a pseudonymous participant (a random
-id, never a name) who searches every target once, in an order of their own. The method of
-each search is assigned blindly and balanced: participant p searches target t with method
-``methods[(p + t) mod M]``, so over any M consecutive participants every target meets every
-method once. The method is stored with the session on the server and appears in nothing
-the participant's browser receives.
+id, never a name) who searches every target once. Target orders are counterbalanced: the
+orders are the rows of a Williams design over the targets (relabelled once by the seed), one
+row per participant in enrolment order, so over each block of T participants (2T for an odd
+number T of targets) every target comes equally often in every position and right after
+every other target. The method of each search is assigned blindly and balanced: participant
+p searches target t with method ``methods[(p + t) mod M]``, so over any M consecutive
+participants every target meets every method once. The method is stored with the session
+on the server and appears in nothing the participant's browser receives.
+
+The plan is versioned (:data:`PLAN_VERSION`): a study's participants all follow the plan its
+first participant was enrolled under, so a study started before the Williams design (plan 1:
+a seeded shuffle per participant) keeps its orders after an upgrade. A participant may stop
+at any time (``withdraw``): their searches end, and their answers are left out of report and
+export and deleted by ``tripletsearch prune``.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +57,11 @@ from .participants import Participants
 from .service import Owner, SearchService
 from .store import SessionRow, WriteConflict
 
-__all__ = ["Study", "load_study", "StudyService"]
+__all__ = ["Study", "load_study", "StudyService", "PLAN_VERSION", "williams_orders"]
+
+# the version of the target orders' plan for new studies: 1 a seeded shuffle per
+# participant (before 0.3.0), 2 a Williams design
+PLAN_VERSION = 2
 
 _KEYS = {
     "title",
@@ -58,6 +74,8 @@ _KEYS = {
     "gamma",
     "sigma",
     "consent",
+    "completion_code",
+    "redirect",
 }
 DEFAULT_CONSENT = (
     "This is a study of how people search by comparisons. You will be shown a target and "
@@ -82,6 +100,8 @@ class Study:
     gamma: float | str
     sigma: float
     consent: str
+    completion_code: str | None = None
+    redirect: str | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -100,11 +120,22 @@ class Study:
         }
         return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
 
-    def plan(self, number: int) -> list[tuple[int, str]]:
-        """Participant ``number``'s searches: (target, method) in the order they do them."""
-        order = np.random.default_rng([self.seed, number]).permutation(len(self.targets))
+    def plan(self, number: int, version: int = PLAN_VERSION) -> list[tuple[int, str]]:
+        """Participant ``number``'s searches: (target, method) in the order they do them.
+
+        Under plan ``version`` (see the module docstring).
+        """
+        n = len(self.targets)
+        if version == 1:
+            order = [int(t) for t in np.random.default_rng([self.seed, number]).permutation(n)]
+        elif version == 2:
+            labels = np.random.default_rng([self.seed, 2]).permutation(n)
+            rows = williams_orders(n)
+            order = [int(labels[x]) for x in rows[number % len(rows)]]
+        else:
+            raise ValueError(f"version: no target plan {version!r} (this library: 1, 2)")
         m = len(self.methods)
-        return [(self.targets[t], self.methods[(number + int(t)) % m]) for t in order]
+        return [(self.targets[t], self.methods[(number + t) % m]) for t in order]
 
     def session_seed(self, number: int, slot: int) -> int:
         """The searcher's seed for participant ``number``'s search ``slot``.
@@ -116,6 +147,27 @@ class Study:
     def params(self, method: str) -> dict:
         """The searcher parameters for ``method``: the method, the study's gamma and sigma."""
         return {"method": method, "gamma": self.gamma, "sigma": self.sigma}
+
+
+def williams_orders(n: int) -> list[list[int]]:
+    """The rows of a Williams design for ``n`` treatments.
+
+    Orders of 0..n-1 in which every treatment comes equally often in every position and
+    right after every other one: n rows for an even n, 2n for an odd one (the n rows and
+    their reverses). Row i is the first row 0, 1, n-1, 2, n-2, ... plus i (mod n).
+    """
+    if n < 1:
+        raise ValueError(f"n: at least 1, got {n}")
+    first, lo, hi = [0], 1, n - 1
+    while len(first) < n:
+        if len(first) % 2:
+            first.append(lo)
+            lo += 1
+        else:
+            first.append(hi)
+            hi -= 1
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    return rows + [r[::-1] for r in rows] if n % 2 else rows
 
 
 def _fail(path: str, message: str) -> ValueError:
@@ -216,6 +268,13 @@ def load_study(path: Any) -> Study:
     if not isinstance(title, str) or not isinstance(consent, str):
         raise _fail(name, "title and consent: strings")
     gamma, sigma = _gamma_sigma(name, cfg, cat)
+    code, redirect = cfg.get("completion_code"), cfg.get("redirect")
+    if code is not None and (not isinstance(code, str) or not 0 < len(code) <= 200):
+        raise _fail(name, "completion_code: a string of 1 to 200 characters")
+    if redirect is not None and (
+        not isinstance(redirect, str) or not redirect.startswith(("https://", "http://"))
+    ):
+        raise _fail(name, "redirect: an http:// or https:// URL")
     return Study(
         title=title,
         catalogue=cat,
@@ -228,6 +287,8 @@ def load_study(path: Any) -> Study:
         gamma=gamma,
         sigma=sigma,
         consent=consent,
+        completion_code=code,
+        redirect=redirect,
     )
 
 
@@ -256,11 +317,20 @@ class StudyService:
 
     def enrol(self) -> dict:
         """Enrol a new participant (who consented): ``{"id", "token"}``."""
-        return self.participants.enrol()
+        return self.participants.enrol(plan=PLAN_VERSION)
 
-    def _start(self, pid: str, number: int, slot: int, token: str) -> SessionRow | None:
+    def withdraw(self, pid: str, token: str | None) -> dict:
+        """The participant stops taking part: ``{"withdrawn": true}`` (repeats: the same)."""
+        self.participants.authorize(pid, token)
+        self.store.withdraw(pid, time.time())
+        for s in self.store.participant_sessions(pid):
+            self.service.live.drop(s.id)
+        return {"withdrawn": True}
+
+    def _start(self, pid: str, row: Any, slot: int, token: str) -> SessionRow | None:
         """Start the participant's search ``slot``; None when a racing request did."""
-        target, method = self.study.plan(number)[slot]
+        number = int(row.number)
+        target, method = self.study.plan(number, int(row.plan))[slot]
         owner = Owner(pid, slot, target, token, self.study.session_seed(number, slot))
         try:
             self.service.start_session(
@@ -282,13 +352,15 @@ class StudyService:
         """
         row = self.participants.authorize(pid, token)
         assert token is not None  # authorized
+        if row.withdrawn is not None:
+            raise Conflict("this participant has stopped taking part")
         n_slots = len(self.study.targets)
         for _ in range(3):  # a racing request may start the same slot: then read it back
             sessions = {s.slot: s for s in self.store.participant_sessions(pid)}
             slot = next((j for j in range(n_slots) if not _finished(sessions.get(j))), None)
             if slot is None:
-                return {"done": True, "n_slots": n_slots}
-            current = sessions.get(slot) or self._start(pid, int(row.number), slot, token)
+                return self._done(n_slots)
+            current = sessions.get(slot) or self._start(pid, row, slot, token)
             if current is None:
                 continue
             screen = self.store.screen(current.id, current.screen)
@@ -296,11 +368,20 @@ class StudyService:
                 "done": False,
                 "slot": slot,
                 "n_slots": n_slots,
-                "target": self.study.catalogue.item(self.study.plan(int(row.number))[slot][0]),
+                "target": self.study.catalogue.item(int(current.target or 0)),
                 "n_queries": current.n_queries,
                 "session": {"id": current.id, "screen": None if screen is None else screen[0]},
             }
         raise Conflict("could not start the next search; try again")
+
+    def _done(self, n_slots: int) -> dict:
+        """The reply after the last search: the completion code and redirect when given."""
+        reply: dict = {"done": True, "n_slots": n_slots}
+        if self.study.completion_code is not None:
+            reply["completion_code"] = self.study.completion_code
+        if self.study.redirect is not None:
+            reply["redirect"] = self.study.redirect
+        return reply
 
 
 def _finished(row: SessionRow | None) -> bool:

@@ -19,8 +19,10 @@ Schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``:
 
 Versions: 1 (0.1.0); 2 added undo and studies; 3 renamed ``ts_sessions``' columns to the
 library's vocabulary (``k`` -> ``n_choices``, ``queries`` -> ``screen``, ``n_answers`` ->
-``n_queries``). Replies stored by version 2 keep their old keys (the service adds the new
-ones when it returns them).
+``n_queries``); 4 added the participants' ``plan`` (the version of the study's target
+orders they were enrolled under: 1, a seeded shuffle, for those enrolled before) and
+``withdrawn`` (when they stopped taking part). Replies stored by version 2 keep their old
+keys (the service adds the new ones when it returns them).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from sqlalchemy.engine import Connection
 
 __all__ = ["SCHEMA_VERSION", "MIGRATIONS", "metadata", "meta_table", "sessions", "screens"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = sa.MetaData()
 meta_table = sa.Table(
@@ -96,6 +98,9 @@ participants = sa.Table(
     sa.Column("study", sa.String(64), nullable=False),  # the study's fingerprint
     sa.Column("number", sa.Integer, nullable=False),  # enrolment order, for the balance
     sa.Column("created", sa.Float, nullable=False),
+    # the version of the study's plan of target orders (study.py's PLAN_VERSION)
+    sa.Column("plan", sa.Integer, nullable=False, server_default="1"),
+    sa.Column("withdrawn", sa.Float, nullable=True),  # when they stopped taking part
     sa.UniqueConstraint("study", "number"),
 )
 
@@ -123,6 +128,22 @@ def _v2_to_v3(c: Connection) -> None:
         c.exec_driver_sql(f"ALTER TABLE ts_sessions RENAME COLUMN {old} TO {new}")
 
 
+def _v3_to_v4(c: Connection) -> None:
+    """The participants' plan version (1 for those enrolled before) and withdrawal.
+
+    (A version-1 database got the table as this version lays it out: nothing to add.)
+    """
+    have = {col["name"] for col in sa.inspect(c).get_columns("ts_participants")}
+    if "plan" not in have:
+        c.exec_driver_sql("ALTER TABLE ts_participants ADD COLUMN plan INTEGER NOT NULL DEFAULT 1")
+    if "withdrawn" not in have:
+        c.exec_driver_sql("ALTER TABLE ts_participants ADD COLUMN withdrawn FLOAT")
+
+
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
 # an older version is upgraded once, when the service starts
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+}

@@ -44,6 +44,18 @@ async def undo(request: Request) -> Response:
     return ok(schema.with_old_keys(reply))
 
 
+async def leave(request: Request) -> Response:
+    """``POST /api/sessions/{sid}/leave`` ``{}`` + token: end it unfinished (abandoned).
+
+    ``{"done": true, "left": true}``, or ``"left": false`` when it had ended before.
+    """
+    schema.empty(await read_json(request))
+    reply = await run_in_threadpool(
+        _service(request).leave, request.path_params["sid"], bearer(request)
+    )
+    return ok(reply)
+
+
 def get(request: Request) -> Response:
     """``GET /api/sessions/{sid}`` + token: the session, its current screen, its history."""
     reply = _service(request).get(request.path_params["sid"], bearer(request))
@@ -54,5 +66,6 @@ ROUTES = [
     Route("/api/sessions", create, methods=["POST"]),
     Route("/api/sessions/{sid}/answer", answer, methods=["POST"]),
     Route("/api/sessions/{sid}/undo", undo, methods=["POST"]),
+    Route("/api/sessions/{sid}/leave", leave, methods=["POST"]),
     Route("/api/sessions/{sid}", get),
 ]

@@ -43,8 +43,21 @@ async def next_search(request: Request) -> Response:
     return ok(schema.with_old_keys(reply))
 
 
+async def withdraw(request: Request) -> Response:
+    """``POST /api/study/participants/{pid}/withdraw`` ``{}`` + token: stop taking part.
+
+    ``{"withdrawn": true}``; the participant's answers are left out of report and export
+    and deleted by ``tripletsearch prune``. Repeats answer the same.
+    """
+    studies = _study(request)
+    schema.empty(await read_json(request))
+    reply = await run_in_threadpool(studies.withdraw, request.path_params["pid"], bearer(request))
+    return ok(reply)
+
+
 ROUTES = [
     Route("/api/study", info),
     Route("/api/study/participants", enrol, methods=["POST"]),
     Route("/api/study/participants/{pid}/next", next_search, methods=["POST"]),
+    Route("/api/study/participants/{pid}/withdraw", withdraw, methods=["POST"]),
 ]
