@@ -104,8 +104,7 @@ def find_by_clicks(page, target: int, max_screens: int = 25) -> int:
         page.wait_for_selector("#grid .pick")
         names = page.locator("#grid .card .name").all_inner_texts()
         if CAT.names[target] in names:
-            with page.expect_response(lambda r: r.url.endswith("/answer")):
-                page.locator("#grid .card .found").nth(names.index(CAT.names[target])).click()
+            say_this_is_it(page, names.index(CAT.names[target]))
             page.wait_for_selector("#search[hidden]", state="attached")
             return clicks
         best = int(np.argmin(np.linalg.norm(shown_lab(page) - LAB[target], axis=1)))
@@ -114,6 +113,14 @@ def find_by_clicks(page, target: int, max_screens: int = 25) -> int:
             page.locator("#grid .pick").nth(best).click()
         expect(page.locator("#progress")).not_to_have_text(before)
     raise AssertionError(f"not found in {max_screens} screens")
+
+
+def say_this_is_it(page, position: int) -> None:
+    """ "This is it" on the item at ``position``, then "Yes" on the confirmation."""
+    page.locator("#grid .card .found").nth(position).click()
+    expect(page.locator("#confirm")).to_be_visible()
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.click("#confirm-yes")
 
 
 def test_find_a_named_colour_by_clicking(browser, server, shots):
@@ -162,9 +169,19 @@ def test_keys_and_undo(browser, server):
         page.keyboard.press("0")  # none is closer
     expect(page.locator("#progress")).to_contain_text("1 answered")
     names = page.locator("#grid .card .name").all_inner_texts()
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if r.url.endswith("/answer") else None)
     page.locator("#grid .pick").nth(1).focus()
+    page.keyboard.press("Enter")  # this is it: asks first
+    expect(page.locator("#confirm")).to_be_visible()
+    expect(page.locator("#confirm-text")).to_contain_text(names[1])
+    page.keyboard.press("Enter")  # on "No, keep searching": nothing sent
+    expect(page.locator("#confirm")).to_be_hidden()
+    assert sent == [] and page.evaluate("document.activeElement.id") == "prompt"
+    page.locator("#grid .pick").nth(1).focus()
+    page.keyboard.press("Enter")
     with page.expect_response(lambda r: r.url.endswith("/answer")):
-        page.keyboard.press("Enter")  # this is it
+        page.click("#confirm-yes")
     page.wait_for_selector("#done:not([hidden])")
     expect(page.locator("#result")).not_to_be_empty()
     assert f"Found: {names[1]}" in page.inner_text("#result")
@@ -193,8 +210,10 @@ def test_mix_a_colour_in_40_clicks(browser, server, shots):
         expect(page.locator("#progress")).not_to_have_text(before)
         if click == 20:
             page.screenshot(path=str(shots / "mix.png"))
+    page.keyboard.press("Enter")  # accept the colour: asks first
+    expect(page.locator("#confirm-text")).to_have_text("Is this your colour?")
     with page.expect_response(lambda r: r.url.endswith("/answer")):
-        page.keyboard.press("Enter")  # accept the colour
+        page.click("#confirm-yes")
     page.wait_for_selector("#done:not([hidden])")
     expect(page.locator("#result")).not_to_be_empty()
     hexcode = re.search(r"#[0-9a-f]{6}", page.inner_text("#result")).group(0)
@@ -373,8 +392,7 @@ def test_screen_sizes_from_the_server_and_no_page_of_items(browser, tmp_path):
             page.click("#find")
         assert created.value.request.post_data_json == {"mode": "find", "n_choices": 2}
         expect(page.locator("#grid .pick")).to_have_count(2)
-        with page.expect_response(lambda r: r.url.endswith("/answer")):
-            page.locator("#grid .card .found").nth(0).click()
+        say_this_is_it(page, 0)
         expect(page.locator("#result")).to_contain_text("Found: ")
         page.close()
     assert requests == [{"limit": ["0"]}]
@@ -435,8 +453,9 @@ def test_a_reload_resumes_the_session(browser, server):
     expect(page.locator("#mixbar")).to_be_visible()
     expect(page.locator("#accept")).to_be_visible()
     assert page.is_hidden("#skip")
+    page.click("#accept")
     with page.expect_response(lambda r: r.url.endswith("/answer")):
-        page.click("#accept")
+        page.click("#confirm-yes")
     expect(page.locator("#result")).to_contain_text("Your colour: #")
     page.close()
 
@@ -457,8 +476,9 @@ def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_p
         expect(page.locator("#grid .pick")).to_have_count(4)
         names = page.locator("#grid .card .name").all_inner_texts()
         other = next(i for i, n in enumerate(names) if n != target)
+        page.locator("#grid .card .found").nth(other).click()
         with page.expect_response(lambda r: r.url.endswith("/answer")) as refused:
-            page.locator("#grid .card .found").nth(other).click()
+            page.click("#confirm-yes")
         assert refused.value.status == 400
         expect(page.locator("#status")).to_contain_text("not the target")
         sid = session_id(page, "ts-study")
@@ -471,5 +491,407 @@ def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_p
         expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 2 · 1 answered")
         expect(page.locator("#target")).to_have_attribute("title", target)
         find_by_clicks(page, CAT.names.index(target), max_screens=40)
-        expect(page.locator("#result")).to_contain_text("Thank you: all 1 searches are done.")
+        expect(page.locator("#result")).to_contain_text("Thank you: the search is done.")
         page.close()
+
+
+# ------------------------------------------------------------- the page, part 3
+
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+}
+PHOTO_SIZES = [(640, 480), (240, 960), (1200, 300), (256, 256), (48, 64), (900, 600)]
+
+
+def photo_catalogue(root, n=24):
+    """Photos of several sizes and aspect ratios (a disc on a gradient: its edges show any
+    crop), with a 2-D embedding."""
+    import matplotlib.pyplot as plt
+
+    (root / "img").mkdir(parents=True)
+    rng = np.random.default_rng(7)
+    rows = ["name,image"]
+    for i in range(n):
+        w, h = PHOTO_SIZES[i % len(PHOTO_SIZES)]
+        yy, xx = np.mgrid[0:h, 0:w]
+        img = np.empty((h, w, 3))
+        img[...] = rng.uniform(0.2, 0.9, 3) * (0.5 + 0.5 * xx / w)[..., None]
+        disc = (xx - w / 2) ** 2 + (yy - h / 2) ** 2 < (min(w, h) / 3) ** 2
+        img[disc] = rng.uniform(size=3)
+        plt.imsave(root / "img" / f"photo{i}.png", img)
+        rows.append(f"photo {i},img/photo{i}.png")
+    (root / "items.csv").write_text("\n".join(rows) + "\n")
+    np.save(root / "embedding.npy", rng.normal(size=(n, 2)))
+    return root
+
+
+def inside(inner, outer, slack=1.0) -> bool:
+    return (
+        inner["x"] >= outer["x"] - slack
+        and inner["y"] >= outer["y"] - slack
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+        and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack
+    )
+
+
+def pictures_fit(page, box_selector: str) -> int:
+    """Every picture in the boxes of ``box_selector`` lies inside its box and is contained
+    (never cropped); the number checked."""
+    boxes = page.locator(box_selector)
+    for i in range(boxes.count()):
+        box, img = boxes.nth(i), boxes.nth(i).locator("img")
+        expect(img).to_have_js_property("complete", True)
+        assert inside(img.bounding_box(), box.bounding_box()), (box_selector, i)
+        assert img.evaluate("e => getComputedStyle(e).objectFit") == "contain"
+    return boxes.count()
+
+
+def visible_on_top(page, selector: str) -> bool:
+    """The element is inside the viewport and nothing covers its centre."""
+    return page.evaluate(
+        """sel => { const e = document.querySelector(sel), r = e.getBoundingClientRect();
+        const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        return r.top >= 0 && r.bottom <= innerHeight && (top === e || e.contains(top)); }""",
+        selector,
+    )
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
+    """Photos from 48x64 to 1200x300: contained in the swatches, the target boxes and the
+    end screen, on desktop and phone; the study's target visible on every search screen."""
+    from tripletsearch.serve import load_catalogue
+
+    root = photo_catalogue(tmp_path / "photos")
+    study_file = tmp_path / "study.toml"
+    study_file.write_text(
+        f'catalogue = "{root}"\nmethods = ["gamma-ckl"]\ntargets = 2\nn_choices = 4\n'
+        "max_queries = 3\n"
+    )
+    study = load_study(study_file)
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    ctx = browser.new_context(**(DESKTOP if device == "desktop" else PHONE))
+    with thread_server(create_app(load_catalogue(root), db)) as base:
+        page = ctx.new_page()
+        page.goto(base + "/")
+        page.click("#find")
+        expect(page.locator("#grid .pick img")).to_have_count(4)
+        assert pictures_fit(page, "#grid .pick") == 4
+        page.screenshot(path=str(shots / f"pictures-{device}.png"), full_page=True)
+        page.locator("#grid .card .found").nth(0).click()
+        assert pictures_fit(page, "#confirm-swatch") == 1
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.click("#confirm-yes")
+        expect(page.locator("#done")).to_be_visible()
+        assert pictures_fit(page, "#result-swatch") == 1
+    with thread_server(create_app(study.catalogue, db, study=study)) as base:
+        page = ctx.new_page()
+        page.goto(base + "/study")
+        page.click("#agree")
+        expect(page.locator("#target-intro")).to_be_visible()
+        assert pictures_fit(page, "#target-big") == 1
+        page.screenshot(path=str(shots / f"study-target-{device}.png"), full_page=True)
+        page.click("#begin")
+        for screen in range(3):
+            expect(page.locator("#grid .pick")).to_have_count(4)
+            assert pictures_fit(page, "#target") == 1 and pictures_fit(page, "#grid .pick") == 4
+            assert visible_on_top(page, "#target"), screen
+            assert page.is_hidden("#keys") == (device == "phone")  # no keys on a phone
+            if screen == 0:
+                page.screenshot(path=str(shots / f"study-search-{device}.png"), full_page=True)
+            with page.expect_response(lambda r: r.url.endswith("/answer")):
+                page.locator("#grid .pick").nth(0).click()
+    ctx.close()
+
+
+def answer_keys(page, keys: str, before: int = 0) -> None:
+    """Press each key as an answer, waiting for the next screen each time."""
+    for i, key in enumerate(keys):
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.keyboard.press(key)
+        expect(page.locator("#progress")).to_contain_text(f"{before + i + 1} answered")
+
+
+def left_sessions(url) -> list[tuple[bool, dict]]:
+    return [(s.done, s.result) for s in Store(url).iter_sessions()]
+
+
+def test_start_over_change_mode_and_back_leave_the_search(browser, tmp_path):
+    """Each way out records the search as left (done, never found) and none as found; the
+    browser's Back returns to the start page."""
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with thread_server(create_app(CAT, url)) as base:
+        page = browser.new_page()
+        page.goto(base + "/")
+        page.click("#find")
+        expect(page.locator("#grid .pick")).to_have_count(4)
+        answer_keys(page, "1")
+        first = session_id(page)
+        with page.expect_response(lambda r: r.url.endswith("/api/sessions")):
+            page.click("#start-over")
+        expect(page.locator("#progress")).to_have_text("screen 1 · 0 answered")
+        assert session_id(page) != first and page.locator("#grid .pick").count() == 4
+        answer_keys(page, "2")
+        with page.expect_response(lambda r: r.url.endswith("/leave")):
+            page.go_back()  # the browser's Back
+        expect(page.locator("#start")).to_be_visible()
+        expect(page.locator("#progress")).to_have_text("")
+        page.click("#mix")
+        expect(page.locator("#grid .pick")).to_have_count(2)
+        with page.expect_response(lambda r: r.url.endswith("/leave")):
+            page.click("#change-mode")
+        expect(page.locator("#start")).to_be_visible()
+        page.reload()  # nothing to resume
+        expect(page.locator("#start")).to_be_visible()
+        page.close()
+    left = left_sessions(url)
+    assert len(left) == 3
+    assert all(
+        done and res == {"target": None, "left": True, "reason": "left"} for done, res in left
+    )
+
+
+def trail_hexes(page) -> list[str]:
+    rgbs = page.eval_on_selector_all("#trail span", "els => els.map(e => e.style.background)")
+    return ["#" + "".join(f"{int(v):02x}" for v in re.findall(r"\d+", c)[:3]) for c in rgbs]
+
+
+def server_trail(page, base) -> list[str]:
+    """The trail the server's history gives: the estimates of the screens whose answers
+    count, then the current screen's, each change once."""
+    s = page.evaluate("JSON.parse(localStorage.getItem('ts-search')).session")
+    got = page.request.get(
+        f"{base}/api/sessions/{s['id']}", headers={"Authorization": "Bearer " + s["token"]}
+    ).json()
+    hexes = [
+        h["shown"]["estimate"]["hex"]
+        for h in got["history"]
+        if h["kind"] == "answer" and not h["undone"]
+    ] + [got["screen"]["estimate"]["hex"]]
+    return [h for i, h in enumerate(hexes) if i == 0 or hexes[i - 1] != h]
+
+
+def test_undo_and_reload_keep_the_header_and_the_mix_trail(browser, server):
+    base, _ = server
+    page = browser.new_page()
+    page.goto(base + "/")
+    page.click("#mix")
+    expect(page.locator("#grid .pick")).to_have_count(2)
+    answer_keys(page, "12121")
+    expect(page.locator("#progress")).to_have_text("screen 6 · 5 answered")
+    assert trail_hexes(page) == server_trail(page, base)
+    for left in (4, 3):
+        with page.expect_response(lambda r: r.url.endswith("/undo")):
+            page.click("#undo")
+        expect(page.locator("#progress")).to_have_text(f"screen {left + 1} · {left} answered")
+        assert page.evaluate("document.activeElement.id") == "prompt"
+        expect(page.locator("#announce")).to_contain_text("Undone. Screen")
+        assert trail_hexes(page) == server_trail(page, base)
+    page.reload()
+    expect(page.locator("#progress")).to_have_text("screen 4 · 3 answered")
+    assert trail_hexes(page) == server_trail(page, base) and len(trail_hexes(page)) >= 2
+    page.close()
+
+
+def test_focus_announcements_and_the_acknowledged_click(browser, server):
+    base, _ = server
+    page = browser.new_page(**DESKTOP)
+    page.goto(base + "/")
+    page.click("#find")
+    expect(page.locator("#grid .pick")).to_have_count(4)
+    # nothing picked by a stray Enter: the focus is on the prompt, not on an item
+    assert page.evaluate("document.activeElement.id") == "prompt"
+    expect(page.locator("#announce")).to_have_text(
+        "Screen 1. Pick what is closest to what you are looking for."
+    )
+    page.keyboard.press("Enter")
+    expect(page.locator("#confirm")).to_be_hidden()
+    page.evaluate(
+        """() => { window.chosen = [];
+        new MutationObserver(() => { if (document.querySelector('#grid .pick.chosen'))
+          window.chosen.push(document.querySelector('#grid .pick.chosen').dataset.index); })
+        .observe(document.getElementById('grid'), {attributes: true, subtree: true}); }"""
+    )
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.locator("#grid .pick").nth(2).click()
+    expect(page.locator("#announce")).to_contain_text("Answer recorded. Screen 2.")
+    assert page.evaluate("window.chosen")[:1] == ["2"]  # the click was marked at once
+    assert page.evaluate("document.activeElement.id") == "prompt"
+    assert "fresh" in page.get_attribute("#grid", "class")
+    page.close()
+
+
+def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server, shots):
+    base, _ = server
+    ctx = browser.new_context(**PHONE)
+    page = ctx.new_page()
+    page.goto(base + "/")
+    sel = page.locator("#n-choices-find").bounding_box()
+    assert sel["width"] >= 44 and sel["height"] >= 44
+    page.tap("#find")
+    expect(page.locator("#grid .pick")).to_have_count(4)
+    expect(page.locator("#keys")).to_be_hidden()
+    controls = ["#undo", "#skip", "#start-over", "#change-mode"] + [
+        f"#grid .card .found >> nth={i}" for i in range(4)
+    ]
+    for c in controls:
+        box = page.locator(c).bounding_box()
+        assert box["width"] >= 44 and box["height"] >= 44, c
+    # "this is it" is not flush against the next swatch
+    found = page.locator("#grid .card .found").nth(0).bounding_box()
+    below = page.locator("#grid .pick").nth(2).bounding_box()
+    assert below["y"] - (found["y"] + found["height"]) >= 12
+    page.locator("#grid .card .found").nth(0).tap()
+    for c in ("#confirm-yes", "#confirm-no"):
+        box = page.locator(c).bounding_box()
+        assert box["width"] >= 44 and box["height"] >= 44, c
+    page.screenshot(path=str(shots / "phone-confirm.png"), full_page=True)
+    ctx.close()
+
+
+def test_end_screens_give_the_colour_and_copy_it(browser, server, shots):
+    base, _ = server
+    ctx = browser.new_context(**DESKTOP)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    page = ctx.new_page()
+    page.goto(base + "/")
+    page.click("#mix")
+    expect(page.locator("#grid .pick")).to_have_count(2)
+    answer_keys(page, "1212")
+    page.click("#accept")
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.click("#confirm-yes")
+    expect(page.locator("#done")).to_be_visible()
+    lines = page.locator("#result-lines li").all_inner_texts()
+    hexcode = re.search(r"#[0-9a-f]{6}", page.inner_text("#result")).group(0)
+    rgb = [int(hexcode[i : i + 2], 16) for i in (1, 3, 5)]
+    assert lines[0] == f"Hex {hexcode}" and lines[1] == "RGB " + ", ".join(map(str, rgb))
+    lab = [float(v) for v in re.findall(r"-?\d+\.\d", lines[2])]
+    assert lines[2].startswith("CIELAB: L* ") and len(lab) == 3
+    assert np.allclose(lab, srgb_to_lab(hex_to_srgb([hexcode]))[0], atol=0.6)
+    nearest = CAT.names[int(np.argmin(np.linalg.norm(LAB - np.array(lab), axis=1)))]
+    assert lines[3].startswith(f"Nearest named colour: {nearest} (#")
+    page.screenshot(path=str(shots / "mix-end.png"))
+    page.click("#copy")
+    expect(page.locator("#copy")).to_have_text(f"Copied {hexcode}")
+    assert page.evaluate("navigator.clipboard.readText()") == hexcode
+    # find: the hex and RGB of the item found
+    page.click("#again")
+    page.click("#find")
+    expect(page.locator("#grid .pick")).to_have_count(4)
+    names = page.locator("#grid .card .name").all_inner_texts()
+    say_this_is_it(page, 0)
+    item = CAT.names.index(names[0])
+    expect(page.locator("#result")).to_have_text(f"Found: {names[0]} after 1 screen.")
+    assert page.locator("#result-lines li").nth(0).inner_text() == f"Hex {CAT.hex[item]}"
+    page.screenshot(path=str(shots / "find-end.png"))
+    ctx.close()
+
+
+def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_path, shots):
+    (tmp_path / "study.toml").write_text(
+        STUDY.replace("targets = 3", "targets = 1")
+        + 'completion_code = "C0DE-7"\nredirect = "https://example.org/back"\n'
+    )
+    study = load_study(tmp_path / "study.toml")
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    with thread_server(create_app(study.catalogue, url, study=study)) as base:
+        page = browser.new_page(**DESKTOP)
+        page.goto(base + "/study")
+        page.click("#decline")
+        expect(page.locator("#result")).to_have_text("No problem: nothing was recorded.")
+        assert page.is_hidden("#result-swatch") and page.is_hidden("#copy")
+        page.evaluate("localStorage.clear()")
+        page.goto(base + "/study")
+        page.click("#agree")
+        page.click("#begin")
+        expect(page.locator("#stop")).to_be_visible()
+        assert page.is_hidden("#start-over") and page.is_hidden("#change-mode")
+        answer_keys(page, "1")
+        pid = page.evaluate("JSON.parse(localStorage.getItem('ts-study')).participant.id")
+        page.once("dialog", lambda d: d.accept())
+        with page.expect_response(lambda r: r.url.endswith("/withdraw")):
+            page.click("#stop")
+        expect(page.locator("#result")).to_contain_text("You have stopped taking part")
+        assert page.is_hidden("#result-swatch")
+        assert Store(url).participant(pid).withdrawn is not None
+        page.reload()  # nothing kept: consent again
+        expect(page.locator("#consent")).to_be_visible()
+        page.click("#agree")
+        expect(page.locator("#target-intro")).to_be_visible()
+        target = page.get_attribute("#target-big", "title")
+        page.click("#begin")
+        find_by_clicks(page, CAT.names.index(target), max_screens=40)
+        expect(page.locator("#result")).to_contain_text("Thank you: the search is done.")
+        expect(page.locator("#result-lines")).to_have_text("Your completion code: C0DE-7")
+        expect(page.locator("#redirect")).to_have_attribute("href", "https://example.org/back")
+        assert page.is_hidden("#result-swatch")
+        page.screenshot(path=str(shots / "study-thanks.png"))
+        page.close()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
+    """Walks every screen of the page (start, find, its confirmation and end, mix and its
+    end, a study's consent, target, search and thanks) and saves each, at CSS pixels, to
+    test-output/screenshots/screens/ (the docs' pictures of the page come from there)."""
+    out = shots / "screens"
+    out.mkdir(exist_ok=True)
+
+    def shot(page, name: str) -> None:
+        page.screenshot(path=str(out / f"{name}-{device}.png"), scale="css", animations="disabled")
+
+    ctx = browser.new_context(**(DESKTOP if device == "desktop" else PHONE))
+    with thread_server(create_app(CAT, f"sqlite:///{tmp_path / 'a.sqlite'}")) as base:
+        page = ctx.new_page()
+        page.goto(base + "/")
+        expect(page.locator("#find")).to_be_visible()
+        shot(page, "start")
+        page.click("#find")
+        expect(page.locator("#grid .pick")).to_have_count(4)
+        answer_keys(page, "2")
+        shot(page, "find")
+        page.locator("#grid .card .found").nth(1).click()
+        expect(page.locator("#confirm")).to_be_visible()
+        shot(page, "find-confirm")
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.click("#confirm-yes")
+        expect(page.locator("#result")).to_contain_text("Found: ")
+        shot(page, "find-end")
+        page.click("#again")
+        page.click("#mix")
+        expect(page.locator("#grid .pick")).to_have_count(2)
+        answer_keys(page, "12211221")
+        shot(page, "mix")
+        page.click("#accept")
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.click("#confirm-yes")
+        expect(page.locator("#result")).to_contain_text("Your colour: ")
+        shot(page, "mix-end")
+    (tmp_path / "study.toml").write_text(
+        STUDY.replace("targets = 3", "targets = 1") + 'completion_code = "7KQ2-XF"\n'
+    )
+    study = load_study(tmp_path / "study.toml")
+    with thread_server(
+        create_app(study.catalogue, f"sqlite:///{tmp_path / 'b.sqlite'}", study=study)
+    ) as base:
+        page = ctx.new_page()
+        page.goto(base + "/study")
+        expect(page.locator("#consent")).to_be_visible()
+        shot(page, "study-consent")
+        page.click("#agree")
+        expect(page.locator("#target-intro")).to_be_visible()
+        target = page.get_attribute("#target-big", "title")
+        shot(page, "study-target")
+        page.click("#begin")
+        expect(page.locator("#grid .pick")).to_have_count(4)
+        shot(page, "study-search")
+        find_by_clicks(page, CAT.names.index(target), max_screens=40)
+        expect(page.locator("#result")).to_contain_text("Thank you")
+        shot(page, "study-thanks")
+    ctx.close()
+    assert len(list(out.glob(f"*-{device}.png"))) == 10

@@ -174,13 +174,17 @@ def test_the_modes_answer_rules():
         with pytest.raises(Invalid, match=match):
             find.check_answer(session, screen, answer)
     assert find.found_result(screen, 1) == {"target": 7, "name": CAT.names[7], "item": CAT.item(7)}
-    two = Screen({"number": 0, "estimate": {"hex": "#000000"}}, {"rgb": [[0] * 3, [1] * 3]})
+    black = {"hex": "#000000", "lab": [0.0, 0.0, 0.0]}
+    two = Screen({"number": 0, "estimate": black}, {"rgb": [[0] * 3, [1] * 3]})
     mix.check_answer(free, two, Answer(0, None, True))  # accept the estimate
     with pytest.raises(Invalid, match="choice: required in mix mode"):
         mix.check_answer(free, two, Answer(0, None, False))
     with pytest.raises(Invalid, match=r"0\.\.1"):
         mix.check_answer(free, two, Answer(0, 2, False))
-    assert mix.found_result(two, None) == {"estimate": {"hex": "#000000"}}
+    # the nearest named colour, by brute force in CIELAB
+    nearest = int(np.argmin((np.asarray(CAT.embedding) ** 2).sum(1)))
+    assert mix.found_result(two, None) == {"estimate": black, "nearest": CAT.item(nearest)}
+    assert CAT.names[nearest] == "black"
     # reading records without a service
     assert FindMode.shown_items({"shown": [3, 4]}) == [3, 4] and MixMode.shown_items({}) is None
     assert FindMode.found_item({"target": 4}) == 4 and FindMode.found_item(None) is None

@@ -107,12 +107,20 @@ class MixMode(Mode):
         searcher.observe(a, b, choice == 0)
 
     def found_result(self, screen: Screen, choice: int | None) -> dict:
-        """The estimate shown: ``{"estimate": {"lab", "hex"}}``."""
-        return {"estimate": screen.payload["estimate"]}
+        """The estimate shown and the catalogue's nearest named colour to it.
+
+        ``{"estimate": {"lab", "hex"}, "nearest": item}`` (nearest in CIELAB).
+        """
+        return self._with_nearest(screen.payload["estimate"])
 
     def end_result(self, searcher: Any, number: int) -> dict:
-        """The estimate after the last answer."""
-        return {"estimate": self.next_screen(searcher, number).payload["estimate"]}
+        """The estimate after the last answer, with its nearest named colour."""
+        return self._with_nearest(self.next_screen(searcher, number).payload["estimate"])
+
+    def _with_nearest(self, estimate: dict) -> dict:
+        cat = self.catalogue
+        d = np.linalg.norm(np.asarray(cat.embedding) - np.asarray(estimate["lab"]), axis=1)
+        return {"estimate": estimate, "nearest": cat.item(int(np.argmin(d)))}
 
     @classmethod
     def shown_record(cls, payload: dict, query: dict) -> Any:

@@ -34,11 +34,15 @@ export const client = {
   answer: (s, screen, choice, found) =>
     request(`/api/sessions/${at(s.id)}/answer`, {screen, choice, found}, s.token),
   undo: (s, screen) => request(`/api/sessions/${at(s.id)}/undo`, {screen}, s.token),
+  /** Leave a session unfinished: recorded as abandoned. */
+  leave: (s) => request(`/api/sessions/${at(s.id)}/leave`, {}, s.token),
   /** The study: title and consent text. */
   study: () => request("/api/study"),
   enrol: () => request("/api/study/participants", {consent: true}),
   /** A participant's current search (started when new), or done. */
   next: (p) => request(`/api/study/participants/${at(p.id)}/next`, {}, p.token),
+  /** Stop taking part: the participant's answers are left out of report and export. */
+  withdraw: (p) => request(`/api/study/participants/${at(p.id)}/withdraw`, {}, p.token),
 };
 
 /** The error display: the message under the page, read out by screen readers. */

@@ -8,10 +8,10 @@
 
 import {attempt, client} from "./api.js";
 import {offered, rendererFor} from "./modes/index.js";
-import {begin, focusFirst, onKey, showScreen, undo} from "./session.js";
+import {begin, leave, onKey, showScreen, undo} from "./session.js";
 import {forget, page, save, saved, state} from "./state.js";
 import {initStudy} from "./study.js";
-import {$, progress, show, swatch} from "./ui.js";
+import {$, progress, show, showResult} from "./ui.js";
 
 /** A mode's start card: its button and its screen sizes (a choice when it offers one). */
 function offerCard(catalogue, renderer) {
@@ -48,10 +48,20 @@ function offerCard(catalogue, renderer) {
 
 async function start(mode, nChoices) {
   const s = await client.create(mode, nChoices);
-  begin({id: s.id, token: s.token, mode}, () => attempt(finished));
+  begin({id: s.id, token: s.token, mode, nChoices}, () => attempt(finished));
   save();
+  history.pushState({search: s.id}, ""); // Back returns to the start page
   showScreen(s.screen, 0);
-  focusFirst();
+}
+
+/** Leave the search shown (abandoned) and go back to the start page. */
+async function toStart() {
+  await leave();
+  forget();
+  show("start");
+  state.screen = null;
+  progress();
+  $("modes").querySelector("button").focus();
 }
 
 /** The session kept by the last page load, shown again; false when there is none. */
@@ -61,8 +71,10 @@ async function resume() {
   try {
     const s = await client.session(kept.session);
     if (!s.done) {
-      begin({...kept.session, mode: s.mode}, () => attempt(finished));
-      showScreen(s.screen, s.n_queries);
+      const session = {...kept.session, mode: s.mode, nChoices: s.n_choices};
+      begin(session, () => attempt(finished));
+      history.replaceState({search: s.id}, "");
+      showScreen(s.screen, s.n_queries, s.history);
       return true;
     }
   } catch (e) {
@@ -74,12 +86,9 @@ async function resume() {
 
 async function finished() {
   const s = await client.session(state.session);
-  show("done");
   state.screen = null;
-  progress();
-  const {text, item} = rendererFor(s.mode).result(s);
-  $("result").textContent = text;
-  swatch($("result-swatch"), item);
+  showResult(rendererFor(s.mode).result(s));
+  history.replaceState(null, "");
 }
 
 async function initSearch() {
@@ -91,6 +100,16 @@ async function initSearch() {
 
 document.addEventListener("keydown", onKey);
 $("undo").onclick = () => undo();
+$("change-mode").onclick = () => history.back(); // as the browser's Back: to the start page
+$("start-over").onclick = async () => {
+  const {mode, nChoices} = state.session;
+  await leave();
+  history.replaceState(null, "");
+  await attempt(() => start(mode, nChoices));
+};
+window.addEventListener("popstate", () => {
+  if (page !== "study" && state.session && !$("search").hidden) attempt(toStart);
+});
 $("again").onclick = () => {
   forget();
   location.reload();

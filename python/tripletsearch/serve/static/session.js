@@ -1,10 +1,11 @@
 // One session on the page, whatever its mode: show its screens through the mode's
-// renderer, send answers and undos, read keys. The free search and the study both use it.
+// renderer, send answers and undos, confirm a "this is it", read keys. The free search and
+// the study both use it.
 
 import {attempt, client} from "./api.js";
 import {rendererFor} from "./modes/index.js";
 import {state} from "./state.js";
-import {$, progress, show} from "./ui.js";
+import {$, announce, progress, show, swatch} from "./ui.js";
 
 /** Make `session` ({id, token, mode}) the one shown; `finished()` follows its end. */
 export function begin(session, finished) {
@@ -14,11 +15,14 @@ export function begin(session, finished) {
   state.finished = finished;
 }
 
-/** Show `screen` (the server's) with `nQueries` answers counted so far. */
-export function showScreen(screen, nQueries) {
+/** Show `screen` (the server's) with `nQueries` answers counted so far; `history`: the
+ * session's answers that count, from the server (on a resume), for the renderer. */
+export function showScreen(screen, nQueries, history) {
+  const fresh = state.screen !== null && state.screen.number !== screen.number;
   state.screen = screen;
   state.nQueries = nQueries;
   show("search");
+  closeConfirm();
   const r = state.renderer;
   for (const el of document.querySelectorAll("#search [data-part]")) {
     const given = r.parts[el.id];
@@ -27,16 +31,16 @@ export function showScreen(screen, nQueries) {
   }
   const grid = $("grid");
   grid.replaceChildren();
-  grid.className = "grid";
-  r.render(screen, {grid, prompt: $("prompt"), keys: $("keys"), memory: state.memory, answer});
+  grid.className = fresh ? "grid fresh" : "grid";
+  const ui = {grid, prompt: $("prompt"), keys: $("keys"), memory: state.memory, answer};
+  r.render(screen, ui, {nQueries, history});
   $("undo").disabled = nQueries === 0;
   progress();
-}
-
-/** Focus the first item of the screen (keys then work from it). */
-export function focusFirst() {
-  const first = document.querySelector("#grid .pick");
-  if (first) first.focus();
+  // the new screen: focus on its prompt (never on an item: Enter there would mean "this
+  // is it"), and a line for screen readers
+  $("prompt").focus();
+  announce(`${state.said || ""}Screen ${nQueries + 1}. ${$("prompt").textContent}`);
+  state.said = "";
 }
 
 function setBusy(busy) {
@@ -55,25 +59,69 @@ async function send(call) {
   }
 }
 
-/** Answer the screen shown: position `choice` (null: none), `found` ("this is it"). */
+/** Answer the screen shown: position `choice` (null: none); `found` ("this is it") asks
+ * for a confirmation first and is sent only with it. */
 export async function answer(choice, found) {
+  if (found) return askConfirm(choice);
+  return sendAnswer(choice, false);
+}
+
+async function sendAnswer(choice, found) {
   const s = state.session;
+  const pick = choice === null ? null : document.querySelector(`#grid .pick[data-index="${choice}"]`);
+  if (pick) pick.classList.add("chosen"); // acknowledged until the next screen
   const r = await send(() => client.answer(s, state.screen.number, choice, found));
-  if (!r) return;
+  if (!r) {
+    if (pick) pick.classList.remove("chosen");
+    return;
+  }
   if (r.done) return state.finished();
+  state.said = "Answer recorded. ";
   showScreen(r.screen, r.n_queries);
+}
+
+function askConfirm(choice) {
+  const {text, item} = state.renderer.describe(state.screen, choice);
+  $("confirm-text").textContent = text;
+  swatch($("confirm-swatch"), item);
+  $("confirm").hidden = false;
+  $("confirm-yes").onclick = () => {
+    closeConfirm();
+    sendAnswer(choice, true);
+  };
+  $("confirm-no").onclick = () => {
+    closeConfirm();
+    $("prompt").focus();
+  };
+  $("confirm-no").focus(); // Enter again keeps searching: ending takes "Yes"
+  announce(text);
+}
+
+function closeConfirm() {
+  $("confirm").hidden = true;
 }
 
 /** Take back the last answer that counts. */
 export async function undo() {
   if (state.nQueries === 0) return;
   const r = await send(() => client.undo(state.session, state.screen.number));
-  if (r) showScreen(r.screen, r.n_queries);
+  if (!r) return;
+  state.said = "Undone. ";
+  showScreen(r.screen, r.n_queries);
+}
+
+/** Leave the session unfinished (recorded as abandoned, never as found). */
+export async function leave() {
+  const s = state.session;
+  state.session = null;
+  state.screen = null;
+  if (s) await attempt(() => client.leave(s));
 }
 
 /** The keys on a screen: the renderer's, and U or Backspace = undo. */
 export function onKey(ev) {
   if ($("search").hidden || state.busy || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+  if (!$("confirm").hidden) return; // the confirmation's buttons take the keys
   if (ev.key.toLowerCase() === "u" || ev.key === "Backspace") {
     ev.preventDefault();
     undo();

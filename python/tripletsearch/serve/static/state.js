@@ -13,6 +13,7 @@ export const state = {
   screen: null,      // the screen shown
   nQueries: 0,       // answers that count
   busy: false,       // a request is under way
+  said: "",          // what the next screen's announcement begins with
   participant: null, // study: {id, token}
   slot: null,        // study: {slot, n_slots, target}
 };

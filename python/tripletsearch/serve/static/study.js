@@ -1,14 +1,19 @@
-// The study's page: consent, then for each target its page and its search, then thanks.
+// The study's page: consent, then for each target its page and its search, then thanks
+// (with the study's completion code or a link back to the crowdsourcing platform). A
+// participant may stop at any time: that withdraws them.
 
 import {attempt, client} from "./api.js";
 import {state, save, saved, forget} from "./state.js";
-import {begin, focusFirst, showScreen} from "./session.js";
-import {$, progress, show, swatch} from "./ui.js";
+import {begin, showScreen} from "./session.js";
+import {$, progress, show, showResult, swatch} from "./ui.js";
 
 /** The study page: resume the participant kept by the last load, or ask for consent. */
 export async function initStudy() {
   const study = await client.study();
   $("title").textContent = study.title;
+  for (const id of ["start-over", "change-mode"]) $(id).hidden = true;
+  $("stop").hidden = false;
+  $("stop").onclick = () => attempt(withdraw);
   const kept = saved();
   if (kept && kept.participant) {
     state.participant = kept.participant;
@@ -24,8 +29,7 @@ export async function initStudy() {
   $("consent-text").textContent = study.consent;
   $("agree").onclick = () => attempt(enrol);
   $("decline").onclick = () => {
-    show("done");
-    $("result").textContent = "No problem: nothing was recorded.";
+    showResult({text: "No problem: nothing was recorded."});
     $("again").hidden = true;
   };
 }
@@ -41,34 +45,47 @@ async function enrol() {
 async function nextTarget() {
   const r = await client.next(state.participant);
   state.screen = null;
-  if (r.done) return thanks(r.n_slots);
+  if (r.done) return thanks(r);
   state.slot = {slot: r.slot, n_slots: r.n_slots, target: r.target};
   const session = {id: r.session.id, token: state.participant.token};
-  session.mode = (await client.session(session)).mode; // its renderer's
+  const full = await client.session(session); // its mode (for the renderer), its history
+  session.mode = full.mode;
   begin(session, () => attempt(nextTarget));
   save();
   swatch($("target"), r.target); // beside every screen of this search
   $("target").title = r.target.name;
   $("target").hidden = false;
-  if (r.n_queries > 0) return showScreen(r.session.screen, r.n_queries);
+  if (r.n_queries > 0) return showScreen(r.session.screen, r.n_queries, full.history);
   show("target-intro");
   swatch($("target-big"), r.target);
   $("target-big").title = r.target.name;
   $("target-name").textContent = r.target.name;
   progress();
-  $("begin").onclick = () => {
-    showScreen(r.session.screen, 0);
-    focusFirst();
-  };
+  $("begin").onclick = () => showScreen(r.session.screen, 0);
   $("begin").focus();
 }
 
-function thanks(nSlots) {
+/** Stop taking part, after a confirmation: the participant is withdrawn. */
+async function withdraw() {
+  if (!window.confirm("Stop taking part? Your answers will be left out of the study.")) return;
+  await client.withdraw(state.participant);
+  forget();
   state.slot = null;
-  show("done");
-  const id = state.participant.id;
-  $("result").textContent = `Thank you: all ${nSlots} searches are done. Your participant id is ${id}.`;
-  swatch($("result-swatch"), {});
+  state.session = null;
+  showResult({text: "You have stopped taking part: your answers will not be used. Thank you."});
   $("again").hidden = true;
-  progress();
+}
+
+function thanks(r) {
+  state.slot = null;
+  const id = state.participant.id;
+  const searches = r.n_slots === 1 ? "the search is" : `all ${r.n_slots} searches are`;
+  const lines = [];
+  if (r.completion_code) lines.push(`Your completion code: ${r.completion_code}`);
+  showResult({text: `Thank you: ${searches} done. Your participant id is ${id}.`, lines});
+  $("again").hidden = true;
+  if (r.redirect) {
+    $("redirect").hidden = false;
+    $("redirect").href = r.redirect;
+  }
 }

@@ -10,16 +10,37 @@ export function show(id) {
   $("status").textContent = "";
 }
 
+/** Say `text` to screen readers (a polite live region). */
+export function announce(text) {
+  $("announce").textContent = text;
+}
+
+/** `n` and the noun, in the singular for one: plural(1, "screen") = "1 screen". */
+export function plural(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** A colour's lines for an end screen: hex, RGB and, given `lab`, labelled CIELAB. */
+export function colourLines(hex, lab) {
+  const rgb = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  const lines = [`Hex ${hex}`, `RGB ${rgb.join(", ")}`];
+  if (lab) {
+    const [L, a, b] = lab.map((v) => v.toFixed(1));
+    lines.push(`CIELAB: L* ${L}, a* ${a}, b* ${b}`);
+  }
+  return lines;
+}
+
 /** Draw an item into `el`: its picture, or its colour. */
 export function swatch(el, item) {
   el.replaceChildren();
   el.style.background = "";
-  if (item.image) {
+  if (item && item.image) {
     const img = document.createElement("img");
     img.src = item.image;
     img.alt = item.name || "";
     el.append(img);
-  } else if (item.hex) {
+  } else if (item && item.hex) {
     el.style.background = item.hex;
   }
 }
@@ -28,7 +49,8 @@ export function swatch(el, item) {
 export function progress() {
   const parts = [];
   if (state.slot) parts.push(`Target ${state.slot.slot + 1} of ${state.slot.n_slots}`);
-  if (state.screen) parts.push(`screen ${state.screen.number + 1}`, `${state.nQueries} answered`);
+  // the screen's place in the search: one past the answers that count (undos step back)
+  if (state.screen) parts.push(`screen ${state.nQueries + 1}`, `${state.nQueries} answered`);
   $("progress").textContent = parts.join(" · ");
 }
 
@@ -50,4 +72,29 @@ export function pickButton(item, i, onPick) {
 /** The position a digit key picks on a screen of `n` (1-9: 0..n-1), else null. */
 export function digit(ev, n) {
   return /^[1-9]$/.test(ev.key) && Number(ev.key) <= n ? Number(ev.key) - 1 : null;
+}
+
+/** The end screen: `text`, the item's swatch or picture (none: no box), its lines (hex,
+ * RGB, ...) and a copy button for `copy`. */
+export function showResult({text, item, lines, copy}) {
+  show("done");
+  progress();
+  $("result").textContent = text;
+  $("result-swatch").hidden = !(item && (item.hex || item.image));
+  swatch($("result-swatch"), item);
+  $("result-lines").replaceChildren(
+    ...(lines || []).map((line) => {
+      const li = document.createElement("li");
+      li.textContent = line;
+      return li;
+    }),
+  );
+  $("copy").hidden = !copy;
+  $("copy").textContent = "Copy the hex code";
+  $("copy").onclick = async () => {
+    await navigator.clipboard.writeText(copy);
+    $("copy").textContent = `Copied ${copy}`;
+    announce(`${copy} copied`);
+  };
+  $("result").focus();
 }

@@ -1,6 +1,6 @@
 // Find mode: a screen of catalogue items; pick the closest, say "this is it", or skip.
 
-import {digit, pickButton} from "../ui.js";
+import {colourLines, digit, pickButton, plural} from "../ui.js";
 
 const SKIP = {choice: null, found: false}; // none is closer
 
@@ -30,7 +30,7 @@ export default {
     });
     ui.prompt.textContent = "Pick what is closest to what you are looking for.";
     ui.keys.textContent =
-      `Keys: 1-${screen.items.length} pick, Enter on a focused item = this is it, ` +
+      `Keys: 1-${screen.items.length} pick, Enter on a focused item = this is it (asked first), ` +
       "0 = none is closer, U undoes.";
   },
 
@@ -44,10 +44,21 @@ export default {
     return null;
   },
 
+  describe(screen, choice) {
+    const item = screen.items[choice];
+    return {text: `Is “${item.name}” what you are looking for?`, item};
+  },
+
   result(session) {
     const res = session.result || {};
-    if (!res.name) return {text: "Nothing left to show.", item: {}};
+    if (!res.name) return {text: `Nothing left to show after ${plural(session.n_queries, "screen")}.`};
     // the item found: its record
-    return {text: `Found: ${res.name} after ${session.n_queries} screens.`, item: res.item || {}};
+    const item = res.item || {};
+    return {
+      text: `Found: ${res.name} after ${plural(session.n_queries, "screen")}.`,
+      item,
+      lines: item.hex ? colourLines(item.hex) : [],
+      copy: item.hex || null,
+    };
   },
 };
