@@ -57,7 +57,9 @@ def test_plan_is_balanced_and_blind(tmp_path):
         ('catalogue = "colours"\nmethods = ["x"]', "methods: a list of distinct names"),
         ('catalogue = "colours"\nn_choices = 9', "n_choices: an integer from 2 to 8"),
         ('catalogue = "colours"\nk = 4\nn_choices = 4', "k: renamed n_choices"),
-        ('catalogue = "colours"\ntargets = 0', "targets: 1 to 949"),
+        ('catalogue = "colours"\ntargets = 0', "targets: 1 to 921"),  # 949 less 28
+        ('catalogue = "colours"\ntargets = [1, 2]\nexclude = ["red", "nope"]', "not in the cat"),
+        ('catalogue = "colours"\nexclude = "shit"', "exclude: a list of item names"),
         ('catalogue = "colours"\ntargets = [1, 1]', "targets: distinct item ids"),
         ('catalogue = "colours"\nsigma = -1', "sigma: a number > 0"),
         ('catalogue = "colours"\ngamma = "fast"', "gamma: a number > 0 or 'auto'"),
@@ -398,3 +400,56 @@ def test_completion_code_and_redirect_in_the_study_file(tmp_path):
     ):
         with pytest.raises(ValueError, match=match):
             load_study(write(tmp_path, STUDY + bad + "\n", "bad.toml"))
+
+
+def test_studies_on_the_demo_leave_out_its_offensive_names(tmp_path):
+    from tripletsearch.serve.catalogue import DEMO_EXCLUDE, demo_catalogue
+
+    demo, rude = demo_catalogue(), set(DEMO_EXCLUDE["colours"])
+    assert rude <= set(demo.names) and demo.n_items == 949  # the demo itself keeps them
+    study = load_study(write(tmp_path, STUDY.replace("targets = 4", "targets = 40")))
+    names = set(study.catalogue.names)
+    assert not names & rude and len(names) == 949 - len(rude)
+    assert study.excluded == DEMO_EXCLUDE["colours"]
+    # the embedding and colours follow their names
+    for i in range(0, study.catalogue.n_items, 97):
+        j = demo.names.index(study.catalogue.names[i])
+        assert study.catalogue.hex[i] == demo.hex[j]
+        np.testing.assert_array_equal(study.catalogue.embedding[i], demo.embedding[j])
+    # every screen of a participant shows names of the study's catalogue only
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        _, replies = run_participant(c, study, np.random.default_rng(3))
+    screens = [json.loads(r).get("screen") or {} for r in replies]
+    shown = {it["name"] for screen in screens for it in screen.get("items", [])}
+    assert shown and not shown & rude
+    # exclude = [] keeps every name: the study 0.2.0 read from the same file
+    every = load_study(write(tmp_path, STUDY + "exclude = []\n", "all.toml"))
+    legacy = load_study(write(tmp_path, STUDY, "plain.toml")).legacy
+    assert every.catalogue.n_items == 949 and every.fingerprint == legacy.fingerprint
+    # targets given as ids are the demo's ids
+    red = demo.names.index("red")
+    chosen = load_study(
+        write(tmp_path, STUDY.replace("targets = 4", f"targets = [{red}]"), "r.toml")
+    )
+    assert chosen.catalogue.names[chosen.targets[0]] == "red"
+    poo = demo.names.index("poo")
+    with pytest.raises(ValueError, match="targets: excluded by exclude: 'poo'"):
+        load_study(write(tmp_path, STUDY.replace("targets = 4", f"targets = [{poo}]"), "p.toml"))
+
+
+def test_a_demo_study_under_way_before_the_exclusion_keeps_every_name(tmp_path, capsys):
+    study = load_study(write(tmp_path))
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    store = Store(db)
+    store.setup()
+    old = study.legacy  # what 0.2.0 served from the same file
+    store.enrol(old.fingerprint, "P-0000000000000A01", "x" * 64, plan=1)
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        assert "keeps every name" in capsys.readouterr().err
+        pr = c.post("/api/study/participants", json={"consent": True}).json()
+        h = {"Authorization": "Bearer " + pr["token"]}
+        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+    row = store.participant(pr["id"])
+    assert row.study == old.fingerprint and row.number == 1 and row.plan == 1
+    assert n["target"]["id"] == old.plan(1, 1)[0][0]

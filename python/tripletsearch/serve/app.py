@@ -45,7 +45,7 @@ from .memory import process_memory, return_freed_memory
 from .middleware import MAX_BODY_BYTES, BodyLimit
 from .service import SearchService
 from .store import Store
-from .study import Study, StudyService, load_study
+from .study import Study, StudyService, load_study, running_study
 from .views import admin, error, pages, sessions
 from .views import catalogue as catalogue_views
 from .views import study as study_views
@@ -157,15 +157,16 @@ def create_app(
         ``tripletsearch serve``: the cores over all workers' threads, at least 1).
     """
     limits = Limits(0, 0, 0) if limits is None else limits
-    if study is not None:
-        max_queries = study.max_queries
-        if catalogue.fingerprint != study.catalogue.fingerprint:  # (given: the same, shared)
-            catalogue = study.catalogue
     store = Store(database)
     if setup:
         store.setup()
     else:
         store.check()
+    if study is not None:
+        study = running_study(study, store)  # a study under way keeps what it began with
+        max_queries = study.max_queries
+        if catalogue.fingerprint != study.catalogue.fingerprint:  # (given: the same, shared)
+            catalogue = study.catalogue
     service = SearchService(
         catalogue,
         store,

@@ -31,9 +31,45 @@ import numpy as np
 
 from ..colour import load_xkcd_colours
 
-__all__ = ["Catalogue", "load_catalogue", "demo_catalogue", "DEMOS"]
+__all__ = ["Catalogue", "load_catalogue", "demo_catalogue", "DEMOS", "DEMO_EXCLUDE"]
 
 DEMOS = ("colours",)
+# the xkcd colour survey's names that a study's participants should not be shown (its
+# respondents named colours freely): a study on the demo leaves them out unless its file
+# says otherwise (``exclude = [...]``; ``exclude = []`` keeps every name). The demo itself
+# keeps them: its recorded sessions stay valid.
+DEMO_EXCLUDE = {
+    "colours": (
+        "baby poo",
+        "baby poop",
+        "baby poop green",
+        "baby puke green",
+        "baby shit brown",
+        "baby shit green",
+        "barf green",
+        "booger",
+        "booger green",
+        "diarrhea",
+        "piss yellow",
+        "poo",
+        "poo brown",
+        "poop",
+        "poop brown",
+        "poop green",
+        "puke",
+        "puke brown",
+        "puke green",
+        "puke yellow",
+        "shit",
+        "shit brown",
+        "shit green",
+        "snot",
+        "snot green",
+        "vomit",
+        "vomit green",
+        "vomit yellow",
+    )
+}
 _HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
 _RESERVED = {"name", "hex", "image"}
 MAX_ITEMS = 10_000_000
@@ -109,6 +145,30 @@ class Catalogue:
         if self.images is not None:
             out["image"] = f"/images/{int(i)}"
         return out
+
+    def without(self, names: Any) -> tuple[Catalogue, np.ndarray]:
+        """The catalogue less the items named in ``names``, and where its items went.
+
+        Returns the new catalogue (its own fingerprint) and, per item of this one, its id
+        there (-1: left out). ValueError naming the names that are not in it.
+        """
+        drop = set(names)
+        unknown = sorted(drop - set(self.names))
+        if unknown:
+            raise ValueError(f"exclude: not in the catalogue: {', '.join(map(repr, unknown))}")
+        keep = np.array([n not in drop for n in self.names])
+        new_id = np.full(self.n_items, -1, dtype=np.int64)
+        new_id[keep] = np.arange(int(keep.sum()))
+        ids = np.flatnonzero(keep)
+        part = Catalogue(
+            names=tuple(self.names[i] for i in ids),
+            embedding=self.embedding[keep],
+            hex=None if self.hex is None else tuple(self.hex[i] for i in ids),
+            images=None if self.images is None else tuple(self.images[i] for i in ids),
+            root=self.root,
+            title=self.title,
+        )
+        return part, new_id
 
     @cached_property
     def _folded_names(self) -> tuple[str, ...]:

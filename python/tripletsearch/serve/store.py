@@ -532,6 +532,12 @@ class Store(Database):
         with self.read.connect() as c:
             return c.execute(sa.select(participants).where(participants.c.id == pid)).first()
 
+    def has_participants(self, study: str) -> bool:
+        """Whether ``study`` (a fingerprint) has enrolled anyone."""
+        with self.read.connect() as c:
+            q = sa.select(participants.c.id).where(participants.c.study == study).limit(1)
+            return c.execute(q).first() is not None
+
     def participant_sessions(self, pid: str) -> list[SessionRow]:
         """The participant's sessions, by slot."""
         with self.read.connect() as c:

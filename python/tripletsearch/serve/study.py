@@ -16,6 +16,9 @@ items per screen and the seed::
     consent = "..."                  # shown before anything is recorded
     completion_code = "C0DE42"       # optional: shown when all searches are done
     redirect = "https://..."         # optional: a link back there (a crowdsourcing platform)
+    exclude = ["..."]                # item names left out of the study (targets and
+                                     # screens); on the colour demo by default the survey's
+                                     # offensive names (catalogue.DEMO_EXCLUDE); [] keeps all
 
 Each person who opens ``/study`` and consents becomes a pseudonymous participant (a random
 id, never a name) who searches every target once. Target orders are counterbalanced: the
@@ -41,7 +44,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +53,7 @@ import numpy as np
 from .._deprecation import warn_renamed
 from .._validation import derived_seed
 from ..discrete import METHODS
-from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
+from .catalogue import DEMO_EXCLUDE, DEMOS, Catalogue, demo_catalogue, load_catalogue
 from .errors import Conflict
 from .modes.find import N_CHOICES, FindMode
 from .participants import Participants
@@ -76,6 +79,7 @@ _KEYS = {
     "consent",
     "completion_code",
     "redirect",
+    "exclude",
 }
 DEFAULT_CONSENT = (
     "This is a study of how people search by comparisons. You will be shown a target and "
@@ -102,6 +106,10 @@ class Study:
     consent: str
     completion_code: str | None = None
     redirect: str | None = None
+    excluded: tuple[str, ...] = ()
+    # the study as 0.2.0 read the same file (the demo's default exclusion not applied), for
+    # a study under way before it (see running_study); None when the same
+    legacy: Study | None = field(default=None, compare=False, repr=False)
 
     @property
     def fingerprint(self) -> str:
@@ -220,7 +228,14 @@ def _methods(name: str, methods: Any) -> tuple[str, ...]:
     return tuple(methods)
 
 
-def _targets(name: str, targets: Any, cat: Catalogue, seed: int) -> tuple[int, ...]:
+def _targets(
+    name: str, targets: Any, cat: Catalogue, seed: int, full: Catalogue, new_id: np.ndarray
+) -> tuple[int, ...]:
+    """The targets as ids of ``cat``: a count drawn with the seed, or given ids.
+
+    Given ids are of the full catalogue (``new_id``: their ids in ``cat``, -1 for an
+    excluded item).
+    """
     if _integer(targets):
         if not 1 <= targets <= cat.n_items:
             raise _fail(name, f"targets: 1 to {cat.n_items}")
@@ -229,9 +244,13 @@ def _targets(name: str, targets: Any, cat: Catalogue, seed: int) -> tuple[int, .
     if isinstance(targets, list) and targets:
         if not all(_integer(t) for t in targets):
             raise _fail(name, "targets: item ids (integers)")
-        if any(not 0 <= t < cat.n_items for t in targets) or len(set(targets)) != len(targets):
-            raise _fail(name, f"targets: distinct item ids in 0..{cat.n_items - 1}")
-        return tuple(targets)
+        if any(not 0 <= t < full.n_items for t in targets) or len(set(targets)) != len(targets):
+            raise _fail(name, f"targets: distinct item ids in 0..{full.n_items - 1}")
+        out = [int(new_id[t]) for t in targets]
+        if min(out) < 0:
+            left = [full.names[t] for t in targets if new_id[t] < 0]
+            raise _fail(name, f"targets: excluded by exclude: {', '.join(map(repr, left))}")
+        return tuple(out)
     raise _fail(name, "targets: a count or a list of item ids")
 
 
@@ -254,7 +273,42 @@ def load_study(path: Any) -> Study:
     """Read and check a study file (a ``k`` key warns: renamed ``n_choices``)."""
     name = os.fspath(path)
     cfg = _read(name)
-    cat = _catalogue(name, cfg.get("catalogue"))
+    full = _catalogue(name, cfg.get("catalogue"))
+    default = DEMO_EXCLUDE.get(cfg["catalogue"], ())
+    exclude = cfg.get("exclude", list(default))
+    if not isinstance(exclude, list) or not all(isinstance(x, str) for x in exclude):
+        raise _fail(name, "exclude: a list of item names")
+    study = _study(name, cfg, full, tuple(exclude))
+    if "exclude" not in cfg and default:  # what 0.2.0 read: for a study under way
+        return replace(study, legacy=_study(name, cfg, full, ()))
+    return study
+
+
+def running_study(study: Study, store: Any) -> Study:
+    """``study``, or its 0.2.0 reading when participants enrolled under that one already.
+
+    A study on the colour demo started before the default ``exclude`` keeps its catalogue,
+    targets and fingerprint (its participants continue); ``store``: the database.
+    """
+    if study.legacy is not None and store.has_participants(study.legacy.fingerprint):
+        print(
+            f"study: participants enrolled before 0.3.0 excluded names by default: this "
+            f"study keeps every name ({len(study.excluded)} would be left out; write "
+            "exclude = [] in its file to say so)",
+            file=sys.stderr,
+        )
+        return study.legacy
+    return study
+
+
+def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> Study:
+    """The study of file ``name`` (read as ``cfg``) over ``full`` less ``exclude``."""
+    cat, new_id = full, np.arange(full.n_items)
+    if exclude:
+        try:
+            cat, new_id = full.without(exclude)
+        except ValueError as exc:
+            raise _fail(name, str(exc)) from None
     n_choices = cfg.get("n_choices", N_CHOICES.default)
     if not _integer(n_choices) or not N_CHOICES.min <= n_choices <= N_CHOICES.max:
         raise _fail(name, f"n_choices: an integer from {N_CHOICES.min} to {N_CHOICES.max}")
@@ -280,7 +334,7 @@ def load_study(path: Any) -> Study:
         catalogue=cat,
         catalogue_source=cfg["catalogue"],
         methods=_methods(name, cfg.get("methods", ["gamma-ckl", "gauss"])),
-        targets=_targets(name, cfg.get("targets", 10), cat, seed),
+        targets=_targets(name, cfg.get("targets", 10), cat, seed, full, new_id),
         n_choices=n_choices,
         seed=seed,
         max_queries=max_queries,
@@ -289,6 +343,7 @@ def load_study(path: Any) -> Study:
         consent=consent,
         completion_code=code,
         redirect=redirect,
+        excluded=exclude,
     )
 
 
