@@ -745,11 +745,16 @@ def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server, sh
     found = page.locator("#grid .card .found").nth(0).bounding_box()
     below = page.locator("#grid .pick").nth(2).bounding_box()
     assert below["y"] - (found["y"] + found["height"]) >= 12
-    page.locator("#grid .card .found").nth(0).tap()
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if r.url.endswith("/answer") else None)
+    page.locator("#grid .card .found").nth(0).tap()  # a mis-tap on "This is it"
     for c in ("#confirm-yes", "#confirm-no"):
         box = page.locator(c).bounding_box()
         assert box["width"] >= 44 and box["height"] >= 44, c
     page.screenshot(path=str(shots / "phone-confirm.png"), full_page=True)
+    page.tap("#confirm-no")  # ... taken back: nothing sent, the search goes on
+    expect(page.locator("#confirm")).to_be_hidden()
+    assert sent == [] and page.locator("#grid .pick").count() == 4
     ctx.close()
 
 
@@ -895,3 +900,23 @@ def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
         shot(page, "study-thanks")
     ctx.close()
     assert len(list(out.glob(f"*-{device}.png"))) == 10
+
+
+def test_consecutive_participants_begin_with_different_targets(browser, tmp_path):
+    """The Williams plan in the browser: with two targets, participants 0 and 1 (one
+    block) begin with different targets and each does both."""
+    (tmp_path / "study.toml").write_text(STUDY.replace("targets = 3", "targets = 2"))
+    study = load_study(tmp_path / "study.toml")
+    app = create_app(study.catalogue, f"sqlite:///{tmp_path / 's.sqlite'}", study=study)
+    firsts = []
+    with thread_server(app) as base:
+        for _ in range(2):
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.goto(base + "/study")
+            page.click("#agree")
+            expect(page.locator("#target-intro")).to_be_visible()
+            firsts.append(page.get_attribute("#target-big", "title"))
+            ctx.close()
+    assert len(set(firsts)) == 2
+    assert {study.catalogue.names[t] for t in study.targets} == set(firsts)
