@@ -12,6 +12,11 @@ On disk a catalogue is either
 * a single **CSV file** with a header: ``name``, optional ``hex`` / ``image`` and the
   embedding in every other column.
 
+A catalogue whose embedding is still to be learned (the collect mode asks people for the
+triplets it is learned from) may have none: ``load_catalogue(path, embedding=False)``
+takes a folder without an embedding file or a CSV file with no embedding columns, of at
+most :data:`MAX_ITEMS_WITHOUT_EMBEDDING` items; its ``embedding`` has shape ``(n, 0)``.
+
 Every problem is reported as a ``ValueError`` naming the file and the row.
 """
 
@@ -31,7 +36,14 @@ import numpy as np
 
 from ..colour import load_xkcd_colours
 
-__all__ = ["Catalogue", "load_catalogue", "demo_catalogue", "DEMOS", "DEMO_EXCLUDE"]
+__all__ = [
+    "Catalogue",
+    "load_catalogue",
+    "demo_catalogue",
+    "DEMOS",
+    "DEMO_EXCLUDE",
+    "MAX_ITEMS_WITHOUT_EMBEDDING",
+]
 
 DEMOS = ("colours",)
 # the xkcd colour survey's names that a study's participants should not be shown (its
@@ -73,6 +85,8 @@ DEMO_EXCLUDE = {
 _HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
 _RESERVED = {"name", "hex", "image"}
 MAX_ITEMS = 10_000_000
+# a catalogue without an embedding is one people are asked about item by item
+MAX_ITEMS_WITHOUT_EMBEDDING = 10_000
 
 
 @dataclass(frozen=True)
@@ -126,6 +140,11 @@ class Catalogue:
     def dim(self) -> int:
         """Dimension of the embedding."""
         return int(self.embedding.shape[1])
+
+    @property
+    def has_embedding(self) -> bool:
+        """Whether the items have an embedding (a catalogue to collect triplets for may not)."""
+        return self.dim > 0
 
     @property
     def has_colours(self) -> bool:
@@ -401,8 +420,13 @@ def _load_embedding_file(path: Path, n: int) -> np.ndarray:
     return _check_embedding(str(path), _numbers(path, _csv_rows(path), 1), n, 1)
 
 
-def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:
-    """Load and validate a catalogue folder or CSV file (see the module docstring)."""
+def load_catalogue(path: Any, *, title: str | None = None, embedding: bool = True) -> Catalogue:
+    """Load and validate a catalogue folder or CSV file (see the module docstring).
+
+    ``embedding=False``: the embedding may be absent (then at most
+    :data:`MAX_ITEMS_WITHOUT_EMBEDDING` items, ``embedding`` of shape ``(n, 0)``); one
+    present is loaded and checked as always.
+    """
     p = Path(os.fspath(path))
     if not p.exists():
         raise FileNotFoundError(f"catalogue: {p} does not exist")
@@ -424,12 +448,15 @@ def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:
         _check_items(str(items), names, hexes, images, p, 2)
         found = [p / f for f in ("embedding.npy", "embedding.csv", "embedding.npz")]
         present = [f for f in found if f.is_file()]
-        if len(present) != 1:
+        if not present and not embedding:
+            X = _no_embedding(str(items), len(names))
+        elif len(present) != 1:
             raise ValueError(
                 f"catalogue: {p} needs exactly one of embedding.npy, embedding.csv, "
                 f"embedding.npz (found {[f.name for f in present]})"
             )
-        X = _load_embedding_file(present[0], len(names))
+        else:
+            X = _load_embedding_file(present[0], len(names))
         return Catalogue(
             tuple(names),
             X,
@@ -444,11 +471,14 @@ def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:
     names = _column(header, body, "name") or []
     hexes, images = _column(header, body, "hex"), _column(header, body, "image")
     cols = [j for j, h in enumerate(header) if h not in _RESERVED]
-    if not cols:
+    if not cols and embedding:
         raise ValueError(f"{p}: no embedding columns (every column but name, hex, image)")
     _check_items(str(p), names, hexes, images, p.parent, 2)
-    X = _numbers(p, [[r[j] for j in cols] for r in body], 2, cols[0])
-    X = _check_embedding(str(p), X, len(names), 2)
+    if cols:
+        X = _numbers(p, [[r[j] for j in cols] for r in body], 2, cols[0])
+        X = _check_embedding(str(p), X, len(names), 2)
+    else:
+        X = _no_embedding(str(p), len(names))
     return Catalogue(
         tuple(names),
         X,
@@ -457,6 +487,16 @@ def load_catalogue(path: Any, *, title: str | None = None) -> Catalogue:
         p.parent if images is not None else None,
         title or p.stem,
     )
+
+
+def _no_embedding(file: str, n: int) -> np.ndarray:
+    """The ``(n, 0)`` embedding of a catalogue without one (at most the bound's items)."""
+    if n > MAX_ITEMS_WITHOUT_EMBEDDING:
+        raise ValueError(
+            f"{file}: {n} items without an embedding (at most "
+            f"{MAX_ITEMS_WITHOUT_EMBEDDING:,}: people are asked about them one by one)"
+        )
+    return np.zeros((n, 0))
 
 
 def demo_catalogue(name: str = "colours") -> Catalogue:
