@@ -267,7 +267,7 @@ def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
             ctx = browser.new_context()
             page = ctx.new_page()
             page.goto(srv.base + "/study")
-            assert "random id" in page.inner_text("#consent-text")
+            expect(page.locator("#consent-text")).to_contain_text("random id")
             if p == 0:
                 page.screenshot(path=str(shots / "study-consent.png"))
             page.click("#agree")

@@ -14,6 +14,7 @@ from tripletsearch.serve import create_app, demo_catalogue, load_catalogue
 from tripletsearch.serve import modes as modes_mod
 from tripletsearch.serve.errors import Invalid
 from tripletsearch.serve.modes import (
+    CollectMode,
     FindMode,
     MixMode,
     Mode,
@@ -142,7 +143,8 @@ def test_a_third_mode_plugs_in_by_registering_its_class(tmp_path, monkeypatch):
 
 
 def test_the_registry_and_what_catalogues_offer(tmp_path):
-    assert set(modes_mod.MODES) == {"find", "mix"}
+    assert set(modes_mod.MODES) == {"find", "mix", "collect"}
+    assert not CollectMode.offered_by(CAT)  # participants only, never a free session
     assert modes_mod.mode_class("find") is FindMode and modes_mod.mode_class("nope") is Mode
     root = tmp_path / "cat"
     root.mkdir()

@@ -187,7 +187,7 @@ def run_whole_search(bases, target, rng):
 )
 def as_version_2(url):
     """Tables as schema version 2 laid them out (version 3 only renamed three columns,
-    version 4 added two to the participants)."""
+    version 4 added columns and the collect mode's table)."""
     import sqlalchemy as sa
 
     Store(url).setup()
@@ -195,8 +195,10 @@ def as_version_2(url):
     with engine.begin() as c:
         for old, new in (("k", "n_choices"), ("queries", "screen"), ("n_answers", "n_queries")):
             c.exec_driver_sql(f"ALTER TABLE ts_sessions RENAME COLUMN {new} TO {old}")
-        for column in ("plan", "withdrawn"):
+        for column in ("plan", "withdrawn", "platform_id"):
             c.exec_driver_sql(f"ALTER TABLE ts_participants DROP COLUMN {column}")
+        c.exec_driver_sql("ALTER TABLE ts_answers DROP COLUMN response_ms")
+        c.exec_driver_sql("DROP TABLE ts_collect_queries")
         c.exec_driver_sql("UPDATE ts_meta SET value = '2' WHERE key = 'schema_version'")
     engine.dispose()
 

@@ -28,6 +28,8 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from .catalogue import Catalogue
+from .collect import CollectConfig
+from .collecting import CollectService
 from .errors import (
     Busy,
     Closed,
@@ -48,6 +50,7 @@ from .store import Store
 from .study import Study, StudyService, load_study, running_study
 from .views import admin, error, pages, sessions
 from .views import catalogue as catalogue_views
+from .views import collect as collect_views
 from .views import study as study_views
 
 __all__ = ["create_app", "MAX_BODY_BYTES", "STATUS"]
@@ -69,6 +72,7 @@ STATUS: dict[type[ServiceError], int] = {
 ROUTES = [
     *pages.ROUTES,
     *study_views.ROUTES,
+    *collect_views.ROUTES,
     *admin.ROUTES,
     *catalogue_views.ROUTES,
     *sessions.ROUTES,
@@ -96,6 +100,15 @@ async def _value_error(request: Request, exc: Exception) -> Response:
     return error(400, str(exc))
 
 
+def _closed(study: Study | None, collect: CollectConfig | None) -> str:
+    """Why free sessions are refused (a study or collecting server), or ""."""
+    if study is not None:
+        return "this server runs a study: open /study"
+    if collect is not None:
+        return "this server collects triplets: open /collect"
+    return ""
+
+
 def create_app(
     catalogue: Catalogue,
     database: str | None = None,
@@ -105,6 +118,7 @@ def create_app(
     max_queries: int = 300,
     setup: bool = True,
     study: Study | None = None,
+    collect: CollectConfig | None = None,
     random_state: int | None = None,
     limits: Limits | None = None,
     memory: int | None = None,
@@ -130,6 +144,11 @@ def create_app(
     setup : bool
         Create or upgrade the tables now (one process); False when the tables were set
         up before several workers started (``tripletsearch serve`` does that).
+    collect : CollectConfig, optional
+        Collect triplets as this collect file says (:func:`~.collect.load_collect`; its
+        catalogue replaces ``catalogue``): ``/api/collect`` serves its participants, free
+        sessions are refused. The refitter that fills the samplers' buffers runs apart
+        (:func:`~.collecting.refit_once`).
     study : Study, optional
         Run this study (:func:`~.study.load_study`; its catalogue replaces
         ``catalogue`` unless that is the same, e.g. with its arrays shared): ``/`` and
@@ -162,6 +181,8 @@ def create_app(
         store.setup()
     else:
         store.check()
+    if collect is not None:
+        catalogue = collect.catalogue
     if study is not None:
         study = running_study(study, store)  # a study under way keeps what it began with
         max_queries = study.max_queries
@@ -172,7 +193,8 @@ def create_app(
         store,
         gamma=gamma,
         max_queries=max_queries,
-        closed="" if study is None else "this server runs a study: open /study",
+        closed=_closed(study, collect),
+        collect=collect,
         random_state=random_state,
         max_open_sessions=limits.max_open_sessions,
         threads=threads,
@@ -209,6 +231,7 @@ def create_app(
     )
     app.state.service, app.state.store, app.state.admin_token = service, store, admin_token
     app.state.study = None if study is None else StudyService(study, service)
+    app.state.collect = None if collect is None else CollectService(collect, service)
     app.state.limits = limits
     app.state.memory, app.state.baseline = memory, baseline
     app.state.session_rate = RateLimiter(limits.sessions_per_minute)

@@ -24,19 +24,19 @@ class Participants:
     def __init__(self, store: Store, group: str):
         self.store, self.group = store, group
 
-    def enrol(self, plan: int = 1) -> dict:
+    def enrol(self, plan: int = 1, platform_id: str | None = None) -> dict:
         """A new participant (after their consent): ``{"id", "token"}``.
 
         The id has 64 random bits (``P-`` and 16 hex digits); one already taken is drawn
         again. ``plan``: the group's plan version when this is its first participant (see
-        :meth:`.store.Store.enrol`). :class:`~.errors.Busy` (503) when the database keeps
-        losing races.
+        :meth:`.store.Store.enrol`); ``platform_id``: a crowdsourcing platform's id for
+        them. :class:`~.errors.Busy` (503) when the database keeps losing races.
         """
         token = new_token()
         for _ in range(8):
             pid = "P-" + secrets.token_hex(8).upper()
             try:
-                self.store.enrol(self.group, pid, token_hash(token), plan)
+                self.store.enrol(self.group, pid, token_hash(token), plan, platform_id)
             except IdTaken:
                 continue
             except StoreBusy as exc:

@@ -56,6 +56,8 @@ FIELDS: dict[str, frozenset[str]] = {
     "answer": frozenset({"screen", "choice", "found"}),
     "undo": frozenset({"screen"}),
     "consent": frozenset({"consent"}),
+    "collect_consent": frozenset({"consent", "platform_id"}),
+    "collect_answer": frozenset({"screen", "choice", "skip", "response_ms"}),
     "empty": frozenset(),
     "catalogue_page": frozenset({"offset", "limit", "q"}),
 }
@@ -84,6 +86,7 @@ class Answer:
     screen: int
     choice: int | None
     found: bool
+    response_ms: int | None = None  # the page's measure of the person's time (collect)
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,42 @@ def answer(body: Any) -> Answer:
     if not isinstance(found, bool):
         raise Invalid(f"found: expected true or false, got {found!r}")
     return Answer(screen, choice, found)
+
+
+MAX_RESPONSE_MS = 3_600_000  # an hour: longer is not a response time
+
+
+def collect_answer(body: Any) -> Answer:
+    """``{"screen", "choice"}`` or ``{"screen", "skip": true}``, optional ``response_ms``.
+
+    The position of the candidate picked (a skip: None); never "found".
+    """
+    fields, _ = json_object(body, FIELDS["collect_answer"])
+    screen = _screen_number(fields)
+    skip, choice = fields.get("skip", False), fields.get("choice")
+    if not isinstance(skip, bool):
+        raise Invalid(f"skip: expected true or false, got {skip!r}")
+    if skip == (choice is not None):
+        raise Invalid("choice: give the position picked, or skip: true (not both)")
+    if choice is not None:
+        choice = _integer("choice", choice)
+    ms = fields.get("response_ms")
+    if ms is not None:
+        ms = _integer("response_ms", ms)
+        if not 0 <= ms <= MAX_RESPONSE_MS:
+            raise Invalid(f"response_ms: expected 0 to {MAX_RESPONSE_MS}, got {ms}")
+    return Answer(screen, choice, False, ms)
+
+
+def collect_consent(body: Any) -> str | None:
+    """``{"consent": true}`` with an optional ``platform_id``: that id (or None)."""
+    fields, _ = json_object(body, FIELDS["collect_consent"])
+    if fields.get("consent") is not True:
+        raise Invalid("consent: the collection needs consent (true) before it starts")
+    pid = fields.get("platform_id")
+    if pid is not None and (not isinstance(pid, str) or not 0 < len(pid) <= 128):
+        raise Invalid("platform_id: a string of 1 to 128 characters")
+    return pid
 
 
 def undo(body: Any) -> Undo:

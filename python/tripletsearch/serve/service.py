@@ -77,6 +77,8 @@ class SearchService:
         each step has its threads to itself. None: no bound.
     closed : str
         When set, new free sessions are refused with this message (a study server).
+    collect : CollectConfig, optional
+        The collect file the collect mode serves (a collecting server).
     """
 
     def __init__(
@@ -93,6 +95,7 @@ class SearchService:
         memory_budget: int | None = None,
         threads: int = 1,
         steps_at_once: int | None = None,
+        collect: Any = None,
     ):
         self.catalogue, self.store = catalogue, store
         self.max_open_sessions = int(max_open_sessions)
@@ -102,7 +105,7 @@ class SearchService:
         self._seeds = None if random_state is None else np.random.default_rng(random_state)
         self._seeds_lock = threading.Lock()
         self.modes: Mapping[str, Mode] = build_modes(
-            catalogue, Settings(gamma=gamma, threads=int(threads)), store
+            catalogue, Settings(gamma=gamma, threads=int(threads), collect=collect), store
         )
         self.max_queries = int(max_queries)
         self.closed = closed
@@ -316,6 +319,7 @@ class SearchService:
                 result=result,
                 next_payload=None if nxt is None else nxt.payload,
                 next_query=None if nxt is None else nxt.query,
+                response_ms=request.response_ms,
             )
         except WriteConflict:  # another worker recorded this screen first
             self.live.drop(sid)

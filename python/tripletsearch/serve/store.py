@@ -31,6 +31,7 @@ from .tables import (
     MIGRATIONS,
     SCHEMA_VERSION,
     answers,
+    collect_queries,
     meta_table,
     metadata,
     participants,
@@ -179,6 +180,7 @@ def _insert_answer(
     reply: dict,
     now: float,
     kind: str = "answer",
+    response_ms: int | None = None,
 ) -> None:
     c.execute(
         sa.insert(answers).values(
@@ -189,6 +191,7 @@ def _insert_answer(
             reply=json.dumps(reply),
             answered_at=now,
             kind=kind,
+            response_ms=response_ms,
         )
     )
 
@@ -337,7 +340,85 @@ class Database:
             yield c
 
 
-class Store(Database):
+class CollectQueries(Database):
+    """The collect mode's buffer of queries (``ts_collect_queries``).
+
+    A sampler's refits put queries in (:meth:`add_queries`); participants' sessions take
+    them out, each query once (:meth:`take_query`).
+    """
+
+    def add_queries(self, collect: str, sampler: str, version: int, queries: Any) -> int:
+        """Put ``queries`` (rows: head, candidates...) in ``sampler``'s buffer; how many."""
+        now = time.time()
+        rows = [
+            {
+                "collect": collect,
+                "sampler": sampler,
+                "version": int(version),
+                "head": int(q[0]),
+                "candidates": json.dumps([int(x) for x in q[1:]]),
+                "created": now,
+            }
+            for q in queries
+        ]
+        if rows:
+            with self._tx() as c:
+                c.execute(sa.insert(collect_queries), rows)
+        return len(rows)
+
+    def take_query(
+        self, collect: str, sampler: str, taker: str, refuse: Any = ()
+    ) -> tuple[int, list[int]] | None:
+        """The oldest free query of ``sampler``'s buffer, now taken by session ``taker``.
+
+        Queries whose (head, candidate set) is in ``refuse`` are passed over (and stay
+        free for others). None when the buffer has none left. Two takers never get the
+        same query (a conditional update, retried).
+        """
+        q = collect_queries
+        free = sa.and_(q.c.collect == collect, q.c.sampler == sampler, q.c.taken_by.is_(None))
+        for _ in range(8):
+            with self.read.connect() as c:
+                rows = c.execute(
+                    sa.select(q.c.id, q.c.head, q.c.candidates)
+                    .where(free)
+                    .order_by(q.c.id)
+                    .limit(64)
+                ).all()
+            pick = next(
+                (
+                    r
+                    for r in rows
+                    if (int(r.head), frozenset(json.loads(r.candidates))) not in refuse
+                ),
+                None,
+            )
+            if pick is None:
+                return None
+            with self._tx() as c:
+                done = c.execute(
+                    sa.update(q)
+                    .where(q.c.id == pick.id, q.c.taken_by.is_(None))
+                    .values(taken_by=taker)
+                )
+            if done.rowcount == 1:
+                return int(pick.head), [int(x) for x in json.loads(pick.candidates)]
+        return None
+
+    def free_queries(self, collect: str, sampler: str) -> int:
+        """Queries left in ``sampler``'s buffer."""
+        q = collect_queries
+        with self.read.connect() as c:
+            return int(
+                c.execute(
+                    sa.select(sa.func.count())
+                    .select_from(q)
+                    .where(q.c.collect == collect, q.c.sampler == sampler, q.c.taken_by.is_(None))
+                ).scalar_one()
+            )
+
+
+class Store(CollectQueries):
     """The sessions database: sessions, their screens and answers, study participants.
 
     ``Store(url).setup()`` once before the workers start; then every worker opens
@@ -443,11 +524,14 @@ class Store(Database):
         return out
 
     # ------------------------------------------------------------------ studies
-    def enrol(self, study: str, pid: str, token_hash: str, plan: int = 1) -> int:
+    def enrol(
+        self, study: str, pid: str, token_hash: str, plan: int = 1, platform_id: str | None = None
+    ) -> int:
         """A new participant of ``study``; returns their enrolment number (0, 1, ...).
 
         ``plan``: the version of the study's plan of target orders for a study's first
         participant; later ones take the first one's (a study under way keeps its plan).
+        ``platform_id``: a crowdsourcing platform's id for the participant, when given.
 
         :class:`IdTaken` when ``pid`` names a participant already. Enrolments of one study
         take turns (SQLite: the write lock; PostgreSQL: a transaction-scoped advisory lock
@@ -483,6 +567,7 @@ class Store(Database):
                             number=int(n),
                             created=time.time(),
                             plan=int(plan if first is None else first),
+                            platform_id=platform_id,
                         )
                     )
                 return int(n)
@@ -767,6 +852,7 @@ class Store(Database):
         result: Any,
         next_payload: dict | None,
         next_query: dict | None,
+        response_ms: int | None = None,
     ) -> None:
         """Record the answer to screen ``number`` and the next screen, committed before returning.
 
@@ -784,6 +870,6 @@ class Store(Database):
                 n_queries=sessions.c.n_queries + 1,
                 result=None if result is None else json.dumps(result),
             )
-            _insert_answer(c, sid, number, choice, found, reply, now)
+            _insert_answer(c, sid, number, choice, found, reply, now, response_ms=response_ms)
             if next_payload is not None:
                 _insert_screen(c, sid, number + 1, next_payload, next_query, now)

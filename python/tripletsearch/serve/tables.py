@@ -15,13 +15,18 @@ Schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``:
     every answer and undo with the reply it got, keyed by (session, screen): the unique key
     that makes a repeated submission, or two workers racing on one screen, record once.
 ``ts_participants``
-    study participants, pseudonymous, numbered within their study.
+    study (and collect) participants, pseudonymous, numbered within their group.
+``ts_collect_queries``
+    the collect mode's buffer of queries: those a sampler proposed (``taken_by`` null)
+    and those shown (the session that took it).
 
 Versions: 1 (0.1.0); 2 added undo and studies; 3 renamed ``ts_sessions``' columns to the
 library's vocabulary (``k`` -> ``n_choices``, ``queries`` -> ``screen``, ``n_answers`` ->
 ``n_queries``); 4 added the participants' ``plan`` (the version of the study's target
-orders they were enrolled under: 1, a seeded shuffle, for those enrolled before) and
-``withdrawn`` (when they stopped taking part). Replies stored by version 2 keep their old
+orders they were enrolled under: 1, a seeded shuffle, for those enrolled before),
+``withdrawn`` (when they stopped taking part) and ``platform_id`` (a crowdsourcing
+platform's id for them, when given), the answers' ``response_ms`` (measured by the page)
+and the collect mode's ``ts_collect_queries``. Replies stored by version 2 keep their old
 keys (the service adds the new ones when it returns them).
 """
 
@@ -32,7 +37,15 @@ from typing import Callable
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-__all__ = ["SCHEMA_VERSION", "MIGRATIONS", "metadata", "meta_table", "sessions", "screens"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "MIGRATIONS",
+    "metadata",
+    "meta_table",
+    "sessions",
+    "screens",
+    "collect_queries",
+]
 
 SCHEMA_VERSION = 4
 
@@ -89,6 +102,7 @@ answers = sa.Table(
     # "answer" or "undo" (an undo takes back the last answer that counts)
     sa.Column("kind", sa.String(8), nullable=False, server_default="answer"),
     sa.Column("undone", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("response_ms", sa.Integer, nullable=True),  # the page's measure (version 4)
 )
 participants = sa.Table(
     "ts_participants",
@@ -101,7 +115,21 @@ participants = sa.Table(
     # the version of the study's plan of target orders (study.py's PLAN_VERSION)
     sa.Column("plan", sa.Integer, nullable=False, server_default="1"),
     sa.Column("withdrawn", sa.Float, nullable=True),  # when they stopped taking part
+    sa.Column("platform_id", sa.String(128), nullable=True),  # a crowdsourcing platform's
     sa.UniqueConstraint("study", "number"),
+)
+collect_queries = sa.Table(
+    "ts_collect_queries",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("collect", sa.String(64), nullable=False),  # the collect file's fingerprint
+    sa.Column("sampler", sa.String(32), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),  # the embedding version it came from
+    sa.Column("head", sa.Integer, nullable=False),
+    sa.Column("candidates", sa.Text, nullable=False),  # JSON: item ids
+    sa.Column("created", sa.Float, nullable=False),
+    sa.Column("taken_by", sa.String(64), nullable=True),  # the session that showed it
+    sa.Index("ix_ts_collect_queries_free", "collect", "sampler", "taken_by", "id"),
 )
 
 
@@ -129,15 +157,22 @@ def _v2_to_v3(c: Connection) -> None:
 
 
 def _v3_to_v4(c: Connection) -> None:
-    """The participants' plan version (1 for those enrolled before) and withdrawal.
+    """Participants' plan, withdrawal and platform id; response times; collect queries.
 
-    (A version-1 database got the table as this version lays it out: nothing to add.)
+    The participants' plan version is 1 for those enrolled before. (A version-1 database
+    got the participants' table as this version lays it out: nothing to add there.)
     """
-    have = {col["name"] for col in sa.inspect(c).get_columns("ts_participants")}
-    if "plan" not in have:
-        c.exec_driver_sql("ALTER TABLE ts_participants ADD COLUMN plan INTEGER NOT NULL DEFAULT 1")
-    if "withdrawn" not in have:
-        c.exec_driver_sql("ALTER TABLE ts_participants ADD COLUMN withdrawn FLOAT")
+    inspect = sa.inspect(c)
+    have = {col["name"] for col in inspect.get_columns("ts_participants")}
+    for column, ddl in (
+        ("plan", "plan INTEGER NOT NULL DEFAULT 1"),
+        ("withdrawn", "withdrawn FLOAT"),
+        ("platform_id", "platform_id VARCHAR(128)"),
+    ):
+        if column not in have:
+            c.exec_driver_sql(f"ALTER TABLE ts_participants ADD COLUMN {ddl}")
+    c.exec_driver_sql("ALTER TABLE ts_answers ADD COLUMN response_ms INTEGER")
+    collect_queries.create(c, checkfirst=True)
 
 
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at

@@ -1,8 +1,10 @@
 """The service's modes: one class per kind of search, behind one interface (:class:`Mode`).
 
 ``find`` (:class:`FindMode`) finds a catalogue item; ``mix`` (:class:`MixMode`, colour
-catalogues) mixes any colour. The service, its views, the export and the report ask a
-session's mode object (``MODES[row.mode]``) what to do and never compare a mode's name.
+catalogues) mixes any colour; ``collect`` (:class:`CollectMode`) asks participants which
+candidates look most like a head item (triplets to learn an embedding from). The
+service, its views, the export and the report ask a session's mode object
+(``MODES[row.mode]``) what to do and never compare a mode's name.
 
 Adding a mode
 -------------
@@ -52,6 +54,7 @@ from __future__ import annotations
 from ..catalogue import Catalogue
 from ..store import Store
 from .base import Mode, Screen, ScreenSizes, SessionInfo, Settings
+from .collect import CollectMode
 from .find import FindMode
 from .mix import MixMode
 
@@ -64,12 +67,13 @@ __all__ = [
     "Settings",
     "FindMode",
     "MixMode",
+    "CollectMode",
     "build_modes",
     "mode_class",
 ]
 
 # the registry: a mode's name -> its class
-MODES: dict[str, type[Mode]] = {cls.name: cls for cls in (FindMode, MixMode)}
+MODES: dict[str, type[Mode]] = {cls.name: cls for cls in (FindMode, MixMode, CollectMode)}
 
 
 def build_modes(catalogue: Catalogue, settings: Settings, store: Store) -> dict[str, Mode]:

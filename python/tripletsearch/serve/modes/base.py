@@ -42,10 +42,12 @@ class Settings:
 
     ``gamma``: the gamma-CKL power assumed of people in find mode, or "auto". ``threads``:
     the native threads of each search step (results are the same for any number).
+    ``collect``: the collect file the collect mode serves (None: none).
     """
 
     gamma: float | str = 3.0
     threads: int = 1
+    collect: Any = None  # the collect file (serve.collect.CollectConfig) when collecting
 
 
 class SessionInfo(NamedTuple):

@@ -16,10 +16,11 @@
 // Adding a mode to the page: a module in this folder and a line below; nothing else
 // branches on a mode's name.
 
+import collect from "./collect.js";
 import find from "./find.js";
 import mix from "./mix.js";
 
-const RENDERERS = new Map([find, mix].map((r) => [r.name, r]));
+const RENDERERS = new Map([find, mix, collect].map((r) => [r.name, r]));
 
 /** The renderer of `mode`; throws for a mode this page cannot show. */
 export function rendererFor(mode) {

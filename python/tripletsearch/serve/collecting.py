@@ -1,0 +1,187 @@
+"""The collect mode's participants and refits: ``/api/collect``'s service.
+
+:class:`CollectService` enrols consenting, pseudonymous participants (assigned at random
+to one of the collect file's samplers, from the file's seed and their enrolment number),
+starts each one's collect session (:class:`~.modes.collect.CollectMode`) and answers
+through the search service like every mode (a repeated screen gets the stored reply; a
+choice out of range or an answer to a screen never shown is a 4xx with a message).
+
+:func:`refit_once` is what the refitter does, outside any request: per sampler, fit an
+embedding to its participants' answers (attention checks, repeats and the held-out test
+queries left out) and refill its buffer of queries in the database.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .._validation import derived_seed
+from ..collect import TripletSampler
+from ..collect._sampler import SAMPLER_MODELS
+from .collect import CollectConfig
+from .errors import Conflict
+from .modes.collect import ANSWER_KINDS, CollectMode, collect_fingerprint
+from .participants import Participants
+from .schema import Answer
+from .service import Owner, SearchService
+from .store import SessionRow, Store, WriteConflict
+
+__all__ = ["CollectService", "refit_once", "sampler_rows", "BUFFER"]
+
+BUFFER = 200  # queries a sampler keeps ready in the database
+ARM_SEED = 7  # purpose of the seeds that assign participants to samplers
+
+
+class CollectService:
+    """A collect file's participants: enrolment after consent, their queries, answers."""
+
+    def __init__(self, config: CollectConfig, service: SearchService):
+        self.config, self.service, self.store = config, service, service.store
+        self.fingerprint = collect_fingerprint(config)
+        self.participants = Participants(service.store, self.fingerprint)
+
+    def info(self) -> dict:
+        """The public facts: title, instructions, consent text, ``k``, ``max_queries``."""
+        c = self.config
+        return {
+            "title": c.title,
+            "instructions": c.instructions,
+            "consent": c.consent,
+            "k": c.k,
+            "max_queries": c.max_queries,
+        }
+
+    def enrol(self, platform_id: str | None = None) -> dict:
+        """A new participant (who consented): ``{"id", "token"}``."""
+        return self.participants.enrol(platform_id=platform_id)
+
+    def sampler_of(self, number: int) -> str:
+        """The sampler of participant ``number``: drawn with the file's seed."""
+        rng = np.random.default_rng(derived_seed(self.config.seed, ARM_SEED, number))
+        return self.config.samplers[int(rng.integers(len(self.config.samplers)))]
+
+    def _session(self, pid: str, token: str | None) -> tuple[Any, SessionRow]:
+        """The participant's row and their collect session (started when new)."""
+        row = self.participants.authorize(pid, token)
+        if row.withdrawn is not None:
+            raise Conflict("this participant has stopped taking part")
+        assert token is not None  # authorized
+        for _ in range(3):  # a racing request may start it: then read it back
+            sessions = self.store.participant_sessions(pid)
+            if sessions:
+                return row, sessions[0]
+            number = int(row.number)
+            owner = Owner(pid, 0, None, token, derived_seed(self.config.seed, number))
+            params = {"sampler": self.sampler_of(number), "participant": pid}
+            try:
+                self.service.start_session(
+                    CollectMode.name,
+                    self.config.k,
+                    params,
+                    owner=owner,
+                    max_queries=self.config.max_queries,
+                )
+            except WriteConflict:
+                continue
+        raise Conflict("could not start the participant's queries; try again")
+
+    def next(self, pid: str, token: str | None) -> dict:
+        """The participant's current query, or the debrief after their last."""
+        _, session = self._session(pid, token)
+        if session.done:
+            return self._done()
+        screen = self.store.screen(session.id, session.screen)
+        assert screen is not None
+        return {"query": _public(screen[0])}
+
+    def answer(self, pid: str, token: str | None, request: Answer) -> dict:
+        """Record the answer to the current query; the next query or the debrief."""
+        _, session = self._session(pid, token)
+        reply = self.service.answer(session.id, token, request)
+        if reply["done"]:
+            return self._done()
+        return {"query": _public(reply["screen"])}
+
+    def _done(self) -> dict:
+        c = self.config
+        reply: dict = {"done": True, "debrief": c.debrief}
+        if c.completion_code is not None:
+            reply["completion_code"] = c.completion_code
+        if c.redirect is not None:
+            reply["redirect"] = c.redirect
+        return reply
+
+
+def _public(payload: dict) -> dict:
+    """A stored screen as the API gives it: ``{"screen", "head", "candidates"}``."""
+    return {
+        "screen": payload["number"],
+        "head": payload["head"],
+        "candidates": payload["candidates"],
+    }
+
+
+def sampler_rows(store: Store, fingerprint: str, sampler: str) -> np.ndarray:
+    """The triplet rows ``(head, picked, other)`` that ``sampler`` fits.
+
+    Its participants' answers to burn-in, adaptive and random queries (not checks,
+    repeats or tests), participants withdrawn left out. A skip gives none; k candidates
+    give k - 1 rows.
+    """
+    space = f"collect:{fingerprint}"
+    rows: list[tuple[int, int, int]] = []
+    by_session = store.all_answers()
+    for s in store.iter_sessions():
+        if s.catalogue != space or (s.params or {}).get("sampler") != sampler:
+            continue
+        for h in by_session.get(s.id, []):
+            if h["kind"] != "answer" or h["undone"] or h["choice"] is None:
+                continue
+            q = h["query"]
+            if q.get("kind") not in ANSWER_KINDS:
+                continue
+            cands, picked = q["candidates"], q["candidates"][h["choice"]]
+            rows.extend((q["head"], picked, c) for c in cands if c != picked)
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> dict[str, int]:
+    """Refill every sampler's buffer of queries; the queries added per sampler.
+
+    Each sampler is fitted to its own answers (:func:`sampler_rows`) when it has enough
+    for its method, then asks the queries its buffer lacks. Runs outside any request.
+    """
+    fp = collect_fingerprint(config)
+    model = next((m for m in config.models if m in SAMPLER_MODELS), "gamma-ckl")
+    added: dict[str, int] = {}
+    for i, name in enumerate(config.samplers):
+        missing = buffer - store.free_queries(fp, name)
+        if missing <= 0:
+            added[name] = 0
+            continue
+        rows = sampler_rows(store, fp, name)
+        sampler = TripletSampler(
+            config.catalogue.n_items,
+            config.dim,
+            method=name,
+            model=model,
+            refit=None,
+            random_state=derived_seed(config.seed, i, len(rows)),
+            n_jobs=1,
+        )
+        if len(rows):
+            sampler.tell(rows)
+            if sampler.refit_due_:
+                sampler.refit()
+        added[name] = store.add_queries(fp, name, len(rows), sampler.ask(missing, k=config.k))
+    return added
+
+
+def refit_forever(store: Store, config: CollectConfig, *, every: float = 5.0) -> None:
+    """The refitter's loop: :func:`refit_once` every ``every`` seconds (until killed)."""
+    while True:
+        refit_once(store, config)
+        time.sleep(every)

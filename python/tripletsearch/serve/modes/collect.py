@@ -1,0 +1,233 @@
+"""Collect mode: ask people which candidates look most like a head item (triplets).
+
+A participant's queries form one session of this mode (started by
+:class:`~tripletsearch.serve.collecting.CollectService`, never as a free session). Each
+screen shows a head and ``k`` candidates; the answer is the position of the candidate
+picked (or a skip). What screen ``number`` asks is decided by the collect file:
+
+* an **attention check** at the file's ``attention`` positions: the head itself is among
+  the candidates (its position is the expected answer);
+* a **repeat** at the ``repeats`` positions: an earlier query of the participant again,
+  its candidates in a new order (the agreement check);
+* a **burn-in** query (random) before ``burn_in``;
+* a **test** query (random, kept apart: the held-out set) with probability
+  ``test_share``;
+* else the participant's sampler's next query from its buffer in the database
+  (``ts_collect_queries``, refilled by the refitter, never in a request); a random one
+  when the buffer is empty.
+
+No participant sees a query (head and candidate set) twice, but for the planned repeats.
+The draws of screen ``number`` come from the session's seed and ``number``, so a rebuilt
+session asks what the first one would have.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+
+from ..errors import Invalid
+from ..schema import Answer
+from .base import Mode, Screen, ScreenSizes, SessionInfo
+
+__all__ = ["CollectMode", "collect_fingerprint", "ANSWER_KINDS"]
+
+# the kinds of query whose answers a sampler fits (attention checks, repeats and the
+# held-out test queries are kept apart)
+ANSWER_KINDS = ("burn-in", "adaptive", "random")
+
+
+def collect_fingerprint(cfg: Any) -> str:
+    """Identifies a collect design in the database (its participants and queries)."""
+    design = {
+        "catalogue": cfg.catalogue.fingerprint,
+        "samplers": cfg.samplers,
+        "k": cfg.k,
+        "dim": cfg.dim,
+        "seed": cfg.seed,
+        "test_share": cfg.test_share,
+        "burn_in": cfg.burn_in,
+        "attention": cfg.attention,
+        "repeats": cfg.repeats,
+        "max_queries": cfg.max_queries,
+    }
+    return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class Participant:
+    """One participant's collect session: their sampler and the queries shown so far."""
+
+    def __init__(self, sampler: str, participant: str, seed: int) -> None:
+        self.sampler, self.participant, self.seed = sampler, participant, int(seed)
+        self.shown: list[dict] = []  # the answered screens' queries, in order
+        self.seen: set[tuple[int, frozenset]] = set()
+
+    def remember(self, query: dict) -> None:
+        self.shown.append(query)
+        self.seen.add((int(query["head"]), frozenset(query["candidates"])))
+
+
+class CollectMode(Mode):
+    """Triplet queries to participants (see the module docstring).
+
+    Served only when the server runs a collect file (``Settings.collect``).
+    """
+
+    name = "collect"
+
+    @classmethod
+    def offered_by(cls, catalogue: Any) -> bool:
+        """Never as a free session: its sessions are participants' (CollectService)."""
+        return False
+
+    @property
+    def config(self) -> Any:
+        """The collect file served (Invalid when the server collects nothing)."""
+        if self.settings.collect is None:
+            raise Invalid("this server collects no triplets")
+        return self.settings.collect
+
+    @property
+    def space(self) -> str:
+        """``collect:<fingerprint>``: the collect design its sessions belong to."""
+        return "none" if self.settings.collect is None else f"collect:{self.fingerprint}"
+
+    @property
+    def fingerprint(self) -> str:
+        """The collect design's fingerprint (:func:`collect_fingerprint`)."""
+        return collect_fingerprint(self.config)
+
+    @property
+    def screen_sizes(self) -> ScreenSizes:
+        """The file's ``k`` candidates."""
+        k = 2 if self.settings.collect is None else self.config.k
+        return ScreenSizes(k, k, k)
+
+    def new_params(self, n_choices: int | None) -> tuple[int, dict]:
+        """``k`` candidates; the sampler and participant come from CollectService."""
+        return self.config.k, {}
+
+    def searcher(self, n_choices: int, params: dict, seed: int) -> Participant:
+        """The participant's state (their queries are replayed into it)."""
+        return Participant(str(params["sampler"]), str(params["participant"]), seed)
+
+    def session_bytes(self, n_choices: int, params: dict) -> int:
+        """A few KiB: the queries shown."""
+        return 64 << 10
+
+    def state_bytes(self, searcher: Any) -> int:
+        """As ``session_bytes``."""
+        return 64 << 10
+
+    # ---------------------------------------------------------------- screens
+    def next_screen(self, searcher: Participant, number: int) -> Screen | None:
+        """Screen ``number``'s query (see the module docstring)."""
+        cfg = self.config
+        rng = np.random.default_rng([searcher.seed, number])
+        query: dict | None = None
+        if number in cfg.attention:
+            query = self._attention(rng)
+        elif number in cfg.repeats:
+            query = self._repeat(searcher, rng)
+        elif number >= cfg.burn_in and rng.random() < cfg.test_share:
+            query = {**self._random(searcher, rng), "kind": "test", "sampler": "test"}
+        elif number >= cfg.burn_in:
+            query = self._from_buffer(searcher, number)
+        if query is None:
+            kind = "burn-in" if number < cfg.burn_in else "random"
+            query = {**self._random(searcher, rng), "kind": kind}
+        query.setdefault("sampler", searcher.sampler)
+        cat = self.catalogue
+        payload = {
+            "number": number,
+            "head": cat.item(query["head"]),
+            "candidates": [cat.item(c) for c in query["candidates"]],
+        }
+        return Screen(payload, query)
+
+    def _random(self, searcher: Participant, rng: np.random.Generator) -> dict:
+        """A uniform query the participant has not seen (after a few draws: any)."""
+        n, k = self.catalogue.n_items, self.config.k
+        for _ in range(20):
+            head = int(rng.integers(n))
+            others = np.delete(np.arange(n), head)
+            cands = [int(c) for c in rng.choice(others, size=k, replace=False)]
+            if (head, frozenset(cands)) not in searcher.seen:
+                break
+        return {"head": head, "candidates": cands}
+
+    def _attention(self, rng: np.random.Generator) -> dict:
+        """The head among its own candidates: its position is the answer."""
+        n, k = self.catalogue.n_items, self.config.k
+        items = [int(i) for i in rng.choice(n, size=k, replace=False)]
+        expected = int(rng.integers(k))
+        return {
+            "head": items[expected],
+            "candidates": items,
+            "kind": "attention",
+            "expected": expected,
+            "sampler": "check",
+        }
+
+    def _repeat(self, searcher: Participant, rng: np.random.Generator) -> dict | None:
+        """An earlier query (not a check) again, its candidates reordered."""
+        earlier = [
+            (i, q) for i, q in enumerate(searcher.shown) if q["kind"] in (*ANSWER_KINDS, "test")
+        ]
+        if not earlier:
+            return None
+        i, q = earlier[int(rng.integers(len(earlier)))]
+        order = [int(c) for c in rng.permutation(q["candidates"])]
+        return {
+            "head": q["head"],
+            "candidates": order,
+            "kind": "repeat",
+            "of": i,
+            "sampler": "check",
+        }
+
+    def _from_buffer(self, searcher: Participant, number: int) -> dict | None:
+        if self.store is None:
+            return None
+        got = self.store.take_query(
+            self.fingerprint,
+            searcher.sampler,
+            f"{searcher.participant}:{number}",
+            refuse=searcher.seen,
+        )
+        if got is None:
+            return None
+        head, cands = got
+        return {"head": head, "candidates": cands, "kind": "adaptive"}
+
+    # ---------------------------------------------------------------- answers
+    def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:
+        """A candidate's position, or a skip; never "found"."""
+        if answer.found:
+            raise Invalid("found: a collect query has no 'this is it'")
+        self._check_position(answer.choice, len(screen.query["candidates"]))
+
+    def apply(self, searcher: Participant, query: dict, choice: int | None) -> None:
+        """Remember the query shown (for the repeats and to never ask it twice)."""
+        searcher.remember(query)
+
+    def found_result(self, screen: Screen, choice: int | None) -> dict:
+        """Not reached: check_answer refuses "found"."""
+        raise Invalid("found: a collect query has no 'this is it'")
+
+    def end_result(self, searcher: Any, number: int) -> dict:
+        """``{"target": None, "reason": "max_queries"}``: the participant's queries done."""
+        return {"target": None, "reason": "max_queries"}
+
+    @classmethod
+    def shown_items(cls, query: dict) -> list[int] | None:
+        """The head, then the candidates."""
+        return [int(query["head"]), *(int(c) for c in query["candidates"])]
+
+    @classmethod
+    def shown_record(cls, payload: dict, query: dict) -> Any:
+        """``{"head", "candidates", "kind"}``."""
+        return {"head": query["head"], "candidates": query["candidates"], "kind": query["kind"]}

@@ -1,0 +1,54 @@
+// Collect mode: a head item and its candidates; pick the candidate most like the head (or
+// skip). Its sessions are a collect participant's (never started from the start page).
+
+import {digit, pickButton, swatch} from "../ui.js";
+
+const SKIP = {choice: null, found: false}; // no candidate is like it
+
+export default {
+  name: "collect",
+  parts: {skip: SKIP},
+
+  offer() {
+    return {label: "Compare items"};
+  },
+
+  render(screen, ui) {
+    const head = document.createElement("div");
+    head.className = "card head";
+    const box = document.createElement("div");
+    box.className = "target";
+    swatch(box, screen.head);
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = screen.head.name;
+    head.append(box, name);
+    ui.grid.append(head);
+    screen.candidates.forEach((item, i) => {
+      const card = document.createElement("div");
+      card.className = "card";
+      const label = document.createElement("span");
+      label.className = "name";
+      label.textContent = item.name;
+      card.append(pickButton(item, i, () => ui.answer(i, false)), label);
+      ui.grid.append(card);
+    });
+    ui.prompt.textContent = `Which is most like “${screen.head.name}”?`;
+    ui.keys.textContent = `Keys: 1-${screen.candidates.length} pick, 0 = skip.`;
+  },
+
+  read(ev, screen) {
+    const i = digit(ev, screen.candidates.length);
+    if (i !== null) return {choice: i, found: false};
+    if (ev.key === "0") return SKIP;
+    return null;
+  },
+
+  describe(screen, choice) {
+    return {text: "", item: screen.candidates[choice]};
+  },
+
+  result(session) {
+    return {text: (session.result && session.result.debrief) || "Thank you."};
+  },
+};

@@ -1,0 +1,198 @@
+"""The collect mode's API (in process, SQLite): participants, their queries (attention
+checks, repeats, burn-in, test share, the samplers' buffers), answers, the debrief, and
+the refit that fills the buffers."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import textwrap
+from collections import Counter
+
+import numpy as np
+import pytest
+from serving import in_process
+
+from tripletsearch.serve import create_app
+from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.collecting import refit_once, sampler_rows
+from tripletsearch.serve.modes.collect import collect_fingerprint
+from tripletsearch.serve.store import Store
+
+
+def catalogue_folder(tmp_path, n=30):
+    root = tmp_path / "items"
+    root.mkdir(parents=True)
+    rng = np.random.default_rng(1)
+    rows = ["name,hex"] + [
+        f"colour {i},#{''.join(f'{int(v):02x}' for v in rng.integers(0, 256, 3))}" for i in range(n)
+    ]
+    (root / "items.csv").write_text("\n".join(rows) + "\n")
+    return root
+
+
+COLLECT = """
+title = "Alike?"
+catalogue = "items"
+samplers = ["random", "active"]
+test_share = 0.25
+k = 3
+dim = 2
+max_queries = 24
+burn_in = 4
+attention = [2, 12]
+repeats = [8, 20]
+debrief = "Thanks!"
+completion_code = "DONE-1"
+seed = 5
+"""
+
+
+@pytest.fixture
+def collect(tmp_path):
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    cfg = load_collect(tmp_path / "collect.toml")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    return cfg, db
+
+
+def enrol(c, **extra):
+    r = c.post("/api/collect/participants", json={"consent": True, **extra})
+    assert r.status_code == 201, r.text
+    pr = r.json()
+    return pr, {"Authorization": "Bearer " + pr["token"]}
+
+
+def run(c, cfg, pid, h, rng, skip_at=()):
+    """Answer every query (the candidate nearest the head by a hidden 1-D order, a skip at
+    ``skip_at``); the queries seen and the last reply."""
+    base = f"/api/collect/participants/{pid}"
+    reply = c.post(f"{base}/next", json={}, headers=h).json()
+    seen = []
+    while "query" in reply:
+        q = reply["query"]
+        seen.append(q)
+        assert len(q["candidates"]) == cfg.k and set(q["head"]) >= {"id", "name", "hex"}
+        if q["screen"] in skip_at:
+            body = {"screen": q["screen"], "skip": True}
+        else:
+            d = [abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]
+            body = {"screen": q["screen"], "choice": int(np.argmin(d)), "response_ms": 900}
+        r = c.post(f"{base}/answer", json=body, headers=h)
+        assert r.status_code == 200, r.text
+        reply = r.json()
+    return seen, reply
+
+
+def test_a_participant_answers_every_query_and_gets_the_debrief(collect):
+    cfg, db = collect
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        info = c.get("/api/collect").json()
+        assert info["title"] == "Alike?" and info["k"] == 3 and info["max_queries"] == 24
+        assert c.post("/api/sessions", json={}).status_code == 403  # no free searches
+        pr, h = enrol(c, platform_id="prolific-77")
+        seen, last = run(c, cfg, pr["id"], h, np.random.default_rng(0), skip_at=(5,))
+        assert last == {"done": True, "debrief": "Thanks!", "completion_code": "DONE-1"}
+        again = c.post(f"/api/collect/participants/{pr['id']}/next", json={}, headers=h)
+        assert again.json() == last
+    assert [q["screen"] for q in seen] == list(range(24))
+    store = Store(db)
+    (session,) = store.participant_sessions(pr["id"])
+    queries = {h["number"]: h["query"] for h in store.history(session.id)}
+    kinds = Counter(q["kind"] for q in queries.values())
+    assert kinds["attention"] == 2 and kinds["repeat"] == 2 and kinds["burn-in"] == 3
+    for pos in cfg.attention:  # the head among its own candidates, at its expected place
+        q = queries[pos]
+        assert q["candidates"][q["expected"]] == q["head"]
+    for pos in cfg.repeats:  # an earlier query again
+        q, earlier = queries[pos], queries[queries[pos]["of"]]
+        assert q["head"] == earlier["head"] and set(q["candidates"]) == set(earlier["candidates"])
+    keys = [
+        (q["head"], frozenset(q["candidates"])) for n, q in queries.items() if q["kind"] != "repeat"
+    ]
+    assert len(keys) == len(set(keys))  # never the same query twice
+    assert store.participant(pr["id"]).platform_id == "prolific-77"
+    with sqlite3.connect(db.removeprefix("sqlite:///")) as con:
+        ms = con.execute("SELECT screen, choice, response_ms FROM ts_answers ORDER BY screen")
+        rows = ms.fetchall()
+    assert rows[5][1] is None and rows[5][2] is None  # the skip
+    assert all(r[2] == 900 for r in rows if r[0] != 5)
+
+
+def test_bad_answers_are_refused_and_repeats_get_the_stored_reply(collect):
+    cfg, db = collect
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        pr, h = enrol(c)
+        base = f"/api/collect/participants/{pr['id']}"
+        first = c.post(f"{base}/next", json={}, headers=h).json()["query"]
+        for body, status, match in (
+            ({"screen": 0, "choice": 3}, 400, r"choice: expected an index in 0\.\.2"),
+            ({"screen": 5, "choice": 0}, 400, "has not been shown"),
+            ({"screen": 0}, 400, "give the position picked, or skip"),
+            ({"screen": 0, "choice": 1, "skip": True}, 400, "not both"),
+            ({"screen": 0, "choice": 1, "response_ms": -1}, 400, "response_ms"),
+            ({"screen": 0, "choice": 1, "found": True}, 400, "unknown field"),
+        ):
+            r = c.post(f"{base}/answer", json=body, headers=h)
+            assert r.status_code == status and re.search(match, r.json()["error"]), (body, r.text)
+        ok = c.post(f"{base}/answer", json={"screen": 0, "choice": 1}, headers=h).json()
+        same = c.post(f"{base}/answer", json={"screen": 0, "choice": 1}, headers=h).json()
+        assert ok == same and ok["query"]["screen"] == 1  # the stored reply
+        other = c.post(f"{base}/answer", json={"screen": 0, "choice": 2}, headers=h)
+        assert other.status_code == 409
+        assert c.post(f"{base}/next", json={}, headers={}).status_code == 401
+        assert c.post("/api/collect/participants", json={"consent": False}).status_code == 400
+        long_id = {"consent": True, "platform_id": "x" * 200}
+        assert c.post("/api/collect/participants", json=long_id).status_code == 400
+        assert first["screen"] == 0
+
+
+def test_the_refit_fills_each_samplers_buffer_and_queries_are_taken_once(collect):
+    cfg, db = collect
+    app = create_app(cfg.catalogue, db, collect=cfg)  # the tables set up
+    store = Store(db)
+    fp = collect_fingerprint(cfg)
+    assert refit_once(store, cfg, buffer=40) == {"random": 40, "active": 40}
+    assert refit_once(store, cfg, buffer=40) == {"random": 0, "active": 0}  # full
+    with in_process(app) as c:
+        people = [enrol(c) for _ in range(4)]
+        for pr, h in people:
+            run(c, cfg, pr["id"], h, np.random.default_rng(1))
+    with sqlite3.connect(db.removeprefix("sqlite:///")) as con:
+        taken = con.execute(
+            "SELECT sampler, taken_by FROM ts_collect_queries WHERE taken_by IS NOT NULL"
+        ).fetchall()
+    takers = [t for _, t in taken]
+    assert len(takers) == len(set(takers)) and len(takers) > 0  # each query shown once
+    sessions = [store.participant_sessions(pr["id"])[0] for pr, _ in people]
+    adaptive = Counter()
+    for s in sessions:
+        for h in store.history(s.id):
+            if h["query"]["kind"] == "adaptive":
+                adaptive[s.params["sampler"]] += 1
+                assert h["query"]["sampler"] == s.params["sampler"]
+    assert sum(adaptive.values()) == len(takers)
+    # each sampler fits its own participants' answers: k - 1 rows a click, no checks
+    for name in cfg.samplers:
+        rows = sampler_rows(store, fp, name)
+        mine = [s for s in sessions if s.params["sampler"] == name]
+        expect = 0
+        for s in mine:
+            for h in store.history(s.id):
+                if h["query"]["kind"] in ("burn-in", "adaptive", "random"):
+                    expect += cfg.k - 1
+        assert len(rows) == expect
+        assert all(r[0] not in (r[1], r[2]) for r in rows)
+    refit_once(store, cfg, buffer=40)  # with answers: fitted, then refilled
+    assert store.free_queries(fp, "active") == 40
+
+
+def test_participants_are_spread_over_the_samplers(collect):
+    cfg, db = collect
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        service = c.app.state.collect
+        arms = Counter(service.sampler_of(n) for n in range(200))
+    assert set(arms) == {"random", "active"} and min(arms.values()) > 70
+    assert json.dumps(service.info())
