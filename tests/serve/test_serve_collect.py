@@ -8,6 +8,7 @@ import json
 import re
 import sqlite3
 import textwrap
+import time
 from collections import Counter
 
 import numpy as np
@@ -196,3 +197,50 @@ def test_participants_are_spread_over_the_samplers(collect):
         arms = Counter(service.sampler_of(n) for n in range(200))
     assert set(arms) == {"random", "active"} and min(arms.values()) > 70
     assert json.dumps(service.info())
+
+
+def test_one_refitter_holds_the_lease(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    store.setup()
+    assert store.lease("refit:x", "a", 10.0, now=0.0)
+    assert not store.lease("refit:x", "b", 10.0, now=5.0)  # a holds it
+    assert store.lease("refit:x", "a", 10.0, now=5.0)  # renewed: until 15
+    assert not store.lease("refit:x", "b", 10.0, now=14.0)
+    assert store.lease("refit:x", "b", 10.0, now=15.5)  # expired: handed over
+    assert store.lease("refit:y", "a", 10.0, now=15.5)  # another job, another lease
+
+
+def test_a_catalogue_still_without_an_embedding_offers_no_search(collect):
+    cfg, db = collect
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        assert c.app.state.service.offered == []
+        r = c.post("/api/sessions", json={"mode": "find"})
+        assert r.status_code == 403 and "collects triplets" in r.json()["error"]
+        assert c.get("/api/catalogue?limit=2").json()["n_items"] == 30
+
+
+@pytest.mark.once
+def test_serve_collect_runs_the_refitter_in_a_process_of_its_own(tmp_path):
+    """``serve --collect``: the refitter fills the samplers' buffers while people answer,
+    and past the burn-in people get their sampler's queries from it."""
+    import httpx
+    from serving import ServeProcess
+
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    cfg = load_collect(tmp_path / "collect.toml")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with ServeProcess("--collect", str(tmp_path / "collect.toml"), "--database", db) as srv:
+        store, fp = Store(db), collect_fingerprint(cfg)
+        for _ in range(300):  # the refitter's first round (a process start, then a fit)
+            if all(store.free_queries(fp, s) > 0 for s in cfg.samplers):
+                break
+            time.sleep(0.2)
+        assert all(store.free_queries(fp, s) > 0 for s in cfg.samplers)
+        with httpx.Client(base_url=srv.base) as c:
+            pr, h = enrol(c)
+            seen, last = run(c, cfg, pr["id"], h, np.random.default_rng(2))
+        assert last["done"] and last["completion_code"] == "DONE-1"
+    (session,) = store.participant_sessions(pr["id"])
+    kinds = Counter(h["query"]["kind"] for h in store.history(session.id))
+    assert kinds["adaptive"] > 0  # from the buffer the refitter filled

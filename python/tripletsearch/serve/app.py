@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from .catalogue import Catalogue
-from .collect import CollectConfig
+from .collect import CollectConfig, load_collect
 from .collecting import CollectService
 from .errors import (
     Busy,
@@ -249,8 +249,11 @@ def app_from_env() -> ASGIApp:
 
     cfg = json.loads(os.environ["TRIPLETSEARCH_SERVE"])
     study = load_study(cfg["study"]) if cfg.get("study") else None
+    collect = load_collect(cfg["collect"]) if cfg.get("collect") else None
     if study is not None:
         cat = study.catalogue
+    elif collect is not None:
+        cat = collect.catalogue
     elif cfg.get("demo"):
         cat = demo_catalogue(cfg["demo"])
     else:
@@ -265,6 +268,7 @@ def app_from_env() -> ASGIApp:
         max_queries=cfg["max_queries"],
         setup=False,
         study=study,
+        collect=collect,
         limits=Limits.from_dict(cfg.get("limits", {})),
         memory=cfg.get("memory"),
         threads=int(cfg.get("threads", 1)),

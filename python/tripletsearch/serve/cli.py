@@ -145,14 +145,21 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str, in
 
     None after printing what is wrong (checked before any file or database is touched).
     """
+    from .collect import load_collect
     from .study import load_study
 
     try:
         cat = _catalogue(args)  # (refuses two sources)
+        if args.study and args.collect:
+            raise ValueError("give --study FILE or --collect FILE, not both")
         study = load_study(args.study) if args.study else None
+        collect = load_collect(args.collect) if args.collect else None
         cat = study.catalogue if study is not None else cat
+        cat = collect.catalogue if collect is not None else cat
         if cat is None:
-            raise ValueError("give --catalogue PATH, --demo colours or --study FILE")
+            raise ValueError(
+                "give --catalogue PATH, --demo colours, --study FILE or --collect FILE"
+            )
         if args.workers < 1:
             raise ValueError("--workers must be >= 1")
         limits = _limits(args)
@@ -167,7 +174,7 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str, in
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
-    return cat, study, limits, token, said, memory
+    return cat, (study, collect), limits, token, said, memory
 
 
 def _announce(args: argparse.Namespace, cat: Any, where: str, created: bool, memory: int) -> None:
@@ -200,8 +207,9 @@ def _serve(args: argparse.Namespace) -> int:
     inputs = _serve_inputs(args)
     if inputs is None:
         return 2
-    cat, study, limits, token, said, memory = inputs
-    shared = share_catalogue(cat)  # once, mapped by every worker
+    cat, (study, collect), limits, token, said, memory = inputs
+    # once, mapped by every worker (a catalogue still without an embedding: nothing to map)
+    shared = share_catalogue(cat) if cat.has_embedding else None
     # each search step gets its threads to itself: the others wait instead of sharing cores
     steps_at_once = max(1, (os.cpu_count() or 1) // (args.threads * args.workers))
     url = args.database or default_url()
@@ -210,15 +218,20 @@ def _serve(args: argparse.Namespace) -> int:
     store.dispose()
     print(said, flush=True)
     _announce(args, cat, store.url.render_as_string(hide_password=True), found == 0, memory)
+    if collect is not None:
+        from .collecting import start_refitter
+
+        start_refitter(url, args.collect)  # fills the samplers' buffers, never a request
     if args.workers == 1:
         app = create_app(
-            attach_shared(cat, shared),
+            cat if shared is None else attach_shared(cat, shared),
             url,
             admin_token=token,
             gamma=args.gamma,
             max_queries=args.max_queries,
             setup=False,
             study=study,
+            collect=collect,
             limits=limits,
             memory=memory,
             threads=args.threads,
@@ -233,6 +246,7 @@ def _serve(args: argparse.Namespace) -> int:
             "demo": args.demo,
             "catalogue": os.path.abspath(args.catalogue) if args.catalogue else None,
             "study": os.path.abspath(args.study) if args.study else None,
+            "collect": os.path.abspath(args.collect) if args.collect else None,
             "database": url,
             "gamma": args.gamma,
             "max_queries": args.max_queries,
@@ -338,6 +352,7 @@ def _add_serve_command(sub: Any) -> None:
     src.add_argument("--catalogue", metavar="PATH", help="a catalogue folder or CSV file")
     src.add_argument("--demo", choices=["colours"], help="a bundled demo catalogue")
     src.add_argument("--study", metavar="FILE", help="run the study of this TOML file")
+    src.add_argument("--collect", metavar="FILE", help="collect triplets as this TOML file says")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8000, help="port to listen on")
     p.add_argument("--workers", type=int, default=1, help="worker processes")

@@ -13,6 +13,8 @@ queries left out) and refill its buffer of queries in the database.
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 from typing import Any
 
@@ -29,7 +31,7 @@ from .schema import Answer
 from .service import Owner, SearchService
 from .store import SessionRow, Store, WriteConflict
 
-__all__ = ["CollectService", "refit_once", "sampler_rows", "BUFFER"]
+__all__ = ["CollectService", "refit_once", "refitter", "start_refitter", "sampler_rows", "BUFFER"]
 
 BUFFER = 200  # queries a sampler keeps ready in the database
 ARM_SEED = 7  # purpose of the seeds that assign participants to samplers
@@ -180,8 +182,36 @@ def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> 
     return added
 
 
-def refit_forever(store: Store, config: CollectConfig, *, every: float = 5.0) -> None:
-    """The refitter's loop: :func:`refit_once` every ``every`` seconds (until killed)."""
-    while True:
-        refit_once(store, config)
+LEASE_SECONDS = 60.0  # a refitter that stops renewing hands over after this
+
+
+def refitter(database: str, collect_file: str, *, every: float = 2.0, rounds: int = 0) -> None:
+    """The refitter process: :func:`refit_once` every ``every`` seconds, under a lease.
+
+    It refits while it holds the collect design's lease (one refitter for all servers on
+    the database), at a lower CPU priority than the servers. ``rounds`` > 0: stop after
+    that many (tests).
+    """
+    from .collect import load_collect
+
+    if hasattr(os, "nice"):
+        os.nice(10)
+    config = load_collect(collect_file)
+    store, owner = Store(database), f"{socket.gethostname()}:{os.getpid()}"
+    name = f"refit:{collect_fingerprint(config)}"
+    done = 0
+    while rounds <= 0 or done < rounds:
+        if store.lease(name, owner, LEASE_SECONDS):
+            refit_once(store, config)
+            done += 1
         time.sleep(every)
+
+
+def start_refitter(database: str, collect_file: str) -> Any:
+    """Start :func:`refitter` in a process of its own (a daemon: it ends with the server)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    proc = ctx.Process(target=refitter, args=(database, os.path.abspath(collect_file)), daemon=True)
+    proc.start()
+    return proc

@@ -312,6 +312,24 @@ class Database:
                 "the service's setup (tripletsearch serve does it before starting workers)"
             )
 
+    def lease(self, name: str, owner: str, seconds: float, now: float | None = None) -> bool:
+        """Hold the lease ``name`` for ``seconds`` (taken, or renewed by its holder).
+
+        True when ``owner`` holds it now: it was free, expired, or theirs. Several servers
+        on one database agree this way on one doing a job (the collect mode's refitter).
+        """
+        now = time.time() if now is None else now
+        key = f"lease:{name}"[:64]
+        with self._tx() as c:
+            row = c.execute(sa.select(meta_table.c.value).where(meta_table.c.key == key)).first()
+            if row is not None:
+                holder, _, until = str(row.value).rpartition(" ")
+                if holder != owner and float(until) > now:
+                    return False
+                c.execute(sa.delete(meta_table).where(meta_table.c.key == key))
+            c.execute(sa.insert(meta_table).values(key=key, value=f"{owner} {now + seconds!r}"))
+        return True
+
     def dispose(self) -> None:
         """Close the engines' pooled connections."""
         self.write.dispose()

@@ -41,6 +41,11 @@ class FindMode(Mode):
 
     name = "find"
 
+    @classmethod
+    def offered_by(cls, catalogue: Catalogue) -> bool:
+        """Catalogues with an embedding (one still to be learned cannot be searched)."""
+        return catalogue.has_embedding
+
     def __init__(self, catalogue: Catalogue, settings: Settings, store: Store | None = None):
         super().__init__(catalogue, settings, store)
         self.gamma = check_gamma(settings.gamma)

@@ -41,8 +41,8 @@ class MixMode(Mode):
 
     @classmethod
     def offered_by(cls, catalogue: Catalogue) -> bool:
-        """Catalogues with colours."""
-        return catalogue.has_colours
+        """Catalogues with colours (and their embedding: the nearest named colour)."""
+        return catalogue.has_colours and catalogue.has_embedding
 
     @property
     def space(self) -> str:
