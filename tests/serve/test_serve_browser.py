@@ -920,3 +920,70 @@ def test_consecutive_participants_begin_with_different_targets(browser, tmp_path
             ctx.close()
     assert len(set(firsts)) == 2
     assert {study.catalogue.names[t] for t in study.targets} == set(firsts)
+
+
+COLLECT_FILE = """
+title = "Which colours look alike?"
+catalogue = "colours"
+samplers = ["random"]
+k = 3
+max_queries = 8
+burn_in = 2
+attention = [3]
+repeats = [6]
+instructions = "Pick the colour most like the one on top."
+debrief = "Thank you for your answers."
+completion_code = "CQ-9"
+"""
+
+
+def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
+    """A participant consents, reads the instructions, answers a head and three
+    candidates by clicks (one skip), survives a reload, and gets the debrief and code;
+    the database holds each answer with the time the page measured."""
+    from tripletsearch.serve.collect import load_collect
+
+    (tmp_path / "collect.toml").write_text(COLLECT_FILE)
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    with thread_server(create_app(cfg.catalogue, url, collect=cfg)) as base:
+        page = browser.new_page(**DESKTOP)
+        page.goto(base + "/collect")
+        expect(page.locator("#consent-text")).to_contain_text("similar")
+        page.click("#agree")
+        expect(page.locator("#instructions-text")).to_have_text(cfg.instructions)
+        page.click("#go")
+        for n in range(cfg.max_queries):
+            expect(page.locator("#grid .pick")).to_have_count(3)
+            expect(page.locator("#progress")).to_contain_text(f"{n} answered")
+            assert page.is_hidden("#undo") and page.is_visible("#skip")
+            head = page.locator("#grid .head .name").inner_text()
+            expect(page.locator("#prompt")).to_have_text(f"Which is most like “{head}”?")
+            if n == 1:
+                page.screenshot(path=str(shots / "collect.png"))
+                page.reload()  # the participant and their query survive
+                expect(page.locator("#grid .pick")).to_have_count(3)
+            page.wait_for_timeout(120)  # a person takes a moment
+            with page.expect_response(lambda r: r.url.endswith("/answer")):
+                if n == 4:
+                    page.click("#skip")
+                else:
+                    page.locator("#grid .pick").nth(n % 3).click()
+        expect(page.locator("#result")).to_have_text("Thank you for your answers.")
+        expect(page.locator("#result-lines")).to_have_text("Your completion code: CQ-9")
+        pid = page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
+        page.close()
+    store = Store(url)
+    (session,) = store.participant_sessions(pid)
+    assert session.done and session.n_queries == cfg.max_queries
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "c.sqlite") as con:
+        rows = con.execute(
+            "SELECT screen, choice, response_ms FROM ts_answers WHERE session_id = ? "
+            "ORDER BY screen",
+            (session.id,),
+        ).fetchall()
+    assert [r[0] for r in rows] == list(range(cfg.max_queries))
+    assert rows[4][1] is None and all(r[1] == r[0] % 3 for r in rows if r[0] != 4)
+    assert all(100 <= r[2] < 60_000 for r in rows)  # the page's measure, in ms

@@ -46,9 +46,13 @@ class CollectService:
         self.participants = Participants(service.store, self.fingerprint)
 
     def info(self) -> dict:
-        """The public facts: title, instructions, consent text, ``k``, ``max_queries``."""
+        """The public facts: title, instructions, consent, ``k``, ``max_queries``, ``mode``.
+
+        ``mode`` names the renderer the page shows the queries with.
+        """
         c = self.config
         return {
+            "mode": CollectMode.name,
             "title": c.title,
             "instructions": c.instructions,
             "consent": c.consent,

@@ -41,6 +41,12 @@ export const client = {
   enrol: () => request("/api/study/participants", {consent: true}),
   /** A participant's current search (started when new), or done. */
   next: (p) => request(`/api/study/participants/${at(p.id)}/next`, {}, p.token),
+  /** A collect file's facts: title, instructions, consent, k, max_queries. */
+  collect: () => request("/api/collect"),
+  collectEnrol: () => request("/api/collect/participants", {consent: true}),
+  /** A collect participant's current query ({query} or {done, debrief, ...}). */
+  collectNext: (p) => request(`/api/collect/participants/${at(p.id)}/next`, {}, p.token),
+  collectAnswer: (p, body) => request(`/api/collect/participants/${at(p.id)}/answer`, body, p.token),
   /** Stop taking part: the participant's answers are left out of report and export. */
   withdraw: (p) => request(`/api/study/participants/${at(p.id)}/withdraw`, {}, p.token),
 };

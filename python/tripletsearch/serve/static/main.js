@@ -10,6 +10,7 @@ import {attempt, client} from "./api.js";
 import {offered, rendererFor} from "./modes/index.js";
 import {begin, leave, onKey, showScreen, undo} from "./session.js";
 import {forget, page, save, saved, state} from "./state.js";
+import {initCollect} from "./collecting.js";
 import {initStudy} from "./study.js";
 import {$, progress, show, showResult} from "./ui.js";
 
@@ -114,4 +115,5 @@ $("again").onclick = () => {
   forget();
   location.reload();
 };
-attempt(page === "study" ? initStudy : initSearch);
+const PAGES = {study: initStudy, collect: initCollect}; // by the server's data-page
+attempt(PAGES[page] || initSearch);

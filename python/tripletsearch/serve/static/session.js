@@ -7,12 +7,16 @@ import {rendererFor} from "./modes/index.js";
 import {state} from "./state.js";
 import {$, announce, progress, show, swatch} from "./ui.js";
 
-/** Make `session` ({id, token, mode}) the one shown; `finished()` follows its end. */
-export function begin(session, finished) {
+/** Make `session` ({id, token, mode}) the one shown; `finished()` follows its end.
+ * `sender(screen, choice, found, ms)`: how an answer is sent (default: the sessions API;
+ * the collect page sends to its participants' API); it resolves to {done, screen,
+ * n_queries}. */
+export function begin(session, finished, sender) {
   state.renderer = rendererFor(session.mode);
   state.session = session;
   state.memory = {};
   state.finished = finished;
+  state.sender = sender || ((screen, choice, found) => client.answer(session, screen, choice, found));
 }
 
 /** Show `screen` (the server's) with `nQueries` answers counted so far; `history`: the
@@ -39,6 +43,7 @@ export function showScreen(screen, nQueries, history) {
   // the new screen: focus on its prompt (never on an item: Enter there would mean "this
   // is it"), and a line for screen readers
   $("prompt").focus();
+  state.shownAt = performance.now(); // the person's time on it starts now
   announce(`${state.said || ""}Screen ${nQueries + 1}. ${$("prompt").textContent}`);
   state.said = "";
 }
@@ -67,10 +72,10 @@ export async function answer(choice, found) {
 }
 
 async function sendAnswer(choice, found) {
-  const s = state.session;
   const pick = choice === null ? null : document.querySelector(`#grid .pick[data-index="${choice}"]`);
   if (pick) pick.classList.add("chosen"); // acknowledged until the next screen
-  const r = await send(() => client.answer(s, state.screen.number, choice, found));
+  const ms = Math.round(performance.now() - state.shownAt);
+  const r = await send(() => state.sender(state.screen.number, choice, found, ms));
   if (!r) {
     if (pick) pick.classList.remove("chosen");
     return;

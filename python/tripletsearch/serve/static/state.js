@@ -1,9 +1,9 @@
 // The page's state, in one object, and what survives a reload (localStorage).
 
-/** "search" (the free search) or "study" (a study's participants): set by the server. */
+/** "search" (the free search), "study" or "collect" (their participants): set by the server. */
 export const page = document.body.dataset.page;
 
-const STORE = page === "study" ? "ts-study" : "ts-search";
+const STORE = `ts-${page}`; // ts-search, ts-study, ts-collect
 
 export const state = {
   session: null,     // the session shown: {id, token, mode}
@@ -14,6 +14,8 @@ export const state = {
   nQueries: 0,       // answers that count
   busy: false,       // a request is under way
   said: "",          // what the next screen's announcement begins with
+  sender: null,      // how the session's answers are sent (session.js begin)
+  shownAt: 0,        // when the screen shown appeared (performance.now())
   participant: null, // study: {id, token}
   slot: null,        // study: {slot, n_slots, target}
 };

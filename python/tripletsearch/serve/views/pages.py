@@ -1,4 +1,4 @@
-"""The page (``/``, ``/study``) and its assets.
+"""The page (``/``, ``/study``, ``/collect``) and its assets.
 
 The assets are the ES modules and the stylesheet in ``static/`` (``/static/main.js``,
 ``/static/modes/find.js``, ``/static/app.css``, ...).
@@ -61,11 +61,22 @@ def _static(name: str) -> bytes:
 
 
 def page(request: Request) -> Response:
-    """The search page, or the study's page when the server runs a study or at ``/study``."""
-    studies = request.app.state.study
-    if request.url.path == "/study" and studies is None:
+    """The search page, or a study's or collect file's participants' page.
+
+    The participants' page is served at ``/`` when the server runs a study (collects
+    triplets), and at ``/study`` (``/collect``).
+    """
+    studies, collect = request.app.state.study, request.app.state.collect
+    path = request.url.path
+    if path == "/study" and studies is None:
         raise NotFound("this server runs no study")
-    kind = "study" if studies is not None or request.url.path == "/study" else "search"
+    if path == "/collect" and collect is None:
+        raise NotFound("this server collects no triplets")
+    kind = "search"
+    if studies is not None or path == "/study":
+        kind = "study"
+    elif collect is not None:
+        kind = "collect"
     html = _static("index.html").decode("utf-8")
     return HTMLResponse(
         html.replace('data-page="search"', f'data-page="{kind}"'),
@@ -89,5 +100,6 @@ def asset(request: Request) -> Response:
 ROUTES = [
     Route("/", page),
     Route("/study", page),
+    Route("/collect", page),
     Route("/static/{name:path}", asset),
 ]
