@@ -28,14 +28,15 @@ participant sees::
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..collect._methods import METHODS
 from ..embedding._train import MODEL_ALIASES, MODELS
-from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
+from .catalogue import Catalogue
+from .configfile import ending, file_catalogue, read_toml
+from .configfile import fail as _fail
+from .configfile import is_integer as _integer
 
 __all__ = ["CollectConfig", "load_collect", "DEFAULT_COLLECT_CONSENT"]
 
@@ -89,24 +90,8 @@ class CollectConfig:
     consent: str
 
 
-def _fail(path: str, message: str) -> ValueError:
-    return ValueError(f"{path}: {message}")
-
-
-def _integer(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _read(name: str) -> dict:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - the serve extra installs tomli there
-        import tomli as tomllib
-    try:
-        with open(name, "rb") as fh:
-            cfg = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise _fail(name, f"not valid TOML ({exc})") from None
+    cfg = read_toml(name)
     unknown = set(cfg) - set(_DEFAULTS) - {"catalogue"}
     if unknown:
         known = sorted([*_DEFAULTS, "catalogue"])
@@ -136,22 +121,13 @@ def _positions(name: str, key: str, value: Any, max_queries: int) -> tuple[int, 
     return tuple(sorted(value))
 
 
-def _catalogue(name: str, source: Any) -> Catalogue:
-    if not isinstance(source, str) or not source:
-        raise _fail(name, "catalogue: give a demo name ('colours') or a catalogue path")
-    if source in DEMOS:
-        return demo_catalogue(source)
-    p = Path(source)
-    return load_catalogue(p if p.is_absolute() else Path(name).parent / p, embedding=False)
-
-
 def load_collect(path: Any) -> CollectConfig:
     """Read and check a collect file; a ``ValueError`` names the file and the key."""
     name = os.fspath(path)
     cfg = _read(name)
     if "catalogue" not in cfg:
         raise _fail(name, "catalogue: required (a demo name or a catalogue path)")
-    cat = _catalogue(name, cfg["catalogue"])
+    cat = file_catalogue(name, cfg["catalogue"], embedding=False)
     if cat.n_items < 3:
         raise _fail(name, f"catalogue: a triplet needs 3 items, it has {cat.n_items}")
     ints = {key: cfg[key] for key in ("k", "dim", "max_queries", "burn_in", "seed")}
@@ -172,13 +148,7 @@ def load_collect(path: Any) -> CollectConfig:
     for key in ("title", "instructions", "debrief", "consent"):
         if not isinstance(cfg[key], str):
             raise _fail(name, f"{key}: a string")
-    code, redirect = cfg["completion_code"], cfg["redirect"]
-    if code is not None and (not isinstance(code, str) or not 0 < len(code) <= 200):
-        raise _fail(name, "completion_code: a string of 1 to 200 characters")
-    if redirect is not None and (
-        not isinstance(redirect, str) or not redirect.startswith(("https://", "http://"))
-    ):
-        raise _fail(name, "redirect: an http:// or https:// URL")
+    code, redirect = ending(name, cfg)
     return CollectConfig(
         title=cfg["title"],
         catalogue=cat,

@@ -45,7 +45,6 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,7 +52,10 @@ import numpy as np
 from .._deprecation import warn_renamed
 from .._validation import derived_seed
 from ..discrete import METHODS
-from .catalogue import DEMO_EXCLUDE, DEMOS, Catalogue, demo_catalogue, load_catalogue
+from .catalogue import DEMO_EXCLUDE, Catalogue
+from .configfile import ending, file_catalogue, read_toml
+from .configfile import fail as _fail
+from .configfile import is_integer as _integer
 from .errors import Conflict
 from .modes.find import N_CHOICES, FindMode
 from .participants import Participants
@@ -178,25 +180,9 @@ def williams_orders(n: int) -> list[list[int]]:
     return rows + [r[::-1] for r in rows] if n % 2 else rows
 
 
-def _fail(path: str, message: str) -> ValueError:
-    return ValueError(f"{path}: {message}")
-
-
-def _integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _read(name: str) -> dict:
     """The study file's table, its keys checked, old key names moved (warning)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - the serve extra installs tomli there
-        import tomli as tomllib
-    try:
-        with open(name, "rb") as fh:
-            cfg = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise _fail(name, f"not valid TOML ({exc})") from None
+    cfg = read_toml(name)
     if "k" in cfg:
         if "n_choices" in cfg:
             raise _fail(name, "k: renamed n_choices; give n_choices only")
@@ -206,15 +192,6 @@ def _read(name: str) -> dict:
     if unknown:
         raise _fail(name, f"unknown key(s) {sorted(unknown)} (known: {sorted(_KEYS)})")
     return cfg
-
-
-def _catalogue(name: str, source: Any) -> Catalogue:
-    if not isinstance(source, str) or not source:
-        raise _fail(name, "catalogue: give a demo name ('colours') or a catalogue path")
-    if source in DEMOS:
-        return demo_catalogue(source)
-    p = Path(source)
-    return load_catalogue(p if p.is_absolute() else Path(name).parent / p)
 
 
 def _methods(name: str, methods: Any) -> tuple[str, ...]:
@@ -273,7 +250,7 @@ def load_study(path: Any) -> Study:
     """Read and check a study file (a ``k`` key warns: renamed ``n_choices``)."""
     name = os.fspath(path)
     cfg = _read(name)
-    full = _catalogue(name, cfg.get("catalogue"))
+    full = file_catalogue(name, cfg.get("catalogue"))
     default = DEMO_EXCLUDE.get(cfg["catalogue"], ())
     exclude = cfg.get("exclude", list(default))
     if not isinstance(exclude, list) or not all(isinstance(x, str) for x in exclude):
@@ -322,13 +299,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
     if not isinstance(title, str) or not isinstance(consent, str):
         raise _fail(name, "title and consent: strings")
     gamma, sigma = _gamma_sigma(name, cfg, cat)
-    code, redirect = cfg.get("completion_code"), cfg.get("redirect")
-    if code is not None and (not isinstance(code, str) or not 0 < len(code) <= 200):
-        raise _fail(name, "completion_code: a string of 1 to 200 characters")
-    if redirect is not None and (
-        not isinstance(redirect, str) or not redirect.startswith(("https://", "http://"))
-    ):
-        raise _fail(name, "redirect: an http:// or https:// URL")
+    code, redirect = ending(name, cfg)
     return Study(
         title=title,
         catalogue=cat,
