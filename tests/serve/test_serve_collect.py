@@ -244,3 +244,58 @@ def test_serve_collect_runs_the_refitter_in_a_process_of_its_own(tmp_path):
     (session,) = store.participant_sessions(pr["id"])
     kinds = Counter(h["query"]["kind"] for h in store.history(session.id))
     assert kinds["adaptive"] > 0  # from the buffer the refitter filled
+
+
+def record(number, kind, choice, candidates, **extra):
+    return {
+        "number": number,
+        "kind": "answer",
+        "undone": False,
+        "choice": choice,
+        "query": {"kind": kind, "head": 0, "candidates": candidates, **extra},
+    }
+
+
+def test_checks_flag_a_participant_who_fails_them():
+    from tripletsearch.serve.collecting import checks
+
+    good = [
+        record(0, "random", 1, [4, 5, 6]),
+        record(1, "attention", 2, [7, 8, 0], expected=2),
+        record(2, "repeat", 0, [5, 4, 6], of=0),  # picked 5 again
+    ]
+    assert checks(good) == {"attention": (1, 1), "repeats": (1, 1), "flagged": False}
+    wrong = [*good[:1], record(1, "attention", 0, [7, 8, 0], expected=2), good[2]]
+    assert checks(wrong)["flagged"] and checks(wrong)["attention"] == (0, 1)
+    fickle = [*good[:2], record(2, "repeat", 1, [5, 4, 6], of=0)]  # picked 4 this time
+    assert checks(fickle)["repeats"] == (0, 1) and checks(fickle)["flagged"]
+    skipped = [*good[:1], record(1, "attention", None, [7, 8, 0], expected=2)]
+    assert checks(skipped)["flagged"]  # a skip fails a check
+    assert checks([])["flagged"] is False  # nothing to judge yet
+
+
+def test_a_flagged_participants_answers_are_left_out_of_the_fits(collect):
+    cfg, db = collect
+    store, fp = Store(db), collect_fingerprint(cfg)
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        pr, h = enrol(c)
+        base = f"/api/collect/participants/{pr['id']}"
+        reply = c.post(f"{base}/next", json={}, headers=h).json()
+        while "query" in reply:  # always the first candidate: fails the checks
+            r = c.post(
+                f"{base}/answer", json={"screen": reply["query"]["screen"], "choice": 0}, headers=h
+            )
+            reply = r.json()
+    (session,) = store.participant_sessions(pr["id"])
+    from tripletsearch.serve.collecting import checks
+
+    got = checks(store.all_answers()[session.id])
+    expected = [
+        h["query"]["expected"]
+        for h in store.history(session.id)
+        if h["query"]["kind"] == "attention"
+    ]
+    assert got["attention"] == (expected.count(0), len(cfg.attention))
+    assert expected.count(0) == 0 and got["flagged"]  # this seed: both checks failed
+    assert len(sampler_rows(store, fp, session.params["sampler"])) == 0  # left out of fits
+    assert len(store.history(session.id)) == cfg.max_queries  # kept in the database

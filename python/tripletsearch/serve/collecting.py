@@ -31,7 +31,15 @@ from .schema import Answer
 from .service import Owner, SearchService
 from .store import SessionRow, Store, WriteConflict
 
-__all__ = ["CollectService", "refit_once", "refitter", "start_refitter", "sampler_rows", "BUFFER"]
+__all__ = [
+    "CollectService",
+    "refit_once",
+    "refitter",
+    "start_refitter",
+    "sampler_rows",
+    "checks",
+    "BUFFER",
+]
 
 BUFFER = 200  # queries a sampler keeps ready in the database
 ARM_SEED = 7  # purpose of the seeds that assign participants to samplers
@@ -130,18 +138,54 @@ def _public(payload: dict) -> dict:
     }
 
 
+PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
+
+
+def checks(answered: list[dict]) -> dict[str, Any]:
+    """A participant's checks from their answered screens (records of ``all_answers``).
+
+    ``attention``: (passed, answered) of the checks with a known answer (a skip fails);
+    ``repeats``: (agreed, answered) of the repeated queries (the same candidate picked
+    as the first time); ``flagged``: either share below :data:`PASS_SHARE`. A flagged
+    participant's answers stay in the database and are left out of the fits.
+    """
+    counted = [h for h in answered if h["kind"] == "answer" and not h["undone"]]
+    picked = {h["number"]: h for h in counted}
+    attention = [h for h in counted if h["query"].get("kind") == "attention"]
+    passed = sum(h["choice"] == h["query"]["expected"] for h in attention)
+    agreed = total = 0
+    for h in counted:
+        q = h["query"]
+        first = picked.get(q.get("of", -1)) if q.get("kind") == "repeat" else None
+        if first is None or first["choice"] is None:
+            continue
+        total += 1
+        was = first["query"]["candidates"][first["choice"]]
+        agreed += h["choice"] is not None and q["candidates"][h["choice"]] == was
+    flagged = (attention and passed < PASS_SHARE * len(attention)) or (
+        total and agreed < PASS_SHARE * total
+    )
+    return {
+        "attention": (passed, len(attention)),
+        "repeats": (agreed, total),
+        "flagged": bool(flagged),
+    }
+
+
 def sampler_rows(store: Store, fingerprint: str, sampler: str) -> np.ndarray:
     """The triplet rows ``(head, picked, other)`` that ``sampler`` fits.
 
     Its participants' answers to burn-in, adaptive and random queries (not checks,
-    repeats or tests), participants withdrawn left out. A skip gives none; k candidates
-    give k - 1 rows.
+    repeats or tests); participants withdrawn or flagged by their checks (:func:`checks`)
+    left out. A skip gives none; k candidates give k - 1 rows.
     """
     space = f"collect:{fingerprint}"
     rows: list[tuple[int, int, int]] = []
     by_session = store.all_answers()
     for s in store.iter_sessions():
         if s.catalogue != space or (s.params or {}).get("sampler") != sampler:
+            continue
+        if checks(by_session.get(s.id, []))["flagged"]:
             continue
         for h in by_session.get(s.id, []):
             if h["kind"] != "answer" or h["undone"] or h["choice"] is None:
