@@ -436,112 +436,12 @@ class CollectQueries(Database):
             )
 
 
-class Store(CollectQueries):
-    """The sessions database: sessions, their screens and answers, study participants.
+class ParticipantRecords(CollectQueries):
+    """Participants of studies and collect files.
 
-    ``Store(url).setup()`` once before the workers start; then every worker opens
-    ``Store(url)``.
+    Enrolment, withdrawal, their sessions, and a session left by its person.
     """
 
-    # ------------------------------------------------------------------ reads
-    def session(self, sid: str) -> SessionRow | None:
-        """The session ``sid``, or None."""
-        with self.read.connect() as c:
-            r = c.execute(sa.select(sessions).where(sessions.c.id == sid)).first()
-        return None if r is None else SessionRow.from_row(r)
-
-    def screen(self, sid: str, number: int) -> tuple[dict, dict] | None:
-        """(payload as shown, query) of a screen, or None."""
-        with self.read.connect() as c:
-            r = c.execute(
-                sa.select(screens.c.payload, screens.c.query).where(
-                    screens.c.session_id == sid, screens.c.number == number
-                )
-            ).first()
-        return None if r is None else (json.loads(r.payload), json.loads(r.query))
-
-    def answer(self, sid: str, screen: int) -> tuple[str, int | None, bool, dict] | None:
-        """(kind, choice, found, reply) recorded for a screen, or None."""
-        with self.read.connect() as c:
-            r = c.execute(
-                sa.select(answers.c.kind, answers.c.choice, answers.c.found, answers.c.reply).where(
-                    answers.c.session_id == sid, answers.c.screen == screen
-                )
-            ).first()
-        return None if r is None else (r.kind, r.choice, bool(r.found), json.loads(r.reply))
-
-    def _answered(self, *where: Any) -> list[tuple[str, dict]]:
-        """(session id, record) of the answered screens matching ``where``, by session and number.
-
-        A record: number, payload, query, choice, found, kind ("answer" or "undo"), undone,
-        shown_at, answered_at.
-        """
-        on = sa.and_(
-            answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
-        )
-        q = (
-            sa.select(
-                screens.c.session_id,
-                screens.c.number,
-                screens.c.payload,
-                screens.c.query,
-                screens.c.shown_at,
-                answers.c.choice,
-                answers.c.found,
-                answers.c.kind,
-                answers.c.undone,
-                answers.c.answered_at,
-            )
-            .select_from(screens.join(answers, on))
-            .where(*where)
-            .order_by(screens.c.session_id, screens.c.number)
-        )
-        with self.read.connect() as c:
-            rows = c.execute(q).all()
-        return [
-            (
-                r.session_id,
-                {
-                    "number": int(r.number),
-                    "payload": json.loads(r.payload),
-                    "query": json.loads(r.query),
-                    "choice": r.choice,
-                    "found": bool(r.found),
-                    "kind": r.kind,
-                    "undone": bool(r.undone),
-                    "shown_at": float(r.shown_at),
-                    "answered_at": float(r.answered_at),
-                },
-            )
-            for r in rows
-        ]
-
-    def history(self, sid: str, start: int = 0) -> list[dict]:
-        """The session's answered screens from ``start`` on, in order (undos included)."""
-        return [
-            rec for _, rec in self._answered(screens.c.session_id == sid, screens.c.number >= start)
-        ]
-
-    def effective(self, sid: str, start: int = 0) -> list[dict]:
-        """The answers that count (not undos, not undone) from screen ``start`` on."""
-        return [
-            rec
-            for _, rec in self._answered(
-                screens.c.session_id == sid,
-                screens.c.number >= start,
-                answers.c.kind == "answer",
-                answers.c.undone == sa.false(),
-            )
-        ]
-
-    def all_answers(self) -> dict[str, list[dict]]:
-        """Every answered screen of every session (as :meth:`history`), by session."""
-        out: dict[str, list[dict]] = {}
-        for sid, rec in self._answered():
-            out.setdefault(sid, []).append(rec)
-        return out
-
-    # ------------------------------------------------------------------ studies
     def enrol(
         self, study: str, pid: str, token_hash: str, plan: int = 1, platform_id: str | None = None
     ) -> int:
@@ -653,6 +553,112 @@ class Store(CollectQueries):
         """Every participant row, by number."""
         with self.read.connect() as c:
             yield from c.execute(sa.select(participants).order_by(participants.c.number))
+
+
+class Store(ParticipantRecords):
+    """The sessions database: sessions, their screens and answers, study participants.
+
+    ``Store(url).setup()`` once before the workers start; then every worker opens
+    ``Store(url)``.
+    """
+
+    # ------------------------------------------------------------------ reads
+    def session(self, sid: str) -> SessionRow | None:
+        """The session ``sid``, or None."""
+        with self.read.connect() as c:
+            r = c.execute(sa.select(sessions).where(sessions.c.id == sid)).first()
+        return None if r is None else SessionRow.from_row(r)
+
+    def screen(self, sid: str, number: int) -> tuple[dict, dict] | None:
+        """(payload as shown, query) of a screen, or None."""
+        with self.read.connect() as c:
+            r = c.execute(
+                sa.select(screens.c.payload, screens.c.query).where(
+                    screens.c.session_id == sid, screens.c.number == number
+                )
+            ).first()
+        return None if r is None else (json.loads(r.payload), json.loads(r.query))
+
+    def answer(self, sid: str, screen: int) -> tuple[str, int | None, bool, dict] | None:
+        """(kind, choice, found, reply) recorded for a screen, or None."""
+        with self.read.connect() as c:
+            r = c.execute(
+                sa.select(answers.c.kind, answers.c.choice, answers.c.found, answers.c.reply).where(
+                    answers.c.session_id == sid, answers.c.screen == screen
+                )
+            ).first()
+        return None if r is None else (r.kind, r.choice, bool(r.found), json.loads(r.reply))
+
+    def _answered(self, *where: Any) -> list[tuple[str, dict]]:
+        """(session id, record) of the answered screens matching ``where``, by session and number.
+
+        A record: number, payload, query, choice, found, kind ("answer" or "undo"), undone,
+        shown_at, answered_at.
+        """
+        on = sa.and_(
+            answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
+        )
+        q = (
+            sa.select(
+                screens.c.session_id,
+                screens.c.number,
+                screens.c.payload,
+                screens.c.query,
+                screens.c.shown_at,
+                answers.c.choice,
+                answers.c.found,
+                answers.c.kind,
+                answers.c.undone,
+                answers.c.answered_at,
+            )
+            .select_from(screens.join(answers, on))
+            .where(*where)
+            .order_by(screens.c.session_id, screens.c.number)
+        )
+        with self.read.connect() as c:
+            rows = c.execute(q).all()
+        return [
+            (
+                r.session_id,
+                {
+                    "number": int(r.number),
+                    "payload": json.loads(r.payload),
+                    "query": json.loads(r.query),
+                    "choice": r.choice,
+                    "found": bool(r.found),
+                    "kind": r.kind,
+                    "undone": bool(r.undone),
+                    "shown_at": float(r.shown_at),
+                    "answered_at": float(r.answered_at),
+                },
+            )
+            for r in rows
+        ]
+
+    def history(self, sid: str, start: int = 0) -> list[dict]:
+        """The session's answered screens from ``start`` on, in order (undos included)."""
+        return [
+            rec for _, rec in self._answered(screens.c.session_id == sid, screens.c.number >= start)
+        ]
+
+    def effective(self, sid: str, start: int = 0) -> list[dict]:
+        """The answers that count (not undos, not undone) from screen ``start`` on."""
+        return [
+            rec
+            for _, rec in self._answered(
+                screens.c.session_id == sid,
+                screens.c.number >= start,
+                answers.c.kind == "answer",
+                answers.c.undone == sa.false(),
+            )
+        ]
+
+    def all_answers(self) -> dict[str, list[dict]]:
+        """Every answered screen of every session (as :meth:`history`), by session."""
+        out: dict[str, list[dict]] = {}
+        for sid, rec in self._answered():
+            out.setdefault(sid, []).append(rec)
+        return out
 
     def iter_sessions(self) -> Iterator[SessionRow]:
         """Every session, by creation time (then id), but those of withdrawn participants."""
