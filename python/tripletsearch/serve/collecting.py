@@ -172,16 +172,19 @@ def checks(answered: list[dict]) -> dict[str, Any]:
     }
 
 
-def sampler_rows(store: Store, fingerprint: str, sampler: str) -> np.ndarray:
+def sampler_rows(
+    store: Store, fingerprint: str, sampler: str, answered: dict | None = None
+) -> np.ndarray:
     """The triplet rows ``(head, picked, other)`` that ``sampler`` fits.
 
     Its participants' answers to burn-in, adaptive and random queries (not checks,
     repeats or tests); participants withdrawn or flagged by their checks (:func:`checks`)
-    left out. A skip gives none; k candidates give k - 1 rows.
+    left out. A skip gives none; k candidates give k - 1 rows. ``answered``: the store's
+    ``all_answers()`` when the caller read them already (one read for every sampler).
     """
     space = f"collect:{fingerprint}"
     rows: list[tuple[int, int, int]] = []
-    by_session = store.all_answers()
+    by_session = store.all_answers() if answered is None else answered
     for s in store.iter_sessions():
         if s.catalogue != space or (s.params or {}).get("sampler") != sampler:
             continue
@@ -207,12 +210,13 @@ def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> 
     fp = collect_fingerprint(config)
     model = next((m for m in config.models if m in SAMPLER_MODELS), "gamma-ckl")
     added: dict[str, int] = {}
+    answered = store.all_answers()  # read once for every sampler
     for i, name in enumerate(config.samplers):
         missing = buffer - store.free_queries(fp, name)
         if missing <= 0:
             added[name] = 0
             continue
-        rows = sampler_rows(store, fp, name)
+        rows = sampler_rows(store, fp, name, answered)
         sampler = TripletSampler(
             config.catalogue.n_items,
             config.dim,
