@@ -299,3 +299,50 @@ def test_a_flagged_participants_answers_are_left_out_of_the_fits(collect):
     assert expected.count(0) == 0 and got["flagged"]  # this seed: both checks failed
     assert len(sampler_rows(store, fp, session.params["sampler"])) == 0  # left out of fits
     assert len(store.history(session.id)) == cfg.max_queries  # kept in the database
+
+
+def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
+    cfg, db = collect
+    app = create_app(cfg.catalogue, db, collect=cfg)
+    store, fp = Store(db), collect_fingerprint(cfg)
+    with in_process(app) as c:
+        for _ in range(10):
+            pr, h = enrol(c)
+            run(c, cfg, pr["id"], h, np.random.default_rng(2))
+    refit_once(store, cfg, buffer=10)
+    versions = store.embedding_versions(fp, states=True)
+    assert {v["sampler"] for v in versions} == set(cfg.samplers)
+    # the held-out triplets, recomputed from the stored answers: the test queries' picks
+    tests = []
+    for s in store.iter_sessions():
+        for h in store.history(s.id):
+            q = h["query"]
+            if q["kind"] == "test" and h["choice"] is not None:
+                picked = q["candidates"][h["choice"]]
+                tests += [(q["head"], picked, o) for o in q["candidates"] if o != picked]
+    tests = np.array(tests)
+    for v in versions:
+        assert v["version"] == 1 and v["model"] == "gamma-ckl"
+        # "used" names the answers: the sampler's kinds up to each session's last screen
+        rows = []
+        for sid, last in v["used"].items():
+            for h in store.history(sid):
+                q = h["query"]
+                if q["kind"] in ("burn-in", "adaptive", "random") and h["number"] <= last:
+                    picked = q["candidates"][h["choice"]]
+                    rows += [(q["head"], picked, o) for o in q["candidates"] if o != picked]
+        assert sorted(rows) == sorted(map(tuple, sampler_rows(store, fp, v["sampler"]).tolist()))
+        assert v["n_rows"] == len(rows)
+        X = np.array(v["embedding"]["embedding"])
+        assert X.shape == (cfg.catalogue.n_items, cfg.dim)
+        near = np.sum((X[tests[:, 0]] - X[tests[:, 1]]) ** 2, axis=1)
+        far = np.sum((X[tests[:, 0]] - X[tests[:, 2]]) ** 2, axis=1)
+        right = near < far
+        assert v["n_test"] == len(tests) and v["accuracy"] == pytest.approx(right.mean())
+        # the people answered by a hidden 1-D order: the fit predicts most held-out picks
+        assert v["accuracy"] > 0.6
+    refit_once(store, cfg, buffer=10)  # no new answers: no new version
+    assert len(store.embedding_versions(fp)) == len(versions)
+    with sqlite3.connect(db.removeprefix("sqlite:///")) as con:
+        made = con.execute("SELECT DISTINCT version FROM ts_collect_queries").fetchall()
+    assert {m for (m,) in made} <= {0, 1}

@@ -16,13 +16,20 @@ from __future__ import annotations
 import os
 import socket
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._validation import derived_seed
 from ..collect import TripletSampler
-from ..collect._sampler import SAMPLER_MODELS
+from ..collect._sampler import (
+    REFIT_GROWTH,
+    REFIT_MIN,
+    SAMPLER_MODELS,
+    embedding_from_state,
+    embedding_state,
+)
 from .collect import CollectConfig
 from .errors import Conflict
 from .modes.collect import ANSWER_KINDS, CollectMode, collect_fingerprint
@@ -38,6 +45,9 @@ __all__ = [
     "start_refitter",
     "sampler_rows",
     "checks",
+    "held_out_rows",
+    "triplet_accuracy",
+    "EmbeddingVersion",
     "BUFFER",
 ]
 
@@ -172,6 +182,42 @@ def checks(answered: list[dict]) -> dict[str, Any]:
     }
 
 
+def _counted_sessions(
+    store: Store, fingerprint: str, answered: dict | None
+) -> list[tuple[SessionRow, list[dict]]]:
+    """The design's sessions whose answers count (participants not flagged), with them."""
+    space = f"collect:{fingerprint}"
+    by_session = store.all_answers() if answered is None else answered
+    out = []
+    for s in store.iter_sessions():  # withdrawn participants' sessions are not listed
+        if s.catalogue != space:
+            continue
+        history = by_session.get(s.id, [])
+        if not checks(history)["flagged"]:
+            out.append((s, history))
+    return out
+
+
+def _rows_of(history: list[dict], kinds: tuple[str, ...]) -> tuple[list[tuple[int, int, int]], int]:
+    """The triplet rows of a session's answers to queries of ``kinds``; the last screen used."""
+    rows: list[tuple[int, int, int]] = []
+    last = -1
+    for h in history:
+        if h["kind"] != "answer" or h["undone"] or h["choice"] is None:
+            continue
+        q = h["query"]
+        if q.get("kind") not in kinds:
+            continue
+        cands, picked = q["candidates"], q["candidates"][h["choice"]]
+        rows.extend((q["head"], picked, c) for c in cands if c != picked)
+        last = max(last, int(h["number"]))
+    return rows, last
+
+
+def _triplets(rows: list[tuple[int, int, int]]) -> np.ndarray:
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
 def sampler_rows(
     store: Store, fingerprint: str, sampler: str, answered: dict | None = None
 ) -> np.ndarray:
@@ -182,55 +228,131 @@ def sampler_rows(
     left out. A skip gives none; k candidates give k - 1 rows. ``answered``: the store's
     ``all_answers()`` when the caller read them already (one read for every sampler).
     """
-    space = f"collect:{fingerprint}"
+    return _sampler_answers(_counted_sessions(store, fingerprint, answered), sampler)[0]
+
+
+def _sampler_answers(
+    counted: list[tuple[SessionRow, list[dict]]], sampler: str
+) -> tuple[np.ndarray, dict[str, int]]:
+    """``sampler``'s rows (:func:`sampler_rows`) and the answers used: session -> last screen."""
     rows: list[tuple[int, int, int]] = []
-    by_session = store.all_answers() if answered is None else answered
-    for s in store.iter_sessions():
-        if s.catalogue != space or (s.params or {}).get("sampler") != sampler:
+    used: dict[str, int] = {}
+    for s, history in counted:
+        if (s.params or {}).get("sampler") != sampler:
             continue
-        if checks(by_session.get(s.id, []))["flagged"]:
-            continue
-        for h in by_session.get(s.id, []):
-            if h["kind"] != "answer" or h["undone"] or h["choice"] is None:
-                continue
-            q = h["query"]
-            if q.get("kind") not in ANSWER_KINDS:
-                continue
-            cands, picked = q["candidates"], q["candidates"][h["choice"]]
-            rows.extend((q["head"], picked, c) for c in cands if c != picked)
-    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+        got, last = _rows_of(history, ANSWER_KINDS)
+        if got:
+            rows.extend(got)
+            used[s.id] = last
+    return _triplets(rows), used
+
+
+def held_out_rows(store: Store, fingerprint: str, answered: dict | None = None) -> np.ndarray:
+    """The held-out triplets: every counted participant's answers to the test queries."""
+    return _held_out(_counted_sessions(store, fingerprint, answered))
+
+
+def _held_out(counted: list[tuple[SessionRow, list[dict]]]) -> np.ndarray:
+    return _triplets([r for _, h in counted for r in _rows_of(h, ("test",))[0]])
+
+
+def triplet_accuracy(X: np.ndarray, rows: np.ndarray) -> float | None:
+    """The share of ``rows`` (head, closer, farther) whose closer item is nearer in ``X``.
+
+    Every model of the library predicts the nearer candidate as the likelier pick; a tie
+    counts a half. None without rows.
+    """
+    if len(rows) == 0:
+        return None
+    d_close = np.sum((X[rows[:, 0]] - X[rows[:, 1]]) ** 2, axis=1)
+    d_far = np.sum((X[rows[:, 0]] - X[rows[:, 2]]) ** 2, axis=1)
+    return float(np.mean((d_close < d_far) + 0.5 * (d_close == d_far)))
+
+
+@dataclass(frozen=True)
+class EmbeddingVersion:
+    """An embedding a refit fitted, as stored.
+
+    Its model, the rows and answers it used (``used``: session id -> the last screen whose
+    answer it used), its held-out accuracy on ``n_test`` triplets and its state
+    (``tripletsearch.collect._sampler.embedding_state``).
+    """
+
+    model: str
+    n_rows: int
+    used: dict[str, int]
+    n_test: int
+    accuracy: float | None
+    embedding: dict
+
+
+def _refit_due(n_rows: int, fitted: int, minimum: int) -> bool:
+    """As ``TripletSampler.refit_due_``: enough answers, grown by 10 % and 50 since."""
+    grown = n_rows - fitted
+    return n_rows >= minimum and grown >= REFIT_MIN and grown >= REFIT_GROWTH * fitted
+
+
+def _refit_sampler(
+    store: Store, config: CollectConfig, i: int, counted: list, tests: np.ndarray
+) -> tuple[TripletSampler, int]:
+    """Sampler ``i`` with its rows told and its newest embedding (refitted when due).
+
+    Returns the sampler and its embedding's version number (0: none yet).
+    """
+    fp, name = collect_fingerprint(config), config.samplers[i]
+    model = next((m for m in config.models if m in SAMPLER_MODELS), "gamma-ckl")
+    rows, used = _sampler_answers(counted, name)
+    sampler = TripletSampler(
+        config.catalogue.n_items,
+        config.dim,
+        method=name,
+        model=model,
+        refit=None,
+        random_state=derived_seed(config.seed, i, len(rows)),
+        n_jobs=1,
+    )
+    latest = store.latest_embedding(fp, name)
+    if len(rows):
+        sampler.tell(rows)
+    if latest is not None:
+        sampler.set_embedding(embedding_from_state(latest["embedding"], config.catalogue.n_items))
+    fitted = 0 if latest is None else int(latest["n_rows"])
+    number = 0 if latest is None else int(latest["version"])
+    if _refit_due(len(rows), fitted, max(sampler._method.min_answers(), config.dim + 2)):
+        emb = sampler.refit()  # warm-started from the installed version
+        version = EmbeddingVersion(
+            model=model,
+            n_rows=len(rows),
+            used=used,
+            n_test=len(tests),
+            accuracy=triplet_accuracy(np.asarray(emb.embedding_), tests),
+            embedding=embedding_state(emb),
+        )
+        try:
+            number = store.add_embedding(fp, name, version)
+        except WriteConflict:
+            number += 1  # another refitter stored this version meanwhile
+    return sampler, number
 
 
 def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> dict[str, int]:
-    """Refill every sampler's buffer of queries; the queries added per sampler.
+    """Refit every sampler whose answers grew, refill the buffers; queries added per sampler.
 
-    Each sampler is fitted to its own answers (:func:`sampler_rows`) when it has enough
-    for its method, then asks the queries its buffer lacks. Runs outside any request.
+    Each sampler is fitted to its own answers (:func:`sampler_rows`) when they grew by
+    10 % and 50 triplets since its last version (warm-started from it); each version is
+    stored with the answers it used and its accuracy on the held-out test triplets
+    (:func:`held_out_rows`). Then each sampler asks the queries its buffer lacks. Runs outside
+    any request.
     """
     fp = collect_fingerprint(config)
-    model = next((m for m in config.models if m in SAMPLER_MODELS), "gamma-ckl")
+    counted = _counted_sessions(store, fp, store.all_answers())  # one read for all
+    tests = _held_out(counted)
     added: dict[str, int] = {}
-    answered = store.all_answers()  # read once for every sampler
     for i, name in enumerate(config.samplers):
+        sampler, version = _refit_sampler(store, config, i, counted, tests)
         missing = buffer - store.free_queries(fp, name)
-        if missing <= 0:
-            added[name] = 0
-            continue
-        rows = sampler_rows(store, fp, name, answered)
-        sampler = TripletSampler(
-            config.catalogue.n_items,
-            config.dim,
-            method=name,
-            model=model,
-            refit=None,
-            random_state=derived_seed(config.seed, i, len(rows)),
-            n_jobs=1,
-        )
-        if len(rows):
-            sampler.tell(rows)
-            if sampler.refit_due_:
-                sampler.refit()
-        added[name] = store.add_queries(fp, name, len(rows), sampler.ask(missing, k=config.k))
+        got: Any = sampler.ask(missing, k=config.k) if missing > 0 else []
+        added[name] = store.add_queries(fp, name, version, got)
     return added
 
 

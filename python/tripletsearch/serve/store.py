@@ -31,6 +31,7 @@ from .tables import (
     MIGRATIONS,
     SCHEMA_VERSION,
     answers,
+    collect_embeddings,
     collect_queries,
     meta_table,
     metadata,
@@ -359,10 +360,11 @@ class Database:
 
 
 class CollectQueries(Database):
-    """The collect mode's buffer of queries (``ts_collect_queries``).
+    """The collect mode's buffer of queries and its samplers' embedding versions.
 
     A sampler's refits put queries in (:meth:`add_queries`); participants' sessions take
-    them out, each query once (:meth:`take_query`).
+    them out, each query once (:meth:`take_query`). Each embedding a refit fits is kept
+    (``ts_collect_embeddings``: :meth:`add_embedding`) with the answers it used.
     """
 
     def add_queries(self, collect: str, sampler: str, version: int, queries: Any) -> int:
@@ -434,6 +436,82 @@ class CollectQueries(Database):
                     .where(q.c.collect == collect, q.c.sampler == sampler, q.c.taken_by.is_(None))
                 ).scalar_one()
             )
+
+    # ------------------------------------------------------------ embedding versions
+    def add_embedding(self, collect: str, sampler: str, version: Any) -> int:
+        """Store a sampler's new embedding version (an :class:`EmbeddingVersion`); its number.
+
+        Numbered 1, 2, ... per sampler; a racing refitter's version of the same number
+        fails (the unique key) with :class:`WriteConflict`.
+        """
+        e = collect_embeddings
+        with self.read.connect() as c:
+            last = c.execute(
+                sa.select(sa.func.max(e.c.version)).where(
+                    e.c.collect == collect, e.c.sampler == sampler
+                )
+            ).scalar_one()
+        number = int(last or 0) + 1
+        row = {
+            "collect": collect,
+            "sampler": sampler,
+            "version": number,
+            "model": version.model,
+            "n_rows": int(version.n_rows),
+            "used": json.dumps(version.used, sort_keys=True),
+            "n_test": int(version.n_test),
+            "accuracy": None if version.accuracy is None else float(version.accuracy),
+            "embedding": json.dumps(version.embedding),
+            "created": time.time(),
+        }
+        try:
+            with self._tx() as c:
+                c.execute(sa.insert(e).values(**row))
+        except sa.exc.IntegrityError as exc:
+            raise WriteConflict(f"{sampler}: embedding version {number} stored meanwhile") from exc
+        return number
+
+    def embedding_versions(self, collect: str, *, states: bool = False) -> list[dict]:
+        """Every embedding version of a collect design, by sampler then version.
+
+        Records: sampler, version, model, n_rows, n_test, accuracy, created, used (dict);
+        with ``states`` also ``embedding`` (the JSON state, large).
+        """
+        e = collect_embeddings
+        cols = [
+            e.c.sampler, e.c.version, e.c.model, e.c.n_rows, e.c.n_test,
+            e.c.accuracy, e.c.created, e.c.used,
+        ]  # fmt: skip
+        if states:
+            cols.append(e.c.embedding)
+        q = sa.select(*cols).where(e.c.collect == collect).order_by(e.c.sampler, e.c.version)
+        with self.read.connect() as c:
+            rows = c.execute(q).all()
+        out = []
+        for r in rows:
+            rec = dict(r._mapping)
+            rec["used"] = json.loads(rec["used"])
+            if states:
+                rec["embedding"] = json.loads(rec["embedding"])
+            out.append(rec)
+        return out
+
+    def latest_embedding(self, collect: str, sampler: str) -> dict | None:
+        """The sampler's newest version (as :meth:`embedding_versions`, with its state)."""
+        e = collect_embeddings
+        q = (
+            sa.select(e.c.version, e.c.model, e.c.n_rows, e.c.used, e.c.embedding)
+            .where(e.c.collect == collect, e.c.sampler == sampler)
+            .order_by(e.c.version.desc())
+            .limit(1)
+        )
+        with self.read.connect() as c:
+            r = c.execute(q).first()
+        if r is None:
+            return None
+        rec = dict(r._mapping)
+        rec["used"], rec["embedding"] = json.loads(rec["used"]), json.loads(rec["embedding"])
+        return rec
 
 
 class ParticipantRecords(CollectQueries):

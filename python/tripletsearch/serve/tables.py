@@ -19,6 +19,10 @@ Schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``:
 ``ts_collect_queries``
     the collect mode's buffer of queries: those a sampler proposed (``taken_by`` null)
     and those shown (the session that took it).
+``ts_collect_embeddings``
+    the collect mode's embedding versions: per sampler, each embedding the refitter fitted,
+    with the answers it used (per session, the last screen included: the sampler's rule
+    picks the same answers again), their number and its held-out accuracy.
 
 Versions: 1 (0.1.0); 2 added undo and studies; 3 renamed ``ts_sessions``' columns to the
 library's vocabulary (``k`` -> ``n_choices``, ``queries`` -> ``screen``, ``n_answers`` ->
@@ -26,8 +30,9 @@ library's vocabulary (``k`` -> ``n_choices``, ``queries`` -> ``screen``, ``n_ans
 orders they were enrolled under: 1, a seeded shuffle, for those enrolled before),
 ``withdrawn`` (when they stopped taking part) and ``platform_id`` (a crowdsourcing
 platform's id for them, when given), the answers' ``response_ms`` (measured by the page)
-and the collect mode's ``ts_collect_queries``. Replies stored by version 2 keep their old
-keys (the service adds the new ones when it returns them).
+and the collect mode's ``ts_collect_queries`` and ``ts_collect_embeddings``. Replies
+stored by version 2 keep their old keys (the service adds the new ones when it returns
+them).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "sessions",
     "screens",
     "collect_queries",
+    "collect_embeddings",
 ]
 
 SCHEMA_VERSION = 4
@@ -124,12 +130,28 @@ collect_queries = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("collect", sa.String(64), nullable=False),  # the collect file's fingerprint
     sa.Column("sampler", sa.String(32), nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),  # the embedding version it came from
+    sa.Column("version", sa.Integer, nullable=False),  # its embedding version (0: none)
     sa.Column("head", sa.Integer, nullable=False),
     sa.Column("candidates", sa.Text, nullable=False),  # JSON: item ids
     sa.Column("created", sa.Float, nullable=False),
     sa.Column("taken_by", sa.String(64), nullable=True),  # the session that showed it
     sa.Index("ix_ts_collect_queries_free", "collect", "sampler", "taken_by", "id"),
+)
+collect_embeddings = sa.Table(
+    "ts_collect_embeddings",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("collect", sa.String(64), nullable=False),  # the collect file's fingerprint
+    sa.Column("sampler", sa.String(32), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),  # 1, 2, ... per sampler
+    sa.Column("model", sa.String(32), nullable=False),
+    sa.Column("n_rows", sa.Integer, nullable=False),  # the triplets it was fitted on
+    sa.Column("used", sa.Text, nullable=False),  # JSON: {session id: last screen used}
+    sa.Column("n_test", sa.Integer, nullable=False),  # held-out triplets it was scored on
+    sa.Column("accuracy", sa.Float, nullable=True),  # on them (None: none yet)
+    sa.Column("embedding", sa.Text, nullable=False),  # JSON: collect.embedding_state
+    sa.Column("created", sa.Float, nullable=False),
+    sa.UniqueConstraint("collect", "sampler", "version"),
 )
 
 
@@ -173,6 +195,7 @@ def _v3_to_v4(c: Connection) -> None:
             c.exec_driver_sql(f"ALTER TABLE ts_participants ADD COLUMN {ddl}")
     c.exec_driver_sql("ALTER TABLE ts_answers ADD COLUMN response_ms INTEGER")
     collect_queries.create(c, checkfirst=True)
+    collect_embeddings.create(c, checkfirst=True)
 
 
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
