@@ -346,3 +346,86 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
     with sqlite3.connect(db.removeprefix("sqlite:///")) as con:
         made = con.execute("SELECT DISTINCT version FROM ts_collect_queries").fetchall()
     assert {m for (m,) in made} <= {0, 1}
+
+
+def answer_all(c, pid, h, pick):
+    """Answer every query with ``pick(query)`` (a position); the number of answers."""
+    base = f"/api/collect/participants/{pid}"
+    reply = c.post(f"{base}/next", json={}, headers=h).json()
+    n = 0
+    while "query" in reply:
+        body = {"screen": reply["query"]["screen"], "choice": pick(reply["query"])}
+        reply = c.post(f"{base}/answer", json={**body, "response_ms": 500 + 100 * n}, headers=h)
+        reply, n = reply.json(), n + 1
+    return n
+
+
+def test_the_owners_dashboard_reports_answers_checks_accuracy_and_the_map(collect):
+    cfg, db = collect
+    app = create_app(cfg.catalogue, db, collect=cfg, admin_token="owner-token")
+    store, fp = Store(db), collect_fingerprint(cfg)
+    admin = {"Authorization": "Bearer owner-token"}
+    with in_process(app) as c:
+        assert c.get("/api/admin/collect").status_code == 401
+        assert c.get("/api/admin/collect", headers={"Authorization": "Bearer x"}).status_code == 401
+        people = [enrol(c) for _ in range(9)]
+        for pr, h in people[:8]:
+            run(c, cfg, pr["id"], h, np.random.default_rng(3))
+        answer_all(c, people[8][0]["id"], people[8][1], lambda q: 0)  # fails the checks
+        early = c.get("/api/admin/collect", headers=admin).json()
+        refit_once(store, cfg, buffer=10)
+        board = c.get("/api/admin/collect", headers=admin).json()
+        assert c.get("/collect/dashboard").status_code == 200
+    assert early["map"] is None and all(v == [] for v in early["samplers"].values())
+    rows = board["participants"]
+    assert [p["id"] for p in rows] == [pr["id"] for pr, _ in people]
+    assert [p["flagged"] for p in rows] == [False] * 8 + [True] and board["flagged"] == 1
+    (last,) = store.participant_sessions(people[8][0]["id"])
+    expected = [h["query"]["expected"] for h in store.history(last.id) if "expected" in h["query"]]
+    assert rows[8]["attention"] == [expected.count(0), len(cfg.attention)]
+    assert all(p["answers"] == cfg.max_queries and p["done"] for p in rows)
+    assert rows[8]["response_ms_median"] == float(np.median(500 + 100 * np.arange(24)))
+    for p in rows[:8]:
+        assert p["skips"] == 0 and p["attention"] == [2, 2] and p["repeats"] == [2, 2]
+    assert board["answers"]["count"][-1] == 9 * cfg.max_queries
+    assert np.all(np.diff(board["answers"]["t"]) >= 0)
+    stored = store.embedding_versions(fp)
+    for name in cfg.samplers:
+        got = [(v["n_rows"], v["accuracy"]) for v in board["samplers"][name]]
+        assert got == [(v["n_rows"], v["accuracy"]) for v in stored if v["sampler"] == name]
+    m = board["map"]
+    assert m["n_rows"] == max(v["n_rows"] for v in stored)
+    assert len(m["points"]) == len(m["items"]) == cfg.catalogue.n_items
+    assert [it["name"] for it in m["items"]] == list(cfg.catalogue.names)
+    # the map keeps the embedding's distances (a rotation of its 2-D points)
+    X = np.array(store.latest_embedding(fp, m["sampler"])["embedding"]["embedding"])
+    P = np.array(m["points"])
+    d = lambda A: np.linalg.norm(A[:, None] - A[None], axis=-1)  # noqa: E731
+    np.testing.assert_allclose(d(P), d(X), atol=1e-3)
+
+
+def test_the_dashboard_plane_keeps_the_largest_spread():
+    from tripletsearch.serve.dashboard import plane
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(50, 3)) * [5.0, 2.0, 0.01]  # almost flat in its third axis
+    Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    P = plane(Z @ Q.T + 7.0)
+    d = lambda A: np.linalg.norm(A[:, None] - A[None], axis=-1)  # noqa: E731
+    np.testing.assert_allclose(d(P), d(Z), atol=0.05)
+    assert P.shape == (50, 2) and np.allclose(P.mean(0), 0)
+    one = plane(np.arange(5.0)[:, None])  # a 1-D embedding: its line, then zeros
+    np.testing.assert_allclose(one[:, 1], 0) and np.testing.assert_allclose(
+        np.abs(np.diff(one[:, 0])), 1
+    )
+
+
+def test_no_dashboard_without_an_admin_token_or_a_collect_file(collect):
+    cfg, db = collect
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        r = c.get("/api/admin/collect", headers={"Authorization": "Bearer x"})
+        assert r.status_code == 404 and "admin" in r.json()["error"]
+    with in_process(create_app(cfg.catalogue, db, admin_token="t")) as c:
+        r = c.get("/api/admin/collect", headers={"Authorization": "Bearer t"})
+        assert r.status_code == 404 and "collects no triplets" in r.json()["error"]
+        assert c.get("/collect/dashboard").status_code == 404

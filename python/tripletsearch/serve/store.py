@@ -671,7 +671,7 @@ class Store(ParticipantRecords):
         """(session id, record) of the answered screens matching ``where``, by session and number.
 
         A record: number, payload, query, choice, found, kind ("answer" or "undo"), undone,
-        shown_at, answered_at.
+        shown_at, answered_at, response_ms (the page's measure, None when not sent).
         """
         on = sa.and_(
             answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
@@ -688,6 +688,7 @@ class Store(ParticipantRecords):
                 answers.c.kind,
                 answers.c.undone,
                 answers.c.answered_at,
+                answers.c.response_ms,
             )
             .select_from(screens.join(answers, on))
             .where(*where)
@@ -708,6 +709,7 @@ class Store(ParticipantRecords):
                     "undone": bool(r.undone),
                     "shown_at": float(r.shown_at),
                     "answered_at": float(r.answered_at),
+                    "response_ms": r.response_ms,
                 },
             )
             for r in rows
@@ -738,16 +740,17 @@ class Store(ParticipantRecords):
             out.setdefault(sid, []).append(rec)
         return out
 
-    def iter_sessions(self) -> Iterator[SessionRow]:
-        """Every session, by creation time (then id), but those of withdrawn participants."""
-        withdrawn = sa.select(participants.c.id).where(participants.c.withdrawn.is_not(None))
-        q = (
-            sa.select(sessions)
-            .where(
-                sa.or_(sessions.c.participant.is_(None), sessions.c.participant.not_in(withdrawn))
+    def iter_sessions(self, *, withdrawn: bool = False) -> Iterator[SessionRow]:
+        """Every session, by creation time (then id), but those of withdrawn participants.
+
+        ``withdrawn``: those too (the owner's dashboard counts them).
+        """
+        gone = sa.select(participants.c.id).where(participants.c.withdrawn.is_not(None))
+        q = sa.select(sessions).order_by(sessions.c.created, sessions.c.id)
+        if not withdrawn:
+            q = q.where(
+                sa.or_(sessions.c.participant.is_(None), sessions.c.participant.not_in(gone))
             )
-            .order_by(sessions.c.created, sessions.c.id)
-        )
         with self.read.connect() as c:
             for r in c.execute(q):
                 yield SessionRow.from_row(r)

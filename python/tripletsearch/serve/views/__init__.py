@@ -9,16 +9,17 @@ the service (in the thread pool: database and native calls block) and replies wi
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from ..errors import UnsupportedMedia
+from ..errors import NotFound, Unauthorized, UnsupportedMedia
 from ..limits import RateLimiter, client_address, rate_key
 from ..schema import parse_json
 
-__all__ = ["HEADERS", "ok", "error", "bearer", "read_json", "limit"]
+__all__ = ["HEADERS", "ok", "error", "bearer", "read_json", "limit", "require_admin"]
 
 HEADERS = {
     "Cache-Control": "no-store",
@@ -64,3 +65,13 @@ async def read_json(request: Request) -> Any:
 def limit(request: Request, rate: RateLimiter, what: str) -> None:
     """Count one ``what`` of the request's client address (429 past the rate)."""
     rate.hit(rate_key(client_address(request, request.app.state.limits.trusted_proxies)), what)
+
+
+def require_admin(request: Request) -> None:
+    """Let only the admin token's bearer through (404 when the server has none, else 401)."""
+    admin_token = request.app.state.admin_token
+    token = bearer(request)
+    if not admin_token:
+        raise NotFound("the admin export is off (start the server with a token)")
+    if not token or not hmac.compare_digest(token.encode(), admin_token.encode()):
+        raise Unauthorized("missing or wrong admin token")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import os
 import time
 
@@ -10,10 +9,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import NotFound, Unauthorized
 from ..export import export_data
 from ..memory import process_memory
-from . import bearer, ok
+from . import ok, require_admin
 
 __all__ = ["ROUTES"]
 
@@ -47,12 +45,7 @@ def health(request: Request) -> Response:
 
 def export(request: Request) -> Response:
     """Every recorded answer (:func:`~..export.export_data`), for the admin token only."""
-    admin_token = request.app.state.admin_token
-    token = bearer(request)
-    if not admin_token:
-        raise NotFound("the admin export is off (start the server with a token)")
-    if not token or not hmac.compare_digest(token.encode(), admin_token.encode()):
-        raise Unauthorized("missing or wrong admin token")
+    require_admin(request)
     state = request.app.state
     return ok(export_data(state.store, state.service.catalogue))
 

@@ -10,7 +10,7 @@ from starlette.routing import Route
 from .. import schema
 from ..collecting import CollectService
 from ..errors import NotFound
-from . import bearer, limit, ok, read_json
+from . import bearer, limit, ok, read_json, require_admin
 
 __all__ = ["ROUTES"]
 
@@ -60,7 +60,17 @@ async def answer(request: Request) -> Response:
     return ok(reply)
 
 
+async def dashboard(request: Request) -> Response:
+    """``GET /api/admin/collect`` + admin token: the owner's dashboard (:mod:`..dashboard`)."""
+    require_admin(request)
+    collect = _collect(request)
+    from ..dashboard import collect_dashboard
+
+    return ok(await run_in_threadpool(collect_dashboard, collect.store, collect.config))
+
+
 ROUTES = [
+    Route("/api/admin/collect", dashboard),
     Route("/api/collect", info),
     Route("/api/collect/participants", enrol, methods=["POST"]),
     Route("/api/collect/participants/{pid}/next", next_query, methods=["POST"]),

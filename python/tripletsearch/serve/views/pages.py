@@ -1,4 +1,4 @@
-"""The page (``/``, ``/study``, ``/collect``) and its assets.
+"""The page (``/``, ``/study``, ``/collect``), the collect dashboard and their assets.
 
 The assets are the ES modules and the stylesheet in ``static/`` (``/static/main.js``,
 ``/static/modes/find.js``, ``/static/app.css``, ...).
@@ -84,6 +84,16 @@ def page(request: Request) -> Response:
     )
 
 
+def dashboard(request: Request) -> Response:
+    """The collect owner's dashboard (its data: ``/api/admin/collect``, admin token)."""
+    if request.app.state.collect is None:
+        raise NotFound("this server collects no triplets")
+    return HTMLResponse(
+        _static("dashboard.html").decode("utf-8"),
+        headers={**HEADERS, "Content-Security-Policy": CSP},
+    )
+
+
 def asset(request: Request) -> Response:
     """A script or stylesheet of the page (one of the allow-list's)."""
     name = request.path_params["name"]
@@ -101,5 +111,6 @@ ROUTES = [
     Route("/", page),
     Route("/study", page),
     Route("/collect", page),
+    Route("/collect/dashboard", dashboard),
     Route("/static/{name:path}", asset),
 ]

@@ -1,0 +1,116 @@
+// The collect owner's dashboard (/collect/dashboard): answers over time, held-out accuracy
+// per sampler, the newest embedding as a map, the participants and who is flagged. Asks
+// for the admin token once (kept for this tab only) and refreshes every 10 seconds.
+
+import {COLOURS, plotLines, plotMap} from "./plot.js";
+
+const $ = (id) => document.getElementById(id);
+const KEY = "tripletsearch.admin";
+const EVERY_MS = 10000;
+let timer = null;
+
+async function fetchBoard(token) {
+  const r = await fetch("/api/admin/collect", {headers: {Authorization: `Bearer ${token}`}});
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body.error || `the server said ${r.status}`);
+  return body;
+}
+
+function cell(row, value, cls) {
+  const td = document.createElement("td");
+  td.textContent = value === null || value === undefined ? "" : String(value);
+  if (cls) td.className = cls;
+  row.append(td);
+}
+
+function status(p) {
+  if (p.withdrawn) return "withdrawn";
+  if (p.flagged) return "flagged";
+  return p.done ? "done" : "answering";
+}
+
+function participants(list) {
+  const body = $("participants").querySelector("tbody");
+  body.replaceChildren();
+  for (const p of list) {
+    const row = document.createElement("tr");
+    if (p.flagged) row.className = "flagged";
+    row.dataset.participant = p.id;
+    cell(row, p.number);
+    cell(row, p.id.slice(0, 8));
+    cell(row, p.sampler);
+    cell(row, p.answers);
+    cell(row, p.skips);
+    cell(row, `${p.attention[0]}/${p.attention[1]}`);
+    cell(row, `${p.repeats[0]}/${p.repeats[1]}`);
+    cell(row, p.response_ms_median === null ? "" : Math.round(p.response_ms_median));
+    cell(row, p.platform_id);
+    cell(row, status(p), "status");
+    body.append(row);
+  }
+  const flagged = list.filter((p) => p.flagged).length;
+  $("flagged").textContent = `${flagged} flagged (left out of the fits, kept in the database)`;
+}
+
+function render(d) {
+  const answers = d.answers.count.length ? d.answers.count.at(-1) : 0;
+  $("title").textContent = `${d.title}: dashboard`;
+  $("summary").textContent =
+    `${d.participants.length} participants, ${answers} answers, ${d.flagged} flagged; ` +
+    `updated ${new Date().toLocaleTimeString()}`;
+  const minutes = d.answers.t.length > 0 && d.answers.t.at(-1) > 120;
+  plotLines($("answers-plot"), [{name: "answers", x: d.answers.t.map((t) => minutes ? t / 60 : t),
+    y: d.answers.count, colour: COLOURS[0]}], {xLabel: minutes ? "minutes" : "seconds",
+    yLabel: "answers"});
+  const names = Object.keys(d.samplers);
+  const series = names.map((name, i) => {
+    const scored = d.samplers[name].filter((v) => v.accuracy !== null);
+    return {name, x: scored.map((v) => v.n_rows), y: scored.map((v) => v.accuracy),
+      colour: COLOURS[i % COLOURS.length]};
+  });
+  plotLines($("accuracy-plot"), series,
+    {xLabel: "triplets fitted", yLabel: "held-out accuracy", yRange: [0.4, 1]});
+  const legend = $("accuracy-legend");
+  legend.replaceChildren();
+  series.forEach((s) => {
+    const key = document.createElement("span");
+    key.className = "key";
+    key.dataset.series = s.name;
+    key.textContent = `${s.name}: ${s.x.length ? s.y.at(-1).toFixed(3) : "not fitted yet"}`;
+    key.style.borderColor = s.colour;
+    legend.append(key);
+  });
+  if (d.map) {
+    plotMap($("map"), d.map.points, d.map.items);
+    $("map-caption").textContent =
+      `The embedding of sampler ${d.map.sampler} (version ${d.map.version}, ` +
+      `${d.map.n_rows} triplets), on its first two principal axes`;
+  } else {
+    $("map").replaceChildren();
+    $("map-caption").textContent = "No embedding yet: the first fit needs more answers.";
+  }
+  participants(d.participants);
+}
+
+async function refresh(token) {
+  try {
+    render(await fetchBoard(token));
+    $("login").hidden = true;
+    $("board").hidden = false;
+    sessionStorage.setItem(KEY, token);
+    clearTimeout(timer);
+    timer = setTimeout(() => refresh(token), EVERY_MS);
+  } catch (e) {
+    sessionStorage.removeItem(KEY);
+    $("login").hidden = false;
+    $("login-error").textContent = e.message;
+  }
+}
+
+$("login").addEventListener("submit", (event) => {
+  event.preventDefault();
+  refresh($("token").value.trim());
+});
+const kept = sessionStorage.getItem(KEY);
+if (kept) refresh(kept);
+else $("token").focus();

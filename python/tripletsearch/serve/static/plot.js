@@ -1,0 +1,87 @@
+// Small SVG plots for the owner's dashboard: lines against axes, and a 2-D map of items.
+// No dependencies; every element is made with the DOM (the page's CSP allows no inline code).
+
+const NS = "http://www.w3.org/2000/svg";
+const PAD = {left: 48, right: 12, top: 12, bottom: 36};
+export const COLOURS = ["#1f5fbf", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e"];
+
+/** An SVG element with its attributes, appended to parent. */
+export function el(tag, attrs, parent) {
+  const node = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (parent) parent.append(node);
+  return node;
+}
+
+function text(parent, x, y, words, anchor = "middle") {
+  const t = el("text", {x, y, "text-anchor": anchor, "font-size": 11, fill: "#5a5a60"}, parent);
+  t.textContent = words;
+  return t;
+}
+
+function box(svg) {
+  const [, , w, h] = svg.getAttribute("viewBox").split(" ").map(Number);
+  return {w, h, x0: PAD.left, x1: w - PAD.right, y0: h - PAD.bottom, y1: PAD.top};
+}
+
+function ticks(lo, hi) {
+  return [lo, (lo + hi) / 2, hi];
+}
+
+function fmt(v) {
+  return Math.abs(v) >= 100 ? Math.round(v).toString() : (+v.toFixed(2)).toString();
+}
+
+/**
+ * Lines (series: [{name, x: [], y: [], colour}]) on axes; yRange fixes the y axis.
+ * Each series is a <polyline> with data-series and data-points attributes.
+ */
+export function plotLines(svg, series, {xLabel, yLabel, yRange}) {
+  svg.replaceChildren();
+  const b = box(svg);
+  const xs = series.flatMap((s) => s.x);
+  const ys = series.flatMap((s) => s.y);
+  const xHi = Math.max(...xs, 0) || 1;
+  const [yLo, yHi] = yRange || [0, Math.max(1, ...ys)];
+  const X = (v) => b.x0 + ((b.x1 - b.x0) * v) / xHi;
+  const Y = (v) => b.y0 - ((b.y0 - b.y1) * (v - yLo)) / (yHi - yLo);
+  el("line", {x1: b.x0, y1: b.y0, x2: b.x1, y2: b.y0, stroke: "#c8c8cc"}, svg);
+  el("line", {x1: b.x0, y1: b.y0, x2: b.x0, y2: b.y1, stroke: "#c8c8cc"}, svg);
+  for (const v of ticks(0, xHi)) text(svg, X(v), b.y0 + 14, fmt(v));
+  for (const v of ticks(yLo, yHi)) text(svg, b.x0 - 4, Y(v) + 4, fmt(v), "end");
+  text(svg, (b.x0 + b.x1) / 2, b.h - 4, xLabel);
+  const yl = text(svg, 12, (b.y0 + b.y1) / 2, yLabel);
+  yl.setAttribute("transform", `rotate(-90 12 ${(b.y0 + b.y1) / 2})`);
+  for (const s of series) {
+    const pts = s.x.map((x, i) => `${X(x).toFixed(1)},${Y(s.y[i]).toFixed(1)}`).join(" ");
+    el("polyline", {points: pts, fill: "none", stroke: s.colour, "stroke-width": 2,
+      "data-series": s.name, "data-points": s.x.length}, svg);
+    for (let i = 0; i < s.x.length && s.x.length <= 40; i++) {
+      el("circle", {cx: X(s.x[i]), cy: Y(s.y[i]), r: 3, fill: s.colour}, svg);
+    }
+  }
+}
+
+/** The items at their 2-D points: pictures (up to 300), else swatches, named on hover. */
+export function plotMap(svg, points, items) {
+  svg.replaceChildren();
+  const b = box(svg);
+  const lo = [0, 1].map((j) => Math.min(...points.map((p) => p[j])));
+  const hi = [0, 1].map((j) => Math.max(...points.map((p) => p[j])));
+  const span = Math.max(hi[0] - lo[0], hi[1] - lo[1]) || 1;
+  const size = Math.min(b.w, b.h) - 40;
+  const at = (p, j) => 20 + (size * (p[j] - lo[j] + (span - hi[j] + lo[j]) / 2)) / span;
+  const pictures = items.length <= 300 && items.every((it) => it.image);
+  points.forEach((p, i) => {
+    const it = items[i];
+    const x = at(p, 0);
+    const y = b.h - at(p, 1);
+    const node = pictures
+      ? el("image", {href: it.image, x: x - 14, y: y - 14, width: 28, height: 28}, svg)
+      : el("circle", {cx: x, cy: y, r: items.length > 1000 ? 3 : 7,
+        fill: it.hex || "#1f5fbf", stroke: "#1d1d1f", "stroke-width": 0.5}, svg);
+    node.setAttribute("class", "item");
+    node.dataset.item = it.id;
+    el("title", {}, node).textContent = it.name;
+  });
+}
