@@ -4,6 +4,7 @@ sessions isolated, renamed fields, the catalogue's pages, the export closing the
 
 from __future__ import annotations
 
+import csv
 import json
 import sqlite3
 import threading
@@ -431,7 +432,7 @@ def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
     assert client.get("/api/admin/export").status_code == 401
     assert client.get("/api/admin/export", headers=auth("wrong")).status_code == 401
     data = client.get("/api/admin/export", headers=auth(ADMIN)).json()
-    assert data["format"] == "tripletsearch.export" and data["version"] == 3
+    assert data["format"] == "tripletsearch.export" and data["version"] == 4
     T = np.array(data["triplets"])
     by_session = {s["session"]: s for s in data["sessions"]}
     for c in data["choices"]:  # one triplet per other shown item, head = the target
@@ -459,6 +460,12 @@ def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
     assert header[:3] == ["session", "mode", "n_choices"] and "n_queries" in header
     assert len(sessions) == 1 + len(data["sessions"])
     assert (out / "choices.csv").read_text().startswith("session,screen,target,item,shown\n")
+    with open(out / "triplets_info.csv", newline="") as fh:  # row for row with triplets.csv
+        info = list(csv.DictReader(fh))
+    assert len(info) == len(rows) and {i["source"] for i in info} == {"search"}
+    screens = {(c["session"], c["screen"]) for c in data["choices"]}
+    assert all((i["session"], int(i["screen"])) in screens for i in info)
+    assert [i["head_name"] for i in info] == [CAT.names[t] for t in rows[:, 0]]
     meta = json.loads((out / "export.json").read_text())
     assert meta["counts"]["triplets"] == len(T)
     emb = ts.Embedding("gamma-ckl", 3, random_state=0, max_epochs=20, n_items=CAT.n_items)

@@ -195,6 +195,7 @@ def create_app(
         max_queries=max_queries,
         closed=_closed(study, collect),
         collect=collect,
+        embeddings=None if study is None else study.embeddings,
         random_state=random_state,
         max_open_sessions=limits.max_open_sessions,
         threads=threads,

@@ -292,11 +292,28 @@ def _export(args: argparse.Namespace) -> int:
     def work(store: Any, cat: Any) -> int:
         from .export import write_export
 
+        config = None
+        if args.collect:
+            from .collect import load_collect
+
+            if cat is not None:
+                raise ValueError("--collect names the catalogue: no --catalogue or --demo too")
+            config = load_collect(args.collect)
+            cat = config.catalogue
         counts = write_export(store, args.out, cat)
         print(
             f"exported {counts['sessions']} sessions, {counts['answers']} answers, "
             f"{counts['triplets']} triplets, {counts['choices']} choices to {args.out}"
         )
+        if config is not None:
+            from .collect_export import write_collect_export
+
+            fitted = write_collect_export(store, config, args.collect, args.out)
+            print(
+                f"fitted {', '.join(fitted['models'])} to {fitted['triplets']} collected "
+                f"triplets: {args.out}/embeddings/, a catalogue folder {args.out}/catalogue/ "
+                f"and a study on it: tripletsearch serve --study {args.out}/study.toml"
+            )
         return 0
 
     return _with_store(args, work)
@@ -413,6 +430,12 @@ def add_commands(sub: Any) -> None:
     e.add_argument("--out", required=True, metavar="DIR", help="output folder")
     e.add_argument("--catalogue", metavar="PATH", help="the catalogue, for item names")
     e.add_argument("--demo", choices=["colours"], help="the demo catalogue, for item names")
+    e.add_argument(
+        "--collect",
+        metavar="FILE",
+        help="a collect file: also fit its models to its triplets and write a catalogue "
+        "folder and a study on it",
+    )
     e.set_defaults(func=_export)
 
     r = sub.add_parser("report", help="a study's methods compared (tables and a plot)")

@@ -9,13 +9,23 @@ shown)``. Skips, screens that show the target (not comparisons:
 no triplets (their answers are still exported, with the mix-mode answers, in
 ``answers.csv``). A session "found" its target by :func:`tripletsearch.outcomes.found_target`.
 
+The collect mode's answers give triplets too: a pick among k candidates says "the item
+picked is closer to the head than every other candidate" (k - 1 triplets), for the answers
+to the samplers' and the held-out test queries of participants not flagged by their checks
+(:func:`~.collect_export.collect_triplets`; the checks' answers are in ``answers.csv``).
+
 Files written by :func:`write_export` (format version :data:`EXPORT_VERSION`; version 3
 renamed ``k``, ``queries`` and ``chosen`` to the library's ``n_choices``, ``n_queries`` and
-``item``):
+``item``; version 4 added the collected triplets and ``triplets_info.csv``):
 
 ``triplets.csv``
     ``head,closer,farther`` item ids, ready for ``Embedding.fit`` (read with
-    ``np.loadtxt(path, delimiter=",", skiprows=1, dtype=int)``).
+    ``np.loadtxt(path, delimiter=",", skiprows=1, dtype=int)``): integers only.
+``triplets_info.csv``
+    Row for row with ``triplets.csv``: ``source`` (``search``: a search with a known
+    target; ``collect``), session, participant, screen, sampler and kind of query (collect),
+    the response time the page measured (ms), and the three items' names (given the
+    catalogue).
 ``choices.csv``
     ``session,screen,target,item,shown`` (item: the id picked; shown: space-separated ids).
 ``sessions.csv``
@@ -40,14 +50,28 @@ from typing import Any
 
 from .. import __version__
 from .catalogue import Catalogue
-from .recorded import RecordedSession, found_flags, recorded_sessions
+from .collect_export import collect_triplets
+from .recorded import RecordedSession, found_flags
 from .store import SCHEMA_VERSION, Store
 
 __all__ = ["export_data", "write_export", "EXPORT_VERSION"]
 
 # 2: undos (kind, undone), study columns; 3: the vocabulary of 0.2.0 (sessions.csv: k ->
-# n_choices, queries -> n_queries; choices.csv: chosen -> item)
-EXPORT_VERSION = 3
+# n_choices, queries -> n_queries; choices.csv: chosen -> item); 4: collected triplets,
+# triplets_info.csv
+EXPORT_VERSION = 4
+INFO_COLUMNS = [
+    "source",
+    "session",
+    "participant",
+    "screen",
+    "sampler",
+    "kind",
+    "response_ms",
+    "head_name",
+    "closer_name",
+    "farther_name",
+]
 
 
 def _iso(t: float) -> str:
@@ -105,8 +129,10 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
 
     ``catalogue`` adds item names to the sessions.
     """
-    recorded = list(recorded_sessions(store))
+    answered = store.all_answers()
+    recorded = [RecordedSession(row, answered.get(row.id, [])) for row in store.iter_sessions()]
     triplets: list[list[int]] = []
+    info: list[dict[str, Any]] = []
     choices: list[dict[str, Any]] = []
     sessions: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
@@ -115,7 +141,17 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
         target = rec.target
         for c in rec.choices:
             assert target is not None  # choices need a known target
-            triplets.extend([target, c.item, o] for o in c.shown if o != c.item)
+            for o in c.shown:
+                if o != c.item:
+                    triplets.append([target, c.item, o])
+                    info.append(
+                        {
+                            "source": "search",
+                            "session": rec.row.id,
+                            "participant": rec.row.participant,
+                            "screen": c.screen,
+                        }
+                    )
             choices.append(
                 {
                     "session": rec.row.id,
@@ -126,6 +162,13 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
                 }
             )
         sessions.append(_session_row(rec, bool(found), catalogue))
+    for t in collect_triplets(store, answered):
+        triplets.append(list(t["row"]))
+        info.append({"source": "collect", **{k: t[k] for k in INFO_COLUMNS[1:7]}})
+    names = () if catalogue is None else catalogue.names
+    for row, where in zip(triplets, info):
+        for key, item in zip(INFO_COLUMNS[7:], row):
+            where[key] = names[item] if 0 <= item < len(names) else None
     return {
         "format": "tripletsearch.export",
         "version": EXPORT_VERSION,
@@ -139,6 +182,7 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
             "choices": len(choices),
         },
         "triplets": triplets,
+        "triplet_info": [{k: r.get(k) for k in INFO_COLUMNS} for r in info],
         "choices": choices,
         "sessions": sessions,
         "answers": answers,
@@ -168,6 +212,11 @@ def write_export(store: Store, out: Any, catalogue: Catalogue | None = None) -> 
     d = Path(os.fspath(out))
     d.mkdir(parents=True, exist_ok=True)
     _write_csv(d / "triplets.csv", ["head", "closer", "farther"], data["triplets"])
+    _write_csv(
+        d / "triplets_info.csv",
+        INFO_COLUMNS,
+        [[_cell(r[k]) for k in INFO_COLUMNS] for r in data["triplet_info"]],
+    )
     _write_csv(
         d / "choices.csv",
         ["session", "screen", "target", "item", "shown"],

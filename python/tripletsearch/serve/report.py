@@ -161,7 +161,13 @@ def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, 
 
     ``catalogue``: for the fit of people's gamma and lapse rate, and item names.
     """
-    recorded = [r for r in recorded_sessions(store) if r.row.participant is not None]
+    # a study's searches: a participant's, with the target they were given (a collect
+    # participant's session has none)
+    recorded = [
+        r
+        for r in recorded_sessions(store)
+        if r.row.participant is not None and r.row.target is not None
+    ]
     searches = [_search(rec, bool(f)) for rec, f in zip(recorded, found_flags(recorded))]
     methods = sorted({s["method"] for s in searches})
     return {

@@ -79,6 +79,8 @@ class SearchService:
         When set, new free sessions are refused with this message (a study server).
     collect : CollectConfig, optional
         The collect file the collect mode serves (a collecting server).
+    embeddings : dict, optional
+        A study method's own embedding of the catalogue's items (method -> array).
     """
 
     def __init__(
@@ -96,6 +98,7 @@ class SearchService:
         threads: int = 1,
         steps_at_once: int | None = None,
         collect: Any = None,
+        embeddings: Any = None,
     ):
         self.catalogue, self.store = catalogue, store
         self.max_open_sessions = int(max_open_sessions)
@@ -105,7 +108,9 @@ class SearchService:
         self._seeds = None if random_state is None else np.random.default_rng(random_state)
         self._seeds_lock = threading.Lock()
         self.modes: Mapping[str, Mode] = build_modes(
-            catalogue, Settings(gamma=gamma, threads=int(threads), collect=collect), store
+            catalogue,
+            Settings(gamma=gamma, threads=int(threads), collect=collect, embeddings=embeddings),
+            store,
         )
         self.max_queries = int(max_queries)
         self.closed = closed

@@ -20,6 +20,13 @@ items per screen and the seed::
                                      # screens); on the colour demo by default the survey's
                                      # offensive names (catalogue.DEMO_EXCLUDE); [] keeps all
 
+    [embeddings]                     # optional: a method's own embedding of the same items
+    gauss = "embeddings/probit.npy"  # (.npy, .csv or Embedding.save's .npz; relative to
+                                     # the file); the others search the catalogue's
+
+The paper fitted an embedding per method from the same triplets (Probit for GaussSearch,
+gamma-CKL for gamma-CKLSearch): ``tripletsearch export --collect`` writes such a study.
+
 Each person who opens ``/study`` and consents becomes a pseudonymous participant (a random
 id, never a name) who searches every target once. Target orders are counterbalanced: the
 orders are the rows of a Williams design over the targets (relabelled once by the seed), one
@@ -82,6 +89,7 @@ _KEYS = {
     "completion_code",
     "redirect",
     "exclude",
+    "embeddings",
 }
 DEFAULT_CONSENT = (
     "This is a study of how people search by comparisons. You will be shown a target and "
@@ -109,6 +117,8 @@ class Study:
     completion_code: str | None = None
     redirect: str | None = None
     excluded: tuple[str, ...] = ()
+    # a method's own embedding of the catalogue's items (rows as the catalogue's), if given
+    embeddings: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
     # the study as 0.2.0 read the same file (the demo's default exclusion not applied), for
     # a study under way before it (see running_study); None when the same
     legacy: Study | None = field(default=None, compare=False, repr=False)
@@ -128,6 +138,11 @@ class Study:
             "k": self.n_choices,
             "seed": self.seed,
         }
+        if self.embeddings:  # (absent before: a study without keeps its fingerprint)
+            design["embeddings"] = {
+                m: hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()[:16]
+                for m, X in sorted(self.embeddings.items())
+            }
         return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
 
     def plan(self, number: int, version: int = PLAN_VERSION) -> list[tuple[int, str]]:
@@ -231,7 +246,8 @@ def _targets(
     raise _fail(name, "targets: a count or a list of item ids")
 
 
-def _gamma_sigma(name: str, cfg: dict, cat: Catalogue) -> tuple[float | str, float]:
+def _gamma_sigma(name: str, cfg: dict, X: np.ndarray) -> tuple[float | str, float]:
+    """The gamma and sigma of the file; sigma "auto" from ``X`` (what gauss searches)."""
     gamma = cfg.get("gamma", 3.0)
     if gamma != "auto" and (
         isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma > 0
@@ -239,7 +255,6 @@ def _gamma_sigma(name: str, cfg: dict, cat: Catalogue) -> tuple[float | str, flo
         raise _fail(name, "gamma: a number > 0 or 'auto'")
     sigma = cfg.get("sigma", "auto")
     if sigma == "auto":
-        X = cat.embedding
         sigma = 0.1 * float(np.sqrt(np.mean(np.sum((X - X.mean(0)) ** 2, axis=1))))
     elif isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
         raise _fail(name, "sigma: a number > 0 or 'auto'")
@@ -298,13 +313,15 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
     title, consent = cfg.get("title", "A search study"), cfg.get("consent", DEFAULT_CONSENT)
     if not isinstance(title, str) or not isinstance(consent, str):
         raise _fail(name, "title and consent: strings")
-    gamma, sigma = _gamma_sigma(name, cfg, cat)
+    methods = _methods(name, cfg.get("methods", ["gamma-ckl", "gauss"]))
+    embeddings = _embeddings(name, cfg.get("embeddings", {}), methods, cat, new_id)
+    gamma, sigma = _gamma_sigma(name, cfg, embeddings.get("gauss", cat.embedding))
     code, redirect = ending(name, cfg)
     return Study(
         title=title,
         catalogue=cat,
         catalogue_source=cfg["catalogue"],
-        methods=_methods(name, cfg.get("methods", ["gamma-ckl", "gauss"])),
+        methods=methods,
         targets=_targets(name, cfg.get("targets", 10), cat, seed, full, new_id),
         n_choices=n_choices,
         seed=seed,
@@ -315,7 +332,36 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         completion_code=code,
         redirect=redirect,
         excluded=exclude,
+        embeddings=embeddings,
     )
+
+
+def _embeddings(
+    name: str, given: Any, methods: tuple[str, ...], cat: Catalogue, new_id: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The file's ``[embeddings]``: method -> its embedding, rows as the study's catalogue."""
+    from pathlib import Path
+
+    from .catalogue import _load_embedding_file
+
+    if not isinstance(given, dict):
+        raise _fail(name, "embeddings: a table of method = embedding file")
+    out: dict[str, np.ndarray] = {}
+    for method, path in given.items():
+        if method not in methods:
+            raise _fail(name, f"embeddings: {method!r} is not one of the methods {list(methods)}")
+        if not isinstance(path, str) or not path:
+            raise _fail(name, f"embeddings.{method}: a file name")
+        p = Path(path) if Path(path).is_absolute() else Path(name).parent / path
+        if not p.is_file():
+            raise _fail(name, f"embeddings.{method}: no file {p}")
+        try:
+            X = _load_embedding_file(p, len(new_id))  # rows of the catalogue before exclude
+        except ValueError as exc:
+            raise _fail(name, f"embeddings.{method}: {exc}") from None
+        out[method] = np.ascontiguousarray(X[new_id >= 0])
+        assert len(out[method]) == cat.n_items
+    return out
 
 
 class StudyService:

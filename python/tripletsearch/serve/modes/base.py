@@ -42,12 +42,15 @@ class Settings:
 
     ``gamma``: the gamma-CKL power assumed of people in find mode, or "auto". ``threads``:
     the native threads of each search step (results are the same for any number).
-    ``collect``: the collect file the collect mode serves (None: none).
+    ``collect``: the collect file the collect mode serves (None: none). ``embeddings``: a
+    study method's own embedding of the catalogue's items (method -> array), searched
+    instead of the catalogue's by that method's sessions.
     """
 
     gamma: float | str = 3.0
     threads: int = 1
     collect: Any = None  # the collect file (serve.collect.CollectConfig) when collecting
+    embeddings: Any = None  # {method: ndarray (n_items, d)} or None
 
 
 class SessionInfo(NamedTuple):

@@ -93,7 +93,10 @@ class FindMode(Mode):
                     random_state=0,
                     n_jobs=self.settings.threads,
                 )
-                if self.catalogue.store_file is None:
+                own = (self.settings.embeddings or {}).get(key[1])  # the method's own
+                if own is not None:
+                    t = DiscreteSearch(own, **kwargs)  # type: ignore[arg-type]
+                elif self.catalogue.store_file is None:
                     t = DiscreteSearch(self.catalogue.embedding, **kwargs)  # type: ignore[arg-type]
                 else:  # the item store the server's workers share (serve.shared)
                     if self._store is None:
