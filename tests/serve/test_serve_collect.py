@@ -210,6 +210,31 @@ def test_one_refitter_holds_the_lease(tmp_path):
     assert store.lease("refit:y", "a", 10.0, now=15.5)  # another job, another lease
 
 
+def test_a_killed_refitters_lease_is_taken_over_at_once(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from tripletsearch.serve.collecting import gone_process
+
+    store = Store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    store.setup()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    host = socket.gethostname()
+    try:
+        assert store.lease("refit:z", f"{host}:{child.pid}", 60.0, now=0.0)
+        assert not gone_process(f"{host}:{child.pid}")
+        assert not store.lease("refit:z", "b", 60.0, now=1.0, gone=gone_process)  # alive
+    finally:
+        child.kill()
+        child.wait()
+    assert gone_process(f"{host}:{child.pid}")  # killed: its lease is free
+    assert not gone_process(f"another-host:{child.pid}")  # elsewhere: cannot tell
+    assert not gone_process(f"{host}:{os.getpid()}")
+    assert store.lease("refit:z", "b", 60.0, now=2.0, gone=gone_process)
+
+
 def test_a_catalogue_still_without_an_embedding_offers_no_search(collect):
     cfg, db = collect
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:

@@ -43,6 +43,7 @@ __all__ = [
     "refit_once",
     "refitter",
     "start_refitter",
+    "gone_process",
     "sampler_rows",
     "checks",
     "held_out_rows",
@@ -375,10 +376,24 @@ def refitter(database: str, collect_file: str, *, every: float = 2.0, rounds: in
     name = f"refit:{collect_fingerprint(config)}"
     done = 0
     while rounds <= 0 or done < rounds:
-        if store.lease(name, owner, LEASE_SECONDS):
+        if store.lease(name, owner, LEASE_SECONDS, gone=gone_process):
             refit_once(store, config)
             done += 1
         time.sleep(every)
+
+
+def gone_process(holder: str) -> bool:
+    """Whether lease holder ``holder`` ("host:pid") was a process of this host that is gone."""
+    host, _, pid = holder.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def start_refitter(database: str, collect_file: str) -> Any:

@@ -17,7 +17,7 @@ import random
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,11 +313,20 @@ class Database:
                 "the service's setup (tripletsearch serve does it before starting workers)"
             )
 
-    def lease(self, name: str, owner: str, seconds: float, now: float | None = None) -> bool:
+    def lease(
+        self,
+        name: str,
+        owner: str,
+        seconds: float,
+        now: float | None = None,
+        gone: Callable[[str], bool] | None = None,
+    ) -> bool:
         """Hold the lease ``name`` for ``seconds`` (taken, or renewed by its holder).
 
-        True when ``owner`` holds it now: it was free, expired, or theirs. Several servers
-        on one database agree this way on one doing a job (the collect mode's refitter).
+        True when ``owner`` holds it now: it was free, expired, theirs, or its holder is
+        known to be gone (``gone(holder)``: a process of this machine that no longer runs,
+        killed without handing over). Several servers on one database agree this way on one
+        doing a job (the collect mode's refitter).
         """
         now = time.time() if now is None else now
         key = f"lease:{name}"[:64]
@@ -325,7 +334,8 @@ class Database:
             row = c.execute(sa.select(meta_table.c.value).where(meta_table.c.key == key)).first()
             if row is not None:
                 holder, _, until = str(row.value).rpartition(" ")
-                if holder != owner and float(until) > now:
+                alive = gone is None or not gone(holder)
+                if holder != owner and float(until) > now and alive:
                     return False
                 c.execute(sa.delete(meta_table).where(meta_table.c.key == key))
             c.execute(sa.insert(meta_table).values(key=key, value=f"{owner} {now + seconds!r}"))

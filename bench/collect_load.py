@@ -1,0 +1,306 @@
+"""Load test of the collect mode: the real server (``tripletsearch serve --collect``, uvicorn,
+SQLite, its refitter process) and N simulated participants (async httpx) answering triplet
+queries after exponential think times, arriving over a window, each enrolling again when
+their ``max_queries`` are done.
+
+Reports p50 / p99 latency per answer and per enrolment, answers per second, the embedding
+versions the refitter stored during the run (a refit running throughout), and checks that
+the database holds exactly the answers the clients saw acknowledged, once each. With
+``--kill-at S`` the whole server (workers and refitter) is killed with SIGKILL S seconds in
+and restarted on the same database; the clients retry until it answers.
+
+    python bench/collect_load.py --people 200 --think 3 --arrivals 5 --seconds 300
+    python bench/collect_load.py --people 200 --seconds 120 --kill-at 60
+    python -m pytest bench/test_bench_collect_serve.py     # recorded by pytest-benchmark
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+from serve_load import _free_port, _MemorySampler
+
+from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.memory import format_size
+from tripletsearch.serve.modes.collect import collect_fingerprint
+from tripletsearch.serve.store import Store
+
+COLLECT = """
+title = "Which colours look alike?"
+catalogue = "items"
+samplers = ["active", "random"]
+test_share = 0.1
+k = {k}
+dim = 2
+max_queries = {max_queries}
+burn_in = 10
+attention = [5, 50]
+repeats = [30]
+completion_code = "LOAD"
+"""
+
+
+def colour_catalogue(root: Path, n: int, seed: int = 0) -> Path:
+    """A folder of ``n`` named colours without an embedding (learned from the answers)."""
+    root.mkdir(parents=True, exist_ok=True)
+    rgb = np.random.default_rng(seed).integers(0, 256, size=(n, 3))
+    rows = [f"colour {i},#{r:02x}{g:02x}{b:02x}" for i, (r, g, b) in enumerate(rgb)]
+    (root / "items.csv").write_text("name,hex\n" + "\n".join(rows) + "\n")
+    return root
+
+
+@dataclass
+class _Tally:
+    deadline: float
+    think: float
+    arrivals: float
+    latencies: list[float] = field(default_factory=list)
+    enrols: list[float] = field(default_factory=list)
+    acked: dict[tuple[str, int], Any] = field(default_factory=dict)
+    retries: int = 0
+    errors: int = 0
+    participants: int = 0
+
+
+async def _post(client: httpx.AsyncClient, tally: _Tally, url: str, **kw: Any) -> Any:
+    """POST until the server answers (it may be restarting); None past the deadline."""
+    while time.monotonic() < tally.deadline + 30:
+        try:
+            return await client.post(url, **kw)
+        except httpx.HTTPError:
+            tally.retries += 1
+            await asyncio.sleep(0.25)
+    return None
+
+
+def _pick(query: dict, rng: np.random.Generator) -> int:
+    """The candidate nearest the head in RGB (a person who looks), now and then at random."""
+    if rng.random() < 0.1:
+        return int(rng.integers(len(query["candidates"])))
+    head = np.array([int(query["head"]["hex"][i : i + 2], 16) for i in (1, 3, 5)])
+    d = [
+        np.sum((np.array([int(c["hex"][i : i + 2], 16) for i in (1, 3, 5)]) - head) ** 2)
+        for c in query["candidates"]
+    ]
+    return int(np.argmin(d))
+
+
+async def _participant(client: httpx.AsyncClient, rng: np.random.Generator, tally: _Tally) -> bool:
+    """One participant from consent to debrief (or the deadline); False on an error."""
+    t0 = time.perf_counter()
+    r = await _post(client, tally, "/api/collect/participants", json={"consent": True})
+    if r is None or r.status_code != 201:
+        tally.errors += r is not None
+        return False
+    tally.enrols.append(1e3 * (time.perf_counter() - t0))
+    tally.participants += 1
+    p = r.json()
+    base = f"/api/collect/participants/{p['id']}"
+    headers = {"Authorization": f"Bearer {p['token']}"}
+    r = await _post(client, tally, f"{base}/next", json={}, headers=headers)
+    reply = None if r is None or r.status_code != 200 else r.json()
+    while reply is not None and "query" in reply and time.monotonic() < tally.deadline:
+        await asyncio.sleep(rng.exponential(tally.think))
+        q = reply["query"]
+        body = {"screen": q["screen"], "choice": _pick(q, rng), "response_ms": 1000}
+        t0 = time.perf_counter()
+        r = await _post(client, tally, f"{base}/answer", json=body, headers=headers)
+        if r is None or r.status_code != 200:
+            tally.errors += r is not None
+            return False
+        tally.latencies.append(1e3 * (time.perf_counter() - t0))
+        tally.acked[(p["id"], q["screen"])] = body["choice"]
+        reply = r.json()
+    return True
+
+
+async def _person(base: str, rng: np.random.Generator, tally: _Tally) -> None:
+    await asyncio.sleep(rng.uniform(0.0, tally.arrivals))
+    limits = httpx.Limits(keepalive_expiry=min(4.0, 0.5 * tally.think + 0.5))
+    async with httpx.AsyncClient(base_url=base, timeout=60.0, limits=limits) as client:
+        while time.monotonic() < tally.deadline:
+            if not await _participant(client, rng, tally):
+                await asyncio.sleep(1.0)
+
+
+def _start(url: str, port: int, collect_file: Path, workers: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tripletsearch", "serve", "--collect", str(collect_file)]
+        + ["--port", str(port), "--workers", str(workers), "--database", url]
+        + ["--log-level", "warning", "--sessions-per-minute", "0", "--enrolments-per-minute", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "TRIPLETSEARCH_ADMIN_TOKEN": "load"},
+    )
+
+
+def _wait_up(base: str, proc: subprocess.Popen) -> float:
+    t0 = time.monotonic()
+    while True:
+        try:
+            if httpx.get(base + "/api/health", timeout=1).status_code == 200:
+                return time.monotonic() - t0
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() - t0 > 300 or proc.poll() is not None:
+            raise RuntimeError("the server did not start")
+        time.sleep(0.1)
+
+
+def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def run_collect_load(
+    people: int = 200,
+    seconds: float = 300.0,
+    think: float = 3.0,
+    arrivals: float = 5.0,
+    *,
+    items: int = 1000,
+    k: int = 2,
+    max_queries: int = 100,
+    workers: int = 2,
+    kill_at: float | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Run the load (see the module docstring); a JSON-ready summary."""
+    tmp = Path(tempfile.mkdtemp(prefix="ts-collect-load-"))
+    colour_catalogue(tmp / "items", items, seed)
+    collect_file = tmp / "collect.toml"
+    collect_file.write_text(COLLECT.format(k=k, max_queries=max_queries))
+    url, port = f"sqlite:///{tmp / 'sessions.sqlite'}", _free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = _start(url, port, collect_file, workers)
+    restarts: list[float] = []
+    try:
+        started = _wait_up(base, proc)
+        sampler = _MemorySampler(proc.pid)
+        sampler.start()
+        tally = _Tally(deadline=time.monotonic() + seconds, think=think, arrivals=arrivals)
+
+        async def drive() -> None:
+            rngs = np.random.default_rng(seed).spawn(people)
+            work = asyncio.gather(*(_person(base, r, tally) for r in rngs))
+            if kill_at is not None:
+                await asyncio.sleep(kill_at)
+                nonlocal proc
+                _stop(proc, signal.SIGKILL)  # workers and refitter, mid-answer
+                t0 = time.monotonic()
+                proc = await asyncio.to_thread(_start, url, port, collect_file, workers)
+                await asyncio.to_thread(_wait_up, base, proc)
+                restarts.append(round(time.monotonic() - t0, 2))
+            await work
+
+        asyncio.run(drive())
+        sampler.stop.set()
+        sampler.join()
+    finally:
+        _stop(proc)
+    return _summary(url, collect_file, tally, started, restarts, sampler, seconds, people)
+
+
+def _summary(
+    url: str,
+    collect_file: Path,
+    tally: _Tally,
+    started: float,
+    restarts: list[float],
+    sampler: Any,
+    seconds: float,
+    people: int,
+) -> dict[str, Any]:
+    """What the clients measured against what the database holds."""
+    store = Store(url)
+    by_pid = {}
+    for s in store.iter_sessions():
+        by_pid[s.id] = s.participant
+    recorded: dict[tuple[str, int], Any] = {}
+    doubled = 0
+    for sid, hist in store.all_answers().items():
+        for h in hist:
+            key = (by_pid[sid], h["number"])
+            doubled += key in recorded
+            recorded[key] = h["choice"]
+    fp = collect_fingerprint(load_collect(collect_file))
+    versions = store.embedding_versions(fp)
+    store.dispose()
+    lat, enr = np.asarray(tally.latencies), np.asarray(tally.enrols)
+
+    def q(a: np.ndarray, p: float) -> float | None:
+        return None if len(a) == 0 else round(float(np.percentile(a, p)), 1)
+
+    return {
+        "people": people,
+        "seconds": seconds,
+        "answers": len(lat),
+        "answers_per_s": round(len(lat) / seconds, 1),
+        "answer_ms": {"p50": q(lat, 50), "p99": q(lat, 99), "max": q(lat, 100)},
+        "enrol_ms": {"p50": q(enr, 50), "p99": q(enr, 99)},
+        "participants": tally.participants,
+        "errors": tally.errors,
+        "retries": tally.retries,
+        "restart_s": restarts,
+        "startup_s": round(started, 1),
+        "embedding_versions": len(versions),
+        "refit_rows": [v["n_rows"] for v in versions],
+        "db_answers": len(recorded),
+        "lost": sum(1 for key, c in tally.acked.items() if recorded.get(key, "none") != c),
+        "doubled": doubled,
+        "peak_pss_total": format_size(sampler.peak_total),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--people", type=int, default=200)
+    p.add_argument("--seconds", type=float, default=300.0)
+    p.add_argument("--think", type=float, default=3.0, help="mean think time (s)")
+    p.add_argument("--arrivals", type=float, default=5.0, help="people arrive over this (s)")
+    p.add_argument("--items", type=int, default=1000)
+    p.add_argument("--k", type=int, default=2, help="candidates per query")
+    p.add_argument("--max-queries", type=int, default=100)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--kill-at", type=float, help="kill -9 the server this many seconds in")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    res = run_collect_load(
+        a.people,
+        a.seconds,
+        a.think,
+        a.arrivals,
+        items=a.items,
+        k=a.k,
+        max_queries=a.max_queries,
+        workers=a.workers,
+        kill_at=a.kill_at,
+        seed=a.seed,
+    )
+    print(json.dumps(res, indent=2))
+    return 0 if res["lost"] == res["doubled"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
