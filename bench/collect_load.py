@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 import numpy as np
-from serve_load import _free_port, _MemorySampler
+from serve_load import _SSL, _free_port, _MemorySampler
 
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.memory import format_size
@@ -130,7 +130,7 @@ async def _participant(client: httpx.AsyncClient, rng: np.random.Generator, tall
 async def _person(base: str, rng: np.random.Generator, tally: _Tally) -> None:
     await asyncio.sleep(rng.uniform(0.0, tally.arrivals))
     limits = httpx.Limits(keepalive_expiry=min(4.0, 0.5 * tally.think + 0.5))
-    async with httpx.AsyncClient(base_url=base, timeout=60.0, limits=limits) as client:
+    async with httpx.AsyncClient(base_url=base, timeout=60.0, verify=_SSL, limits=limits) as client:
         while time.monotonic() < tally.deadline:
             if not await _participant(client, rng, tally):
                 await asyncio.sleep(1.0)

@@ -1067,3 +1067,55 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
         expect(page.locator("#board")).to_be_visible()
         page.screenshot(path=str(shots / "collect-dashboard.png"), full_page=True)
         page.close()
+
+
+PICTURE_COLLECT = """
+catalogue = "photos"
+samplers = ["random"]
+k = 2
+max_queries = 5
+burn_in = 1
+"""
+
+
+def test_collect_pictures_arrive_loaded_and_a_double_click_answers_once(browser, tmp_path):
+    """Each query's pictures are loaded before it is shown (the server sends them slowly:
+    every picture is complete the moment its screen appears), and a double click on a
+    candidate records one answer: the screen stays locked a moment after a click."""
+    from tripletsearch.serve.collect import load_collect
+
+    photo_catalogue(tmp_path / "photos")
+    (tmp_path / "photos" / "embedding.npy").unlink()
+    (tmp_path / "collect.toml").write_text(PICTURE_COLLECT)
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    with thread_server(create_app(cfg.catalogue, url, collect=cfg)) as base:
+        page = browser.new_page(**DESKTOP)
+
+        def slow(route):
+            page.wait_for_timeout(250)  # a slow network for pictures
+            route.continue_()
+
+        page.route("**/images/*", slow)
+        page.add_init_script(
+            "window.__screens = []; new MutationObserver(() => {"
+            " const g = document.getElementById('grid'); if (!g) return;"
+            " const imgs = [...g.querySelectorAll('img')]; if (!imgs.length) return;"
+            " window.__screens.push(imgs.every(i => i.complete && i.naturalWidth > 0));"
+            "}).observe(document, {childList: true, subtree: true});"
+        )
+        page.goto(base + "/collect")
+        page.click("#agree")
+        page.click("#go")
+        for n in range(cfg.max_queries):
+            expect(page.locator("#progress")).to_contain_text(f"{n} answered")
+            with page.expect_response(lambda r: r.url.endswith("/answer")):
+                page.locator("#grid .pick").nth(0).dblclick()
+        expect(page.locator("#result")).to_be_visible()
+        screens = page.evaluate("window.__screens")
+        pid = page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
+        page.close()
+    assert screens and all(screens)  # never a picture still loading on a shown screen
+    (session,) = Store(url).participant_sessions(pid)
+    history = Store(url).history(session.id)
+    assert [h["number"] for h in history] == list(range(cfg.max_queries))  # once each

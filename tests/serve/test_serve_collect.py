@@ -454,3 +454,30 @@ def test_no_dashboard_without_an_admin_token_or_a_collect_file(collect):
         r = c.get("/api/admin/collect", headers={"Authorization": "Bearer t"})
         assert r.status_code == 404 and "collects no triplets" in r.json()["error"]
         assert c.get("/collect/dashboard").status_code == 404
+
+
+def test_a_participant_who_stops_is_left_out_of_the_fits_and_the_export(collect):
+    cfg, db = collect
+    store, fp = Store(db), collect_fingerprint(cfg)
+    app = create_app(cfg.catalogue, db, collect=cfg, admin_token="t")
+    with in_process(app) as c:
+        (a, ha), (b, hb) = enrol(c), enrol(c)
+        run(c, cfg, a["id"], ha, np.random.default_rng(0))
+        run(c, cfg, b["id"], hb, np.random.default_rng(0))
+        url = f"/api/collect/participants/{b['id']}/withdraw"
+        assert c.post(url, json={}, headers=ha).status_code == 401  # another's token
+        assert c.post(url, json={}, headers=hb).json() == {"withdrawn": True}
+        assert c.post(url, json={}, headers=hb).json() == {"withdrawn": True}  # repeat
+        r = c.post(f"/api/collect/participants/{b['id']}/next", json={}, headers=hb)
+        assert r.status_code == 409 and "stopped" in r.json()["error"]
+        board = c.get("/api/admin/collect", headers={"Authorization": "Bearer t"}).json()
+    by_id = {p["id"]: p for p in board["participants"]}
+    assert by_id[b["id"]]["withdrawn"] and not by_id[a["id"]]["withdrawn"]
+    (sa_,) = store.participant_sessions(a["id"])
+    mine = sampler_rows(store, fp, sa_.params["sampler"])
+    from tripletsearch.serve.collect_export import collect_triplets
+
+    exported = {t["participant"] for t in collect_triplets(store)}
+    assert exported == {a["id"]} and len(mine) > 0
+    (sb,) = store.participant_sessions(b["id"])
+    assert len(store.history(sb.id)) == cfg.max_queries  # kept in the database

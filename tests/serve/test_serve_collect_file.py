@@ -134,3 +134,20 @@ def test_a_catalogue_too_small_for_a_triplet(tmp_path):
     csv.write_text("name\na\nb\n")
     with pytest.raises(ValueError, match="a triplet needs 3 items, it has 2"):
         load_collect(write(tmp_path, 'catalogue = "two.csv"\n'))
+
+
+@pytest.mark.parametrize(
+    "header, rows, match",
+    [
+        ("hex", ["#112233", "#445566", "#778899"], "name"),  # colours without names
+        ("image", ["a.png", "b.png", "c.png"], "name"),  # pictures without names
+        ("name", ["", "b", "c"], "row 2"),  # a nameless item
+    ],
+)
+def test_a_collect_catalogue_needs_named_items(tmp_path, header, rows, match):
+    root = tmp_path / "items"
+    root.mkdir()
+    (root / "items.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=match) as err:
+        load_collect(write(tmp_path, 'catalogue = "items"\n'))
+    assert "items.csv" in str(err.value)

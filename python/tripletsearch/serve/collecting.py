@@ -83,6 +83,17 @@ class CollectService:
         """A new participant (who consented): ``{"id", "token"}``."""
         return self.participants.enrol(platform_id=platform_id)
 
+    def withdraw(self, pid: str, token: str | None) -> dict:
+        """The participant stops taking part: ``{"withdrawn": true}`` (repeats: the same).
+
+        Their answers stay in the database and are left out of every fit and the export.
+        """
+        self.participants.authorize(pid, token)
+        self.store.withdraw(pid, time.time())
+        for s in self.store.participant_sessions(pid):
+            self.service.live.drop(s.id)
+        return {"withdrawn": True}
+
     def sampler_of(self, number: int) -> str:
         """The sampler of participant ``number``: drawn with the file's seed."""
         rng = np.random.default_rng(derived_seed(self.config.seed, ARM_SEED, number))
@@ -364,22 +375,35 @@ def refitter(database: str, collect_file: str, *, every: float = 2.0, rounds: in
     """The refitter process: :func:`refit_once` every ``every`` seconds, under a lease.
 
     It refits while it holds the collect design's lease (one refitter for all servers on
-    the database), at a lower CPU priority than the servers. ``rounds`` > 0: stop after
-    that many (tests).
+    the database), at a lower CPU priority than the servers, and reads the answers again
+    only when :data:`NEW_ANSWERS` more came in or a buffer runs under half full.
+    ``rounds`` > 0: stop after that many (tests).
     """
     from .collect import load_collect
 
     if hasattr(os, "nice"):
-        os.nice(10)
+        os.nice(19)
     config = load_collect(collect_file)
     store, owner = Store(database), f"{socket.gethostname()}:{os.getpid()}"
     name = f"refit:{collect_fingerprint(config)}"
-    done = 0
+    done, read = 0, -NEW_ANSWERS
     while rounds <= 0 or done < rounds:
         if store.lease(name, owner, LEASE_SECONDS, gone=gone_process):
-            refit_once(store, config)
+            n = store.count_answers()  # cheap: the answers are read only when they grew
+            if n - read >= NEW_ANSWERS or _buffers_low(store, config):
+                refit_once(store, config)
+                read = n
             done += 1
         time.sleep(every)
+
+
+NEW_ANSWERS = REFIT_MIN // 2  # answers since the last read that make the refitter read again
+
+
+def _buffers_low(store: Store, config: CollectConfig) -> bool:
+    """Whether a sampler's buffer is under half full."""
+    fp = collect_fingerprint(config)
+    return any(store.free_queries(fp, name) < BUFFER // 2 for name in config.samplers)
 
 
 def gone_process(holder: str) -> bool:

@@ -162,14 +162,61 @@ def _insert_screen(
     c: Connection, sid: str, number: int, payload: dict, query: Any, now: float
 ) -> None:
     c.execute(
-        sa.insert(screens).values(
-            session_id=sid,
-            number=number,
-            payload=json.dumps(payload),
-            query=json.dumps(query),
-            shown_at=now,
-        )
+        _INSERT_SCREEN,
+        {
+            "session_id": sid,
+            "number": number,
+            "payload": json.dumps(payload),
+            "query": json.dumps(query),
+            "shown_at": now,
+        },
     )
+
+
+# the hot path's statements, built once (SQLAlchemy builds and keys a new statement object
+# at every call otherwise: a millisecond per answer on this machine)
+_SESSION = sa.select(sessions).where(sessions.c.id == sa.bindparam("sid"))
+_SCREEN = sa.select(screens.c.payload, screens.c.query).where(
+    screens.c.session_id == sa.bindparam("sid"), screens.c.number == sa.bindparam("number")
+)
+_PARTICIPANT = sa.select(participants).where(participants.c.id == sa.bindparam("pid"))
+_PARTICIPANT_SESSIONS = (
+    sa.select(sessions)
+    .where(sessions.c.participant == sa.bindparam("pid"))
+    .order_by(sessions.c.slot)
+)
+_ANSWERED = (
+    sa.update(sessions)
+    .where(
+        sessions.c.id == sa.bindparam("b_sid"),
+        sessions.c.screen == sa.bindparam("b_number"),
+        sessions.c.done == sa.false(),
+    )
+    .values(
+        screen=sa.bindparam("b_next"),
+        updated=sa.bindparam("b_now"),
+        done=sa.bindparam("b_done"),
+        n_queries=sessions.c.n_queries + 1,
+        result=sa.bindparam("b_result"),
+    )
+)
+_FREE_QUERIES = (
+    sa.select(collect_queries.c.id, collect_queries.c.head, collect_queries.c.candidates)
+    .where(
+        collect_queries.c.collect == sa.bindparam("collect"),
+        collect_queries.c.sampler == sa.bindparam("sampler"),
+        collect_queries.c.taken_by.is_(None),
+    )
+    .order_by(collect_queries.c.id)
+    .limit(64)
+)
+_TAKE_QUERY = (
+    sa.update(collect_queries)
+    .where(collect_queries.c.id == sa.bindparam("b_id"), collect_queries.c.taken_by.is_(None))
+    .values(taken_by=sa.bindparam("b_taker"))
+)
+_INSERT_SCREEN = sa.insert(screens)
+_INSERT_ANSWER = sa.insert(answers)
 
 
 def _insert_answer(
@@ -184,16 +231,17 @@ def _insert_answer(
     response_ms: int | None = None,
 ) -> None:
     c.execute(
-        sa.insert(answers).values(
-            session_id=sid,
-            screen=number,
-            choice=choice,
-            found=found,
-            reply=json.dumps(reply),
-            answered_at=now,
-            kind=kind,
-            response_ms=response_ms,
-        )
+        _INSERT_ANSWER,
+        {
+            "session_id": sid,
+            "screen": number,
+            "choice": choice,
+            "found": found,
+            "reply": json.dumps(reply),
+            "answered_at": now,
+            "kind": kind,
+            "response_ms": response_ms,
+        },
     )
 
 
@@ -405,16 +453,9 @@ class CollectQueries(Database):
         free for others). None when the buffer has none left. Two takers never get the
         same query (a conditional update, retried).
         """
-        q = collect_queries
-        free = sa.and_(q.c.collect == collect, q.c.sampler == sampler, q.c.taken_by.is_(None))
         for _ in range(8):
             with self.read.connect() as c:
-                rows = c.execute(
-                    sa.select(q.c.id, q.c.head, q.c.candidates)
-                    .where(free)
-                    .order_by(q.c.id)
-                    .limit(64)
-                ).all()
+                rows = c.execute(_FREE_QUERIES, {"collect": collect, "sampler": sampler}).all()
             pick = next(
                 (
                     r
@@ -426,14 +467,15 @@ class CollectQueries(Database):
             if pick is None:
                 return None
             with self._tx() as c:
-                done = c.execute(
-                    sa.update(q)
-                    .where(q.c.id == pick.id, q.c.taken_by.is_(None))
-                    .values(taken_by=taker)
-                )
+                done = c.execute(_TAKE_QUERY, {"b_id": pick.id, "b_taker": taker})
             if done.rowcount == 1:
                 return int(pick.head), [int(x) for x in json.loads(pick.candidates)]
         return None
+
+    def count_answers(self) -> int:
+        """Answers and undos recorded (``ts_answers``' rows), of every session."""
+        with self.read.connect() as c:
+            return int(c.execute(sa.select(sa.func.count()).select_from(answers)).scalar_one())
 
     def free_queries(self, collect: str, sampler: str) -> int:
         """Queries left in ``sampler``'s buffer."""
@@ -621,7 +663,7 @@ class ParticipantRecords(CollectQueries):
         Its columns: id, token_hash, study, number, created, plan, withdrawn.
         """
         with self.read.connect() as c:
-            return c.execute(sa.select(participants).where(participants.c.id == pid)).first()
+            return c.execute(_PARTICIPANT, {"pid": pid}).first()
 
     def has_participants(self, study: str) -> bool:
         """Whether ``study`` (a fingerprint) has enrolled anyone."""
@@ -632,9 +674,7 @@ class ParticipantRecords(CollectQueries):
     def participant_sessions(self, pid: str) -> list[SessionRow]:
         """The participant's sessions, by slot."""
         with self.read.connect() as c:
-            rows = c.execute(
-                sa.select(sessions).where(sessions.c.participant == pid).order_by(sessions.c.slot)
-            ).all()
+            rows = c.execute(_PARTICIPANT_SESSIONS, {"pid": pid}).all()
         return [SessionRow.from_row(r) for r in rows]
 
     def iter_participants(self) -> Iterator[Any]:
@@ -654,17 +694,13 @@ class Store(ParticipantRecords):
     def session(self, sid: str) -> SessionRow | None:
         """The session ``sid``, or None."""
         with self.read.connect() as c:
-            r = c.execute(sa.select(sessions).where(sessions.c.id == sid)).first()
+            r = c.execute(_SESSION, {"sid": sid}).first()
         return None if r is None else SessionRow.from_row(r)
 
     def screen(self, sid: str, number: int) -> tuple[dict, dict] | None:
         """(payload as shown, query) of a screen, or None."""
         with self.read.connect() as c:
-            r = c.execute(
-                sa.select(screens.c.payload, screens.c.query).where(
-                    screens.c.session_id == sid, screens.c.number == number
-                )
-            ).first()
+            r = c.execute(_SCREEN, {"sid": sid, "number": number}).first()
         return None if r is None else (json.loads(r.payload), json.loads(r.query))
 
     def answer(self, sid: str, screen: int) -> tuple[str, int | None, bool, dict] | None:
@@ -976,15 +1012,19 @@ class Store(ParticipantRecords):
         """
         now = time.time()
         with self._tx() as c:
-            self._advance(
-                c,
-                sid,
-                number,
-                now,
-                done=done,
-                n_queries=sessions.c.n_queries + 1,
-                result=None if result is None else json.dumps(result),
+            moved = c.execute(
+                _ANSWERED,
+                {
+                    "b_sid": sid,
+                    "b_number": number,
+                    "b_next": number + 1,
+                    "b_now": now,
+                    "b_done": done,
+                    "b_result": None if result is None else json.dumps(result),
+                },
             )
+            if moved.rowcount != 1:  # as _advance: not at that screen (any more), or done
+                raise WriteConflict(sid)
             _insert_answer(c, sid, number, choice, found, reply, now, response_ms=response_ms)
             if next_payload is not None:
                 _insert_screen(c, sid, number + 1, next_payload, next_query, now)

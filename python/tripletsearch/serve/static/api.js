@@ -47,6 +47,7 @@ export const client = {
   /** A collect participant's current query ({query} or {done, debrief, ...}). */
   collectNext: (p) => request(`/api/collect/participants/${at(p.id)}/next`, {}, p.token),
   collectAnswer: (p, body) => request(`/api/collect/participants/${at(p.id)}/answer`, body, p.token),
+  collectWithdraw: (p) => request(`/api/collect/participants/${at(p.id)}/withdraw`, {}, p.token),
   /** Stop taking part: the participant's answers are left out of report and export. */
   withdraw: (p) => request(`/api/study/participants/${at(p.id)}/withdraw`, {}, p.token),
 };

@@ -1,7 +1,7 @@
 // The collect page: consent, the instructions, then the participant's queries (a head and
 // its candidates: pick the most similar, or skip) until the debrief. Answers go to the
 // participants' API with the time the person took; a click locks the screen until the
-// next query is shown.
+// next query is shown (at least 300 ms), and the next query's pictures are loaded first.
 
 import {attempt, client} from "./api.js";
 import {begin, showScreen} from "./session.js";
@@ -12,7 +12,9 @@ import {$, show, showResult} from "./ui.js";
 export async function initCollect() {
   const info = await client.collect();
   $("title").textContent = info.title;
-  for (const id of ["undo", "start-over", "change-mode", "stop"]) $(id).hidden = true;
+  for (const id of ["undo", "start-over", "change-mode"]) $(id).hidden = true;
+  $("stop").hidden = false;
+  $("stop").onclick = () => attempt(withdraw);
   const kept = saved();
   if (kept && kept.participant) {
     state.participant = kept.participant;
@@ -49,19 +51,42 @@ async function send(screen, choice, found, ms) {
   body.response_ms = Math.max(0, Math.min(ms, 3600000));
   const r = await client.collectAnswer(state.participant, body);
   state.reply = r;
+  if (!r.done) await preload(r.query);
   return r.done ? {done: true} : {done: false, screen: asScreen(r.query), n_queries: screen + 1};
+}
+
+/** Load the query's pictures before it is shown (at most 2 s): no picture appears late. */
+async function preload(query) {
+  const urls = [query.head, ...query.candidates].map((item) => item.image).filter(Boolean);
+  const loads = urls.map((url) => {
+    const img = new Image();
+    img.src = url;
+    return img.decode().catch(() => null);
+  });
+  await Promise.race([Promise.all(loads), new Promise((ok) => setTimeout(ok, 2000))]);
 }
 
 function asScreen(query) {
   return {number: query.screen, head: query.head, candidates: query.candidates};
 }
 
-function showQuery(r, info) {
+async function showQuery(r, info) {
   if (r.done) return debrief(r);
+  await preload(r.query);
   const session = {id: state.participant.id, token: state.participant.token, mode: info.mode};
   begin(session, () => debrief(state.reply), send);
   showScreen(asScreen(r.query), r.query.screen);
   $("skip").textContent = "Skip";
+}
+
+/** Stop taking part, after a confirmation: the participant is withdrawn. */
+async function withdraw() {
+  if (!window.confirm("Stop taking part? Your answers will not be used.")) return;
+  await client.collectWithdraw(state.participant);
+  forget();
+  state.participant = null;
+  showResult({text: "You have stopped taking part: your answers will not be used. Thank you."});
+  $("again").hidden = true;
 }
 
 function debrief(r) {

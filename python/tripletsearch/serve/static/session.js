@@ -57,9 +57,13 @@ function setBusy(busy) {
 async function send(call) {
   if (state.busy) return null;
   setBusy(true);
+  const t0 = performance.now();
   try {
     return await attempt(call);
   } finally {
+    // a mode may hold the screen a moment after a click (a double click answers once)
+    const rest = (state.renderer.lockMs || 0) - (performance.now() - t0);
+    if (rest > 0) await new Promise((ok) => setTimeout(ok, rest));
     setBusy(false);
   }
 }

@@ -60,6 +60,17 @@ async def answer(request: Request) -> Response:
     return ok(reply)
 
 
+async def withdraw(request: Request) -> Response:
+    """``POST /api/collect/participants/{pid}/withdraw`` ``{}`` + token: stop taking part.
+
+    ``{"withdrawn": true}``; the participant's answers are left out of fits and export.
+    """
+    collect = _collect(request)
+    schema.empty(await read_json(request))
+    reply = await run_in_threadpool(collect.withdraw, request.path_params["pid"], bearer(request))
+    return ok(reply)
+
+
 async def dashboard(request: Request) -> Response:
     """``GET /api/admin/collect`` + admin token: the owner's dashboard (:mod:`..dashboard`)."""
     require_admin(request)
@@ -75,4 +86,5 @@ ROUTES = [
     Route("/api/collect/participants", enrol, methods=["POST"]),
     Route("/api/collect/participants/{pid}/next", next_query, methods=["POST"]),
     Route("/api/collect/participants/{pid}/answer", answer, methods=["POST"]),
+    Route("/api/collect/participants/{pid}/withdraw", withdraw, methods=["POST"]),
 ]

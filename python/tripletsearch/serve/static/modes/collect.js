@@ -8,6 +8,7 @@ const SKIP = {choice: null, found: false}; // no candidate is like it
 export default {
   name: "collect",
   parts: {skip: SKIP},
+  lockMs: 300, // the screen stays locked this long after a click: no double answers
 
   offer() {
     return {label: "Compare items"};
