@@ -289,7 +289,12 @@ def test_checks_flag_a_participant_who_fails_them():
         record(1, "attention", 2, [7, 8, 0], expected=2),
         record(2, "repeat", 0, [5, 4, 6], of=0),  # picked 5 again
     ]
-    assert checks(good) == {"attention": (1, 1), "repeats": (1, 1), "flagged": False}
+    assert checks(good) == {
+        "attention": (1, 1),
+        "repeats": (1, 1),
+        "response_ms": None,  # the page measured none
+        "flagged": False,
+    }
     wrong = [*good[:1], record(1, "attention", 0, [7, 8, 0], expected=2), good[2]]
     assert checks(wrong)["flagged"] and checks(wrong)["attention"] == (0, 1)
     fickle = [*good[:2], record(2, "repeat", 1, [5, 4, 6], of=0)]  # picked 4 this time
@@ -297,6 +302,13 @@ def test_checks_flag_a_participant_who_fails_them():
     skipped = [*good[:1], record(1, "attention", None, [7, 8, 0], expected=2)]
     assert checks(skipped)["flagged"]  # a skip fails a check
     assert checks([])["flagged"] is False  # nothing to judge yet
+    # clicking without looking: a median response time under a quarter second
+    timed = [{**r, "response_ms": ms} for r, ms in zip(good * 2, [180, 200, 2400, 150, 90, 3000])]
+    assert checks(timed)["response_ms"] == 190.0 and checks(timed)["flagged"]
+    slow = [{**r, "response_ms": ms} for r, ms in zip(good * 2, [900, 1200, 2400, 150, 90, 3000])]
+    assert checks(slow)["response_ms"] == 1050.0 and not checks(slow)["flagged"]
+    few = [{**r, "response_ms": 100} for r in good]  # too few measured to judge
+    assert checks(few)["response_ms"] is None and not checks(few)["flagged"]
 
 
 def test_a_flagged_participants_answers_are_left_out_of_the_fits(collect):

@@ -161,6 +161,10 @@ def _public(payload: dict) -> dict:
 
 
 PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
+# a participant whose median response time (as the page measured it, over at least
+# FAST_AFTER answers) is under this clicks without looking: flagged. People took seconds
+# per triplet in NEXT's and salmon's studies.
+FAST_MS, FAST_AFTER = 250, 5
 
 
 def checks(answered: list[dict]) -> dict[str, Any]:
@@ -168,8 +172,10 @@ def checks(answered: list[dict]) -> dict[str, Any]:
 
     ``attention``: (passed, answered) of the checks with a known answer (a skip fails);
     ``repeats``: (agreed, answered) of the repeated queries (the same candidate picked
-    as the first time); ``flagged``: either share below :data:`PASS_SHARE`. A flagged
-    participant's answers stay in the database and are left out of the fits.
+    as the first time); ``response_ms``: the median response time the page measured
+    (None: fewer than :data:`FAST_AFTER` measured); ``flagged``: either share below
+    :data:`PASS_SHARE`, or the median under :data:`FAST_MS`. A flagged participant's
+    answers stay in the database and are left out of the fits.
     """
     counted = [h for h in answered if h["kind"] == "answer" and not h["undone"]]
     picked = {h["number"]: h for h in counted}
@@ -184,12 +190,17 @@ def checks(answered: list[dict]) -> dict[str, Any]:
         total += 1
         was = first["query"]["candidates"][first["choice"]]
         agreed += h["choice"] is not None and q["candidates"][h["choice"]] == was
-    flagged = (attention and passed < PASS_SHARE * len(attention)) or (
-        total and agreed < PASS_SHARE * total
+    times = [h["response_ms"] for h in counted if h.get("response_ms") is not None]
+    median = float(np.median(times)) if len(times) >= FAST_AFTER else None
+    flagged = (
+        (attention and passed < PASS_SHARE * len(attention))
+        or (total and agreed < PASS_SHARE * total)
+        or (median is not None and median < FAST_MS)
     )
     return {
         "attention": (passed, len(attention)),
         "repeats": (agreed, total),
+        "response_ms": median,
         "flagged": bool(flagged),
     }
 
@@ -371,13 +382,16 @@ def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> 
 LEASE_SECONDS = 60.0  # a refitter that stops renewing hands over after this
 
 
-def refitter(database: str, collect_file: str, *, every: float = 2.0, rounds: int = 0) -> None:
+def refitter(
+    database: str, collect_file: str, *, every: float = 2.0, rounds: int = 0, ready: Any = None
+) -> None:
     """The refitter process: :func:`refit_once` every ``every`` seconds, under a lease.
 
     It refits while it holds the collect design's lease (one refitter for all servers on
     the database), at a lower CPU priority than the servers, and reads the answers again
     only when :data:`NEW_ANSWERS` more came in or a buffer runs under half full.
-    ``rounds`` > 0: stop after that many (tests).
+    ``rounds`` > 0: stop after that many (tests). ``ready``: an event set after the first
+    round (the buffers filled, or another server's refitter holds the lease).
     """
     from .collect import load_collect
 
@@ -394,6 +408,8 @@ def refitter(database: str, collect_file: str, *, every: float = 2.0, rounds: in
                 refit_once(store, config)
                 read = n
             done += 1
+        if ready is not None:
+            ready.set()
         time.sleep(every)
 
 
@@ -420,11 +436,22 @@ def gone_process(holder: str) -> bool:
     return False
 
 
-def start_refitter(database: str, collect_file: str) -> Any:
-    """Start :func:`refitter` in a process of its own (a daemon: it ends with the server)."""
+def start_refitter(database: str, collect_file: str, *, wait: float = 120.0) -> Any:
+    """Start :func:`refitter` in a process of its own (a daemon: it ends with the server).
+
+    Waits (up to ``wait`` seconds) for its first round: the process's start and the first
+    fill of the buffers do not compete with the first participants' requests.
+    """
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
-    proc = ctx.Process(target=refitter, args=(database, os.path.abspath(collect_file)), daemon=True)
+    ready = ctx.Event()
+    proc = ctx.Process(
+        target=refitter,
+        args=(database, os.path.abspath(collect_file)),
+        kwargs={"ready": ready},
+        daemon=True,
+    )
     proc.start()
+    ready.wait(wait)
     return proc
