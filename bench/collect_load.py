@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 import numpy as np
-from serve_load import _SSL, _free_port, _MemorySampler
+from serve_load import _SSL, _free_port, _MemorySampler, stop, wait_up
 
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.memory import format_size
@@ -148,31 +148,6 @@ def _start(url: str, port: int, collect_file: Path, workers: int) -> subprocess.
     )
 
 
-def _wait_up(base: str, proc: subprocess.Popen) -> float:
-    t0 = time.monotonic()
-    while True:
-        try:
-            if httpx.get(base + "/api/health", timeout=1).status_code == 200:
-                return time.monotonic() - t0
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() - t0 > 300 or proc.poll() is not None:
-            raise RuntimeError("the server did not start")
-        time.sleep(0.1)
-
-
-def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
 def run_collect_load(
     people: int = 200,
     seconds: float = 300.0,
@@ -196,7 +171,7 @@ def run_collect_load(
     proc = _start(url, port, collect_file, workers)
     restarts: list[float] = []
     try:
-        started = _wait_up(base, proc)
+        started = wait_up(base, proc)
         sampler = _MemorySampler(proc.pid)
         sampler.start()
         tally = _Tally(deadline=time.monotonic() + seconds, think=think, arrivals=arrivals)
@@ -207,10 +182,10 @@ def run_collect_load(
             if kill_at is not None:
                 await asyncio.sleep(kill_at)
                 nonlocal proc
-                _stop(proc, signal.SIGKILL)  # workers and refitter, mid-answer
+                stop(proc, signal.SIGKILL)  # workers and refitter, mid-answer
                 t0 = time.monotonic()
                 proc = await asyncio.to_thread(_start, url, port, collect_file, workers)
-                await asyncio.to_thread(_wait_up, base, proc)
+                await asyncio.to_thread(wait_up, base, proc)
                 restarts.append(round(time.monotonic() - t0, 2))
             await work
 
@@ -218,7 +193,7 @@ def run_collect_load(
         sampler.stop.set()
         sampler.join()
     finally:
-        _stop(proc)
+        stop(proc)
     return _summary(url, collect_file, tally, started, restarts, sampler, seconds, people)
 
 

@@ -226,6 +226,33 @@ class _MemorySampler(threading.Thread):
             self.peak_total = max(self.peak_total, sum(sizes.values()))
 
 
+def wait_up(base: str, proc: subprocess.Popen, limit: float = 600.0) -> float:
+    """Wait until the server at ``base`` answers its health check; the seconds it took."""
+    t0 = time.monotonic()
+    while True:
+        try:
+            if httpx.get(base + "/api/health", timeout=1).status_code == 200:
+                return time.monotonic() - t0
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() - t0 > limit or proc.poll() is not None:
+            raise RuntimeError("the server did not start")
+        time.sleep(0.1)
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Stop the server's process group with ``sig`` (SIGKILL after 20 s)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def run_load(
     people: int = 200,
     seconds: float = 60.0,
@@ -268,17 +295,7 @@ def run_load(
         env={**os.environ, "TRIPLETSEARCH_ADMIN_TOKEN": "load"},
     )
     try:
-        t0 = time.monotonic()
-        while True:
-            try:
-                if httpx.get(base + "/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() - t0 > 600 or proc.poll() is not None:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.1)
-        started = time.monotonic() - t0
+        started = wait_up(base, proc)
         health = httpx.get(base + "/api/health", timeout=10).json()["worker"]
         sampler = _MemorySampler(proc.pid)
         sampler.start()
@@ -287,11 +304,7 @@ def run_load(
         sampler.join()
         end = httpx.get(base + "/api/health", timeout=30).json()["worker"]  # one worker's
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop(proc)
     # the database against what the clients saw confirmed
     store = Store(url)
     recorded: dict[tuple[str, int], tuple[Any, bool]] = {}

@@ -88,11 +88,7 @@ class CollectService:
 
         Their answers stay in the database and are left out of every fit and the export.
         """
-        self.participants.authorize(pid, token)
-        self.store.withdraw(pid, time.time())
-        for s in self.store.participant_sessions(pid):
-            self.service.live.drop(s.id)
-        return {"withdrawn": True}
+        return self.participants.withdraw(pid, token, self.service.live)
 
     def sampler_of(self, number: int) -> str:
         """The sampler of participant ``number``: drawn with the file's seed."""

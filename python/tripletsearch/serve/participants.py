@@ -9,6 +9,7 @@ triplet collection's) authorize with :meth:`Participants.authorize`.
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any
 
 from .errors import Busy, NotFound, Unauthorized
@@ -56,3 +57,15 @@ class Participants:
         if not token_matches(token, row.token_hash):
             raise Unauthorized("missing or wrong token for this participant")
         return row
+
+    def withdraw(self, pid: str, token: str | None, live: Any) -> dict:
+        """The participant stops taking part: ``{"withdrawn": true}`` (repeats: the same).
+
+        Their open sessions end and leave ``live`` (the worker's searchers); their answers
+        stay in the database, left out of what is computed from it.
+        """
+        self.authorize(pid, token)
+        self.store.withdraw(pid, time.time())
+        for s in self.store.participant_sessions(pid):
+            live.drop(s.id)
+        return {"withdrawn": True}

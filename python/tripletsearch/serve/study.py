@@ -50,7 +50,6 @@ import hashlib
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -393,11 +392,7 @@ class StudyService:
 
     def withdraw(self, pid: str, token: str | None) -> dict:
         """The participant stops taking part: ``{"withdrawn": true}`` (repeats: the same)."""
-        self.participants.authorize(pid, token)
-        self.store.withdraw(pid, time.time())
-        for s in self.store.participant_sessions(pid):
-            self.service.live.drop(s.id)
-        return {"withdrawn": True}
+        return self.participants.withdraw(pid, token, self.service.live)
 
     def _start(self, pid: str, row: Any, slot: int, token: str) -> SessionRow | None:
         """Start the participant's search ``slot``; None when a racing request did."""

@@ -6,7 +6,7 @@
 import {attempt, client} from "./api.js";
 import {begin, showScreen} from "./session.js";
 import {forget, save, saved, state} from "./state.js";
-import {$, show, showResult} from "./ui.js";
+import {$, show, showResult, stopTakingPart} from "./ui.js";
 
 /** The collect page: resume the participant kept by the last load, or ask for consent. */
 export async function initCollect() {
@@ -80,13 +80,12 @@ async function showQuery(r, info) {
 }
 
 /** Stop taking part, after a confirmation: the participant is withdrawn. */
-async function withdraw() {
-  if (!window.confirm("Stop taking part? Your answers will not be used.")) return;
-  await client.collectWithdraw(state.participant);
-  forget();
-  state.participant = null;
-  showResult({text: "You have stopped taking part: your answers will not be used. Thank you."});
-  $("again").hidden = true;
+function withdraw() {
+  return stopTakingPart("Stop taking part? Your answers will not be used.", async () => {
+    await client.collectWithdraw(state.participant);
+    forget();
+    state.participant = null;
+  });
 }
 
 function debrief(r) {

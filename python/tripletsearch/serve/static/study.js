@@ -5,7 +5,7 @@
 import {attempt, client} from "./api.js";
 import {state, save, saved, forget} from "./state.js";
 import {begin, showScreen} from "./session.js";
-import {$, progress, show, showResult, swatch} from "./ui.js";
+import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
 
 /** The study page: resume the participant kept by the last load, or ask for consent. */
 export async function initStudy() {
@@ -66,14 +66,13 @@ async function nextTarget() {
 }
 
 /** Stop taking part, after a confirmation: the participant is withdrawn. */
-async function withdraw() {
-  if (!window.confirm("Stop taking part? Your answers will be left out of the study.")) return;
-  await client.withdraw(state.participant);
-  forget();
-  state.slot = null;
-  state.session = null;
-  showResult({text: "You have stopped taking part: your answers will not be used. Thank you."});
-  $("again").hidden = true;
+function withdraw() {
+  return stopTakingPart("Stop taking part? Your answers will be left out of the study.", async () => {
+    await client.withdraw(state.participant);
+    forget();
+    state.slot = null;
+    state.session = null;
+  });
 }
 
 function thanks(r) {

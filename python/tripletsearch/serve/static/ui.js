@@ -98,3 +98,13 @@ export function showResult({text, item, lines, copy}) {
   };
   $("result").focus();
 }
+
+/** Stop taking part after a confirmation (`question`): `call` withdraws on the server and
+ * clears what the page kept. False when the person did not confirm. */
+export async function stopTakingPart(question, call) {
+  if (!window.confirm(question)) return false;
+  await call();
+  showResult({text: "You have stopped taking part: your answers will not be used. Thank you."});
+  $("again").hidden = true;
+  return true;
+}
