@@ -34,8 +34,7 @@ import numpy as np
 from serve_load import _SSL, _free_port, _MemorySampler, stop, wait_up
 
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.memory import format_size
-from tripletsearch.serve.modes.collect import collect_fingerprint
+from tripletsearch.serve.service.memory import format_size
 from tripletsearch.serve.store import Store
 
 COLLECT = """
@@ -219,7 +218,7 @@ def _summary(
             key = (by_pid[sid], h["number"])
             doubled += key in recorded
             recorded[key] = h["choice"]
-    fp = collect_fingerprint(load_collect(collect_file))
+    fp = load_collect(collect_file).fingerprint
     versions = store.embedding_versions(fp)
     store.dispose()
     lat, enr = np.asarray(tally.latencies), np.asarray(tally.enrols)

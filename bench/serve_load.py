@@ -34,9 +34,9 @@ from typing import Any
 import httpx
 import numpy as np
 
+from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve.catalogue import Catalogue, demo_catalogue, load_catalogue
-from tripletsearch.serve.memory import format_size, process_memory
-from tripletsearch.serve.people import FindPerson, MixPerson
+from tripletsearch.serve.service.memory import format_size, process_memory
 from tripletsearch.serve.store import Store
 
 _SSL = ssl.create_default_context()  # one for all clients (each would load the CA store)

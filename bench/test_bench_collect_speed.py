@@ -21,35 +21,22 @@ import numpy as np
 import pytest
 
 import tripletsearch as ts
+from tripletsearch.people import TripletPeople
 
 N, DIM, ANSWERS, STEPS = 1000, 2, 10_000, 1000
 
 
-class People:
-    """Answers from a truth's distance matrix (gamma-CKL, gamma 3, 5 % lapses), drawn ahead:
-    an answer costs a lookup, not a model evaluation, so the timings are the sampler's."""
-
-    def __init__(self, seed: int = 0) -> None:
-        rng = np.random.default_rng(seed)
-        X = rng.normal(size=(N, DIM))
-        self.D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1)
-        self.u = rng.random(200_000)
-        self.i = 0
-
-    def answer(self, q: np.ndarray) -> np.ndarray:
-        h, a, b = (int(v) for v in q[0])
-        da, db = self.D[h, a], self.D[h, b]
-        p_a = db**1.5 / (da**1.5 + db**1.5)  # gamma-CKL with gamma 3
-        u = self.u[self.i % len(self.u)]
-        self.i += 1
-        a_closer = u < 0.05 * 0.5 + 0.95 * p_a
-        return np.array([[h, a, b] if a_closer else [h, b, a]], dtype=np.int64)
+def simulated_people(seed: int = 0) -> TripletPeople:
+    """Simulated people about N points (gamma-CKL, gamma 3, 5 % lapses): an answer costs a
+    few microseconds, so the timings are the sampler's."""
+    X = np.random.default_rng(seed).normal(size=(N, DIM))
+    return TripletPeople(X, ts.GammaCKL(3.0), lapse=0.05, random_state=seed + 1)
 
 
 @pytest.fixture(scope="module")
 def collected():
     """The sampler's state after ANSWERS answers, and the people."""
-    people = People()
+    people = simulated_people()
     s = ts.TripletSampler(N, DIM, method="active", random_state=0, n_jobs=1)
     for _ in range(ANSWERS):
         s.tell(people.answer(s.ask()))

@@ -63,6 +63,6 @@ def test_load_catalogue_scale(benchmark, catalogue, gamma, memory):
     print(summary)
     assert res.lost == res.doubled == res.unexpected == 0
     assert res.errors == 0
-    from tripletsearch.serve.memory import parse_size
+    from tripletsearch.serve.service.memory import parse_size
 
     assert summary["peak_pss_max_worker_bytes"] <= parse_size(memory)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["found_target", "is_comparison"]
+__all__ = ["found_target", "is_comparison", "triplet_agreement"]
 
 
 def _ints(name: str, value: Any, ndim: int) -> np.ndarray:
@@ -91,3 +91,37 @@ def is_comparison(heads: Any, shown: Any) -> np.ndarray:
         if a.size and a.min() < 0:
             raise ValueError(f"{name}: item ids must be >= 0, got {a.min()}")
     return ~(S == H[:, None]).any(axis=1)
+
+
+def triplet_agreement(X: Any, triplets: Any) -> np.ndarray:
+    """How far each answer ``(head, closer, farther)`` agrees with the embedding ``X``.
+
+    Parameters
+    ----------
+    X : array_like of float (n, d) or (n,)
+        Item coordinates (a 1-d array: one coordinate per item).
+    triplets : array_like of int (m, 3)
+        Rows ``(head, closer, farther)``.
+
+    Returns
+    -------
+    ndarray of float (m,)
+        1 where ``closer`` is nearer ``head`` than ``farther`` in ``X`` (squared Euclidean
+        distances), 0 where it is farther, 1/2 at a tie. Every model of the library
+        predicts the nearer item as the likelier pick, so the mean is an embedding's
+        triplet accuracy.
+    """
+    E = np.asarray(X, dtype=np.float64)
+    if E.ndim == 1:
+        E = E[:, None]
+    if E.ndim != 2:
+        raise ValueError(f"X: expected a 1-d or 2-d array, got shape {E.shape}")
+    T = _ints("triplets", triplets, 2) if np.size(triplets) else np.zeros((0, 3), np.int64)
+    if T.shape[1] != 3:
+        raise ValueError(f"triplets: expected rows of 3 item ids, got shape {T.shape}")
+    if T.size and (T.min() < 0 or T.max() >= len(E)):
+        raise ValueError(f"triplets: item ids must lie in 0..{len(E) - 1}")
+    h, c, f = T[:, 0], T[:, 1], T[:, 2]
+    d_close = ((E[c] - E[h]) ** 2).sum(axis=1)
+    d_far = ((E[f] - E[h]) ** 2).sum(axis=1)
+    return (d_close < d_far) + 0.5 * (d_close == d_far)

@@ -8,12 +8,12 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from collect_people import People
 
 from tripletsearch import TripletSampler
 from tripletsearch._reference import collect as ref
 from tripletsearch._reference import oracles as ref_oracles
 from tripletsearch.collect._methods import QueryMethod
+from tripletsearch.people import TripletPeople
 
 
 def unordered(q):
@@ -54,7 +54,7 @@ def test_random_ignores_answers_and_never_needs_an_embedding():
 
 # ---------------------------------------------------------------------- arr
 def arr_sampler(n=24, seed=3):
-    p = People(n, 2, seed=seed)
+    p = TripletPeople.random(n, 2, seed=seed)
     s = TripletSampler(n, 2, method="arr", model="t-ste", refit=None, random_state=seed, n_jobs=1)
     return p, s
 
@@ -110,7 +110,7 @@ def test_arr_starts_a_new_round_after_a_new_embedding():
 
 # ---------------------------------------------------------------------- active
 def test_active_anchors_and_burn_in_among_them():
-    p = People(60, 3, seed=6)
+    p = TripletPeople.random(60, 3, seed=6)
     s = TripletSampler(60, 3, method="active", random_state=7, n_jobs=1)
     m = s._method
     L0 = min(60, max(20, 4 * 3))
@@ -126,7 +126,7 @@ def test_active_anchors_and_burn_in_among_them():
 
 def test_active_heads_asked_least_often_first_and_candidates_among_anchors():
     n = 30
-    p = People(n, 2, seed=8)
+    p = TripletPeople.random(n, 2, seed=8)
     s = TripletSampler(n, 2, method="active", random_state=9, n_jobs=1)
     m = s._method
     p.run(s, m.burn_in)
@@ -150,7 +150,7 @@ def test_active_heads_asked_least_often_first_and_candidates_among_anchors():
 
 def test_active_asks_the_most_informative_candidate():
     n = 40
-    p = People(n, 2, seed=10)
+    p = TripletPeople.random(n, 2, seed=10)
     s = TripletSampler(n, 2, method="active", random_state=11, n_jobs=1)
     s._method.N_CANDIDATES = 30  # fewer than the 190 anchor pairs: near and random ones
     p.run(s, s._method.burn_in + 25)
@@ -180,7 +180,7 @@ def test_active_asks_the_most_informative_candidate():
 
 def test_active_cached_log_weights_equal_a_rebuild():
     n = 25
-    p = People(n, 2, seed=12)
+    p = TripletPeople.random(n, 2, seed=12)
     s = TripletSampler(n, 2, method="active", refit=None, random_state=13, n_jobs=1)
     p.run(s, s._method.burn_in)
     s.refit()
@@ -195,7 +195,7 @@ def test_active_cached_log_weights_equal_a_rebuild():
 
 def test_active_promotes_heads_at_the_next_embedding():
     n = 60
-    p = People(n, 1, seed=14)
+    p = TripletPeople.random(n, 1, seed=14)
     s = TripletSampler(n, 1, method="active", refit=None, random_state=15, n_jobs=1)
     m = s._method
     assert len(m.anchors) == 20 and m.PROMOTE_PER_DIM * 1 == 4
@@ -216,7 +216,7 @@ def test_active_promotes_heads_at_the_next_embedding():
 
 
 def test_active_particles_follow_the_anchors():
-    p = People(50, 2, seed=16)
+    p = TripletPeople.random(50, 2, seed=16)
     s = TripletSampler(50, 2, method="active", random_state=17, n_jobs=1)
     p.run(s, s._method.burn_in)
     m = s._method

@@ -7,12 +7,13 @@ import json
 
 import numpy as np
 import pytest
-from collect_people import People, in_step
+from sampler_helpers import in_step
 
 import tripletsearch as ts
 from tripletsearch import TripletSampler
 from tripletsearch.collect import METHODS
 from tripletsearch.embedding import valid_rows
+from tripletsearch.people import TripletPeople
 
 METHOD_NAMES = sorted(METHODS)
 
@@ -28,7 +29,7 @@ def test_public_name_and_methods():
 @pytest.mark.parametrize("k", [None, 2, 3, 5])
 def test_ask_shapes_and_valid_queries(method, k):
     n = 15
-    p = People(n, 2)
+    p = TripletPeople.random(n, 2)
     s = TripletSampler(n, 2, method=method, random_state=3, n_jobs=1)
     p.run(s, 60, n=5)  # through the burn-ins and a few fits
     for _ in range(3):
@@ -43,7 +44,7 @@ def test_ask_shapes_and_valid_queries(method, k):
 
 
 def test_a_k_way_answer_gives_k_minus_1_rows():
-    p = People(12, 2)
+    p = TripletPeople.random(12, 2)
     s = TripletSampler(12, 2, method="random", refit=None, random_state=0)
     (q,) = s.ask(1, k=4)
     D = ((p.X[q[1:]] - p.X[q[0]]) ** 2).sum(axis=1)
@@ -55,7 +56,7 @@ def test_a_k_way_answer_gives_k_minus_1_rows():
 
 
 def test_answers_are_kept_in_order_and_copied():
-    p = People(10, 2)
+    p = TripletPeople.random(10, 2)
     s = TripletSampler(10, 2, method="random", refit=None, random_state=0)
     rows = p.answer(s.ask(100))
     s.tell(rows[:30])
@@ -71,7 +72,7 @@ def test_answers_are_kept_in_order_and_copied():
 
 # ---------------------------------------------------------------------- the refit policy
 def test_refit_auto_after_50_answers_then_every_10_percent():
-    p = People(30, 2)
+    p = TripletPeople.random(30, 2)
     s = TripletSampler(30, 2, method="random", random_state=1, n_jobs=1)
     rows = p.answer(np.concatenate([s.ask(100) for _ in range(15)]))
     s.tell(rows[:49])
@@ -94,7 +95,7 @@ def test_refit_auto_after_50_answers_then_every_10_percent():
 
 
 def test_refit_none_never_fits_but_reports_when_due():
-    p = People(20, 2)
+    p = TripletPeople.random(20, 2)
     s = TripletSampler(20, 2, method="random", refit=None, random_state=2, n_jobs=1)
     s.tell(p.answer(s.ask(120)))
     assert s.embedding_ is None and s.refit_due_
@@ -104,7 +105,7 @@ def test_refit_none_never_fits_but_reports_when_due():
 
 
 def test_active_fits_only_after_its_burn_in():
-    p = People(40, 2)
+    p = TripletPeople.random(40, 2)
     s = TripletSampler(40, 2, method="active", random_state=3, n_jobs=1)
     burn_in = s._method.burn_in
     assert burn_in > 50
@@ -117,7 +118,7 @@ def test_active_fits_only_after_its_burn_in():
 def test_refit_warm_starts_from_the_installed_embedding():
     # a refit after a few more answers stays where the last fit was; a cold fit of the same
     # answers lands anywhere (rotation, reflection)
-    p = People(40, 2, seed=4)
+    p = TripletPeople.random(40, 2, seed=4)
     s = TripletSampler(40, 2, method="random", refit=None, random_state=5, n_jobs=1)
     s.tell(p.answer(s.ask(1500)))
     before = s.refit().embedding_.copy()
@@ -135,7 +136,7 @@ def test_refit_warm_starts_from_the_installed_embedding():
 
 
 def test_fit_embedding_does_not_install_and_set_embedding_does():
-    p = People(25, 2)
+    p = TripletPeople.random(25, 2)
     s = TripletSampler(25, 2, method="random", refit=None, random_state=6, n_jobs=1)
     s.tell(p.answer(s.ask(200)))
     emb = s.fit_embedding()
@@ -151,7 +152,7 @@ def test_fit_embedding_does_not_install_and_set_embedding_does():
 
 
 def test_set_embedding_of_an_embedding_fitted_elsewhere():
-    p = People(25, 2)
+    p = TripletPeople.random(25, 2)
     s = TripletSampler(25, 2, method="active", refit=None, random_state=7, n_jobs=1)
     s.tell(p.answer(s.ask(400)))
     other = ts.Embedding("t-ste", 2, n_items=25, random_state=0, n_jobs=1).fit(s.answers_)
@@ -165,7 +166,7 @@ def test_set_embedding_of_an_embedding_fitted_elsewhere():
 @pytest.mark.parametrize("method", METHOD_NAMES)
 @pytest.mark.parametrize("steps", [5, 400])
 def test_state_round_trip_continues_identically(method, steps):
-    p = People(20, 2, seed=8)
+    p = TripletPeople.random(20, 2, seed=8)
     s = TripletSampler(20, 2, method=method, random_state=9, n_jobs=1)
     p.run(s, steps)
     state = json.loads(json.dumps(s.to_dict()))  # JSON-safe
@@ -199,7 +200,7 @@ def test_state_of_a_fresh_sampler_and_its_parameters():
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_same_seed_same_queries_and_threads_do_not_matter(method):
     def run(seed, n_jobs):
-        p = People(30, 2, seed=10)
+        p = TripletPeople.random(30, 2, seed=10)
         s = TripletSampler(30, 2, method=method, random_state=seed, n_jobs=n_jobs)
         return p.run(s, 250), s
 
@@ -220,7 +221,7 @@ def test_a_generator_random_state_is_used():
 
 def test_collected_answers_learn_the_truth():
     # the end of the pipeline: an embedding that predicts fresh answers of the same people
-    p = People(30, 2, gamma=6.0, seed=13)
+    p = TripletPeople.random(30, 2, gamma=6.0, seed=13)
     s = TripletSampler(30, 2, method="active", random_state=14, n_jobs=1)
     p.run(s, 1200)
     test = np.random.default_rng(15).integers(0, 30, size=(3000, 3))
@@ -257,7 +258,7 @@ def test_threads_sharing_a_sampler_take_turns(method):
 
     n = 30
     s = TripletSampler(n, 2, method=method, random_state=16, n_jobs=1)
-    p = People(n, 2, seed=17)
+    p = TripletPeople.random(n, 2, seed=17)
     p.run(s, s._method.min_answers() + 60)
     start = s.n_answers_
     told: list[np.ndarray] = []

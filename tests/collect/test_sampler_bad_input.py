@@ -7,21 +7,22 @@ import json
 
 import numpy as np
 import pytest
-from collect_people import People, in_step
+from sampler_helpers import in_step
 
 import tripletsearch as ts
 from tripletsearch import TripletSampler
+from tripletsearch.people import TripletPeople
 
 
 @pytest.fixture(params=["random", "arr", "active"])
 def pair(request):
     """Two identical samplers past their burn-in, the people answering them."""
-    p = People(20, 2, seed=1)
+    p = TripletPeople.random(20, 2, seed=1)
     made = []
     for _ in range(2):
         s = TripletSampler(20, 2, method=request.param, random_state=2, n_jobs=1)
         made.append(s)
-    p2 = People(20, 2, seed=1)
+    p2 = TripletPeople.random(20, 2, seed=1)
     steps = made[0]._method.min_answers() + 30
     p.run(made[0], steps)
     p2.run(made[1], steps)
@@ -156,7 +157,7 @@ def test_from_dict_of_another_object():
 
 
 def test_from_dict_of_a_damaged_state():
-    p = People(15, 2, seed=3)
+    p = TripletPeople.random(15, 2, seed=3)
     s = TripletSampler(15, 2, method="active", random_state=4, n_jobs=1)
     p.run(s, s._method.burn_in + 10)
     good = json.loads(json.dumps(s.to_dict()))

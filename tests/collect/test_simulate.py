@@ -8,7 +8,6 @@ import pytest
 import tripletsearch as ts
 from tripletsearch.collect._simulate import (
     DEFAULT_BUDGETS,
-    People,
     VirtualClock,
     embedding_accuracy,
     random_queries,
@@ -16,6 +15,7 @@ from tripletsearch.collect._simulate import (
 )
 from tripletsearch.collect._timing import ResponseTimeModel
 from tripletsearch.colour import load_xkcd_colours
+from tripletsearch.people import TripletPeople
 
 X = np.random.default_rng(0).uniform(-1, 1, size=(40, 2))
 SMALL = dict(oracle=ts.GammaCKL(3.0), budget=300, n_runs=2, test_size=500, n_jobs=1)
@@ -45,7 +45,7 @@ def test_random_queries_are_three_distinct_uniform_items():
 
 def test_people_answer_by_the_oracle_with_lapses():
     Y = np.array([[0.0], [1.0], [2.0]])
-    people = People(Y, ts.GammaCKL(3.0), lapse=0.2)
+    people = TripletPeople(Y, ts.GammaCKL(3.0), lapse=0.2)
     Q = np.tile([[0, 1, 2]], (40_000, 1))
     u = np.random.default_rng(1).random((40_000, 2))
     A = people.answer(Q, u)

@@ -100,7 +100,7 @@ def test_the_library_and_its_command_line_do_not_import_the_service():
             pass
         heavy = {"starlette", "uvicorn", "sqlalchemy", "httpx", "anyio"}
         print(sorted(heavy & {m.split(".")[0] for m in sys.modules}))
-        print("tripletsearch.serve.app" in sys.modules)
+        print("tripletsearch.serve.web.app" in sys.modules)
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -222,3 +222,148 @@ def test_tests_of_servers_and_clusters_are_marked_once():
         text = path.read_text()
         if any(sign in text for sign in ONCE_SIGNS):
             assert "pytest.mark.once" in text, f"{path.relative_to(ROOT)}: mark it once"
+
+
+def test_the_browser_fixtures_mark_their_modules_once():
+    """A conftest that starts what is run once makes every test module beside it once."""
+    for conftest in sorted((ROOT / "tests").rglob("conftest.py")):
+        if not any(sign in conftest.read_text() for sign in ONCE_SIGNS):
+            continue
+        for path in sorted(conftest.parent.rglob("test_*.py")):
+            assert "pytest.mark.once" in path.read_text(), f"{path.relative_to(ROOT)}: once"
+
+
+# ---------------------------------------------------------------------- the service's layout
+SERVE = PACKAGE / "serve"
+MAX_MODULE_LINES, MAX_MODULES_PER_FOLDER = 500, 12
+
+
+def test_the_service_is_laid_out_in_small_packages():
+    long = [
+        (str(p.relative_to(ROOT)), n)
+        for p in sorted(SERVE.rglob("*.py"))
+        if (n := len(p.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not long, long
+    for folder in [SERVE, *sorted(p.parent for p in SERVE.rglob("__init__.py"))]:
+        modules = sorted(folder.glob("*.py"))
+        assert len(modules) <= MAX_MODULES_PER_FOLDER, (folder, len(modules))
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text("utf-8")))
+        assert doc, f"{folder.relative_to(ROOT)}: its __init__ says what it holds"
+
+
+# what each of the service's packages may import of the others (data flows down)
+SERVE_IMPORTS = {
+    "catalogue": set(),
+    "store": set(),
+    "modes": {"catalogue", "store"},
+    "service": {"catalogue", "store", "modes"},
+    "study": {"catalogue", "store", "modes", "service"},
+    "collect": {"catalogue", "store", "modes", "service"},
+    "web": {"catalogue", "store", "modes", "service", "study", "collect"},
+}
+SERVE_MODULES = {"errors", "schema", "configfile", "export", "cli"}  # serve/*.py
+
+
+def _serve_imports(path: Path) -> set[str]:
+    """The service's packages and modules that ``path`` imports (first level under serve)."""
+    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+                names = [name] if node.module else [f"{name}.{a.name}" for a in node.names]
+            else:
+                names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == ["tripletsearch", "serve"] and len(parts) > 2:
+                found.add(parts[2])
+    return found
+
+
+def test_the_services_packages_import_downwards_only():
+    bad = []
+    for package, allowed in SERVE_IMPORTS.items():
+        for path in sorted((SERVE / package).rglob("*.py")):
+            used = _serve_imports(path) - {package} - SERVE_MODULES - {"static"}
+            if used - allowed:
+                bad.append(f"{path.relative_to(ROOT)} imports {sorted(used - allowed)}")
+    assert not bad, bad
+    # the library never imports the service (the command line adds its commands, lazily)
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if SERVE not in path.parents and path != PACKAGE / "cli.py":
+            assert not _serve_imports(path), path
+
+
+def test_the_triplet_agreement_is_written_once():
+    """``(d_close < d_far) + 0.5 * (d_close == d_far)``: outcomes.triplet_agreement only."""
+    rule = re.compile(r"\(\s*(\w+)\s*<\s*(\w+)\s*\)\s*\+\s*0\.5\s*\*\s*\(\s*\1\s*==\s*\2\s*\)")
+    found = [
+        str(p.relative_to(ROOT))
+        for p in _python_files()
+        if "_reference" not in p.parts and rule.search(p.read_text("utf-8"))
+    ]
+    assert found == ["python/tripletsearch/outcomes.py"], found
+
+
+def test_the_simulated_people_live_in_one_module():
+    people = re.compile(r"^class \w*(People|Person)\b", re.M)
+    found = sorted(
+        str(p.relative_to(ROOT))
+        for root in ("python", "tests", "bench")
+        for p in (ROOT / root).rglob("*.py")
+        if people.search(p.read_text("utf-8"))
+    )
+    assert found == ["python/tripletsearch/people.py"], found
+
+
+# ---------------------------------------------------------------------- the tests' layout
+
+
+# sys.path changed: insert, append, extend, assignment (pytest's pythonpath setting instead)
+CHANGES_PATH = re.compile(r"\bsys" + r"\.path\s*(\.\s*(insert|append|extend)\b|\+?=[^=]|\[)")
+
+
+def test_no_test_module_imports_another_or_changes_the_path():
+    tests = ROOT / "tests"
+    names = {p.stem for p in tests.rglob("test_*.py")}
+    for path in sorted(tests.rglob("*.py")):
+        text = path.read_text("utf-8")
+        assert not CHANGES_PATH.search(text), f"{path.relative_to(ROOT)} changes the path"
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                last = node.module.split(".")[-1]
+                assert last not in names, f"{path.relative_to(ROOT)} imports {node.module}"
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    assert a.name.split(".")[-1] not in names, f"{path.relative_to(ROOT)}"
+
+
+def _layout_folders() -> list[str]:
+    """The folders CONTRIBUTING.md's layout lists (its first code block after "## Layout")."""
+    text = (ROOT / "CONTRIBUTING.md").read_text("utf-8")
+    block = text[text.index("## Layout") :].split("```")[1]
+    return [line.split()[0] for line in block.splitlines() if line and not line[0].isspace()]
+
+
+def test_contributings_layout_is_the_tree():
+    listed = _layout_folders()
+    assert len(listed) == len(set(listed)), "a folder listed twice"
+    missing = [f for f in listed if not (ROOT / f).is_dir()]
+    assert not missing, f"listed but not in the tree: {missing}"
+    expected = {"cpp/include/tripletsearch/", "cpp/bindings/", "bench/", "tests/"}
+    headers = ROOT / "cpp/include/tripletsearch"
+    expected |= {f"{p.relative_to(ROOT)}/" for p in headers.iterdir() if p.is_dir()}
+    expected |= {f"{p.parent.relative_to(ROOT)}/" for p in PACKAGE.rglob("__init__.py")}
+    expected |= {f"{p.parent.relative_to(ROOT)}/" for p in (ROOT / "tests").rglob("test_*.py")}
+    expected |= {f"{p.parent.relative_to(ROOT)}/" for p in (SERVE / "static").rglob("*.js")}
+    unlisted = sorted(expected - set(listed))
+    assert not unlisted, f"in the tree but not in CONTRIBUTING.md's layout: {unlisted}"

@@ -3,7 +3,7 @@
 import numpy as np
 
 import tripletsearch as ts
-from tripletsearch.reproduce import _continuous_users, _database_users, _plot_users
+from tripletsearch.reproduce.users import _continuous_users, _database_users, _plot_users
 
 
 def test_rows_are_the_simulations_and_auto_rescues_a_noisy_user(tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tripletsearch as ts
-from tripletsearch.outcomes import found_target, is_comparison
+from tripletsearch.outcomes import found_target, is_comparison, triplet_agreement
 
 
 def test_found_target_by_hand():
@@ -77,3 +77,27 @@ def test_the_choice_model_fit_uses_the_comparisons_only():
     full = ts.fit_choice_model(X, heads, shown, picked)
     kept = ts.fit_choice_model(X, heads[keep], shown[keep], picked[keep])
     assert full == kept and full.n_answers == int(keep.sum())
+
+
+def test_triplet_agreement_by_hand():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]])
+    rows = [[0, 1, 2], [0, 2, 1], [0, 1, 3], [1, 0, 2]]  # right, wrong, tie, right
+    np.testing.assert_array_equal(triplet_agreement(X, rows), [1.0, 0.0, 0.5, 1.0])
+    # one coordinate per item: the same as a column
+    x = np.array([0.0, 1.0, -3.0, -1.0])
+    np.testing.assert_array_equal(triplet_agreement(x, rows), triplet_agreement(x[:, None], rows))
+    assert triplet_agreement(X, np.zeros((0, 3), dtype=np.int64)).shape == (0,)
+
+
+@pytest.mark.parametrize(
+    "X, rows, error, match",
+    [
+        (np.zeros((3, 2)), [[0, 1, 3]], ValueError, "triplets: item ids must lie in 0..2"),
+        (np.zeros((3, 2)), [[0, 1]], ValueError, "triplets: expected rows of 3"),
+        (np.zeros((3, 2)), [[0.5, 1, 2]], TypeError, "triplets"),
+        (np.zeros((3, 2, 1)), [[0, 1, 2]], ValueError, "X: expected a 1-d or 2-d"),
+    ],
+)
+def test_triplet_agreement_bad_input(X, rows, error, match):
+    with pytest.raises(error, match=match):
+        triplet_agreement(X, rows)

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._progress import Progress
 from .._validation import check_int, check_random_state, derived_seed, seed_from
+from ..outcomes import triplet_agreement
 from ._results import CollectionResult
 from ._simulate import _budgets, _check_fitter, _sampler_kw, default_fitter, embedding_accuracy
 
@@ -236,21 +237,14 @@ def _measure(
     idx = np.asarray(budgets) - 1
     out["seconds"] = np.cumsum(seconds)[idx]
     if recorded.truth is not None:
-        out["agreement"] = np.cumsum(_agrees(recorded.truth, rows))[idx] / (idx + 1)
+        out["agreement"] = np.cumsum(triplet_agreement(recorded.truth, rows))[idx] / (idx + 1)
     return out
-
-
-def _agrees(truth: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    h, c, f = rows[:, 0], rows[:, 1], rows[:, 2]
-    dc = ((truth[c] - truth[h]) ** 2).sum(axis=1)
-    df = ((truth[f] - truth[h]) ** 2).sum(axis=1)
-    return (dc < df) + 0.5 * (dc == df)
 
 
 def _truth_order(truth: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``rows`` with closer and farther put in the truth's order (ties as recorded)."""
     out = rows.copy()
-    wrong = _agrees(truth, rows) == 0.0
+    wrong = triplet_agreement(truth, rows) == 0.0
     out[wrong, 1], out[wrong, 2] = rows[wrong, 2], rows[wrong, 1]
     return out
 

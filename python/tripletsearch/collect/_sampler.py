@@ -26,6 +26,16 @@ SAMPLER_MODELS = sorted(set(MODELS) - {"probit"})
 REFIT_GROWTH, REFIT_MIN = 0.1, 50  # refit="auto": answers grew by 10 %, at least 50
 
 
+def refit_due(n_answers: int, n_fitted: int, minimum: int) -> bool:
+    """The refit rule: whether to refit ``n_answers`` answers after a fit on ``n_fitted``.
+
+    They reach ``minimum`` and grew by 10 % and 50 since (:attr:`TripletSampler.refit_due_`
+    and a service's refitter apply it).
+    """
+    grown = n_answers - n_fitted
+    return n_answers >= minimum and grown >= REFIT_MIN and grown >= REFIT_GROWTH * n_fitted
+
+
 class TripletSampler:
     """Chooses triplet queries to show people, and learns an embedding from their answers.
 
@@ -210,12 +220,7 @@ class TripletSampler:
         The answers grew by at least 10 % and 50 since the last fit, and reach the method's
         minimum to fit at all (the burn-in of ``"active"``).
         """
-        grown = self.n_answers_ - self._n_fitted
-        return (
-            self.n_answers_ >= self._method.min_answers()
-            and grown >= REFIT_MIN
-            and grown >= REFIT_GROWTH * self._n_fitted
-        )
+        return refit_due(self.n_answers_, self._n_fitted, self._method.min_answers())
 
     def fit_embedding(self) -> Embedding:
         """The embedding of all answers so far, warm-started from the installed one; not installed.
@@ -258,16 +263,18 @@ class TripletSampler:
         return emb
 
     @synchronized
-    def set_embedding(self, emb: Embedding) -> None:
+    def set_embedding(self, emb: Embedding, *, n_fitted: int | None = None) -> None:
         """Install an embedding fitted elsewhere.
 
         Parameters
         ----------
         emb : Embedding
             Fitted, with ``n_items`` rows of ``dim`` coordinates, of a model with a log-odds
-            form (not Probit). The answers it was fitted on count as fitted (for
-            :attr:`refit_due_`) when it came from :meth:`fit_embedding`; otherwise all
-            answers told so far do.
+            form (not Probit).
+        n_fitted : int, optional
+            How many of the answers told it was fitted on (for :attr:`refit_due_`; a
+            stored version's). None: those of :meth:`fit_embedding` when it came from
+            there, else all answers told so far.
         """
         if not isinstance(emb, Embedding):
             raise TypeError(f"emb: expected a fitted Embedding, got {type(emb).__name__}")
@@ -283,7 +290,12 @@ class TripletSampler:
         if emb.oracle_._kind == "Probit":
             raise ValueError("emb: a Probit embedding has no log-odds form to score queries")
         self.embedding_ = emb
-        self._n_fitted = min(self._fits.get(emb, self.n_answers_), self.n_answers_)
+        if n_fitted is not None:
+            n_fitted = check_param(
+                n_fitted, "n_fitted", [Interval(Integral, 0, None, closed="left")]
+            )
+        fitted = self._fits.get(emb, self.n_answers_) if n_fitted is None else n_fitted
+        self._n_fitted = min(fitted, self.n_answers_)
         self._n_installs += 1
         self._method.installed(self)
 

@@ -29,6 +29,8 @@ from .._validation import (
     seed_from,
 )
 from ..oracles import Oracle
+from ..outcomes import triplet_agreement
+from ..people import TripletPeople
 from ._results import CollectionResult
 from ._timing import (
     MEASURED_REFIT_COST,
@@ -57,49 +59,12 @@ def default_fitter(dim: int) -> Any:
     return Embedding("gamma-ckl", dim=dim, gamma="auto")
 
 
-@dataclass(frozen=True)
-class People:
-    """Simulated people: an oracle on the truth ``X``, random answers with ``lapse``.
-
-    ``answer(queries, u)`` answers rows ``(head, a, b)`` as ``(head, closer, farther)``
-    given two uniform draws per row (``u`` (m, 2)): a lapse when ``u[:, 0] < lapse``, then
-    a fair coin, else the oracle's probability that ``a`` is closer.
-    """
-
-    X: np.ndarray
-    oracle: Oracle
-    lapse: float
-
-    def answer(self, queries: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """The answers to ``queries`` (m, 3) given the draws ``u`` (m, 2)."""
-        Q = np.asarray(queries, dtype=np.int64).reshape(-1, 3)
-        if len(Q) == 1:  # the loop's case: a 3-row embedding, no validation of all of X
-            p = self.oracle.prob(self.X[Q[0]], [[0, 1, 2]], n_jobs=1)
-        else:
-            p = self.oracle.prob(self.X, Q, n_jobs=1)
-        p = np.where(u[:, 0] < self.lapse, 0.5, p)
-        out = Q.copy()
-        swap = u[:, 1] >= p
-        out[swap, 1], out[swap, 2] = Q[swap, 2], Q[swap, 1]
-        return out
-
-    def truly_closer(self, rows: np.ndarray) -> np.ndarray:
-        """1 where a row's closer item is closer to its head in the truth, 1/2 at a tie."""
-        h, c, f = rows[:, 0], rows[:, 1], rows[:, 2]
-        dc = ((self.X[c] - self.X[h]) ** 2).sum(axis=1)
-        df = ((self.X[f] - self.X[h]) ** 2).sum(axis=1)
-        return (dc < df) + 0.5 * (dc == df)
-
-
 def embedding_accuracy(E: np.ndarray, rows: np.ndarray) -> float:
     """Share of rows ``(head, closer, farther)`` whose closer item is closer in ``E``.
 
     Squared Euclidean distances; a tie counts 1/2.
     """
-    h, c, f = rows[:, 0], rows[:, 1], rows[:, 2]
-    dc = ((E[c] - E[h]) ** 2).sum(axis=1)
-    df = ((E[f] - E[h]) ** 2).sum(axis=1)
-    return float(np.mean((dc < df) + 0.5 * (dc == df)))
+    return float(np.mean(triplet_agreement(E, rows)))
 
 
 @dataclass(frozen=True)
@@ -166,7 +131,7 @@ def _collect(X: np.ndarray, spec: Spec, run: int) -> tuple[np.ndarray, np.ndarra
 
     n = X.shape[0]
     dim: int = spec.sampler_kw["dim"] if "dim" in spec.sampler_kw else X.shape[1]  # sampler
-    people = People(X, spec.oracle, spec.oracle_lapse)
+    people = TripletPeople(X, spec.oracle, spec.oracle_lapse)
     u = np.random.default_rng(derived_seed(spec.seed, run, _ANSWERS)).random((spec.budget, 2))
     sampler = TripletSampler(
         n,
@@ -214,7 +179,7 @@ def simulate_run(X: np.ndarray, spec: Spec, run: int) -> dict[str, np.ndarray]:
     """One run: collect, then measure at each budget (arrays of len(budgets))."""
     n, dim = X.shape
     answers, queries, refits = _collect(X, spec, run)
-    people = People(X, spec.oracle, spec.oracle_lapse)
+    people = TripletPeople(X, spec.oracle, spec.oracle_lapse)
     trng = np.random.default_rng(derived_seed(spec.seed, run, _TEST))
     test_q = random_queries(trng, n, spec.test_size)
     test = people.answer(test_q, trng.random((spec.test_size, 2)))

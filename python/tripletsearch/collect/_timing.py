@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_positive, check_triplet_rows, check_X
+from ..outcomes import triplet_agreement
 
 __all__ = [
     "ResponseTimeModel",
@@ -219,9 +220,7 @@ def response_times_by_sampler(
     if dataset.sampler is None or dataset.response_time_s is None:
         raise ValueError("dataset: needs each answer's sampler and response time")
     truth = np.asarray(dataset.truth, dtype=np.float64)
-    h, c, f = dataset.triplets.T
-    dc, df = np.abs(truth[c] - truth[h]), np.abs(truth[f] - truth[h])
-    agree = (dc < df) + 0.5 * (dc == df)
+    agree = triplet_agreement(truth, dataset.triplets)
     ratio = _egg_ratios(dataset)
     rows = []
     for name in sorted(set(dataset.sampler.tolist())):

@@ -18,9 +18,9 @@ __all__ = ["create_app", "Catalogue", "load_catalogue", "demo_catalogue"]
 
 
 def create_app(catalogue: Any, database: str | None = None, **kwargs: Any) -> Any:
-    """The service's ASGI app (see :func:`tripletsearch.serve.app.create_app`)."""
+    """The service's ASGI app (see :func:`tripletsearch.serve.web.app.create_app`)."""
     try:
-        from .app import create_app as _create_app
+        from .web.app import create_app as _create_app
     except ImportError as exc:  # starlette / sqlalchemy missing
         raise ImportError(
             f"tripletsearch.serve needs the 'serve' extra: pip install 'tripletsearch[serve]' "

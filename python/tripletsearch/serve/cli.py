@@ -9,7 +9,7 @@ import secrets
 import sys
 from typing import Any
 
-from .memory import (
+from .service.memory import (
     DEFAULT_SHARE,
     default_memory,
     format_size,
@@ -95,7 +95,7 @@ def _missing_dependencies() -> bool:
 
 def _limits(args: argparse.Namespace) -> Any:
     """The :class:`~.limits.Limits` of the command line (ValueError naming a bad one)."""
-    from .limits import Limits
+    from .web.limits import Limits
 
     return Limits(
         sessions_per_minute=args.sessions_per_minute,
@@ -199,10 +199,10 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     import uvicorn
 
-    from .app import create_app
-    from .protocol import uvicorn_options
-    from .shared import attach_shared, share_catalogue
+    from .catalogue.shared import attach_shared, share_catalogue
     from .store import Store, default_url
+    from .web.app import create_app
+    from .web.protocol import uvicorn_options
 
     inputs = _serve_inputs(args)
     if inputs is None:
@@ -219,7 +219,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(said, flush=True)
     _announce(args, cat, store.url.render_as_string(hide_password=True), found == 0, memory)
     if collect is not None:
-        from .collecting import start_refitter
+        from .collect.refitter import start_refitter
 
         start_refitter(url, args.collect)  # fills the samplers' buffers, never a request
     if args.workers == 1:
@@ -259,7 +259,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     os.environ["TRIPLETSEARCH_ADMIN_TOKEN"] = token
     uvicorn.run(
-        "tripletsearch.serve.app:app_from_env",
+        "tripletsearch.serve.web.app:app_from_env",
         factory=True,
         host=args.host,
         port=args.port,
@@ -306,7 +306,7 @@ def _export(args: argparse.Namespace) -> int:
             f"{counts['triplets']} triplets, {counts['choices']} choices to {args.out}"
         )
         if config is not None:
-            from .collect_export import write_collect_export
+            from .collect.export import write_collect_export
 
             fitted = write_collect_export(store, config, args.collect, args.out)
             print(
@@ -321,8 +321,8 @@ def _export(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     def work(store: Any, cat: Any) -> int:
-        from .report import format_report, write_report
         from .study import load_study
+        from .study.report import format_report, write_report
 
         if args.study:
             cat = load_study(args.study).catalogue

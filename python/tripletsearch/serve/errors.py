@@ -1,7 +1,7 @@
 """The service's domain errors: what a request was refused for, without HTTP.
 
 The service, the modes and the request schema raise these; the app maps each class to an
-HTTP status in one place (:data:`tripletsearch.serve.app.STATUS`), and the client gets
+HTTP status in one place (:data:`tripletsearch.serve.web.app.STATUS`), and the client gets
 ``{"error": message}``.
 """
 

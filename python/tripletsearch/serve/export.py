@@ -12,7 +12,7 @@ no triplets (their answers are still exported, with the mix-mode answers, in
 The collect mode's answers give triplets too: a pick among k candidates says "the item
 picked is closer to the head than every other candidate" (k - 1 triplets), for the answers
 to the samplers' and the held-out test queries of participants not flagged by their checks
-(:func:`~.collect_export.collect_triplets`; the checks' answers are in ``answers.csv``).
+(:func:`~.collect.export.collect_triplets`; the checks' answers are in ``answers.csv``).
 
 Files written by :func:`write_export` (format version :data:`EXPORT_VERSION`; version 3
 renamed ``k``, ``queries`` and ``chosen`` to the library's ``n_choices``, ``n_queries`` and
@@ -50,8 +50,8 @@ from typing import Any
 
 from .. import __version__
 from .catalogue import Catalogue
-from .collect_export import collect_triplets
-from .recorded import RecordedSession, found_flags
+from .collect.export import collect_triplets
+from .service.recorded import RecordedSession, found_flags
 from .store import SCHEMA_VERSION, Store
 
 __all__ = ["export_data", "write_export", "EXPORT_VERSION"]

@@ -44,8 +44,8 @@ Reading records
 
 Participant-scoped sessions (a study's, or those of a mode that collects triplets) are
 started by a wrapper such as :class:`~tripletsearch.serve.study.StudyService` through
-:meth:`~tripletsearch.serve.service.SearchService.start_session` with an
-:class:`~tripletsearch.serve.service.Owner` (participant, slot, target, token, seed);
+:meth:`~tripletsearch.serve.service.search.SearchService.start_session` with an
+:class:`~tripletsearch.serve.service.search.Owner` (participant, slot, target, token, seed);
 their answers, undos and replays go through the same service.
 """
 

@@ -18,10 +18,13 @@ class Screen(NamedTuple):
     """A screen: its public ``payload`` (what the page gets) and the ``query`` behind it.
 
     Both JSON objects, stored as shown; the query is what answers are replayed against.
+    ``claim``: what the mode took to make it that is not stored with it (a query from a
+    buffer), given back by :meth:`Mode.discard` when the screen is never recorded.
     """
 
     payload: dict
     query: dict
+    claim: Any = None
 
 
 class ScreenSizes(NamedTuple):
@@ -134,6 +137,13 @@ class Mode(ABC):
     @abstractmethod
     def next_screen(self, searcher: Any, number: int) -> Screen | None:
         """Screen ``number`` from the searcher, or None when the search is over."""
+
+    def discard(self, screen: Screen) -> None:  # noqa: B027 - most modes take nothing
+        """Give back what ``screen`` took (its ``claim``): it was made but never recorded.
+
+        The service calls it when the write of the answer that made it lost a race (the
+        session moved on under the request) or failed. Default: nothing to give back.
+        """
 
     @abstractmethod
     def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:

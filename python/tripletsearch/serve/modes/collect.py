@@ -1,7 +1,7 @@
 """Collect mode: ask people which candidates look most like a head item (triplets).
 
 A participant's queries form one session of this mode (started by
-:class:`~tripletsearch.serve.collecting.CollectService`, never as a free session). Each
+:class:`~tripletsearch.serve.collect.service.CollectService`, never as a free session). Each
 screen shows a head and ``k`` candidates; the answer is the position of the candidate
 picked (or a skip). What screen ``number`` asks is decided by the collect file:
 
@@ -23,8 +23,6 @@ session asks what the first one would have.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 import numpy as np
@@ -33,28 +31,11 @@ from ..errors import Invalid
 from ..schema import Answer
 from .base import Mode, Screen, ScreenSizes, SessionInfo
 
-__all__ = ["CollectMode", "collect_fingerprint", "ANSWER_KINDS"]
+__all__ = ["CollectMode", "ANSWER_KINDS"]
 
 # the kinds of query whose answers a sampler fits (attention checks, repeats and the
 # held-out test queries are kept apart)
 ANSWER_KINDS = ("burn-in", "adaptive", "random")
-
-
-def collect_fingerprint(cfg: Any) -> str:
-    """Identifies a collect design in the database (its participants and queries)."""
-    design = {
-        "catalogue": cfg.catalogue.fingerprint,
-        "samplers": cfg.samplers,
-        "k": cfg.k,
-        "dim": cfg.dim,
-        "seed": cfg.seed,
-        "test_share": cfg.test_share,
-        "burn_in": cfg.burn_in,
-        "attention": cfg.attention,
-        "repeats": cfg.repeats,
-        "max_queries": cfg.max_queries,
-    }
-    return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class Participant:
@@ -97,8 +78,8 @@ class CollectMode(Mode):
 
     @property
     def fingerprint(self) -> str:
-        """The collect design's fingerprint (:func:`collect_fingerprint`)."""
-        return collect_fingerprint(self.config)
+        """The collect design's identity in the database (the collect file's)."""
+        return str(self.config.fingerprint)
 
     @property
     def screen_sizes(self) -> ScreenSizes:
@@ -128,6 +109,7 @@ class CollectMode(Mode):
         cfg = self.config
         rng = np.random.default_rng([searcher.seed, number])
         query: dict | None = None
+        claim = None
         if number in cfg.attention:
             query = self._attention(rng)
         elif number in cfg.repeats:
@@ -135,7 +117,7 @@ class CollectMode(Mode):
         elif number >= cfg.burn_in and rng.random() < cfg.test_share:
             query = {**self._random(searcher, rng), "kind": "test", "sampler": "test"}
         elif number >= cfg.burn_in:
-            query = self._from_buffer(searcher, number)
+            query, claim = self._from_buffer(searcher, number)
         if query is None:
             kind = "burn-in" if number < cfg.burn_in else "random"
             query = {**self._random(searcher, rng), "kind": kind}
@@ -146,7 +128,7 @@ class CollectMode(Mode):
             "head": cat.item(query["head"]),
             "candidates": [cat.item(c) for c in query["candidates"]],
         }
-        return Screen(payload, query)
+        return Screen(payload, query, claim)
 
     def _random(self, searcher: Participant, rng: np.random.Generator) -> dict:
         """A uniform query the participant has not seen (after a few draws: any)."""
@@ -189,19 +171,21 @@ class CollectMode(Mode):
             "sampler": "check",
         }
 
-    def _from_buffer(self, searcher: Participant, number: int) -> dict | None:
+    def _from_buffer(self, searcher: Participant, number: int) -> tuple[dict | None, Any]:
+        """The sampler's next query from its buffer and the claim on it (None: empty)."""
         if self.store is None:
-            return None
-        got = self.store.take_query(
-            self.fingerprint,
-            searcher.sampler,
-            f"{searcher.participant}:{number}",
-            refuse=searcher.seen,
-        )
+            return None, None
+        taker = f"{searcher.participant}:{number}"
+        got = self.store.take_query(self.fingerprint, searcher.sampler, taker, refuse=searcher.seen)
         if got is None:
-            return None
-        head, cands = got
-        return {"head": head, "candidates": cands, "kind": "adaptive"}
+            return None, None
+        query_id, head, cands = got
+        return {"head": head, "candidates": cands, "kind": "adaptive"}, (query_id, taker)
+
+    def discard(self, screen: Screen) -> None:
+        """A query taken from the buffer for a screen never recorded: free again."""
+        if screen.claim is not None and self.store is not None:
+            self.store.release_query(*screen.claim)
 
     # ---------------------------------------------------------------- answers
     def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:

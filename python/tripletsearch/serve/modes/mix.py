@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from ...colour import srgb_to_hex, srgb_to_lab
 from ...continuous import ContinuousSearch
 from ..catalogue import Catalogue
-from ..colour import srgb_to_hex, srgb_to_lab
 from ..errors import Invalid
 from ..schema import Answer
 from .base import Mode, Screen, ScreenSizes, SessionInfo

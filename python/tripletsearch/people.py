@@ -1,0 +1,168 @@
+"""Simulated people, one class per kind: finding an item, mixing a colour, answering triplets.
+
+The service's tests and load benchmarks, the triplet sampler's tests and benchmarks and
+:func:`~tripletsearch.simulate_collection` all ask these people rather than a person of
+their own:
+
+* :class:`FindPerson` has a catalogue item in mind and answers a find screen (a dict with
+  ``"number"`` and ``"items"``, as the service sends it): a pick among the items shown by
+  the gamma-CKL choice model (Luce: ``P(c) ~ ||x_c - x_t||^-gamma``), or the nearest item
+  when ``gamma`` is None, and ``found`` when the target is shown;
+* :class:`MixPerson` has an sRGB colour in mind and answers a mix screen (two swatches
+  ``"points"`` in CIELAB) with the pairwise gamma-CKL probability, accepting the estimate
+  after ``accept_after`` answers;
+* :class:`TripletPeople` answer triplet queries ``(head, a, b)`` from a ground truth ``X``
+  by an oracle's probability, with random answers at a lapse rate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._validation import check_random_state, check_X
+from .colour import srgb_to_lab
+from .oracles import GammaCKL, Oracle
+from .outcomes import triplet_agreement
+
+__all__ = ["FindPerson", "MixPerson", "TripletPeople"]
+
+_ONE_ROW = np.array([[0, 1, 2]], dtype=np.int64)
+
+
+def _coordinates(items: Any) -> np.ndarray:
+    """An embedding: the array itself, or a catalogue's ``embedding``."""
+    return np.asarray(getattr(items, "embedding", items), dtype=np.float64)
+
+
+class FindPerson:
+    """Looks for item ``target`` of ``items`` (an embedding, or a catalogue with one).
+
+    ``gamma``: the gamma-CKL power of their picks, or None: always the nearest item shown.
+    """
+
+    def __init__(self, items: Any, target: int, gamma: float | None, rng: np.random.Generator):
+        self.X, self.target, self.rng = _coordinates(items), int(target), rng
+        self.oracle = None if gamma is None else GammaCKL(gamma)
+
+    def answer(self, screen: dict[str, Any]) -> dict[str, Any]:
+        """The answer to ``screen``: ``found`` when the target is shown, else a pick."""
+        ids = [int(it["id"]) for it in screen["items"]]
+        if self.target in ids:
+            return {"screen": screen["number"], "choice": ids.index(self.target), "found": True}
+        if self.oracle is None:
+            d = ((self.X[ids] - self.X[self.target]) ** 2).sum(axis=1)
+            return {"screen": screen["number"], "choice": int(np.argmin(d)), "found": False}
+        rows = self.X[[self.target, *ids]]  # only the items involved: O(k), not O(n)
+        p = self.oracle.choice_prob(rows, [0], [list(range(1, len(ids) + 1))], n_jobs=1)[0]
+        c = int(self.rng.choice(len(ids), p=p / p.sum()))
+        return {"screen": screen["number"], "choice": c, "found": False}
+
+
+class MixPerson:
+    """Has the sRGB colour ``target_rgb`` in mind; compares swatches by CIELAB distance."""
+
+    def __init__(
+        self, target_rgb: Any, gamma: float, rng: np.random.Generator, accept_after: int = 40
+    ):
+        self.target_lab = srgb_to_lab(np.asarray(target_rgb, dtype=float))
+        self.oracle, self.rng, self.accept_after = GammaCKL(gamma), rng, accept_after
+
+    def answer(self, screen: dict[str, Any]) -> dict[str, Any]:
+        """The answer to ``screen``: the swatch picked by gamma-CKL, or ``found`` (accept).
+
+        The estimate is accepted from screen number ``accept_after`` on.
+        """
+        if screen["number"] >= self.accept_after:
+            return {"screen": screen["number"], "choice": None, "found": True}
+        a, b = (np.asarray(p, dtype=float) for p in screen["points"])
+        p_a = self.oracle.prob(np.vstack([self.target_lab, a, b]), [[0, 1, 2]], n_jobs=1)[0]
+        return {
+            "screen": screen["number"],
+            "choice": 0 if self.rng.random() < p_a else 1,
+            "found": False,
+        }
+
+
+class TripletPeople:
+    """People who answer triplet queries from the truth ``X`` by ``oracle``, with lapses.
+
+    Parameters
+    ----------
+    X : array_like (n, d)
+        What the people perceive.
+    oracle : Oracle
+        Their probability that ``a`` is closer to the head than ``b``.
+    lapse : float in [0, 1]
+        The share of answers given at random (a fair coin).
+    random_state : None, int or numpy.random.Generator
+        The draws of :meth:`answer` when it is not given them.
+    """
+
+    def __init__(self, X: Any, oracle: Oracle, lapse: float = 0.0, random_state: Any = None):
+        self.X = check_X(X)
+        if not 0.0 <= float(lapse) <= 1.0:
+            raise ValueError(f"lapse: expected a number in [0, 1], got {lapse!r}")
+        self.oracle, self.lapse = oracle, float(lapse)
+        self.rng = check_random_state(random_state)
+        self._spec: Any = None  # the oracle's native spec, made at the first answer
+
+    @classmethod
+    def random(cls, n: int, dim: int, gamma: float = 4.0, seed: int = 0) -> TripletPeople:
+        """People perceiving ``n`` standard normal points in ``dim`` dimensions.
+
+        The points drawn with ``seed``, the answers by gamma-CKL with ``gamma``, their draws
+        seeded ``seed + 1``.
+        """
+        X = np.random.default_rng(seed).normal(size=(n, dim))
+        return cls(X, GammaCKL(gamma), 0.0, np.random.default_rng(seed + 1))
+
+    def answer(self, queries: Any, u: Any = None) -> np.ndarray:
+        """The answers to ``queries`` (m, 3): rows ``(head, closer, farther)``.
+
+        ``u`` (m, 2): two uniform draws per row (default: drawn from ``random_state``); a
+        lapse when ``u[:, 0] < lapse`` (then a fair coin), else ``a`` is closer when
+        ``u[:, 1]`` is under the oracle's probability.
+        """
+        Q = np.asarray(queries, dtype=np.int64).reshape(-1, 3)
+        if u is None:  # without lapses, one draw per row (as Oracle.sample draws)
+            draws = self.rng.random((len(Q), 2) if self.lapse else len(Q))
+            u = draws if self.lapse else np.column_stack([np.ones(len(Q)), draws])
+        u = np.asarray(u, dtype=np.float64).reshape(-1, 2)
+        if len(Q) == 1:  # the loops' case: the three items only, no validation of all of X
+            p_one = 0.5 if u[0, 0] < self.lapse else self._prob_one(Q[0])
+            return Q[:, [0, 2, 1]] if u[0, 1] >= p_one else Q.copy()
+        p = np.where(u[:, 0] < self.lapse, 0.5, self.oracle.prob(self.X, Q, n_jobs=1))
+        out = Q.copy()
+        swap = u[:, 1] >= p
+        out[swap, 1], out[swap, 2] = Q[swap, 2], Q[swap, 1]
+        return out
+
+    def _prob_one(self, query: np.ndarray) -> float:
+        """The oracle's probability that query ``(head, a, b)``'s ``a`` is closer.
+
+        The native kernel called directly (what ``Oracle.prob`` calls once it has checked
+        its arrays): the ids come from a sampler and the coordinates were checked once.
+        """
+        if self._spec is None:
+            self._spec = self.oracle._spec(self.X.shape[1])
+        rows = np.ascontiguousarray(self.X[query])
+        return float(_core.oracle_prob(self._spec, rows, _ONE_ROW, 1)[0])
+
+    def truly_closer(self, rows: Any) -> np.ndarray:
+        """Per row: 1 where the closer item is closer to the head in the truth, else 0.
+
+        1/2 at a tie (:func:`~tripletsearch.outcomes.triplet_agreement`).
+        """
+        return triplet_agreement(self.X, rows)
+
+    def run(self, sampler: Any, steps: int, n: int = 1) -> np.ndarray:
+        """``steps`` rounds of ``sampler.ask(n)`` answered and told; the queries asked."""
+        asked = []
+        for _ in range(steps):
+            q = sampler.ask(n)
+            asked.append(q)
+            sampler.tell(self.answer(q))
+        return np.concatenate(asked) if asked else np.empty((0, 3), dtype=np.int64)

@@ -1,0 +1,166 @@
+"""A collect design exported: its triplets, the embeddings fitted to them, a catalogue, a study.
+
+``tripletsearch export --collect collect.toml --out DIR`` adds to the export of
+:mod:`tripletsearch.serve.export` (whose ``triplets.csv`` holds the collected triplets too,
+with their details in ``triplets_info.csv``):
+
+``collect.toml``
+    the collect file, as it was.
+``embeddings/<model>.npy`` and ``embeddings/<model>.json``
+    per model of the file's ``models``: the embedding fitted to every triplet that counts
+    (the samplers' and the held-out test queries' answers; participants flagged by their
+    checks left out), and what it was fitted from (triplets, seed, gamma).
+``catalogue/``
+    a catalogue folder that ``tripletsearch serve --catalogue`` takes as it is: the items'
+    names, colours and pictures (copied), ``embedding.npy`` the first model's, and
+    ``embeddings/`` the others'.
+``study.toml``
+    a study on that catalogue, each method searching the embedding of its own model (the
+    paper: gamma-CKL for gamma-CKLSearch, Probit for GaussSearch, when fitted), ready for
+    ``tripletsearch serve --study``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..._validation import derived_seed
+from ..catalogue import Catalogue
+from ..store import Store
+from .file import CollectConfig
+from .quality import EXPORT_KINDS, counted_sessions, triplet_rows
+
+__all__ = ["collect_triplets", "write_collect_export", "METHOD_MODELS", "EXPORT_KINDS"]
+
+# the model each search method's embedding is fitted with in the exported study
+METHOD_MODELS = {"gamma-ckl": "gamma-ckl", "gauss": "probit"}
+FIT_SEED = 11  # purpose of the export fits' seeds
+
+
+def collect_triplets(store: Store, answered: dict | None = None) -> list[dict[str, Any]]:
+    """Every collected triplet that counts, with where it came from.
+
+    Records ``{"row": (head, closer, farther), "collect", "session", "participant",
+    "screen", "sampler", "kind", "response_ms"}``, by session and screen. Answers to
+    burn-in, adaptive, random and test queries; skips give none, a pick among k candidates
+    k - 1; participants withdrawn or flagged by their checks are left out (their answers
+    stay in ``answers.csv``).
+    """
+    out: list[dict[str, Any]] = []
+    for s, history in counted_sessions(store, None, answered):
+        for h in history:
+            rows, _ = triplet_rows([h], EXPORT_KINDS)
+            for row in rows:
+                out.append(
+                    {
+                        "row": row,
+                        "collect": s.catalogue.removeprefix("collect:"),
+                        "session": s.id,
+                        "participant": s.participant,
+                        "screen": h["number"],
+                        "sampler": h["query"].get("sampler"),
+                        "kind": h["query"].get("kind"),
+                        "response_ms": h.get("response_ms"),
+                    }
+                )
+    return out
+
+
+def _fit(config: CollectConfig, model: str, triplets: np.ndarray) -> tuple[np.ndarray, dict]:
+    from ...embedding import Embedding
+
+    seed = derived_seed(config.seed, FIT_SEED, len(triplets))
+    emb = Embedding(model, config.dim, n_items=config.catalogue.n_items, random_state=seed)
+    emb.fit(triplets)
+    gamma = float(emb.gamma_)
+    info = {
+        "model": model,
+        "dim": config.dim,
+        "n_items": config.catalogue.n_items,
+        "n_triplets": int(len(triplets)),
+        "random_state": seed,
+        "gamma_": None if np.isnan(gamma) else gamma,
+        "status_": str(emb.status_),
+    }
+    return np.asarray(emb.embedding_, dtype=np.float64), info
+
+
+def _catalogue_folder(cat: Catalogue, out: Path, embeddings: dict[str, np.ndarray]) -> None:
+    """``out`` as a catalogue folder: items.csv, the pictures, the embeddings."""
+    out.mkdir(parents=True, exist_ok=True)
+    header = ["name"] + (["hex"] if cat.hex is not None else [])
+    header += ["image"] if cat.images is not None else []
+    rows = []
+    for i in range(cat.n_items):
+        row = [cat.names[i]] + ([cat.hex[i]] if cat.hex is not None else [])
+        if cat.images is not None:
+            src = cat.image_path(i)
+            rel = f"images/{i}{'' if src is None else src.suffix}"
+            if src is not None:
+                (out / "images").mkdir(exist_ok=True)
+                shutil.copyfile(src, out / rel)
+            row.append(rel)
+        rows.append(row)
+    with open(out / "items.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    first, *_ = embeddings
+    np.save(out / "embedding.npy", embeddings[first])
+    (out / "embeddings").mkdir(exist_ok=True)
+    for model, X in embeddings.items():
+        np.save(out / "embeddings" / f"{model}.npy", X)
+
+
+def _study_file(config: CollectConfig, embeddings: dict[str, np.ndarray]) -> str:
+    """A study of gamma-CKLSearch against GaussSearch on the exported catalogue."""
+    first, *_ = embeddings
+    lines = [
+        f"title = {json.dumps(config.title + ': find it')}",
+        'catalogue = "catalogue"',
+        'methods = ["gamma-ckl", "gauss"]',
+        f"targets = {min(10, config.catalogue.n_items)}",
+        f"n_choices = {min(4, config.catalogue.n_items)}",
+        f"seed = {config.seed}",
+        "",
+        "# each method searches the embedding of its own model (the paper's pairing)",
+        "[embeddings]",
+    ]
+    for method, model in METHOD_MODELS.items():
+        use = model if model in embeddings else first
+        lines.append(f'{method} = "catalogue/embeddings/{use}.npy"')
+    return "\n".join(lines) + "\n"
+
+
+def write_collect_export(
+    store: Store, config: CollectConfig, collect_file: Any, out: Any
+) -> dict[str, Any]:
+    """Write the collect design's part of the export into ``out``; what was fitted.
+
+    See the module docstring. Returns ``{"triplets": n, "models": [...]}``.
+    """
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(collect_file, d / "collect.toml")
+    fp = config.fingerprint
+    mine = [t["row"] for t in collect_triplets(store) if t["collect"] == fp]
+    if not mine:
+        raise ValueError(f"{collect_file}: no triplets collected yet; nothing to fit")
+    triplets = np.array(mine, dtype=np.int64)
+    (d / "embeddings").mkdir(exist_ok=True)
+    embeddings: dict[str, np.ndarray] = {}
+    for model in config.models:
+        X, info = _fit(config, model, triplets)
+        embeddings[model] = X
+        np.save(d / "embeddings" / f"{model}.npy", X)
+        text = json.dumps(info, indent=2) + "\n"
+        (d / "embeddings" / f"{model}.json").write_text(text, encoding="utf-8")
+    _catalogue_folder(config.catalogue, d / "catalogue", embeddings)
+    (d / "study.toml").write_text(_study_file(config, embeddings), encoding="utf-8")
+    return {"triplets": len(triplets), "models": list(config.models)}

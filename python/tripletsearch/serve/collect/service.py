@@ -1,0 +1,108 @@
+"""A collect file's participants: ``/api/collect``'s service.
+
+:class:`CollectService` enrols consenting, pseudonymous participants (assigned at random
+to one of the collect file's samplers, from the file's seed and their enrolment number),
+starts each one's collect session (:class:`~..modes.collect.CollectMode`) and answers
+through the search service like every mode (a repeated screen gets the stored reply; a
+choice out of range or an answer to a screen never shown is a 4xx with a message). An
+answer reads the participant's row and their session once; the session is authorized by
+the participant's token, and the search service records the answer from that row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._validation import derived_seed
+from ..modes.collect import CollectMode
+from ..schema import Answer
+from ..service.participants import Participants
+from ..service.search import Owner, SearchService
+from ..store import SessionRow
+from .file import CollectConfig
+
+__all__ = ["CollectService", "ARM_SEED"]
+
+ARM_SEED = 7  # purpose of the seeds that assign participants to samplers
+
+
+class CollectService(Participants):
+    """A collect file's participants: enrolment after consent, their queries, answers."""
+
+    def __init__(self, config: CollectConfig, service: SearchService):
+        super().__init__(service, config.fingerprint, config.completion_code, config.redirect)
+        self.config = config
+        self.fingerprint = config.fingerprint
+
+    def info(self) -> dict:
+        """The public facts: title, instructions, consent, ``k``, ``max_queries``, ``mode``.
+
+        ``mode`` names the renderer the page shows the queries with.
+        """
+        c = self.config
+        return {
+            "mode": CollectMode.name,
+            "title": c.title,
+            "instructions": c.instructions,
+            "consent": c.consent,
+            "k": c.k,
+            "max_queries": c.max_queries,
+        }
+
+    def enrol(self, plan: int = 1, platform_id: str | None = None) -> dict:
+        """A new participant (who consented): ``{"id", "token"}``."""
+        return super().enrol(plan, platform_id)
+
+    def sampler_of(self, number: int) -> str:
+        """The sampler of participant ``number``: drawn with the file's seed."""
+        rng = np.random.default_rng(derived_seed(self.config.seed, ARM_SEED, number))
+        return self.config.samplers[int(rng.integers(len(self.config.samplers)))]
+
+    def _session(self, pid: str, token: str | None) -> SessionRow:
+        """The participant's collect session (started when new), read once."""
+        row = self.active(pid, token)
+        assert token is not None  # authorized
+        known = self.store.participant_sessions(pid)
+        return self.session(pid, 0, known[0] if known else None, self._plan(pid, row, token))
+
+    def _plan(self, pid: str, row: Any, token: str) -> Any:
+        """What starts the participant's collect session (for :meth:`session`)."""
+
+        def start() -> tuple[str, int, dict, Owner, int]:
+            number = int(row.number)
+            owner = Owner(pid, 0, None, token, derived_seed(self.config.seed, number))
+            params = {"sampler": self.sampler_of(number), "participant": pid}
+            return CollectMode.name, self.config.k, params, owner, self.config.max_queries
+
+        return start
+
+    def next(self, pid: str, token: str | None) -> dict:
+        """The participant's current query, or the debrief after their last."""
+        session = self._session(pid, token)
+        if session.done:
+            return self._done()
+        screen = self.store.screen(session.id, session.screen)
+        assert screen is not None
+        return {"query": _public(screen[0])}
+
+    def answer(self, pid: str, token: str | None, request: Answer) -> dict:
+        """Record the answer to the current query; the next query or the debrief."""
+        session = self._session(pid, token)
+        reply = self.service.answer_row(session, request)
+        if reply["done"]:
+            return self._done()
+        return {"query": _public(reply["screen"])}
+
+    def _done(self) -> dict:
+        return self.done(debrief=self.config.debrief)
+
+
+def _public(payload: dict) -> dict:
+    """A stored screen as the API gives it: ``{"screen", "head", "candidates"}``."""
+    return {
+        "screen": payload["number"],
+        "head": payload["head"],
+        "candidates": payload["candidates"],
+    }

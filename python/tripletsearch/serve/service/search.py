@@ -1,0 +1,477 @@
+"""The search service without HTTP: sessions of people searching a catalogue.
+
+Every screen and answer is in the database (:mod:`..store`); a session's searcher is rebuilt
+from them (:mod:`.live`). What a session shows and how an answer moves it is its mode's
+business (:mod:`..modes`): the service creates sessions, checks tokens, keeps answers
+idempotent and durable, undoes, and asks the session's mode object for everything else. It
+takes requests parsed by :mod:`..schema` and raises the domain errors of :mod:`..errors`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ... import __version__
+from ..catalogue import Catalogue
+from ..errors import Busy, Closed, Conflict, Invalid, NotFound, Unauthorized
+from ..modes import Mode, Screen, SessionInfo, Settings, build_modes
+from ..schema import Answer, NewSession, Undo
+from ..store import SessionRow, Store, WriteConflict
+from .live import LiveSearchers
+from .tokens import new_id, new_token, token_hash, token_matches
+
+#: Seconds after its last answer (or its start) that an unfinished session counts as open.
+OPEN_FOR = 3600.0
+
+__all__ = ["SearchService", "Owner"]
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who a participant-scoped session belongs to (a study's, see ``start_session``).
+
+    The participant, their slot (one session per slot), the target they were given (None:
+    none), their token (it opens the session) and the searcher's seed.
+    """
+
+    participant: str
+    slot: int
+    target: int | None
+    token: str
+    seed: int
+
+
+class SearchService:
+    """Sessions of people searching ``catalogue``, stored in ``store``.
+
+    Parameters
+    ----------
+    catalogue : Catalogue
+    store : Store
+        Set up (``store.setup()``) before the service starts.
+    gamma : float or "auto"
+        The gamma-CKL power assumed of people in find mode (the paper's user study: 3), or
+        "auto": each person's inferred while they search.
+    max_queries : int
+        Screens per session before it ends by itself (stored with each new session).
+    cache_size : int
+        Live searchers kept per process at most.
+    memory_budget : int, optional
+        Bytes the live searchers of this process may hold together (least recently used
+        evicted first, rebuilt from the database on their next request; a request that
+        cannot fit gets :class:`~.errors.Busy`). None: bounded by ``cache_size`` only.
+    threads : int
+        Native threads of each search step (the same results for any number).
+    steps_at_once : int, optional
+        Search steps (a new session's prior and first screen, an answer with its next
+        screen, a rebuild) this process computes at once; the others wait their turn.
+        ``tripletsearch serve`` gives the cores over the threads of all workers, so that
+        each step has its threads to itself. None: no bound.
+    closed : str
+        When set, new free sessions are refused with this message (a study server).
+    collect : CollectConfig, optional
+        The collect file the collect mode serves (a collecting server).
+    embeddings : dict, optional
+        A study method's own embedding of the catalogue's items (method -> array).
+    """
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        store: Store,
+        *,
+        gamma: float | str = 3.0,
+        max_queries: int = 300,
+        cache_size: int = 4096,
+        closed: str = "",
+        random_state: int | None = None,
+        max_open_sessions: int = 0,
+        memory_budget: int | None = None,
+        threads: int = 1,
+        steps_at_once: int | None = None,
+        collect: Any = None,
+        embeddings: Any = None,
+    ):
+        self.catalogue, self.store = catalogue, store
+        self.max_open_sessions = int(max_open_sessions)
+        self._open_count = (-1e9, 0)  # (when counted, how many): read at most once a second
+        self._open_lock = threading.Lock()
+        # free sessions' seeds: secret and fresh, or a reproducible sequence (tests, demos)
+        self._seeds = None if random_state is None else np.random.default_rng(random_state)
+        self._seeds_lock = threading.Lock()
+        self.modes: Mapping[str, Mode] = build_modes(
+            catalogue,
+            Settings(gamma=gamma, threads=int(threads), collect=collect, embeddings=embeddings),
+            store,
+        )
+        self.max_queries = int(max_queries)
+        self.closed = closed
+        self.live = LiveSearchers(store, cache_size, memory_budget)
+        self._steps: contextlib.AbstractContextManager = (
+            contextlib.nullcontext()
+            if steps_at_once is None
+            else threading.BoundedSemaphore(max(1, int(steps_at_once)))
+        )
+
+    def _new_seed(self) -> int:
+        if self._seeds is None:
+            return secrets.randbits(63)
+        with self._seeds_lock:
+            return int(self._seeds.integers(2**63))
+
+    @property
+    def offered(self) -> list[str]:
+        """The modes new sessions may take (those the catalogue can serve)."""
+        return [name for name, m in self.modes.items() if m.offered_by(self.catalogue)]
+
+    def mode(self, name: str) -> Mode:
+        """The mode object of stored sessions of mode ``name``."""
+        found = self.modes.get(name)
+        if found is None:
+            raise Conflict(f"this server does not serve {name!r} sessions")
+        return found
+
+    # ------------------------------------------------------------------ new sessions
+    def create(self, request: NewSession) -> dict:
+        """A new free session: ``{"id", "token", "screen"}``."""
+        if self.closed:
+            raise Closed(self.closed)
+        name = self.offered[0] if request.mode is None else request.mode
+        if name not in self.offered:
+            raise Invalid(f"mode: expected one of {self.offered}, got {name!r}")
+        n_choices, params = self.modes[name].new_params(request.n_choices)
+        self._check_open_sessions()
+        sid, token = self.start_session(name, n_choices, params)
+        screen = self.store.screen(sid, 0)
+        assert screen is not None
+        return {"id": sid, "token": token, "screen": screen[0]}
+
+    def _check_open_sessions(self) -> None:
+        """:class:`~.errors.Busy` when ``max_open_sessions`` free sessions are open.
+
+        Open: not finished, an answer or a start within :data:`OPEN_FOR`; counted in the
+        database at most once a second per process.
+        """
+        if self.max_open_sessions <= 0:
+            return
+        now = time.monotonic()
+        with self._open_lock:
+            when, count = self._open_count
+            if now - when > 1.0:
+                when, count = now, self.store.count_open(time.time() - OPEN_FOR)
+            if count >= self.max_open_sessions:
+                raise Busy(
+                    f"the server has {count} searches open (at most "
+                    f"{self.max_open_sessions}); try again later",
+                    retry_after=60,
+                )
+            self._open_count = (when, count + 1)
+
+    def start_session(
+        self,
+        mode: str,
+        n_choices: int,
+        params: dict,
+        *,
+        owner: Owner | None = None,
+        max_queries: int | None = None,
+    ) -> tuple[str, str]:
+        """Create a session of ``mode`` with its first screen; (id, token).
+
+        ``params`` as the mode's ``new_params`` gives them. A participant-scoped session
+        names its ``owner`` (:class:`~.store.WriteConflict` when the slot has a session
+        already); others get a fresh token and a random seed. ``max_queries``: its screen
+        limit (default: the service's).
+        """
+        the_mode = self.mode(mode)
+        sid = new_id()
+        token = owner.token if owner is not None else new_token()
+        seed = owner.seed if owner is not None else self._new_seed()
+        limit = self.max_queries if max_queries is None else int(max_queries)
+        with self.live.hold(sid):
+            with self._steps:  # the memory reserved only once it is this step's turn
+                self.live.reserve(sid, the_mode.session_bytes(n_choices, params))
+                searcher = the_mode.searcher(n_choices, params, seed)
+                params = {**the_mode.started(searcher, params), "max_queries": limit}
+                screen = self._next_screen(the_mode, params, 0, searcher)
+            assert screen is not None  # a catalogue has >= 2 items
+            try:
+                self._create(sid, token, seed, mode, n_choices, params, screen, owner)
+            except Exception:  # a racing request started the slot, or the write failed
+                the_mode.discard(screen)
+                raise
+            self.live.put(sid, searcher, 0, 0, 0, the_mode.state_bytes(searcher))
+        return sid, token
+
+    def _create(
+        self,
+        sid: str,
+        token: str,
+        seed: int,
+        mode: str,
+        n_choices: int,
+        params: dict,
+        screen: Screen,
+        owner: Owner | None,
+    ) -> None:
+        """The new session and its first screen in the database."""
+        self.store.create_session(
+            sid=sid,
+            token_hash=token_hash(token),
+            mode=mode,
+            n_choices=n_choices,
+            seed=str(seed),
+            params=params,
+            catalogue=self.mode(mode).space,
+            library=__version__,
+            payload=screen.payload,
+            query=screen.query,
+            participant=None if owner is None else owner.participant,
+            slot=None if owner is None else owner.slot,
+            target=None if owner is None else owner.target,
+        )
+
+    def _next_screen(self, mode: Mode, params: dict, number: int, searcher: Any) -> Screen | None:
+        """Screen ``number``, or None when the search is over or at its screen limit."""
+        if number >= int(params.get("max_queries", self.max_queries)):
+            return None
+        return mode.next_screen(searcher, number)
+
+    # ------------------------------------------------------------------ answers
+    def _authorized(self, sid: str, token: str | None) -> SessionRow:
+        if not isinstance(sid, str) or not 0 < len(sid) <= 64:
+            raise NotFound("no such session")
+        row = self.store.session(sid)
+        if row is None:
+            raise NotFound("no such session")
+        if not token_matches(token, row.token_hash):
+            raise Unauthorized("missing or wrong token for this session")
+        return row
+
+    def _current(self, row: SessionRow, number: int, kind: str, *key: Any) -> dict | None:
+        """The stored reply when screen ``number`` was handled before (a repeat), else None.
+
+        Before returning None, checks that ``number`` is the current screen of an open session.
+        """
+        if number < row.screen or (row.done and number <= row.screen):
+            return self._repeat(row.id, number, kind, *key)
+        if number > row.screen:
+            raise Invalid(
+                f"screen: {number} has not been shown (the current screen is {row.screen})"
+            )
+        return None
+
+    def answer(self, sid: str, token: str | None, request: Answer) -> dict:
+        """Record the answer to a screen; ``{"screen": next or None, "done", "n_queries"}``.
+
+        The same answer again returns the same reply; a different one is a Conflict.
+        """
+        return self.answer_row(self._authorized(sid, token), request)
+
+    def answer_row(self, row: SessionRow, request: Answer) -> dict:
+        """:meth:`answer` for the session ``row`` as its caller read and authorized it.
+
+        A participant-scoped caller (a collect's) reads the session once per request: the
+        row is read again only when another request of this process held the session
+        meanwhile (it may have moved on); a row that another process moved on makes the
+        answer's write lose (:class:`~..store.WriteConflict`), and the stored reply is
+        returned as for a repeat.
+        """
+        sid = row.id
+        repeat = self._current(row, request.screen, "answer", request.choice, request.found)
+        if repeat is not None:
+            return repeat
+        mode = self.mode(row.mode)
+        if row.catalogue != mode.space:
+            raise Conflict("this session was started on another catalogue")
+        stored = self.store.screen(sid, request.screen)
+        if stored is None:
+            raise Conflict("this session's current screen is missing")
+        screen = Screen(*stored)
+        mode.check_answer(SessionInfo(row.n_choices, row.params, row.target), screen, request)
+        with self.live.hold(sid) as waited:
+            return self._advance(row, mode, screen, request, waited)
+
+    def _step(
+        self, row: SessionRow, mode: Mode, screen: Screen, request: Answer
+    ) -> tuple[Any, Screen | None, dict | None]:
+        """(the searcher after the answer or None, the next screen or None, the result)."""
+        if request.found:
+            return None, None, mode.found_result(screen, request.choice)
+        with self._steps:
+            searcher = self.live.at(row, mode)
+            mode.apply(searcher, screen.query, request.choice)
+            nxt = self._next_screen(mode, row.params, request.screen + 1, searcher)
+            end = mode.end_result(searcher, request.screen + 1) if nxt is None else None
+        return searcher, nxt, end
+
+    def _advance(
+        self, row: SessionRow, mode: Mode, screen: Screen, request: Answer, waited: bool
+    ) -> dict:
+        sid, number, key = row.id, request.screen, (request.choice, request.found)
+        # another request of this process held the session: it may have moved it on
+        moved = waited or self.live.ahead(sid, row.screen)
+        fresh = self.store.session(sid) if moved else row
+        if fresh is None or fresh.screen != number or fresh.done:
+            return self._repeat(sid, number, "answer", *key)
+        try:
+            searcher, nxt, result = self._step(fresh, mode, screen, request)
+        except WriteConflict:
+            self.live.drop(sid)
+            return self._repeat(sid, number, "answer", *key)
+        reply = {
+            "screen": None if nxt is None else nxt.payload,
+            "done": nxt is None,
+            "n_queries": fresh.n_queries + 1,
+        }
+        try:
+            self.store.record_answer(
+                sid,
+                number,
+                choice=request.choice,
+                found=request.found,
+                reply=reply,
+                done=nxt is None,
+                result=result,
+                next_payload=None if nxt is None else nxt.payload,
+                next_query=None if nxt is None else nxt.query,
+                response_ms=request.response_ms,
+            )
+        except WriteConflict:  # another worker recorded this screen first
+            self._discard(sid, mode, nxt)
+            return self._repeat(sid, number, "answer", *key)
+        except Exception:
+            self._discard(sid, mode, nxt)
+            raise
+        if nxt is None or searcher is None:
+            self.live.drop(sid)
+        else:
+            self.live.put(
+                sid,
+                searcher,
+                number + 1,
+                fresh.undos,
+                fresh.n_queries + 1,
+                mode.state_bytes(searcher),
+            )
+        return reply
+
+    def _discard(self, sid: str, mode: Mode, screen: Screen | None) -> None:
+        """Forget a step that was never recorded: its searcher, and what its screen took.
+
+        What the screen took is given back (:meth:`~..modes.Mode.discard`).
+        """
+        self.live.drop(sid)
+        if screen is not None:
+            mode.discard(screen)
+
+    def undo(self, sid: str, token: str | None, request: Undo) -> dict:
+        """Take back the last answer that counts, from the current screen.
+
+        The answer stays recorded (marked undone), the undo is recorded as screen n's answer,
+        and screen n + 1 shows the undone screen again. The same undo again returns the same
+        reply.
+        """
+        row = self._authorized(sid, token)
+        number = request.screen
+        repeat = self._current(row, number, "undo", None, False)
+        if repeat is not None:
+            return repeat
+        if row.n_queries == 0:
+            raise Invalid("screen: there is no answer to undo")
+        with self.live.hold(sid):
+            effective = self.store.effective(sid)
+            if not effective:  # a racing undo of this screen took the last answer back
+                return self._repeat(sid, number, "undo", None, False)
+            last = effective[-1]
+            payload = {**last["payload"], "number": number + 1}
+            reply = {"screen": payload, "done": False, "n_queries": row.n_queries - 1}
+            try:
+                self.store.record_undo(
+                    sid,
+                    number,
+                    undone_screen=last["number"],
+                    reply=reply,
+                    payload=payload,
+                    query=last["query"],
+                )
+            except WriteConflict:
+                return self._repeat(sid, number, "undo", None, False)
+            finally:
+                self.live.drop(sid)
+        return reply
+
+    def _repeat(self, sid: str, number: int, kind: str, choice: Any, found: bool) -> dict:
+        """A screen handled before: its reply again when the request is the same."""
+        stored = self.store.answer(sid, number)
+        if stored is None:
+            raise Conflict("this session is finished")
+        was, s_choice, s_found, reply = stored
+        if was != kind:
+            raise Conflict(
+                f"screen {number} was "
+                + ("undone" if was == "undo" else "answered")
+                + f" already; the first {'undo' if was == 'undo' else 'answer'} stands"
+            )
+        if (s_choice, s_found) != (choice, found):
+            raise Conflict(
+                f"screen {number} was already answered (choice {s_choice}, found "
+                f"{str(s_found).lower()}); the first answer stands"
+            )
+        return reply
+
+    # ------------------------------------------------------------------ reading
+    def leave(self, sid: str, token: str | None) -> dict:
+        """End a free session unfinished, left by its person: abandoned, never found.
+
+        ``{"done": true, "left": bool}`` (false: it had ended before). A study's search
+        ends when found or when its participant withdraws: Conflict.
+        """
+        row = self._authorized(sid, token)
+        if row.participant is not None:
+            raise Conflict("a study's search ends when found, or when its participant withdraws")
+        with self.live.hold(sid):  # not while a step of it is under way
+            left = self.store.leave(sid, time.time())
+            self.live.drop(sid)
+        return {"done": True, "left": left}
+
+    def get(self, sid: str, token: str | None) -> dict:
+        """The session: id, mode, n_choices, done, n_queries, the current screen, the history.
+
+        The history: every recorded answer and undo, undone answers marked.
+        """
+        row = self._authorized(sid, token)
+        history = [
+            {
+                "screen": h["number"],
+                "kind": h["kind"],
+                "shown": {k: v for k, v in h["payload"].items() if k != "number"},
+                "choice": h["choice"],
+                "found": h["found"],
+                "undone": h["undone"],
+                "seconds": round(h["answered_at"] - h["shown_at"], 3),
+            }
+            for h in self.store.history(sid)
+        ]
+        current = None
+        if not row.done:
+            stored = self.store.screen(sid, row.screen)
+            current = None if stored is None else stored[0]
+        return {
+            "id": row.id,
+            "mode": row.mode,
+            "n_choices": row.n_choices,
+            "done": row.done,
+            "n_queries": row.n_queries,
+            "screen": current,
+            "result": row.result,
+            "history": history,
+        }

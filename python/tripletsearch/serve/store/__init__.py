@@ -1,0 +1,48 @@
+"""The sessions database (SQLAlchemy only, no HTTP): :class:`Store` and its parts by concept.
+
+``engine`` (engines, write transactions, schema version, leases), ``tables`` (the tables and
+their migrations), ``sessions`` (sessions, screens, answers), ``participants`` (study and
+collect participants) and ``collect`` (the samplers' query buffers and embedding versions).
+It imports SQLAlchemy and the standard library only.
+"""
+
+from __future__ import annotations
+
+from .collect import CollectRecords
+from .engine import (
+    DEFAULT_DATABASE,
+    Database,
+    IdTaken,
+    StoreBusy,
+    StoreError,
+    WriteConflict,
+    default_url,
+)
+from .participants import ParticipantRecords
+from .sessions import SessionRecords, SessionRow
+from .tables import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "MIGRATIONS",
+    "DEFAULT_DATABASE",
+    "Database",
+    "Store",
+    "SessionRow",
+    "StoreError",
+    "WriteConflict",
+    "StoreBusy",
+    "IdTaken",
+    "default_url",
+]
+
+
+class Store(SessionRecords, ParticipantRecords, CollectRecords):
+    """The sessions database: sessions and their answers, participants, collect rows.
+
+    Each concept's queries in a module of its own, over one :class:`~.engine.Database`
+    (its engines and transactions).
+
+    ``Store(url).setup()`` once before the workers start; then every worker opens
+    ``Store(url)``.
+    """

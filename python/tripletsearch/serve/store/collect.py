@@ -1,0 +1,191 @@
+"""The collect mode's rows: the samplers' buffers of queries and their embedding versions.
+
+A sampler's refits put queries in (:meth:`CollectRecords.add_queries`); participants'
+sessions take them out, each query once (:meth:`CollectRecords.take_query`). Each embedding
+a refit fits is kept (``ts_collect_embeddings``: :meth:`CollectRecords.add_embedding`)
+with the answers it used.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from .engine import Database, WriteConflict
+from .tables import collect_embeddings, collect_queries
+
+__all__ = ["CollectRecords"]
+
+_FREE_QUERIES = (
+    sa.select(collect_queries.c.id, collect_queries.c.head, collect_queries.c.candidates)
+    .where(
+        collect_queries.c.collect == sa.bindparam("collect"),
+        collect_queries.c.sampler == sa.bindparam("sampler"),
+        collect_queries.c.taken_by.is_(None),
+    )
+    .order_by(collect_queries.c.id)
+    .limit(64)
+)
+_TAKE_QUERY = (
+    sa.update(collect_queries)
+    .where(collect_queries.c.id == sa.bindparam("b_id"), collect_queries.c.taken_by.is_(None))
+    .values(taken_by=sa.bindparam("b_taker"))
+)
+_RELEASE_QUERY = (
+    sa.update(collect_queries)
+    .where(
+        collect_queries.c.id == sa.bindparam("b_id"),
+        collect_queries.c.taken_by == sa.bindparam("b_taker"),
+    )
+    .values(taken_by=None)
+)
+
+
+class CollectRecords(Database):
+    """The collect mode's buffer of queries and its samplers' embedding versions."""
+
+    def add_queries(self, collect: str, sampler: str, version: int, queries: Any) -> int:
+        """Put ``queries`` (rows: head, candidates...) in ``sampler``'s buffer; how many."""
+        now = time.time()
+        rows = [
+            {
+                "collect": collect,
+                "sampler": sampler,
+                "version": int(version),
+                "head": int(q[0]),
+                "candidates": json.dumps([int(x) for x in q[1:]]),
+                "created": now,
+            }
+            for q in queries
+        ]
+        if rows:
+            with self._tx() as c:
+                c.execute(sa.insert(collect_queries), rows)
+        return len(rows)
+
+    def take_query(
+        self, collect: str, sampler: str, taker: str, refuse: Any = ()
+    ) -> tuple[int, int, list[int]] | None:
+        """The oldest free query of ``sampler``'s buffer, now taken by ``taker``.
+
+        Returns (its id, head, candidates), or None when the buffer has none left. Queries
+        whose (head, candidate set) is in ``refuse`` are passed over (and stay free for
+        others). Two takers never get the same query (a conditional update, retried). A
+        query taken for a screen that is never recorded is given back with
+        :meth:`release_query`.
+        """
+        for _ in range(8):
+            with self.read.connect() as c:
+                rows = c.execute(_FREE_QUERIES, {"collect": collect, "sampler": sampler}).all()
+            pick = next(
+                (
+                    r
+                    for r in rows
+                    if (int(r.head), frozenset(json.loads(r.candidates))) not in refuse
+                ),
+                None,
+            )
+            if pick is None:
+                return None
+            with self._tx() as c:
+                done = c.execute(_TAKE_QUERY, {"b_id": pick.id, "b_taker": taker})
+            if done.rowcount == 1:
+                return int(pick.id), int(pick.head), [int(x) for x in json.loads(pick.candidates)]
+        return None
+
+    def release_query(self, query_id: int, taker: str) -> bool:
+        """Give back query ``query_id`` that ``taker`` took (free again); whether it was theirs."""
+        with self._tx() as c:
+            done = c.execute(_RELEASE_QUERY, {"b_id": int(query_id), "b_taker": taker})
+        return done.rowcount == 1
+
+    def free_queries(self, collect: str, sampler: str) -> int:
+        """Queries left in ``sampler``'s buffer."""
+        q = collect_queries
+        with self.read.connect() as c:
+            return int(
+                c.execute(
+                    sa.select(sa.func.count())
+                    .select_from(q)
+                    .where(q.c.collect == collect, q.c.sampler == sampler, q.c.taken_by.is_(None))
+                ).scalar_one()
+            )
+
+    # ------------------------------------------------------------ embedding versions
+    def add_embedding(self, collect: str, sampler: str, version: Any) -> int:
+        """Store a sampler's new embedding version (an :class:`EmbeddingVersion`); its number.
+
+        Numbered 1, 2, ... per sampler; a racing refitter's version of the same number
+        fails (the unique key) with :class:`WriteConflict`.
+        """
+        e = collect_embeddings
+        with self.read.connect() as c:
+            last = c.execute(
+                sa.select(sa.func.max(e.c.version)).where(
+                    e.c.collect == collect, e.c.sampler == sampler
+                )
+            ).scalar_one()
+        number = int(last or 0) + 1
+        row = {
+            "collect": collect,
+            "sampler": sampler,
+            "version": number,
+            "model": version.model,
+            "n_rows": int(version.n_rows),
+            "used": json.dumps(version.used, sort_keys=True),
+            "n_test": int(version.n_test),
+            "accuracy": None if version.accuracy is None else float(version.accuracy),
+            "embedding": json.dumps(version.embedding),
+            "created": time.time(),
+        }
+        try:
+            with self._tx() as c:
+                c.execute(sa.insert(e).values(**row))
+        except sa.exc.IntegrityError as exc:
+            raise WriteConflict(f"{sampler}: embedding version {number} stored meanwhile") from exc
+        return number
+
+    def embedding_versions(self, collect: str, *, states: bool = False) -> list[dict]:
+        """Every embedding version of a collect design, by sampler then version.
+
+        Records: sampler, version, model, n_rows, n_test, accuracy, created, used (dict);
+        with ``states`` also ``embedding`` (the JSON state, large).
+        """
+        e = collect_embeddings
+        cols = [
+            e.c.sampler, e.c.version, e.c.model, e.c.n_rows, e.c.n_test,
+            e.c.accuracy, e.c.created, e.c.used,
+        ]  # fmt: skip
+        if states:
+            cols.append(e.c.embedding)
+        q = sa.select(*cols).where(e.c.collect == collect).order_by(e.c.sampler, e.c.version)
+        with self.read.connect() as c:
+            rows = c.execute(q).all()
+        out = []
+        for r in rows:
+            rec = dict(r._mapping)
+            rec["used"] = json.loads(rec["used"])
+            if states:
+                rec["embedding"] = json.loads(rec["embedding"])
+            out.append(rec)
+        return out
+
+    def latest_embedding(self, collect: str, sampler: str) -> dict | None:
+        """The sampler's newest version (as :meth:`embedding_versions`, with its state)."""
+        e = collect_embeddings
+        q = (
+            sa.select(e.c.version, e.c.model, e.c.n_rows, e.c.used, e.c.embedding)
+            .where(e.c.collect == collect, e.c.sampler == sampler)
+            .order_by(e.c.version.desc())
+            .limit(1)
+        )
+        with self.read.connect() as c:
+            r = c.execute(q).first()
+        if r is None:
+            return None
+        rec = dict(r._mapping)
+        rec["used"], rec["embedding"] = json.loads(rec["used"]), json.loads(rec["embedding"])
+        return rec

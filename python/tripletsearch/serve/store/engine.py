@@ -1,0 +1,260 @@
+"""The database itself: its engines, write transactions, schema version and leases.
+
+SQLite by default, any SQLAlchemy URL (PostgreSQL) when several machines serve. SQLite write
+transactions start with ``BEGIN IMMEDIATE`` (a deferred transaction that reads and then
+writes cannot upgrade its lock in WAL mode), with a busy timeout, in WAL mode with
+``synchronous=FULL``. The tables and their versions: :mod:`.tables`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+from .tables import MIGRATIONS, SCHEMA_VERSION, meta_table, metadata
+
+__all__ = [
+    "Database",
+    "StoreError",
+    "StoreBusy",
+    "IdTaken",
+    "WriteConflict",
+    "default_url",
+    "DEFAULT_DATABASE",
+]
+
+DEFAULT_DATABASE = "tripletsearch-sessions.sqlite"
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (a newer schema, an unknown URL, ...)."""
+
+
+class StoreBusy(StoreError):
+    """A write kept losing races with others (retried, still contended): try again later."""
+
+
+class IdTaken(Exception):
+    """The new row's id is taken already: draw another."""
+
+
+class WriteConflict(Exception):
+    """A write found the row it needs taken.
+
+    The session moved on under this request (another worker answered first), or a study
+    slot has its session already.
+    """
+
+
+def default_url() -> str:
+    """``sqlite:///tripletsearch-sessions.sqlite`` in the working directory."""
+    return f"sqlite:///{DEFAULT_DATABASE}"
+
+
+def _sqlite_engine(url: sa.URL, immediate: bool, **kw: Any) -> Engine:
+    """A SQLite engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN (reads).
+
+    Reads: WAL readers never block. 30 s busy timeout, WAL, synchronous=FULL.
+    """
+    engine = sa.create_engine(
+        url,
+        connect_args={"timeout": 30.0, "check_same_thread": False},
+        pool_size=64,  # a connection per server thread: SQLite connections are cheap
+        max_overflow=64,
+        **kw,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # the driver's own BEGIN off: ours below
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA busy_timeout = 30000")
+        cur.execute("PRAGMA synchronous = FULL")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+_D = TypeVar("_D", bound="Database")
+
+
+class Database:
+    """A database's engines, write transactions and schema version.
+
+    ``setup()`` once before the workers start (creates or upgrades the schema, sets WAL);
+    then every worker opens it and may ``check()`` the version.
+    """
+
+    def __init__(self, url: str | None = None, *, pool_size: int = 8):
+        self.url = sa.make_url(url or default_url())
+        self.is_sqlite = self.url.get_backend_name() == "sqlite"
+        if self.is_sqlite:
+            if self.url.database in (None, "", ":memory:"):
+                raise StoreError(
+                    "database: an in-memory SQLite database is not shared between "
+                    "workers or kept across restarts; give a file"
+                )
+            self.write = _sqlite_engine(self.url, True)
+            self.read = _sqlite_engine(self.url, False)
+            self._write_lock: threading.Lock | None = threading.Lock()
+        else:
+            try:
+                engine = sa.create_engine(
+                    self.url, pool_size=pool_size, max_overflow=32, pool_pre_ping=True
+                )
+            except (ImportError, sa.exc.ArgumentError) as exc:
+                raise StoreError(f"database: cannot use {self.url!r} ({exc})") from None
+            self.write = self.read = engine
+            self._write_lock = None  # row locks: concurrent writers are fine
+
+    # ------------------------------------------------------------------ schema
+    def setup(self) -> int:
+        """Create the tables or upgrade them to :data:`SCHEMA_VERSION`.
+
+        Once, before the workers start; returns the version found (0: a new database).
+        """
+        if self.is_sqlite:  # WAL is a property of the file: set it once, outside a transaction
+            raw = self.write.raw_connection()
+            try:
+                cur = raw.cursor()
+                cur.execute("PRAGMA journal_mode = WAL")
+                cur.close()
+            finally:
+                raw.close()
+        with self.write.begin() as c:
+            found = self._version(c)
+            if found > SCHEMA_VERSION:
+                raise StoreError(
+                    f"database: schema version {found} was written by a newer tripletsearch "
+                    f"(this one reads up to {SCHEMA_VERSION}); upgrade the library"
+                )
+            if found == 0:
+                metadata.create_all(c)
+                c.execute(
+                    sa.insert(meta_table).values(key="schema_version", value=str(SCHEMA_VERSION))
+                )
+                found_now = SCHEMA_VERSION
+            else:
+                found_now = found
+            for v in range(found_now, SCHEMA_VERSION):
+                if v not in MIGRATIONS:
+                    raise StoreError(f"database: no migration from schema version {v}")
+                MIGRATIONS[v](c)
+            if found_now != SCHEMA_VERSION:
+                c.execute(
+                    sa.update(meta_table)
+                    .where(meta_table.c.key == "schema_version")
+                    .values(value=str(SCHEMA_VERSION))
+                )
+        return found
+
+    @staticmethod
+    def _version(c: Connection) -> int:
+        if not sa.inspect(c).has_table("ts_meta"):
+            return 0
+        v = c.execute(
+            sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")
+        ).scalar()
+        return int(v) if v is not None else 0
+
+    @classmethod
+    def existing(cls: type[_D], url: str | None = None) -> _D:
+        """The database at ``url`` (default: the SQLite file), which must exist.
+
+        It must hold the service's tables: a StoreError that names it otherwise, and no
+        SQLite file is created.
+        """
+        store_url = sa.make_url(url or default_url())
+        if store_url.get_backend_name() == "sqlite" and store_url.database not in (None, ""):
+            path = Path(store_url.database)
+            if store_url.database != ":memory:" and not path.is_file():
+                raise StoreError(
+                    f"no database at {path.resolve()} (tripletsearch serve creates it; give "
+                    "another with --database URL)"
+                )
+        store = cls(url)
+        store.check()
+        return store
+
+    def check(self) -> None:
+        """Raise StoreError unless the database is at this library's schema version."""
+        with self.read.connect() as c:
+            v = self._version(c)
+        if v == 0:
+            raise StoreError(
+                f"database {self.url.render_as_string(hide_password=True)} holds no "
+                "tripletsearch tables: nothing was served into it"
+            )
+        if v != SCHEMA_VERSION:
+            raise StoreError(
+                f"database: schema version {v}, this library needs {SCHEMA_VERSION}; run "
+                "the service's setup (tripletsearch serve does it before starting workers)"
+            )
+
+    def lease(
+        self,
+        name: str,
+        owner: str,
+        seconds: float,
+        now: float | None = None,
+        gone: Callable[[str], bool] | None = None,
+    ) -> bool:
+        """Hold the lease ``name`` for ``seconds`` (taken, or renewed by its holder).
+
+        True when ``owner`` holds it now: it was free, expired, theirs, or its holder is
+        known to be gone (``gone(holder)``: a process of this machine that no longer runs,
+        killed without handing over). Several servers on one database agree this way on one
+        doing a job (the collect mode's refitter).
+        """
+        now = time.time() if now is None else now
+        key = f"lease:{name}"[:64]
+        with self._tx() as c:
+            row = c.execute(sa.select(meta_table.c.value).where(meta_table.c.key == key)).first()
+            if row is not None:
+                holder, _, until = str(row.value).rpartition(" ")
+                alive = gone is None or not gone(holder)
+                if holder != owner and float(until) > now and alive:
+                    return False
+                c.execute(sa.delete(meta_table).where(meta_table.c.key == key))
+            c.execute(sa.insert(meta_table).values(key=key, value=f"{owner} {now + seconds!r}"))
+        return True
+
+    def dispose(self) -> None:
+        """Close the engines' pooled connections."""
+        self.write.dispose()
+        if self.read is not self.write:
+            self.read.dispose()
+
+    def ping(self) -> None:
+        """Check that the database answers (raises when it does not)."""
+        with self.read.connect() as c:
+            c.execute(sa.select(sa.literal(1)))
+
+    @contextmanager
+    def _tx(self) -> Iterator[Connection]:
+        """A write transaction.
+
+        SQLite: one writer thread per process at a time (the file's lock serializes writers
+        anyway; threads queueing here wait on a lock instead of sleeping in SQLite's busy
+        handler, whose back-off reaches 100 ms); processes still take turns through the busy
+        timeout.
+        """
+        if self._write_lock is None:
+            with self.write.begin() as c:
+                yield c
+            return
+        with self._write_lock, self.write.begin() as c:
+            yield c

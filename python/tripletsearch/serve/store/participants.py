@@ -1,0 +1,125 @@
+"""Participants of studies and collects: enrolment, withdrawal and their sessions."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import sqlalchemy as sa
+
+from .engine import Database, IdTaken, StoreBusy
+from .sessions import SessionRow
+from .tables import participants, sessions
+
+__all__ = ["ParticipantRecords"]
+
+_PARTICIPANT = sa.select(participants).where(participants.c.id == sa.bindparam("pid"))
+_PARTICIPANT_SESSIONS = (
+    sa.select(sessions)
+    .where(sessions.c.participant == sa.bindparam("pid"))
+    .order_by(sessions.c.slot)
+)
+
+
+class ParticipantRecords(Database):
+    """Participants of studies and collect files: enrolment, withdrawal, their sessions."""
+
+    def enrol(
+        self, study: str, pid: str, token_hash: str, plan: int = 1, platform_id: str | None = None
+    ) -> int:
+        """A new participant of ``study``; returns their enrolment number (0, 1, ...).
+
+        ``plan``: the version of the study's plan of target orders for a study's first
+        participant; later ones take the first one's (a study under way keeps its plan).
+        ``platform_id``: a crowdsourcing platform's id for the participant, when given.
+
+        :class:`IdTaken` when ``pid`` names a participant already. Enrolments of one study
+        take turns (SQLite: the write lock; PostgreSQL: a transaction-scoped advisory lock
+        on the study), so two never draw the same number; :class:`StoreBusy` if a write
+        still fails after retries.
+        """
+        for attempt in range(20):
+            try:
+                with self._tx() as c:
+                    if not self.is_sqlite:
+                        key = zlib.crc32(f"ts_enrol:{study}".encode()) - 2**31
+                        c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+                    taken = c.execute(
+                        sa.select(participants.c.id).where(participants.c.id == pid)
+                    ).first()
+                    if taken is not None:
+                        raise IdTaken(pid)
+                    n = c.execute(
+                        sa.select(
+                            sa.func.coalesce(sa.func.max(participants.c.number), -1) + 1
+                        ).where(participants.c.study == study)
+                    ).scalar_one()
+                    first = c.execute(
+                        sa.select(participants.c.plan).where(
+                            participants.c.study == study, participants.c.number == 0
+                        )
+                    ).scalar()
+                    c.execute(
+                        sa.insert(participants).values(
+                            id=pid,
+                            token_hash=token_hash,
+                            study=study,
+                            number=int(n),
+                            created=time.time(),
+                            plan=int(plan if first is None else first),
+                            platform_id=platform_id,
+                        )
+                    )
+                return int(n)
+            except (sa.exc.IntegrityError, sa.exc.OperationalError):
+                time.sleep(0.01 * (attempt + 1) * (0.5 + random.random()))
+        raise StoreBusy("database: could not enrol a participant (too many at once)")
+
+    def withdraw(self, pid: str, now: float) -> bool:
+        """Record that participant ``pid`` stopped taking part.
+
+        Once: the first time is kept. Their unfinished searches end, left. True when this
+        call withdrew them.
+        """
+        left = json.dumps({"target": None, "left": True, "reason": "withdrawn"})
+        with self._tx() as c:
+            res = c.execute(
+                sa.update(participants)
+                .where(participants.c.id == pid, participants.c.withdrawn.is_(None))
+                .values(withdrawn=now)
+            )
+            c.execute(
+                sa.update(sessions)
+                .where(sessions.c.participant == pid, sessions.c.done == sa.false())
+                .values(done=True, result=left, updated=now)
+            )
+        return res.rowcount == 1
+
+    def participant(self, pid: str) -> Any:
+        """The participant's row, or None.
+
+        Its columns: id, token_hash, study, number, created, plan, withdrawn.
+        """
+        with self.read.connect() as c:
+            return c.execute(_PARTICIPANT, {"pid": pid}).first()
+
+    def has_participants(self, study: str) -> bool:
+        """Whether ``study`` (a fingerprint) has enrolled anyone."""
+        with self.read.connect() as c:
+            q = sa.select(participants.c.id).where(participants.c.study == study).limit(1)
+            return c.execute(q).first() is not None
+
+    def participant_sessions(self, pid: str) -> list[SessionRow]:
+        """The participant's sessions, by slot."""
+        with self.read.connect() as c:
+            rows = c.execute(_PARTICIPANT_SESSIONS, {"pid": pid}).all()
+        return [SessionRow.from_row(r) for r in rows]
+
+    def iter_participants(self) -> Iterator[Any]:
+        """Every participant row, by number."""
+        with self.read.connect() as c:
+            yield from c.execute(sa.select(participants).order_by(participants.c.number))

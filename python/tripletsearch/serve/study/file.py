@@ -1,0 +1,359 @@
+"""The study file: the paper's user study as a ready experiment.
+
+A study file (TOML) names the catalogue, the search methods to compare, the targets, the
+items per screen and the seed::
+
+    title = "Find the colour"
+    catalogue = "colours"            # a bundled demo, or a catalogue folder / CSV file
+    methods = ["gamma-ckl", "gauss"] # DiscreteSearch methods, compared blindly
+    targets = 10                     # how many (drawn once with the seed), or item ids
+    n_choices = 4                    # items per screen (before 0.2.0: k)
+    seed = 0                         # targets, orders and every searcher's seed
+    max_queries = 60                 # screens before a search gives up
+    gamma = 3.0                      # gamma-ckl's user model ("auto": inferred per person)
+    sigma = "auto"                   # gauss's probit noise ("auto": 0.1 of the items' RMS
+                                     # distance to their mean, the paper's 0.1 at its scale)
+    consent = "..."                  # shown before anything is recorded
+    completion_code = "C0DE42"       # optional: shown when all searches are done
+    redirect = "https://..."         # optional: a link back there (a crowdsourcing platform)
+    exclude = ["..."]                # item names left out of the study (targets and
+                                     # screens); on the colour demo by default the survey's
+                                     # offensive names (catalogue.DEMO_EXCLUDE); [] keeps all
+
+    [embeddings]                     # optional: a method's own embedding of the same items
+    gauss = "embeddings/probit.npy"  # (.npy, .csv or Embedding.save's .npz; relative to
+                                     # the file); the others search the catalogue's
+
+The paper fitted an embedding per method from the same triplets (Probit for GaussSearch,
+gamma-CKL for gamma-CKLSearch): ``tripletsearch export --collect`` writes such a study.
+
+Each person who opens ``/study`` and consents becomes a pseudonymous participant (a random
+id, never a name) who searches every target once. Target orders are counterbalanced: the
+orders are the rows of a Williams design over the targets (relabelled once by the seed), one
+row per participant in enrolment order, so over each block of T participants (2T for an odd
+number T of targets) every target comes equally often in every position and right after
+every other target. The method of each search is assigned blindly and balanced: participant
+p searches target t with method ``methods[(p + t) mod M]``, so over any M consecutive
+participants every target meets every method once. The method is stored with the session
+on the server and appears in nothing the participant's browser receives.
+
+The plan is versioned (:data:`PLAN_VERSION`): a study's participants all follow the plan its
+first participant was enrolled under, so a study started before the Williams design (plan 1:
+a seeded shuffle per participant) keeps its orders after an upgrade. A participant may stop
+at any time (``withdraw``): their searches end, and their answers are left out of report and
+export and deleted by ``tripletsearch prune``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..._deprecation import warn_renamed
+from ..._validation import derived_seed
+from ...discrete import METHODS
+from ..catalogue import DEMO_EXCLUDE, Catalogue
+from ..configfile import ending, file_catalogue, read_toml
+from ..configfile import fail as _fail
+from ..configfile import is_integer as _integer
+from ..modes.find import N_CHOICES
+
+__all__ = ["Study", "load_study", "running_study", "PLAN_VERSION", "williams_orders"]
+
+# the version of the target orders' plan for new studies: 1 a seeded shuffle per
+# participant (before 0.3.0), 2 a Williams design
+PLAN_VERSION = 2
+
+_KEYS = {
+    "title",
+    "catalogue",
+    "methods",
+    "targets",
+    "n_choices",
+    "seed",
+    "max_queries",
+    "gamma",
+    "sigma",
+    "consent",
+    "completion_code",
+    "redirect",
+    "exclude",
+    "embeddings",
+}
+DEFAULT_CONSENT = (
+    "This is a study of how people search by comparisons. You will be shown a target and "
+    "will look for it by picking, on each screen, the item closest to it.\n\n"
+    "We record your clicks and their timing under a random participant id; we do not record "
+    "your name or anything that identifies you. You can stop at any time."
+)
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study's configuration (see the module docstring)."""
+
+    title: str
+    catalogue: Catalogue
+    catalogue_source: str
+    methods: tuple[str, ...]
+    targets: tuple[int, ...]
+    n_choices: int
+    seed: int
+    max_queries: int
+    gamma: float | str
+    sigma: float
+    consent: str
+    completion_code: str | None = None
+    redirect: str | None = None
+    excluded: tuple[str, ...] = ()
+    # a method's own embedding of the catalogue's items (rows as the catalogue's), if given
+    embeddings: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
+    # the study as 0.2.0 read the same file (the demo's default exclusion not applied), for
+    # a study under way before it (see running_study); None when the same
+    legacy: Study | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies the study's design in the database.
+
+        Participants are numbered within it. (The design's keys are those of the first
+        version, ``k`` included: a study under way keeps its fingerprint across upgrades.)
+        """
+        design = {
+            "title": self.title,
+            "catalogue": self.catalogue.fingerprint,
+            "methods": self.methods,
+            "targets": self.targets,
+            "k": self.n_choices,
+            "seed": self.seed,
+        }
+        if self.embeddings:  # (absent before: a study without keeps its fingerprint)
+            design["embeddings"] = {
+                m: hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()[:16]
+                for m, X in sorted(self.embeddings.items())
+            }
+        return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
+
+    def plan(self, number: int, version: int = PLAN_VERSION) -> list[tuple[int, str]]:
+        """Participant ``number``'s searches: (target, method) in the order they do them.
+
+        Under plan ``version`` (see the module docstring).
+        """
+        n = len(self.targets)
+        if version == 1:
+            order = [int(t) for t in np.random.default_rng([self.seed, number]).permutation(n)]
+        elif version == 2:
+            labels = np.random.default_rng([self.seed, 2]).permutation(n)
+            rows = williams_orders(n)
+            order = [int(labels[x]) for x in rows[number % len(rows)]]
+        else:
+            raise ValueError(f"version: no target plan {version!r} (this library: 1, 2)")
+        m = len(self.methods)
+        return [(self.targets[t], self.methods[(number + t) % m]) for t in order]
+
+    def session_seed(self, number: int, slot: int) -> int:
+        """The searcher's seed for participant ``number``'s search ``slot``.
+
+        From the study's seed, so a study replays (same answers, same screens).
+        """
+        return derived_seed(self.seed, number, slot)
+
+    def params(self, method: str) -> dict:
+        """The searcher parameters for ``method``: the method, the study's gamma and sigma."""
+        return {"method": method, "gamma": self.gamma, "sigma": self.sigma}
+
+
+def williams_orders(n: int) -> list[list[int]]:
+    """The rows of a Williams design for ``n`` treatments.
+
+    Orders of 0..n-1 in which every treatment comes equally often in every position and
+    right after every other one: n rows for an even n, 2n for an odd one (the n rows and
+    their reverses). Row i is the first row 0, 1, n-1, 2, n-2, ... plus i (mod n).
+    """
+    if n < 1:
+        raise ValueError(f"n: at least 1, got {n}")
+    first, lo, hi = [0], 1, n - 1
+    while len(first) < n:
+        if len(first) % 2:
+            first.append(lo)
+            lo += 1
+        else:
+            first.append(hi)
+            hi -= 1
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    return rows + [r[::-1] for r in rows] if n % 2 else rows
+
+
+def _read(name: str) -> dict:
+    """The study file's table, its keys checked, old key names moved (warning)."""
+    cfg = read_toml(name)
+    if "k" in cfg:
+        if "n_choices" in cfg:
+            raise _fail(name, "k: renamed n_choices; give n_choices only")
+        warn_renamed(name, "k", "n_choices", stacklevel=4)
+        cfg["n_choices"] = cfg.pop("k")
+    unknown = set(cfg) - _KEYS
+    if unknown:
+        raise _fail(name, f"unknown key(s) {sorted(unknown)} (known: {sorted(_KEYS)})")
+    return cfg
+
+
+def _methods(name: str, methods: Any) -> tuple[str, ...]:
+    if (
+        not isinstance(methods, list)
+        or not methods
+        or any(m not in METHODS for m in methods)
+        or len(set(methods)) != len(methods)
+    ):
+        raise _fail(name, f"methods: a list of distinct names from {sorted(METHODS)}")
+    return tuple(methods)
+
+
+def _targets(
+    name: str, targets: Any, cat: Catalogue, seed: int, full: Catalogue, new_id: np.ndarray
+) -> tuple[int, ...]:
+    """The targets as ids of ``cat``: a count drawn with the seed, or given ids.
+
+    Given ids are of the full catalogue (``new_id``: their ids in ``cat``, -1 for an
+    excluded item).
+    """
+    if _integer(targets):
+        if not 1 <= targets <= cat.n_items:
+            raise _fail(name, f"targets: 1 to {cat.n_items}")
+        chosen = np.random.default_rng(seed).choice(cat.n_items, size=targets, replace=False)
+        return tuple(int(t) for t in chosen)
+    if isinstance(targets, list) and targets:
+        if not all(_integer(t) for t in targets):
+            raise _fail(name, "targets: item ids (integers)")
+        if any(not 0 <= t < full.n_items for t in targets) or len(set(targets)) != len(targets):
+            raise _fail(name, f"targets: distinct item ids in 0..{full.n_items - 1}")
+        out = [int(new_id[t]) for t in targets]
+        if min(out) < 0:
+            left = [full.names[t] for t in targets if new_id[t] < 0]
+            raise _fail(name, f"targets: excluded by exclude: {', '.join(map(repr, left))}")
+        return tuple(out)
+    raise _fail(name, "targets: a count or a list of item ids")
+
+
+def _gamma_sigma(name: str, cfg: dict, X: np.ndarray) -> tuple[float | str, float]:
+    """The gamma and sigma of the file; sigma "auto" from ``X`` (what gauss searches)."""
+    gamma = cfg.get("gamma", 3.0)
+    if gamma != "auto" and (
+        isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma > 0
+    ):
+        raise _fail(name, "gamma: a number > 0 or 'auto'")
+    sigma = cfg.get("sigma", "auto")
+    if sigma == "auto":
+        sigma = 0.1 * float(np.sqrt(np.mean(np.sum((X - X.mean(0)) ** 2, axis=1))))
+    elif isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
+        raise _fail(name, "sigma: a number > 0 or 'auto'")
+    return (gamma if gamma == "auto" else float(gamma)), float(sigma)
+
+
+def load_study(path: Any) -> Study:
+    """Read and check a study file (a ``k`` key warns: renamed ``n_choices``)."""
+    name = os.fspath(path)
+    cfg = _read(name)
+    full = file_catalogue(name, cfg.get("catalogue"))
+    default = DEMO_EXCLUDE.get(cfg["catalogue"], ())
+    exclude = cfg.get("exclude", list(default))
+    if not isinstance(exclude, list) or not all(isinstance(x, str) for x in exclude):
+        raise _fail(name, "exclude: a list of item names")
+    study = _study(name, cfg, full, tuple(exclude))
+    if "exclude" not in cfg and default:  # what 0.2.0 read: for a study under way
+        return replace(study, legacy=_study(name, cfg, full, ()))
+    return study
+
+
+def running_study(study: Study, store: Any) -> Study:
+    """``study``, or its 0.2.0 reading when participants enrolled under that one already.
+
+    A study on the colour demo started before the default ``exclude`` keeps its catalogue,
+    targets and fingerprint (its participants continue); ``store``: the database.
+    """
+    if study.legacy is not None and store.has_participants(study.legacy.fingerprint):
+        print(
+            f"study: participants enrolled before 0.3.0 excluded names by default: this "
+            f"study keeps every name ({len(study.excluded)} would be left out; write "
+            "exclude = [] in its file to say so)",
+            file=sys.stderr,
+        )
+        return study.legacy
+    return study
+
+
+def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> Study:
+    """The study of file ``name`` (read as ``cfg``) over ``full`` less ``exclude``."""
+    cat, new_id = full, np.arange(full.n_items)
+    if exclude:
+        try:
+            cat, new_id = full.without(exclude)
+        except ValueError as exc:
+            raise _fail(name, str(exc)) from None
+    n_choices = cfg.get("n_choices", N_CHOICES.default)
+    if not _integer(n_choices) or not N_CHOICES.min <= n_choices <= N_CHOICES.max:
+        raise _fail(name, f"n_choices: an integer from {N_CHOICES.min} to {N_CHOICES.max}")
+    seed = cfg.get("seed", 0)
+    if not _integer(seed) or seed < 0:
+        raise _fail(name, "seed: an integer >= 0")
+    max_queries = cfg.get("max_queries", 60)
+    if not _integer(max_queries) or max_queries < 1:
+        raise _fail(name, "max_queries: an integer >= 1")
+    title, consent = cfg.get("title", "A search study"), cfg.get("consent", DEFAULT_CONSENT)
+    if not isinstance(title, str) or not isinstance(consent, str):
+        raise _fail(name, "title and consent: strings")
+    methods = _methods(name, cfg.get("methods", ["gamma-ckl", "gauss"]))
+    embeddings = _embeddings(name, cfg.get("embeddings", {}), methods, cat, new_id)
+    gamma, sigma = _gamma_sigma(name, cfg, embeddings.get("gauss", cat.embedding))
+    code, redirect = ending(name, cfg)
+    return Study(
+        title=title,
+        catalogue=cat,
+        catalogue_source=cfg["catalogue"],
+        methods=methods,
+        targets=_targets(name, cfg.get("targets", 10), cat, seed, full, new_id),
+        n_choices=n_choices,
+        seed=seed,
+        max_queries=max_queries,
+        gamma=gamma,
+        sigma=sigma,
+        consent=consent,
+        completion_code=code,
+        redirect=redirect,
+        excluded=exclude,
+        embeddings=embeddings,
+    )
+
+
+def _embeddings(
+    name: str, given: Any, methods: tuple[str, ...], cat: Catalogue, new_id: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The file's ``[embeddings]``: method -> its embedding, rows as the study's catalogue."""
+    from pathlib import Path
+
+    from ..catalogue import load_embedding_file
+
+    if not isinstance(given, dict):
+        raise _fail(name, "embeddings: a table of method = embedding file")
+    out: dict[str, np.ndarray] = {}
+    for method, path in given.items():
+        if method not in methods:
+            raise _fail(name, f"embeddings: {method!r} is not one of the methods {list(methods)}")
+        if not isinstance(path, str) or not path:
+            raise _fail(name, f"embeddings.{method}: a file name")
+        p = Path(path) if Path(path).is_absolute() else Path(name).parent / path
+        if not p.is_file():
+            raise _fail(name, f"embeddings.{method}: no file {p}")
+        try:
+            X = load_embedding_file(p, len(new_id))  # rows of the catalogue before exclude
+        except ValueError as exc:
+            raise _fail(name, f"embeddings.{method}: {exc}") from None
+        out[method] = np.ascontiguousarray(X[new_id >= 0])
+        assert len(out[method]) == cat.n_items
+    return out

@@ -1,0 +1,81 @@
+"""A study's participants: enrolment after consent, then their searches one after the other.
+
+Each search is a find session started for its participant (an
+:class:`~..service.search.Owner`: their slot, target, token and a seed of the study's),
+answered and undone through the search service like any other. Nothing about the method
+is shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..modes.find import FindMode
+from ..service.participants import Participants
+from ..service.search import Owner, SearchService
+from ..store import SessionRow
+from .file import PLAN_VERSION, Study
+
+__all__ = ["StudyService"]
+
+
+class StudyService(Participants):
+    """The participants of ``study``, served through ``service``."""
+
+    def __init__(self, study: Study, service: SearchService):
+        super().__init__(service, study.fingerprint, study.completion_code, study.redirect)
+        self.study = study
+
+    def info(self) -> dict:
+        """The study's public facts: title, consent text, ``n_choices``, ``n_slots``."""
+        s = self.study
+        return {
+            "title": s.title,
+            "consent": s.consent,
+            "n_choices": s.n_choices,
+            "n_slots": len(s.targets),
+        }
+
+    def enrol(self, plan: int = PLAN_VERSION, platform_id: str | None = None) -> dict:
+        """Enrol a new participant (who consented): ``{"id", "token"}``."""
+        return super().enrol(plan, platform_id)
+
+    def next(self, pid: str, token: str | None) -> dict:
+        """The participant's current search (started when new).
+
+        ``{"done": false, "slot", "n_slots", "target", "n_queries", "session": {"id",
+        "screen"}}``, or ``{"done": true, "n_slots"}`` after the last one.
+        """
+        row = self.active(pid, token)
+        assert token is not None  # authorized
+        n_slots = len(self.study.targets)
+        sessions = {s.slot: s for s in self.store.participant_sessions(pid)}
+        slot = next((j for j in range(n_slots) if not _finished(sessions.get(j))), None)
+        if slot is None:
+            return self.done(n_slots=n_slots)
+        current = self.session(pid, slot, sessions.get(slot), self._plan(pid, row, slot, token))
+        screen = self.store.screen(current.id, current.screen)
+        return {
+            "done": False,
+            "slot": slot,
+            "n_slots": n_slots,
+            "target": self.study.catalogue.item(int(current.target or 0)),
+            "n_queries": current.n_queries,
+            "session": {"id": current.id, "screen": None if screen is None else screen[0]},
+        }
+
+    def _plan(self, pid: str, row: Any, slot: int, token: str) -> Any:
+        """What starts the participant's search ``slot`` (for :meth:`session`)."""
+
+        def start() -> tuple[str, int, dict, Owner, int]:
+            number = int(row.number)
+            target, method = self.study.plan(number, int(row.plan))[slot]
+            owner = Owner(pid, slot, target, token, self.study.session_seed(number, slot))
+            s = self.study
+            return FindMode.name, s.n_choices, s.params(method), owner, s.max_queries
+
+        return start
+
+
+def _finished(row: SessionRow | None) -> bool:
+    return row is not None and bool(row.done)

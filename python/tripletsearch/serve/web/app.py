@@ -1,0 +1,277 @@
+"""The ASGI app (Starlette) of the search service: routes, state and middleware only.
+
+The JSON API of :class:`~.service.SearchService` and :class:`~.study.StudyService`, a
+page that drives it, the catalogue's images, and an admin export behind a token; the
+views, one module per resource, are in :mod:`.views`. Every domain error
+(:mod:`.errors`) becomes its HTTP status here (:data:`STATUS`), as ``{"error": message}``.
+
+Starlette rather than FastAPI: the API is a few small JSON endpoints whose fields are
+checked by one schema module (:mod:`.schema`, the same checks and messages for every
+caller), so FastAPI's pydantic layer would be a second schema to keep in step, and
+Starlette's plain ``def`` endpoints run in its thread pool, which is what the synchronous
+database and native calls need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp
+
+from ..catalogue import Catalogue
+from ..collect import CollectConfig, load_collect
+from ..collect.service import CollectService
+from ..errors import (
+    Busy,
+    Closed,
+    Conflict,
+    Invalid,
+    NotFound,
+    ServiceError,
+    TooLarge,
+    TooManyRequests,
+    Unauthorized,
+    UnsupportedMedia,
+)
+from ..service.memory import process_memory, return_freed_memory
+from ..service.search import SearchService
+from ..store import Store
+from ..study import Study, StudyService, load_study, running_study
+from .limits import Limits, RateLimiter
+from .middleware import MAX_BODY_BYTES, BodyLimit
+from .views import admin, error, pages, sessions
+from .views import catalogue as catalogue_views
+from .views import collect as collect_views
+from .views import study as study_views
+
+__all__ = ["create_app", "MAX_BODY_BYTES", "STATUS"]
+
+log = logging.getLogger("tripletsearch.serve")
+
+# the HTTP status of each domain error
+STATUS: dict[type[ServiceError], int] = {
+    Invalid: 400,
+    Unauthorized: 401,
+    Closed: 403,
+    NotFound: 404,
+    Conflict: 409,
+    TooLarge: 413,
+    UnsupportedMedia: 415,
+    TooManyRequests: 429,
+    Busy: 503,
+}
+ROUTES = [
+    *pages.ROUTES,
+    *study_views.ROUTES,
+    *collect_views.ROUTES,
+    *admin.ROUTES,
+    *catalogue_views.ROUTES,
+    *sessions.ROUTES,
+]
+
+
+async def _service_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServiceError)
+    status = next(STATUS[c] for c in type(exc).__mro__ if c in STATUS)
+    reply = error(status, exc.message)
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        reply.headers["Retry-After"] = str(int(retry_after))
+    return reply
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error(exc.status_code, str(exc.detail).lower())
+
+
+async def _value_error(request: Request, exc: Exception) -> Response:
+    # the library's own checks (a bad stored value): the message, never a trace
+    log.warning("refused %s %s: %s", request.method, request.url.path, exc)
+    return error(400, str(exc))
+
+
+def _closed(study: Study | None, collect: CollectConfig | None) -> str:
+    """Why free sessions are refused (a study or collecting server), or ""."""
+    if study is not None:
+        return "this server runs a study: open /study"
+    if collect is not None:
+        return "this server collects triplets: open /collect"
+    return ""
+
+
+def create_app(
+    catalogue: Catalogue,
+    database: str | None = None,
+    *,
+    admin_token: str | None = None,
+    gamma: float | str = 3.0,
+    max_queries: int = 300,
+    setup: bool = True,
+    study: Study | None = None,
+    collect: CollectConfig | None = None,
+    random_state: int | None = None,
+    limits: Limits | None = None,
+    memory: int | None = None,
+    threads: int = 1,
+    steps_at_once: int | None = None,
+) -> Starlette:
+    """The search service's ASGI app for ``catalogue``.
+
+    Parameters
+    ----------
+    catalogue : Catalogue
+        From :func:`~..catalogue.load_catalogue` or :func:`~..catalogue.demo_catalogue`.
+    database : str, optional
+        SQLAlchemy URL; default ``sqlite:///tripletsearch-sessions.sqlite`` (the working
+        directory). PostgreSQL: ``postgresql+psycopg://user:pw@host/db``.
+    admin_token : str, optional
+        Bearer token of ``GET /api/admin/export`` (None: the endpoint is off).
+    gamma : float or "auto"
+        The gamma-CKL power assumed of people in find mode, or "auto": inferred per person
+        while they search.
+    max_queries : int
+        Screens per session before it ends by itself (a study: its own).
+    setup : bool
+        Create or upgrade the tables now (one process); False when the tables were set
+        up before several workers started (``tripletsearch serve`` does that).
+    collect : CollectConfig, optional
+        Collect triplets as this collect file says (:func:`~..collect.load_collect`; its
+        catalogue replaces ``catalogue``): ``/api/collect`` serves its participants, free
+        sessions are refused. The refitter that fills the samplers' buffers runs apart
+        (:func:`~..collect.refitter.refit_once`).
+    study : Study, optional
+        Run this study (:func:`~..study.load_study`; its catalogue replaces
+        ``catalogue`` unless that is the same, e.g. with its arrays shared): ``/`` and
+        ``/study`` are the participants' page, free sessions are refused.
+    random_state : int, optional
+        Seeds free sessions' searchers in the order they start, so a run replays (tests,
+        demos; every process given the same value draws the same seeds). None: a secret
+        random seed per session. A study's sessions take their seeds from the study.
+    limits : Limits, optional
+        Sessions and enrolments per client address per minute, open sessions at once,
+        trusted proxies (:class:`~.limits.Limits`). None: no limits (a server in front
+        sets its own); ``tripletsearch serve`` gives ``Limits()``'s defaults unless told.
+    memory : int, optional
+        Bytes this process may hold (measured as PSS, :mod:`.memory`): its live searchers
+        get what is left once the catalogue is loaded and the default mode's first searcher
+        built, less a tenth of it (at most 64 MiB) for requests in flight and the database's
+        caches (least recently used evicted first, rebuilt from the database on their next
+        request; a request that cannot fit gets 503). None: live searchers bounded by
+        count only.
+    threads : int
+        Native threads of each search step: with one worker process, the machine's cores
+        serve each answer (the same results for any number).
+    steps_at_once : int, optional
+        Search steps computed at once in this process, the others queued (None: no bound;
+        ``tripletsearch serve``: the cores over all workers' threads, at least 1).
+    """
+    limits = Limits(0, 0, 0) if limits is None else limits
+    store = Store(database)
+    if setup:
+        store.setup()
+    else:
+        store.check()
+    if collect is not None:
+        catalogue = collect.catalogue
+    if study is not None:
+        study = running_study(study, store)  # a study under way keeps what it began with
+        max_queries = study.max_queries
+        if catalogue.fingerprint != study.catalogue.fingerprint:  # (given: the same, shared)
+            catalogue = study.catalogue
+    service = SearchService(
+        catalogue,
+        store,
+        gamma=gamma,
+        max_queries=max_queries,
+        closed=_closed(study, collect),
+        collect=collect,
+        embeddings=None if study is None else study.embeddings,
+        random_state=random_state,
+        max_open_sessions=limits.max_open_sessions,
+        threads=threads,
+        steps_at_once=steps_at_once,
+    )
+    baseline = None
+    if memory is not None:
+        return_freed_memory()
+        for name in service.offered:  # the modes' templates (and priors) in the baseline
+            mode = service.modes[name]
+            n_choices, params = mode.new_params(None)
+            mode.session_bytes(n_choices, params)
+            mode.searcher(n_choices, params, 0)  # a first spawn builds the shared prior
+        baseline = process_memory()
+        free = int(memory) - baseline
+        service.live.budget = max(free - min(free // 10, 64 << 20), 0)  # room for requests
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        for mode in service.modes.values():
+            mode.close()
+        store.dispose()
+
+    app = Starlette(
+        routes=ROUTES,
+        exception_handlers={
+            ServiceError: _service_error,
+            HTTPException: _http_error,
+            ValueError: _value_error,
+        },
+        middleware=[Middleware(BodyLimit, limit=MAX_BODY_BYTES)],
+        lifespan=lifespan,
+    )
+    app.state.service, app.state.store, app.state.admin_token = service, store, admin_token
+    app.state.study = None if study is None else StudyService(study, service)
+    app.state.collect = None if collect is None else CollectService(collect, service)
+    app.state.limits = limits
+    app.state.memory, app.state.baseline = memory, baseline
+    app.state.session_rate = RateLimiter(limits.sessions_per_minute)
+    app.state.enrolment_rate = RateLimiter(limits.enrolments_per_minute)
+    return app
+
+
+def app_from_env() -> ASGIApp:
+    """The app of a uvicorn worker started by ``tripletsearch serve --workers N``.
+
+    The configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent.
+    """
+    from ..catalogue import demo_catalogue, load_catalogue
+    from ..catalogue.shared import attach_shared
+
+    cfg = json.loads(os.environ["TRIPLETSEARCH_SERVE"])
+    study = load_study(cfg["study"]) if cfg.get("study") else None
+    collect = load_collect(cfg["collect"]) if cfg.get("collect") else None
+    if study is not None:
+        cat = study.catalogue
+    elif collect is not None:
+        cat = collect.catalogue
+    elif cfg.get("demo"):
+        cat = demo_catalogue(cfg["demo"])
+    else:
+        cat = load_catalogue(cfg["catalogue"])
+    if cfg.get("shared"):
+        cat = attach_shared(cat, cfg["shared"])
+    return create_app(
+        cat,
+        cfg["database"],
+        admin_token=os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN") or None,
+        gamma=cfg["gamma"],
+        max_queries=cfg["max_queries"],
+        setup=False,
+        study=study,
+        collect=collect,
+        limits=Limits.from_dict(cfg.get("limits", {})),
+        memory=cfg.get("memory"),
+        threads=int(cfg.get("threads", 1)),
+        steps_at_once=cfg.get("steps_at_once"),
+    )

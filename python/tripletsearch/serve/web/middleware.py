@@ -1,0 +1,67 @@
+"""The app's ASGI middleware: a body size limit, and no stack trace ever reaching a client."""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import TooLarge
+from .views import error
+
+__all__ = ["BodyLimit", "MAX_BODY_BYTES"]
+
+log = logging.getLogger("tripletsearch.serve")
+MAX_BODY_BYTES = 16 * 1024
+
+
+class BodyLimit:
+    """413 for request bodies over ``limit`` bytes; 500 for an unexpected exception.
+
+    The 413 by Content-Length or while streaming (a pure ASGI middleware: the body is never
+    buffered beyond the limit). The 500 is ``{"error": "internal server error"}``, the
+    exception logged with its trace on the server, the connection kept (Starlette's
+    ServerErrorMiddleware would re-raise, and uvicorn then drops the keep-alive connection).
+    """
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request through the app, within the limit."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    too_big = int(value) > self.limit
+                except ValueError:
+                    too_big = True
+                if too_big:
+                    await error(413, f"request body over {self.limit} bytes")(scope, receive, send)
+                    return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > self.limit:  # the endpoint's error handler answers 413
+                    raise TooLarge(f"request body over {self.limit} bytes")
+            return msg
+
+        started = False
+
+        async def tracking(msg: Message) -> None:
+            nonlocal started
+            started = started or msg["type"] == "http.response.start"
+            await send(msg)
+
+        try:
+            await self.app(scope, limited, tracking)
+        except Exception:  # a bug: logged here, never shown to the client
+            log.exception("internal error on %s %s", scope.get("method"), scope.get("path"))
+            if not started:
+                await error(500, "internal server error")(scope, receive, send)

@@ -1,0 +1,72 @@
+"""``/api/catalogue`` (metadata and a page of items) and the items' images."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import Route
+
+from ... import schema
+from ...catalogue import raster_type
+from ...errors import NotFound
+from ...service.search import SearchService
+from . import ok
+
+__all__ = ["ROUTES"]
+
+
+def catalogue(request: Request) -> Response:
+    """``GET /api/catalogue?offset=0&limit=100&q=text``.
+
+    ``{"title", "n_items", "modes", "n_choices": {mode: {"min", "max", "default"}},
+    "offset", "limit", "q", "n_matches", "items": [...]}``: the catalogue's metadata, the
+    modes new sessions may take with their screen sizes, and ``limit`` items (at most 1000;
+    0: none) from ``offset`` on, of the ``n_matches`` whose names contain ``q``
+    (case-insensitive).
+    """
+    page = schema.catalogue_page(
+        {k: request.query_params.getlist(k) for k in request.query_params.keys()}
+    )
+    service: SearchService = request.app.state.service
+    cat = service.catalogue
+    n_matches, ids = cat.page(page.offset, page.limit, page.q)
+    return ok(
+        {
+            "title": cat.title,
+            "n_items": cat.n_items,
+            "modes": service.offered,
+            "n_choices": {m: service.modes[m].screen_sizes.to_json() for m in service.offered},
+            "offset": page.offset,
+            "limit": page.limit,
+            "q": page.q,
+            "n_matches": n_matches,
+            "items": [cat.item(i) for i in ids],
+        }
+    )
+
+
+# An image is data, never a document: no script, no plugin, no fetch, even if opened as a
+# page (a sandbox without allow-scripts: an opaque origin, the session tokens out of reach).
+IMAGE_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+}
+
+
+def image(request: Request) -> Response:
+    """``GET /images/{item}``: an item's image, from the catalogue's folder only."""
+    try:
+        i = int(request.path_params["item"])
+    except ValueError:
+        raise NotFound("no such image") from None
+    path = request.app.state.service.catalogue.image_path(i)
+    kind = None if path is None else raster_type(path)  # checked at load; again if replaced
+    if path is None or kind is None:
+        raise NotFound("no such image")
+    return FileResponse(path, media_type=kind, headers=IMAGE_HEADERS)
+
+
+ROUTES = [
+    Route("/api/catalogue", catalogue),
+    Route("/images/{item}", image),
+]

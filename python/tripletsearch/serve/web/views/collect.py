@@ -1,0 +1,90 @@
+"""``/api/collect``: a collect file's facts, its participants' enrolment, queries, answers."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ... import schema
+from ...collect.service import CollectService
+from ...errors import NotFound
+from . import bearer, limit, ok, read_json, require_admin
+
+__all__ = ["ROUTES"]
+
+
+def _collect(request: Request) -> CollectService:
+    found = request.app.state.collect
+    if found is None:
+        raise NotFound("this server collects no triplets")
+    return found
+
+
+def info(request: Request) -> Response:
+    """``GET /api/collect``: title, instructions, consent text, ``k``, ``max_queries``."""
+    return ok(_collect(request).info())
+
+
+async def enrol(request: Request) -> Response:
+    """``POST /api/collect/participants`` ``{"consent": true}``: 201 ``{"id", "token"}``.
+
+    An optional ``platform_id`` names the participant on a crowdsourcing platform.
+    """
+    collect = _collect(request)
+    platform_id = schema.collect_consent(await read_json(request))
+    limit(request, request.app.state.enrolment_rate, "enrolments")
+    return ok(await run_in_threadpool(collect.enrol, platform_id=platform_id), 201)
+
+
+async def next_query(request: Request) -> Response:
+    """``POST /api/collect/participants/{pid}/next`` ``{}`` + token: the current query."""
+    collect = _collect(request)
+    schema.empty(await read_json(request))
+    reply = await run_in_threadpool(collect.next, request.path_params["pid"], bearer(request))
+    return ok(reply)
+
+
+async def answer(request: Request) -> Response:
+    """``POST /api/collect/participants/{pid}/answer`` + token: record, then what next.
+
+    ``{"screen", "choice"}`` or ``{"screen", "skip": true}``, optional ``response_ms``;
+    the reply: the next query, or ``{"done": true, "debrief", ...}``.
+    """
+    collect = _collect(request)
+    body = schema.collect_answer(await read_json(request))
+    reply = await run_in_threadpool(
+        collect.answer, request.path_params["pid"], bearer(request), body
+    )
+    return ok(reply)
+
+
+async def withdraw(request: Request) -> Response:
+    """``POST /api/collect/participants/{pid}/withdraw`` ``{}`` + token: stop taking part.
+
+    ``{"withdrawn": true}``; the participant's answers are left out of fits and export.
+    """
+    collect = _collect(request)
+    schema.empty(await read_json(request))
+    reply = await run_in_threadpool(collect.withdraw, request.path_params["pid"], bearer(request))
+    return ok(reply)
+
+
+async def dashboard(request: Request) -> Response:
+    """``GET /api/admin/collect`` + admin token: the dashboard (:mod:`...collect.dashboard`)."""
+    require_admin(request)
+    collect = _collect(request)
+    from ...collect.dashboard import collect_dashboard
+
+    return ok(await run_in_threadpool(collect_dashboard, collect.store, collect.config))
+
+
+ROUTES = [
+    Route("/api/admin/collect", dashboard),
+    Route("/api/collect", info),
+    Route("/api/collect/participants", enrol, methods=["POST"]),
+    Route("/api/collect/participants/{pid}/next", next_query, methods=["POST"]),
+    Route("/api/collect/participants/{pid}/answer", answer, methods=["POST"]),
+    Route("/api/collect/participants/{pid}/withdraw", withdraw, methods=["POST"]),
+]

@@ -1,0 +1,71 @@
+"""``/api/sessions``: start a search, answer its screens, undo, read it."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ... import schema
+from ...service.search import SearchService
+from . import bearer, limit, ok, read_json
+
+__all__ = ["ROUTES"]
+
+
+def _service(request: Request) -> SearchService:
+    return request.app.state.service
+
+
+async def create(request: Request) -> Response:
+    """``POST /api/sessions`` ``{"mode", "n_choices"}`` -> 201 ``{"id", "token", "screen"}``."""
+    new = schema.new_session(await read_json(request))
+    limit(request, request.app.state.session_rate, "new sessions")
+    reply = await run_in_threadpool(_service(request).create, new)
+    return ok(reply, 201, new.warnings)
+
+
+async def answer(request: Request) -> Response:
+    """``POST /api/sessions/{sid}/answer`` ``{"screen", "choice", "found"}`` + token."""
+    body = schema.answer(await read_json(request))
+    reply = await run_in_threadpool(
+        _service(request).answer, request.path_params["sid"], bearer(request), body
+    )
+    return ok(schema.with_old_keys(reply))
+
+
+async def undo(request: Request) -> Response:
+    """``POST /api/sessions/{sid}/undo`` ``{"screen"}`` + token."""
+    body = schema.undo(await read_json(request))
+    reply = await run_in_threadpool(
+        _service(request).undo, request.path_params["sid"], bearer(request), body
+    )
+    return ok(schema.with_old_keys(reply))
+
+
+async def leave(request: Request) -> Response:
+    """``POST /api/sessions/{sid}/leave`` ``{}`` + token: end it unfinished (abandoned).
+
+    ``{"done": true, "left": true}``, or ``"left": false`` when it had ended before.
+    """
+    schema.empty(await read_json(request))
+    reply = await run_in_threadpool(
+        _service(request).leave, request.path_params["sid"], bearer(request)
+    )
+    return ok(reply)
+
+
+def get(request: Request) -> Response:
+    """``GET /api/sessions/{sid}`` + token: the session, its current screen, its history."""
+    reply = _service(request).get(request.path_params["sid"], bearer(request))
+    return ok(schema.with_old_keys(reply))
+
+
+ROUTES = [
+    Route("/api/sessions", create, methods=["POST"]),
+    Route("/api/sessions/{sid}/answer", answer, methods=["POST"]),
+    Route("/api/sessions/{sid}/undo", undo, methods=["POST"]),
+    Route("/api/sessions/{sid}/leave", leave, methods=["POST"]),
+    Route("/api/sessions/{sid}", get),
+]

@@ -1,0 +1,1 @@
+"""The service's tests, in packages that mirror tripletsearch.serve."""

@@ -1,0 +1,61 @@
+"""The browser tests' fixtures: the system's chromium (Debian's; no browser download)
+driven by Playwright, the folder of screenshots, and a search server in a thread."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from serve.helpers import thread_server
+from tripletsearch.serve import create_app, demo_catalogue
+
+CAT = demo_catalogue()
+
+
+def chromium() -> str | None:
+    return os.environ.get("TRIPLETSEARCH_CHROMIUM") or next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None
+    )
+
+
+@contextlib.contextmanager
+def _without_preload() -> Iterator[None]:
+    """The browser is not ours to sanitize: start it without the runtime CI preloads."""
+    saved = {k: os.environ.pop(k) for k in ("LD_PRELOAD", "ASAN_OPTIONS") if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium, one per module; its tests skip where there is none (but on the CI)."""
+    if chromium() is None and not os.environ.get("TRIPLETSEARCH_REQUIRE_BROWSER"):
+        pytest.skip("no chromium (Debian: apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with _without_preload():
+        pw = sync_playwright().start()
+        b = pw.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+    yield b
+    b.close()
+    pw.stop()
+
+
+@pytest.fixture(scope="module")
+def shots(request):
+    d = request.config.rootpath / "test-output" / "screenshots"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('db') / 's.sqlite'}"
+    with thread_server(create_app(CAT, url)) as base:
+        yield base, url

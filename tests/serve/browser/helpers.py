@@ -1,0 +1,110 @@
+"""What several browser tests share: the page's screen sizes, a study file, a catalogue of
+photos, and scripted people who look at the colours the page shows and click the one
+closest to their target in CIELAB."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from playwright.sync_api import expect
+
+from tripletsearch.colour import srgb_to_lab
+from tripletsearch.serve import demo_catalogue
+
+CAT = demo_catalogue()
+LAB = CAT.embedding
+
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+}
+
+STUDY = """
+title = "Find the colour"
+catalogue = "colours"
+methods = ["gamma-ckl", "gauss"]
+targets = 3
+n_choices = 4
+seed = 5
+max_queries = 40
+consent = "We record your clicks under a random id."
+"""
+
+PHOTO_SIZES = [(640, 480), (240, 960), (1200, 300), (256, 256), (48, 64), (900, 600)]
+
+
+def photo_catalogue(root, n=24):
+    """Photos of several sizes and aspect ratios (a disc on a gradient: its edges show any
+    crop), with a 2-D embedding."""
+    import matplotlib.pyplot as plt
+
+    (root / "img").mkdir(parents=True)
+    rng = np.random.default_rng(7)
+    rows = ["name,image"]
+    for i in range(n):
+        w, h = PHOTO_SIZES[i % len(PHOTO_SIZES)]
+        yy, xx = np.mgrid[0:h, 0:w]
+        img = np.empty((h, w, 3))
+        img[...] = rng.uniform(0.2, 0.9, 3) * (0.5 + 0.5 * xx / w)[..., None]
+        disc = (xx - w / 2) ** 2 + (yy - h / 2) ** 2 < (min(w, h) / 3) ** 2
+        img[disc] = rng.uniform(size=3)
+        plt.imsave(root / "img" / f"photo{i}.png", img)
+        rows.append(f"photo {i},img/photo{i}.png")
+    (root / "items.csv").write_text("\n".join(rows) + "\n")
+    np.save(root / "embedding.npy", rng.normal(size=(n, 2)))
+    return root
+
+
+def shown_lab(page) -> np.ndarray:
+    """CIELAB of the swatches on the screen, from the colours the browser renders."""
+    rgbs = page.eval_on_selector_all(
+        "#grid .pick", "els => els.map(e => getComputedStyle(e).backgroundColor)"
+    )
+    vals = [[int(v) / 255 for v in re.findall(r"\d+", c)[:3]] for c in rgbs]
+    return srgb_to_lab(np.array(vals))
+
+
+def screen_number(page) -> str:
+    return page.inner_text("#progress")
+
+
+def session_id(page, key="ts-search") -> str:
+    return page.evaluate(f"JSON.parse(localStorage.getItem('{key}')).session.id")
+
+
+def find_by_clicks(page, target: int, max_screens: int = 25) -> int:
+    """Click the shown swatch closest to the target in CIELAB until the target is shown,
+    then "This is it"; the number of clicks."""
+    for clicks in range(1, max_screens + 1):
+        page.wait_for_selector("#grid .pick")
+        names = page.locator("#grid .card .name").all_inner_texts()
+        if CAT.names[target] in names:
+            say_this_is_it(page, names.index(CAT.names[target]))
+            page.wait_for_selector("#search[hidden]", state="attached")
+            return clicks
+        best = int(np.argmin(np.linalg.norm(shown_lab(page) - LAB[target], axis=1)))
+        before = screen_number(page)
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.locator("#grid .pick").nth(best).click()
+        expect(page.locator("#progress")).not_to_have_text(before)
+    raise AssertionError(f"not found in {max_screens} screens")
+
+
+def say_this_is_it(page, position: int) -> None:
+    """ "This is it" on the item at ``position``, then "Yes" on the confirmation."""
+    page.locator("#grid .card .found").nth(position).click()
+    expect(page.locator("#confirm")).to_be_visible()
+    with page.expect_response(lambda r: r.url.endswith("/answer")):
+        page.click("#confirm-yes")
+
+
+def answer_keys(page, keys: str, before: int = 0) -> None:
+    """Press each key as an answer, waiting for the next screen each time."""
+    for i, key in enumerate(keys):
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.keyboard.press(key)
+        expect(page.locator("#progress")).to_contain_text(f"{before + i + 1} answered")

@@ -1,0 +1,134 @@
+"""The collect page in a real browser: a participant from consent to the debrief, and
+pictures that arrive loaded, a double click answering once."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from serve.browser.helpers import DESKTOP, photo_catalogue
+from serve.helpers import thread_server
+from tripletsearch.serve import create_app
+from tripletsearch.serve.store import Store
+
+# a browser: run once, not again under the sanitizers (.ci/run)
+pytestmark = pytest.mark.once
+
+
+COLLECT_FILE = """
+title = "Which colours look alike?"
+catalogue = "colours"
+samplers = ["random"]
+k = 3
+max_queries = 8
+burn_in = 2
+attention = [3]
+repeats = [6]
+instructions = "Pick the colour most like the one on top."
+debrief = "Thank you for your answers."
+completion_code = "CQ-9"
+"""
+
+
+def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
+    """A participant consents, reads the instructions, answers a head and three
+    candidates by clicks (one skip), survives a reload, and gets the debrief and code;
+    the database holds each answer with the time the page measured."""
+    from tripletsearch.serve.collect import load_collect
+
+    (tmp_path / "collect.toml").write_text(COLLECT_FILE)
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    with thread_server(create_app(cfg.catalogue, url, collect=cfg)) as base:
+        page = browser.new_page(**DESKTOP)
+        page.goto(base + "/collect")
+        expect(page.locator("#consent-text")).to_contain_text("similar")
+        page.click("#agree")
+        expect(page.locator("#instructions-text")).to_have_text(cfg.instructions)
+        page.click("#go")
+        for n in range(cfg.max_queries):
+            expect(page.locator("#grid .pick")).to_have_count(3)
+            expect(page.locator("#progress")).to_contain_text(f"{n} answered")
+            assert page.is_hidden("#undo") and page.is_visible("#skip")
+            head = page.locator("#grid .head .name").inner_text()
+            expect(page.locator("#prompt")).to_have_text(f"Which is most like “{head}”?")
+            if n == 1:
+                page.screenshot(path=str(shots / "collect.png"))
+                page.reload()  # the participant and their query survive
+                expect(page.locator("#grid .pick")).to_have_count(3)
+            page.wait_for_timeout(120)  # a person takes a moment
+            with page.expect_response(lambda r: r.url.endswith("/answer")):
+                if n == 4:
+                    page.click("#skip")
+                else:
+                    page.locator("#grid .pick").nth(n % 3).click()
+        expect(page.locator("#result")).to_have_text("Thank you for your answers.")
+        expect(page.locator("#result-lines")).to_have_text("Your completion code: CQ-9")
+        pid = page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
+        page.close()
+    store = Store(url)
+    (session,) = store.participant_sessions(pid)
+    assert session.done and session.n_queries == cfg.max_queries
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "c.sqlite") as con:
+        rows = con.execute(
+            "SELECT screen, choice, response_ms FROM ts_answers WHERE session_id = ? "
+            "ORDER BY screen",
+            (session.id,),
+        ).fetchall()
+    assert [r[0] for r in rows] == list(range(cfg.max_queries))
+    assert rows[4][1] is None and all(r[1] == r[0] % 3 for r in rows if r[0] != 4)
+    assert all(100 <= r[2] < 60_000 for r in rows)  # the page's measure, in ms
+
+
+PICTURE_COLLECT = """
+catalogue = "photos"
+samplers = ["random"]
+k = 2
+max_queries = 5
+burn_in = 1
+"""
+
+
+def test_collect_pictures_arrive_loaded_and_a_double_click_answers_once(browser, tmp_path):
+    """Each query's pictures are loaded before it is shown (the server sends them slowly:
+    every picture is complete the moment its screen appears), and a double click on a
+    candidate records one answer: the screen stays locked a moment after a click."""
+    from tripletsearch.serve.collect import load_collect
+
+    photo_catalogue(tmp_path / "photos")
+    (tmp_path / "photos" / "embedding.npy").unlink()
+    (tmp_path / "collect.toml").write_text(PICTURE_COLLECT)
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    with thread_server(create_app(cfg.catalogue, url, collect=cfg)) as base:
+        page = browser.new_page(**DESKTOP)
+
+        def slow(route):
+            page.wait_for_timeout(250)  # a slow network for pictures
+            route.continue_()
+
+        page.route("**/images/*", slow)
+        page.add_init_script(
+            "window.__screens = []; new MutationObserver(() => {"
+            " const g = document.getElementById('grid'); if (!g) return;"
+            " const imgs = [...g.querySelectorAll('img')]; if (!imgs.length) return;"
+            " window.__screens.push(imgs.every(i => i.complete && i.naturalWidth > 0));"
+            "}).observe(document, {childList: true, subtree: true});"
+        )
+        page.goto(base + "/collect")
+        page.click("#agree")
+        page.click("#go")
+        for n in range(cfg.max_queries):
+            expect(page.locator("#progress")).to_contain_text(f"{n} answered")
+            with page.expect_response(lambda r: r.url.endswith("/answer")):
+                page.locator("#grid .pick").nth(0).dblclick()
+        expect(page.locator("#result")).to_be_visible()
+        screens = page.evaluate("window.__screens")
+        pid = page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
+        page.close()
+    assert screens and all(screens)  # never a picture still loading on a shown screen
+    (session,) = Store(url).participant_sessions(pid)
+    history = Store(url).history(session.id)
+    assert [h["number"] for h in history] == list(range(cfg.max_queries))  # once each

@@ -1,0 +1,95 @@
+"""The owner's dashboard of a collect in a real browser: signing in with the admin token,
+the participants, the answers over time, the held-out accuracy per sampler and the map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+from serve.browser.helpers import DESKTOP, photo_catalogue
+from serve.helpers import thread_server
+from tripletsearch.serve import create_app
+from tripletsearch.serve.store import Store
+
+# a browser: run once, not again under the sanitizers (.ci/run)
+pytestmark = pytest.mark.once
+
+
+DASHBOARD_FILE = """
+catalogue = "photos"
+samplers = ["random", "arr"]
+test_share = 0.25
+k = 3
+max_queries = 24
+burn_in = 4
+attention = [2, 12]
+repeats = [8, 20]
+"""
+
+
+def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, shots):
+    """The owner signs in with the admin token (a wrong one is refused) and sees the
+    participants (the one who failed the checks flagged), the answers over time, a curve of
+    held-out accuracy per sampler and the newest embedding as a map of the pictures."""
+    from serve.helpers import in_process
+    from tripletsearch.serve.collect import load_collect
+    from tripletsearch.serve.collect.refitter import refit_once
+
+    photo_catalogue(tmp_path / "photos")
+    (tmp_path / "photos" / "embedding.npy").unlink()  # to be learned from the triplets
+    (tmp_path / "collect.toml").write_text(DASHBOARD_FILE)
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token")
+    with in_process(app) as c:
+        for person in range(11):
+            pr = c.post("/api/collect/participants", json={"consent": True}).json()
+            h, base = (
+                {"Authorization": "Bearer " + pr["token"]},
+                f"/api/collect/participants/{pr['id']}",
+            )
+            reply = c.post(f"{base}/next", json={}, headers=h).json()
+            while "query" in reply:
+                q = reply["query"]
+                near = [abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]
+                pick = 0 if person == 10 else int(np.argmin(near))  # the last one clicks blindly
+                reply = c.post(
+                    f"{base}/answer", json={"screen": q["screen"], "choice": pick}, headers=h
+                ).json()
+    store = Store(url)
+    refit_once(store, cfg, buffer=10)
+    with thread_server(app) as base:
+        page = browser.new_page(**DESKTOP)
+        page.goto(base + "/collect/dashboard")
+        page.fill("#token", "wrong")
+        page.click("#login button")
+        expect(page.locator("#login-error")).to_contain_text("admin token")
+        assert page.is_hidden("#board")
+        page.fill("#token", "owner-token")
+        page.click("#login button")
+        expect(page.locator("#board")).to_be_visible()
+        expect(page.locator("#summary")).to_contain_text(f"11 participants, {11 * 24} answers")
+        rows = page.locator("#participants tbody tr")
+        expect(rows).to_have_count(11)
+        flagged = page.locator("#participants tbody tr.flagged")
+        expect(flagged).to_have_count(1)
+        expect(flagged.locator(".status")).to_have_text("flagged")
+        assert int(page.get_attribute("#answers-plot polyline", "data-points")) > 10
+        for name in cfg.samplers:  # one accuracy curve per sampler, with its points
+            line = page.locator(f'#accuracy-plot polyline[data-series="{name}"]')
+            assert int(line.get_attribute("data-points")) >= 1
+            expect(page.locator(f'#accuracy-legend [data-series="{name}"]')).to_contain_text(name)
+        pictures = page.locator("#map image.item")
+        expect(pictures).to_have_count(cfg.catalogue.n_items)
+        titles = page.locator("#map image.item title").all_text_contents()
+        assert sorted(titles) == sorted(cfg.catalogue.names)
+        loaded = page.evaluate(
+            "Promise.all([...document.querySelectorAll('#map image')].map(i => "
+            "fetch(i.getAttribute('href')).then(r => r.ok)))"
+        )
+        assert all(loaded)
+        page.reload()  # the token is kept for the tab
+        expect(page.locator("#board")).to_be_visible()
+        page.screenshot(path=str(shots / "collect-dashboard.png"), full_page=True)
+        page.close()

@@ -1,0 +1,158 @@
+"""The study's page in a real browser: whole studies by scripted participants and their
+report, the server refusing "this is it" on another item, a participant who stops and
+the next one's completion code, and the counterbalanced first targets."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from playwright.sync_api import expect
+
+from serve.browser.helpers import DESKTOP, STUDY, answer_keys, find_by_clicks, session_id
+from serve.helpers import ServeProcess, thread_server
+from tripletsearch.serve import create_app, demo_catalogue
+from tripletsearch.serve.store import Store
+from tripletsearch.serve.study import load_study
+
+CAT = demo_catalogue()
+
+# a browser: run once, not again under the sanitizers (.ci/run)
+pytestmark = pytest.mark.once
+
+
+def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
+    (tmp_path / "study.toml").write_text(STUDY)
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    with ServeProcess("--study", str(tmp_path / "study.toml"), "--database", url) as srv:
+        for p in range(2):  # two participants, each with a browser of their own
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.goto(srv.base + "/study")
+            expect(page.locator("#consent-text")).to_contain_text("random id")
+            if p == 0:
+                page.screenshot(path=str(shots / "study-consent.png"))
+            page.click("#agree")
+            for slot in range(3):
+                page.wait_for_selector("#target-intro:not([hidden])")
+                name = page.get_attribute("#target-big", "title")
+                target = CAT.names.index(name)
+                if p == 0 and slot == 0:
+                    page.screenshot(path=str(shots / "study-target.png"))
+                page.click("#begin")
+                find_by_clicks(page, target, max_screens=40)
+            page.wait_for_selector("#done:not([hidden])")
+            assert "Thank you" in page.inner_text("#result")
+            ctx.close()
+    out = tmp_path / "report"
+    res = subprocess.run(
+        [sys.executable, "-m", "tripletsearch", "report", "--database", url, "--out", str(out)]
+        + ["--study", str(tmp_path / "study.toml")],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "2 participants, 6 searches" in res.stdout
+    assert re.search(r"gamma-ckl\s+3\s+3", res.stdout) and re.search(r"gauss\s+3\s+\d", res.stdout)
+    assert (out / "cdf.png").exists()
+    shutil.copy(out / "cdf.png", shots / "study-cdf.png")
+
+
+def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_path):
+    """The page no longer checks the target itself: the server refuses, the page says why,
+    nothing is recorded; a reload resumes the search beside its target."""
+    (tmp_path / "study.toml").write_text(STUDY.replace("targets = 3", "targets = 1"))
+    study = load_study(tmp_path / "study.toml")
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    with thread_server(create_app(study.catalogue, url, study=study)) as base:
+        page = browser.new_page()
+        page.goto(base + "/study")
+        page.click("#agree")
+        page.wait_for_selector("#target-intro:not([hidden])")
+        target = page.get_attribute("#target-big", "title")
+        page.click("#begin")
+        expect(page.locator("#grid .pick")).to_have_count(4)
+        names = page.locator("#grid .card .name").all_inner_texts()
+        other = next(i for i, n in enumerate(names) if n != target)
+        page.locator("#grid .card .found").nth(other).click()
+        with page.expect_response(lambda r: r.url.endswith("/answer")) as refused:
+            page.click("#confirm-yes")
+        assert refused.value.status == 400
+        expect(page.locator("#status")).to_contain_text("not the target")
+        sid = session_id(page, "ts-study")
+        assert Store(url).history(sid) == []
+        expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 1 · 0 answered")
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.locator("#grid .pick").nth(other).click()
+        expect(page.locator("#progress")).to_contain_text("1 answered")
+        page.reload()
+        expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 2 · 1 answered")
+        expect(page.locator("#target")).to_have_attribute("title", target)
+        find_by_clicks(page, CAT.names.index(target), max_screens=40)
+        expect(page.locator("#result")).to_contain_text("Thank you: the search is done.")
+        page.close()
+
+
+def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_path, shots):
+    (tmp_path / "study.toml").write_text(
+        STUDY.replace("targets = 3", "targets = 1")
+        + 'completion_code = "C0DE-7"\nredirect = "https://example.org/back"\n'
+    )
+    study = load_study(tmp_path / "study.toml")
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    with thread_server(create_app(study.catalogue, url, study=study)) as base:
+        page = browser.new_page(**DESKTOP)
+        page.goto(base + "/study")
+        page.click("#decline")
+        expect(page.locator("#result")).to_have_text("No problem: nothing was recorded.")
+        assert page.is_hidden("#result-swatch") and page.is_hidden("#copy")
+        page.evaluate("localStorage.clear()")
+        page.goto(base + "/study")
+        page.click("#agree")
+        page.click("#begin")
+        expect(page.locator("#stop")).to_be_visible()
+        assert page.is_hidden("#start-over") and page.is_hidden("#change-mode")
+        answer_keys(page, "1")
+        pid = page.evaluate("JSON.parse(localStorage.getItem('ts-study')).participant.id")
+        page.once("dialog", lambda d: d.accept())
+        with page.expect_response(lambda r: r.url.endswith("/withdraw")):
+            page.click("#stop")
+        expect(page.locator("#result")).to_contain_text("You have stopped taking part")
+        assert page.is_hidden("#result-swatch")
+        assert Store(url).participant(pid).withdrawn is not None
+        page.reload()  # nothing kept: consent again
+        expect(page.locator("#consent")).to_be_visible()
+        page.click("#agree")
+        expect(page.locator("#target-intro")).to_be_visible()
+        target = page.get_attribute("#target-big", "title")
+        page.click("#begin")
+        find_by_clicks(page, CAT.names.index(target), max_screens=40)
+        expect(page.locator("#result")).to_contain_text("Thank you: the search is done.")
+        expect(page.locator("#result-lines")).to_have_text("Your completion code: C0DE-7")
+        expect(page.locator("#redirect")).to_have_attribute("href", "https://example.org/back")
+        assert page.is_hidden("#result-swatch")
+        page.screenshot(path=str(shots / "study-thanks.png"))
+        page.close()
+
+
+def test_consecutive_participants_begin_with_different_targets(browser, tmp_path):
+    """The Williams plan in the browser: with two targets, participants 0 and 1 (one
+    block) begin with different targets and each does both."""
+    (tmp_path / "study.toml").write_text(STUDY.replace("targets = 3", "targets = 2"))
+    study = load_study(tmp_path / "study.toml")
+    app = create_app(study.catalogue, f"sqlite:///{tmp_path / 's.sqlite'}", study=study)
+    firsts = []
+    with thread_server(app) as base:
+        for _ in range(2):
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            page.goto(base + "/study")
+            page.click("#agree")
+            expect(page.locator("#target-intro")).to_be_visible()
+            firsts.append(page.get_attribute("#target-big", "title"))
+            ctx.close()
+    assert len(set(firsts)) == 2
+    assert {study.catalogue.names[t] for t in study.targets} == set(firsts)

@@ -1,0 +1,1 @@
+"""Collecting triplets: the collect file, its participants, the refitter, the export."""

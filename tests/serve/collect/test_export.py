@@ -1,0 +1,212 @@
+"""One tool end to end: collected triplets exported (triplets.csv integer-only, the details
+in triplets_info.csv), the file's models fitted, a catalogue folder and a study that
+serves each method its own embedding."""
+
+from __future__ import annotations
+
+import csv
+import re
+import textwrap
+
+import numpy as np
+import pytest
+
+from serve.helpers import catalogue_folder, enrol, in_process
+from tripletsearch.cli import main
+from tripletsearch.serve import create_app
+from tripletsearch.serve.catalogue import load_catalogue
+from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.modes.find import FindMode
+from tripletsearch.serve.store import Store
+from tripletsearch.serve.study import load_study
+
+COLLECT = """
+catalogue = "items"
+samplers = ["random"]
+test_share = 0.2
+k = 3
+dim = 2
+models = ["gamma-ckl", "probit"]
+max_queries = 30
+burn_in = 5
+attention = [3, 17]
+repeats = [10]
+seed = 2
+"""
+
+
+def answer(c, pid, h, pick):
+    base = f"/api/collect/participants/{pid}"
+    reply = c.post(f"{base}/next", json={}, headers=h).json()
+    while "query" in reply:
+        q = reply["query"]
+        body = {"screen": q["screen"], "choice": pick(q), "response_ms": 700}
+        reply = c.post(f"{base}/answer", json=body, headers=h).json()
+
+
+def by_hue(q):
+    """The candidate nearest the head along a hidden 1-D order (the item ids)."""
+    return int(np.argmin([abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]))
+
+
+def never_the_head(q):
+    return next(i for i, x in enumerate(q["candidates"]) if x["id"] != q["head"]["id"])
+
+
+@pytest.fixture
+def collected(tmp_path):
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    cfg = load_collect(tmp_path / "collect.toml")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        people = [enrol(c) for _ in range(7)]
+        for pr, h in people[:6]:
+            answer(c, pr["id"], h, by_hue)
+        # never the head itself: fails both attention checks, so flagged
+        answer(c, people[6][0]["id"], people[6][1], never_the_head)
+    return cfg, db, [pr["id"] for pr, _ in people]
+
+
+def expected_triplets(store, flagged_pid):
+    """The triplets that count, recomputed from the stored answers."""
+    rows = []
+    for s in store.iter_sessions():
+        if s.participant == flagged_pid:
+            continue
+        for h in store.history(s.id):
+            q = h["query"]
+            if q["kind"] in ("burn-in", "adaptive", "random", "test") and h["choice"] is not None:
+                picked = q["candidates"][h["choice"]]
+                rows += [(q["head"], picked, o) for o in q["candidates"] if o != picked]
+    return rows
+
+
+def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_study(
+    collected, tmp_path, capsys
+):
+    cfg, db, pids = collected
+    out = tmp_path / "export"
+    argv = ["export", "--database", db, "--out", str(out), "--collect"]
+    assert main([*argv, str(tmp_path / "collect.toml")]) == 0
+    said = capsys.readouterr().out
+    assert "fitted gamma-ckl, probit" in said and "--study" in said
+    lines = (out / "triplets.csv").read_text().splitlines()
+    assert lines[0] == "head,closer,farther"
+    assert all(re.fullmatch(r"\d+,\d+,\d+", line) for line in lines[1:])  # integers only
+    T = np.loadtxt(out / "triplets.csv", delimiter=",", skiprows=1, dtype=int)
+    store = Store(db)
+    want = expected_triplets(store, pids[6])
+    assert sorted(map(tuple, T.tolist())) == sorted(want)
+    with open(out / "triplets_info.csv", newline="") as fh:
+        info = list(csv.DictReader(fh))
+    assert len(info) == len(T)
+    names = cfg.catalogue.names
+    for row, meta in zip(T, info):
+        assert meta["source"] == "collect" and meta["participant"] in pids[:6]
+        assert meta["kind"] in ("burn-in", "adaptive", "random", "test")
+        assert meta["response_ms"] == "700" and meta["sampler"] in ("random", "test")
+        assert [meta["head_name"], meta["closer_name"], meta["farther_name"]] == [
+            names[i] for i in row
+        ]
+    assert (out / "collect.toml").read_text() == (tmp_path / "collect.toml").read_text()
+    for model in cfg.models:  # fitted to every triplet that counts
+        X = np.load(out / "embeddings" / f"{model}.npy")
+        assert X.shape == (cfg.catalogue.n_items, cfg.dim) and np.isfinite(X).all()
+        near = np.sum((X[T[:, 0]] - X[T[:, 1]]) ** 2, axis=1)
+        far = np.sum((X[T[:, 0]] - X[T[:, 2]]) ** 2, axis=1)
+        assert np.mean(near < far) > 0.75  # the people's 1-D order, learned
+    cat = load_catalogue(out / "catalogue")
+    assert cat.names == cfg.catalogue.names and cat.hex == cfg.catalogue.hex
+    np.testing.assert_array_equal(cat.embedding, np.load(out / "embeddings" / "gamma-ckl.npy"))
+    study = load_study(out / "study.toml")
+    assert study.methods == ("gamma-ckl", "gauss")
+    np.testing.assert_array_equal(study.embeddings["gauss"], np.load(out / "embeddings/probit.npy"))
+    # a study server on it: each method's sessions search its own embedding
+    app = create_app(study.catalogue, f"sqlite:///{tmp_path / 'study.sqlite'}", study=study)
+    with in_process(app) as c:
+        r = c.post("/api/study/participants", json={"consent": True})
+        assert r.status_code == 201, r.text
+        find = c.app.state.service.modes[FindMode.name]
+        for method, own in study.embeddings.items():
+            template = find._template(4, {"method": method, "gamma": 3.0, "sigma": study.sigma})
+            np.testing.assert_array_equal(template._X, own)
+    probit = np.load(out / "embeddings/probit.npy")
+    rms = np.sqrt(np.mean(np.sum((probit - probit.mean(0)) ** 2, axis=1)))
+    assert study.sigma == pytest.approx(0.1 * rms)  # gauss's sigma from its own embedding
+
+
+def test_export_without_collected_triplets_says_so(tmp_path, capsys):
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    db = tmp_path / "s.sqlite"
+    cfg = load_collect(tmp_path / "collect.toml")
+    create_app(cfg.catalogue, f"sqlite:///{db}", collect=cfg)
+    argv = ["export", "--database", f"sqlite:///{db}", "--out", str(tmp_path / "o")]
+    assert main([*argv, "--collect", str(tmp_path / "collect.toml")]) == 2
+    assert "no triplets collected yet" in capsys.readouterr().err
+    assert main([*argv, "--collect", str(tmp_path / "collect.toml"), "--demo", "colours"]) == 2
+    assert "--collect names the catalogue" in capsys.readouterr().err
+
+
+STUDY = """
+catalogue = "items"
+methods = ["gamma-ckl", "gauss"]
+targets = 3
+"""
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ('[embeddings]\nbogus = "e.npy"', "'bogus' is not one of the methods"),
+        ('[embeddings]\ngauss = "missing.npy"', "embeddings.gauss: no file"),
+        ('[embeddings]\ngauss = "short.npy"', "embeddings.gauss"),
+        ("[embeddings]\ngauss = 3", "embeddings.gauss: a file name"),
+        ('embeddings = "e.npy"', "embeddings: a table"),
+    ],
+)
+def test_a_studys_bad_embeddings_are_named(tmp_path, table, message):
+    root = catalogue_folder(tmp_path)
+    np.save(root / "embedding.npy", np.random.default_rng(0).normal(size=(30, 2)))
+    np.save(tmp_path / "e.npy", np.random.default_rng(1).normal(size=(30, 2)))
+    np.save(tmp_path / "short.npy", np.random.default_rng(1).normal(size=(29, 2)))
+    (tmp_path / "study.toml").write_text(STUDY + table + "\n")
+    with pytest.raises(ValueError, match=message) as err:
+        load_study(tmp_path / "study.toml")
+    assert "study.toml" in str(err.value)
+
+
+def test_a_study_with_its_own_embeddings_has_its_own_fingerprint(tmp_path):
+    root = catalogue_folder(tmp_path)
+    np.save(root / "embedding.npy", np.random.default_rng(0).normal(size=(30, 2)))
+    np.save(tmp_path / "e.npy", np.random.default_rng(1).normal(size=(30, 2)))
+    (tmp_path / "plain.toml").write_text(STUDY)
+    (tmp_path / "own.toml").write_text(STUDY + '[embeddings]\ngauss = "e.npy"\n')
+    plain, own = load_study(tmp_path / "plain.toml"), load_study(tmp_path / "own.toml")
+    assert plain.embeddings == {} and plain.fingerprint != own.fingerprint
+
+
+def test_a_sqlite_backup_taken_while_serving_exports_the_same(collected, tmp_path):
+    """The documented online backup (sqlite3's backup API) is a whole, consistent copy."""
+    import sqlite3
+
+    cfg, db, _ = collected
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        pr, h = enrol(c)  # a participant mid-way while the backup is taken
+        base = f"/api/collect/participants/{pr['id']}"
+        q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
+        c.post(f"{base}/answer", json={"screen": q["screen"], "choice": 0}, headers=h)
+        src = sqlite3.connect(db.removeprefix("sqlite:///"))
+        dst = sqlite3.connect(tmp_path / "backup.sqlite")
+        src.backup(dst)
+        src.close()
+        dst.close()
+    outs = []
+    for url in (db, f"sqlite:///{tmp_path / 'backup.sqlite'}"):
+        out = tmp_path / f"out{len(outs)}"
+        assert main(["export", "--database", url, "--out", str(out)]) == 0
+        outs.append(out)
+    for name in ("triplets.csv", "triplets_info.csv", "answers.csv", "sessions.csv"):
+        assert (outs[0] / name).read_text() == (outs[1] / name).read_text(), name
+    assert len((outs[1] / "answers.csv").read_text().splitlines()) == 1 + 7 * 30 + 1

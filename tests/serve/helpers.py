@@ -1,0 +1,275 @@
+"""Components for the service's tests: the app in process (Starlette's TestClient: no
+server, no socket), and the real ones for what needs them: a uvicorn server in a thread (the
+browser), the ``tripletsearch serve`` command in its own process group (kill -9, several
+workers), and a throwaway PostgreSQL cluster (Debian's ``postgresql``; as root, the
+cluster runs as the ``postgres`` user); the API clients and the catalogues several test
+modules share."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from tripletsearch.people import FindPerson
+from tripletsearch.serve import load_catalogue
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(base: str, timeout: float = 60.0, proc: subprocess.Popen | None = None) -> None:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if proc is not None and proc.poll() is not None:
+            out = proc.stdout.read() if proc.stdout else ""
+            raise RuntimeError(f"the server exited ({proc.returncode}): {out}")
+        try:
+            if httpx.get(base + "/api/health", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{base} did not become healthy in {timeout} s")
+
+
+@contextlib.contextmanager
+def in_process(app: Any) -> Iterator[Any]:
+    """``app`` served in this process by Starlette's TestClient (an ``httpx.Client``), with
+    its lifespan; requests run through the whole ASGI stack, without a socket."""
+    with warnings.catch_warnings():  # Starlette 1.x, importing it: "install httpx2 instead"
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    with TestClient(app) as client:
+        yield client
+
+
+@contextlib.contextmanager
+def thread_server(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn on a free port in this process; yields the base URL."""
+    import uvicorn
+
+    from tripletsearch.serve.web.protocol import uvicorn_options
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            **uvicorn_options(),  # as tripletsearch serve runs it
+        )
+    )
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base)
+        yield base
+    finally:
+        server.should_exit = True
+        t.join(timeout=10)
+
+
+class ServeProcess:
+    """``python -m tripletsearch serve`` in its own process group."""
+
+    def __init__(self, *args: str, port: int | None = None, env: dict | None = None):
+        self.port = port or free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "tripletsearch", "serve", "--port", str(self.port)]
+        cmd += ["--log-level", "warning", *args]
+        if "--sessions-per-minute" not in args:  # every test client is 127.0.0.1
+            cmd += ["--sessions-per-minute", "0", "--enrolments-per-minute", "0"]
+        self.proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            # a given admin token: no token file written to the working directory
+            env={**os.environ, "TRIPLETSEARCH_ADMIN_TOKEN": "test-admin", **(env or {})},
+        )
+        wait_healthy(self.base, proc=self.proc)
+
+    def kill9(self) -> None:
+        """SIGKILL to every process of the server: no shutdown, no flushing."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+        with contextlib.suppress(ProcessLookupError):  # any orphaned worker
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def __enter__(self) -> ServeProcess:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def postgres_bindir() -> str | None:
+    """The PostgreSQL server binaries (Debian: /usr/lib/postgresql/<v>/bin)."""
+    for cand in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(cand, "pg_ctl")):
+            return cand
+    pg_ctl = shutil.which("pg_ctl")
+    return os.path.dirname(pg_ctl) if pg_ctl else None
+
+
+@contextlib.contextmanager
+def postgres_cluster() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a free port; yields its SQLAlchemy URL."""
+    bindir = postgres_bindir()
+    if bindir is None:
+        raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
+    root = Path(tempfile.mkdtemp(prefix="ts-pg-"))
+    data, sock = root / "data", root / "sock"
+    sock.mkdir()
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: run the cluster as postgres
+        as_user = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(root, "postgres")
+        shutil.chown(sock, "postgres")
+        os.chmod(root, 0o755)
+    port = free_port()
+
+    # PostgreSQL is not ours to sanitize: without the sanitizer runtime the CI preloads
+    # (postgres hangs under it)
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+
+    def run(*cmd: str) -> None:
+        subprocess.run(
+            [*as_user, *cmd], check=True, capture_output=True, text=True, env=env, timeout=120
+        )
+
+    run(f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "ts", "--no-sync")
+    run(
+        f"{bindir}/pg_ctl",
+        "-D",
+        str(data),
+        "-l",
+        str(root / "log"),
+        "-w",
+        "-o",
+        f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
+        "start",
+    )
+    try:
+        yield f"postgresql+psycopg://ts@127.0.0.1:{port}/postgres"
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            run(f"{bindir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------- API clients
+def auth(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def start(client, **body):
+    r = client.post("/api/sessions", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def run_search(client, session, person, limit=400):
+    """Answer screens until done; the replies."""
+    screen, replies = session["screen"], []
+    for _ in range(limit):
+        r = client.post(
+            f"/api/sessions/{session['id']}/answer",
+            json=person.answer(screen),
+            headers=auth(session["token"]),
+        )
+        assert r.status_code == 200, r.text
+        replies.append(r.json())
+        if r.json()["done"]:
+            return replies
+        screen = r.json()["screen"]
+    raise AssertionError("the search did not end")
+
+
+def enrol(c, **extra):
+    """A collect participant enrolled with consent: their reply and authorization header."""
+    r = c.post("/api/collect/participants", json={"consent": True, **extra})
+    assert r.status_code == 201, r.text
+    pr = r.json()
+    return pr, {"Authorization": "Bearer " + pr["token"]}
+
+
+def interleaved(client, cat, people=3, rounds=8):
+    """Sessions of ``people`` answered in turn; every reply, in order. Each person picks the
+    item nearest their target, and says "found" when the target is shown."""
+    rng = np.random.default_rng(0)  # unused: the nearest item, never a draw
+    out, sessions = [], []
+    for p in range(people):
+        r = client.post("/api/sessions", json={"n_choices": 4})
+        assert r.status_code == 201, r.text
+        sessions.append((r.json(), FindPerson(cat, 100 + 37 * p, None, rng)))
+        out.append(r.json()["screen"])
+    screens = [s["screen"] for s, _ in sessions]
+    for _ in range(rounds):
+        for p, (s, person) in enumerate(sessions):
+            if screens[p] is None:
+                continue
+            r = client.post(
+                f"/api/sessions/{s['id']}/answer",
+                json=person.answer(screens[p]),
+                headers=auth(s["token"]),
+            )
+            assert r.status_code == 200, r.text
+            out.append(r.json())
+            screens[p] = r.json()["screen"]
+    return out
+
+
+# ---------------------------------------------------------------------- catalogues
+def make_catalogue(root, n, dim=3, seed=0):
+    """A catalogue folder of ``n`` named items with a random embedding, loaded."""
+    root.mkdir()
+    rng = np.random.default_rng(seed)
+    np.save(root / "embedding.npy", rng.normal(size=(n, dim)).astype(np.float32))
+    (root / "items.csv").write_text("name\n" + "\n".join(f"item {i}" for i in range(n)) + "\n")
+    return load_catalogue(root)
+
+
+def catalogue_folder(tmp_path, n=30):
+    """``tmp_path / "items"``: ``n`` colours by name and hex, without an embedding."""
+    root = tmp_path / "items"
+    root.mkdir(parents=True)
+    rng = np.random.default_rng(1)
+    rows = ["name,hex"] + [
+        f"colour {i},#{''.join(f'{int(v):02x}' for v in rng.integers(0, 256, 3))}" for i in range(n)
+    ]
+    (root / "items.csv").write_text("\n".join(rows) + "\n")
+    return root

@@ -1,0 +1,92 @@
+"""The export of a search server's sessions: the admin's export over the API and the
+``tripletsearch export`` command close the loop (triplets ready for ``Embedding.fit``), and
+no export without an admin token."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+import tripletsearch as ts
+from serve.helpers import auth, in_process, run_search, start
+from tripletsearch.people import FindPerson
+from tripletsearch.serve import create_app, demo_catalogue
+
+CAT = demo_catalogue()
+ADMIN = "admin-secret"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    db = tmp_path_factory.mktemp("db") / "sessions.sqlite"
+    # seeded: the simulated searches below replay (the statistical bounds hold for this
+    # seed, not by chance on each run)
+    app = create_app(CAT, f"sqlite:///{db}", admin_token=ADMIN, random_state=0)
+    with in_process(app) as client:
+        yield client, app, db
+
+
+def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
+    client, app, db = server
+    rng = np.random.default_rng(5)
+    targets = rng.choice(CAT.n_items, size=6, replace=False)
+    for t in targets:
+        run_search(
+            client, start(client, mode="find", n_choices=4), FindPerson(CAT, int(t), 3.0, rng)
+        )
+    assert client.get("/api/admin/export").status_code == 401
+    assert client.get("/api/admin/export", headers=auth("wrong")).status_code == 401
+    data = client.get("/api/admin/export", headers=auth(ADMIN)).json()
+    assert data["format"] == "tripletsearch.export" and data["version"] == 4
+    T = np.array(data["triplets"])
+    by_session = {s["session"]: s for s in data["sessions"]}
+    for c in data["choices"]:  # one triplet per other shown item, head = the target
+        assert by_session[c["session"]]["target"] == c["target"]
+        assert c["item"] in c["shown"] and c["target"] not in c["shown"]
+    assert len(T) == sum(len(c["shown"]) - 1 for c in data["choices"])
+    assert set(T[:, 0]) <= {int(t) for t in by_session_targets(data)}
+    # the answers as recorded: every chosen item is closer to the target, for a gamma = 3
+    # user, more often than not (a statistical check of the row order)
+    d_close = np.linalg.norm(CAT.embedding[T[:, 1]] - CAT.embedding[T[:, 0]], axis=1)
+    d_far = np.linalg.norm(CAT.embedding[T[:, 2]] - CAT.embedding[T[:, 0]], axis=1)
+    assert np.mean(d_close < d_far) > 0.7
+    # the CLI writes the same, ready for Embedding.fit
+    out = tmp_path / "export"
+    from tripletsearch.cli import main
+
+    assert (
+        main(["export", "--database", f"sqlite:///{db}", "--out", str(out), "--demo", "colours"])
+        == 0
+    )
+    rows = np.loadtxt(out / "triplets.csv", delimiter=",", skiprows=1, dtype=int, ndmin=2)
+    np.testing.assert_array_equal(rows, T)
+    sessions = (out / "sessions.csv").read_text().splitlines()
+    header = sessions[0].split(",")
+    assert header[:3] == ["session", "mode", "n_choices"] and "n_queries" in header
+    assert len(sessions) == 1 + len(data["sessions"])
+    assert (out / "choices.csv").read_text().startswith("session,screen,target,item,shown\n")
+    with open(out / "triplets_info.csv", newline="") as fh:  # row for row with triplets.csv
+        info = list(csv.DictReader(fh))
+    assert len(info) == len(rows) and {i["source"] for i in info} == {"search"}
+    screens = {(c["session"], c["screen"]) for c in data["choices"]}
+    assert all((i["session"], int(i["screen"])) in screens for i in info)
+    assert [i["head_name"] for i in info] == [CAT.names[t] for t in rows[:, 0]]
+    meta = json.loads((out / "export.json").read_text())
+    assert meta["counts"]["triplets"] == len(T)
+    emb = ts.Embedding("gamma-ckl", 3, random_state=0, max_epochs=20, n_items=CAT.n_items)
+    emb.fit(rows)
+    assert emb.embedding_.shape == (CAT.n_items, 3)
+
+
+def by_session_targets(data):
+    return [s["target"] for s in data["sessions"] if s["target"] is not None]
+
+
+def test_admin_export_is_off_without_a_token(tmp_path):
+    app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}")
+    with in_process(app) as c:
+        r = c.get("/api/admin/export", headers=auth("anything"))
+    assert r.status_code == 404 and "off" in r.json()["error"]

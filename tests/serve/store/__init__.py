@@ -1,0 +1,1 @@
+"""The sessions database: schema versions, migrations, pruning, and several processes on one."""
