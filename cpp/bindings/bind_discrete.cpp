@@ -22,9 +22,10 @@ void register_config(py::module_& m) {
 
   const ts::SearchConfig dflt;
   auto make = [](ts::SearchMethod method, double gamma, double r, double sigma, int n_choices,
-                 ts::Selection selection, double lapse, bool gamma_auto, bool lapse_auto) {
-    const ts::SearchConfig c{method,    gamma, r,          sigma,     n_choices,
-                             selection, lapse, gamma_auto, lapse_auto};
+                 ts::Selection selection, double lapse, bool gamma_auto, bool lapse_auto,
+                 bool random_opening) {
+    const ts::SearchConfig c{method, gamma,      r,          sigma,         n_choices,
+                             selection, lapse, gamma_auto, lapse_auto, random_opening};
     c.validate();
     return c;
   };
@@ -36,8 +37,10 @@ void register_config(py::module_& m) {
           py::arg("gamma") = dflt.gamma, py::arg("r") = dflt.r, py::arg("sigma") = dflt.sigma,
           py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection,
           py::arg("lapse") = dflt.lapse, py::arg("gamma_auto") = dflt.gamma_auto,
-          py::arg("lapse_auto") = dflt.lapse_auto)
+          py::arg("lapse_auto") = dflt.lapse_auto,
+          py::arg("random_opening") = dflt.random_opening)
       .def_readonly("lapse", &ts::SearchConfig::lapse)
+      .def_readonly("random_opening", &ts::SearchConfig::random_opening)
       .def_readonly("gamma_auto", &ts::SearchConfig::gamma_auto)
       .def_readonly("lapse_auto", &ts::SearchConfig::lapse_auto)
       .def_readonly("method", &ts::SearchConfig::method)
@@ -50,13 +53,14 @@ void register_config(py::module_& m) {
       cls,
       [](const ts::SearchConfig& c) {
         return py::make_tuple(c.method, c.gamma, c.r, c.sigma, c.n_choices, c.selection, c.lapse,
-                              c.gamma_auto, c.lapse_auto);
+                              c.gamma_auto, c.lapse_auto, c.random_opening);
       },
       [make](const py::tuple& t) {
-        if (t.size() != 9) throw std::invalid_argument("SearchConfig: malformed state");
+        if (t.size() != 10) throw std::invalid_argument("SearchConfig: malformed state");
         return make(t[0].cast<ts::SearchMethod>(), t[1].cast<double>(), t[2].cast<double>(),
                     t[3].cast<double>(), t[4].cast<int>(), t[5].cast<ts::Selection>(),
-                    t[6].cast<double>(), t[7].cast<bool>(), t[8].cast<bool>());
+                    t[6].cast<double>(), t[7].cast<bool>(), t[8].cast<bool>(),
+                    t[9].cast<bool>());
       });
 }
 

@@ -16,7 +16,8 @@ void register_rng(py::module_& m) {
       .value("ParticleInit", ts::Purpose::ParticleInit)
       .value("ResampleMove", ts::Purpose::ResampleMove)
       .value("QueryDraws", ts::Purpose::QueryDraws)
-      .value("HyptestStage", ts::Purpose::HyptestStage);
+      .value("HyptestStage", ts::Purpose::HyptestStage)
+      .value("Opening", ts::Purpose::Opening);
 
   m.def(
       "rng_u64",

@@ -30,8 +30,11 @@ class Purpose:
       QueryDraws
     
       HyptestStage
+    
+      Opening
     """
     HyptestStage: typing.ClassVar[Purpose]
+    Opening: typing.ClassVar[Purpose]
     ParticleInit: typing.ClassVar[Purpose]
     PosteriorDraws: typing.ClassVar[Purpose]
     QueryDraws: typing.ClassVar[Purpose]
@@ -445,11 +448,11 @@ class SearchConfig:
     """
     def __eq__(self, other: typing.Any) -> typing.Any:
         ...
-    def __getstate__(self) -> tuple[SearchMethod, float, float, float, int, Selection, float, bool, bool]:
+    def __getstate__(self) -> tuple[SearchMethod, float, float, float, int, Selection, float, bool, bool, bool]:
         ...
     def __hash__(self) -> int:
         ...
-    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_auto: bool = False, lapse_auto: bool = False) -> None:
+    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_auto: bool = False, lapse_auto: bool = False, random_opening: bool = True) -> None:
         ...
     def __setstate__(self, arg0: tuple) -> None:
         ...
@@ -473,6 +476,9 @@ class SearchConfig:
         ...
     @property
     def r(self) -> float:
+        ...
+    @property
+    def random_opening(self) -> bool:
         ...
     @property
     def selection(self) -> Selection:

@@ -19,11 +19,22 @@ REMOVED_IN = "0.3.0"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def warn_renamed(where: str, old: str, new: str, stacklevel: int = 3) -> None:
-    """Warn that ``where``'s argument or attribute ``old`` is now called ``new``."""
+def warn_renamed(
+    where: str,
+    old: str,
+    new: str,
+    stacklevel: int = 3,
+    renamed_in: str = RENAMED_IN,
+    removed_in: str = REMOVED_IN,
+) -> None:
+    """Warn that ``where``'s argument or attribute ``old`` is now called ``new``.
+
+    Renamed in version ``renamed_in`` (the vocabulary's 0.2.0 by default), the old name
+    working until ``removed_in``.
+    """
     warnings.warn(
-        f"{where}: {old!r} was renamed {new!r} in tripletsearch {RENAMED_IN}; the old name "
-        f"stops working in tripletsearch {REMOVED_IN}",
+        f"{where}: {old!r} was renamed {new!r} in tripletsearch {renamed_in}; the old name "
+        f"stops working in tripletsearch {removed_in}",
         DeprecationWarning,
         stacklevel=stacklevel,
     )

@@ -286,16 +286,18 @@ def resolve_n_jobs(n_jobs: Any) -> int:
     return n_jobs
 
 
-def check_state(state: Any, version: int) -> int:
+def check_state(state: Any, version: int | tuple[int, ...]) -> int:
     """Validate the envelope of a ``to_dict`` snapshot and return its seed.
 
-    The envelope: a dict of the given version with a 64-bit seed (stored as a string).
+    The envelope: a dict of the given version (or one of the given versions) with a 64-bit
+    seed (stored as a string).
     """
     if not isinstance(state, dict):
         raise TypeError(f"state: expected a dict, got {type(state).__name__}")
     if "version" not in state or "seed" not in state:
         raise ValueError("state: malformed (no version or seed)")
-    if state["version"] != version:
+    versions = version if isinstance(version, tuple) else (version,)
+    if isinstance(state["version"], bool) or state["version"] not in versions:
         raise ValueError(f"state: unsupported version {state['version']!r}")
     raw = state["seed"]  # a decimal string (or an int), never a float or a bool
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):

@@ -10,8 +10,8 @@ from scipy import stats
 import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
+from tripletsearch._reference.discrete import rotated_axes, store_frame, top_eigenpairs
 from tripletsearch._reference.discrete import simulate as ref_simulate
-from tripletsearch._reference.discrete import store_frame, top_eigenpairs
 from tripletsearch.discrete import METHODS, SELECTIONS
 
 CONFIGS = [  # (method, selection, n_choices)
@@ -805,7 +805,7 @@ def test_auto_estimates_the_users_gamma_in_the_database():
     for gamma in (1.5, 8.0):
         oracle = ts.GammaCKL(gamma)
         probs = np.zeros(13)
-        for t in range(6):  # the gamma posterior of six searches, pooled
+        for t in range(12):  # the gamma posterior of twelve searches, pooled
             rng = np.random.default_rng(t)
             target = int(rng.integers(len(X)))
             s = ts.DiscreteSearch(X, gamma="auto", n_choices=4, random_state=t)
@@ -872,3 +872,85 @@ def test_auto_is_gamma_ckl_only():
 def test_simulate_auto_needs_the_user():
     with pytest.raises(ValueError, match="oracle: give the simulated user"):
         ts.simulate_discrete(database(50, 2), gamma="auto", n_runs=2)
+
+
+# ---------------------------------------------------------------------- openings
+def first_screens(X, seeds, **kw):
+    return [tuple(sorted(ts.DiscreteSearch(X, random_state=s, **kw).ask().tolist())) for s in seeds]
+
+
+@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("method", ["gamma-ckl", "gauss"])
+def test_sessions_open_on_their_own_screens(method, k):
+    """Each session's seed turns its opening (gamma-CKL) or draws it (GaussSearch): over 20
+    seeds at least 18 distinct first screens, on 1,000 uniform points in d = 5."""
+    X = np.random.default_rng(11).uniform(size=(1000, 5))
+    screens = first_screens(X, range(20), method=method, n_choices=k, gamma=3.0)
+    assert len(set(screens)) >= 18, screens
+
+
+def test_the_principal_opening_is_every_sessions():
+    X = np.random.default_rng(11).uniform(size=(1000, 5))
+    screens = first_screens(X, range(20), n_choices=4, gamma=3.0, opening="principal")
+    assert len(set(screens)) <= 5  # what made a blind study's methods tell apart
+    spawned = ts.DiscreteSearch(X, n_choices=4, gamma=3.0, random_state=0)
+    again = [tuple(sorted(spawned.spawn(random_state=s).ask().tolist())) for s in range(6)]
+    assert again == first_screens(X, range(6), n_choices=4, gamma=3.0)  # spawn = new session
+
+
+@pytest.mark.twin
+@pytest.mark.parametrize("k,selection", [(2, "infogain"), (4, "infogain"), (3, "weighted")])
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_the_opening_rotation_matches_the_twin(k, selection, d):
+    X = database(200, d, seed=d)
+    for seed in (1, 2**63 + 5, 77):
+        cfg = dict(n_choices=k, selection=selection)
+        a = _core.DiscreteSearcher(_core.ItemStore(X), native_config(**cfg), seed, 1)
+        b = RefSearcher(X, **cfg, seed=seed)
+        for _ in range(3):  # the opening turned, the next queries on the principal axes
+            q = a.select()
+            assert q.tolist() == b.select().tolist()
+            a.update(q, 0)
+            b.update(q, 0)
+
+
+def test_a_rotation_keeps_the_axes_orthonormal_and_the_variance():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 6))
+    C = A @ A.T
+    eig = top_eigenpairs(C, 4)
+    turned = rotated_axes(eig, 99)
+    V = np.array([v for _, v in turned])
+    np.testing.assert_allclose(V @ V.T, np.eye(4), atol=1e-12)
+    # the variances along the new axes are the covariance's, and their sum is kept
+    for var, v in turned:
+        assert var == pytest.approx(float(v @ C @ v), rel=1e-10)
+    assert sum(v for v, _ in turned) == pytest.approx(sum(v for v, _ in eig), rel=1e-12)
+    assert rotated_axes(eig, 99)[0][0] == turned[0][0]  # seeded
+
+
+def test_a_state_of_version_1_replays_its_principal_opening():
+    X = database(120, 3)
+    old = ts.DiscreteSearch(X, n_choices=2, gamma=3.0, opening="principal", random_state=4)
+    for _ in range(3):
+        old.tell(int(old.ask()[0]))
+    pending = old.ask()
+    state = {k: v for k, v in old.to_dict().items() if k != "opening"}
+    state["version"] = 1  # as 0.2.0 wrote it: no opening, opened on the principal axes
+    again = ts.DiscreteSearch.from_dict(json.loads(json.dumps(state)), X)
+    assert again.ask().tolist() == pending.tolist() and again.n_queries == 3
+    # a new state keeps its opening
+    new = ts.DiscreteSearch(X, n_choices=2, gamma=3.0, random_state=4)
+    new.tell(int(new.ask()[0]))
+    back = ts.DiscreteSearch.from_dict(new.to_dict(), X)
+    assert back.to_dict()["opening"] == "random" and back.to_dict()["version"] == 2
+
+
+@pytest.mark.parametrize(
+    "opening,exc", [("rotated", ValueError), (1, TypeError), (None, TypeError)]
+)
+def test_bad_opening(opening, exc):
+    with pytest.raises(exc, match="opening"):
+        ts.DiscreteSearch(database(50, 2), opening=opening)
+    with pytest.raises(exc, match="opening"):
+        ts.simulate_discrete(database(50, 2), opening=opening, n_runs=2)

@@ -80,6 +80,46 @@ def top_eigenpairs(C, count):
     return out
 
 
+_OPENING_AXES = 8  # the opening turns the top max(count, 8) axes (at most d)
+
+
+def rotated_axes(eig, seed):
+    """A session's opening axes: ``eig`` (value, vector pairs) turned by a Haar rotation.
+
+    The rows of an m x m matrix of standard normals from stream (seed, Opening, 0), drawn
+    row by row, made orthonormal by modified Gram-Schmidt: axis e becomes
+    ``sum_j Q[e, j] v_j`` with variance ``sum_j Q[e, j]^2 lambda_j``.
+    """
+    m = len(eig)
+    if m == 0:
+        return eig
+    rng = stream(seed, Purpose.Opening, 0)
+    Q = [[rng.normal() for _ in range(m)] for _ in range(m)]
+    for e in range(m):
+        for f in range(e):
+            dot = 0.0
+            for j in range(m):
+                dot += Q[e][j] * Q[f][j]
+            for j in range(m):
+                Q[e][j] -= dot * Q[f][j]
+        norm = 0.0
+        for j in range(m):
+            norm += Q[e][j] * Q[e][j]
+        norm = math.sqrt(norm)
+        for j in range(m):
+            Q[e][j] /= norm
+    d = len(eig[0][1])
+    out = []
+    for e in range(m):
+        var, v = 0.0, np.zeros(d)
+        for j in range(m):
+            var += Q[e][j] * Q[e][j] * eig[j][0]
+            for a in range(d):
+                v[a] += Q[e][j] * eig[j][1][a]
+        out.append((var, v))
+    return out
+
+
 def _cholesky(S):
     d = S.shape[0]
     L = np.zeros_like(S)
@@ -107,12 +147,14 @@ class DiscreteSearcher:
         lapse=0.0,
         gamma_auto=False,
         lapse_auto=False,
+        random_opening=True,
         seed=0,
     ):
         self.center, self.scale, self.X = store_frame(X)
         self.n, self.d = self.X.shape
         self.method, self.gamma, self.r, self.sigma = method, gamma, r, sigma
         self.k, self.selection, self.seed = n_choices, selection, seed
+        self.random_opening = random_opening
         # user hypotheses h = (gamma index, lapse index): one weight per item each
         self.lapse, self.gamma_auto, self.lapse_auto = lapse, gamma_auto, lapse_auto
         self.ng = len(GAMMA_GRID) if gamma_auto else 1
@@ -290,9 +332,20 @@ class DiscreteSearcher:
             return self._nearest(self._protos(k, self.r), k, _RULES[self.selection])
         return self._nearest(self._gauss_protos(k), k, _RULES["nearest"])
 
+    def _axes(self, count):
+        """The top ``count`` axes; the first query's a random frame of the top ones.
+
+        The opening turns the top ``min(d, max(count, 8))`` axes by the session's rotation
+        and keeps the first ``count`` (beyond 32 dimensions: the top ``count``).
+        """
+        if self.random_opening and self.n_queries == 0:
+            m = count if self.d > 32 else min(self.d, max(count, _OPENING_AXES))
+            return rotated_axes(top_eigenpairs(self._cov, m), self.seed)[:count]
+        return top_eigenpairs(self._cov, count)
+
     def _protos(self, k, r, pairs=None):
         ne = min((k + 1) // 2, self.d)
-        eig = top_eigenpairs(self._cov, ne)
+        eig = self._axes(ne)
         out = np.empty((k, self.d))
         for c in range(k):
             e = (c // 2) % ne
@@ -385,7 +438,7 @@ class DiscreteSearcher:
     def _infogain_tuples(self, k):
         """Steps 1 and 2 of the info-gain rule: candidate items and their tuples."""
         ne = min((5 if self.d <= 32 else 3) if k == 2 else (k + 1) // 2, self.d)
-        eig = top_eigenpairs(self._cov, ne)
+        eig = self._axes(ne)
         if k != 2:
             tuples = []
             for rad in _RADII:

@@ -103,6 +103,7 @@ class Purpose(enum.IntEnum):
     ResampleMove = 0x632BE59BD9B4E019
     QueryDraws = 0x94D049BB133111EB
     HyptestStage = 0xA24BAED4963EE407
+    Opening = 0xBF58476D1CE4E5B9
 
 
 def stream(seed: int, purpose: Purpose, index: int) -> Rng:

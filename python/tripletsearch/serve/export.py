@@ -16,16 +16,19 @@ to the samplers' and the held-out test queries of participants not flagged by th
 
 Files written by :func:`write_export` (format version :data:`EXPORT_VERSION`; version 3
 renamed ``k``, ``queries`` and ``chosen`` to the library's ``n_choices``, ``n_queries`` and
-``item``; version 4 added the collected triplets and ``triplets_info.csv``):
+``item``; version 4 added the collected triplets and ``triplets_info.csv``; version 5 put
+the collected triplets in files of their own and wrote records in cells as JSON):
 
 ``triplets.csv``
-    ``head,closer,farther`` item ids, ready for ``Embedding.fit`` (read with
-    ``np.loadtxt(path, delimiter=",", skiprows=1, dtype=int)``): integers only.
+    The searches' triplets: ``head,closer,farther`` item ids, ready for ``Embedding.fit``
+    (read with ``np.loadtxt(path, delimiter=",", skiprows=1, dtype=int)``): integers only.
 ``triplets_info.csv``
-    Row for row with ``triplets.csv``: ``source`` (``search``: a search with a known
-    target; ``collect``), session, participant, screen, sampler and kind of query (collect),
-    the response time the page measured (ms), and the three items' names (given the
-    catalogue).
+    Row for row with ``triplets.csv``: ``source`` (``search``), session, participant,
+    screen, and the three items' names (given the catalogue).
+``collect_triplets.csv`` and ``collect_triplets_info.csv``
+    The same for the triplets collected from people (``source`` ``collect``, with the
+    collect's key, the sampler and kind of query and the response time the page measured,
+    in ms): the two sources are never mixed in one file.
 ``choices.csv``
     ``session,screen,target,item,shown`` (item: the id picked; shown: space-separated ids).
 ``sessions.csv``
@@ -33,9 +36,10 @@ renamed ``k``, ``queries`` and ``chosen`` to the library's ``n_choices``, ``n_qu
     queries_to_find, target, undos, time per answer.
 ``answers.csv``
     Every answer and undo: session, screen, mode, kind, choice, found, undone, seconds,
-    what was shown.
+    what was shown (a list of item ids space-separated; a record, JSON).
 ``export.json``
-    Format and library versions, schema version, counts.
+    Format and library versions, schema version, counts, the files and their sources, the
+    experiments the database holds (and the one exported, when one was chosen).
 """
 
 from __future__ import annotations
@@ -51,15 +55,17 @@ from typing import Any
 from .. import __version__
 from .catalogue import Catalogue
 from .collect.export import collect_triplets
+from .experiment import listing
 from .service.recorded import RecordedSession, found_flags
 from .store import SCHEMA_VERSION, Store
 
 __all__ = ["export_data", "write_export", "EXPORT_VERSION"]
 
 # 2: undos (kind, undone), study columns; 3: the vocabulary of 0.2.0 (sessions.csv: k ->
-# n_choices, queries -> n_queries; choices.csv: chosen -> item); 4: collected triplets,
+# n_choices, queries -> n_queries; choices.csv: chosen -> item); 5: collected triplets in
+# collect_triplets.csv, records in cells as JSON; 4: collected triplets,
 # triplets_info.csv
-EXPORT_VERSION = 4
+EXPORT_VERSION = 5
 INFO_COLUMNS = [
     "source",
     "session",
@@ -124,13 +130,45 @@ def _session_row(rec: RecordedSession, found: bool, catalogue: Catalogue | None)
     }
 
 
-def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
+FILES = {
+    "triplets.csv": "searches: the triplets of answers to screens without the target, of "
+    "sessions whose target is known (a study's, or the item found)",
+    "collect_triplets.csv": "collects: the triplets people gave to the samplers' and the "
+    "held-out test queries (participants flagged by their checks or withdrawn left out)",
+}
+
+
+def _named(rows: list[list[int]], info: list[dict], catalogue: Catalogue | None) -> list[dict]:
+    """The info records with the three items' names."""
+    names = () if catalogue is None else catalogue.names
+    for row, where in zip(rows, info):
+        for key, item in zip(INFO_COLUMNS[7:], row):
+            where[key] = names[item] if 0 <= item < len(names) else None
+    return [{k: r.get(k) for k in INFO_COLUMNS} for r in info]
+
+
+def _in(key: str | None, members: set[str] | None, row: Any) -> bool:
+    """Whether session ``row`` belongs to the experiment of ``key`` (None: to any)."""
+    if key is None:
+        return True
+    return row.catalogue == f"collect:{key}" or (members is not None and row.participant in members)
+
+
+def export_data(
+    store: Store, catalogue: Catalogue | None = None, experiment: str | None = None
+) -> dict[str, Any]:
     """Everything recorded in ``store``, as JSON-ready lists (see the module docstring).
 
-    ``catalogue`` adds item names to the sessions.
+    ``catalogue`` adds item names to the sessions. ``experiment``: the key of one study or
+    collect (None: every session of the database).
     """
     answered = store.all_answers()
-    recorded = [RecordedSession(row, answered.get(row.id, [])) for row in store.iter_sessions()]
+    members = None if experiment is None else store.participant_ids(experiment)
+    recorded = [
+        RecordedSession(row, answered.get(row.id, []))
+        for row in store.iter_sessions()
+        if _in(experiment, members, row)
+    ]
     triplets: list[list[int]] = []
     info: list[dict[str, Any]] = []
     choices: list[dict[str, Any]] = []
@@ -162,13 +200,10 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
                 }
             )
         sessions.append(_session_row(rec, bool(found), catalogue))
-    for t in collect_triplets(store, answered):
-        triplets.append(list(t["row"]))
-        info.append({"source": "collect", **{k: t[k] for k in INFO_COLUMNS[1:7]}})
-    names = () if catalogue is None else catalogue.names
-    for row, where in zip(triplets, info):
-        for key, item in zip(INFO_COLUMNS[7:], row):
-            where[key] = names[item] if 0 <= item < len(names) else None
+    collected, collected_info = [], []
+    for t in collect_triplets(store, answered, experiment):
+        collected.append(list(t["row"]))
+        collected_info.append({"source": "collect", **{k: t[k] for k in INFO_COLUMNS[1:7]}})
     return {
         "format": "tripletsearch.export",
         "version": EXPORT_VERSION,
@@ -179,10 +214,16 @@ def export_data(store: Store, catalogue: Catalogue | None = None) -> dict[str, A
             "sessions": len(sessions),
             "answers": len(answers),
             "triplets": len(triplets),
+            "collect_triplets": len(collected),
             "choices": len(choices),
         },
+        "files": FILES,
+        "experiments": listing(store),
+        "experiment": experiment,
         "triplets": triplets,
-        "triplet_info": [{k: r.get(k) for k in INFO_COLUMNS} for r in info],
+        "triplet_info": _named(triplets, info, catalogue),
+        "collect_triplets": collected,
+        "collect_triplet_info": _named(collected, collected_info, catalogue),
         "choices": choices,
         "sessions": sessions,
         "answers": answers,
@@ -197,26 +238,40 @@ def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
 
 
 def _cell(v: Any) -> Any:
+    """A CSV cell: lists space-separated, a record (a dict) as JSON, None empty."""
     if v is None:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, list):
         return " ".join(str(x) for x in v)
+    if isinstance(v, dict):
+        return json.dumps(v, sort_keys=True)
     return v
 
 
-def write_export(store: Store, out: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
-    """Write the export files into the folder ``out`` (created); returns the counts."""
-    data = export_data(store, catalogue)
+def write_export(
+    store: Store, out: Any, catalogue: Catalogue | None = None, experiment: str | None = None
+) -> dict[str, Any]:
+    """Write the export files into the folder ``out`` (created); returns the counts.
+
+    ``experiment``: the key of the one study or collect to export (None: every session).
+    ``tripletsearch export`` writes into a new folder that replaces ``--out`` whole
+    (:func:`publish`).
+    """
+    data = export_data(store, catalogue, experiment)
     d = Path(os.fspath(out))
     d.mkdir(parents=True, exist_ok=True)
-    _write_csv(d / "triplets.csv", ["head", "closer", "farther"], data["triplets"])
-    _write_csv(
-        d / "triplets_info.csv",
-        INFO_COLUMNS,
-        [[_cell(r[k]) for k in INFO_COLUMNS] for r in data["triplet_info"]],
-    )
+    for prefix, rows, info in (
+        ("", data["triplets"], data["triplet_info"]),
+        ("collect_", data["collect_triplets"], data["collect_triplet_info"]),
+    ):
+        _write_csv(d / f"{prefix}triplets.csv", ["head", "closer", "farther"], rows)
+        _write_csv(
+            d / f"{prefix}triplets_info.csv",
+            INFO_COLUMNS,
+            [[_cell(r[k]) for k in INFO_COLUMNS] for r in info],
+        )
     _write_csv(
         d / "choices.csv",
         ["session", "screen", "target", "item", "shown"],
@@ -229,9 +284,44 @@ def write_export(store: Store, out: Any, catalogue: Catalogue | None = None) -> 
     _write_csv(d / "sessions.csv", scols, [[_cell(s[k]) for k in scols] for s in data["sessions"]])
     acols = ["session", "screen", "mode", "kind", "choice", "found", "undone", "seconds", "shown"]
     _write_csv(d / "answers.csv", acols, [[_cell(a[k]) for k in acols] for a in data["answers"]])
-    meta = {
-        k: data[k]
-        for k in ("format", "version", "library", "schema_version", "exported_at", "counts")
-    }
+    keys = ("format", "version", "library", "schema_version", "exported_at", "counts", "files")
+    meta = {k: data[k] for k in (*keys, "experiments", "experiment")}
     (d / "export.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return data["counts"]
+
+
+def fresh_folder(out: Any) -> Path:
+    """A new, empty folder beside ``out`` to write an export into (then :func:`publish`)."""
+    import tempfile
+
+    target = Path(os.fspath(out)).resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+
+
+def publish(folder: Path, out: Any, *, force: bool) -> Path:
+    """Put the finished export ``folder`` in the place of ``out``; the folder published.
+
+    ``out`` must not exist or be empty; with ``force`` a folder there is replaced whole
+    (renamed aside, the export renamed in, the old one removed), never mixed with the new.
+    ``FileExistsError`` otherwise (``folder`` removed).
+    """
+    import shutil
+
+    target = Path(os.fspath(out)).resolve()
+    old = None
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        if not force:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise FileExistsError(
+                f"--out: {target} exists and is not empty; give another folder, or --force "
+                "to replace it whole"
+            )
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+    elif target.exists():
+        target.rmdir()
+    os.replace(folder, target)
+    if old is not None:
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+    return target

@@ -108,3 +108,58 @@ def answer_keys(page, keys: str, before: int = 0) -> None:
         with page.expect_response(lambda r: r.url.endswith("/answer")):
             page.keyboard.press(key)
         expect(page.locator("#progress")).to_contain_text(f"{before + i + 1} answered")
+
+
+def long_names(root, every=3):
+    """Give every ``every``-th item of the catalogue folder ``root`` a long name without
+    spaces (a name must wrap under its box, never widen it)."""
+    lines = (root / "items.csv").read_text().splitlines()
+    for i in range(1, len(lines), every):
+        name, rest = lines[i].split(",", 1)
+        lines[i] = f"{name.replace(' ', '-')}-{'x' * 60}-{i},{rest}"
+    (root / "items.csv").write_text("\n".join(lines) + "\n")
+
+
+def drawn_alike(page) -> int:
+    """Check the screen shown draws every picture alike; the number of pictures.
+
+    Each visible picture's box (the ``<img>``'s parent element) has the same width and
+    height within 3 px; every card (a picture with its name) is as wide as its box; the
+    choices are centred as a group in the grid.
+    """
+    boxes = page.eval_on_selector_all(
+        "#search img",
+        "els => els.filter(e => e.offsetParent !== null).map(e => {"
+        " const r = e.parentElement.getBoundingClientRect();"
+        " return [r.width, r.height]; })",
+    )
+    widths, heights = [b[0] for b in boxes], [b[1] for b in boxes]
+    assert max(widths) - min(widths) <= 3 and max(heights) - min(heights) <= 3, boxes
+    cards = page.eval_on_selector_all(
+        "#grid .card, #head",
+        "els => els.filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().width)",
+    )
+    assert all(abs(c - widths[0]) <= 3 for c in cards), (cards, widths[0])
+    left, right, grid_left, grid_right = page.evaluate(
+        "() => { const g = document.getElementById('grid').getBoundingClientRect();"
+        " const r = [...document.querySelectorAll('#grid .pick')]"
+        ".map(e => e.getBoundingClientRect());"
+        " return [Math.min(...r.map(x => x.left)), Math.max(...r.map(x => x.right)),"
+        " g.left, g.right]; }"
+    )
+    assert abs((left - grid_left) - (grid_right - right)) <= 3, (left, right, grid_left)
+    return len(boxes)
+
+
+def names_shown(page) -> list[str]:
+    """The item names visible on the screen (under pictures, under the head)."""
+    return page.eval_on_selector_all(
+        ".name", "els => els.filter(e => e.offsetParent !== null).map(e => e.textContent)"
+    )
+
+
+def target_of(page, study) -> int:
+    """The study's target shown on its page, as an id of the demo (CAT): the page gives its
+    id in the study's catalogue (the demo less its excluded names)."""
+    item = int(page.get_attribute("#target-big", "data-item"))
+    return CAT.names.index(study.catalogue.names[item])

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from serve.browser.helpers import DESKTOP, photo_catalogue
+from serve.browser.helpers import (
+    DESKTOP,
+    PHONE,
+    drawn_alike,
+    long_names,
+    names_shown,
+    photo_catalogue,
+)
 from serve.helpers import thread_server
 from tripletsearch.serve import create_app
 from tripletsearch.serve.store import Store
@@ -19,7 +26,7 @@ COLLECT_FILE = """
 title = "Which colours look alike?"
 catalogue = "colours"
 samplers = ["random"]
-k = 3
+n_choices = 3
 max_queries = 8
 burn_in = 2
 attention = [3]
@@ -48,9 +55,9 @@ def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
         page.click("#go")
         for n in range(cfg.max_queries):
             expect(page.locator("#grid .pick")).to_have_count(3)
-            expect(page.locator("#progress")).to_contain_text(f"{n} answered")
+            expect(page.locator("#progress")).to_have_text(f"query {n + 1} of {cfg.max_queries}")
             assert page.is_hidden("#undo") and page.is_visible("#skip")
-            head = page.locator("#grid .head .name").inner_text()
+            head = page.locator("#head-name").inner_text()
             expect(page.locator("#prompt")).to_have_text(f"Which is most like “{head}”?")
             if n == 1:
                 page.screenshot(path=str(shots / "collect.png"))
@@ -85,7 +92,7 @@ def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
 PICTURE_COLLECT = """
 catalogue = "photos"
 samplers = ["random"]
-k = 2
+n_choices = 2
 max_queries = 5
 burn_in = 1
 """
@@ -121,7 +128,7 @@ def test_collect_pictures_arrive_loaded_and_a_double_click_answers_once(browser,
         page.click("#agree")
         page.click("#go")
         for n in range(cfg.max_queries):
-            expect(page.locator("#progress")).to_contain_text(f"{n} answered")
+            expect(page.locator("#progress")).to_have_text(f"query {n + 1} of {cfg.max_queries}")
             with page.expect_response(lambda r: r.url.endswith("/answer")):
                 page.locator("#grid .pick").nth(0).dblclick()
         expect(page.locator("#result")).to_be_visible()
@@ -132,3 +139,41 @@ def test_collect_pictures_arrive_loaded_and_a_double_click_answers_once(browser,
     (session,) = Store(url).participant_sessions(pid)
     history = Store(url).history(session.id)
     assert [h["number"] for h in history] == list(range(cfg.max_queries))  # once each
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+@pytest.mark.parametrize("show_names", [True, False])
+def test_the_head_and_candidates_are_drawn_alike(browser, tmp_path, device, show_names):
+    """The head sits in a box as large as each candidate's, on a desktop and a phone; long
+    names wrap under their boxes; show_names = false hides every name."""
+    from tripletsearch.serve.collect import load_collect
+
+    photo_catalogue(tmp_path / "photos")
+    long_names(tmp_path / "photos")
+    (tmp_path / "photos" / "embedding.npy").unlink()
+    text = PICTURE_COLLECT.replace("n_choices = 2", "n_choices = 4")
+    (tmp_path / "collect.toml").write_text(text + f"show_names = {str(show_names).lower()}\n")
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    with thread_server(create_app(cfg.catalogue, url, collect=cfg)) as base:
+        ctx = browser.new_context(**(DESKTOP if device == "desktop" else PHONE))
+        page = ctx.new_page()
+        page.goto(base + "/collect")
+        page.click("#agree")
+        page.click("#go")
+        for n in range(3):
+            expect(page.locator("#grid .pick img")).to_have_count(4)
+            expect(page.locator("#head-box img")).to_have_count(1)
+            assert drawn_alike(page) == 5
+            head = page.locator("#head-name").inner_text() if show_names else ""
+            if show_names:
+                assert len(names_shown(page)) == 5
+                expect(page.locator("#prompt")).to_have_text(f"Which is most like “{head}”?")
+            else:
+                assert names_shown(page) == []
+                expect(page.locator("#prompt")).to_have_text("Which is most like the one on top?")
+            page.wait_for_timeout(400)  # a person takes a moment (the screen's lock is over)
+            with page.expect_response(lambda r: r.url.endswith("/answer")):
+                page.locator("#grid .pick").nth(n % 4).click()
+            expect(page.locator("#progress")).to_have_text(f"query {n + 2} of 5")
+        ctx.close()

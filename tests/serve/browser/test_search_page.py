@@ -17,12 +17,14 @@ from serve.browser.helpers import (
     PHONE,
     STUDY,
     answer_keys,
+    drawn_alike,
     find_by_clicks,
     photo_catalogue,
     say_this_is_it,
     screen_number,
     session_id,
     shown_lab,
+    target_of,
 )
 from serve.helpers import thread_server
 from tripletsearch.colour import hex_to_srgb, srgb_to_lab
@@ -378,9 +380,11 @@ def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
         page.click("#find")
         expect(page.locator("#grid .pick img")).to_have_count(4)
         assert pictures_fit(page, "#grid .pick") == 4
+        assert drawn_alike(page) == 4  # every picture in a box of one size, centred
         page.screenshot(path=str(shots / f"pictures-{device}.png"), full_page=True)
         page.locator("#grid .card .found").nth(0).click()
         assert pictures_fit(page, "#confirm-swatch") == 1
+        assert drawn_alike(page) == 5  # the item asked about: as large as the others
         with page.expect_response(lambda r: r.url.endswith("/answer")):
             page.click("#confirm-yes")
         expect(page.locator("#done")).to_be_visible()
@@ -395,8 +399,9 @@ def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
         page.click("#begin")
         for screen in range(3):
             expect(page.locator("#grid .pick")).to_have_count(4)
-            assert pictures_fit(page, "#target") == 1 and pictures_fit(page, "#grid .pick") == 4
-            assert visible_on_top(page, "#target"), screen
+            assert pictures_fit(page, "#head-box") == 1 and pictures_fit(page, "#grid .pick") == 4
+            assert visible_on_top(page, "#head-box"), screen
+            assert drawn_alike(page) == 5  # the target as large as the items
             assert page.is_hidden("#keys") == (device == "phone")  # no keys on a phone
             if screen == 0:
                 page.screenshot(path=str(shots / f"study-search-{device}.png"), full_page=True)
@@ -415,11 +420,26 @@ def test_start_over_change_mode_and_back_leave_the_search(browser, tmp_path):
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     with thread_server(create_app(CAT, url)) as base:
         page = browser.new_page()
+        asked: list[str] = []
+        answer = {"accept": False}
+
+        def on_dialog(dialog):  # the page asks before it discards a search
+            asked.append(dialog.message)
+            dialog.accept() if answer["accept"] else dialog.dismiss()
+
+        page.on("dialog", on_dialog)
         page.goto(base + "/")
         page.click("#find")
         expect(page.locator("#grid .pick")).to_have_count(4)
         answer_keys(page, "1")
         first = session_id(page)
+        # declined: Start over and Back leave the search as it is
+        page.click("#start-over")
+        page.go_back()
+        expect(page.locator("#progress")).to_have_text("screen 2 · 1 answered")
+        assert session_id(page) == first and len(asked) == 2 and "Leave this search?" in asked[0]
+        assert left_sessions(url) == [(False, None)]
+        answer["accept"] = True
         with page.expect_response(lambda r: r.url.endswith("/api/sessions")):
             page.click("#start-over")
         expect(page.locator("#progress")).to_have_text("screen 1 · 0 answered")
@@ -637,12 +657,12 @@ def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
         shot(page, "study-consent")
         page.click("#agree")
         expect(page.locator("#target-intro")).to_be_visible()
-        target = page.get_attribute("#target-big", "title")
+        target = target_of(page, study)
         shot(page, "study-target")
         page.click("#begin")
         expect(page.locator("#grid .pick")).to_have_count(4)
         shot(page, "study-search")
-        find_by_clicks(page, CAT.names.index(target), max_screens=40)
+        find_by_clicks(page, target, max_screens=40)
         expect(page.locator("#result")).to_contain_text("Thank you")
         shot(page, "study-thanks")
     ctx.close()

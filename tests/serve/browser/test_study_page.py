@@ -12,7 +12,19 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
-from serve.browser.helpers import DESKTOP, STUDY, answer_keys, find_by_clicks, session_id
+from serve.browser.helpers import (
+    DESKTOP,
+    PHONE,
+    STUDY,
+    answer_keys,
+    drawn_alike,
+    find_by_clicks,
+    long_names,
+    names_shown,
+    photo_catalogue,
+    session_id,
+    target_of,
+)
 from serve.helpers import ServeProcess, thread_server
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.store import Store
@@ -26,6 +38,7 @@ pytestmark = pytest.mark.once
 
 def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
     (tmp_path / "study.toml").write_text(STUDY)
+    study = load_study(tmp_path / "study.toml")
     url = f"sqlite:///{tmp_path / 'study.sqlite'}"
     with ServeProcess("--study", str(tmp_path / "study.toml"), "--database", url) as srv:
         for p in range(2):  # two participants, each with a browser of their own
@@ -38,8 +51,7 @@ def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
             page.click("#agree")
             for slot in range(3):
                 page.wait_for_selector("#target-intro:not([hidden])")
-                name = page.get_attribute("#target-big", "title")
-                target = CAT.names.index(name)
+                target = target_of(page, study)
                 if p == 0 and slot == 0:
                     page.screenshot(path=str(shots / "study-target.png"))
                 page.click("#begin")
@@ -72,7 +84,7 @@ def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_p
         page.goto(base + "/study")
         page.click("#agree")
         page.wait_for_selector("#target-intro:not([hidden])")
-        target = page.get_attribute("#target-big", "title")
+        target = target_of(page, study)
         page.click("#begin")
         expect(page.locator("#grid .pick")).to_have_count(4)
         names = page.locator("#grid .card .name").all_inner_texts()
@@ -90,8 +102,8 @@ def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_p
         expect(page.locator("#progress")).to_contain_text("1 answered")
         page.reload()
         expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 2 · 1 answered")
-        expect(page.locator("#target")).to_have_attribute("title", target)
-        find_by_clicks(page, CAT.names.index(target), max_screens=40)
+        expect(page.locator("#head-name")).to_have_text(CAT.names[target])
+        find_by_clicks(page, target, max_screens=40)
         expect(page.locator("#result")).to_contain_text("Thank you: the search is done.")
         page.close()
 
@@ -127,9 +139,9 @@ def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_p
         expect(page.locator("#consent")).to_be_visible()
         page.click("#agree")
         expect(page.locator("#target-intro")).to_be_visible()
-        target = page.get_attribute("#target-big", "title")
+        target = target_of(page, study)
         page.click("#begin")
-        find_by_clicks(page, CAT.names.index(target), max_screens=40)
+        find_by_clicks(page, target, max_screens=40)
         expect(page.locator("#result")).to_contain_text("Thank you: the search is done.")
         expect(page.locator("#result-lines")).to_have_text("Your completion code: C0DE-7")
         expect(page.locator("#redirect")).to_have_attribute("href", "https://example.org/back")
@@ -152,7 +164,42 @@ def test_consecutive_participants_begin_with_different_targets(browser, tmp_path
             page.goto(base + "/study")
             page.click("#agree")
             expect(page.locator("#target-intro")).to_be_visible()
-            firsts.append(page.get_attribute("#target-big", "title"))
+            firsts.append(
+                study.catalogue.names[int(page.get_attribute("#target-big", "data-item"))]
+            )
             ctx.close()
     assert len(set(firsts)) == 2
     assert {study.catalogue.names[t] for t in study.targets} == set(firsts)
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_the_target_and_the_items_are_drawn_alike(browser, tmp_path, device):
+    """The target beside every screen of a study's search sits in a box as large as each
+    item's (a desktop and a phone); show_names = false hides the names, the target's too."""
+    photo_catalogue(tmp_path / "photos")
+    long_names(tmp_path / "photos")
+    for show in (True, False):
+        file = tmp_path / f"study-{show}.toml"
+        file.write_text(
+            'catalogue = "photos"\ntargets = 2\nn_choices = 4\nseed = 2\n'
+            f'name = "photos-{str(show).lower()}"\nshow_names = {str(show).lower()}\n'
+        )
+        study = load_study(file)
+        app = create_app(study.catalogue, f"sqlite:///{tmp_path / 's.sqlite'}", study=study)
+        with thread_server(app) as base:
+            ctx = browser.new_context(**(DESKTOP if device == "desktop" else PHONE))
+            page = ctx.new_page()
+            page.goto(base + "/study")
+            page.click("#agree")
+            expect(page.locator("#target-intro")).to_be_visible()
+            assert page.is_visible("#target-name") == show
+            page.click("#begin")
+            for _ in range(2):
+                expect(page.locator("#grid .pick img")).to_have_count(4)
+                expect(page.locator("#head-box img")).to_have_count(1)
+                assert drawn_alike(page) == 5
+                assert len(names_shown(page)) == (5 if show else 0)
+                page.wait_for_timeout(100)
+                with page.expect_response(lambda r: r.url.endswith("/answer")):
+                    page.locator("#grid .pick").nth(0).click()
+            ctx.close()

@@ -24,7 +24,7 @@ COLLECT = """
 catalogue = "items"
 samplers = ["random"]
 test_share = 0.2
-k = 3
+n_choices = 3
 dim = 2
 models = ["gamma-ckl", "probit"]
 max_queries = 30
@@ -91,14 +91,16 @@ def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_stu
     assert main([*argv, str(tmp_path / "collect.toml")]) == 0
     said = capsys.readouterr().out
     assert "fitted gamma-ckl, probit" in said and "--study" in said
-    lines = (out / "triplets.csv").read_text().splitlines()
+    # the collected triplets in their own file (no searches in this database: none apart)
+    assert (out / "triplets.csv").read_text().splitlines() == ["head,closer,farther"]
+    lines = (out / "collect_triplets.csv").read_text().splitlines()
     assert lines[0] == "head,closer,farther"
     assert all(re.fullmatch(r"\d+,\d+,\d+", line) for line in lines[1:])  # integers only
-    T = np.loadtxt(out / "triplets.csv", delimiter=",", skiprows=1, dtype=int)
+    T = np.loadtxt(out / "collect_triplets.csv", delimiter=",", skiprows=1, dtype=int)
     store = Store(db)
     want = expected_triplets(store, pids[6])
     assert sorted(map(tuple, T.tolist())) == sorted(want)
-    with open(out / "triplets_info.csv", newline="") as fh:
+    with open(out / "collect_triplets_info.csv", newline="") as fh:
         info = list(csv.DictReader(fh))
     assert len(info) == len(T)
     names = cfg.catalogue.names

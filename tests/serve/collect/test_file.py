@@ -73,7 +73,7 @@ def test_a_full_collect_file(tmp_path):
             catalogue = "items"
             samplers = ["active", "random", "arr"]
             test_share = 0.2
-            k = 4
+            n_choices = 4
             dim = 3
             models = ["gammackl", "t-ste", "probit"]
             max_queries = 60
@@ -106,11 +106,29 @@ def test_a_full_collect_file(tmp_path):
         ('catalogue = "items"\nmodels = ["umap"]', r"models: unknown \['umap'\]"),
         ('catalogue = "items"\ntest_share = 1.0', r"test_share: a number in \[0, 1\)"),
         ('catalogue = "items"\ntest_share = true', r"test_share: a number in \[0, 1\)"),
-        ('catalogue = "items"\nk = 1', "k: candidates per query, 2 to 8"),
-        ('catalogue = "items"\nk = 2.5', "k: an integer >= 1"),
-        ('catalogue = "items"\ndim = 0', "dim: an integer >= 1"),
-        ('catalogue = "items"\nmax_queries = 0', "max_queries: an integer >= 1"),
-        ('catalogue = "items"\nburn_in = -1', "burn_in: an integer >= 0"),
+        (
+            'catalogue = "items"\nn_choices = 1',
+            "n_choices: candidates per query, an integer from 2 to 8",
+        ),
+        ('catalogue = "items"\nn_choices = 0', r"n_choices: .* from 2 to 8 \(got 0\)"),
+        ('catalogue = "items"\nn_choices = 2.5', "n_choices: candidates per query, an integer"),
+        ('catalogue = "items"\nn_choices = 2\nk = 2', "k: renamed n_choices; give n_choices only"),
+        ('catalogue = "items"\ndim = 0', "dim: the embeddings' dimension, .* from 1 to 11"),
+        ('catalogue = "items"\ndim = 100000', r"dim: .* below the items' number, .* to 11 \(got"),
+        (
+            'catalogue = "items"\nmax_queries = 0',
+            "max_queries: queries per participant, an integer",
+        ),
+        ('catalogue = "items"\nmax_queries = 10000000000000', "max_queries: .* from 1 to 10000"),
+        ('catalogue = "items"\nburn_in = -1', "burn_in: random queries before the adaptive ones"),
+        (
+            'catalogue = "items"\nburn_in = 50\nmax_queries = 5',
+            r"burn_in: .* max_queries - 1 = 4 \(got 50\)",
+        ),
+        ('catalogue = "items"\nseed = -2', "seed: the seed, an integer from 0"),
+        ('catalogue = "items"\nshow_names = "no"', "show_names: true or false"),
+        ('catalogue = "items"\nname = "Two Words"', "name: lower-case letters"),
+        ('catalogue = "items"\nname = ""', "name: a string of 1 to 64"),
         ('catalogue = "items"\nattention = [100]', r"attention: distinct positions in 0\.\.99"),
         ('catalogue = "items"\nattention = ["5"]', "attention: a list of query positions"),
         ('catalogue = "items"\nattention = [5]\nrepeats = [5]', "one check only"),
@@ -120,7 +138,7 @@ def test_a_full_collect_file(tmp_path):
         ('catalogue = "items"\nredirect = "ftp://x"', "redirect: an http"),
         ("samplers = []", "catalogue: required"),
         ('catalogue = "nowhere"', "does not exist"),
-        ('catalogue = "items"\nk = ', "not valid TOML"),
+        ('catalogue = "items"\nn_choices = ', "not valid TOML"),
     ],
 )
 def test_bad_collect_files(tmp_path, text, match):
@@ -151,3 +169,23 @@ def test_a_collect_catalogue_needs_named_items(tmp_path, header, rows, match):
     with pytest.raises(ValueError, match=match) as err:
         load_collect(write(tmp_path, 'catalogue = "items"\n'))
     assert "items.csv" in str(err.value)
+
+
+def test_the_default_burn_in_is_never_above_the_queries(tmp_path):
+    folder(tmp_path, n=12)
+    cfg = load_collect(write(tmp_path, 'catalogue = "items"\nmax_queries = 5'))
+    assert (cfg.max_queries, cfg.burn_in) == (5, 5)
+    cfg = load_collect(write(tmp_path, 'catalogue = "items"\nmax_queries = 50', "c2.toml"))
+    assert cfg.burn_in == 20
+
+
+def test_k_is_the_old_name_of_n_choices(tmp_path):
+    folder(tmp_path, n=12)
+    with pytest.warns(
+        DeprecationWarning, match="'k' was renamed 'n_choices' in tripletsearch 0.3.0"
+    ):
+        cfg = load_collect(write(tmp_path, 'catalogue = "items"\nk = 3'))
+    assert cfg.n_choices == 3 and dict(cfg.spelled) == {"n_choices": "k"}
+    plain = load_collect(write(tmp_path, 'catalogue = "items"\nn_choices = 3', "c2.toml"))
+    assert plain.identity().design == cfg.identity().design  # the same design
+    assert plain.design_fingerprint == cfg.design_fingerprint

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from serve.helpers import in_process
+from tripletsearch.colour import hex_to_srgb, srgb_to_lab
 from tripletsearch.serve import create_app, demo_catalogue, load_catalogue
 from tripletsearch.serve import modes as modes_mod
 from tripletsearch.serve.errors import Invalid
@@ -175,7 +176,13 @@ def test_the_modes_answer_rules():
     ]:
         with pytest.raises(Invalid, match=match):
             find.check_answer(session, screen, answer)
-    assert find.found_result(screen, 1) == {"target": 7, "name": CAT.names[7], "item": CAT.item(7)}
+    lab = srgb_to_lab(hex_to_srgb([CAT.hex[7]]))[0]  # a colour's end screen gives its CIELAB
+    assert find.found_result(screen, 1) == {
+        "target": 7,
+        "name": CAT.names[7],
+        "item": CAT.item(7),
+        "lab": [round(float(v), 3) for v in lab],
+    }
     black = {"hex": "#000000", "lab": [0.0, 0.0, 0.0]}
     two = Screen({"number": 0, "estimate": black}, {"rgb": [[0] * 3, [1] * 3]})
     mix.check_answer(free, two, Answer(0, None, True))  # accept the estimate

@@ -223,6 +223,7 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
             "n_choices": 4,
             "k": 4,
             "n_slots": 4,
+            "show_names": True,
         }
         r = c.post("/api/study/participants", json={"consent": False})
         assert r.status_code == 400 and "consent" in r.json()["error"]
@@ -338,7 +339,9 @@ def test_a_running_study_keeps_the_plan_of_its_first_participant(tmp_path):
         n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
     assert store.participant(pr["id"]).plan == 1 and store.participant(pr["id"]).number == 1
     assert n["target"]["id"] == study.plan(1, 1)[0][0]
-    other = load_study(write(tmp_path, STUDY.replace("seed = 3", "seed = 4"), "b.toml"))
+    # another study in the same database (a name of its own)
+    other_file = STUDY.replace("seed = 3", 'seed = 4\nname = "other"')
+    other = load_study(write(tmp_path, other_file, "b.toml"))
     with in_process(create_app(other.catalogue, db, study=other)) as c:
         pr = c.post("/api/study/participants", json={"consent": True}).json()
     assert store.participant(pr["id"]).plan == 2

@@ -18,12 +18,22 @@
 
 #include "../core/linalg.hpp"
 #include "../core/rng.hpp"
+#include "../core/seeding.hpp"
 
 namespace tripletsearch {
 
 constexpr std::int64_t kJacobiMaxDim = 32;
 constexpr int kGuardVectors = 4;         // extra vectors of the subspace block
 constexpr int kSubspaceIterations = 10;  // per query; the warm start carries them on
+// A session's opening turns the top min(d, max(count, kOpeningAxes)) axes: a random frame
+// of the span of the largest variances, of which the query takes its `count` axes. Beyond
+// kJacobiMaxDim, the `count` axes the searcher tracks anyway (more would cost passes over
+// the items at every session's start).
+constexpr int kOpeningAxes = 8;
+inline int opening_axes(int count, std::int64_t d) {
+  if (d > kJacobiMaxDim) return count;
+  return static_cast<int>(std::min<std::int64_t>(d, std::max(count, kOpeningAxes)));
+}
 
 // The block of a warm-started subspace iteration, kept by a searcher between queries.
 struct AxesWarmStart {
@@ -100,6 +110,67 @@ struct Axes {
   void protos(const std::vector<double>& mean, int k, double r, double* out) const {
     const std::int64_t d = static_cast<std::int64_t>(mean.size());
     for (int c = 0; c < k; ++c) point(mean, proto_axis(c), proto_step(c, r), out + c * d);
+  }
+
+  // A session's opening: the axes turned by a random rotation of their span, seeded by the
+  // session (stream (seed, Opening, 0)). Q: the rows of a count x count matrix of standard
+  // normals (row-major draws) made orthonormal by modified Gram-Schmidt (a Haar rotation);
+  // axis e becomes sum_j Q_ej v_j with variance sum_j Q_ej^2 lambda_j. Every direction of
+  // the span is as likely, so sessions open on different screens (a uniform prior's axes
+  // are the same for every session) and a participant cannot tell the method by its
+  // opening; the directions keep the span of the largest variances.
+  void rotate(std::uint64_t seed) {
+    const int m = count;
+    if (m == 0) return;
+    const std::int64_t d = static_cast<std::int64_t>(vectors.size()) / m;
+    Rng rng = stream(seed, Purpose::Opening, 0);
+    std::vector<double> Q(static_cast<std::size_t>(m * m));
+    for (double& q : Q) q = rng.normal();
+    for (int e = 0; e < m; ++e) {
+      double* qe = Q.data() + e * m;
+      for (int f = 0; f < e; ++f) {
+        const double* qf = Q.data() + f * m;
+        double dot = 0.0;
+        for (int j = 0; j < m; ++j) dot += qe[j] * qf[j];
+        for (int j = 0; j < m; ++j) qe[j] -= dot * qf[j];
+      }
+      double norm = 0.0;
+      for (int j = 0; j < m; ++j) norm += qe[j] * qe[j];
+      norm = std::sqrt(norm);
+      for (int j = 0; j < m; ++j) qe[j] /= norm;
+    }
+    std::vector<double> v(static_cast<std::size_t>(m * d), 0.0), lam(static_cast<std::size_t>(m));
+    for (int e = 0; e < m; ++e) {
+      double var = 0.0;
+      for (int j = 0; j < m; ++j) {
+        const double q = Q[static_cast<std::size_t>(e * m + j)];
+        var += q * q * values[static_cast<std::size_t>(j)];
+        for (std::int64_t a = 0; a < d; ++a)
+          v[static_cast<std::size_t>(e * d + a)] += q * vectors[static_cast<std::size_t>(j * d + a)];
+      }
+      lam[static_cast<std::size_t>(e)] = var;
+    }
+    vectors.swap(v);
+    values.swap(lam);
+  }
+
+  // The first `m` axes only.
+  void keep(int m) {
+    if (m >= count) return;
+    const std::size_t d = vectors.size() / static_cast<std::size_t>(count);
+    values.resize(static_cast<std::size_t>(m));
+    vectors.resize(static_cast<std::size_t>(m) * d);
+    count = m;
+  }
+
+  // A session's opening axes: the top opening_axes(count, d) axes of `post`, turned by the
+  // session's rotation, the first `count` kept.
+  template <class Posterior>
+  static Axes opening(const Posterior& post, int count, std::int64_t d, std::uint64_t seed) {
+    Axes axes = post.axes(opening_axes(count, d));
+    axes.rotate(seed);
+    axes.keep(count);
+    return axes;
   }
 };
 

@@ -26,6 +26,10 @@ struct SearchConfig {
   // (oracle/user_grid.hpp; gamma and lapse above are then unused)
   double lapse = 0.0;
   bool gamma_auto = false, lapse_auto = false;
+  // gamma-CKL: the first query's axes turned by a rotation seeded by the session
+  // (Axes::rotate), so that sessions open differently; false: the posterior's principal
+  // axes (before 0.3.0: every session of a database opened on the same screen)
+  bool random_opening = true;
 
   // The posterior keeps one weight per item and user hypothesis (0: the plain posterior).
   int hypotheses() const {

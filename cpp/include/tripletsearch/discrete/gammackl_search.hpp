@@ -55,7 +55,10 @@ class GammaCKLSearch final : public DiscreteSearcher {
                           : cfg_.selection == Selection::Nearest ? ScanRule::Nearest
                                                                  : ScanRule::Weighted;
     const std::int64_t d = store_->d();
-    const Axes axes = post_.axes(static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d)));
+    const int count = static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d));
+    const Axes axes = cfg_.random_opening && n_queries_ == 0
+                          ? Axes::opening(post_, count, d, seed_)
+                          : post_.axes(count);
     std::vector<double> protos(static_cast<std::size_t>(k * d));
     axes.protos(post_.mean(), k, cfg_.r, protos.data());
     nearest_items(in, protos.data(), k, rule,

@@ -9,7 +9,8 @@
 //     G(P) = 1 - sum P^2, the expectation over 128 items drawn from the posterior (with
 //     gamma inferred: 128 (item, gamma) pairs from the joint posterior, each draw's choices
 //     under its own gamma, so the score accounts for the uncertainty about the user).
-// The tuple with the highest score (the first among equals) is asked.
+// The tuple with the highest score (the first among equals) is asked. A session's first
+// query takes its axes turned by a rotation of the session's own (Axes::rotate).
 #pragma once
 
 #include <algorithm>
@@ -45,7 +46,8 @@ class InfoGainSelector {
 
  private:
   std::vector<std::int64_t> tuples(const GammaCKLPosterior& post, const ScanInput& in,
-                                   const SearchConfig& cfg, int k) const;
+                                   const SearchConfig& cfg, int k, std::uint64_t seed,
+                                   std::int64_t query) const;
   void index_candidates(const std::vector<std::int64_t>& tuples, int k, std::int64_t n);
   void choice_weights(const ScanInput& in, const std::vector<std::int64_t>& sample, double gamma,
                       const int* grid_gamma);
@@ -65,9 +67,14 @@ inline constexpr double kInfoGainRadii[InfoGainSelector::kRadii] = {0.25, 0.5, 0
 // Step 1 and 2: candidate items and the tuples they form (n_tuples x k item indices).
 inline std::vector<std::int64_t> InfoGainSelector::tuples(const GammaCKLPosterior& post,
                                                           const ScanInput& in,
-                                                          const SearchConfig& cfg, int k) const {
+                                                          const SearchConfig& cfg, int k,
+                                                          std::uint64_t seed,
+                                                          std::int64_t query) const {
   const std::int64_t d = in.store.d();
-  const Axes axes = post.axes(static_cast<int>(std::min<std::int64_t>(axes_for(k, d), d)));
+  const int count = static_cast<int>(std::min<std::int64_t>(axes_for(k, d), d));
+  const Axes axes = cfg.random_opening && query == 0  // sessions open differently
+                        ? Axes::opening(post, count, d, seed)
+                        : post.axes(count);
   const int ne = axes.count, P = k == 2 ? ne * kRadii * 2 : kRadii * k;
   std::vector<double> protos(static_cast<std::size_t>(P * d));
   AxisProtos ax{post.mean().data(), axes.vectors.data(), ne,
@@ -261,7 +268,7 @@ inline std::int64_t InfoGainSelector::best_tuple(const GammaCKLPosterior& post, 
 inline bool InfoGainSelector::select(const GammaCKLPosterior& post, const ScanInput& in,
                                      const SearchConfig& cfg, std::uint64_t seed,
                                      std::int64_t query, int k, std::int64_t* q) {
-  const std::vector<std::int64_t> items = tuples(post, in, cfg, k);
+  const std::vector<std::int64_t> items = tuples(post, in, cfg, k, seed, query);
   index_candidates(items, k, in.store.n());
   struct ClearMarks {  // mark_ is all zero between calls
     std::vector<std::int32_t>& mark;

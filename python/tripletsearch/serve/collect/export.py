@@ -1,23 +1,24 @@
 """A collect design exported: its triplets, the embeddings fitted to them, a catalogue, a study.
 
 ``tripletsearch export --collect collect.toml --out DIR`` adds to the export of
-:mod:`tripletsearch.serve.export` (whose ``triplets.csv`` holds the collected triplets too,
-with their details in ``triplets_info.csv``):
+:mod:`tripletsearch.serve.export` (whose ``collect_triplets.csv`` holds the collected
+triplets, with their details in ``collect_triplets_info.csv``):
 
 ``collect.toml``
     the collect file, as it was.
 ``embeddings/<model>.npy`` and ``embeddings/<model>.json``
-    per model of the file's ``models``: the embedding fitted to every triplet that counts
-    (the samplers' and the held-out test queries' answers; participants flagged by their
-    checks left out), and what it was fitted from (triplets, seed, gamma).
+    per model of the file's ``models``, and of the models the exported study's methods
+    search (gamma-CKL and Probit): the embedding fitted to every triplet that counts (the
+    samplers' and the held-out test queries' answers; participants flagged by their checks
+    or withdrawn left out), and what it was fitted from (triplets, seed, gamma).
 ``catalogue/``
     a catalogue folder that ``tripletsearch serve --catalogue`` takes as it is: the items'
     names, colours and pictures (copied), ``embedding.npy`` the first model's, and
     ``embeddings/`` the others'.
 ``study.toml``
     a study on that catalogue, each method searching the embedding of its own model (the
-    paper: gamma-CKL for gamma-CKLSearch, Probit for GaussSearch, when fitted), ready for
-    ``tripletsearch serve --study``.
+    paper's pairing: gamma-CKL for gamma-CKLSearch, Probit for GaussSearch, both fitted
+    whether or not the collect file lists them), ready for ``tripletsearch serve --study``.
 """
 
 from __future__ import annotations
@@ -43,8 +44,12 @@ METHOD_MODELS = {"gamma-ckl": "gamma-ckl", "gauss": "probit"}
 FIT_SEED = 11  # purpose of the export fits' seeds
 
 
-def collect_triplets(store: Store, answered: dict | None = None) -> list[dict[str, Any]]:
+def collect_triplets(
+    store: Store, answered: dict | None = None, fingerprint: str | None = None
+) -> list[dict[str, Any]]:
     """Every collected triplet that counts, with where it came from.
+
+    Of the collect of key ``fingerprint`` (None: of every collect in the database).
 
     Records ``{"row": (head, closer, farther), "collect", "session", "participant",
     "screen", "sampler", "kind", "response_ms"}``, by session and screen. Answers to
@@ -53,7 +58,7 @@ def collect_triplets(store: Store, answered: dict | None = None) -> list[dict[st
     stay in ``answers.csv``).
     """
     out: list[dict[str, Any]] = []
-    for s, history in counted_sessions(store, None, answered):
+    for s, history in counted_sessions(store, fingerprint, answered):
         for h in history:
             rows, _ = triplet_rows([h], EXPORT_KINDS)
             for row in rows:
@@ -120,7 +125,6 @@ def _catalogue_folder(cat: Catalogue, out: Path, embeddings: dict[str, np.ndarra
 
 def _study_file(config: CollectConfig, embeddings: dict[str, np.ndarray]) -> str:
     """A study of gamma-CKLSearch against GaussSearch on the exported catalogue."""
-    first, *_ = embeddings
     lines = [
         f"title = {json.dumps(config.title + ': find it')}",
         'catalogue = "catalogue"',
@@ -129,12 +133,13 @@ def _study_file(config: CollectConfig, embeddings: dict[str, np.ndarray]) -> str
         f"n_choices = {min(4, config.catalogue.n_items)}",
         f"seed = {config.seed}",
         "",
-        "# each method searches the embedding of its own model (the paper's pairing)",
+        "# each method searches the embedding of its own model, fitted to the collected",
+        "# triplets (the paper's pairing): gamma-ckl the gamma-CKL fit, gauss the Probit fit",
         "[embeddings]",
     ]
     for method, model in METHOD_MODELS.items():
-        use = model if model in embeddings else first
-        lines.append(f'{method} = "catalogue/embeddings/{use}.npy"')
+        assert model in embeddings  # write_collect_export fits every study method's model
+        lines.append(f'{method} = "catalogue/embeddings/{model}.npy"')
     return "\n".join(lines) + "\n"
 
 
@@ -148,14 +153,16 @@ def write_collect_export(
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(collect_file, d / "collect.toml")
-    fp = config.fingerprint
-    mine = [t["row"] for t in collect_triplets(store) if t["collect"] == fp]
+    mine = [t["row"] for t in collect_triplets(store, fingerprint=config.fingerprint)]
     if not mine:
         raise ValueError(f"{collect_file}: no triplets collected yet; nothing to fit")
     triplets = np.array(mine, dtype=np.int64)
     (d / "embeddings").mkdir(exist_ok=True)
     embeddings: dict[str, np.ndarray] = {}
-    for model in config.models:
+    # the file's models first (the catalogue's embedding is the first's), then the
+    # study's methods' models it did not list
+    models = list(dict.fromkeys([*config.models, *METHOD_MODELS.values()]))
+    for model in models:
         X, info = _fit(config, model, triplets)
         embeddings[model] = X
         np.save(d / "embeddings" / f"{model}.npy", X)
@@ -163,4 +170,4 @@ def write_collect_export(
         (d / "embeddings" / f"{model}.json").write_text(text, encoding="utf-8")
     _catalogue_folder(config.catalogue, d / "catalogue", embeddings)
     (d / "study.toml").write_text(_study_file(config, embeddings), encoding="utf-8")
-    return {"triplets": len(triplets), "models": list(config.models)}
+    return {"triplets": len(triplets), "models": models}

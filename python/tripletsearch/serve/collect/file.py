@@ -4,25 +4,34 @@ A collect file (TOML) names the catalogue (which may have no embedding yet: the 
 are collected to learn it), the query samplers that run side by side, and what each
 participant sees::
 
+    name = "pictures-alike"          # the experiment's name in the database (default: from
+                                     # the title at its first start)
     title = "Which looks more alike?"
     catalogue = "pictures/"          # a catalogue folder or CSV file, or a demo name
     samplers = ["active", "random"]  # TripletSampler methods; people assigned at random
     test_share = 0.1                 # queries drawn at random and kept apart (a test set)
-    k = 2                            # candidates per query (2: "which of the two")
-    dim = 2                          # the embeddings' dimension
+    n_choices = 2                    # candidates per query (2: "which of the two"; before
+                                     # 0.3.0: k)
+    dim = 2                          # the embeddings' dimension (below the items' number)
     models = ["gamma-ckl", "t-ste"]  # fitted for export
-    max_queries = 100                # queries per participant, then the debrief
-    burn_in = 20                     # random queries before the adaptive ones
+    max_queries = 100                # queries per participant, then the debrief (at most
+                                     # 10,000)
+    burn_in = 20                     # random queries before the adaptive ones (below
+                                     # max_queries; default: 20, at most max_queries)
     attention = [10, 40]             # positions of checks with a known answer
     repeats = [25, 60]               # positions of repeated queries (agreement)
     instructions = "..."             # shown before the first query
     debrief = "..."                  # shown after the last
     completion_code = "C0DE42"       # optional (crowdsourcing platforms)
     redirect = "https://..."         # optional: a link back there
+    show_names = true                # names under the items (false: pictures only)
     seed = 0
     consent = "..."
 
-:func:`load_collect` checks every key and names the file and the key of a problem.
+:func:`load_collect` checks every key and names the file and the key of a problem. Once
+people took part, the keys that make the design (catalogue, samplers, n_choices, dim, seed,
+test_share, burn_in, attention, repeats) cannot change (:mod:`..experiment`); the others
+apply to the queries that follow (``max_queries`` only upward).
 """
 
 from __future__ import annotations
@@ -30,16 +39,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..._deprecation import warn_renamed
 from ...collect._methods import METHODS
 from ...embedding._train import MODEL_ALIASES, MODELS
 from ..catalogue import Catalogue
-from ..configfile import ending, file_catalogue, read_toml
-from ..configfile import fail as _fail
-from ..configfile import is_integer as _integer
+from ..experiment import Identity, check_name, derive_name, ending, file_catalogue, read_toml
+from ..experiment import fail as _fail
+from ..experiment import is_integer as _integer
 
 __all__ = ["CollectConfig", "load_collect", "DEFAULT_COLLECT_CONSENT"]
 
@@ -53,11 +63,11 @@ _DEFAULTS: dict[str, Any] = {
     "title": "Which looks more alike?",
     "samplers": ["active"],
     "test_share": 0.1,
-    "k": 2,
+    "n_choices": 2,
     "dim": 2,
     "models": ["gamma-ckl"],
     "max_queries": 100,
-    "burn_in": 20,
+    "burn_in": None,  # 20, at most max_queries
     "attention": [],
     "repeats": [],
     "instructions": "Pick the item most similar to the one on top.",
@@ -66,8 +76,22 @@ _DEFAULTS: dict[str, Any] = {
     "redirect": None,
     "seed": 0,
     "consent": DEFAULT_COLLECT_CONSENT,
+    "show_names": True,
+    "name": None,
 }
 MAX_K = 8  # candidates per query at most (a screen's worth)
+MAX_QUERIES = 10_000  # queries per participant at most
+MAX_DIM = 64  # the embeddings' dimension at most (and below the items' number)
+BURN_IN = 20  # the default burn-in (at most max_queries)
+# the keys that make the design: cannot change once people took part
+DESIGN_KEYS = (
+    "catalogue", "samplers", "n_choices", "dim", "seed", "test_share", "burn_in",
+    "attention", "repeats",
+)  # fmt: skip
+SETTING_KEYS = (
+    "title", "instructions", "debrief", "consent", "completion_code", "redirect",
+    "show_names", "models", "max_queries",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -78,7 +102,7 @@ class CollectConfig:
     catalogue: Catalogue
     samplers: tuple[str, ...]
     test_share: float
-    k: int
+    n_choices: int
     dim: int
     models: tuple[str, ...]
     max_queries: int
@@ -91,18 +115,37 @@ class CollectConfig:
     redirect: str | None
     seed: int
     consent: str
+    show_names: bool = True
+    name: str = ""  # the file's, or derived from the title (see experiment.resolve)
+    named: bool = False  # the file gives it
+    key: str = ""  # the key its rows are kept under, once resolved in a database
+    path: str = field(default="", compare=False)
+    spelled: tuple[tuple[str, str], ...] = ()  # design keys the file writes otherwise
+
+    @property
+    def k(self) -> int:
+        """The candidates per query (``n_choices``; a collect file's ``k`` before 0.3.0)."""
+        return self.n_choices
+
+    @property
+    def fingerprint(self) -> str:
+        """The key the collect's rows are kept under (participants, queries, versions).
+
+        Its stored key once resolved in a database (:func:`~..experiment.resolve`), else
+        :attr:`design_fingerprint`.
+        """
+        return self.key or self.design_fingerprint
 
     @cached_property
-    def fingerprint(self) -> str:
-        """Identifies the collect design in the database.
+    def design_fingerprint(self) -> str:
+        """The design's identity before names: a hash of its keys, ``max_queries`` too.
 
-        Its participants, queries and embedding versions are kept under it: a hash of the
-        keys that make the design.
+        A new collect's key, and where an older version kept its rows.
         """
         design = {
             "catalogue": self.catalogue.fingerprint,
             "samplers": self.samplers,
-            "k": self.k,
+            "k": self.n_choices,
             "dim": self.dim,
             "seed": self.seed,
             "test_share": self.test_share,
@@ -113,14 +156,39 @@ class CollectConfig:
         }
         return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
 
+    def identity(self) -> Identity:
+        """What makes this file the collect it is (:func:`~..experiment.resolve`)."""
+        values = {
+            **{k: getattr(self, k) for k in DESIGN_KEYS if k != "catalogue"},
+            "catalogue": self.catalogue.fingerprint,
+        }
+        design = json.loads(json.dumps(values))  # tuples as lists: as stored
+        settings = json.loads(json.dumps({k: getattr(self, k) for k in SETTING_KEYS}))
+        return Identity(
+            self.path, "collect", self.name or derive_name(self.title, "collect"),
+            self.named, design, settings, dict(self.spelled), (self.design_fingerprint,),
+        )  # fmt: skip
 
-def _read(name: str) -> dict:
+
+def _read(name: str) -> tuple[dict, dict]:
+    """The file's keys with the defaults, old key names moved (warning).
+
+    And how the file spells a design key otherwise (``{"n_choices": "k"}``).
+    """
     cfg = read_toml(name)
+    spelled = {}
+    if "k" in cfg:
+        if "n_choices" in cfg:
+            raise _fail(name, "k: renamed n_choices; give n_choices only")
+        # collect files took k until 0.3.0 (study files until 0.2.0)
+        warn_renamed(name, "k", "n_choices", 4, renamed_in="0.3.0", removed_in="0.4.0")
+        cfg["n_choices"] = cfg.pop("k")
+        spelled["n_choices"] = "k"
     unknown = set(cfg) - set(_DEFAULTS) - {"catalogue"}
     if unknown:
         known = sorted([*_DEFAULTS, "catalogue"])
         raise _fail(name, f"unknown key(s) {sorted(unknown)} (known: {known})")
-    return {**_DEFAULTS, **cfg}
+    return {**_DEFAULTS, **cfg}, spelled
 
 
 def _names(name: str, key: str, value: Any, known: Any) -> tuple[str, ...]:
@@ -145,21 +213,42 @@ def _positions(name: str, key: str, value: Any, max_queries: int) -> tuple[int, 
     return tuple(sorted(value))
 
 
+def _integers(name: str, cfg: dict, n_items: int) -> None:
+    """The integer keys, each within its bounds (the message names the key and the bounds)."""
+    bounds = {
+        "n_choices": (2, min(MAX_K, n_items - 1), "candidates per query"),
+        "dim": (1, min(MAX_DIM, n_items - 1), "the embeddings' dimension, below the items' number"),
+        "max_queries": (1, MAX_QUERIES, "queries per participant"),
+        "seed": (0, 2**63 - 1, "the seed"),
+    }
+    for key, (lo, hi, what) in bounds.items():
+        v = cfg[key]
+        if not _integer(v) or not lo <= v <= hi:
+            raise _fail(name, f"{key}: {what}, an integer from {lo} to {hi} (got {v!r})")
+    burn_in, most = cfg["burn_in"], cfg["max_queries"]
+    if burn_in is None:  # the default: 20, never above the queries
+        cfg["burn_in"] = min(BURN_IN, most)
+    elif not _integer(burn_in) or not 0 <= burn_in < most:
+        raise _fail(
+            name,
+            f"burn_in: random queries before the adaptive ones, an integer from 0 to "
+            f"max_queries - 1 = {most - 1} (got {burn_in!r})",
+        )
+
+
 def load_collect(path: Any) -> CollectConfig:
-    """Read and check a collect file; a ``ValueError`` names the file and the key."""
+    """Read and check a collect file; a ``ValueError`` names the file and the key.
+
+    A ``k`` key (the candidates per query before 0.3.0) warns: renamed ``n_choices``.
+    """
     name = os.fspath(path)
-    cfg = _read(name)
+    cfg, spelled = _read(name)
     if "catalogue" not in cfg:
         raise _fail(name, "catalogue: required (a demo name or a catalogue path)")
     cat = file_catalogue(name, cfg["catalogue"], embedding=False)
     if cat.n_items < 3:
         raise _fail(name, f"catalogue: a triplet needs 3 items, it has {cat.n_items}")
-    ints = {key: cfg[key] for key in ("k", "dim", "max_queries", "burn_in", "seed")}
-    for key, v in ints.items():
-        if not _integer(v) or v < (0 if key in ("burn_in", "seed") else 1):
-            raise _fail(name, f"{key}: an integer >= {0 if key in ('burn_in', 'seed') else 1}")
-    if not 2 <= cfg["k"] <= min(MAX_K, cat.n_items - 1):
-        raise _fail(name, f"k: candidates per query, 2 to {min(MAX_K, cat.n_items - 1)}")
+    _integers(name, cfg, cat.n_items)
     share = cfg["test_share"]
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
         raise _fail(name, "test_share: a number in [0, 1)")
@@ -172,13 +261,16 @@ def load_collect(path: Any) -> CollectConfig:
     for key in ("title", "instructions", "debrief", "consent"):
         if not isinstance(cfg[key], str):
             raise _fail(name, f"{key}: a string")
+    if not isinstance(cfg["show_names"], bool):
+        raise _fail(name, "show_names: true or false")
     code, redirect = ending(name, cfg)
+    named = cfg["name"] is not None
     return CollectConfig(
         title=cfg["title"],
         catalogue=cat,
         samplers=_names(name, "samplers", cfg["samplers"], METHODS),
         test_share=float(share),
-        k=cfg["k"],
+        n_choices=cfg["n_choices"],
         dim=cfg["dim"],
         models=_names(name, "models", cfg["models"], MODELS),
         max_queries=cfg["max_queries"],
@@ -191,4 +283,9 @@ def load_collect(path: Any) -> CollectConfig:
         redirect=redirect,
         seed=cfg["seed"],
         consent=cfg["consent"],
+        show_names=cfg["show_names"],
+        name=check_name(name, cfg["name"]) if named else "",
+        named=named,
+        path=name,
+        spelled=tuple(spelled.items()),
     )

@@ -138,12 +138,13 @@ def refitter(
     ``rounds`` > 0: stop after that many (tests). ``ready``: an event set after the first
     round (the buffers filled, or another server's refitter holds the lease).
     """
+    from ..experiment import bind
     from .file import load_collect
 
     if hasattr(os, "nice"):
         os.nice(19)
-    config = load_collect(collect_file)
     store, owner = Store(database), f"{socket.gethostname()}:{os.getpid()}"
+    config = bind(load_collect(collect_file), store, register=False)  # its key, by name
     name = f"refit:{config.fingerprint}"
     done, read = 0, -NEW_ANSWERS
     while rounds <= 0 or done < rounds:

@@ -37,9 +37,10 @@ class CollectService(Participants):
         self.fingerprint = config.fingerprint
 
     def info(self) -> dict:
-        """The public facts: title, instructions, consent, ``k``, ``max_queries``, ``mode``.
+        """The public facts: title, instructions, consent, ``n_choices``, ``max_queries``.
 
-        ``mode`` names the renderer the page shows the queries with.
+        ``mode`` names the renderer the page shows the queries with; ``show_names``
+        whether names go under the items; ``k``: ``n_choices``'s name before 0.3.0.
         """
         c = self.config
         return {
@@ -47,8 +48,10 @@ class CollectService(Participants):
             "title": c.title,
             "instructions": c.instructions,
             "consent": c.consent,
-            "k": c.k,
+            "n_choices": c.n_choices,
+            "k": c.n_choices,
             "max_queries": c.max_queries,
+            "show_names": c.show_names,
         }
 
     def enrol(self, plan: int = 1, platform_id: str | None = None) -> dict:
@@ -74,7 +77,7 @@ class CollectService(Participants):
             number = int(row.number)
             owner = Owner(pid, 0, None, token, derived_seed(self.config.seed, number))
             params = {"sampler": self.sampler_of(number), "participant": pid}
-            return CollectMode.name, self.config.k, params, owner, self.config.max_queries
+            return CollectMode.name, self.config.n_choices, params, owner, self.config.max_queries
 
         return start
 

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from ..._core import ItemStore
+from ...colour import hex_to_srgb, srgb_to_lab
 from ...discrete import DiscreteSearch
 from ..catalogue import Catalogue
 from ..errors import Invalid
@@ -157,14 +158,21 @@ class FindMode(Mode):
         searcher.observe(shown, None if choice is None else int(shown[choice]))
 
     def found_result(self, screen: Screen, choice: int | None) -> dict:
-        """The item found: ``{"target", "name", "item"}`` (its public record)."""
+        """The item found: ``{"target", "name", "item"}`` (its public record).
+
+        A colour's adds ``lab``: its CIELAB coordinates (D65), for the end screen.
+        """
         assert choice is not None  # check_answer refuses found without a choice
         item = int(screen.query["shown"][choice])
-        return {
+        out = {
             "target": item,
             "name": self.catalogue.names[item],
             "item": self.catalogue.item(item),
         }
+        if self.catalogue.hex is not None:  # a colour's CIELAB coordinates, from its hex
+            lab = srgb_to_lab(hex_to_srgb([self.catalogue.hex[item]]))[0]
+            out["lab"] = [round(float(v), 3) for v in lab]
+        return out
 
     def end_result(self, searcher: Any, number: int) -> dict:
         """``{"target": None, "reason"}``."""

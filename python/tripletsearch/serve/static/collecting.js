@@ -12,6 +12,9 @@ import {$, show, showResult, stopTakingPart} from "./ui.js";
 export async function initCollect() {
   const info = await client.collect();
   $("title").textContent = info.title;
+  state.showNames = info.show_names !== false;
+  state.maxQueries = info.max_queries;
+  document.body.classList.toggle("hide-names", !state.showNames);
   for (const id of ["undo", "start-over", "change-mode"]) $(id).hidden = true;
   $("stop").hidden = false;
   $("stop").onclick = () => attempt(withdraw);
@@ -89,6 +92,7 @@ function withdraw() {
 }
 
 function debrief(r) {
+  state.screen = null; // the header: no query any more
   const lines = r.completion_code ? [`Your completion code: ${r.completion_code}`] : [];
   showResult({text: r.debrief, lines});
   $("again").hidden = true;

@@ -101,15 +101,22 @@ async function initSearch() {
 
 document.addEventListener("keydown", onKey);
 $("undo").onclick = () => undo();
+const LEAVE = "Leave this search? It ends here, recorded as abandoned; you start afresh.";
 $("change-mode").onclick = () => history.back(); // as the browser's Back: to the start page
 $("start-over").onclick = async () => {
+  if (!window.confirm(LEAVE)) return;
   const {mode, nChoices} = state.session;
   await leave();
   history.replaceState(null, "");
   await attempt(() => start(mode, nChoices));
 };
 window.addEventListener("popstate", () => {
-  if (page !== "study" && state.session && !$("search").hidden) attempt(toStart);
+  if (page === "study" || !state.session || $("search").hidden) return;
+  if (!window.confirm(LEAVE)) {
+    history.pushState({search: state.session.id}, ""); // stay: Back again asks again
+    return;
+  }
+  attempt(toStart);
 });
 $("again").onclick = () => {
   forget();

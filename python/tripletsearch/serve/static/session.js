@@ -5,7 +5,7 @@
 import {attempt, client} from "./api.js";
 import {rendererFor} from "./modes/index.js";
 import {state} from "./state.js";
-import {$, announce, progress, show, swatch} from "./ui.js";
+import {$, announce, progress, show, showHead, swatch} from "./ui.js";
 
 /** Make `session` ({id, token, mode}) the one shown; `finished()` follows its end.
  * `sender(screen, choice, found, ms)`: how an answer is sent (default: the sessions API;
@@ -36,8 +36,11 @@ export function showScreen(screen, nQueries, history) {
   const grid = $("grid");
   grid.replaceChildren();
   grid.className = fresh ? "grid fresh" : "grid";
-  const ui = {grid, prompt: $("prompt"), keys: $("keys"), memory: state.memory, answer};
+  const names = state.showNames;
+  const ui = {grid, prompt: $("prompt"), keys: $("keys"), memory: state.memory, answer, names};
   r.render(screen, ui, {nQueries, history});
+  // the item the choices are compared with: the head of a query, or a study's target
+  showHead(r.head ? r.head(screen) : state.slot && state.slot.target);
   $("undo").disabled = nQueries === 0;
   progress();
   // the new screen: focus on its prompt (never on an item: Enter there would mean "this
@@ -90,7 +93,7 @@ async function sendAnswer(choice, found) {
 }
 
 function askConfirm(choice) {
-  const {text, item} = state.renderer.describe(state.screen, choice);
+  const {text, item} = state.renderer.describe(state.screen, choice, state.showNames);
   $("confirm-text").textContent = text;
   swatch($("confirm-swatch"), item);
   $("confirm").hidden = false;

@@ -18,6 +18,8 @@ export const state = {
   shownAt: 0,        // when the screen shown appeared (performance.now())
   participant: null, // study: {id, token}
   slot: null,        // study: {slot, n_slots, target}
+  showNames: true,   // names under the items (a study's or collect's show_names)
+  maxQueries: 0,     // collect: a participant's queries (the header counts them)
 };
 
 /** Keep the session and the participant for a reload. */

@@ -11,6 +11,8 @@ import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
 export async function initStudy() {
   const study = await client.study();
   $("title").textContent = study.title;
+  state.showNames = study.show_names !== false;
+  document.body.classList.toggle("hide-names", !state.showNames);
   for (const id of ["start-over", "change-mode"]) $(id).hidden = true;
   $("stop").hidden = false;
   $("stop").onclick = () => attempt(withdraw);
@@ -52,13 +54,10 @@ async function nextTarget() {
   session.mode = full.mode;
   begin(session, () => attempt(nextTarget));
   save();
-  swatch($("target"), r.target); // beside every screen of this search
-  $("target").title = r.target.name;
-  $("target").hidden = false;
   if (r.n_queries > 0) return showScreen(r.session.screen, r.n_queries, full.history);
   show("target-intro");
   swatch($("target-big"), r.target);
-  $("target-big").title = r.target.name;
+  $("target-big").dataset.item = String(r.target.id);
   $("target-name").textContent = r.target.name;
   progress();
   $("begin").onclick = () => showScreen(r.session.screen, 0);

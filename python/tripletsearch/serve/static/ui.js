@@ -45,12 +45,25 @@ export function swatch(el, item) {
   }
 }
 
+/** The head of a query or a study's target above the choices (none: hidden), in a box
+ * of its own as large as theirs. */
+export function showHead(item) {
+  $("head").hidden = !item;
+  swatch($("head-box"), item || null);
+  $("head-name").textContent = item ? item.name : "";
+}
+
 /** The progress line: the study's target, the screen, the answers that count. */
 export function progress() {
   const parts = [];
   if (state.slot) parts.push(`Target ${state.slot.slot + 1} of ${state.slot.n_slots}`);
-  // the screen's place in the search: one past the answers that count (undos step back)
-  if (state.screen) parts.push(`screen ${state.nQueries + 1}`, `${state.nQueries} answered`);
+  if (state.screen && state.maxQueries) {
+    // a participant's queries: this one's place among them (a skip is an answer too)
+    parts.push(`query ${state.screen.number + 1} of ${state.maxQueries}`);
+  } else if (state.screen) {
+    // the screen's place in the search: one past the answers that count (undos step back)
+    parts.push(`screen ${state.nQueries + 1}`, `${state.nQueries} answered`);
+  }
   $("progress").textContent = parts.join(" · ");
 }
 

@@ -2,7 +2,8 @@
 
 ``engine`` (engines, write transactions, schema version, leases), ``tables`` (the tables and
 their migrations), ``sessions`` (sessions, screens, answers), ``participants`` (study and
-collect participants) and ``collect`` (the samplers' query buffers and embedding versions).
+collect participants), ``experiments`` (studies and collects by name) and ``collect`` (the
+samplers' query buffers and embedding versions).
 It imports SQLAlchemy and the standard library only.
 """
 
@@ -18,6 +19,7 @@ from .engine import (
     WriteConflict,
     default_url,
 )
+from .experiments import ExperimentRecords, ExperimentRow
 from .participants import ParticipantRecords
 from .sessions import SessionRecords, SessionRow
 from .tables import MIGRATIONS, SCHEMA_VERSION
@@ -29,6 +31,7 @@ __all__ = [
     "Database",
     "Store",
     "SessionRow",
+    "ExperimentRow",
     "StoreError",
     "WriteConflict",
     "StoreBusy",
@@ -37,8 +40,8 @@ __all__ = [
 ]
 
 
-class Store(SessionRecords, ParticipantRecords, CollectRecords):
-    """The sessions database: sessions and their answers, participants, collect rows.
+class Store(SessionRecords, ParticipantRecords, ExperimentRecords, CollectRecords):
+    """The sessions database: sessions and their answers, participants, experiments.
 
     Each concept's queries in a module of its own, over one :class:`~.engine.Database`
     (its engines and transactions).

@@ -28,6 +28,8 @@ __all__ = [
     "IdTaken",
     "WriteConflict",
     "default_url",
+    "database_url",
+    "reaching",
     "DEFAULT_DATABASE",
 ]
 
@@ -52,6 +54,45 @@ class WriteConflict(Exception):
     The session moved on under this request (another worker answered first), or a study
     slot has its session already.
     """
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message, its first line only (drivers add pages of detail)."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def database_url(url: str | None) -> sa.URL:
+    """``url`` parsed (default :func:`default_url`); a StoreError that says what to give.
+
+    A plain path is not a URL: the message suggests the SQLite URL of that file.
+    """
+    text = url or default_url()
+    try:
+        return sa.make_url(text)
+    except sa.exc.ArgumentError:
+        hint = ""
+        if "://" not in text:
+            hint = f"; for a SQLite file give sqlite:///{Path(text).expanduser().resolve()}"
+        raise StoreError(f"database: {text!r} is not a database URL{hint}") from None
+
+
+@contextmanager
+def reaching(url: sa.URL) -> Iterator[None]:
+    """Turn a database that cannot be reached into a StoreError that says why.
+
+    A SQLite file in a folder that does not exist, a server that does not answer, a wrong
+    password: one line, the password masked.
+    """
+    try:
+        yield
+    except sa.exc.OperationalError as exc:
+        shown = url.render_as_string(hide_password=True)
+        db = url.database
+        if url.get_backend_name() == "sqlite" and db and not Path(db).parent.exists():
+            folder = Path(db).parent.resolve()
+            raise StoreError(f"database: no folder {folder} for the SQLite file {db}") from None
+        raise StoreError(f"database: cannot reach {shown} ({_first_line(exc)})") from None
 
 
 def default_url() -> str:
@@ -99,7 +140,7 @@ class Database:
     """
 
     def __init__(self, url: str | None = None, *, pool_size: int = 8):
-        self.url = sa.make_url(url or default_url())
+        self.url = database_url(url)
         self.is_sqlite = self.url.get_backend_name() == "sqlite"
         if self.is_sqlite:
             if self.url.database in (None, "", ":memory:"):
@@ -116,7 +157,8 @@ class Database:
                     self.url, pool_size=pool_size, max_overflow=32, pool_pre_ping=True
                 )
             except (ImportError, sa.exc.ArgumentError) as exc:
-                raise StoreError(f"database: cannot use {self.url!r} ({exc})") from None
+                shown = self.url.render_as_string(hide_password=True)
+                raise StoreError(f"database: cannot use {shown} ({_first_line(exc)})") from None
             self.write = self.read = engine
             self._write_lock = None  # row locks: concurrent writers are fine
 
@@ -126,6 +168,10 @@ class Database:
 
         Once, before the workers start; returns the version found (0: a new database).
         """
+        with reaching(self.url):
+            return self._setup()
+
+    def _setup(self) -> int:
         if self.is_sqlite:  # WAL is a property of the file: set it once, outside a transaction
             raw = self.write.raw_connection()
             try:
@@ -177,7 +223,7 @@ class Database:
         It must hold the service's tables: a StoreError that names it otherwise, and no
         SQLite file is created.
         """
-        store_url = sa.make_url(url or default_url())
+        store_url = database_url(url)
         if store_url.get_backend_name() == "sqlite" and store_url.database not in (None, ""):
             path = Path(store_url.database)
             if store_url.database != ":memory:" and not path.is_file():
@@ -191,7 +237,7 @@ class Database:
 
     def check(self) -> None:
         """Raise StoreError unless the database is at this library's schema version."""
-        with self.read.connect() as c:
+        with reaching(self.url), self.read.connect() as c:
             v = self._version(c)
         if v == 0:
             raise StoreError(

@@ -113,6 +113,12 @@ class ParticipantRecords(Database):
             q = sa.select(participants.c.id).where(participants.c.study == study).limit(1)
             return c.execute(q).first() is not None
 
+    def participant_ids(self, study: str) -> set[str]:
+        """The ids of ``study``'s participants (a group's key), withdrawn ones included."""
+        with self.read.connect() as c:
+            q = sa.select(participants.c.id).where(participants.c.study == study)
+            return set(c.execute(q).scalars())
+
     def participant_sessions(self, pid: str) -> list[SessionRow]:
         """The participant's sessions, by slot."""
         with self.read.connect() as c:

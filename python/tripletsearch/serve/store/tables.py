@@ -23,6 +23,11 @@ Schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``:
     the collect mode's embedding versions: per sampler, each embedding the refitter fitted,
     with the answers it used (per session, the last screen included: the sampler's rule
     picks the same answers again), their number and its held-out accuracy.
+``ts_experiments``
+    the experiments (studies, collects) by name: their kind, the key their rows are kept
+    under (participants' ``study``, a collect's sessions' ``catalogue`` ``collect:<key>``,
+    its queries and embedding versions), the design they began with (the keys of its file
+    that cannot change once people took part) and their other settings.
 
 Versions: 1 (0.1.0); 2 added undo and studies; 3 renamed ``ts_sessions``' columns to the
 library's vocabulary (``k`` -> ``n_choices``, ``queries`` -> ``screen``, ``n_answers`` ->
@@ -30,7 +35,8 @@ library's vocabulary (``k`` -> ``n_choices``, ``queries`` -> ``screen``, ``n_ans
 orders they were enrolled under: 1, a seeded shuffle, for those enrolled before),
 ``withdrawn`` (when they stopped taking part) and ``platform_id`` (a crowdsourcing
 platform's id for them, when given), the answers' ``response_ms`` (measured by the page)
-and the collect mode's ``ts_collect_queries`` and ``ts_collect_embeddings``. Replies
+and the collect mode's ``ts_collect_queries`` and ``ts_collect_embeddings``; 5 added
+``ts_experiments`` (an experiment's rows found by its name, whatever its file's edits). Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
 """
@@ -51,9 +57,10 @@ __all__ = [
     "screens",
     "collect_queries",
     "collect_embeddings",
+    "experiments",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = sa.MetaData()
 meta_table = sa.Table(
@@ -155,6 +162,19 @@ collect_embeddings = sa.Table(
 )
 
 
+experiments = sa.Table(
+    "ts_experiments",
+    metadata,
+    sa.Column("name", sa.String(128), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),  # "study" or "collect"
+    sa.Column("key", sa.String(64), nullable=False, unique=True),  # its rows' identity
+    sa.Column("design", sa.Text, nullable=False),  # JSON: the keys that cannot change
+    sa.Column("settings", sa.Text, nullable=False),  # JSON: the others, as last started
+    sa.Column("created", sa.Float, nullable=False),
+    sa.Column("updated", sa.Float, nullable=False),
+)
+
+
 def _v1_to_v2(c: Connection) -> None:
     """Undo (answers that no longer count, recorded not deleted) and study mode."""
     for ddl in (
@@ -198,10 +218,20 @@ def _v3_to_v4(c: Connection) -> None:
     collect_embeddings.create(c, checkfirst=True)
 
 
+def _v4_to_v5(c: Connection) -> None:
+    """The experiments by name.
+
+    Their rows stay where they are: a name maps to their key when its file is first
+    started, or when a report or an export reads them.
+    """
+    experiments.create(c, checkfirst=True)
+
+
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
 # an older version is upgraded once, when the service starts
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
+    4: _v4_to_v5,
 }

@@ -3,6 +3,8 @@
 A study file (TOML) names the catalogue, the search methods to compare, the targets, the
 items per screen and the seed::
 
+    name = "colour-study"            # the experiment's name in the database (default: from
+                                     # the title at its first start)
     title = "Find the colour"
     catalogue = "colours"            # a bundled demo, or a catalogue folder / CSV file
     methods = ["gamma-ckl", "gauss"] # DiscreteSearch methods, compared blindly
@@ -16,6 +18,7 @@ items per screen and the seed::
     consent = "..."                  # shown before anything is recorded
     completion_code = "C0DE42"       # optional: shown when all searches are done
     redirect = "https://..."         # optional: a link back there (a crowdsourcing platform)
+    show_names = true                # names under the items (false: pictures only)
     exclude = ["..."]                # item names left out of the study (targets and
                                      # screens); on the colour demo by default the survey's
                                      # offensive names (catalogue.DEMO_EXCLUDE); [] keeps all
@@ -23,6 +26,11 @@ items per screen and the seed::
     [embeddings]                     # optional: a method's own embedding of the same items
     gauss = "embeddings/probit.npy"  # (.npy, .csv or Embedding.save's .npz; relative to
                                      # the file); the others search the catalogue's
+
+Once people took part, the keys that make the design (catalogue, exclude, methods,
+targets, n_choices, seed, gamma, sigma, embeddings) cannot change (:mod:`..experiment`:
+undo the change, or give the file a new ``name``); the others apply to the searches that
+start afterwards (``max_queries`` only upward).
 
 The paper fitted an embedding per method from the same triplets (Probit for GaussSearch,
 gamma-CKL for gamma-CKLSearch): ``tripletsearch export --collect`` writes such a study.
@@ -59,9 +67,9 @@ from ..._deprecation import warn_renamed
 from ..._validation import derived_seed
 from ...discrete import METHODS
 from ..catalogue import DEMO_EXCLUDE, Catalogue
-from ..configfile import ending, file_catalogue, read_toml
-from ..configfile import fail as _fail
-from ..configfile import is_integer as _integer
+from ..experiment import Identity, check_name, derive_name, ending, file_catalogue, read_toml
+from ..experiment import fail as _fail
+from ..experiment import is_integer as _integer
 from ..modes.find import N_CHOICES
 
 __all__ = ["Study", "load_study", "running_study", "PLAN_VERSION", "williams_orders"]
@@ -85,7 +93,15 @@ _KEYS = {
     "redirect",
     "exclude",
     "embeddings",
+    "name",
+    "show_names",
 }
+# the keys that make the design (cannot change once people took part) and the others
+DESIGN_KEYS = (
+    "catalogue", "exclude", "methods", "targets", "n_choices", "seed", "gamma", "sigma",
+    "embeddings",
+)  # fmt: skip
+SETTING_KEYS = ("title", "consent", "max_queries", "completion_code", "redirect", "show_names")
 DEFAULT_CONSENT = (
     "This is a study of how people search by comparisons. You will be shown a target and "
     "will look for it by picking, on each screen, the item closest to it.\n\n"
@@ -117,13 +133,60 @@ class Study:
     # the study as 0.2.0 read the same file (the demo's default exclusion not applied), for
     # a study under way before it (see running_study); None when the same
     legacy: Study | None = field(default=None, compare=False, repr=False)
+    show_names: bool = True
+    source_fingerprint: str = ""  # the catalogue's before exclude
+    name: str = ""  # the file's, or derived from the title (see experiment.resolve)
+    named: bool = False  # the file gives it
+    key: str = ""  # the key its participants are kept under, once resolved in a database
+    path: str = field(default="", compare=False)
+    spelled: tuple[tuple[str, str], ...] = ()  # design keys the file writes otherwise
 
     @property
     def fingerprint(self) -> str:
-        """Identifies the study's design in the database.
+        """The key the study's participants are grouped under in the database.
 
-        Participants are numbered within it. (The design's keys are those of the first
-        version, ``k`` included: a study under way keeps its fingerprint across upgrades.)
+        Its stored key once resolved (:func:`~..experiment.resolve`), else
+        :attr:`design_fingerprint`.
+        """
+        return self.key or self.design_fingerprint
+
+    def identity(self) -> Identity:
+        """What makes this file the study it is (:func:`~..experiment.resolve`)."""
+        design: dict[str, Any] = {
+            "catalogue": self.source_fingerprint or self.catalogue.fingerprint,
+            "exclude": list(self.excluded),
+            "methods": list(self.methods),
+            "targets": list(self.targets),
+            "n_choices": self.n_choices,
+            "seed": self.seed,
+            "gamma": self.gamma,
+            "sigma": self.sigma,
+            "embeddings": self._embedding_hashes(),
+        }
+        settings = {k: getattr(self, k) for k in SETTING_KEYS}
+        legacy = tuple(
+            dict.fromkeys(
+                [self.design_fingerprint]
+                + ([self.legacy.design_fingerprint] if self.legacy is not None else [])
+            )
+        )
+        name = self.name or derive_name(self.title, "study")
+        return Identity(
+            self.path, "study", name, self.named, design, settings, dict(self.spelled), legacy
+        )
+
+    def _embedding_hashes(self) -> dict[str, str]:
+        return {
+            m: hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()[:16]
+            for m, X in sorted(self.embeddings.items())
+        }
+
+    @property
+    def design_fingerprint(self) -> str:
+        """The design's identity before names: a hash of its keys, the title's too.
+
+        A new study's key, and where an older version kept its participants. (The keys of
+        the first version, ``k`` included: a study under way kept it across upgrades.)
         """
         design = {
             "title": self.title,
@@ -134,10 +197,7 @@ class Study:
             "seed": self.seed,
         }
         if self.embeddings:  # (absent before: a study without keeps its fingerprint)
-            design["embeddings"] = {
-                m: hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()[:16]
-                for m, X in sorted(self.embeddings.items())
-            }
+            design["embeddings"] = self._embedding_hashes()
         return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
 
     def plan(self, number: int, version: int = PLAN_VERSION) -> list[tuple[int, str]]:
@@ -198,7 +258,8 @@ def _read(name: str) -> dict:
             raise _fail(name, "k: renamed n_choices; give n_choices only")
         warn_renamed(name, "k", "n_choices", stacklevel=4)
         cfg["n_choices"] = cfg.pop("k")
-    unknown = set(cfg) - _KEYS
+        cfg["_spelled"] = {"n_choices": "k"}
+    unknown = set(cfg) - _KEYS - {"_spelled"}
     if unknown:
         raise _fail(name, f"unknown key(s) {sorted(unknown)} (known: {sorted(_KEYS)})")
     return cfg
@@ -312,6 +373,10 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
     embeddings = _embeddings(name, cfg.get("embeddings", {}), methods, cat, new_id)
     gamma, sigma = _gamma_sigma(name, cfg, embeddings.get("gauss", cat.embedding))
     code, redirect = ending(name, cfg)
+    show_names = cfg.get("show_names", True)
+    if not isinstance(show_names, bool):
+        raise _fail(name, "show_names: true or false")
+    named = "name" in cfg
     return Study(
         title=title,
         catalogue=cat,
@@ -328,6 +393,12 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         redirect=redirect,
         excluded=exclude,
         embeddings=embeddings,
+        show_names=show_names,
+        source_fingerprint=full.fingerprint,
+        name=check_name(name, cfg["name"]) if named else "",
+        named=named,
+        path=name,
+        spelled=tuple(cfg.get("_spelled", {}).items()),
     )
 
 

@@ -5,9 +5,12 @@ target, per method), with medians, the CDF of queries-to-find, paired per-target
 differences, time per answer, and the people's own gamma and lapse rate fitted to their
 recorded choices.
 
-A search counts as found when it ended with ``found`` on its target
-(:func:`tripletsearch.outcomes.found_target`). Queries (``n_queries``) are the answers that
-count (undone ones excluded), the final "this is it" included, as in the paper's count.
+Each search is **found** (it ended with ``found`` on its target:
+:func:`tripletsearch.outcomes.found_target`), **not found** (it ended without the target:
+its screens ran out) or **unfinished** (in progress, abandoned, or left by its person). The
+rates and the CDF are over the finished searches (found or not found); the unfinished are
+counted apart, never as failures. Queries (``n_queries``) are the answers that count (undone
+ones excluded), the final "this is it" included, as in the paper's count.
 The fit of gamma uses the answers that are comparisons
 (:func:`tripletsearch.outcomes.is_comparison`).
 """
@@ -43,6 +46,23 @@ def _mean_se(x: list[float]) -> tuple[float, float]:
     return m, (float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan)
 
 
+OUTCOMES = ("found", "not found", "unfinished")
+
+
+def outcome(rec: RecordedSession, found: bool) -> str:
+    """A search's outcome: ``found``, ``not found`` or ``unfinished``.
+
+    Not found: it ended without the target; unfinished: in progress, or ended by its person
+    leaving.
+    """
+    if found:
+        return "found"
+    result = rec.row.result if isinstance(rec.row.result, dict) else {}
+    if not rec.row.done or result.get("left"):
+        return "unfinished"
+    return "not found"
+
+
 def _search(rec: RecordedSession, found: bool) -> dict[str, Any]:
     """A study search's line of ``searches.csv``."""
     secs = [h["answered_at"] - h["shown_at"] for h in rec.answers]
@@ -54,6 +74,7 @@ def _search(rec: RecordedSession, found: bool) -> dict[str, Any]:
         "method": row.params.get("method"),
         "target": row.target,
         "done": row.done,
+        "outcome": outcome(rec, found),
         "found": found,
         "n_queries": row.n_queries,
         "undos": row.undos,
@@ -62,15 +83,24 @@ def _search(rec: RecordedSession, found: bool) -> dict[str, Any]:
 
 
 def _method_row(method: str, searches: list[dict[str, Any]]) -> dict[str, Any]:
-    """A method's line of the table: searches, found, queries to find, time per answer."""
+    """A method's line of the table: its searches by outcome, found rate, queries, time.
+
+    The found rate is the share of the finished searches (with a 95 % Wilson interval).
+    """
     mine = [s for s in searches if s["method"] == method]
     q = [s["n_queries"] for s in mine if s["found"]]
     mean, se = _mean_se(q)
     spa = [s["seconds_per_answer"] for s in mine if not math.isnan(s["seconds_per_answer"])]
+    counts = {o: sum(s["outcome"] == o for s in mine) for o in OUTCOMES}
+    finished = counts["found"] + counts["not found"]
     return {
         "method": method,
         "searches": len(mine),
-        "finished": sum(s["done"] for s in mine),
+        "finished": finished,
+        "unfinished": counts["unfinished"],
+        "not_found": counts["not found"],
+        "found_rate": counts["found"] / finished if finished else math.nan,
+        "found_rate_interval": list(wilson(counts["found"], finished)),
         "found": len(q),
         "mean_queries": mean,
         "se_queries": se,
@@ -78,6 +108,16 @@ def _method_row(method: str, searches: list[dict[str, Any]]) -> dict[str, Any]:
         "seconds_per_answer_median": float(statistics.median(spa)) if spa else math.nan,
         "seconds_per_answer_mean": float(np.mean(spa)) if spa else math.nan,
     }
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a proportion ``k`` of ``n`` (NaN when n is 0)."""
+    if n == 0:
+        return math.nan, math.nan
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _paired(searches: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
@@ -156,17 +196,23 @@ def _estimate(
     return f"{name} = {_f(value, digits)} [{_f(lo, digits)}, {_f(hi, digits)}]"
 
 
-def study_report(store: Store, catalogue: Catalogue | None = None) -> dict[str, Any]:
+def study_report(
+    store: Store, catalogue: Catalogue | None = None, study: str | None = None
+) -> dict[str, Any]:
     """The comparison of the study sessions in ``store``.
 
-    ``catalogue``: for the fit of people's gamma and lapse rate, and item names.
+    ``catalogue``: for the fit of people's gamma and lapse rate, and item names. ``study``:
+    the key of the study (its participants' group; None: every study's searches).
     """
+    members = None if study is None else store.participant_ids(study)
     # a study's searches: a participant's, with the target they were given (a collect
     # participant's session has none)
     recorded = [
         r
         for r in recorded_sessions(store)
-        if r.row.participant is not None and r.row.target is not None
+        if r.row.participant is not None
+        and r.row.target is not None
+        and (members is None or r.row.participant in members)
     ]
     searches = [_search(rec, bool(f)) for rec, f in zip(recorded, found_flags(recorded))]
     methods = sorted({s["method"] for s in searches})
@@ -184,15 +230,29 @@ def _f(x: float, nd: int = 2) -> str:
 
 
 def format_report(rep: dict[str, Any]) -> str:
-    """The comparison as text (the paper's table plus medians and timing)."""
+    """The comparison as text (the paper's table plus medians, timing and outcomes).
+
+    Found rates are over the finished searches, with their 95 % intervals; the unfinished
+    (in progress, abandoned, left) are counted apart.
+    """
+    unfinished = sum(r["unfinished"] for r in rep["methods"])
     lines = [
-        f"{rep['participants']} participants, {len(rep['searches'])} searches",
-        f"{'method':<12}{'searches':>9}{'found':>7}{'mean +- se':>18}{'median':>8}{'s/answer':>10}",
+        f"{rep['participants']} participants, {len(rep['searches'])} searches "
+        f"({unfinished} unfinished, counted apart)",
+        f"{'method':<12}{'searches':>9}{'finished':>9}{'unfinished':>11}{'found':>7}"
+        f"{'found % [95% CI]':>20}{'mean +- se':>16}{'median':>8}{'s/answer':>10}",
     ]
     for r in rep["methods"]:
         ms = f"{_f(r['mean_queries'])} +- {_f(r['se_queries'])}"
+        lo, hi = r["found_rate_interval"]
+        rate = (
+            "-"
+            if math.isnan(r["found_rate"])
+            else (f"{100 * r['found_rate']:.0f} [{100 * lo:.0f}, {100 * hi:.0f}]")
+        )
         lines.append(
-            f"{r['method']:<12}{r['searches']:>9}{r['found']:>7}{ms:>18}"
+            f"{r['method']:<12}{r['searches']:>9}{r['finished']:>9}{r['unfinished']:>11}"
+            f"{r['found']:>7}{rate:>20}{ms:>16}"
             f"{_f(r['median_queries'], 1):>8}{_f(r['seconds_per_answer_median'], 2):>10}"
         )
     p = rep["paired"]
@@ -213,50 +273,67 @@ def format_report(rep: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _plot_cdf(rep: dict[str, Any], path: Path) -> bool:
-    """The CDF of queries-to-find per method (searches not found count as never)."""
+def _plot_cdf(rep: dict[str, Any], path: Path) -> str | None:
+    """The CDF of queries-to-find per method, over its finished searches.
+
+    Those not found never reach it. None when drawn, else why not.
+    """
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return False
+        return "no plot: matplotlib is not installed (pip install matplotlib)"
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in rep["methods"]:
         mine = [s for s in rep["searches"] if s["method"] == r["method"]]
-        q = np.sort([s["n_queries"] for s in mine if s["found"]])
-        if len(mine) == 0:
+        finished = [s for s in mine if s["outcome"] != "unfinished"]
+        q = np.sort([s["n_queries"] for s in finished if s["found"]])
+        if not finished:
             continue
-        y = np.arange(1, len(q) + 1) / len(mine)
-        ax.step(np.concatenate([[0], q]), np.concatenate([[0], y]), where="post", label=r["method"])
+        y = np.arange(1, len(q) + 1) / len(finished)
+        label = f"{r['method']} ({len(finished)} finished, {r['unfinished']} unfinished)"
+        ax.step(np.concatenate([[0], q]), np.concatenate([[0], y]), where="post", label=label)
     ax.set_xlabel("queries to find the target")
-    ax.set_ylabel("fraction of searches")
+    ax.set_ylabel("fraction of finished searches")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-    return True
+    return None
 
 
-def write_report(store: Store, out: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
+def write_report(
+    store: Store, out: Any, catalogue: Catalogue | None = None, study: str | None = None
+) -> dict[str, Any]:
     """Write the report's files into the folder ``out``; returns the report.
 
-    The files: ``report.json``, ``methods.csv``, ``searches.csv`` and ``cdf.png`` (with
-    matplotlib).
+    The files: ``report.json``, ``methods.csv``, ``searches.csv``, ``report.txt`` and
+    ``cdf.png`` (where matplotlib is installed: the ``serve`` extra brings it; where it is
+    not, ``report.txt`` and the returned ``plot_note`` say so). ``study``: the key of the
+    study to report (None: every study search of the database).
     """
-    rep = study_report(store, catalogue)
+    rep = study_report(store, catalogue, study)
     d = Path(os.fspath(out))
     d.mkdir(parents=True, exist_ok=True)
-    (d / "report.json").write_text(json.dumps(rep, indent=2, default=str) + "\n")
     for name, rows in (("methods.csv", rep["methods"]), ("searches.csv", rep["searches"])):
         with open(d / name, "w", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             cols = list(rows[0]) if rows else ["method"]
             w.writerow(cols)
-            w.writerows([[r[c] for c in cols] for r in rows])
-    rep["plot"] = str(d / "cdf.png") if _plot_cdf(rep, d / "cdf.png") else None
-    (d / "report.txt").write_text(format_report(rep) + "\n")
+            w.writerows([[_cell(r[c]) for c in cols] for r in rows])
+    note = _plot_cdf(rep, d / "cdf.png")
+    rep["plot"] = None if note else str(d / "cdf.png")
+    rep["plot_note"] = note
+    (d / "report.json").write_text(json.dumps(rep, indent=2, default=str) + "\n")
+    text = format_report(rep) + ("" if note is None else f"\n{note}")
+    (d / "report.txt").write_text(text + "\n")
     return rep
+
+
+def _cell(v: Any) -> Any:
+    """A CSV cell: lists (an interval) as JSON."""
+    return json.dumps(v) if isinstance(v, (list, dict)) else v

@@ -27,13 +27,17 @@ class StudyService(Participants):
         self.study = study
 
     def info(self) -> dict:
-        """The study's public facts: title, consent text, ``n_choices``, ``n_slots``."""
+        """The study's public facts: title, consent text, ``n_choices``, ``n_slots``.
+
+        And ``show_names``: whether names go under the items.
+        """
         s = self.study
         return {
             "title": s.title,
             "consent": s.consent,
             "n_choices": s.n_choices,
             "n_slots": len(s.targets),
+            "show_names": s.show_names,
         }
 
     def enrol(self, plan: int = PLAN_VERSION, platform_id: str | None = None) -> dict:

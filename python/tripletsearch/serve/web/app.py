@@ -42,6 +42,7 @@ from ..errors import (
     Unauthorized,
     UnsupportedMedia,
 )
+from ..experiment import bind
 from ..service.memory import process_memory, return_freed_memory
 from ..service.search import SearchService
 from ..store import Store
@@ -142,8 +143,10 @@ def create_app(
     max_queries : int
         Screens per session before it ends by itself (a study: its own).
     setup : bool
-        Create or upgrade the tables now (one process); False when the tables were set
-        up before several workers started (``tripletsearch serve`` does that).
+        Create or upgrade the tables now (one process) and register the study or collect
+        by its name (:func:`~..experiment.bind`: ``ExperimentChanged``, a ValueError, when
+        the file changes one people took part in); False when both were done before
+        several workers started (``tripletsearch serve`` does that).
     collect : CollectConfig, optional
         Collect triplets as this collect file says (:func:`~..collect.load_collect`; its
         catalogue replaces ``catalogue``): ``/api/collect`` serves its participants, free
@@ -181,10 +184,14 @@ def create_app(
         store.setup()
     else:
         store.check()
+    # the experiment in the database: its name and key (setup: a server starting registers
+    # it, or refuses a file that changes one people took part in)
     if collect is not None:
+        collect = bind(collect, store, register=setup)
         catalogue = collect.catalogue
     if study is not None:
         study = running_study(study, store)  # a study under way keeps what it began with
+        study = bind(study, store, register=setup)
         max_queries = study.max_queries
         if catalogue.fingerprint != study.catalogue.fingerprint:  # (given: the same, shared)
             catalogue = study.catalogue
@@ -201,17 +208,7 @@ def create_app(
         threads=threads,
         steps_at_once=steps_at_once,
     )
-    baseline = None
-    if memory is not None:
-        return_freed_memory()
-        for name in service.offered:  # the modes' templates (and priors) in the baseline
-            mode = service.modes[name]
-            n_choices, params = mode.new_params(None)
-            mode.session_bytes(n_choices, params)
-            mode.searcher(n_choices, params, 0)  # a first spawn builds the shared prior
-        baseline = process_memory()
-        free = int(memory) - baseline
-        service.live.budget = max(free - min(free // 10, 64 << 20), 0)  # room for requests
+    baseline = None if memory is None else _budget(service, memory)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -238,6 +235,24 @@ def create_app(
     app.state.session_rate = RateLimiter(limits.sessions_per_minute)
     app.state.enrolment_rate = RateLimiter(limits.enrolments_per_minute)
     return app
+
+
+def _budget(service: SearchService, memory: int) -> int:
+    """Give the live searchers what ``memory`` leaves; the process's baseline (bytes).
+
+    The baseline: the catalogue loaded and the modes' templates and priors built; a tenth
+    of what is left (at most 64 MiB) is kept for requests in flight.
+    """
+    return_freed_memory()
+    for name in service.offered:  # the modes' templates (and priors) in the baseline
+        mode = service.modes[name]
+        n_choices, params = mode.new_params(None)
+        mode.session_bytes(n_choices, params)
+        mode.searcher(n_choices, params, 0)  # a first spawn builds the shared prior
+    baseline = process_memory()
+    free = int(memory) - baseline
+    service.live.budget = max(free - min(free // 10, 64 << 20), 0)  # room for requests
+    return baseline
 
 
 def app_from_env() -> ASGIApp:

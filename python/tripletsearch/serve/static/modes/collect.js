@@ -1,7 +1,7 @@
 // Collect mode: a head item and its candidates; pick the candidate most like the head (or
 // skip). Its sessions are a collect participant's (never started from the start page).
 
-import {digit, pickButton, swatch} from "../ui.js";
+import {digit, pickButton} from "../ui.js";
 
 const SKIP = {choice: null, found: false}; // no candidate is like it
 
@@ -14,17 +14,12 @@ export default {
     return {label: "Compare items"};
   },
 
+  // the head: in a box of its own above the candidates, as large as theirs
+  head(screen) {
+    return screen.head;
+  },
+
   render(screen, ui) {
-    const head = document.createElement("div");
-    head.className = "card head";
-    const box = document.createElement("div");
-    box.className = "target";
-    swatch(box, screen.head);
-    const name = document.createElement("span");
-    name.className = "name";
-    name.textContent = screen.head.name;
-    head.append(box, name);
-    ui.grid.append(head);
     screen.candidates.forEach((item, i) => {
       const card = document.createElement("div");
       card.className = "card";
@@ -34,7 +29,9 @@ export default {
       card.append(pickButton(item, i, () => ui.answer(i, false)), label);
       ui.grid.append(card);
     });
-    ui.prompt.textContent = `Which is most like “${screen.head.name}”?`;
+    ui.prompt.textContent = ui.names
+      ? `Which is most like “${screen.head.name}”?`
+      : "Which is most like the one on top?";
     ui.keys.textContent = `Keys: 1-${screen.candidates.length} pick, 0 = skip.`;
   },
 

@@ -23,7 +23,7 @@ export default {
       const found = document.createElement("button");
       found.className = "found";
       found.textContent = "This is it";
-      found.setAttribute("aria-label", `${item.name}: this is it`);
+      found.setAttribute("aria-label", `${ui.names ? item.name : `item ${i + 1}`}: this is it`);
       found.addEventListener("click", () => ui.answer(i, true));
       card.append(pickButton(item, i, () => ui.answer(i, false)), name, found);
       ui.grid.append(card);
@@ -44,9 +44,10 @@ export default {
     return null;
   },
 
-  describe(screen, choice) {
+  describe(screen, choice, names) {
     const item = screen.items[choice];
-    return {text: `Is “${item.name}” what you are looking for?`, item};
+    const text = names ? `Is “${item.name}” what you are looking for?` : "Is this what you are looking for?";
+    return {text, item};
   },
 
   result(session) {
@@ -57,7 +58,7 @@ export default {
     return {
       text: `Found: ${res.name} after ${plural(session.n_queries, "screen")}.`,
       item,
-      lines: item.hex ? colourLines(item.hex) : [],
+      lines: item.hex ? colourLines(item.hex, res.lab) : [],
       copy: item.hex || null,
     };
   },

@@ -1,0 +1,422 @@
+"""What ``tripletsearch serve``, ``export``, ``report`` and ``prune`` do (parsers: cli).
+
+Every start-up error (a bad file, a database that cannot be reached or is not a URL, an
+experiment file that would change what people took part in) is one line on stderr and exit
+code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+from .service.memory import (
+    DEFAULT_SHARE,
+    default_memory,
+    format_size,
+    machine_memory,
+    parse_size,
+    session_estimate,
+)
+
+__all__ = ["serve", "export", "report", "prune", "admin_token", "DEFAULT_TOKEN_FILE"]
+
+DEFAULT_TOKEN_FILE = "tripletsearch-admin-token"
+
+_MISSING = (
+    "tripletsearch serve needs the optional 'serve' dependencies: "
+    "pip install 'tripletsearch[serve]'"
+)
+
+
+def admin_token(token: str | None, path: str | None) -> tuple[str, str]:
+    """The admin token, and what the log says of it (never the token itself).
+
+    ``token`` (``--admin-token``, visible in ``ps``, or ``TRIPLETSEARCH_ADMIN_TOKEN``) wins;
+    else the file ``path`` (default ``tripletsearch-admin-token`` in the working
+    directory) is read when it exists, and must be owner-only; else a token is generated
+    and written to it, created owner-only (0600).
+    """
+    if token:
+        return token, "admin token (GET /api/admin/export): as given"
+    file = os.path.abspath(path or DEFAULT_TOKEN_FILE)
+    if os.path.exists(file):
+        if os.name == "posix" and os.stat(file).st_mode & 0o077:
+            raise ValueError(
+                f"--admin-token-file: {file} can be read or written by others (chmod 600 it)"
+            )
+        with open(file, encoding="utf-8") as f:
+            found = f.read().strip()
+        if not found:
+            raise ValueError(f"--admin-token-file: {file} is empty")
+        return found, f"admin token (GET /api/admin/export): read from {file}"
+    made = secrets.token_urlsafe(24)
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(made + "\n")
+    return made, f"admin token (GET /api/admin/export): generated, in {file} (owner-only)"
+
+
+def _catalogue(args: argparse.Namespace) -> Any:
+    from .catalogue import demo_catalogue, load_catalogue
+
+    given = [g for g in (args.demo, args.catalogue, getattr(args, "study", None)) if g]
+    if len(given) > 1:
+        raise ValueError("give one of --catalogue PATH, --demo colours, --study FILE")
+    if args.demo:
+        return demo_catalogue(args.demo)
+    if args.catalogue:
+        return load_catalogue(args.catalogue)
+    return None
+
+
+def _missing_dependencies() -> bool:
+    """Whether the 'serve' extra is missing (said on stderr)."""
+    import importlib.util
+
+    missing = [m for m in ("starlette", "uvicorn", "sqlalchemy") if not importlib.util.find_spec(m)]
+    if missing:
+        print(f"{_MISSING} (missing: {', '.join(missing)})", file=sys.stderr)
+    return bool(missing)
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    """The :class:`~.limits.Limits` of the command line (ValueError naming a bad one)."""
+    from .web.limits import Limits
+
+    return Limits(
+        sessions_per_minute=args.sessions_per_minute,
+        enrolments_per_minute=args.enrolments_per_minute,
+        max_open_sessions=args.max_open_sessions,
+        trusted_proxies=frozenset(args.trusted_proxy or ()),
+    )
+
+
+def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str, int] | None:
+    """(catalogue, study, limits, admin token, what the log says of it, memory per worker).
+
+    None after printing what is wrong (checked before any file or database is touched).
+    """
+    from .collect import load_collect
+    from .study import load_study
+
+    try:
+        cat = _catalogue(args)  # (refuses two sources)
+        if args.study and args.collect:
+            raise ValueError("give --study FILE or --collect FILE, not both")
+        study = load_study(args.study) if args.study else None
+        collect = load_collect(args.collect) if args.collect else None
+        cat = study.catalogue if study is not None else cat
+        cat = collect.catalogue if collect is not None else cat
+        if cat is None:
+            raise ValueError(
+                "give --catalogue PATH, --demo colours, --study FILE or --collect FILE"
+            )
+        if args.workers < 1:
+            raise ValueError("--workers must be >= 1")
+        limits = _limits(args)
+        memory = parse_size(args.memory) if args.memory else default_memory(args.workers)
+        if args.threads is not None and args.threads < 1:
+            raise ValueError(f"--threads: expected a number >= 1, got {args.threads}")
+        args.threads = args.threads or max(1, (os.cpu_count() or 1) // args.workers)
+        token, said = admin_token(
+            args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN"),
+            args.admin_token_file,
+        )
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    return cat, (study, collect), limits, token, said, memory
+
+
+def _announce(args: argparse.Namespace, cat: Any, where: str, created: bool, memory: int) -> None:
+    """What ``serve`` starts: the catalogue, address, workers, database, memory, threads."""
+    print(
+        f"serving {cat.title!r} ({cat.n_items} items) on http://{args.host}:{args.port}/ "
+        f"with {args.workers} worker(s); sessions in {where}" + (" (created)" if created else ""),
+        flush=True,
+    )
+    default = f" (default: {DEFAULT_SHARE:.0%} of {format_size(machine_memory())})"
+    print(
+        f"memory: {format_size(memory)} per worker{'' if args.memory else default}; a find "
+        f"search over this catalogue holds about "
+        f"{format_size(session_estimate(cat.n_items, args.gamma))}; "
+        f"{args.threads} thread(s) per search step",
+        flush=True,
+    )
+
+
+def _register(store: Any, study: Any, collect: Any) -> str:
+    """Register the study or collect by its name in ``store`` (what the log says of it).
+
+    ``ExperimentChanged`` (a ValueError) when the file changes one people took part in.
+    """
+    from .experiment import bind
+    from .study import running_study
+
+    if study is not None:
+        study = bind(running_study(study, store), store)
+    if collect is not None:
+        collect = bind(collect, store)
+    done = study if study is not None else collect
+    if done is None:
+        return ""
+    kind = "study" if study is not None else "collect"
+    people = store.participant_count(done.fingerprint)
+    return f"{kind} {done.name!r}: {people} participants so far"
+
+
+def serve(args: argparse.Namespace) -> int:
+    """``tripletsearch serve``: check the inputs, set up the database, run the workers."""
+    if _missing_dependencies():
+        return 2
+    import uvicorn
+
+    from .catalogue.shared import attach_shared, share_catalogue
+    from .store import Store, StoreError, default_url
+    from .web.app import create_app
+    from .web.protocol import uvicorn_options
+
+    inputs = _serve_inputs(args)
+    if inputs is None:
+        return 2
+    cat, (study, collect), limits, token, said, memory = inputs
+    # once, mapped by every worker (a catalogue still without an embedding: nothing to map)
+    shared = share_catalogue(cat) if cat.has_embedding else None
+    # each search step gets its threads to itself: the others wait instead of sharing cores
+    steps_at_once = max(1, (os.cpu_count() or 1) // (args.threads * args.workers))
+    url = args.database or default_url()
+    try:  # once, before any worker starts: the tables, and the experiment by its name
+        store = Store(url)
+        found = store.setup()
+        experiment = _register(store, study, collect)
+    except (StoreError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    store.dispose()
+    print(said, flush=True)
+    _announce(args, cat, store.url.render_as_string(hide_password=True), found == 0, memory)
+    if experiment:
+        print(experiment, flush=True)
+    if collect is not None:
+        from .collect.refitter import start_refitter
+
+        start_refitter(url, args.collect)  # fills the samplers' buffers, never a request
+    if args.workers == 1:
+        app = create_app(
+            cat if shared is None else attach_shared(cat, shared),
+            url,
+            admin_token=token,
+            gamma=args.gamma,
+            max_queries=args.max_queries,
+            setup=False,
+            study=study,
+            collect=collect,
+            limits=limits,
+            memory=memory,
+            threads=args.threads,
+            steps_at_once=steps_at_once,
+        )
+        uvicorn.run(
+            app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
+        )
+        return 0
+    _workers(args, url, limits, memory, steps_at_once, shared, token)
+    return 0
+
+
+def _workers(
+    args: argparse.Namespace,
+    url: str,
+    limits: Any,
+    memory: int,
+    steps_at_once: int,
+    shared: Any,
+    token: str,
+) -> None:
+    """Run ``--workers`` uvicorn worker processes.
+
+    Each builds its app from the environment (:func:`~.web.app.app_from_env`).
+    """
+    import uvicorn
+
+    from .web.protocol import uvicorn_options
+
+    os.environ["TRIPLETSEARCH_SERVE"] = json.dumps(
+        {
+            "demo": args.demo,
+            "catalogue": os.path.abspath(args.catalogue) if args.catalogue else None,
+            "study": os.path.abspath(args.study) if args.study else None,
+            "collect": os.path.abspath(args.collect) if args.collect else None,
+            "database": url,
+            "gamma": args.gamma,
+            "max_queries": args.max_queries,
+            "limits": limits.to_dict(),
+            "memory": memory,
+            "threads": args.threads,
+            "steps_at_once": steps_at_once,
+            "shared": shared,
+        }
+    )
+    os.environ["TRIPLETSEARCH_ADMIN_TOKEN"] = token
+    uvicorn.run(
+        "tripletsearch.serve.web.app:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        **uvicorn_options(),
+    )
+
+
+def _with_store(args: argparse.Namespace, work: Any) -> int:
+    """``work(store, catalogue)`` on the database of ``--database`` and the arguments' catalogue.
+
+    The database is checked; a bad file or database prints the error, exit code 2.
+    """
+    if _missing_dependencies():
+        return 2
+    from .store import Store, StoreError, default_url
+
+    try:
+        cat = _catalogue(args)
+        store = Store.existing(args.database or default_url())
+        return int(work(store, cat))
+    except (ValueError, FileNotFoundError, StoreError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _chosen(store: Any, kind: str | None, name: str | None, bound: Any = None) -> Any:
+    """The experiment to report or export; the database's listing printed first.
+
+    The file's (``bound``), ``--name``'s, or the database's only one of ``kind`` (None:
+    none).
+    """
+    from .experiment import describe, listing, pick
+
+    found = listing(store)
+    print(describe(found))
+    if bound is not None:
+        mine = next((e for e in found if e["key"] == bound.fingerprint), None)
+        if name is not None and (mine is None or mine["name"] != name):
+            raise ValueError(f"--name: {name!r} is not the experiment of the file given")
+        return mine or {"name": bound.name, "key": bound.fingerprint, "kind": kind}
+    return pick(found, kind, name)
+
+
+def export(args: argparse.Namespace) -> int:
+    """``tripletsearch export``: everything (or one experiment) into a new ``--out``."""
+
+    def work(store: Any, cat: Any) -> int:
+        import shutil
+
+        from .export import fresh_folder, publish, write_export
+
+        config = None
+        if args.collect:
+            from .collect import load_collect
+            from .experiment import bind
+
+            if cat is not None:
+                raise ValueError("--collect names the catalogue: no --catalogue or --demo too")
+            config = bind(load_collect(args.collect), store, register=False)
+            cat = config.catalogue
+        chosen = _chosen(store, "collect" if config else None, args.name, config)
+        if args.name is None and config is None:
+            chosen = None  # no name: every session of the database
+        out = Path(args.out)
+        if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
+            raise ValueError(
+                f"--out: {out.resolve()} exists and is not empty; give another folder, or "
+                "--force to replace it whole"
+            )
+        folder = fresh_folder(out)  # written whole, then put in the place of --out
+        try:
+            counts = write_export(store, folder, cat, None if chosen is None else chosen["key"])
+            fitted = None
+            if config is not None:
+                from .collect.export import write_collect_export
+
+                fitted = write_collect_export(store, config, args.collect, folder)
+            where = publish(folder, out, force=args.force)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        what = "every session" if chosen is None else f"{chosen['kind']} {chosen['name']!r}"
+        print(
+            f"exported {what}: {counts['sessions']} sessions, {counts['answers']} answers, "
+            f"{counts['triplets']} search triplets (triplets.csv), {counts['collect_triplets']} "
+            f"collected triplets (collect_triplets.csv), {counts['choices']} choices to {where}"
+        )
+        if fitted is not None:
+            print(
+                f"fitted {', '.join(fitted['models'])} to {fitted['triplets']} collected "
+                f"triplets: {where / 'embeddings'}, a catalogue folder {where / 'catalogue'} "
+                f"and a study on it: tripletsearch serve --study {where / 'study.toml'}"
+            )
+        return 0
+
+    return _with_store(args, work)
+
+
+def report(args: argparse.Namespace) -> int:
+    """``tripletsearch report``: one study's methods compared, into ``--out``."""
+
+    def work(store: Any, cat: Any) -> int:
+        from .experiment import bind
+        from .study import load_study, running_study
+        from .study.report import format_report, write_report
+
+        study = None
+        if args.study:
+            study = bind(running_study(load_study(args.study), store), store, register=False)
+            cat = study.catalogue
+        chosen = _chosen(store, "study", args.name, study)
+        if chosen is None:
+            print("no study searches in this database", file=sys.stderr)
+            return 1
+        rep = write_report(store, args.out, cat, chosen["key"])
+        if not rep["searches"]:
+            print(f"no searches in study {chosen['name']!r}", file=sys.stderr)
+            return 1
+        out = Path(args.out).resolve()
+        print(f"study {chosen['name']!r}")
+        print(format_report(rep))
+        print(rep["plot_note"] or f"plot: {out / 'cdf.png'}")
+        print(f"written to {out}")
+        return 0
+
+    return _with_store(args, work)
+
+
+def prune(args: argparse.Namespace) -> int:
+    """``tripletsearch prune``: delete old finished and abandoned free sessions."""
+    import time
+
+    if not args.older_than >= 0 or not args.abandoned_after >= 0:
+        print("error: --older-than and --abandoned-after must be >= 0", file=sys.stderr)
+        return 2
+
+    def work(store: Any, cat: Any) -> int:
+        now = time.time()
+        counts = store.prune(
+            now - 86400.0 * args.older_than,
+            now - 3600.0 * args.abandoned_after,
+            dry_run=args.dry_run,
+        )
+        verb = "would delete" if args.dry_run else "deleted"
+        print(
+            f"{verb} {counts['sessions']} sessions with {counts['screens']} screens and "
+            f"{counts['answers']} answers (free sessions finished or abandoned, last active "
+            f"over {args.older_than:g} days ago; study sessions kept)"
+        )
+        return 0
+
+    return _with_store(args, work)

@@ -1,0 +1,309 @@
+"""What the study and collect files share: their reading, and their identity.
+
+Reading the TOML, naming the file in every error, the catalogue they name, the end of a
+participant's part (the completion code or the link back to a crowdsourcing platform), and
+the experiment a file is (:class:`Identity`, :func:`resolve`).
+
+An experiment has a ``name`` (given in its file, or derived from its title at its first
+start) that the database keeps with the key its rows are kept under and the design it began
+with: the keys that change what people are asked or how their answers count. Once people
+took part, a file whose design differs from the stored one is refused
+(:class:`ExperimentChanged`: the keys that changed, as the file writes them, and the two
+ways on); the other keys (texts, ``max_queries`` upward, the completion code, ...) apply.
+A database written before names (schema 4) keeps its rows under the old identity of the
+design (a hash of its keys): an unchanged file adopts them on its first start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
+
+__all__ = [
+    "fail",
+    "is_integer",
+    "read_toml",
+    "file_catalogue",
+    "ending",
+    "check_name",
+    "derive_name",
+    "Identity",
+    "ExperimentChanged",
+    "resolve",
+    "bind",
+    "MAX_NAME",
+]
+
+MAX_NAME = 64  # characters of an experiment's name
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def fail(path: str, message: str) -> ValueError:
+    """The error of file ``path``: ``"<path>: <message>"``."""
+    return ValueError(f"{path}: {message}")
+
+
+def is_integer(value: Any) -> bool:
+    """An int that is not a bool (TOML's true is not 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def read_toml(name: str) -> dict:
+    """The file's table; a ValueError naming it when it is not valid TOML."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the serve extra installs tomli there
+        import tomli as tomllib
+    try:
+        with open(name, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise fail(name, f"not valid TOML ({exc})") from None
+
+
+def file_catalogue(name: str, source: Any, *, embedding: bool = True) -> Catalogue:
+    """The catalogue the file names: a demo, or a path relative to the file."""
+    if not isinstance(source, str) or not source:
+        raise fail(name, "catalogue: give a demo name ('colours') or a catalogue path")
+    if source in DEMOS:
+        return demo_catalogue(source)
+    p = Path(source)
+    return load_catalogue(p if p.is_absolute() else Path(name).parent / p, embedding=embedding)
+
+
+def ending(name: str, cfg: dict) -> tuple[str | None, str | None]:
+    """The file's ``completion_code`` and ``redirect`` (None when absent), checked."""
+    code, redirect = cfg.get("completion_code"), cfg.get("redirect")
+    if code is not None and (not isinstance(code, str) or not 0 < len(code) <= 200):
+        raise fail(name, "completion_code: a string of 1 to 200 characters")
+    if redirect is not None and (
+        not isinstance(redirect, str) or not redirect.startswith(("https://", "http://"))
+    ):
+        raise fail(name, "redirect: an http:// or https:// URL")
+    return code, redirect
+
+
+def check_name(path: str, value: Any) -> str:
+    """An experiment's ``name`` as its file gives it: letters, digits, ``.``, ``_``, ``-``."""
+    if not isinstance(value, str) or not value or len(value) > MAX_NAME:
+        raise fail(path, f"name: a string of 1 to {MAX_NAME} characters")
+    if not _NAME.match(value):
+        raise fail(
+            path,
+            f"name: lower-case letters, digits, '.', '_' and '-', beginning with a letter or "
+            f"a digit (got {value!r})",
+        )
+    return value
+
+
+def derive_name(title: str, kind: str) -> str:
+    """A name from a title: ``"Find the colour!"`` -> ``"find-the-colour"`` (else ``kind``)."""
+    folded = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")[:MAX_NAME].strip("-")
+    return slug or kind
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What makes an experiment file the experiment it is.
+
+    ``kind``: "study" or "collect"; ``name``: the file's, or derived from its title
+    (``named`` False); ``design``: the keys that cannot change once people took part
+    (values comparable as JSON); ``settings``: the others; ``spelled``: how the file
+    writes a design key when not by its own name (``{"n_choices": "k"}``); ``legacy``: the
+    keys its rows were kept under before names (the design's hash, first the current one);
+    ``grows``: settings that may only grow (``max_queries``).
+    """
+
+    path: str
+    kind: str
+    name: str
+    named: bool
+    design: dict
+    settings: dict
+    spelled: dict
+    legacy: tuple[str, ...]
+    grows: tuple[str, ...] = ("max_queries",)
+
+    def changed(self, design: dict, settings: dict) -> list[str]:
+        """The keys of the file that differ from a stored design, as the file writes them.
+
+        A setting that may only grow (``max_queries``) is a change when it shrinks.
+        """
+        keys = sorted(set(design) | set(self.design))
+        out = [k for k in keys if _json(design.get(k)) != _json(self.design.get(k))]
+        for k in self.grows:
+            old, new = settings.get(k), self.settings.get(k)
+            if isinstance(old, int) and isinstance(new, int) and new < old:
+                out.append(k)
+        return [self.spelled.get(k, k) for k in out]
+
+
+class ExperimentChanged(ValueError):
+    """A file that would change an experiment people took part in (the message says how)."""
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def design_hash(design: dict) -> str:
+    """A design's identity before names: 16 hex digits of its keys' SHA-256."""
+    return hashlib.sha256(_json(design).encode()).hexdigest()[:16]
+
+
+def _refuse(ident: Identity, row: Any, changed: list[str], people: int) -> ExperimentChanged:
+    noun = "participant" if people == 1 else "participants"
+    return ExperimentChanged(
+        f"{ident.path}: {people} {noun} took part in {ident.kind} {row.name!r} as it was "
+        f"first started; this file changes {', '.join(changed)}. Undo the change to go on "
+        f'with it, or give the file a new name (name = "...") to start a new {ident.kind} '
+        "in the same database."
+    )
+
+
+def _match(store: Any, ident: Identity) -> Any:
+    """The stored experiment ``ident`` is, or None (a new one).
+
+    ExperimentChanged when a file without a name could be any of several.
+    """
+    if ident.named:
+        row = store.experiment(ident.name)
+        if row is not None and row.kind != ident.kind:
+            raise ExperimentChanged(
+                f"{ident.path}: name {ident.name!r} is a {row.kind} of this database; give "
+                f"the {ident.kind} another name"
+            )
+        return row
+    mine = store.experiments(ident.kind)
+    by_name = [r for r in mine if r.name == ident.name]
+    if by_name:
+        return by_name[0]
+    same = [r for r in mine if not ident.changed(r.design, r.settings)]
+    if len(same) == 1:
+        return same[0]
+    if len(mine) == 1:
+        return mine[0]  # the database's one experiment of this kind, its file edited
+    if len(mine) > 1:
+        names = ", ".join(repr(r.name) for r in mine)
+        raise ExperimentChanged(
+            f"{ident.path}: this database holds the {ident.kind} experiments {names}; name "
+            f'one of them in the file (name = "..."), or a new name for a new {ident.kind}'
+        )
+    return None
+
+
+def resolve(store: Any, ident: Identity, *, register: bool = True) -> tuple[str, str]:
+    """The (name, key) of the experiment file ``ident`` is, in ``store``.
+
+    ``register``: a server starting: a new experiment is stored; one nobody took part in
+    yet takes the file's design; one people took part in takes its settings, or refuses a
+    file that changes its design (:class:`ExperimentChanged`). Without it (a worker, the
+    refitter, a report, an export): read only; an experiment not stored yet is found by its
+    rows of an older version (its legacy key), else it is new (its key: what it would get).
+    """
+    row = _match(store, ident)
+    if row is not None:
+        changed = ident.changed(row.design, row.settings)
+        people = store.participant_count(row.key)
+        if changed and people:
+            raise _refuse(ident, row, changed, people)
+        if register:
+            store.update_experiment(row.name, ident.design, ident.settings)
+        return row.name, row.key
+    taken = {r.key for r in store.experiments()}
+    key = next((k for k in ident.legacy if k not in taken and store.key_in_use(k)), None)
+    if key is None:  # new: the design's hash, unless another experiment has it
+        first = ident.legacy[0]
+        key = first if first not in taken else design_hash({"name": ident.name, "of": first})
+    name = ident.name
+    if not ident.named and store.experiment(name) is not None:  # another kind's name
+        name = f"{name}-{ident.kind}"
+    if register:
+        store.add_experiment(name, ident.kind, key, ident.design, ident.settings)
+    return name, key
+
+
+def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
+    """``experiment`` (a Study or CollectConfig) with its name and key in ``store``.
+
+    As :func:`resolve` (``register``: a server starting); ExperimentChanged when the file
+    would change an experiment people took part in.
+    """
+    name, key = resolve(store, experiment.identity(), register=register)
+    return dataclasses.replace(experiment, name=name, key=key)
+
+
+def listing(store: Any) -> list[dict[str, Any]]:
+    """The experiments ``store`` holds, by name.
+
+    Records ``{"name", "kind", "key", "participants", "sessions"}``; rows of an older
+    version without a name get one derived from their kind and key (``study-3f9a0c21``).
+    """
+    groups = store.groups()
+    out = []
+    for r in store.experiments():
+        g = groups.get(r.key, {})
+        out.append(
+            {
+                "name": r.name,
+                "kind": r.kind,
+                "key": r.key,
+                "participants": int(g.get("participants", 0)),
+                "sessions": int(g.get("sessions", 0)),
+            }
+        )
+    named = {r["key"] for r in out}
+    for key, g in sorted(groups.items()):
+        if key not in named:
+            out.append(
+                {
+                    "name": f"{g['kind']}-{key[:8]}",
+                    "kind": g["kind"],
+                    "key": key,
+                    "participants": int(g.get("participants", 0)),
+                    "sessions": int(g.get("sessions", 0)),
+                }
+            )
+    return out
+
+
+def describe(found: list[dict[str, Any]]) -> str:
+    """The experiments of :func:`listing`, one per line (for the command line)."""
+    if not found:
+        return "this database holds no study or collect"
+    lines = ["this database holds:"]
+    for e in found:
+        lines.append(
+            f"  {e['kind']} {e['name']!r}: {e['participants']} participants, "
+            f"{e['sessions']} sessions"
+        )
+    return "\n".join(lines)
+
+
+def pick(found: list[dict[str, Any]], kind: str | None, name: str | None) -> dict | None:
+    """The experiment named ``name`` (of ``kind``) in :func:`listing`'s ``found``.
+
+    Without a name: the only one of ``kind``, or None when there is none. ValueError when
+    the name is not there, or when several could be meant (the message lists them).
+    """
+    mine = [e for e in found if kind is None or e["kind"] == kind]
+    if name is not None:
+        hit = [e for e in mine if e["name"] == name]
+        if not hit:
+            known = ", ".join(repr(e["name"]) for e in mine) or "none"
+            raise ValueError(f"--name: no {kind or 'experiment'} {name!r} here (known: {known})")
+        return hit[0]
+    if len(mine) > 1:
+        known = ", ".join(repr(e["name"]) for e in mine)
+        raise ValueError(f"--name: this database holds several: {known}; say which")
+    return mine[0] if mine else None
