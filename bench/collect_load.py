@@ -42,7 +42,7 @@ title = "Which colours look alike?"
 catalogue = "items"
 samplers = ["active", "random"]
 test_share = 0.1
-k = {k}
+n_choices = {k}
 dim = 2
 max_queries = {max_queries}
 burn_in = 10
@@ -112,7 +112,10 @@ async def _participant(client: httpx.AsyncClient, rng: np.random.Generator, tall
     r = await _post(client, tally, f"{base}/next", json={}, headers=headers)
     reply = None if r is None or r.status_code != 200 else r.json()
     while reply is not None and "query" in reply and time.monotonic() < tally.deadline:
-        await asyncio.sleep(rng.exponential(tally.think))
+        wait = rng.exponential(tally.think)
+        if time.monotonic() + wait > tally.deadline:  # the run ends while they think
+            break
+        await asyncio.sleep(wait)
         q = reply["query"]
         body = {"screen": q["screen"], "choice": _pick(q, rng), "response_ms": 1000}
         t0 = time.perf_counter()

@@ -156,7 +156,10 @@ async def _search(
     )
     screen, headers = s["screen"], {"Authorization": f"Bearer {s['token']}"}
     while True:
-        await asyncio.sleep(rng.exponential(tally.think))
+        wait = rng.exponential(tally.think)
+        if time.monotonic() + wait > tally.deadline:  # the run ends while they think
+            return
+        await asyncio.sleep(wait)
         body = person.answer(screen)
         t0 = time.perf_counter()
         r = await client.post(f"/api/sessions/{s['id']}/answer", json=body, headers=headers)

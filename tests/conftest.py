@@ -31,3 +31,9 @@ def random_problem(n, d, m, seed, scale=1.0, degenerate=True):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests marked ``long`` first (their order kept, and the others'): spread over
+    several workers (``-n``), no long test starts last and leaves the others idle."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from serve_load import run_load  # bench/ (pytest's pythonpath)
 
-pytestmark = pytest.mark.once
+pytestmark = [pytest.mark.once, pytest.mark.long]
 
 
 def test_a_million_items_under_load_within_memory():

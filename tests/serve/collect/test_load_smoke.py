@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from collect_load import run_collect_load  # bench/ (pytest's pythonpath)
 
-pytestmark = pytest.mark.once
+pytestmark = [pytest.mark.once, pytest.mark.long]
 
 
 def test_collect_under_load_across_a_kill_and_restart():
