@@ -276,6 +276,7 @@ def _decay_slope(errors, lo, hi):
     return np.array(slopes)
 
 
+@pytest.mark.once  # a long statistical run: once, not again under the sanitizers
 @pytest.mark.parametrize("method", ["global", "posterior"])
 @pytest.mark.parametrize("lapse", [0.0, 0.1])
 def test_error_decays_exponentially(method, lapse):
@@ -295,6 +296,7 @@ def test_error_decays_exponentially(method, lapse):
     assert np.median(r.errors[:, 150]) < np.median(r.errors[:, 10]) / 10
 
 
+@pytest.mark.once  # a long statistical run: once, not again under the sanitizers
 def test_ancestor_holds_the_target():
     r = ts.simulate_continuous(
         2, 3.0, n_runs=60, max_queries=120, method="posterior", random_state=11
@@ -374,6 +376,7 @@ def test_box_search_is_affine_invariant():
     np.testing.assert_allclose(o + c * s1.estimate(), s2.estimate(), rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.once  # a long statistical run: once, not again under the sanitizers
 def test_box_simulation_targets_fill_the_box():
     low, high = [0.0, 10.0], [1.0, 10.2]
     r = ts.simulate_continuous(
@@ -687,6 +690,7 @@ def test_auto_simulation_is_reproducible_for_any_thread_count():
         ts.simulate_continuous(2, "auto", n_runs=1, max_queries=1)
 
 
+@pytest.mark.once  # a long statistical run: once, not again under the sanitizers
 def test_auto_beats_an_overconfident_searcher_on_a_noisy_user():
     # a user with gamma 1.5 in d = 3, a searcher that assumes 6: runs are lost; "auto" is
     # not (the finding at d = 5 with gamma 3, here small enough for a test)

@@ -104,3 +104,30 @@ def test_report_says_when_gamma_sits_at_the_edge_of_its_range():
     assert "lapse >= 0.300" in line
     line = people_line(people_report(3.1, GAMMA_RANGE))
     assert "gamma: not determined" in line
+
+
+BAD_DATABASES = [
+    ("/some/where/file.sqlite", "is not a database URL; for a SQLite file give sqlite:///"),
+    ("sqlite:////no/such/folder/s.sqlite", "no folder /no/such/folder"),
+    (
+        "postgresql+psycopg://ada:s3cret@127.0.0.1:9/db",
+        "cannot reach postgresql+psycopg://ada:***@",
+    ),
+]
+
+
+@pytest.mark.parametrize("url, message", BAD_DATABASES)
+@pytest.mark.parametrize("command", ["serve", "export", "report", "prune"])
+def test_a_bad_database_is_one_line_not_a_traceback(command, url, message, tmp_path, capsys):
+    args = {
+        "serve": ["--demo", "colours", "--admin-token", "x", "--port", "9"],
+        "export": ["--out", str(tmp_path / "x")],
+        "report": ["--out", str(tmp_path / "x")],
+        "prune": ["--older-than", "30"],
+    }[command]
+    if command != "serve" and url.startswith("sqlite:////no"):
+        message = "no database at /no/such/folder/s.sqlite"
+    assert main([command, "--database", url, *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert 1 <= len(err) <= 3 and message in err[0], err
+    assert not any("Traceback" in line or "s3cret" in line for line in err)

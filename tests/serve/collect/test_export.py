@@ -5,6 +5,7 @@ serves each method its own embedding."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 import textwrap
 
@@ -111,6 +112,9 @@ def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_stu
         assert [meta["head_name"], meta["closer_name"], meta["farther_name"]] == [
             names[i] for i in row
         ]
+    with open(out / "answers.csv", newline="") as fh:  # a record in a cell: JSON
+        shown = [json.loads(r["shown"]) for r in csv.DictReader(fh) if r["mode"] == "collect"]
+    assert shown and all(set(s) == {"head", "candidates", "kind"} for s in shown)
     assert (out / "collect.toml").read_text() == (tmp_path / "collect.toml").read_text()
     for model in cfg.models:  # fitted to every triplet that counts
         X = np.load(out / "embeddings" / f"{model}.npy")

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
 
 import tripletsearch as ts
 from serve.helpers import auth, in_process, run_search, start
-from tripletsearch.people import FindPerson
+from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
 
 CAT = demo_catalogue()
@@ -90,3 +91,41 @@ def test_admin_export_is_off_without_a_token(tmp_path):
     with in_process(app) as c:
         r = c.get("/api/admin/export", headers=auth("anything"))
     assert r.status_code == 404 and "off" in r.json()["error"]
+
+
+def test_an_export_never_overwrites_or_mixes(server, tmp_path, capsys):
+    """--out must be new or empty (else exit 2, nothing written); --force replaces it whole;
+    the printed paths are the folder's own; lists in cells space-separated (a record is
+    JSON: the collect's export)."""
+    from tripletsearch.cli import main
+
+    client, app, db = server
+    run_search(client, start(client, mode="mix"), MixPerson([0.3, 0.6, 0.2], 3.0, rng(2)))
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "old-notes.txt").write_text("an earlier export's file")
+    argv = ["export", "--database", f"sqlite:///{db}", "--out", str(out) + "/", "--demo", "colours"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "exists and is not empty" in err and "--force" in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["old-notes.txt"]  # nothing written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no stray folder
+    assert main([*argv, "--force"]) == 0
+    said = capsys.readouterr().out
+    assert "//" not in said and f"to {out}" in said
+    names = sorted(p.name for p in out.iterdir())
+    assert "old-notes.txt" not in names  # replaced whole, never mixed
+    assert {"triplets.csv", "collect_triplets.csv", "answers.csv", "export.json"} <= set(names)
+    meta = json.loads((out / "export.json").read_text())
+    assert meta["version"] == 5 and set(meta["files"]) == {"triplets.csv", "collect_triplets.csv"}
+    with open(out / "answers.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    mixes = [r["shown"] for r in rows if r["mode"] == "mix"]  # a list: space-separated
+    assert mixes and all(re.fullmatch(r"#[0-9a-f]{6} #[0-9a-f]{6}", s) for s in mixes)
+    finds = [r["shown"] for r in rows if r["mode"] == "find"]
+    assert finds and all(re.fullmatch(r"\d+( \d+)*", s) for s in finds)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no temporary left
+
+
+def rng(seed):
+    return np.random.default_rng(seed)

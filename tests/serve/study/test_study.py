@@ -456,3 +456,43 @@ def test_a_demo_study_under_way_before_the_exclusion_keeps_every_name(tmp_path, 
     row = store.participant(pr["id"])
     assert row.study == old.fingerprint and row.number == 1 and row.plan == 1
     assert n["target"]["id"] == old.plan(1, 1)[0][0]
+
+
+def test_a_studys_sessions_open_on_their_own_screens(tmp_path):
+    """40 pictures in 5 dimensions, 3 targets, 4 items a screen, both methods, 6
+    participants: at least 80 % of the 18 searches open on a screen of their own (neither
+    method can be told by its opening)."""
+    root = tmp_path / "pictures"
+    root.mkdir()
+    rng = np.random.default_rng(4)
+    np.save(root / "embedding.npy", rng.normal(size=(40, 5)))
+    (root / "items.csv").write_text("name\n" + "\n".join(f"picture {i}" for i in range(40)) + "\n")
+    (tmp_path / "study.toml").write_text(
+        'catalogue = "pictures"\nmethods = ["gamma-ckl", "gauss"]\ntargets = 3\n'
+        "n_choices = 4\nseed = 1\nmax_queries = 40\n"
+    )
+    study = load_study(tmp_path / "study.toml")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        for _ in range(6):
+            pr = c.post("/api/study/participants", json={"consent": True}).json()
+            h = {"Authorization": "Bearer " + pr["token"]}
+            while True:
+                n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+                if n["done"]:
+                    break
+                person = FindPerson(study.catalogue, n["target"]["id"], None, rng)
+                screen, sid = n["session"]["screen"], n["session"]["id"]
+                while screen is not None:
+                    body = person.answer(screen)
+                    r = c.post(f"/api/sessions/{sid}/answer", json=body, headers=h).json()
+                    screen = r["screen"]
+    store = Store(db)
+    sessions = [s for s in store.iter_sessions() if s.participant is not None]
+    assert len(sessions) == 18
+    firsts = [tuple(sorted(store.screen(s.id, 0)[1]["shown"])) for s in sessions]
+    by_method = {
+        m: [f for f, s in zip(firsts, sessions) if s.params["method"] == m] for m in study.methods
+    }
+    assert len(set(firsts)) >= 0.8 * len(firsts), by_method
+    assert all(len(f) == 9 for f in by_method.values())

@@ -8,6 +8,7 @@ writes cannot upgrade its lock in WAL mode), with a busy timeout, in WAL mode wi
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -86,7 +87,7 @@ def reaching(url: sa.URL) -> Iterator[None]:
     """
     try:
         yield
-    except sa.exc.OperationalError as exc:
+    except (sa.exc.DBAPIError, sqlite3.Error) as exc:  # (a PRAGMA at connect: sqlite3's own)
         shown = url.render_as_string(hide_password=True)
         db = url.database
         if url.get_backend_name() == "sqlite" and db and not Path(db).parent.exists():

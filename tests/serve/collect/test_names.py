@@ -1,0 +1,107 @@
+"""A collect keeps its data across safe edits of its file (the owner's dashboard still shows
+its participants, the refitter still finds its buffers and versions), and an edit of its
+design after people took part is refused naming the keys."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from serve.helpers import catalogue_folder, enrol, in_process
+from tripletsearch.serve import create_app
+from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.collect.dashboard import collect_dashboard
+from tripletsearch.serve.collect.refitter import refit_once
+from tripletsearch.serve.experiment import ExperimentChanged, bind
+from tripletsearch.serve.store import Store
+
+COLLECT = """
+title = "Alike?"
+catalogue = "items"
+samplers = ["random"]
+n_choices = 2
+max_queries = 12
+burn_in = 2
+seed = 5
+"""
+
+
+def start(tmp_path, text, db):
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(text))
+    cfg = load_collect(tmp_path / "collect.toml")
+    return create_app(cfg.catalogue, db, collect=cfg), cfg
+
+
+def answer_some(c, n=4):
+    pr, h = enrol(c)
+    base = f"/api/collect/participants/{pr['id']}"
+    q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
+    for _ in range(n):
+        body = {"screen": q["screen"], "choice": 0, "response_ms": 900}
+        q = c.post(f"{base}/answer", json=body, headers=h).json()["query"]
+    return pr
+
+
+def test_a_collect_keeps_its_data_across_safe_edits(tmp_path):
+    catalogue_folder(tmp_path)
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    app, cfg = start(tmp_path, COLLECT, db)
+    with in_process(app) as c:
+        first = answer_some(c)
+    store = Store(db)
+    key = cfg.design_fingerprint  # the key it began with
+    assert refit_once(store, bind(cfg, store, register=False))["random"] > 0
+    edited = (
+        COLLECT.replace('title = "Alike?"', 'title = "Which is more alike?"').replace(
+            "max_queries = 12", "max_queries = 20"
+        )
+        + 'models = ["gamma-ckl", "t-ste"]\ndebrief = "Thanks a lot."\n'
+    )
+    app, again = start(tmp_path, edited, db)
+    assert again.design_fingerprint != key  # (its old identity would have lost the rows)
+    with in_process(app) as c:
+        second = answer_some(c)
+        bound = c.app.state.collect.config
+    assert bound.fingerprint == key and bound.name == "alike"
+    board = collect_dashboard(store, bound)
+    assert {p["id"] for p in board["participants"]} == {first["id"], second["id"]}
+    assert board["title"] == "Which is more alike?" and board["max_queries"] == 20
+    assert store.free_queries(key, "random") > 0  # the buffer it filled is still its own
+    (session,) = store.participant_sessions(second["id"])
+    assert session.params["max_queries"] == 20
+
+
+@pytest.mark.parametrize(
+    "edit, changed",
+    [
+        (("seed = 5", "seed = 6"), "seed"),
+        (('samplers = ["random"]', 'samplers = ["random", "active"]'), "samplers"),
+        (("burn_in = 2", "burn_in = 3"), "burn_in"),
+        (("n_choices = 2", "n_choices = 3"), "n_choices"),
+        (("max_queries = 12", "max_queries = 10"), "max_queries"),
+        (("seed = 5", "seed = 5\ndim = 3"), "dim"),
+        (("seed = 5", "seed = 5\nattention = [4]"), "attention"),
+    ],
+)
+def test_an_edit_of_the_design_is_refused(tmp_path, edit, changed):
+    catalogue_folder(tmp_path)
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    app, _ = start(tmp_path, COLLECT, db)
+    with in_process(app) as c:
+        answer_some(c, 1)
+    with pytest.raises(ExperimentChanged, match=rf"this file changes {changed}\. Undo"):
+        start(tmp_path, COLLECT.replace(*edit), db)
+
+
+def test_k_spelled_the_old_way_is_the_same_collect(tmp_path):
+    catalogue_folder(tmp_path)
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    app, _ = start(tmp_path, COLLECT, db)
+    with in_process(app) as c:
+        first = answer_some(c, 1)
+    with pytest.warns(DeprecationWarning, match="'k' was renamed 'n_choices'"):
+        app, cfg = start(tmp_path, COLLECT.replace("n_choices = 2", "k = 2"), db)
+    with in_process(app) as c:
+        assert c.get("/api/collect").json()["n_choices"] == 2
+    assert Store(db).participant(first["id"]).study == c.app.state.collect.fingerprint
