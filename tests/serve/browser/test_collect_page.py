@@ -71,6 +71,7 @@ def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
                     page.locator("#grid .pick").nth(n % 3).click()
         expect(page.locator("#result")).to_have_text("Thank you for your answers.")
         expect(page.locator("#result-lines")).to_have_text("Your completion code: CQ-9")
+        expect(page.locator("#progress")).to_have_text("")  # no query counted on the debrief
         pid = page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
         page.close()
     store = Store(url)

@@ -601,7 +601,11 @@ def test_end_screens_give_the_colour_and_copy_it(browser, server, shots):
     say_this_is_it(page, 0)
     item = CAT.names.index(names[0])
     expect(page.locator("#result")).to_have_text(f"Found: {names[0]} after 1 screen.")
-    assert page.locator("#result-lines li").nth(0).inner_text() == f"Hex {CAT.hex[item]}"
+    lines = page.locator("#result-lines li").all_inner_texts()
+    assert lines[0] == f"Hex {CAT.hex[item]}" and lines[1].startswith("RGB ")
+    # its CIELAB, as the library converts its hex (the demo's embedding: the same colour)
+    lab = [float(v) for v in re.findall(r"-?\d+\.\d", lines[2])]
+    assert lines[2].startswith("CIELAB: L* ") and np.allclose(lab, LAB[item], atol=0.051)
     page.screenshot(path=str(shots / "find-end.png"))
     ctx.close()
 

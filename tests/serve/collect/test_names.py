@@ -105,3 +105,32 @@ def test_k_spelled_the_old_way_is_the_same_collect(tmp_path):
     with in_process(app) as c:
         assert c.get("/api/collect").json()["n_choices"] == 2
     assert Store(db).participant(first["id"]).study == c.app.state.collect.fingerprint
+
+
+def test_an_unchanged_file_adopts_its_collect_of_an_older_version(tmp_path):
+    """A schema-4 database keeps the collect's participants, buffers and embedding versions
+    under the design's hash; the unchanged file, served again, adopts all of them."""
+    import sqlite3
+
+    catalogue_folder(tmp_path)
+    db_file = tmp_path / "s.sqlite"
+    db = f"sqlite:///{db_file}"
+    app, cfg = start(tmp_path, COLLECT, db)
+    with in_process(app) as c:
+        first = answer_some(c)
+    store = Store(db)
+    refit_once(store, bind(cfg, store, register=False))
+    buffered = store.free_queries(cfg.design_fingerprint, "random")
+    with sqlite3.connect(db_file) as con:  # as 0.2.0 left it: no experiments table
+        con.execute("DROP TABLE ts_experiments")
+        con.execute("UPDATE ts_meta SET value = '4' WHERE key = 'schema_version'")
+    app, _ = start(tmp_path, COLLECT, db)  # upgrades, then adopts
+    with in_process(app) as c:
+        second = answer_some(c)
+        bound = c.app.state.collect.config
+    store = Store(db)
+    (row,) = store.experiments()
+    assert (row.name, row.key) == ("alike", cfg.design_fingerprint)
+    assert bound.fingerprint == cfg.design_fingerprint
+    assert store.participant_ids(row.key) == {first["id"], second["id"]}
+    assert 0 < store.free_queries(row.key, "random") <= buffered  # its buffer, in use
