@@ -17,11 +17,12 @@ version:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-__all__ = ["found_target", "is_comparison", "triplet_agreement"]
+__all__ = ["found_target", "is_comparison", "triplet_agreement", "proportion_interval"]
 
 
 def _ints(name: str, value: Any, ndim: int) -> np.ndarray:
@@ -125,3 +126,18 @@ def triplet_agreement(X: Any, triplets: Any) -> np.ndarray:
     d_close = ((E[c] - E[h]) ** 2).sum(axis=1)
     d_far = ((E[f] - E[h]) ** 2).sum(axis=1)
     return (d_close < d_far) + 0.5 * (d_close == d_far)
+
+
+def proportion_interval(k: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``k`` of ``n`` (95 % by default).
+
+    ``k`` may be fractional (a tie counted a half). NaN, NaN when ``n`` is 0. What the
+    service's report (the share of searches found) and the collect's dashboard (the held-out
+    accuracy) give beside each proportion.
+    """
+    if n == 0:
+        return math.nan, math.nan
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)

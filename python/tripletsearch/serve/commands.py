@@ -151,8 +151,10 @@ def _announce(args: argparse.Namespace, cat: Any, where: str, created: bool, mem
     )
 
 
-def _register(store: Any, study: Any, collect: Any) -> str:
-    """Register the study or collect by its name in ``store`` (what the log says of it).
+def _register(store: Any, study: Any, collect: Any) -> tuple[str, Any]:
+    """Register the study or collect by its name in ``store``: what the log says of it.
+
+    And the collect as registered (its key; None without one).
 
     ``ExperimentChanged`` (a ValueError) when the file changes one people took part in.
     """
@@ -165,10 +167,10 @@ def _register(store: Any, study: Any, collect: Any) -> str:
         collect = bind(collect, store)
     done = study if study is not None else collect
     if done is None:
-        return ""
+        return "", None
     kind = "study" if study is not None else "collect"
     people = store.participant_count(done.fingerprint)
-    return f"{kind} {done.name!r}: {people} participants so far"
+    return f"{kind} {done.name!r}: {people} participants so far", collect
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -194,7 +196,7 @@ def serve(args: argparse.Namespace) -> int:
     try:  # once, before any worker starts: the tables, and the experiment by its name
         store = Store(url)
         found = store.setup()
-        experiment = _register(store, study, collect)
+        experiment, bound = _register(store, study, collect)
     except (StoreError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -203,10 +205,17 @@ def serve(args: argparse.Namespace) -> int:
     _announce(args, cat, store.url.render_as_string(hide_password=True), found == 0, memory)
     if experiment:
         print(experiment, flush=True)
-    if collect is not None:
+    from .service.processes import mark_server
+
+    mark_server()  # every child (workers, refitter) dies with this process
+    refitter = None
+    if bound is not None:  # fills the samplers' buffers, never a request; supervised
+        import atexit
+
         from .collect.refitter import start_refitter
 
-        start_refitter(url, args.collect)  # fills the samplers' buffers, never a request
+        refitter = start_refitter(url, args.collect, bound.fingerprint)
+        atexit.register(refitter.stop)
     if args.workers == 1:
         app = create_app(
             cat if shared is None else attach_shared(cat, shared),
@@ -339,12 +348,15 @@ def export(args: argparse.Namespace) -> int:
             )
         folder = fresh_folder(out)  # written whole, then put in the place of --out
         try:
-            counts = write_export(store, folder, cat, None if chosen is None else chosen["key"])
+            with store.snapshot():  # one read: what is written is what is fitted
+                key = None if chosen is None else chosen["key"]
+                counts = write_export(store, folder, cat, key)
+                rows = _collected(folder) if config is not None else None
             fitted = None
             if config is not None:
                 from .collect.export import write_collect_export
 
-                fitted = write_collect_export(store, config, args.collect, folder)
+                fitted = write_collect_export(store, config, args.collect, folder, rows)
             where = publish(folder, out, force=args.force)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
@@ -364,6 +376,14 @@ def export(args: argparse.Namespace) -> int:
         return 0
 
     return _with_store(args, work)
+
+
+def _collected(folder: Path) -> list[list[int]]:
+    """The collected triplets the export wrote (``collect_triplets.csv``), to fit."""
+    import csv
+
+    with open(folder / "collect_triplets.csv", newline="") as fh:
+        return [[int(v) for v in row] for row in list(csv.reader(fh))[1:]]
 
 
 def report(args: argparse.Namespace) -> int:

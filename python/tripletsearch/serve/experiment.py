@@ -140,7 +140,9 @@ class Identity:
         A setting that may only grow (``max_queries``) is a change when it shrinks.
         """
         keys = sorted(set(design) | set(self.design))
-        out = [k for k in keys if _json(design.get(k)) != _json(self.design.get(k))]
+        # a key the stored design lacks (added by a later version) is no change when empty
+        stored = {**{k: v for k, v in self.design.items() if v in ([], {}, None)}, **design}
+        out = [k for k in keys if _json(stored.get(k)) != _json(self.design.get(k))]
         for k in self.grows:
             old, new = settings.get(k), self.settings.get(k)
             if isinstance(old, int) and isinstance(new, int) and new < old:

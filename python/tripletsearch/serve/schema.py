@@ -216,6 +216,8 @@ def collect_consent(body: Any) -> str | None:
     pid = fields.get("platform_id")
     if pid is not None and (not isinstance(pid, str) or not 0 < len(pid) <= 128):
         raise Invalid("platform_id: a string of 1 to 128 characters")
+    if pid is not None and not pid.isprintable():  # no NUL, control or format characters
+        raise Invalid("platform_id: printable characters only")
     return pid
 
 

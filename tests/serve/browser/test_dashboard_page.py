@@ -28,13 +28,16 @@ repeats = [8, 20]
 """
 
 
-def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, shots):
+def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, shots, monkeypatch):
     """The owner signs in with the admin token (a wrong one is refused) and sees the
     participants (the one who failed the checks flagged), the answers over time, a curve of
-    held-out accuracy per sampler and the newest embedding as a map of the pictures."""
+    held-out accuracy per sampler with its intervals inside the axes and round ticks, the
+    samplers' counts, the refitter's state and the newest embedding as a map."""
     from serve.helpers import in_process
-    from tripletsearch.serve.collect import load_collect
+    from tripletsearch.serve.collect import load_collect, quality
     from tripletsearch.serve.collect.refitter import refit_once
+
+    monkeypatch.setattr(quality, "FAST_SERVER_MS", 0)  # these people answer instantly
 
     photo_catalogue(tmp_path / "photos")
     (tmp_path / "photos" / "embedding.npy").unlink()  # to be learned from the triplets
@@ -80,6 +83,24 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
             line = page.locator(f'#accuracy-plot polyline[data-series="{name}"]')
             assert int(line.get_attribute("data-points")) >= 1
             expect(page.locator(f'#accuracy-legend [data-series="{name}"]')).to_contain_text(name)
+        # every interval inside the axes (none drawn over a tick label), the ticks round
+        inside = page.evaluate(
+            "() => { const svg = document.getElementById('accuracy-plot');"
+            " const [, , w, h] = svg.getAttribute('viewBox').split(' ').map(Number);"
+            " return [...svg.querySelectorAll('line.interval')].map(l =>"
+            " [+l.getAttribute('y1'), +l.getAttribute('y2')]).every(([a, b]) =>"
+            " a >= 12 - 1e-6 && b >= 12 - 1e-6 && a <= h - 36 + 1e-6 && b <= h - 36 + 1e-6); }"
+        )
+        assert inside and page.locator("#accuracy-plot line.interval").count() >= 2
+        for label in page.locator("#accuracy-plot text.tick").all_text_contents():
+            value = float(label)
+            assert any(abs(value / s - round(value / s)) < 1e-9 for s in (0.1, 0.2, 0.5, 1, 2, 5))
+        for name in cfg.samplers:
+            expect(page.locator(f'#accuracy-legend [data-series="{name}"]')).to_contain_text(
+                "test triplets"
+            )
+            expect(page.locator(f'#arms tr[data-sampler="{name}"]')).to_be_visible()
+        expect(page.locator("#refitter")).to_contain_text("Refitter")
         pictures = page.locator("#map image.item")
         expect(pictures).to_have_count(cfg.catalogue.n_items)
         titles = page.locator("#map image.item title").all_text_contents()

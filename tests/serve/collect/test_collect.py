@@ -4,7 +4,6 @@ the refit that fills the buffers."""
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import textwrap
@@ -17,7 +16,7 @@ import pytest
 from serve.helpers import catalogue_folder, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.collect.quality import sampler_rows
+from tripletsearch.serve.collect.quality import held_out_rows, sampler_rows
 from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.store import Store
 
@@ -128,6 +127,9 @@ def test_bad_answers_are_refused_and_repeats_get_the_stored_reply(collect):
         assert c.post("/api/collect/participants", json={"consent": False}).status_code == 400
         long_id = {"consent": True, "platform_id": "x" * 200}
         assert c.post("/api/collect/participants", json=long_id).status_code == 400
+        for bad in ("p\x00q", "a\nb", "\u202eevil"):  # NUL, a newline, a bidi override
+            r = c.post("/api/collect/participants", json={"consent": True, "platform_id": bad})
+            assert r.status_code == 400 and "platform_id" in r.json()["error"], bad
         assert first["screen"] == 0
 
 
@@ -171,13 +173,37 @@ def test_the_refit_fills_each_samplers_buffer_and_queries_are_taken_once(collect
     assert store.free_queries(fp, "active") == 40
 
 
-def test_participants_are_spread_over_the_samplers(collect):
-    cfg, db = collect
+def test_samplers_are_assigned_at_enrolment_in_balanced_blocks(tmp_path):
+    """After any number of participants (withdrawn ones too) the samplers' counts differ by
+    at most one; each participant's sampler is kept at enrolment, and their queries come
+    from it; the blocks' orders vary with the seed."""
+    catalogue_folder(tmp_path)
+    three = COLLECT.replace(
+        'samplers = ["random", "active"]', 'samplers = ["random", "active", "arr"]'
+    )
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(three))
+    cfg = load_collect(tmp_path / "collect.toml")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    store = Store(db)
+    firsts = []
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
-        service = c.app.state.collect
-        arms = Counter(service.sampler_of(n) for n in range(200))
-    assert set(arms) == {"random", "active"} and min(arms.values()) > 70
-    assert json.dumps(service.info())
+        for n in range(20):
+            pr, h = enrol(c)
+            if n % 4 == 1:  # some withdraw: they still count
+                c.post(f"/api/collect/participants/{pr['id']}/withdraw", json={}, headers=h)
+            rows = [r for r in store.iter_participants() if r.study == cfg.fingerprint]
+            counts = Counter(r.arm for r in rows)
+            assert set(counts) <= set(cfg.samplers)
+            assert max(counts.values()) - min(counts.get(s, 0) for s in cfg.samplers) <= 1
+            if n % 3 == 0:
+                firsts.append(rows[-1].arm)
+        board = c.get("/api/admin/collect").status_code  # (no admin token: 404)
+        assert board == 404
+        pr, h = enrol(c)
+        c.post(f"/api/collect/participants/{pr['id']}/next", json={}, headers=h)
+        (session,) = store.participant_sessions(pr["id"])
+        assert session.params["sampler"] == store.participant(pr["id"]).arm
+    assert len(set(firsts)) > 1  # the blocks' orders are not one fixed order
 
 
 def test_one_refitter_holds_the_lease(tmp_path):
@@ -273,8 +299,10 @@ def test_checks_flag_a_participant_who_fails_them():
     ]
     assert checks(good) == {
         "attention": (1, 1),
+        "gold": (0, 0),
         "repeats": (1, 1),
         "response_ms": None,  # the page measured none
+        "server_ms": None,
         "flagged": False,
     }
     wrong = [*good[:1], record(1, "attention", 0, [7, 8, 0], expected=2), good[2]]
@@ -325,7 +353,7 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
     app = create_app(cfg.catalogue, db, collect=cfg)
     store, fp = Store(db), cfg.fingerprint
     with in_process(app) as c:
-        for _ in range(10):
+        for _ in range(14):  # seven a sampler (balanced)
             pr, h = enrol(c)
             run(c, cfg, pr["id"], h, np.random.default_rng(2))
     refit_once(store, cfg, buffer=10)
@@ -347,7 +375,8 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
         for sid, last in v["used"].items():
             for h in store.history(sid):
                 q = h["query"]
-                if q["kind"] in ("burn-in", "adaptive", "random") and h["number"] <= last:
+                kinds = ("burn-in", "adaptive", "random", "fallback")
+                if q["kind"] in kinds and h["number"] <= last:
                     picked = q["candidates"][h["choice"]]
                     rows += [(q["head"], picked, o) for o in q["candidates"] if o != picked]
         assert sorted(rows) == sorted(map(tuple, sampler_rows(store, fp, v["sampler"]).tolist()))
@@ -377,6 +406,13 @@ def answer_all(c, pid, h, pick):
         reply = c.post(f"{base}/answer", json={**body, "response_ms": 500 + 100 * n}, headers=h)
         reply, n = reply.json(), n + 1
     return n
+
+
+def wilson(p: float, n: int) -> tuple[float, float]:
+    """The 95 % Wilson interval from its textbook form (Agresti and Coull 1998, eq. 2)."""
+    z2 = 1.959963984540054**2
+    mid, half = p + z2 / (2 * n), 1.959963984540054 * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return (mid - half) / (1 + z2 / n), (mid + half) / (1 + z2 / n)
 
 
 def test_the_owners_dashboard_reports_answers_checks_accuracy_and_the_map(collect):
@@ -412,6 +448,10 @@ def test_the_owners_dashboard_reports_answers_checks_accuracy_and_the_map(collec
     for name in cfg.samplers:
         got = [(v["n_rows"], v["accuracy"]) for v in board["samplers"][name]]
         assert got == [(v["n_rows"], v["accuracy"]) for v in stored if v["sampler"] == name]
+        for v in board["samplers"][name]:  # each accuracy with its count and 95 % interval
+            assert v["n_test"] == len(held_out_rows(store, fp)) > 0
+            assert v["interval"][0] < v["accuracy"] < v["interval"][1]
+            assert v["interval"] == pytest.approx(wilson(v["accuracy"], v["n_test"]))
     m = board["map"]
     assert m["n_rows"] == max(v["n_rows"] for v in stored)
     assert len(m["points"]) == len(m["items"]) == cfg.catalogue.n_items

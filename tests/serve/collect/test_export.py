@@ -8,11 +8,13 @@ import csv
 import json
 import re
 import textwrap
+import threading
+import time
 
 import numpy as np
 import pytest
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import catalogue_folder, enrol, in_process, thread_server
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue import load_catalogue
@@ -77,7 +79,8 @@ def expected_triplets(store, flagged_pid):
             continue
         for h in store.history(s.id):
             q = h["query"]
-            if q["kind"] in ("burn-in", "adaptive", "random", "test") and h["choice"] is not None:
+            kinds = ("burn-in", "adaptive", "random", "fallback", "test")
+            if q["kind"] in kinds and h["choice"] is not None:
                 picked = q["candidates"][h["choice"]]
                 rows += [(q["head"], picked, o) for o in q["candidates"] if o != picked]
     return rows
@@ -107,7 +110,7 @@ def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_stu
     names = cfg.catalogue.names
     for row, meta in zip(T, info):
         assert meta["source"] == "collect" and meta["participant"] in pids[:6]
-        assert meta["kind"] in ("burn-in", "adaptive", "random", "test")
+        assert meta["kind"] in ("burn-in", "adaptive", "random", "fallback", "test")
         assert meta["response_ms"] == "700" and meta["sampler"] in ("random", "test")
         assert [meta["head_name"], meta["closer_name"], meta["farther_name"]] == [
             names[i] for i in row
@@ -216,3 +219,59 @@ def test_a_sqlite_backup_taken_while_serving_exports_the_same(collected, tmp_pat
     for name in ("triplets.csv", "triplets_info.csv", "answers.csv", "sessions.csv"):
         assert (outs[0] / name).read_text() == (outs[1] / name).read_text(), name
     assert len((outs[1] / "answers.csv").read_text().splitlines()) == 1 + 7 * 30 + 1
+
+
+def answering(base: str, stop: threading.Event) -> None:
+    """Participants answering by hue, one after another, until ``stop``."""
+    import httpx
+
+    with httpx.Client(base_url=base, timeout=30) as c:
+        while not stop.is_set():
+            pr, h = enrol(c)
+            url = f"/api/collect/participants/{pr['id']}"
+            reply = c.post(f"{url}/next", json={}, headers=h).json()
+            while "query" in reply and not stop.is_set():
+                body = {"screen": reply["query"]["screen"], "choice": by_hue(reply["query"])}
+                reply = c.post(f"{url}/answer", json=body, headers=h).json()
+
+
+@pytest.mark.once  # a real server and writer threads: once, not under the sanitizers
+def test_an_export_under_concurrent_writes_fits_the_triplets_it_writes(tmp_path):
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    cfg = load_collect(tmp_path / "collect.toml")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    stop = threading.Event()
+    with thread_server(create_app(cfg.catalogue, db, collect=cfg)) as base:
+        writers = [threading.Thread(target=answering, args=(base, stop)) for _ in range(3)]
+        for t in writers:
+            t.start()
+        try:
+            time.sleep(2.0)  # some answers in before the first export
+            outs = []
+            for i in range(3):  # each export while answers keep coming
+                out = tmp_path / f"export{i}"
+                argv = ["export", "--database", db, "--out", str(out)]
+                assert main([*argv, "--collect", str(tmp_path / "collect.toml")]) == 0
+                outs.append(out)
+        finally:
+            stop.set()
+            for t in writers:
+                t.join(30)
+    sizes = []
+    for out in outs:
+        written = len((out / "collect_triplets.csv").read_text().splitlines()) - 1
+        for model in ("gamma-ckl", "probit"):
+            info = json.loads((out / "embeddings" / f"{model}.json").read_text())
+            assert info["n_triplets"] == written, (out.name, model)
+        # and the answers written are the ones those triplets came from (k - 1 each)
+        with open(out / "answers.csv", newline="") as fh:
+            picks = [
+                r for r in csv.DictReader(fh)
+                if r["mode"] == "collect" and r["kind"] == "answer" and r["choice"] != ""
+                and r["undone"] in ("False", "false", "0")
+                and json.loads(r["shown"])["kind"] in ("burn-in", "random", "test", "fallback")
+            ]  # fmt: skip
+        assert written == (cfg.k - 1) * len(picks), out.name
+        sizes.append(written)
+    assert sizes[0] < sizes[-1]  # the writes went on during the exports

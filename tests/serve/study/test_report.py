@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from serve.helpers import in_process
+from tripletsearch.outcomes import proportion_interval as wilson
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
-from tripletsearch.serve.study.report import format_report, study_report, wilson, write_report
+from tripletsearch.serve.study.report import format_report, study_report, write_report
 
 STUDY = """
 title = "Honest"

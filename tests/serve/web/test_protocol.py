@@ -1,17 +1,24 @@
 """The service's HTTP connections through a real uvicorn (serve/protocol.py): request heads
-bounded in size and time, normal requests and keep-alive unaffected. An in-process client
-bypasses the parser, so these talk to a socket."""
+bounded in size and time, bodies in time, normal requests and keep-alive unaffected; a
+client that leaves mid-body is one line at info; ``X-Forwarded-For`` from 127.0.0.1 is not
+believed (only ``--trusted-proxy``'s is). An in-process client bypasses the parser and the
+proxy headers, so these talk to a socket."""
 
 from __future__ import annotations
 
+import logging
 import socket
+import textwrap
 import time
 
+import httpx
 import pytest
 
-from serve.helpers import thread_server
+from serve.helpers import catalogue_folder, thread_server
 from tripletsearch.serve import create_app, demo_catalogue
+from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.web import protocol as protocol_mod
+from tripletsearch.serve.web.limits import Limits
 
 CAT = demo_catalogue()
 # a real server over sockets, with waits: once, not again under the sanitizers
@@ -88,3 +95,72 @@ def test_normal_requests_and_keep_alive_pass(base):
         assert data.startswith(b"HTTP/1.1 200"), data[:100]
         time.sleep(0.6)  # below the keep-alive timeout; above half the head timeout
     s.close()
+
+
+def test_a_slow_body_gets_408_and_the_connection_closes(tmp_path, monkeypatch):
+    monkeypatch.setattr(protocol_mod, "BODY_TIMEOUT", 1.0)
+    app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}")
+    with thread_server(app) as url:
+        s = connect(url)
+        head = b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        s.sendall(head + b"Content-Length: 100\r\n\r\n{")
+        t0 = time.monotonic()
+        for _ in range(4):  # a byte now and then, as the 1 byte/s clients of the report
+            time.sleep(0.3)
+            try:
+                s.sendall(b" ")
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        reply = read_reply(s)
+        assert reply.startswith(b"HTTP/1.1 408 Request Timeout"), reply[:100]
+        assert time.monotonic() - t0 < 5
+
+
+def test_a_client_leaving_mid_body_is_one_line_at_info(tmp_path, caplog):
+    app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}")
+    with thread_server(app) as url, caplog.at_level(logging.INFO):
+        for _ in range(3):
+            s = connect(url)
+            head = b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            s.sendall(head + b"Content-Length: 500\r\n\r\n{")
+            time.sleep(0.2)
+            s.close()  # 499 bytes short
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 5 and len(_left(caplog)) < 3:
+            time.sleep(0.1)
+    assert len(_left(caplog)) == 3
+    assert all(r.levelno == logging.INFO and not r.exc_info for r in _left(caplog))
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    assert "Traceback" not in caplog.text
+
+
+def _left(caplog) -> list:
+    return [r for r in caplog.records if "left mid-request" in r.getMessage()]
+
+
+COLLECT = """
+catalogue = "items"
+samplers = ["random"]
+n_choices = 2
+max_queries = 10
+"""
+
+
+@pytest.mark.parametrize("mode", ["find", "collect"])
+def test_forwarded_for_from_this_host_is_not_believed(tmp_path, mode):
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    limits = Limits(sessions_per_minute=10, enrolments_per_minute=10)  # no trusted proxy
+    if mode == "find":
+        app, path, body = create_app(CAT, db, limits=limits), "/api/sessions", {}
+    else:
+        catalogue_folder(tmp_path)
+        (tmp_path / "c.toml").write_text(textwrap.dedent(COLLECT))
+        cfg = load_collect(tmp_path / "c.toml")
+        app = create_app(cfg.catalogue, db, collect=cfg, limits=limits)
+        path, body = "/api/collect/participants", {"consent": True}
+    with thread_server(app) as url, httpx.Client(base_url=url, timeout=10) as c:
+        codes = [
+            c.post(path, json=body, headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code
+            for i in range(30)
+        ]
+    assert codes == [201] * 10 + [429] * 20  # every one counted as 127.0.0.1

@@ -6,13 +6,21 @@
     the answers over time (``t``: seconds since the first, ``count``: answers so far),
     at most :data:`MAX_POINTS` points;
 ``participants``
-    one record per participant: enrolment number, pseudonymous id, sampler, answers,
-    skips, attention checks passed and repeats agreed (``[passed, answered]``),
-    ``flagged`` (left out of the fits, :func:`~.quality.checks`), the median response
-    time the page measured, the platform id, withdrawn or done;
+    one record per participant: enrolment number, pseudonymous id, sampler (assigned at
+    enrolment), answers, skips, fallback queries, attention checks, gold queries and
+    repeats (``[passed, answered]``), ``flagged`` (left out of the fits,
+    :func:`~.quality.checks`), the median response time the page measured and the
+    server's, the platform id, withdrawn or done;
 ``samplers``
-    per sampler, its embedding versions: answers (triplets) used, held-out triplets,
-    held-out accuracy (the curve of accuracy against answers);
+    per sampler, its embedding versions: answers (triplets) used, held-out triplets
+    (``n_test``), held-out accuracy and its 95 % interval (Wilson's, over the ``n_test``
+    triplets: a curve that says how sure each point is);
+``arms``
+    per sampler: participants, flagged, withdrawn, fallback queries served (its buffer was
+    empty), and the queries left in its buffer;
+``refitter``
+    the refitter's state: alive (it beat within :data:`ALIVE_S` seconds), its pid, when it
+    last refitted, the answers that came in since it last read them;
 ``map``
     the newest embedding of the sampler with the most answers, as 2-D points (its first
     two principal axes) with the items' public records, or None before any fit.
@@ -25,13 +33,16 @@ from typing import Any
 
 import numpy as np
 
+from ...outcomes import proportion_interval
 from ..store import Store
 from .file import CollectConfig
 from .quality import checks
+from .refitter import state_key
 
 __all__ = ["collect_dashboard", "MAX_POINTS", "plane"]
 
 MAX_POINTS = 200  # of the answers-over-time curve
+ALIVE_S = 15.0  # a refitter that beat within this is alive (it beats every 2 s)
 
 
 def plane(X: np.ndarray) -> np.ndarray:
@@ -61,24 +72,70 @@ def _over_time(times: list[float]) -> dict[str, list]:
 
 
 def _participant(row: Any, session: Any, history: list[dict]) -> dict[str, Any]:
-    """A participant's line: their sampler, answers, checks and response time."""
+    """A participant's line: their sampler, answers, checks and response times."""
     counted = [h for h in history if h["kind"] == "answer" and not h["undone"]]
     ms = [h["response_ms"] for h in counted if h.get("response_ms") is not None]
     got = checks(history)
+    sampler = getattr(row, "arm", None) or (
+        None if session is None else session.params.get("sampler")
+    )
     return {
         "number": int(row.number),
         "id": row.id,
-        "sampler": None if session is None else session.params.get("sampler"),
+        "sampler": sampler,
         "answers": len(counted),
         "skips": sum(h["choice"] is None for h in counted),
+        "fallbacks": sum(h["query"].get("kind") == "fallback" for h in counted),
         "attention": list(got["attention"]),
+        "gold": list(got["gold"]),
         "repeats": list(got["repeats"]),
         "flagged": got["flagged"],
         "response_ms_median": None if not ms else float(statistics.median(ms)),
+        "server_ms_median": got["server_ms"],
         "platform_id": row.platform_id,
         "withdrawn": row.withdrawn is not None,
         "done": bool(session is not None and session.done),
     }
+
+
+def _arms(store: Store, config: CollectConfig, people: list[dict]) -> dict[str, dict]:
+    """Per sampler: participants, flagged, withdrawn, fallbacks served, buffer depth."""
+    out = {}
+    for name in config.samplers:
+        mine = [p for p in people if p["sampler"] == name]
+        out[name] = {
+            "participants": len(mine),
+            "flagged": sum(p["flagged"] for p in mine),
+            "withdrawn": sum(p["withdrawn"] for p in mine),
+            "fallbacks": sum(p["fallbacks"] for p in mine),
+            "buffer": store.free_queries(config.fingerprint, name),
+        }
+    return out
+
+
+def _refitter(store: Store, config: CollectConfig) -> dict[str, Any]:
+    """The refitter's state as it last kept it (:func:`~.refitter.refitter`)."""
+    import time
+
+    beat = store.get_meta(state_key(config.fingerprint)) or {}
+    now = time.time()
+    alive = beat.get("beat") is not None and now - float(beat["beat"]) <= ALIVE_S
+    return {
+        "alive": bool(alive),
+        "pid": beat.get("pid"),
+        "beat_s_ago": None if beat.get("beat") is None else round(now - beat["beat"], 1),
+        "last_refit": beat.get("last_refit"),
+        "answers_waiting": max(0, store.count_answers() - int(beat.get("read", 0))),
+    }
+
+
+def _version(v: dict) -> dict:
+    """An embedding version's point: its accuracy with its count and 95 % interval."""
+    out = {k: v[k] for k in ("version", "n_rows", "n_test", "accuracy", "created")}
+    n, acc = int(v["n_test"]), v["accuracy"]
+    lo, hi = proportion_interval(acc * n, n) if acc is not None and n > 0 else (None, None)
+    out["interval"] = [lo, hi]
+    return out
 
 
 def _map(store: Store, config: CollectConfig, fp: str, versions: list[dict]) -> dict | None:
@@ -118,16 +175,17 @@ def collect_dashboard(store: Store, config: CollectConfig) -> dict[str, Any]:
     versions = store.embedding_versions(fp)
     samplers: dict[str, list[dict]] = {name: [] for name in config.samplers}
     for v in versions:
-        samplers.setdefault(v["sampler"], []).append(
-            {k: v[k] for k in ("version", "n_rows", "n_test", "accuracy", "created")}
-        )
+        samplers.setdefault(v["sampler"], []).append(_version(v))
     return {
         "title": config.title,
+        "name": config.name,
         "k": config.k,
         "max_queries": config.max_queries,
         "answers": _over_time(times),
         "participants": people,
         "flagged": sum(p["flagged"] for p in people),
         "samplers": samplers,
+        "arms": _arms(store, config, people),
+        "refitter": _refitter(store, config),
         "map": _map(store, config, fp, versions),
     }

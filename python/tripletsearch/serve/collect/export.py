@@ -144,16 +144,20 @@ def _study_file(config: CollectConfig, embeddings: dict[str, np.ndarray]) -> str
 
 
 def write_collect_export(
-    store: Store, config: CollectConfig, collect_file: Any, out: Any
+    store: Store, config: CollectConfig, collect_file: Any, out: Any, rows: Any = None
 ) -> dict[str, Any]:
     """Write the collect design's part of the export into ``out``; what was fitted.
 
-    See the module docstring. Returns ``{"triplets": n, "models": [...]}``.
+    See the module docstring. ``rows``: the collected triplets as the rest of the export
+    read them (one snapshot: the triplets written are the triplets fitted; None: read them
+    now). Returns ``{"triplets": n, "models": [...]}``.
     """
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(collect_file, d / "collect.toml")
-    mine = [t["row"] for t in collect_triplets(store, fingerprint=config.fingerprint)]
+    if rows is None:
+        rows = [t["row"] for t in collect_triplets(store, fingerprint=config.fingerprint)]
+    mine = [tuple(int(v) for v in r) for r in rows]
     if not mine:
         raise ValueError(f"{collect_file}: no triplets collected yet; nothing to fit")
     triplets = np.array(mine, dtype=np.int64)

@@ -20,6 +20,8 @@ participant sees::
                                      # max_queries; default: 20, at most max_queries)
     attention = [10, 40]             # positions of checks with a known answer
     repeats = [25, 60]               # positions of repeated queries (agreement)
+    gold = [[3, 7, 12], [5, 2, 9]]   # known answers (head, closer, farther), shown as any
+                                     # pair at positions drawn per participant (pairs only)
     instructions = "..."             # shown before the first query
     debrief = "..."                  # shown after the last
     completion_code = "C0DE42"       # optional (crowdsourcing platforms)
@@ -70,6 +72,7 @@ _DEFAULTS: dict[str, Any] = {
     "burn_in": None,  # 20, at most max_queries
     "attention": [],
     "repeats": [],
+    "gold": [],
     "instructions": "Pick the item most similar to the one on top.",
     "debrief": "Thank you: your answers help us learn how people see these items.",
     "completion_code": None,
@@ -86,7 +89,7 @@ BURN_IN = 20  # the default burn-in (at most max_queries)
 # the keys that make the design: cannot change once people took part
 DESIGN_KEYS = (
     "catalogue", "samplers", "n_choices", "dim", "seed", "test_share", "burn_in",
-    "attention", "repeats",
+    "attention", "repeats", "gold",
 )  # fmt: skip
 SETTING_KEYS = (
     "title", "instructions", "debrief", "consent", "completion_code", "redirect",
@@ -116,6 +119,7 @@ class CollectConfig:
     seed: int
     consent: str
     show_names: bool = True
+    gold: tuple[tuple[int, int, int], ...] = ()  # known answers: (head, closer, farther)
     name: str = ""  # the file's, or derived from the title (see experiment.resolve)
     named: bool = False  # the file gives it
     key: str = ""  # the key its rows are kept under, once resolved in a database
@@ -236,6 +240,21 @@ def _integers(name: str, cfg: dict, n_items: int) -> None:
         )
 
 
+def _gold(name: str, value: Any, cfg: dict, n_items: int, checks: int) -> tuple:
+    """The file's known answers: rows (head, closer, farther) of distinct item ids."""
+    if not isinstance(value, list) or not all(
+        isinstance(r, list) and len(r) == 3 and all(_integer(v) for v in r) for r in value
+    ):
+        raise _fail(name, "gold: a list of [head, closer, farther] rows of item ids")
+    if any(not 0 <= v < n_items for r in value for v in r) or any(len(set(r)) < 3 for r in value):
+        raise _fail(name, f"gold: rows of 3 distinct item ids in 0..{n_items - 1}")
+    if value and cfg["n_choices"] != 2:
+        raise _fail(name, "gold: known answers are pairs: give n_choices = 2 with gold")
+    if len(value) > cfg["max_queries"] - checks:
+        raise _fail(name, "gold: more rows than the queries left beside the other checks")
+    return tuple(tuple(int(v) for v in r) for r in value)
+
+
 def load_collect(path: Any) -> CollectConfig:
     """Read and check a collect file; a ``ValueError`` names the file and the key.
 
@@ -258,6 +277,7 @@ def load_collect(path: Any) -> CollectConfig:
         raise _fail(name, "attention and repeats: a position can hold one check only")
     if any(r == 0 for r in repeats):
         raise _fail(name, "repeats: a repeat needs an earlier query (position >= 1)")
+    gold = _gold(name, cfg["gold"], cfg, cat.n_items, len(attention) + len(repeats))
     for key in ("title", "instructions", "debrief", "consent"):
         if not isinstance(cfg[key], str):
             raise _fail(name, f"{key}: a string")
@@ -284,6 +304,7 @@ def load_collect(path: Any) -> CollectConfig:
         seed=cfg["seed"],
         consent=cfg["consent"],
         show_names=cfg["show_names"],
+        gold=gold,
         name=check_name(name, cfg["name"]) if named else "",
         named=named,
         path=name,

@@ -28,6 +28,7 @@ __all__ = [
     "EXPORT_KINDS",
     "PASS_SHARE",
     "FAST_MS",
+    "FAST_SERVER_MS",
     "FAST_AFTER",
 ]
 
@@ -38,24 +39,39 @@ PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is fla
 # FAST_AFTER answers) is under this clicks without looking: flagged. People took seconds
 # per triplet in NEXT's and salmon's studies.
 FAST_MS, FAST_AFTER = 250, 5
+# the same bound on the server's own time per screen (shown to answered), whatever the
+# page claims
+FAST_SERVER_MS = FAST_MS
 
 Counted = list[tuple[SessionRow, list[dict]]]
+
+
+def _median(values: list[float]) -> float | None:
+    """The median of at least :data:`FAST_AFTER` values, else None."""
+    return float(np.median(values)) if len(values) >= FAST_AFTER else None
 
 
 def checks(answered: list[dict]) -> dict[str, Any]:
     """A participant's checks from their answered screens (records of ``all_answers``).
 
-    ``attention``: (passed, answered) of the checks with a known answer (a skip fails);
-    ``repeats``: (agreed, answered) of the repeated queries (the same candidate picked
-    as the first time); ``response_ms``: the median response time the page measured
-    (None: fewer than :data:`FAST_AFTER` measured); ``flagged``: either share below
-    :data:`PASS_SHARE`, or the median under :data:`FAST_MS`. A flagged participant's
-    answers stay in the database and are left out of the fits.
+    ``attention``: (passed, answered) of the self-match checks (the head among its own
+    candidates: a check for inattention, which a script recognises); ``gold``: (passed,
+    answered) of the known-answer queries (shown as any pair: what a script cannot tell
+    apart); ``repeats``: (agreed, answered) of the repeated queries (the same candidate
+    picked as the first time); ``server_ms``: the median of the server's own time per
+    screen (shown to answered), ``response_ms``: the median the page measured (None: fewer
+    than :data:`FAST_AFTER`); ``flagged``: a share of checks passed below
+    :data:`PASS_SHARE`, or either median under :data:`FAST_MS` (clicking without looking,
+    whatever the page claims). A skip fails a check. A flagged participant's answers stay
+    in the database and are left out of the fits.
     """
     counted = [h for h in answered if h["kind"] == "answer" and not h["undone"]]
     picked = {h["number"]: h for h in counted}
-    attention = [h for h in counted if h["query"].get("kind") == "attention"]
-    passed = sum(h["choice"] == h["query"]["expected"] for h in attention)
+    known = {
+        kind: [h for h in counted if h["query"].get("kind") == kind]
+        for kind in ("attention", "gold")
+    }
+    passed = {k: sum(h["choice"] == h["query"]["expected"] for h in v) for k, v in known.items()}
     agreed = total = 0
     for h in counted:
         q = h["query"]
@@ -65,17 +81,22 @@ def checks(answered: list[dict]) -> dict[str, Any]:
         total += 1
         was = first["query"]["candidates"][first["choice"]]
         agreed += h["choice"] is not None and q["candidates"][h["choice"]] == was
-    times = [h["response_ms"] for h in counted if h.get("response_ms") is not None]
-    median = float(np.median(times)) if len(times) >= FAST_AFTER else None
+    page = _median([h["response_ms"] for h in counted if h.get("response_ms") is not None])
+    server = _median(
+        [1e3 * (h["answered_at"] - h["shown_at"]) for h in counted if "answered_at" in h]
+    )
     flagged = (
-        (attention and passed < PASS_SHARE * len(attention))
+        any(v and passed[k] < PASS_SHARE * len(v) for k, v in known.items())
         or (total and agreed < PASS_SHARE * total)
-        or (median is not None and median < FAST_MS)
+        or (page is not None and page < FAST_MS)
+        or (server is not None and server < FAST_SERVER_MS)
     )
     return {
-        "attention": (passed, len(attention)),
+        "attention": (passed["attention"], len(known["attention"])),
+        "gold": (passed["gold"], len(known["gold"])),
         "repeats": (agreed, total),
-        "response_ms": median,
+        "response_ms": page,
+        "server_ms": server,
         "flagged": bool(flagged),
     }
 

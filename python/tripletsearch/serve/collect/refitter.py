@@ -10,8 +10,14 @@ under a database lease so that several servers on one database share one refitte
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import signal
 import socket
+import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +36,15 @@ from ..store import Store, WriteConflict
 from .file import CollectConfig
 from .quality import Counted, counted_sessions, held_out, sampler_answers, triplet_accuracy
 
+log = logging.getLogger("tripletsearch.serve")
+
 __all__ = [
     "EmbeddingVersion",
     "refit_once",
     "refitter",
     "start_refitter",
+    "Supervisor",
+    "state_key",
     "gone_process",
     "BUFFER",
     "LEASE_SECONDS",
@@ -127,36 +137,52 @@ def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> 
     return added
 
 
+def state_key(key: str) -> str:
+    """Where the refitter of collect ``key`` keeps its state in ``ts_meta``."""
+    return f"refitter:{key}"
+
+
 def refitter(
     database: str, collect_file: str, *, every: float = 2.0, rounds: int = 0, ready: Any = None
 ) -> None:
-    """The refitter process: :func:`refit_once` every ``every`` seconds, under a lease.
+    """The refitter: :func:`refit_once` every ``every`` seconds, under a lease.
 
     It refits while it holds the collect design's lease (one refitter for all servers on
-    the database), at a lower CPU priority than the servers, and reads the answers again
-    only when :data:`NEW_ANSWERS` more came in or a buffer runs under half full.
-    ``rounds`` > 0: stop after that many (tests). ``ready``: an event set after the first
-    round (the buffers filled, or another server's refitter holds the lease).
+    the database), at the lowest CPU priority, and reads the answers again only when
+    :data:`NEW_ANSWERS` more came in or a buffer runs under half full. After each round it
+    keeps its state in the database (:func:`state_key`: pid, when it beat, its last refit,
+    the answers it read), which the owner's dashboard shows. ``rounds`` > 0: stop after
+    that many (tests). ``ready``: an event set after the first round. On SIGTERM it hands
+    its lease over and ends.
     """
     from ..experiment import bind
     from .file import load_collect
 
-    if hasattr(os, "nice"):
-        os.nice(19)
+    if hasattr(os, "nice") and os.nice(0) < 19:
+        os.nice(19 - os.nice(0))
     store, owner = Store(database), f"{socket.gethostname()}:{os.getpid()}"
     config = bind(load_collect(collect_file), store, register=False)  # its key, by name
     name = f"refit:{config.fingerprint}"
+    state = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+    state.update(last_refit=None, read=0, holds_lease=False)
     done, read = 0, -NEW_ANSWERS
-    while rounds <= 0 or done < rounds:
-        if store.lease(name, owner, LEASE_SECONDS, gone=gone_process):
-            n = store.count_answers()  # cheap: the answers are read only when they grew
-            if n - read >= NEW_ANSWERS or _buffers_low(store, config):
-                refit_once(store, config)
-                read = n
-            done += 1
-        if ready is not None:
-            ready.set()
-        time.sleep(every)
+    try:
+        while rounds <= 0 or done < rounds:
+            state["holds_lease"] = store.lease(name, owner, LEASE_SECONDS, gone=gone_process)
+            if state["holds_lease"]:
+                n = store.count_answers()  # cheap: the answers are read only when they grew
+                if n - read >= NEW_ANSWERS or _buffers_low(store, config):
+                    refit_once(store, config)
+                    read = n
+                    state.update(last_refit=time.time(), read=n)
+                done += 1
+            store.put_meta(state_key(config.fingerprint), {**state, "beat": time.time()})
+            if ready is not None:
+                ready.set()
+            time.sleep(every)
+    finally:
+        with contextlib.suppress(Exception):  # a clean end hands the lease over at once
+            store.release(name, owner)
 
 
 def _buffers_low(store: Store, config: CollectConfig) -> bool:
@@ -179,22 +205,104 @@ def gone_process(holder: str) -> bool:
     return False
 
 
-def start_refitter(database: str, collect_file: str, *, wait: float = 120.0) -> Any:
-    """Start :func:`refitter` in a process of its own (a daemon: it ends with the server).
+class Supervisor:
+    """Keeps the refitter running as a child of this process, at the lowest CPU priority.
 
-    Waits (up to ``wait`` seconds) for its first round: the process's start and the first
-    fill of the buffers do not compete with the first participants' requests.
+    A daemon thread checks it every ``check`` seconds; when it died, it is joined (no
+    zombie holds the lease) and started again after a backoff (1, 2, 4, ... 30 seconds;
+    back to 1 once it ran a minute), each death and restart logged. The child ends with
+    this process (:func:`~..service.processes.die_with_parent`); :meth:`stop` ends it
+    first (SIGTERM: it hands its lease over).
     """
-    import multiprocessing
 
-    ctx = multiprocessing.get_context("spawn")
-    ready = ctx.Event()
-    proc = ctx.Process(
-        target=refitter,
-        args=(database, os.path.abspath(collect_file)),
-        kwargs={"ready": ready},
-        daemon=True,
-    )
-    proc.start()
-    ready.wait(wait)
-    return proc
+    def __init__(self, database: str, collect_file: str, *, check: float = 1.0):
+        self.database, self.collect_file = database, os.path.abspath(collect_file)
+        self.check = check
+        self.proc: Any = None
+        self.restarts = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _spawn(self) -> Any:
+        cmd = [sys.executable, "-m", __name__, self.database, self.collect_file]
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+
+    def start(self, key: str, *, wait: float = 120.0) -> Supervisor:
+        """Start the refitter and its watch; wait (up to ``wait`` s) for its first round.
+
+        ``key``: the collect's key (where its state is kept): the process's start and the
+        first fill of the buffers do not compete with the first participants' requests.
+        """
+        self.proc = self._spawn()
+        store, t0 = Store(self.database), time.time()
+        try:
+            while time.time() - t0 < wait and self.proc.poll() is None:
+                beat = store.get_meta(state_key(key))
+                if beat is not None and beat.get("pid") == self.proc.pid:
+                    break
+                time.sleep(0.2)
+        finally:
+            store.dispose()
+        self._thread = threading.Thread(target=self._watch, name="refitter-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        backoff, since = 1.0, time.monotonic()
+        while not self._stop.wait(self.check):
+            code = self.proc.poll()
+            if code is None:
+                if time.monotonic() - since > 60.0:
+                    backoff = 1.0
+                continue
+            log.warning(
+                "refitter (pid %d) ended with code %s; restarting it in %g s",
+                self.proc.pid, code, backoff,
+            )  # fmt: skip
+            if self._stop.wait(backoff):
+                return
+            self.proc, since = self._spawn(), time.monotonic()
+            self.restarts += 1
+            backoff = min(2 * backoff, 30.0)
+            log.warning("refitter restarted (pid %d)", self.proc.pid)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End the watch and the refitter (SIGTERM, then SIGKILL after ``timeout``)."""
+        self._stop.set()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_refitter(database: str, collect_file: str, key: str, *, wait: float = 120.0) -> Any:
+    """Start the supervised refitter of collect ``key`` (:class:`Supervisor`); it.
+
+    Waits (up to ``wait`` seconds) for its first round.
+    """
+    return Supervisor(database, collect_file).start(key, wait=wait)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m tripletsearch.serve.collect.refitter DATABASE COLLECT_FILE``.
+
+    The refitter as its server's child: it ends with its parent, and on SIGTERM.
+    """
+    from ..service.processes import die_with_parent
+
+    database, collect_file = (sys.argv[1:] if argv is None else argv)[:2]
+    die_with_parent(signal.SIGTERM)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    logging.basicConfig(level=logging.INFO, format="refitter: %(message)s")
+    refitter(database, collect_file)
+
+
+if __name__ == "__main__":
+    main()

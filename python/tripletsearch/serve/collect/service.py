@@ -1,7 +1,9 @@
 """A collect file's participants: ``/api/collect``'s service.
 
 :class:`CollectService` enrols consenting, pseudonymous participants (assigned at random
-to one of the collect file's samplers, from the file's seed and their enrolment number),
+to one of the collect file's samplers at enrolment: the least assigned so far, ties in a
+seeded order per block of enrolments, so that the samplers' counts never differ by more
+than one),
 starts each one's collect session (:class:`~..modes.collect.CollectMode`) and answers
 through the search service like every mode (a repeated screen gets the stored reply; a
 choice out of range or an answer to a screen never shown is a 4xx with a message). An
@@ -20,7 +22,7 @@ from ..modes.collect import CollectMode
 from ..schema import Answer
 from ..service.participants import Participants
 from ..service.search import Owner, SearchService
-from ..store import SessionRow
+from ..store import Arms, SessionRow
 from .file import CollectConfig
 
 __all__ = ["CollectService", "ARM_SEED"]
@@ -54,12 +56,20 @@ class CollectService(Participants):
             "show_names": c.show_names,
         }
 
-    def enrol(self, plan: int = 1, platform_id: str | None = None) -> dict:
-        """A new participant (who consented): ``{"id", "token"}``."""
-        return super().enrol(plan, platform_id)
+    def enrol(self, plan: int = 1, platform_id: str | None = None, arms: Any = None) -> dict:
+        """A new participant (who consented): ``{"id", "token"}``; their sampler assigned."""
+        arms = Arms(self.config.samplers, self.config.seed) if arms is None else arms
+        return super().enrol(plan, platform_id, arms)
 
-    def sampler_of(self, number: int) -> str:
-        """The sampler of participant ``number``: drawn with the file's seed."""
+    def sampler_of(self, row: Any) -> str:
+        """The sampler of participant ``row``: assigned at enrolment (kept as ``arm``).
+
+        A participant enrolled before 0.3.0 (no ``arm``) has the one drawn with the file's
+        seed and their enrolment number, as then.
+        """
+        if getattr(row, "arm", None):
+            return str(row.arm)
+        number = int(row.number)
         rng = np.random.default_rng(derived_seed(self.config.seed, ARM_SEED, number))
         return self.config.samplers[int(rng.integers(len(self.config.samplers)))]
 
@@ -76,7 +86,7 @@ class CollectService(Participants):
         def start() -> tuple[str, int, dict, Owner, int]:
             number = int(row.number)
             owner = Owner(pid, 0, None, token, derived_seed(self.config.seed, number))
-            params = {"sampler": self.sampler_of(number), "participant": pid}
+            params = {"sampler": self.sampler_of(row), "participant": pid}
             return CollectMode.name, self.config.n_choices, params, owner, self.config.max_queries
 
         return start

@@ -6,15 +6,20 @@ screen shows a head and ``k`` candidates; the answer is the position of the cand
 picked (or a skip). What screen ``number`` asks is decided by the collect file:
 
 * an **attention check** at the file's ``attention`` positions: the head itself is among
-  the candidates (its position is the expected answer);
+  the candidates (its position is the expected answer): a check for inattention, which a
+  script can recognise (the head's id is among the candidates);
+* a **gold** query, one per triplet ``(head, closer, farther)`` of the file's ``gold``, at
+  positions drawn per participant: a known answer shown like any query (a pair), which a
+  script cannot tell from the others;
 * a **repeat** at the ``repeats`` positions: an earlier query of the participant again,
   its candidates in a new order (the agreement check);
 * a **burn-in** query (random) before ``burn_in``;
 * a **test** query (random, kept apart: the held-out set) with probability
   ``test_share``;
 * else the participant's sampler's next query from its buffer in the database
-  (``ts_collect_queries``, refilled by the refitter, never in a request); a random one
-  when the buffer is empty.
+  (``ts_collect_queries``, refilled by the refitter, never in a request); when the buffer
+  is empty, a random one recorded as a **fallback** (fitted like a random query, counted
+  per sampler: never silent).
 
 No participant sees a query (head and candidate set) twice, but for the planned repeats.
 The draws of screen ``number`` come from the session's seed and ``number``, so a rebuilt
@@ -33,9 +38,25 @@ from .base import Mode, Screen, ScreenSizes, SessionInfo
 
 __all__ = ["CollectMode", "ANSWER_KINDS"]
 
-# the kinds of query whose answers a sampler fits (attention checks, repeats and the
-# held-out test queries are kept apart)
-ANSWER_KINDS = ("burn-in", "adaptive", "random")
+# the kinds of query whose answers a sampler fits (attention checks, gold queries, repeats
+# and the held-out test queries are kept apart); "random": a fallback before 0.3.0
+ANSWER_KINDS = ("burn-in", "adaptive", "random", "fallback")
+GOLD_SEED = 0x601D  # purpose of the draws of a participant's gold positions
+
+
+def gold_positions(cfg: Any, seed: int, most: int) -> dict[int, tuple[int, int, int]]:
+    """Where a participant of seed ``seed`` meets the file's gold queries: position -> row.
+
+    Drawn among their ``most`` positions that hold no attention check or repeat, each gold
+    row once.
+    """
+    gold = tuple(getattr(cfg, "gold", ()))
+    if not gold:
+        return {}
+    free = [p for p in range(most) if p not in cfg.attention and p not in cfg.repeats]
+    rng = np.random.default_rng([seed, GOLD_SEED])
+    picks = rng.choice(len(free), size=min(len(gold), len(free)), replace=False)
+    return {int(free[int(i)]): tuple(gold[j]) for j, i in enumerate(picks)}
 
 
 class Participant:
@@ -45,6 +66,7 @@ class Participant:
         self.sampler, self.participant, self.seed = sampler, participant, int(seed)
         self.shown: list[dict] = []  # the answered screens' queries, in order
         self.seen: set[tuple[int, frozenset]] = set()
+        self.gold: dict[int, tuple[int, int, int]] = {}  # position -> gold row
 
     def remember(self, query: dict) -> None:
         self.shown.append(query)
@@ -93,7 +115,11 @@ class CollectMode(Mode):
 
     def searcher(self, n_choices: int, params: dict, seed: int) -> Participant:
         """The participant's state (their queries are replayed into it)."""
-        return Participant(str(params["sampler"]), str(params["participant"]), seed)
+        p = Participant(str(params["sampler"]), str(params["participant"]), seed)
+        if self.settings.collect is not None:  # (the limit the session started with)
+            most = int(params.get("max_queries", self.config.max_queries))
+            p.gold = gold_positions(self.config, seed, most)
+        return p
 
     def session_bytes(self, n_choices: int, params: dict) -> int:
         """A few KiB: the queries shown."""
@@ -110,7 +136,9 @@ class CollectMode(Mode):
         rng = np.random.default_rng([searcher.seed, number])
         query: dict | None = None
         claim = None
-        if number in cfg.attention:
+        if number in searcher.gold:
+            query = self._gold(searcher.gold[number], rng)
+        elif number in cfg.attention:
             query = self._attention(rng)
         elif number in cfg.repeats:
             query = self._repeat(searcher, rng)
@@ -118,8 +146,8 @@ class CollectMode(Mode):
             query = {**self._random(searcher, rng), "kind": "test", "sampler": "test"}
         elif number >= cfg.burn_in:
             query, claim = self._from_buffer(searcher, number)
-        if query is None:
-            kind = "burn-in" if number < cfg.burn_in else "random"
+        if query is None:  # before the burn-in's end, or no query in the buffer: random
+            kind = "burn-in" if number < cfg.burn_in else "fallback"
             query = {**self._random(searcher, rng), "kind": kind}
         query.setdefault("sampler", searcher.sampler)
         cat = self.catalogue
@@ -140,6 +168,16 @@ class CollectMode(Mode):
             if (head, frozenset(cands)) not in searcher.seen:
                 break
         return {"head": head, "candidates": cands}
+
+    def _gold(self, row: tuple[int, int, int], rng: np.random.Generator) -> dict:
+        """A known answer: ``row``'s closer and farther, in a random order, as any pair."""
+        head, closer, farther = (int(v) for v in row)
+        cands = [closer, farther] if rng.random() < 0.5 else [farther, closer]
+        expected = cands.index(closer)
+        return {
+            "head": head, "candidates": cands, "kind": "gold", "expected": expected,
+            "sampler": "check",
+        }  # fmt: skip
 
     def _attention(self, rng: np.random.Generator) -> dict:
         """The head among its own candidates: its position is the answer."""

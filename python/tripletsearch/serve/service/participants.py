@@ -51,19 +51,20 @@ class Participants:
         self.service, self.store, self.group = service, service.store, group
         self.completion_code, self.redirect = completion_code, redirect
 
-    def enrol(self, plan: int = 1, platform_id: str | None = None) -> dict:
+    def enrol(self, plan: int = 1, platform_id: str | None = None, arms: Any = None) -> dict:
         """A new participant (after their consent): ``{"id", "token"}``.
 
         The id has 64 random bits (``P-`` and 16 hex digits); one already taken is drawn
         again. ``plan``: the experiment's plan version when this is its first participant
         (see :meth:`.store.Store.enrol`); ``platform_id``: a crowdsourcing platform's id
-        for them. :class:`~.errors.Busy` (503) when the database keeps losing races.
+        for them; ``arms``: the arms to assign them one of (``store.Arms``).
+        :class:`~.errors.Busy` (503) when the database keeps losing races.
         """
         token = new_token()
         for _ in range(8):
             pid = "P-" + secrets.token_hex(8).upper()
             try:
-                self.store.enrol(self.group, pid, token_hash(token), plan, platform_id)
+                self.store.enrol(self.group, pid, token_hash(token), plan, platform_id, arms)
             except IdTaken:
                 continue
             except StoreBusy as exc:

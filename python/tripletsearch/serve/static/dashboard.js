@@ -41,9 +41,12 @@ function participants(list) {
     cell(row, p.sampler);
     cell(row, p.answers);
     cell(row, p.skips);
+    cell(row, p.fallbacks);
     cell(row, `${p.attention[0]}/${p.attention[1]}`);
+    cell(row, `${p.gold[0]}/${p.gold[1]}`);
     cell(row, `${p.repeats[0]}/${p.repeats[1]}`);
     cell(row, p.response_ms_median === null ? "" : Math.round(p.response_ms_median));
+    cell(row, p.server_ms_median === null ? "" : Math.round(p.server_ms_median));
     cell(row, p.platform_id);
     cell(row, status(p), "status");
     body.append(row);
@@ -66,7 +69,8 @@ function render(d) {
   const series = names.map((name, i) => {
     const scored = d.samplers[name].filter((v) => v.accuracy !== null);
     return {name, x: scored.map((v) => v.n_rows), y: scored.map((v) => v.accuracy),
-      colour: COLOURS[i % COLOURS.length]};
+      lo: scored.map((v) => v.interval[0]), hi: scored.map((v) => v.interval[1]),
+      n: scored.map((v) => v.n_test), colour: COLOURS[i % COLOURS.length]};
   });
   plotLines($("accuracy-plot"), series,
     {xLabel: "triplets fitted", yLabel: "held-out accuracy", yRange: [0.4, 1]});
@@ -76,7 +80,10 @@ function render(d) {
     const key = document.createElement("span");
     key.className = "key";
     key.dataset.series = s.name;
-    key.textContent = `${s.name}: ${s.x.length ? s.y.at(-1).toFixed(3) : "not fitted yet"}`;
+    key.textContent = s.x.length
+      ? `${s.name}: ${s.y.at(-1).toFixed(3)} [${s.lo.at(-1).toFixed(3)}, ` +
+        `${s.hi.at(-1).toFixed(3)}] on ${s.n.at(-1)} test triplets`
+      : `${s.name}: not fitted yet`;
     key.style.borderColor = s.colour;
     legend.append(key);
   });
@@ -90,6 +97,29 @@ function render(d) {
     $("map-caption").textContent = "No embedding yet: the first fit needs more answers.";
   }
   participants(d.participants);
+  arms(d.arms, d.refitter);
+}
+
+/** Per sampler: participants, flagged, withdrawn, fallbacks, buffer; the refitter. */
+function arms(byName, refitter) {
+  const body = $("arms").querySelector("tbody");
+  body.replaceChildren();
+  for (const [name, a] of Object.entries(byName)) {
+    const row = document.createElement("tr");
+    row.dataset.sampler = name;
+    for (const v of [name, a.participants, a.flagged, a.withdrawn, a.fallbacks, a.buffer]) {
+      cell(row, v);
+    }
+    body.append(row);
+  }
+  const r = refitter;
+  const last = r.last_refit ? new Date(r.last_refit * 1000).toLocaleTimeString() : "not yet";
+  $("refitter").textContent = r.alive
+    ? `Refitter running (pid ${r.pid}, beat ${r.beat_s_ago} s ago): last refit ${last}, ` +
+      `${r.answers_waiting} answers since it last read them.`
+    : "Refitter NOT running: the server restarts it; until then the samplers' buffers " +
+      "run down and fallback queries are served.";
+  $("refitter").className = r.alive ? "small" : "small error";
 }
 
 async function refresh(token) {

@@ -24,8 +24,24 @@ function box(svg) {
   return {w, h, x0: PAD.left, x1: w - PAD.right, y0: h - PAD.bottom, y1: PAD.top};
 }
 
-function ticks(lo, hi) {
-  return [lo, (lo + hi) / 2, hi];
+/** Round tick values from lo to hi: steps of 1, 2 or 5 times a power of ten (about n). */
+export function ticks(lo, hi, n = 4) {
+  const raw = (hi - lo) / n || 1;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
+    out.push(+v.toPrecision(12));
+  }
+  return out;
+}
+
+/** An axis's end: ``v`` rounded outward to a tick step (the data always inside). */
+function nice(v, up) {
+  if (v === 0) return 0;
+  const mag = 10 ** Math.floor(Math.log10(Math.abs(v)));
+  const step = mag / 2;
+  return (up ? Math.ceil(v / step) : Math.floor(v / step)) * step;
 }
 
 function fmt(v) {
@@ -33,26 +49,38 @@ function fmt(v) {
 }
 
 /**
- * Lines (series: [{name, x: [], y: [], colour}]) on axes; yRange fixes the y axis.
- * Each series is a <polyline> with data-series and data-points attributes.
+ * Lines (series: [{name, x: [], y: [], lo?: [], hi?: [], colour}]) on axes, each point
+ * with its interval (lo, hi) when given; yRange: the y axis's least span (widened to hold
+ * every point and interval: nothing is drawn outside the axes). Each series is a
+ * <polyline> with data-series and data-points attributes; an interval, a <line> with
+ * class "interval".
  */
 export function plotLines(svg, series, {xLabel, yLabel, yRange}) {
   svg.replaceChildren();
   const b = box(svg);
   const xs = series.flatMap((s) => s.x);
-  const ys = series.flatMap((s) => s.y);
-  const xHi = Math.max(...xs, 0) || 1;
-  const [yLo, yHi] = yRange || [0, Math.max(1, ...ys)];
+  const ys = series.flatMap((s) => [...s.y, ...(s.lo || []), ...(s.hi || [])]);
+  const xHi = nice(Math.max(...xs, 0) || 1, true);
+  const [wantLo, wantHi] = yRange || [0, Math.max(1, ...ys)];
+  const yLo = Math.min(wantLo, ...ys.map((v) => nice(v, false)));
+  const yHi = Math.max(wantHi, ...ys.map((v) => nice(v, true)));
   const X = (v) => b.x0 + ((b.x1 - b.x0) * v) / xHi;
   const Y = (v) => b.y0 - ((b.y0 - b.y1) * (v - yLo)) / (yHi - yLo);
   el("line", {x1: b.x0, y1: b.y0, x2: b.x1, y2: b.y0, stroke: "#c8c8cc"}, svg);
   el("line", {x1: b.x0, y1: b.y0, x2: b.x0, y2: b.y1, stroke: "#c8c8cc"}, svg);
-  for (const v of ticks(0, xHi)) text(svg, X(v), b.y0 + 14, fmt(v));
-  for (const v of ticks(yLo, yHi)) text(svg, b.x0 - 4, Y(v) + 4, fmt(v), "end");
+  for (const v of ticks(0, xHi)) text(svg, X(v), b.y0 + 14, fmt(v)).setAttribute("class", "tick x");
+  for (const v of ticks(yLo, yHi)) {
+    text(svg, b.x0 - 4, Y(v) + 4, fmt(v), "end").setAttribute("class", "tick y");
+  }
   text(svg, (b.x0 + b.x1) / 2, b.h - 4, xLabel);
   const yl = text(svg, 12, (b.y0 + b.y1) / 2, yLabel);
   yl.setAttribute("transform", `rotate(-90 12 ${(b.y0 + b.y1) / 2})`);
   for (const s of series) {
+    for (let i = 0; s.lo && i < s.x.length; i++) {
+      if (s.lo[i] === null || s.hi[i] === null) continue;
+      el("line", {x1: X(s.x[i]), x2: X(s.x[i]), y1: Y(s.lo[i]), y2: Y(s.hi[i]),
+        stroke: s.colour, "stroke-width": 1, class: "interval"}, svg);
+    }
     const pts = s.x.map((x, i) => `${X(x).toFixed(1)},${Y(s.y[i]).toFixed(1)}`).join(" ");
     el("polyline", {points: pts, fill: "none", stroke: s.colour, "stroke-width": 2,
       "data-series": s.name, "data-points": s.x.length}, svg);

@@ -20,7 +20,7 @@ from .engine import (
     default_url,
 )
 from .experiments import ExperimentRecords, ExperimentRow
-from .participants import ParticipantRecords
+from .participants import Arms, ParticipantRecords
 from .sessions import SessionRecords, SessionRow
 from .tables import MIGRATIONS, SCHEMA_VERSION
 
@@ -32,6 +32,7 @@ __all__ = [
     "Store",
     "SessionRow",
     "ExperimentRow",
+    "Arms",
     "StoreError",
     "WriteConflict",
     "StoreBusy",

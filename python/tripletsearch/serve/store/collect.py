@@ -78,7 +78,7 @@ class CollectRecords(Database):
         :meth:`release_query`.
         """
         for _ in range(8):
-            with self.read.connect() as c:
+            with self._reading() as c:
                 rows = c.execute(_FREE_QUERIES, {"collect": collect, "sampler": sampler}).all()
             pick = next(
                 (
@@ -105,7 +105,7 @@ class CollectRecords(Database):
     def free_queries(self, collect: str, sampler: str) -> int:
         """Queries left in ``sampler``'s buffer."""
         q = collect_queries
-        with self.read.connect() as c:
+        with self._reading() as c:
             return int(
                 c.execute(
                     sa.select(sa.func.count())
@@ -122,7 +122,7 @@ class CollectRecords(Database):
         fails (the unique key) with :class:`WriteConflict`.
         """
         e = collect_embeddings
-        with self.read.connect() as c:
+        with self._reading() as c:
             last = c.execute(
                 sa.select(sa.func.max(e.c.version)).where(
                     e.c.collect == collect, e.c.sampler == sampler
@@ -162,7 +162,7 @@ class CollectRecords(Database):
         if states:
             cols.append(e.c.embedding)
         q = sa.select(*cols).where(e.c.collect == collect).order_by(e.c.sampler, e.c.version)
-        with self.read.connect() as c:
+        with self._reading() as c:
             rows = c.execute(q).all()
         out = []
         for r in rows:
@@ -182,7 +182,7 @@ class CollectRecords(Database):
             .order_by(e.c.version.desc())
             .limit(1)
         )
-        with self.read.connect() as c:
+        with self._reading() as c:
             r = c.execute(q).first()
         if r is None:
             return None

@@ -8,6 +8,7 @@ writes cannot upgrade its lock in WAL mode), with a busy timeout, in WAL mode wi
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -143,6 +144,7 @@ class Database:
     def __init__(self, url: str | None = None, *, pool_size: int = 8):
         self.url = database_url(url)
         self.is_sqlite = self.url.get_backend_name() == "sqlite"
+        self._snapshots = threading.local()  # the connection of a snapshot, per thread
         if self.is_sqlite:
             if self.url.database in (None, "", ":memory:"):
                 raise StoreError(
@@ -279,6 +281,32 @@ class Database:
             c.execute(sa.insert(meta_table).values(key=key, value=f"{owner} {now + seconds!r}"))
         return True
 
+    def release(self, name: str, owner: str) -> bool:
+        """Give up the lease ``name`` if ``owner`` holds it (a job ending cleanly)."""
+        key = f"lease:{name}"[:64]
+        with self._tx() as c:
+            res = c.execute(
+                sa.delete(meta_table).where(
+                    meta_table.c.key == key, meta_table.c.value.like(f"{owner} %")
+                )
+            )
+        return res.rowcount == 1
+
+    def put_meta(self, key: str, value: Any) -> None:
+        """Keep ``value`` (JSON) under ``key`` (at most 64 characters) in ``ts_meta``."""
+        text = json.dumps(value, sort_keys=True)
+        with self._tx() as c:
+            c.execute(sa.delete(meta_table).where(meta_table.c.key == key[:64]))
+            c.execute(sa.insert(meta_table).values(key=key[:64], value=text))
+
+    def get_meta(self, key: str) -> Any:
+        """The value :meth:`put_meta` kept under ``key``, or None."""
+        with self.read.connect() as c:
+            row = c.execute(
+                sa.select(meta_table.c.value).where(meta_table.c.key == key[:64])
+            ).first()
+        return None if row is None else json.loads(row.value)
+
     def dispose(self) -> None:
         """Close the engines' pooled connections."""
         self.write.dispose()
@@ -289,6 +317,39 @@ class Database:
         """Check that the database answers (raises when it does not)."""
         with self.read.connect() as c:
             c.execute(sa.select(sa.literal(1)))
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        """A connection to read with: the snapshot's, when one is open in this thread.
+
+        Else a new one (see :meth:`snapshot`).
+        """
+        held = getattr(self._snapshots, "connection", None)
+        if held is not None:
+            yield held
+            return
+        with self.read.connect() as c:
+            yield c
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read of this thread within sees the database as it was at its first read.
+
+        One read transaction (SQLite: a WAL snapshot; PostgreSQL: REPEATABLE READ): what
+        an export writes and what it fits are the same rows, whatever is written meanwhile.
+        """
+        if getattr(self._snapshots, "connection", None) is not None:
+            yield  # nested: the outer snapshot
+            return
+        with self.read.connect() as c:
+            if not self.is_sqlite:
+                c = c.execution_options(isolation_level="REPEATABLE READ")
+            with c.begin():
+                self._snapshots.connection = c
+                try:
+                    yield
+                finally:
+                    self._snapshots.connection = None
 
     @contextmanager
     def _tx(self) -> Iterator[Connection]:

@@ -62,12 +62,12 @@ class ExperimentRecords(Database):
         q = sa.select(experiments).order_by(experiments.c.name)
         if kind is not None:
             q = q.where(experiments.c.kind == kind)
-        with self.read.connect() as c:
+        with self._reading() as c:
             return [ExperimentRow.from_row(r) for r in c.execute(q)]
 
     def experiment(self, name: str) -> ExperimentRow | None:
         """The experiment named ``name``, or None."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             r = c.execute(sa.select(experiments).where(experiments.c.name == name)).first()
         return None if r is None else ExperimentRow.from_row(r)
 
@@ -113,13 +113,13 @@ class ExperimentRecords(Database):
             sa.select(collect_queries.c.id).where(collect_queries.c.collect == key),
             sa.select(collect_embeddings.c.id).where(collect_embeddings.c.collect == key),
         )
-        with self.read.connect() as c:
+        with self._reading() as c:
             return any(c.execute(q.limit(1)).first() is not None for q in checks)
 
     def participant_count(self, key: str) -> int:
         """Participants enrolled under ``key`` (withdrawn ones included)."""
         q = sa.select(sa.func.count()).select_from(participants)
-        with self.read.connect() as c:
+        with self._reading() as c:
             return int(c.execute(q.where(participants.c.study == key)).scalar_one())
 
     def groups(self) -> dict[str, dict[str, int]]:
@@ -129,7 +129,7 @@ class ExperimentRecords(Database):
         ``collect:<key>``.
         """
         out: dict[str, dict[str, Any]] = {}
-        with self.read.connect() as c:
+        with self._reading() as c:
             for r in c.execute(
                 sa.select(participants.c.study, sa.func.count()).group_by(participants.c.study)
             ):

@@ -15,7 +15,7 @@ from .engine import Database, IdTaken, StoreBusy
 from .sessions import SessionRow
 from .tables import participants, sessions
 
-__all__ = ["ParticipantRecords"]
+__all__ = ["ParticipantRecords", "Arms"]
 
 _PARTICIPANT = sa.select(participants).where(participants.c.id == sa.bindparam("pid"))
 _PARTICIPANT_SESSIONS = (
@@ -25,17 +25,71 @@ _PARTICIPANT_SESSIONS = (
 )
 
 
+class Arms:
+    """A collect's samplers, assigned at enrolment in balanced blocks (see ``enrol``).
+
+    ``order(block)``: the samplers in the seeded order of enrolments ``block * len`` to
+    ``(block + 1) * len - 1``, which breaks ties between the least assigned.
+    """
+
+    def __init__(self, names: Any, seed: int):
+        self.names, self.seed = tuple(names), int(seed)
+
+    def order(self, block: int) -> list[str]:
+        """The samplers in block ``block``'s seeded order."""
+        names = list(self.names)
+        random.Random(f"arms:{self.seed}:{block}").shuffle(names)
+        return names
+
+    def pick(self, number: int, counts: dict[str, int]) -> str:
+        """The arm of enrolment ``number``: the least assigned, ties in the block's order."""
+        order = self.order(number // len(self.names))
+        least = min(counts.get(a, 0) for a in self.names)
+        return next(a for a in order if counts.get(a, 0) == least)
+
+
+def _arm_counts(c: Any, study: str) -> dict[str, int]:
+    """Participants per arm of group ``study``, withdrawn ones included.
+
+    Those enrolled before arms were kept count by the sampler their session names.
+    """
+    counts: dict[str, int] = {}
+    rows = c.execute(
+        sa.select(participants.c.id, participants.c.arm).where(participants.c.study == study)
+    ).all()
+    older = [r.id for r in rows if r.arm is None]
+    for r in rows:
+        if r.arm is not None:
+            counts[r.arm] = counts.get(r.arm, 0) + 1
+    if older:
+        q = sa.select(sessions.c.params).where(sessions.c.participant.in_(older))
+        for (params,) in c.execute(q):
+            arm = json.loads(params).get("sampler")
+            if arm is not None:
+                counts[arm] = counts.get(arm, 0) + 1
+    return counts
+
+
 class ParticipantRecords(Database):
     """Participants of studies and collect files: enrolment, withdrawal, their sessions."""
 
     def enrol(
-        self, study: str, pid: str, token_hash: str, plan: int = 1, platform_id: str | None = None
+        self,
+        study: str,
+        pid: str,
+        token_hash: str,
+        plan: int = 1,
+        platform_id: str | None = None,
+        arms: Any = None,
     ) -> int:
         """A new participant of ``study``; returns their enrolment number (0, 1, ...).
 
         ``plan``: the version of the study's plan of target orders for a study's first
         participant; later ones take the first one's (a study under way keeps its plan).
         ``platform_id``: a crowdsourcing platform's id for the participant, when given.
+        ``arms``: a collect's :class:`Arms`: the participant is assigned the arm with the
+        fewest participants so far (withdrawn ones included; ties: the arms' seeded order
+        for the block of enrolments), in the same transaction, kept as ``arm``.
 
         :class:`IdTaken` when ``pid`` names a participant already. Enrolments of one study
         take turns (SQLite: the write lock; PostgreSQL: a transaction-scoped advisory lock
@@ -63,6 +117,7 @@ class ParticipantRecords(Database):
                             participants.c.study == study, participants.c.number == 0
                         )
                     ).scalar()
+                    arm = None if arms is None else arms.pick(int(n), _arm_counts(c, study))
                     c.execute(
                         sa.insert(participants).values(
                             id=pid,
@@ -72,6 +127,7 @@ class ParticipantRecords(Database):
                             created=time.time(),
                             plan=int(plan if first is None else first),
                             platform_id=platform_id,
+                            arm=arm,
                         )
                     )
                 return int(n)
@@ -104,28 +160,28 @@ class ParticipantRecords(Database):
 
         Its columns: id, token_hash, study, number, created, plan, withdrawn.
         """
-        with self.read.connect() as c:
+        with self._reading() as c:
             return c.execute(_PARTICIPANT, {"pid": pid}).first()
 
     def has_participants(self, study: str) -> bool:
         """Whether ``study`` (a fingerprint) has enrolled anyone."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             q = sa.select(participants.c.id).where(participants.c.study == study).limit(1)
             return c.execute(q).first() is not None
 
     def participant_ids(self, study: str) -> set[str]:
         """The ids of ``study``'s participants (a group's key), withdrawn ones included."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             q = sa.select(participants.c.id).where(participants.c.study == study)
             return set(c.execute(q).scalars())
 
     def participant_sessions(self, pid: str) -> list[SessionRow]:
         """The participant's sessions, by slot."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             rows = c.execute(_PARTICIPANT_SESSIONS, {"pid": pid}).all()
         return [SessionRow.from_row(r) for r in rows]
 
     def iter_participants(self) -> Iterator[Any]:
         """Every participant row, by number."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             yield from c.execute(sa.select(participants).order_by(participants.c.number))

@@ -142,19 +142,19 @@ class SessionRecords(Database):
     # ------------------------------------------------------------------ reads
     def session(self, sid: str) -> SessionRow | None:
         """The session ``sid``, or None."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             r = c.execute(_SESSION, {"sid": sid}).first()
         return None if r is None else SessionRow.from_row(r)
 
     def screen(self, sid: str, number: int) -> tuple[dict, dict] | None:
         """(payload as shown, query) of a screen, or None."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             r = c.execute(_SCREEN, {"sid": sid, "number": number}).first()
         return None if r is None else (json.loads(r.payload), json.loads(r.query))
 
     def answer(self, sid: str, screen: int) -> tuple[str, int | None, bool, dict] | None:
         """(kind, choice, found, reply) recorded for a screen, or None."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             r = c.execute(
                 sa.select(answers.c.kind, answers.c.choice, answers.c.found, answers.c.reply).where(
                     answers.c.session_id == sid, answers.c.screen == screen
@@ -189,7 +189,7 @@ class SessionRecords(Database):
             .where(*where)
             .order_by(screens.c.session_id, screens.c.number)
         )
-        with self.read.connect() as c:
+        with self._reading() as c:
             rows = c.execute(q).all()
         return [
             (
@@ -246,7 +246,7 @@ class SessionRecords(Database):
             q = q.where(
                 sa.or_(sessions.c.participant.is_(None), sessions.c.participant.not_in(gone))
             )
-        with self.read.connect() as c:
+        with self._reading() as c:
             for r in c.execute(q):
                 yield SessionRow.from_row(r)
 
@@ -273,7 +273,7 @@ class SessionRecords(Database):
             )
         )
         if dry_run:  # everything at once, counted in the database
-            with self.read.connect() as c:
+            with self._reading() as c:
                 n = c.execute(sa.select(sa.func.count()).select_from(doomed.subquery()))
                 done["sessions"] = int(n.scalar_one())
                 self._count_answers_and_screens(c, doomed.scalar_subquery(), done, False)
@@ -299,7 +299,7 @@ class SessionRecords(Database):
 
     def count_open(self, since: float) -> int:
         """Free sessions not finished and updated at ``since`` (a time.time()) or later."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             q = (
                 sa.select(sa.func.count())
                 .select_from(sessions)
@@ -313,7 +313,7 @@ class SessionRecords(Database):
 
     def counts(self) -> dict[str, int]:
         """Row counts of the sessions, answers and screens tables."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             return {
                 "sessions": int(
                     c.execute(sa.select(sa.func.count()).select_from(sessions)).scalar() or 0
@@ -328,7 +328,7 @@ class SessionRecords(Database):
 
     def count_answers(self) -> int:
         """Answers and undos recorded (``ts_answers``' rows), of every session."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             return int(c.execute(sa.select(sa.func.count()).select_from(answers)).scalar_one())
 
     # ------------------------------------------------------------------ writes

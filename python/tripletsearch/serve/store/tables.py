@@ -36,7 +36,8 @@ orders they were enrolled under: 1, a seeded shuffle, for those enrolled before)
 ``withdrawn`` (when they stopped taking part) and ``platform_id`` (a crowdsourcing
 platform's id for them, when given), the answers' ``response_ms`` (measured by the page)
 and the collect mode's ``ts_collect_queries`` and ``ts_collect_embeddings``; 5 added
-``ts_experiments`` (an experiment's rows found by its name, whatever its file's edits). Replies
+``ts_experiments`` (an experiment's rows found by its name, whatever its file's edits) and the
+participants' ``arm`` (a collect's sampler, assigned at enrolment). Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
 """
@@ -129,6 +130,8 @@ participants = sa.Table(
     sa.Column("plan", sa.Integer, nullable=False, server_default="1"),
     sa.Column("withdrawn", sa.Float, nullable=True),  # when they stopped taking part
     sa.Column("platform_id", sa.String(128), nullable=True),  # a crowdsourcing platform's
+    # a collect's participant: their sampler, assigned at enrolment (version 5)
+    sa.Column("arm", sa.String(32), nullable=True),
     sa.UniqueConstraint("study", "number"),
 )
 collect_queries = sa.Table(
@@ -219,12 +222,16 @@ def _v3_to_v4(c: Connection) -> None:
 
 
 def _v4_to_v5(c: Connection) -> None:
-    """The experiments by name.
+    """The experiments by name, and a collect participant's sampler kept at enrolment.
 
     Their rows stay where they are: a name maps to their key when its file is first
-    started, or when a report or an export reads them.
+    started, or when a report or an export reads them. Participants enrolled before keep
+    the sampler their session names (``arm`` null).
     """
     experiments.create(c, checkfirst=True)
+    have = {col["name"] for col in sa.inspect(c).get_columns("ts_participants")}
+    if "arm" not in have:
+        c.exec_driver_sql("ALTER TABLE ts_participants ADD COLUMN arm VARCHAR(32)")
 
 
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at

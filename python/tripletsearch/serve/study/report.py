@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ...outcomes import proportion_interval as wilson
 from ...users import fit_choice_model
 from ..catalogue import Catalogue
 from ..service.recorded import RecordedSession, found_flags, recorded_sessions
@@ -108,16 +109,6 @@ def _method_row(method: str, searches: list[dict[str, Any]]) -> dict[str, Any]:
         "seconds_per_answer_median": float(statistics.median(spa)) if spa else math.nan,
         "seconds_per_answer_mean": float(np.mean(spa)) if spa else math.nan,
     }
-
-
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The 95 % Wilson score interval of a proportion ``k`` of ``n`` (NaN when n is 0)."""
-    if n == 0:
-        return math.nan, math.nan
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _paired(searches: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:

@@ -40,9 +40,11 @@ class StudyService(Participants):
             "show_names": s.show_names,
         }
 
-    def enrol(self, plan: int = PLAN_VERSION, platform_id: str | None = None) -> dict:
+    def enrol(
+        self, plan: int = PLAN_VERSION, platform_id: str | None = None, arms: Any = None
+    ) -> dict:
         """Enrol a new participant (who consented): ``{"id", "token"}``."""
-        return super().enrol(plan, platform_id)
+        return super().enrol(plan, platform_id, arms)
 
     def next(self, pid: str, token: str | None) -> dict:
         """The participant's current search (started when new).

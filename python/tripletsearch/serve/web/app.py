@@ -262,7 +262,9 @@ def app_from_env() -> ASGIApp:
     """
     from ..catalogue import demo_catalogue, load_catalogue
     from ..catalogue.shared import attach_shared
+    from ..service.processes import die_with_parent
 
+    die_with_parent()  # a worker never outlives its server (it would keep the port)
     cfg = json.loads(os.environ["TRIPLETSEARCH_SERVE"])
     study = load_study(cfg["study"]) if cfg.get("study") else None
     collect = load_collect(cfg["collect"]) if cfg.get("collect") else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import TooLarge
@@ -17,6 +18,8 @@ MAX_BODY_BYTES = 16 * 1024
 
 class BodyLimit:
     """413 for request bodies over ``limit`` bytes; 500 for an unexpected exception.
+
+    A client that disconnects mid-body is one line of the log at info (no trace, no reply).
 
     The 413 by Content-Length or while streaming (a pure ASGI middleware: the body is never
     buffered beyond the limit). The 500 is ``{"error": "internal server error"}``, the
@@ -61,6 +64,8 @@ class BodyLimit:
 
         try:
             await self.app(scope, limited, tracking)
+        except ClientDisconnect:  # the client went mid-body: nothing to answer, no bug
+            log.info("client left mid-request: %s %s", scope.get("method"), scope.get("path"))
         except Exception:  # a bug: logged here, never shown to the client
             log.exception("internal error on %s %s", scope.get("method"), scope.get("path"))
             if not started:

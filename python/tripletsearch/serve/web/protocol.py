@@ -6,7 +6,8 @@ as the client likes (a "slow loris" holds a connection open by sending a byte no
 then). :class:`BoundedHttpTools` counts the bytes of each request's head as they arrive
 and answers ``431`` past :data:`MAX_HEAD_BYTES`, and ``408`` when a head is not complete
 within :data:`HEAD_TIMEOUT` seconds of its first byte (of the connection's opening for the
-first request); both close the connection. Idle connections between requests close after
+first request) or its body within :data:`BODY_TIMEOUT` seconds of the head's end; each
+closes the connection. Idle connections between requests close after
 uvicorn's keep-alive timeout (:data:`KEEP_ALIVE`). Without httptools (uvicorn's pure-Python
 h11 parser), the head's size is bounded by h11 and the head's time is not.
 
@@ -18,13 +19,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["MAX_HEAD_BYTES", "HEAD_TIMEOUT", "KEEP_ALIVE", "uvicorn_options"]
+__all__ = ["MAX_HEAD_BYTES", "HEAD_TIMEOUT", "BODY_TIMEOUT", "KEEP_ALIVE", "uvicorn_options"]
 # (BoundedHttpTools is module-level: uvicorn pickles it into its worker processes)
 
 #: A request's line and headers, at most (bytes): cookies and tokens fit many times over.
 MAX_HEAD_BYTES = 64 * 1024
 #: Seconds a request's head may take to arrive.
 HEAD_TIMEOUT = 10.0
+#: Seconds a request's body may take to arrive after its head (its size is bounded too).
+BODY_TIMEOUT = 10.0
 #: Seconds an idle connection stays open between requests (uvicorn's keep-alive timeout).
 KEEP_ALIVE = 5
 
@@ -85,7 +88,13 @@ if HttpToolsProtocol is not None:
         def on_headers_complete(self) -> None:
             self._head = None
             self._disarm()
+            # the body (if any) must arrive within BODY_TIMEOUT of the head's end
+            self._deadline = self.loop.call_later(BODY_TIMEOUT, self._too_slow)
             super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._disarm()  # the whole request is in: its handling is not timed here
+            super().on_message_complete()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -97,11 +106,13 @@ if HttpToolsProtocol is not None:
 
 
 def uvicorn_options() -> dict[str, Any]:
-    """Keyword arguments of ``uvicorn.run`` / ``uvicorn.Config`` for the service's limits."""
+    """Keyword arguments of ``uvicorn.run`` / ``uvicorn.Config`` for the service's limits.
+
+    ``proxy_headers`` off: uvicorn would believe ``X-Forwarded-For`` from 127.0.0.1 (any
+    forwarder on the machine, and a client's own header through it); the service believes
+    it from ``--trusted-proxy`` addresses only (:mod:`.limits`).
+    """
+    common = {"timeout_keep_alive": KEEP_ALIVE, "proxy_headers": False}
     if HttpToolsProtocol is None:  # pragma: no cover - uvicorn without httptools
-        return {
-            "http": "h11",
-            "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
-            "timeout_keep_alive": KEEP_ALIVE,
-        }
-    return {"http": BoundedHttpTools, "timeout_keep_alive": KEEP_ALIVE}
+        return {"http": "h11", "h11_max_incomplete_event_size": MAX_HEAD_BYTES, **common}
+    return {"http": BoundedHttpTools, **common}

@@ -47,7 +47,9 @@ def export(request: Request) -> Response:
     """Every recorded answer (:func:`~..export.export_data`), for the admin token only."""
     require_admin(request)
     state = request.app.state
-    return ok(export_data(state.store, state.service.catalogue))
+    with state.store.snapshot():  # one read of the database, whatever is written meanwhile
+        data = export_data(state.store, state.service.catalogue)
+    return ok(data)
 
 
 ROUTES = [

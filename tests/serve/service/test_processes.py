@@ -1,0 +1,56 @@
+"""A child that must die with its server: gone at once when the server it names is already
+gone, and when its parent goes later; ``nice_of`` against the kernel's own answer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from tripletsearch.serve.service.processes import SERVER_PID, nice_of
+
+CHILD = (
+    "import time; from tripletsearch.serve.service.processes import die_with_parent; "
+    "die_with_parent(every=0.1, grace=1.0); print('waiting', flush=True); time.sleep(60)"
+)
+
+
+def dead_pid() -> int:
+    """A pid no process has now (one that ran and was reaped)."""
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_a_child_whose_named_server_is_gone_ends_at_once():
+    env = {**os.environ, SERVER_PID: str(dead_pid())}
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", CHILD], env=env, timeout=30, check=False)
+    assert time.monotonic() - t0 < 30 and proc.returncode != 0  # SIGTERM: -15
+
+
+def test_a_child_ends_when_its_parent_does():
+    # the parent: a shell that starts the child in the background, waits, and exits
+    script = f'{sys.executable} -c "{CHILD}" >/dev/null & echo $!; sleep 3'
+    env = {k: v for k, v in os.environ.items() if k != SERVER_PID}
+    out = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True)
+    child = int(out.stdout.split()[0])
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 15 and os.path.exists(f"/proc/{child}"):
+        with open(f"/proc/{child}/stat", encoding="ascii") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.1)
+    assert time.monotonic() - t0 < 15
+
+
+def test_nice_of_reads_what_the_kernel_says():
+    p = subprocess.Popen(["nice", "-n", "7", sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        time.sleep(0.3)
+        assert nice_of(p.pid) == min(19, os.nice(0) + 7)
+    finally:
+        p.kill()
+        p.wait()
+    assert nice_of(dead_pid()) is None
