@@ -4,6 +4,7 @@ query per head, active's anchors, burn-in, round robin, best pair and promotion.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from itertools import combinations
 
 import numpy as np
@@ -125,7 +126,7 @@ def test_active_anchors_and_burn_in_among_them():
 
 
 def test_active_heads_asked_least_often_first_and_candidates_among_anchors():
-    n = 30
+    n = 40  # above 1.5 times the 20 anchors: not every item is one
     p = TripletPeople.random(n, 2, seed=8)
     s = TripletSampler(n, 2, method="active", random_state=9, n_jobs=1)
     m = s._method
@@ -171,6 +172,10 @@ def test_active_asks_the_most_informative_candidate():
         assert len(pairs) == 30
         F = ref.log_odds(model, X, m.particles, np.arange(n))
         info = ref.pair_information(m.LAPSE, F, lw, pairs)
+        # among the pairs asked of h least often (every query here was answered: the rows)
+        asked = Counter(tuple(sorted(r)) for r in s.answers_[s.answers_[:, 0] == h, 1:].tolist())
+        times = np.array([asked[tuple(sorted(b))] for b in pairs.tolist()])
+        info[times > times.min()] = -np.inf
         (q,) = s.ask()
         assert q[0] == h
         best = {tuple(sorted(b)) for b in pairs[info >= info.max() - 1e-12].tolist()}
@@ -224,6 +229,58 @@ def test_active_particles_follow_the_anchors():
     assert m.particles.shape == (m.N_PARTICLES, 2)
     np.testing.assert_allclose(m.particles.mean(axis=0), A.mean(axis=0), atol=0.3 * A.std())
     np.testing.assert_allclose(np.cov(m.particles.T), np.cov(A.T), rtol=0.35, atol=0.05)
+
+
+def test_active_takes_every_item_as_an_anchor_when_there_are_few():
+    for n, dim, L0 in ((30, 2, 30), (12, 1, 12), (31, 2, 20), (100, 3, 20), (200, 10, 40)):
+        m = TripletSampler(n, dim, method="active", random_state=0, n_jobs=1)._method
+        assert len(m.anchors) == L0, (n, dim)
+        assert m.burn_in == math.ceil(L0 * dim * math.log2(L0))
+
+
+def test_active_asks_a_head_the_pairs_it_asked_least_often():
+    n = 12  # every item an anchor: every pair of the others is a candidate (55 a head)
+    p = TripletPeople.random(n, 2, seed=20)
+    s = TripletSampler(n, 2, method="active", random_state=21, n_jobs=1)
+    p.run(s, s._method.burn_in)
+    asked = Counter((int(h), tuple(sorted((int(a), int(b))))) for h, a, b in s.answers_)
+    every = {h: list(combinations([i for i in range(n) if i != h], 2)) for h in range(n)}
+    spread = []
+    for _ in range(60 * n):  # five asks of every pair of a head, more than the burn-in's
+        (q,) = s.ask()
+        h, pair = int(q[0]), tuple(sorted(int(v) for v in q[1:]))
+        least = min(asked[(h, e)] for e in every[h])
+        assert asked[(h, pair)] == least, (h, pair)  # never one asked more than another
+        asked[(h, pair)] += 1
+        s.tell(p.answer(q[None]))
+        spread.append(max(asked[(h, e)] for e in every[h]) - least)
+    assert max(spread[-n:]) <= max(spread[:n])  # the counts even out, never spread
+
+
+def test_active_pair_asks_survive_a_saved_state_and_a_state_of_0_2():
+    n = 25
+    p = TripletPeople.random(n, 2, seed=22)
+    s = TripletSampler(n, 2, method="active", random_state=23, n_jobs=1)
+    p.run(s, s._method.burn_in + 40)
+    state = s.to_dict()
+    again = TripletSampler.from_dict(state, n_jobs=1)
+    assert again._method.pair_asks == s._method.pair_asks
+    for _ in range(30):  # the same queries from here on
+        (q,) = s.ask()
+        np.testing.assert_array_equal(again.ask()[0], q)
+        rows = p.answer(q[None])
+        s.tell(rows)
+        again.tell(rows)
+    old = {**state, "method_state": dict(state["method_state"])}
+    del old["method_state"]["pair_asks"]  # saved before the pairs were counted
+    restored = TripletSampler.from_dict(old, n_jobs=1)._method.pair_asks
+    answered = Counter(
+        (int(h), min(int(c), int(f)) * n + max(int(c), int(f))) for h, c, f in state["answers"]
+    )
+    assert {(h, k): t for h, d in restored.items() for k, t in d.items()} == dict(answered)
+    bad = {**state, "method_state": {**state["method_state"], "pair_asks": [[0, -1, 1]]}}
+    with pytest.raises(ValueError, match="state: malformed"):
+        TripletSampler.from_dict(bad)
 
 
 def test_methods_share_one_interface():

@@ -200,8 +200,8 @@ def test_state_of_a_fresh_sampler_and_its_parameters():
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_same_seed_same_queries_and_threads_do_not_matter(method):
     def run(seed, n_jobs):
-        p = TripletPeople.random(30, 2, seed=10)
-        s = TripletSampler(30, 2, method=method, random_state=seed, n_jobs=n_jobs)
+        p = TripletPeople.random(40, 2, seed=10)
+        s = TripletSampler(40, 2, method=method, random_state=seed, n_jobs=n_jobs)
         return p.run(s, 250), s
 
     q1, s1 = run(11, 1)

@@ -52,8 +52,9 @@ class TripletSampler:
         Embedding dimension.
     method : {"active", "random", "arr"}
         How queries are chosen. ``"active"`` (default): each head's next pair is the one
-        whose answer tells most about where the head lies
-        (:class:`~tripletsearch.collect.ActiveQueries`). ``"random"``: uniform queries,
+        whose answer tells most about where the head lies, among the pairs asked of it
+        least often (a hedge for people's noise,
+        :class:`~tripletsearch.collect.ActiveQueries`). ``"random"``: uniform queries,
         none repeated before all have been asked. ``"arr"``: salmon's adaptive round robin
         as published (:class:`~tripletsearch.collect.AdaptiveRoundRobin`; salmon's
         configuration is ``method="arr", model="t-ste", dim=2``).

@@ -353,7 +353,7 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
     app = create_app(cfg.catalogue, db, collect=cfg)
     store, fp = Store(db), cfg.fingerprint
     with in_process(app) as c:
-        for _ in range(14):  # seven a sampler (balanced)
+        for _ in range(24):  # twelve a sampler (balanced): past active's burn-in of 295 rows
             pr, h = enrol(c)
             run(c, cfg, pr["id"], h, np.random.default_rng(2))
     refit_once(store, cfg, buffer=10)
