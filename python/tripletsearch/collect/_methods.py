@@ -451,7 +451,13 @@ class ActiveQueries(QueryMethod):
         if not counts:
             return info
         keys = np.minimum(pairs[:, 0], pairs[:, 1]) * self.n + np.maximum(pairs[:, 0], pairs[:, 1])
-        times = np.fromiter((counts.get(int(key), 0) for key in keys), np.int64, len(keys))
+        # the head's asked pairs (few: its asks) sorted, looked up by a binary search
+        asked = np.fromiter(counts.keys(), np.int64, len(counts))
+        order = np.argsort(asked)
+        asked = asked[order]
+        at = np.minimum(np.searchsorted(asked, keys), len(asked) - 1)
+        told = np.fromiter(counts.values(), np.int64, len(counts))[order]
+        times = np.where(asked[at] == keys, told[at], 0)
         fewest = times.min()
         if fewest == times.max():
             return info
