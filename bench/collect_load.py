@@ -97,8 +97,14 @@ def _pick(query: dict, rng: np.random.Generator) -> int:
     return int(np.argmin(d))
 
 
-async def _participant(client: httpx.AsyncClient, rng: np.random.Generator, tally: _Tally) -> bool:
-    """One participant from consent to debrief (or the deadline); False on an error."""
+async def _participant(
+    client: httpx.AsyncClient, rng: np.random.Generator, tally: _Tally
+) -> bool | None:
+    """One participant from consent to debrief; False on an error, None when the run ends.
+
+    A person whose think time passes the deadline stops there: no new participant after
+    it (a burst of enrolments at the end would be load of the client's making).
+    """
     t0 = time.perf_counter()
     r = await _post(client, tally, "/api/collect/participants", json={"consent": True})
     if r is None or r.status_code != 201:
@@ -114,7 +120,7 @@ async def _participant(client: httpx.AsyncClient, rng: np.random.Generator, tall
     while reply is not None and "query" in reply and time.monotonic() < tally.deadline:
         wait = rng.exponential(tally.think)
         if time.monotonic() + wait > tally.deadline:  # the run ends while they think
-            break
+            return None
         await asyncio.sleep(wait)
         q = reply["query"]
         body = {"screen": q["screen"], "choice": _pick(q, rng), "response_ms": 1000}
@@ -134,7 +140,10 @@ async def _person(base: str, rng: np.random.Generator, tally: _Tally) -> None:
     limits = httpx.Limits(keepalive_expiry=min(4.0, 0.5 * tally.think + 0.5))
     async with httpx.AsyncClient(base_url=base, timeout=60.0, verify=_SSL, limits=limits) as client:
         while time.monotonic() < tally.deadline:
-            if not await _participant(client, rng, tally):
+            went = await _participant(client, rng, tally)
+            if went is None:
+                return
+            if not went:
                 await asyncio.sleep(1.0)
 
 

@@ -133,13 +133,18 @@ async def _person(base: str, rng: np.random.Generator, cat: Any, tally: _Tally) 
     limits = httpx.Limits(keepalive_expiry=min(4.0, 0.5 * tally.think + 0.5))
     async with httpx.AsyncClient(base_url=base, timeout=60.0, verify=_SSL, limits=limits) as client:
         while time.monotonic() < tally.deadline:
-            await _search(client, rng, cat, tally)
+            if not await _search(client, rng, cat, tally):
+                return
 
 
 async def _search(
     client: httpx.AsyncClient, rng: np.random.Generator, cat: Any, tally: _Tally
-) -> None:
-    """One search, until it is done or the deadline passes."""
+) -> bool:
+    """One search, until it is done or the deadline passes; False when the person stops.
+
+    A person whose think time passes the deadline stops there: no new search after it (a
+    burst of new sessions at the end would be load of the client's making).
+    """
     mode = "find" if not cat.has_colours or rng.random() < 0.5 else "mix"
     body: dict[str, Any] = {"mode": mode, "n_choices": 4} if mode == "find" else {"mode": mode}
     t0 = time.perf_counter()
@@ -147,7 +152,7 @@ async def _search(
     tally.creates.append(1e3 * (time.perf_counter() - t0))
     if r.status_code != 201:
         tally.errors += 1
-        return
+        return True
     s = r.json()
     person: Any = (
         FindPerson(cat, int(rng.integers(cat.n_items)), 3.0, rng)
@@ -158,7 +163,7 @@ async def _search(
     while True:
         wait = rng.exponential(tally.think)
         if time.monotonic() + wait > tally.deadline:  # the run ends while they think
-            return
+            return False
         await asyncio.sleep(wait)
         body = person.answer(screen)
         t0 = time.perf_counter()
@@ -167,14 +172,14 @@ async def _search(
         tally.in_window += time.monotonic() <= tally.deadline
         if r.status_code != 200:
             tally.errors += 1
-            return
+            return True
         tally.sent[(s["id"], body["screen"])] = (body["choice"], body["found"])
         reply = r.json()
         if reply["done"]:
             tally.searches += 1
-            return
+            return True
         if time.monotonic() >= tally.deadline:
-            return
+            return False
         screen = reply["screen"]
 
 
