@@ -29,6 +29,8 @@ import numpy as np
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import load_catalogue
 
+ADMIN = "admin-secret"  # the admin token of the shared server (conftest's ``server``)
+
 
 def free_port() -> int:
     with socket.socket() as s:

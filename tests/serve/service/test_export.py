@@ -9,25 +9,13 @@ import json
 import re
 
 import numpy as np
-import pytest
 
 import tripletsearch as ts
-from serve.helpers import auth, in_process, run_search, start
+from serve.helpers import ADMIN, auth, in_process, run_search, start
 from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
 
 CAT = demo_catalogue()
-ADMIN = "admin-secret"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    db = tmp_path_factory.mktemp("db") / "sessions.sqlite"
-    # seeded: the simulated searches below replay (the statistical bounds hold for this
-    # seed, not by chance on each run)
-    app = create_app(CAT, f"sqlite:///{db}", admin_token=ADMIN, random_state=0)
-    with in_process(app) as client:
-        yield client, app, db
 
 
 def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):

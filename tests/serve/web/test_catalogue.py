@@ -14,17 +14,6 @@ from tripletsearch.serve import create_app, demo_catalogue, load_catalogue
 
 CAT = demo_catalogue()
 PNG = b"\x89PNG\r\n\x1a\n"
-ADMIN = "admin-secret"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    db = tmp_path_factory.mktemp("db") / "sessions.sqlite"
-    # seeded: the simulated searches below replay (the statistical bounds hold for this
-    # seed, not by chance on each run)
-    app = create_app(CAT, f"sqlite:///{db}", admin_token=ADMIN, random_state=0)
-    with in_process(app) as client:
-        yield client, app, db
 
 
 # ---------------------------------------------------------------------- the catalogue

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from serve.helpers import auth, in_process, run_search, start
+from serve.helpers import ADMIN, auth, in_process, run_search, start
 from tripletsearch.colour import srgb_to_lab
 from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
@@ -20,17 +20,6 @@ from tripletsearch.serve.export import export_data
 from tripletsearch.serve.store import Store
 
 CAT = demo_catalogue()
-ADMIN = "admin-secret"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    db = tmp_path_factory.mktemp("db") / "sessions.sqlite"
-    # seeded: the simulated searches below replay (the statistical bounds hold for this
-    # seed, not by chance on each run)
-    app = create_app(CAT, f"sqlite:///{db}", admin_token=ADMIN, random_state=0)
-    with in_process(app) as client:
-        yield client, app, db
 
 
 # ---------------------------------------------------------------------- whole searches
