@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import statistics
+import time
 from typing import Any
 
 import numpy as np
@@ -115,8 +116,6 @@ def _arms(store: Store, config: CollectConfig, people: list[dict]) -> dict[str, 
 
 def _refitter(store: Store, config: CollectConfig) -> dict[str, Any]:
     """The refitter's state as it last kept it (:func:`~.refitter.refitter`)."""
-    import time
-
     beat = store.get_meta(state_key(config.fingerprint)) or {}
     now = time.time()
     alive = beat.get("beat") is not None and now - float(beat["beat"]) <= ALIVE_S

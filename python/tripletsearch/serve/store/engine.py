@@ -301,7 +301,7 @@ class Database:
 
     def get_meta(self, key: str) -> Any:
         """The value :meth:`put_meta` kept under ``key``, or None."""
-        with self.read.connect() as c:
+        with self._reading() as c:
             row = c.execute(
                 sa.select(meta_table.c.value).where(meta_table.c.key == key[:64])
             ).first()

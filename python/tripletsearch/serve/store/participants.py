@@ -53,20 +53,19 @@ def _arm_counts(c: Any, study: str) -> dict[str, int]:
 
     Those enrolled before arms were kept count by the sampler their session names.
     """
-    counts: dict[str, int] = {}
-    rows = c.execute(
-        sa.select(participants.c.id, participants.c.arm).where(participants.c.study == study)
-    ).all()
-    older = [r.id for r in rows if r.arm is None]
-    for r in rows:
-        if r.arm is not None:
-            counts[r.arm] = counts.get(r.arm, 0) + 1
-    if older:
-        q = sa.select(sessions.c.params).where(sessions.c.participant.in_(older))
-        for (params,) in c.execute(q):
-            arm = json.loads(params).get("sampler")
-            if arm is not None:
-                counts[arm] = counts.get(arm, 0) + 1
+    p = participants.c
+    mine = p.study == study
+    q = sa.select(p.arm, sa.func.count()).where(mine, p.arm.is_not(None)).group_by(p.arm)
+    counts = {str(arm): int(n) for arm, n in c.execute(q)}
+    older = (
+        sa.select(sessions.c.params)
+        .join(participants, sessions.c.participant == p.id)
+        .where(mine, p.arm.is_(None))
+    )
+    for (params,) in c.execute(older):
+        arm = json.loads(params).get("sampler")
+        if arm is not None:
+            counts[arm] = counts.get(arm, 0) + 1
     return counts
 
 
