@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import sys
 import unicodedata
@@ -40,6 +41,7 @@ __all__ = [
     "ExperimentChanged",
     "resolve",
     "bind",
+    "experiment_files",
     "MAX_NAME",
 ]
 
@@ -164,12 +166,42 @@ def design_hash(design: dict) -> str:
 
 
 def _refuse(ident: Identity, row: Any, changed: list[str], people: int) -> ExperimentChanged:
+    """The refusal of a file that changes ``changed`` of ``row``, which ``people`` took part in.
+
+    A setting that may only grow and that the file lowers (``max_queries``: the stored value
+    is the highest a start gave) says so, with the value to write: the file may be the one
+    people began with, before a start raised it.
+    """
     noun = "participant" if people == 1 else "participants"
+    lowered = [
+        k
+        for k in ident.grows
+        if isinstance(row.settings.get(k), int)
+        and isinstance(ident.settings.get(k), int)
+        and ident.settings[k] < row.settings[k]
+    ]
+    design = [k for k in changed if k not in lowered]
+    new = f'give the file a new name (name = "...") to start a new {ident.kind} in the same '
+    new += "database."
+    if design:
+        text = (
+            f"{ident.path}: {people} {noun} took part in {ident.kind} {row.name!r} as it was "
+            f"first started; this file changes {', '.join(design)}. Undo the change to go on "
+            f"with it, or {new}"
+        )
+        for k in lowered:
+            text += (
+                f" It also lowers {k} from {row.settings[k]} to {ident.settings[k]}: write "
+                f"{k} = {row.settings[k]} or more."
+            )
+        return ExperimentChanged(text)
+    said = ", ".join(f"{k} = {row.settings[k]}" for k in lowered)
+    wrote = ", ".join(f"{k} = {ident.settings[k]}" for k in lowered)
     return ExperimentChanged(
-        f"{ident.path}: {people} {noun} took part in {ident.kind} {row.name!r} as it was "
-        f"first started; this file changes {', '.join(changed)}. Undo the change to go on "
-        f'with it, or give the file a new name (name = "...") to start a new {ident.kind} '
-        "in the same database."
+        f"{ident.path}: {people} {noun} took part in {ident.kind} {row.name!r} with {said} "
+        f"(the highest a start gave it); this file says {wrote}, and {' and '.join(lowered)} "
+        f"may be raised, never lowered. Write {said} (or more) in the file to go on with it, "
+        f"or {new}"
     )
 
 
@@ -220,7 +252,7 @@ def resolve(store: Any, ident: Identity, *, register: bool = True) -> tuple[str,
         if changed and people:
             raise _refuse(ident, row, changed, people)
         if register:
-            store.update_experiment(row.name, ident.design, ident.settings)
+            store.update_experiment(row.name, ident.design, _with_file(ident, row.settings))
         return row.name, row.key
     taken = {r.key for r in store.experiments()}
     key = next((k for k in ident.legacy if k not in taken and store.key_in_use(k)), None)
@@ -231,8 +263,25 @@ def resolve(store: Any, ident: Identity, *, register: bool = True) -> tuple[str,
     if not ident.named and store.experiment(name) is not None:  # another kind's name
         name = f"{name}-{ident.kind}"
     if register:
-        store.add_experiment(name, ident.kind, key, ident.design, ident.settings)
+        store.add_experiment(name, ident.kind, key, ident.design, _with_file(ident, {}))
     return name, key
+
+
+def _with_file(ident: Identity, stored: dict) -> dict:
+    """The settings to store: the file's, and every file the experiment was started from.
+
+    ``files``: absolute paths, kept across starts (``tripletsearch export`` refuses an
+    ``--out`` that holds one: :func:`~.export.check_out`).
+    """
+    files = [f for f in stored.get("files", []) if isinstance(f, str)]
+    if ident.path:
+        files.append(os.path.abspath(ident.path))
+    return {**ident.settings, "files": sorted(set(files))}
+
+
+def experiment_files(store: Any) -> list[tuple[str, str, str]]:
+    """Every file the experiments of ``store`` were started from: (kind, name, path)."""
+    return [(r.kind, r.name, f) for r in store.experiments() for f in r.settings.get("files", [])]
 
 
 def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:

@@ -79,7 +79,6 @@ def test_a_collect_keeps_its_data_across_safe_edits(tmp_path):
         (('samplers = ["random"]', 'samplers = ["random", "active"]'), "samplers"),
         (("burn_in = 2", "burn_in = 3"), "burn_in"),
         (("n_choices = 2", "n_choices = 3"), "n_choices"),
-        (("max_queries = 12", "max_queries = 10"), "max_queries"),
         (("seed = 5", "seed = 5\ndim = 3"), "dim"),
         (("seed = 5", "seed = 5\nattention = [4]"), "attention"),
     ],

@@ -86,7 +86,6 @@ def test_safe_edits_apply_and_keep_the_participants(tmp_path):
         (("targets = 3", "targets = [1, 2, 3]"), "targets"),
         (('methods = ["gamma-ckl", "gauss"]', 'methods = ["gamma-ckl"]'), "methods"),
         (("n_choices = 4", "n_choices = 3"), "n_choices"),
-        (("max_queries = 30", "max_queries = 20"), "max_queries"),
         (("seed = 3", "seed = 3\ngamma = 2.0"), "gamma"),
         (("seed = 3", 'seed = 3\nexclude = ["red"]'), "exclude"),
     ],
