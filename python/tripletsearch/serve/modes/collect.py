@@ -21,13 +21,19 @@ picked (or a skip). What screen ``number`` asks is decided by the collect file:
   is empty, a random one recorded as a **fallback** (fitted like a random query, counted
   per sampler: never silent).
 
-No participant sees a query (head and candidate set) twice, but for the planned repeats.
-The draws of screen ``number`` come from the session's seed and ``number``, so a rebuilt
-session asks what the first one would have.
+No participant sees a query (head and candidate set) twice, but for the planned repeats;
+on a catalogue so small that a participant has seen every query, the queries they have
+seen least often come next, never the one just shown. The draws of screen ``number`` come
+from the session's seed and ``number``, so a rebuilt session asks what the first one would
+have.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections import Counter
+from collections.abc import Container
 from typing import Any
 
 import numpy as np
@@ -42,6 +48,9 @@ __all__ = ["CollectMode", "ANSWER_KINDS"]
 # and the held-out test queries are kept apart); "random": a fallback before 0.3.0
 ANSWER_KINDS = ("burn-in", "adaptive", "random", "fallback")
 GOLD_SEED = 0x601D  # purpose of the draws of a participant's gold positions
+# a catalogue with at most this many distinct queries has them listed when random draws
+# keep finding queries the participant was asked (the least asked of them come next)
+LISTED_QUERIES = 1 << 15
 
 
 def gold_positions(cfg: Any, seed: int, most: int) -> dict[int, tuple[int, int, int]]:
@@ -66,11 +75,32 @@ class Participant:
         self.sampler, self.participant, self.seed = sampler, participant, int(seed)
         self.shown: list[dict] = []  # the answered screens' queries, in order
         self.seen: set[tuple[int, frozenset]] = set()
+        self.times: Counter = Counter()  # how often each (head, candidate set) was shown
         self.gold: dict[int, tuple[int, int, int]] = {}  # position -> gold row
 
     def remember(self, query: dict) -> None:
+        """One more query shown (answered), in order."""
+        key = _key(query)
         self.shown.append(query)
-        self.seen.add((int(query["head"]), frozenset(query["candidates"])))
+        self.seen.add(key)
+        self.times[key] += 1
+
+    def refused(self, distinct: int) -> Container:
+        """The queries (head, candidate set) not to ask next, of ``distinct`` in all.
+
+        Those seen; once every query is seen (a small catalogue), those seen more often
+        than the least seen, and the last one shown.
+        """
+        if len(self.seen) < distinct:
+            return self.seen
+        least = min(self.times.values())
+        out = {q for q, t in self.times.items() if t > least}
+        out.add(_key(self.shown[-1]))
+        return out
+
+
+def _key(query: dict) -> tuple[int, frozenset]:
+    return int(query["head"]), frozenset(int(c) for c in query["candidates"])
 
 
 class CollectMode(Mode):
@@ -102,6 +132,12 @@ class CollectMode(Mode):
     def fingerprint(self) -> str:
         """The collect design's identity in the database (the collect file's)."""
         return str(self.config.fingerprint)
+
+    @property
+    def distinct(self) -> int:
+        """The distinct queries (head, candidate set) of the catalogue."""
+        n = self.catalogue.n_items
+        return n * math.comb(n - 1, self.config.k)
 
     @property
     def screen_sizes(self) -> ScreenSizes:
@@ -151,23 +187,53 @@ class CollectMode(Mode):
             query = {**self._random(searcher, rng), "kind": kind}
         query.setdefault("sampler", searcher.sampler)
         cat = self.catalogue
-        payload = {
-            "number": number,
-            "head": cat.item(query["head"]),
-            "candidates": [cat.item(c) for c in query["candidates"]],
-        }
+        try:
+            payload = {
+                "number": number,
+                "head": cat.item(query["head"]),
+                "candidates": [cat.item(c) for c in query["candidates"]],
+            }
+        except BaseException:  # the query taken from the buffer is free again
+            self.discard(Screen({}, query, claim))
+            raise
         return Screen(payload, query, claim)
 
     def _random(self, searcher: Participant, rng: np.random.Generator) -> dict:
-        """A uniform query the participant has not seen (after a few draws: any)."""
+        """A uniform query the participant has not seen.
+
+        After a few draws: on a small catalogue one of those seen least often but the last
+        shown (:meth:`Participant.refused`), else any.
+        """
         n, k = self.catalogue.n_items, self.config.k
+        refused = searcher.refused(self.distinct)
         for _ in range(20):
             head = int(rng.integers(n))
             others = np.delete(np.arange(n), head)
             cands = [int(c) for c in rng.choice(others, size=k, replace=False)]
-            if (head, frozenset(cands)) not in searcher.seen:
-                break
-        return {"head": head, "candidates": cands}
+            if (head, frozenset(cands)) not in refused:
+                return {"head": head, "candidates": cands}
+        if self.distinct > LISTED_QUERIES:
+            return {"head": head, "candidates": cands}
+        return self._least_asked(searcher, refused, rng)
+
+    def _least_asked(
+        self, searcher: Participant, refused: Container, rng: np.random.Generator
+    ) -> dict:
+        """Of every query, one not ``refused`` (or not the last shown) asked least often."""
+        n, k = self.catalogue.n_items, self.config.k
+        every = [
+            (h, c)
+            for h in range(n)
+            for c in itertools.combinations([i for i in range(n) if i != h], k)
+        ]
+        allowed = [q for q in every if (q[0], frozenset(q[1])) not in refused]
+        if not allowed:  # the least asked is the last shown: any other
+            last = _key(searcher.shown[-1]) if searcher.shown else None
+            allowed = [q for q in every if (q[0], frozenset(q[1])) != last] or every
+        times = [searcher.times[(h, frozenset(c))] for h, c in allowed]
+        least = [q for q, t in zip(allowed, times) if t == min(times)]
+        head, cands = least[int(rng.integers(len(least)))]
+        return {"head": int(head), "candidates": [int(c) for c in rng.permutation(cands)]}
 
     def _gold(self, row: tuple[int, int, int], rng: np.random.Generator) -> dict:
         """A known answer: ``row``'s closer and farther, in a random order, as any pair."""
@@ -214,7 +280,8 @@ class CollectMode(Mode):
         if self.store is None:
             return None, None
         taker = f"{searcher.participant}:{number}"
-        got = self.store.take_query(self.fingerprint, searcher.sampler, taker, refuse=searcher.seen)
+        refuse = searcher.refused(self.distinct)
+        got = self.store.take_query(self.fingerprint, searcher.sampler, taker, refuse=refuse)
         if got is None:
             return None, None
         query_id, head, cands = got

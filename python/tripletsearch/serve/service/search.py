@@ -10,6 +10,7 @@ takes requests parsed by :mod:`..schema` and raises the domain errors of :mod:`.
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 import threading
 import time
@@ -32,6 +33,8 @@ from .tokens import new_id, new_token, token_hash, token_matches
 OPEN_FOR = 3600.0
 
 __all__ = ["SearchService", "Owner"]
+
+log = logging.getLogger("tripletsearch.serve")
 
 
 @dataclass(frozen=True)
@@ -205,8 +208,8 @@ class SearchService:
             assert screen is not None  # a catalogue has >= 2 items
             try:
                 self._create(sid, token, seed, mode, n_choices, params, screen, owner)
-            except Exception:  # a racing request started the slot, or the write failed
-                the_mode.discard(screen)
+            except BaseException:  # a racing request started the slot, or the write failed
+                self._discard(sid, the_mode, screen)
                 raise
             self.live.put(sid, searcher, 0, 0, 0, the_mode.state_bytes(searcher))
         return sid, token
@@ -322,17 +325,14 @@ class SearchService:
         fresh = self.store.session(sid) if moved else row
         if fresh is None or fresh.screen != number or fresh.done:
             return self._repeat(sid, number, "answer", *key)
+        nxt: Screen | None = None
         try:
             searcher, nxt, result = self._step(fresh, mode, screen, request)
-        except WriteConflict:
-            self.live.drop(sid)
-            return self._repeat(sid, number, "answer", *key)
-        reply = {
-            "screen": None if nxt is None else nxt.payload,
-            "done": nxt is None,
-            "n_queries": fresh.n_queries + 1,
-        }
-        try:
+            reply = {
+                "screen": None if nxt is None else nxt.payload,
+                "done": nxt is None,
+                "n_queries": fresh.n_queries + 1,
+            }
             self.store.record_answer(
                 sid,
                 number,
@@ -345,33 +345,52 @@ class SearchService:
                 next_query=None if nxt is None else nxt.query,
                 response_ms=request.response_ms,
             )
-        except WriteConflict:  # another worker recorded this screen first
+        except WriteConflict:  # another worker answered this screen first: nothing written
             self._discard(sid, mode, nxt)
             return self._repeat(sid, number, "answer", *key)
-        except Exception:
-            self._discard(sid, mode, nxt)
+        except BaseException:  # the database, the disk, a bug: the retry finds all as it was
+            self._discard(sid, mode, nxt, number)
             raise
-        if nxt is None or searcher is None:
+        try:
+            if nxt is None or searcher is None:
+                self.live.drop(sid)
+            else:
+                self.live.put(
+                    sid,
+                    searcher,
+                    number + 1,
+                    fresh.undos,
+                    fresh.n_queries + 1,
+                    mode.state_bytes(searcher),
+                )
+        except BaseException:  # recorded, but not cached: rebuilt on the next request
             self.live.drop(sid)
-        else:
-            self.live.put(
-                sid,
-                searcher,
-                number + 1,
-                fresh.undos,
-                fresh.n_queries + 1,
-                mode.state_bytes(searcher),
-            )
+            raise
         return reply
 
-    def _discard(self, sid: str, mode: Mode, screen: Screen | None) -> None:
+    def _discard(
+        self, sid: str, mode: Mode, screen: Screen | None, number: int | None = None
+    ) -> None:
         """Forget a step that was never recorded: its searcher, and what its screen took.
 
-        What the screen took is given back (:meth:`~..modes.Mode.discard`).
+        Any error between reading an answer and committing its next screen comes here: the
+        cached searcher may hold the answer already (it is dropped: the next request
+        rebuilds it from the database), and what the screen took is given back
+        (:meth:`~..modes.Mode.discard`). ``number``: the answered screen, when the write
+        may have committed before it failed (its next screen stored as ``screen``: nothing
+        to give back). Never raises: the error that brought it here is the one to report.
         """
         self.live.drop(sid)
-        if screen is not None:
+        if screen is None or screen.claim is None:
+            return
+        try:
+            if number is not None:
+                stored = self.store.screen(sid, number + 1)
+                if stored is not None and stored[1] == screen.query:
+                    return
             mode.discard(screen)
+        except Exception as exc:  # the database still failing: the claim stays taken
+            log.warning("session %s: a claim kept, not given back (%s)", sid, type(exc).__name__)
 
     def undo(self, sid: str, token: str | None, request: Undo) -> dict:
         """Take back the last answer that counts, from the current screen.

@@ -25,6 +25,7 @@ _FREE_QUERIES = (
         collect_queries.c.collect == sa.bindparam("collect"),
         collect_queries.c.sampler == sa.bindparam("sampler"),
         collect_queries.c.taken_by.is_(None),
+        collect_queries.c.id > sa.bindparam("after"),
     )
     .order_by(collect_queries.c.id)
     .limit(64)
@@ -73,21 +74,12 @@ class CollectRecords(Database):
 
         Returns (its id, head, candidates), or None when the buffer has none left. Queries
         whose (head, candidate set) is in ``refuse`` are passed over (and stay free for
-        others). Two takers never get the same query (a conditional update, retried). A
-        query taken for a screen that is never recorded is given back with
-        :meth:`release_query`.
+        others), however many: the buffer is read 64 queries at a time until one fits. Two
+        takers never get the same query (a conditional update, retried). A query taken for
+        a screen that is never recorded is given back with :meth:`release_query`.
         """
         for _ in range(8):
-            with self._reading() as c:
-                rows = c.execute(_FREE_QUERIES, {"collect": collect, "sampler": sampler}).all()
-            pick = next(
-                (
-                    r
-                    for r in rows
-                    if (int(r.head), frozenset(json.loads(r.candidates))) not in refuse
-                ),
-                None,
-            )
+            pick = self._free_query(collect, sampler, refuse)
             if pick is None:
                 return None
             with self._tx() as c:
@@ -95,6 +87,20 @@ class CollectRecords(Database):
             if done.rowcount == 1:
                 return int(pick.id), int(pick.head), [int(x) for x in json.loads(pick.candidates)]
         return None
+
+    def _free_query(self, collect: str, sampler: str, refuse: Any) -> Any:
+        """The oldest free query of the buffer not in ``refuse`` (a row), or None."""
+        after = -1
+        with self._reading() as c:
+            while True:
+                params = {"collect": collect, "sampler": sampler, "after": after}
+                rows = c.execute(_FREE_QUERIES, params).all()
+                if not rows:
+                    return None
+                for r in rows:
+                    if (int(r.head), frozenset(json.loads(r.candidates))) not in refuse:
+                        return r
+                after = rows[-1].id
 
     def release_query(self, query_id: int, taker: str) -> bool:
         """Give back query ``query_id`` that ``taker`` took (free again); whether it was theirs."""
