@@ -145,7 +145,14 @@ def add_commands(sub: Any) -> None:
     e.add_argument(
         "--force",
         action="store_true",
-        help="replace a non-empty --out folder whole (default: refuse it)",
+        help="replace a non-empty --out folder whole (default: refuse it; a folder holding "
+        "the database or an experiment's file is refused even so)",
+    )
+    e.add_argument(
+        "--title",
+        metavar="TEXT",
+        help="with --collect: the title of the study written (default: the collect's), "
+        "which its participants see",
     )
     e.set_defaults(func=export)
 

@@ -81,7 +81,7 @@ def _missing_dependencies() -> bool:
 
     missing = [m for m in ("starlette", "uvicorn", "sqlalchemy") if not importlib.util.find_spec(m)]
     if missing:
-        print(f"{_MISSING} (missing: {', '.join(missing)})", file=sys.stderr)
+        print(f"error: {_MISSING} (missing: {', '.join(missing)})", file=sys.stderr)
     return bool(missing)
 
 
@@ -326,7 +326,7 @@ def export(args: argparse.Namespace) -> int:
     def work(store: Any, cat: Any) -> int:
         import shutil
 
-        from .export import fresh_folder, publish, write_export
+        from .export import check_out, fresh_folder, publish, write_export
 
         config = None
         if args.collect:
@@ -337,10 +337,17 @@ def export(args: argparse.Namespace) -> int:
                 raise ValueError("--collect names the catalogue: no --catalogue or --demo too")
             config = bind(load_collect(args.collect), store, register=False)
             cat = config.catalogue
-        chosen = _chosen(store, "collect" if config else None, args.name, config)
-        if args.name is None and config is None:
-            chosen = None  # no name: every session of the database
+        elif getattr(args, "title", None) is not None:
+            raise ValueError("--title: the title of the study an export --collect writes")
         out = Path(args.out)
+        check_out(out, store, _read_files(args.collect, config))
+        if args.name is None and config is None:  # no name: every session of the database
+            from .experiment import describe, listing
+
+            print(describe(listing(store)))
+            chosen = None
+        else:
+            chosen = _chosen(store, "collect" if config else None, args.name, config)
         if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
             raise ValueError(
                 f"--out: {out.resolve()} exists and is not empty; give another folder, or "
@@ -356,7 +363,9 @@ def export(args: argparse.Namespace) -> int:
             if config is not None:
                 from .collect.export import write_collect_export
 
-                fitted = write_collect_export(store, config, args.collect, folder, rows)
+                fitted = write_collect_export(
+                    store, config, args.collect, folder, rows, title=args.title
+                )
             where = publish(folder, out, force=args.force)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
@@ -376,6 +385,11 @@ def export(args: argparse.Namespace) -> int:
         return 0
 
     return _with_store(args, work)
+
+
+def _read_files(collect_file: str | None, config: Any) -> list[Any]:
+    """The files an export reads: the collect file and its catalogue's folder (or none)."""
+    return [] if config is None else [collect_file, config.catalogue.root]
 
 
 def _collected(folder: Path) -> list[list[int]]:

@@ -59,7 +59,7 @@ from .experiment import listing
 from .service.recorded import RecordedSession, found_flags
 from .store import SCHEMA_VERSION, Store
 
-__all__ = ["export_data", "write_export", "EXPORT_VERSION"]
+__all__ = ["export_data", "write_export", "check_out", "EXPORT_VERSION"]
 
 # 2: undos (kind, undone), study columns; 3: the vocabulary of 0.2.0 (sessions.csv: k ->
 # n_choices, queries -> n_queries; choices.csv: chosen -> item); 5: collected triplets in
@@ -288,6 +288,51 @@ def write_export(
     meta = {k: data[k] for k in (*keys, "experiments", "experiment")}
     (d / "export.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return data["counts"]
+
+
+def _database_file(store: Store) -> Path | None:
+    """The SQLite file of ``store`` (None: another database, or one in memory)."""
+    url = store.url
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return Path(str(url.database))
+
+
+def check_out(out: Any, store: Store, files: Any = ()) -> None:
+    """Refuse an ``--out`` whose replacement would delete what must stay (one-line ValueError).
+
+    ``out`` is or holds the SQLite database (or its journal), or holds a file any experiment
+    of the database was started from (:func:`~.experiment.experiment_files`), or one of
+    ``files`` (the files the command reads: a collect file, its catalogue): ``--force``
+    would delete it, and even a new folder there would be wrong. Paths are compared
+    resolved (relative to the working directory, symlinks followed).
+    """
+    from .experiment import experiment_files
+
+    target = Path(os.fspath(out)).resolve()
+
+    def within(path: Any) -> bool:
+        p = Path(os.fspath(path)).resolve()
+        return p == target or target in p.parents
+
+    db = _database_file(store)
+    if db is not None:
+        for part in (db, *(db.with_name(db.name + x) for x in ("-wal", "-shm", "-journal"))):
+            if within(part):
+                how = "is" if Path(part).resolve() == target else "holds"
+                raise ValueError(
+                    f"--out: {target} {how} the database {db.resolve()}; --out is a new folder "
+                    "(replaced whole with --force): give one elsewhere"
+                )
+    known = [(kind, name, f) for kind, name, f in experiment_files(store)]
+    known += [("", "", os.fspath(f)) for f in files if f is not None]
+    for kind, name, f in known:
+        if os.path.exists(f) and within(f):
+            whose = f", the file of {kind} {name!r} in this database" if kind else ""
+            raise ValueError(
+                f"--out: {target} holds {Path(f).resolve()}{whose}; --out is a new folder "
+                "(replaced whole with --force): give one elsewhere"
+            )
 
 
 def fresh_folder(out: Any) -> Path:

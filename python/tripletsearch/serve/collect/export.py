@@ -18,7 +18,9 @@ triplets, with their details in ``collect_triplets_info.csv``):
 ``study.toml``
     a study on that catalogue, each method searching the embedding of its own model (the
     paper's pairing: gamma-CKL for gamma-CKLSearch, Probit for GaussSearch, both fitted
-    whether or not the collect file lists them), ready for ``tripletsearch serve --study``.
+    whether or not the collect file lists them), ready for ``tripletsearch serve --study``:
+    the collect's title (``export --title``: another), its ``show_names``, and the
+    study's own consent text (participants search; they no longer compare).
 """
 
 from __future__ import annotations
@@ -123,15 +125,27 @@ def _catalogue_folder(cat: Catalogue, out: Path, embeddings: dict[str, np.ndarra
         np.save(out / "embeddings" / f"{model}.npy", X)
 
 
-def _study_file(config: CollectConfig, embeddings: dict[str, np.ndarray]) -> str:
-    """A study of gamma-CKLSearch against GaussSearch on the exported catalogue."""
+def _study_file(
+    config: CollectConfig, embeddings: dict[str, np.ndarray], title: str | None = None
+) -> str:
+    """A study of gamma-CKLSearch against GaussSearch on the exported catalogue.
+
+    Participants see what the collect's saw of the items (``show_names``: pictures only
+    stay pictures only), under its title (or ``title``, the owner's); the texts of the
+    search task are the study's own (the collect's instructions describe another task).
+    """
+    from ..study.file import DEFAULT_CONSENT
+
     lines = [
-        f"title = {json.dumps(config.title + ': find it')}",
+        f"title = {json.dumps(config.title if title is None else title)}",
         'catalogue = "catalogue"',
         'methods = ["gamma-ckl", "gauss"]',
         f"targets = {min(10, config.catalogue.n_items)}",
         f"n_choices = {min(4, config.catalogue.n_items)}",
         f"seed = {config.seed}",
+        f"show_names = {'true' if config.show_names else 'false'}",
+        "# what participants read before they search (the collect's consent was for its task)",
+        f"consent = {json.dumps(DEFAULT_CONSENT)}",
         "",
         "# each method searches the embedding of its own model, fitted to the collected",
         "# triplets (the paper's pairing): gamma-ckl the gamma-CKL fit, gauss the Probit fit",
@@ -144,13 +158,20 @@ def _study_file(config: CollectConfig, embeddings: dict[str, np.ndarray]) -> str
 
 
 def write_collect_export(
-    store: Store, config: CollectConfig, collect_file: Any, out: Any, rows: Any = None
+    store: Store,
+    config: CollectConfig,
+    collect_file: Any,
+    out: Any,
+    rows: Any = None,
+    *,
+    title: str | None = None,
 ) -> dict[str, Any]:
     """Write the collect design's part of the export into ``out``; what was fitted.
 
     See the module docstring. ``rows``: the collected triplets as the rest of the export
     read them (one snapshot: the triplets written are the triplets fitted; None: read them
-    now). Returns ``{"triplets": n, "models": [...]}``.
+    now). ``title``: the study's (None: the collect's). Returns ``{"triplets": n,
+    "models": [...]}``.
     """
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
@@ -173,5 +194,5 @@ def write_collect_export(
         text = json.dumps(info, indent=2) + "\n"
         (d / "embeddings" / f"{model}.json").write_text(text, encoding="utf-8")
     _catalogue_folder(config.catalogue, d / "catalogue", embeddings)
-    (d / "study.toml").write_text(_study_file(config, embeddings), encoding="utf-8")
+    (d / "study.toml").write_text(_study_file(config, embeddings, title), encoding="utf-8")
     return {"triplets": len(triplets), "models": models}
