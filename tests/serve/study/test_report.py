@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -119,3 +120,70 @@ def test_a_report_without_matplotlib_says_so(database, tmp_path, monkeypatch):
     assert rep["plot"] is None and "matplotlib is not installed" in rep["plot_note"]
     assert "matplotlib is not installed" in (tmp_path / "r" / "report.txt").read_text()
     assert not (tmp_path / "r" / "cdf.png").exists()
+
+
+def test_the_report_shows_methods_by_position_the_withdrawn_and_their_holes(tmp_path):
+    """A block of the plan (2 targets x 2 methods: 4 participants) done, a fifth who
+    withdrew: the report counts each method in each position as the searches were (2 each,
+    counted independently from the sessions), 5 enrolled, 1 withdrew at enrolment number 4,
+    one complete block, and says so in its text."""
+    (tmp_path / "study.toml").write_text(STUDY)
+    study = load_study(tmp_path / "study.toml")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    rng = np.random.default_rng(4)
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        for p in range(5):
+            pr = c.post("/api/study/participants", json={"consent": True}).json()
+            h = {"Authorization": "Bearer " + pr["token"]}
+            if p < 4:
+                while search(c, pr["id"], h, rng) is not None:
+                    pass
+            else:
+                search(c, pr["id"], h, rng, answers=1)
+                c.post(f"/api/study/participants/{pr['id']}/withdraw", json={}, headers=h)
+    store = Store(db)
+    rep = study_report(store, study.catalogue, study.fingerprint)
+    sessions = [s for s in store.iter_sessions() if s.participant is not None]
+    realised = Counter(
+        (s.slot, s.params["method"])
+        for s in sessions
+        if s.participant in {r.id for r in store.iter_participants() if r.withdrawn is None}
+    )
+    assert realised == {(j, m): 2 for j in (0, 1) for m in study.methods}
+    assert {(r["position"], r["method"]): r["searches"] for r in rep["positions"]} == realised
+    for r in rep["positions"]:
+        lo, hi = r["interval"]
+        assert r["found"] == 0 or lo <= r["mean_queries"] <= hi
+    d = rep["design"]
+    assert (d["enrolled"], d["withdrawn"], d["holes"], d["plans"]) == (5, 1, [4], [3])
+    assert (d["block"], d["complete_blocks"], d["between_subjects"]) == (4, 1, False)
+    text = format_report(rep)
+    assert "5 participants enrolled, 1 withdrew" in text and "enrolment numbers 4" in text
+    assert "1 complete balanced blocks of 4" in text and "by position" in text
+
+
+def test_a_study_of_one_target_is_reported_between_subjects(tmp_path):
+    (tmp_path / "study.toml").write_text(STUDY.replace("targets = 2", "targets = 1"))
+    study = load_study(tmp_path / "study.toml")
+    assert [study.plan(p)[0][1] for p in range(4)] == ["gamma-ckl", "gauss"] * 2
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    rng = np.random.default_rng(5)
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        for _ in range(4):
+            pr = c.post("/api/study/participants", json={"consent": True}).json()
+            h = {"Authorization": "Bearer " + pr["token"]}
+            while search(c, pr["id"], h, rng) is not None:
+                pass
+    rep = study_report(Store(db), study.catalogue, study.fingerprint)
+    assert rep["design"]["between_subjects"] and rep["paired"]["between_subjects"]
+    found = {
+        m: [s["n_queries"] for s in rep["searches"] if s["found"] and s["method"] == m]
+        for m in study.methods
+    }
+    if all(len(v) >= 2 for v in found.values()):
+        a, b = (np.array(found[m], float) for m in study.methods)
+        se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+        assert rep["paired"]["mean_difference"] == pytest.approx(a.mean() - b.mean())
+        assert rep["paired"]["se_difference"] == pytest.approx(se)
+    text = format_report(rep)
+    assert "between-subjects" in text and "paired by target" not in text

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import textwrap
 from collections import Counter
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +21,7 @@ from tripletsearch.serve import create_app
 from tripletsearch.serve import store as store_mod
 from tripletsearch.serve.service import participants as participants_mod
 from tripletsearch.serve.store import Store
-from tripletsearch.serve.study import load_study
+from tripletsearch.serve.study import PLAN_VERSION, load_study, williams_orders
 from tripletsearch.serve.study.report import study_report
 
 STUDY = """
@@ -42,13 +45,84 @@ def write(tmp_path, text=STUDY, name="study.toml"):
 def test_plan_is_balanced_and_blind(tmp_path):
     study = load_study(write(tmp_path))
     assert len(study.targets) == 4 and len(set(study.targets)) == 4
-    meets = Counter()
-    for p in range(4):  # any 2 consecutive participants: every target meets both methods
+    assert study.block() == 8  # 2 methods x 4 Williams rows
+    meets, first = Counter(), Counter()
+    for p in range(8):  # one block: every target meets both methods, each method first
         plan = study.plan(p)
         assert sorted(t for t, _ in plan) == sorted(study.targets)
         meets.update(plan)
-    assert set(meets.values()) == {2}
+        first[plan[0][1]] += 1
+    assert set(meets.values()) == {4} and first == {"gamma-ckl": 4, "gauss": 4}
     assert load_study(write(tmp_path)).plan(7) == study.plan(7)  # reproducible
+    for bad in (-1, 1.5, "2"):
+        with pytest.raises(ValueError, match="number: an enrolment number"):
+            study.plan(bad)
+
+
+@functools.lru_cache(maxsize=1)
+def _base_study():
+    return load_study(Path(__file__).with_name("plan_study.toml"))
+
+
+def _plan_study(n_targets, methods):
+    """A study of ``n_targets`` targets and ``methods`` as load_study would read it."""
+    return replace(_base_study(), targets=tuple(range(100, 100 + n_targets)), methods=methods)
+
+
+_ALL_METHODS = ("gamma-ckl", "gauss", "random", "gamma-ckl'", "gauss'")
+
+
+@pytest.mark.parametrize("n_methods", [1, 2, 3, 4, 5])
+def test_plan_3_balances_methods_in_every_position_for_every_size(n_methods):
+    """Counted over every T of 1-20 targets and M methods, over each block of M x W
+    participants (and over two blocks, from an offset of one block): every method in every
+    position equally often, every (target, method) equally often, every target in every
+    position equally often and right after every other target equally often (Williams);
+    within a person the methods take turns."""
+    methods = _ALL_METHODS[:n_methods]
+    for T in range(1, 21):
+        study = _plan_study(T, methods)
+        W = T if T % 2 == 0 or T == 1 else 2 * T
+        assert study.block() == n_methods * W
+        for start in (0, study.block()):
+            plans = [study.plan(p) for p in range(start, start + study.block())]
+            assert all(sorted(t for t, _ in p) == list(study.targets) for p in plans)
+            by_position = Counter((j, m) for p in plans for j, (_, m) in enumerate(p))
+            assert by_position == {(j, m): W for j in range(T) for m in methods}, (T, n_methods)
+            by_target = Counter(x for p in plans for x in p)
+            assert by_target == {(t, m): W for t in study.targets for m in methods}
+            places = Counter((j, t) for p in plans for j, (t, _) in enumerate(p))
+            assert places == {(j, t): n_methods * W // T for j in range(T) for t in study.targets}
+            follows = Counter((a[0], b[0]) for p in plans for a, b in zip(p, p[1:]))
+            if T > 1:
+                pairs = n_methods * W * (T - 1) // (T * (T - 1))
+                assert follows == {
+                    (a, b): pairs for a in study.targets for b in study.targets if a != b
+                }
+            for p in plans:
+                turns = [methods.index(m) for _, m in p]
+                assert all((b - a) % n_methods == 1 % n_methods for a, b in zip(turns, turns[1:]))
+
+
+def test_plan_2_is_kept_as_it_was_and_failed_the_methods_balance():
+    """Plan 2 (studies under way keep it) gives the method of the t-th target; counted over
+    T 1-20 and M 2-4 (seed 5) it leaves methods unbalanced over positions in 37 of the 57
+    cases, which plan 3 fixes."""
+    unbalanced = 0
+    for n_methods in (2, 3, 4):
+        methods = _ALL_METHODS[:n_methods]
+        for T in range(1, 21):
+            study = _plan_study(T, methods)
+            rows = williams_orders(T)
+            W = len(rows)
+            labels = np.random.default_rng([study.seed, 2]).permutation(T)
+            plans = [study.plan(p, 2) for p in range(n_methods * W)]
+            for p, plan in enumerate(plans):  # the formula of 0.3.0
+                order = [int(labels[x]) for x in rows[p % W]]
+                assert plan == [(study.targets[t], methods[(p + t) % n_methods]) for t in order]
+            by_position = Counter((j, m) for p in plans for j, (_, m) in enumerate(p))
+            unbalanced += len(set(by_position.values())) > 1 or len(by_position) < T * n_methods
+    assert unbalanced == 37
 
 
 @pytest.mark.parametrize(
@@ -296,7 +370,7 @@ def test_williams_orders_balance_positions_and_successors(n):
     from tripletsearch.serve.study import williams_orders
 
     rows = williams_orders(n)
-    assert len(rows) == (n if n % 2 == 0 else 2 * n)
+    assert len(rows) == (n if n % 2 == 0 or n == 1 else 2 * n)
     assert all(sorted(r) == list(range(n)) for r in rows)
     per_position = len(rows) // n  # counted, not assumed: every (position, item) as often
     assert Counter((i, x) for r in rows for i, x in enumerate(r)) == {
@@ -308,16 +382,19 @@ def test_williams_orders_balance_positions_and_successors(n):
 
 
 def test_study_orders_are_counterbalanced_over_each_block(tmp_path):
-    """Three targets (odd: blocks of 6): over participants 0-5 every target is first twice
-    and follows every other target twice; methods stay balanced per (target, method)."""
+    """Three targets (odd: 6 Williams rows, blocks of 12 with two methods): over
+    participants 0-11 every target is first 4 times and follows every other target 4
+    times; each (target, method) 6 times; each method first 6 times."""
     study = load_study(write(tmp_path, STUDY.replace("targets = 4", "targets = 3")))
-    plans = [study.plan(p) for p in range(6)]
+    assert study.block() == 12 and study.block(2) == 6 and study.block(1) == 1
+    plans = [study.plan(p) for p in range(12)]
     firsts = Counter(plan[0][0] for plan in plans)
-    assert firsts == {t: 2 for t in study.targets}
+    assert firsts == {t: 4 for t in study.targets}
     follows = Counter((a[0], b[0]) for plan in plans for a, b in zip(plan, plan[1:]))
-    assert set(follows.values()) == {2} and len(follows) == 6
+    assert set(follows.values()) == {4} and len(follows) == 6
     meets = Counter(x for plan in plans for x in plan)
-    assert set(meets.values()) == {3}  # 6 participants: each (target, method) 3 times
+    assert set(meets.values()) == {6}
+    assert Counter(plan[0][1] for plan in plans) == {"gamma-ckl": 6, "gauss": 6}
     # the old plan (a shuffle per participant) is kept as version 1, as it was
     old = np.random.default_rng([study.seed, 4]).permutation(3)
     assert [t for t, _ in study.plan(4, 1)] == [study.targets[i] for i in old]
@@ -344,7 +421,7 @@ def test_a_running_study_keeps_the_plan_of_its_first_participant(tmp_path):
     other = load_study(write(tmp_path, other_file, "b.toml"))
     with in_process(create_app(other.catalogue, db, study=other)) as c:
         pr = c.post("/api/study/participants", json={"consent": True}).json()
-    assert store.participant(pr["id"]).plan == 2
+    assert store.participant(pr["id"]).plan == PLAN_VERSION == 3
 
 
 def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
@@ -378,7 +455,9 @@ def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
     out = tmp_path / "report"
     args = ["report", "--database", db, "--out", str(out), "--study", str(tmp_path / "study.toml")]
     assert main(args) == 0
-    assert "1 participants, 4 searches" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "2 participants enrolled, 1 withdrew" in said and "1 searched" in said
+    assert "enrolment numbers 1)" in said and ": 4 searches" in said
     assert main(["export", "--database", db, "--out", str(tmp_path / "e")]) == 0
     sessions_csv = (tmp_path / "e" / "sessions.csv").read_text()
     assert sid not in sessions_csv and len(sessions_csv.splitlines()) == 1 + 4
@@ -495,4 +574,5 @@ def test_a_studys_sessions_open_on_their_own_screens(tmp_path):
         m: [f for f, s in zip(firsts, sessions) if s.params["method"] == m] for m in study.methods
     }
     assert len(set(firsts)) >= 0.8 * len(firsts), by_method
-    assert all(len(f) == 9 for f in by_method.values())
+    planned = Counter(m for p in range(6) for _, m in study.plan(p))
+    assert {m: len(f) for m, f in by_method.items()} == planned

@@ -7,7 +7,7 @@ the service's sessions, modes and store, never the web layer.
 
 from __future__ import annotations
 
-from .file import PLAN_VERSION, Study, load_study, running_study, williams_orders
+from .file import PLAN_VERSION, PLAN_VERSIONS, Study, load_study, running_study, williams_orders
 from .service import StudyService
 
 __all__ = [
@@ -16,5 +16,6 @@ __all__ = [
     "running_study",
     "StudyService",
     "PLAN_VERSION",
+    "PLAN_VERSIONS",
     "williams_orders",
 ]

@@ -40,15 +40,24 @@ id, never a name) who searches every target once. Target orders are counterbalan
 orders are the rows of a Williams design over the targets (relabelled once by the seed), one
 row per participant in enrolment order, so over each block of T participants (2T for an odd
 number T of targets) every target comes equally often in every position and right after
-every other target. The method of each search is assigned blindly and balanced: participant
-p searches target t with method ``methods[(p + t) mod M]``, so over any M consecutive
-participants every target meets every method once. The method is stored with the session
+every other target. The method of each search is assigned blindly and balanced in every
+position: with W Williams rows and M methods, participant p (their enrolment number) takes
+Williams row ``p mod W`` and does the search in position j with method
+``methods[(p div W + j) mod M]``. Over each block of M x W participants every method is
+used equally often in every position (so practice and fatigue weigh on every method
+alike), every target is searched equally often with every method, and the target orders
+stay Williams-balanced. Within a person the methods take turns (with two methods: one,
+the other, one, ...). With one target the study is between-subjects: each participant
+searches once, the methods in turn over participants. The method is stored with the session
 on the server and appears in nothing the participant's browser receives.
 
 The plan is versioned (:data:`PLAN_VERSION`): a study's participants all follow the plan its
-first participant was enrolled under, so a study started before the Williams design (plan 1:
-a seeded shuffle per participant) keeps its orders after an upgrade. A participant may stop
-at any time (``withdraw``): their searches end, and their answers are left out of report and
+first participant was enrolled under, so a study started under an older plan keeps it after
+an upgrade (plan 1: a seeded shuffle of targets per participant; plan 2: the Williams orders
+with ``methods[(p + t) mod M]`` for the t-th target, which balanced targets but not methods
+over positions). Plans go by enrolment number: a participant who withdraws leaves their
+row of the design unfilled, a hole that the report shows. A participant may stop at any
+time (``withdraw``): their searches end, and their answers are left out of report and
 export and deleted by ``tripletsearch prune``.
 """
 
@@ -72,11 +81,20 @@ from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.find import N_CHOICES
 
-__all__ = ["Study", "load_study", "running_study", "PLAN_VERSION", "williams_orders"]
+__all__ = [
+    "Study",
+    "load_study",
+    "running_study",
+    "PLAN_VERSION",
+    "PLAN_VERSIONS",
+    "williams_orders",
+]
 
-# the version of the target orders' plan for new studies: 1 a seeded shuffle per
-# participant (before 0.3.0), 2 a Williams design
-PLAN_VERSION = 2
+# the version of the plan for new studies: 1 a seeded shuffle per participant (before
+# 0.3.0), 2 a Williams design of targets (methods balanced per target only), 3 the
+# Williams design with methods balanced in every position (see the module docstring)
+PLAN_VERSION = 3
+PLAN_VERSIONS = (1, 2, 3)
 
 _KEYS = {
     "title",
@@ -205,17 +223,31 @@ class Study:
 
         Under plan ``version`` (see the module docstring).
         """
-        n = len(self.targets)
+        if version not in PLAN_VERSIONS:
+            raise ValueError(f"version: no target plan {version!r} (this library: 1, 2, 3)")
+        if not _integer(number) or number < 0:
+            raise ValueError(f"number: an enrolment number (an integer >= 0), got {number!r}")
+        n, m = len(self.targets), len(self.methods)
         if version == 1:
             order = [int(t) for t in np.random.default_rng([self.seed, number]).permutation(n)]
-        elif version == 2:
-            labels = np.random.default_rng([self.seed, 2]).permutation(n)
-            rows = williams_orders(n)
-            order = [int(labels[x]) for x in rows[number % len(rows)]]
-        else:
-            raise ValueError(f"version: no target plan {version!r} (this library: 1, 2)")
-        m = len(self.methods)
-        return [(self.targets[t], self.methods[(number + t) % m]) for t in order]
+            return [(self.targets[t], self.methods[(number + t) % m]) for t in order]
+        labels = np.random.default_rng([self.seed, 2]).permutation(n)
+        rows = williams_orders(n)
+        order = [int(labels[x]) for x in rows[number % len(rows)]]
+        if version == 2:
+            return [(self.targets[t], self.methods[(number + t) % m]) for t in order]
+        turn = number // len(rows)
+        return [(self.targets[t], self.methods[(turn + j) % m]) for j, t in enumerate(order)]
+
+    def block(self, version: int = PLAN_VERSION) -> int:
+        """Participants per balanced block of plan ``version``.
+
+        Over enrolments ``b * block`` to ``(b + 1) * block - 1`` plan 3 balances methods
+        over positions and targets; plan 2 its targets over positions (M x W and W
+        participants, W the Williams rows); plan 1 balances nothing (1).
+        """
+        w = len(williams_orders(len(self.targets)))
+        return {1: 1, 2: w, 3: len(self.methods) * w}[version]
 
     def session_seed(self, number: int, slot: int) -> int:
         """The searcher's seed for participant ``number``'s search ``slot``.
@@ -234,7 +266,8 @@ def williams_orders(n: int) -> list[list[int]]:
 
     Orders of 0..n-1 in which every treatment comes equally often in every position and
     right after every other one: n rows for an even n, 2n for an odd one (the n rows and
-    their reverses). Row i is the first row 0, 1, n-1, 2, n-2, ... plus i (mod n).
+    their reverses), one for n = 1. Row i is the first row 0, 1, n-1, 2, n-2, ... plus i
+    (mod n).
     """
     if n < 1:
         raise ValueError(f"n: at least 1, got {n}")
@@ -247,7 +280,7 @@ def williams_orders(n: int) -> list[list[int]]:
             first.append(hi)
             hi -= 1
     rows = [[(x + i) % n for x in first] for i in range(n)]
-    return rows + [r[::-1] for r in rows] if n % 2 else rows
+    return rows + [r[::-1] for r in rows] if n % 2 and n > 1 else rows
 
 
 def _read(name: str) -> dict:

@@ -131,6 +131,90 @@ def _paired(searches: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
     }
 
 
+def _welch(searches: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
+    """Methods ``a`` and ``b`` across people: the difference of their mean queries to find.
+
+    For a between-subjects study (one target: each participant searched once, with one
+    method), where no pairing exists; the standard error is Welch's.
+    """
+    qa = [s["n_queries"] for s in searches if s["found"] and s["method"] == a]
+    qb = [s["n_queries"] for s in searches if s["found"] and s["method"] == b]
+    (ma, sa), (mb, sb) = _mean_se(qa), _mean_se(qb)
+    return {
+        "first": a,
+        "second": b,
+        "between_subjects": True,
+        "searches": [len(qa), len(qb)],
+        "mean_difference": ma - mb,
+        "se_difference": math.sqrt(sa**2 + sb**2),
+    }
+
+
+def _positions(searches: list[dict[str, Any]], methods: list[str]) -> list[dict[str, Any]]:
+    """Each method's searches by position (slot) in the participants' plans.
+
+    Per (method, position): the searches, found, and the mean queries to find with a 95 %
+    interval (mean +- 1.96 standard errors, over the found searches). A practice or fatigue
+    effect shows as a trend over positions; the realised counts show the design's balance.
+    """
+    positions = sorted({s["slot"] for s in searches})
+    out = []
+    for j in positions:
+        for m in methods:
+            mine = [s for s in searches if s["slot"] == j and s["method"] == m]
+            q = [s["n_queries"] for s in mine if s["found"]]
+            mean, se = _mean_se(q)
+            out.append(
+                {
+                    "position": j,
+                    "method": m,
+                    "searches": len(mine),
+                    "found": len(q),
+                    "mean_queries": mean,
+                    "interval": [mean - 1.96 * se, mean + 1.96 * se],
+                }
+            )
+    return out
+
+
+def _design(store: Store, study: str | None, searches: list[dict[str, Any]]) -> dict[str, Any]:
+    """Who enrolled, who withdrew, and the holes they leave in the design.
+
+    Plans go by enrolment number, so a participant who withdrew leaves their row of the
+    design unfilled (a ``hole``: their enrolment number). ``block``: participants per
+    balanced block of the study's plan (:meth:`~.file.Study.block`: M x W for plan 3, W
+    for plan 2, with M methods and W Williams rows of its targets), and how many blocks
+    are complete (every row filled by someone who did not withdraw).
+    """
+    groups = {study} if study is not None else None
+    if groups is None:
+        seen = {s["participant"] for s in searches}
+        groups = {r.study for r in store.iter_participants() if r.id in seen}
+    rows = [r for r in store.iter_participants() if r.study in groups]
+    withdrawn = sorted(int(r.number) for r in rows if r.withdrawn is not None)
+    plans = sorted({int(r.plan) for r in rows if r.plan is not None})
+    n_targets = len({s["target"] for s in searches})
+    n_methods = len({s["method"] for s in searches})
+    rows_w = n_targets if n_targets % 2 == 0 or n_targets == 1 else 2 * n_targets
+    block = {2: rows_w, 3: n_methods * rows_w}.get(plans[0]) if len(plans) == 1 else None
+    filled = {int(r.number) for r in rows if r.withdrawn is None}
+    n_blocks = (max(filled) // block + 1) if block and filled else 0
+    complete = (
+        sum(all(b * block + i in filled for i in range(block)) for b in range(n_blocks))
+        if block
+        else None
+    )
+    return {
+        "enrolled": len(rows),
+        "withdrawn": len(withdrawn),
+        "holes": withdrawn,
+        "plans": plans,
+        "between_subjects": n_targets == 1,
+        "block": block,
+        "complete_blocks": complete,
+    }
+
+
 def _people(recorded: list[RecordedSession], catalogue: Catalogue) -> dict[str, Any] | None:
     """The people's gamma and lapse rate, fitted to their choices (comparisons only)."""
     heads, shown, picked = [], [], []
@@ -194,6 +278,8 @@ def study_report(
 
     ``catalogue``: for the fit of people's gamma and lapse rate, and item names. ``study``:
     the key of the study (its participants' group; None: every study's searches).
+    With one target the study is between-subjects: the methods are
+    compared across people (``paired`` holds Welch's difference), not paired by target.
     """
     members = None if study is None else store.participant_ids(study)
     # a study's searches: a participant's, with the target they were given (a collect
@@ -207,13 +293,23 @@ def study_report(
     ]
     searches = [_search(rec, bool(f)) for rec, f in zip(recorded, found_flags(recorded))]
     methods = sorted({s["method"] for s in searches})
+    design = _design(store, study, searches)
+    compare = _welch if design["between_subjects"] else _paired
     return {
         "participants": len({s["participant"] for s in searches}),
+        "design": design,
         "searches": searches,
         "methods": [_method_row(m, searches) for m in methods],
-        "paired": _paired(searches, methods[0], methods[1]) if len(methods) >= 2 else None,
+        "positions": _positions(searches, methods),
+        "paired": compare(searches, methods[0], methods[1]) if len(methods) >= 2 else None,
         "people": None if catalogue is None else _people(recorded, catalogue),
     }
+
+
+def _numbers(xs: list[int]) -> str:
+    """Enrolment numbers for a line of text: the first 10, and how many more."""
+    shown = ", ".join(str(x) for x in xs[:10])
+    return shown + (f" and {len(xs) - 10} more" if len(xs) > 10 else "")
 
 
 def _f(x: float, nd: int = 2) -> str:
@@ -227,9 +323,20 @@ def format_report(rep: dict[str, Any]) -> str:
     (in progress, abandoned, left) are counted apart.
     """
     unfinished = sum(r["unfinished"] for r in rep["methods"])
+    d = rep.get("design") or {}
+    who = f"{rep['participants']} participants searched"
+    if d:
+        who = (
+            f"{d['enrolled']} participants enrolled, {d['withdrawn']} withdrew (left out; "
+            f"holes in the design at enrolment numbers {_numbers(d['holes'])}), "
+            f"{rep['participants']} searched"
+            if d["withdrawn"]
+            else f"{d['enrolled']} participants enrolled, {rep['participants']} searched"
+        )
+        if d.get("block"):
+            who += f"; {d['complete_blocks']} complete balanced blocks of {d['block']}"
     lines = [
-        f"{rep['participants']} participants, {len(rep['searches'])} searches "
-        f"({unfinished} unfinished, counted apart)",
+        f"{who}: {len(rep['searches'])} searches ({unfinished} unfinished, counted apart)",
         f"{'method':<12}{'searches':>9}{'finished':>9}{'unfinished':>11}{'found':>7}"
         f"{'found % [95% CI]':>20}{'mean +- se':>16}{'median':>8}{'s/answer':>10}",
     ]
@@ -247,12 +354,29 @@ def format_report(rep: dict[str, Any]) -> str:
             f"{_f(r['median_queries'], 1):>8}{_f(r['seconds_per_answer_median'], 2):>10}"
         )
     p = rep["paired"]
-    if p:
+    if p and p.get("between_subjects"):
+        lines.append(
+            f"between-subjects (one target: each participant searched once, with one "
+            f"method; nothing to pair): {p['first']} - {p['second']} = "
+            f"{_f(p['mean_difference'])} +- {_f(p['se_difference'])} queries (Welch), over "
+            f"{p['searches'][0]} and {p['searches'][1]} found searches"
+        )
+    elif p:
         lines.append(
             f"paired by target ({p['targets']} targets): {p['first']} - {p['second']} = "
             f"{_f(p['mean_difference'])} +- {_f(p['se_difference'])} queries; {p['first']} "
             f"needed fewer on {p['first_fewer']}, {p['second']} on {p['second_fewer']}"
         )
+    if rep.get("positions") and not d.get("between_subjects"):
+        lines.append("by position (searches; mean queries to find [95% interval] when found):")
+        for j in sorted({r["position"] for r in rep["positions"]}):
+            cells = [
+                f"{r['method']} {r['searches']}: {_f(r['mean_queries'], 1)} "
+                f"[{_f(r['interval'][0], 1)}, {_f(r['interval'][1], 1)}]"
+                for r in rep["positions"]
+                if r["position"] == j
+            ]
+            lines.append(f"  {j + 1:>3}  " + "; ".join(cells))
     u = rep["people"]
     if u:
         gamma = _estimate("gamma", u["gamma"], u["gamma_interval"], u["gamma_range"], 2)
