@@ -218,7 +218,32 @@ def collect_consent(body: Any) -> str | None:
         raise Invalid("platform_id: a string of 1 to 128 characters")
     if pid is not None and not pid.isprintable():  # no NUL, control or format characters
         raise Invalid("platform_id: printable characters only")
+    if pid is not None and _combining_run(pid) > MAX_COMBINING:
+        raise Invalid(
+            f"platform_id: at most {MAX_COMBINING} combining marks on a character, none first"
+        )
     return pid
+
+
+# combining marks allowed on one character of a platform id (a run of them draws over the
+# rows around it where the id is shown)
+MAX_COMBINING = 2
+
+
+def _combining_run(text: str) -> int:
+    """The longest run of combining marks in ``text`` (a leading one counts as too long)."""
+    import unicodedata
+
+    longest = run = 0
+    for i, ch in enumerate(text):
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
+            if i == 0:
+                return MAX_COMBINING + 1
+            run += 1
+            longest = max(longest, run)
+        else:
+            run = 0
+    return longest
 
 
 def undo(body: Any) -> Undo:
