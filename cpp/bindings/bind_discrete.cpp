@@ -18,14 +18,18 @@ void register_config(py::module_& m) {
       .value("Paper", ts::Selection::Paper)
       .value("Nearest", ts::Selection::Nearest)
       .value("InfoGain", ts::Selection::InfoGain);
+  py::enum_<ts::Opening>(m, "Opening", "A database search's first screen.")
+      .value("Principal", ts::Opening::Principal)
+      .value("Random", ts::Opening::Random)
+      .value("Uniform", ts::Opening::Uniform);
   m.attr("MAX_CHOICES") = ts::kMaxChoices;
 
   const ts::SearchConfig dflt;
   auto make = [](ts::SearchMethod method, double gamma, double r, double sigma, int n_choices,
                  ts::Selection selection, double lapse, bool gamma_auto, bool lapse_auto,
-                 bool random_opening) {
-    const ts::SearchConfig c{method, gamma,      r,          sigma,         n_choices,
-                             selection, lapse, gamma_auto, lapse_auto, random_opening};
+                 ts::Opening opening) {
+    const ts::SearchConfig c{method, gamma,      r,          sigma,      n_choices,
+                             selection, lapse, gamma_auto, lapse_auto, opening};
     c.validate();
     return c;
   };
@@ -38,9 +42,9 @@ void register_config(py::module_& m) {
           py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection,
           py::arg("lapse") = dflt.lapse, py::arg("gamma_auto") = dflt.gamma_auto,
           py::arg("lapse_auto") = dflt.lapse_auto,
-          py::arg("random_opening") = dflt.random_opening)
+          py::arg("opening") = dflt.opening)
       .def_readonly("lapse", &ts::SearchConfig::lapse)
-      .def_readonly("random_opening", &ts::SearchConfig::random_opening)
+      .def_readonly("opening", &ts::SearchConfig::opening)
       .def_readonly("gamma_auto", &ts::SearchConfig::gamma_auto)
       .def_readonly("lapse_auto", &ts::SearchConfig::lapse_auto)
       .def_readonly("method", &ts::SearchConfig::method)
@@ -53,14 +57,14 @@ void register_config(py::module_& m) {
       cls,
       [](const ts::SearchConfig& c) {
         return py::make_tuple(c.method, c.gamma, c.r, c.sigma, c.n_choices, c.selection, c.lapse,
-                              c.gamma_auto, c.lapse_auto, c.random_opening);
+                              c.gamma_auto, c.lapse_auto, c.opening);
       },
       [make](const py::tuple& t) {
         if (t.size() != 10) throw std::invalid_argument("SearchConfig: malformed state");
         return make(t[0].cast<ts::SearchMethod>(), t[1].cast<double>(), t[2].cast<double>(),
                     t[3].cast<double>(), t[4].cast<int>(), t[5].cast<ts::Selection>(),
                     t[6].cast<double>(), t[7].cast<bool>(), t[8].cast<bool>(),
-                    t[9].cast<bool>());
+                    t[9].cast<ts::Opening>());
       });
 }
 

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'DiscreteSimOptions', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'collect_log_odds', 'collect_log_weights', 'collect_pair_information', 'collect_table_log_weights', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'scan_candidates', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train', 'vector_math']
+__all__: list[str] = ['ContinuousConfig', 'ContinuousMethod', 'ContinuousSearcher', 'ContinuousSimOptions', 'ContinuousSimulation', 'DiscreteSearcher', 'DiscreteSimOptions', 'FitResult', 'GAMMA_GRID', 'ItemStore', 'LAPSE_GRID', 'MAX_CHOICES', 'MAX_HYPTEST_CELLS', 'MAX_PARTICLE_DIM', 'ModelKind', 'Opening', 'Optimizer', 'OracleSpec', 'Purpose', 'SearchConfig', 'SearchMethod', 'Selection', 'TrainOptions', 'TrainStatus', 'binomial_upper_tail', 'child_seed', 'collect_log_odds', 'collect_log_weights', 'collect_pair_information', 'collect_table_log_weights', 'epoch_permutation', 'gamma_log_prior', 'max_threads', 'openmp_enabled', 'oracle_choice_prob', 'oracle_grad', 'oracle_log_likelihood', 'oracle_log_prob', 'oracle_prob', 'p_correct_monte_carlo', 'principal_axes', 'require_allocation', 'rng_u64', 'scan_candidates', 'set_simd_isa', 'simd_isa', 'simulate_continuous', 'simulate_discrete', 'train', 'vector_math']
 class Purpose:
     """
     The salts of the core's random streams (seeding.hpp).
@@ -442,17 +442,67 @@ class Selection:
     @property
     def value(self) -> int:
         ...
+class Opening:
+    """
+    A database search's first screen.
+    
+    Members:
+    
+      Principal
+    
+      Random
+    
+      Uniform
+    """
+    Principal: typing.ClassVar[Opening]
+    Random: typing.ClassVar[Opening]
+    Uniform: typing.ClassVar[Opening]
+    __members__: typing.ClassVar[dict[str, Opening]]
+    @typing.overload
+    def __eq__(self, other: Opening) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Opening) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
 class SearchConfig:
     """
     A database search's configuration; validated on construction, pickled and compared by value.
     """
     def __eq__(self, other: typing.Any) -> typing.Any:
         ...
-    def __getstate__(self) -> tuple[SearchMethod, float, float, float, int, Selection, float, bool, bool, bool]:
+    def __getstate__(self) -> tuple[SearchMethod, float, float, float, int, Selection, float, bool, bool, Opening]:
         ...
     def __hash__(self) -> int:
         ...
-    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_auto: bool = False, lapse_auto: bool = False, random_opening: bool = True) -> None:
+    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_auto: bool = False, lapse_auto: bool = False, opening: Opening = Opening.Uniform) -> None:
         ...
     def __setstate__(self, arg0: tuple) -> None:
         ...
@@ -475,10 +525,10 @@ class SearchConfig:
     def n_choices(self) -> int:
         ...
     @property
-    def r(self) -> float:
+    def opening(self) -> Opening:
         ...
     @property
-    def random_opening(self) -> bool:
+    def r(self) -> float:
         ...
     @property
     def selection(self) -> Selection:

@@ -89,9 +89,11 @@ SELECTIONS = {
     "infogain": "InfoGain",
 }
 _AUTO_INFOGAIN_MAX_N = 100_000
-# 2: the settings' opening (a state of version 1 replays as it opened: "principal")
-_STATE_VERSION = 2
-OPENINGS = ("random", "principal")
+# 2: the settings' opening (a state of version 1 replays as it opened: "principal");
+# 3: the opening "uniform" (a state of version 2 keeps its "random" or "principal")
+_STATE_VERSION = 3
+# public name -> _core.Opening member; the first is new sessions' default
+OPENINGS = {"uniform": "Uniform", "random": "Random", "principal": "Principal"}
 
 
 _AUTO_GAMMA = 3.0  # the native configuration's gamma when gamma is "auto" (unused)
@@ -116,7 +118,7 @@ class DiscreteSettings:
     n_choices: int = 2
     selection: str = "auto"
     lapse: float | str = 0.0
-    opening: str = "random"
+    opening: str = "uniform"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "method": [StrOptions(METHODS)],
@@ -162,7 +164,7 @@ class DiscreteSettings:
             lapse=0.0 if lapse_auto else float(self.lapse),
             gamma_auto=gamma_auto,
             lapse_auto=lapse_auto,
-            random_opening=self.opening == "random",
+            opening=getattr(_core.Opening, OPENINGS[self.opening]),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,7 +176,8 @@ class DiscreteSettings:
         """The settings of :meth:`to_dict`.
 
         A state written before the lapse rate has none; one written before the opening
-        (state version 1) opened on the principal axes.
+        (state version 1) opened on the principal axes; one of version 2 keeps the opening
+        it names ("random" or "principal"), whatever the default of new sessions.
         """
         names = [f.name for f in dataclasses.fields(cls)]
         given = {k: state[k] for k in names if k not in ("lapse", "opening")}
@@ -245,13 +248,17 @@ class DiscreteSearch(InferredUser):
     selection : {"auto", "infogain", "weighted", "paper", "nearest"}
         gamma-CKL selection rule (see the module docstring); "auto": "infogain" up to
         100,000 items, "weighted" beyond.
-    opening : {"random", "principal"}
-        gamma-CKL's first query: "random" turns the prior's principal axes by a rotation
-        drawn from the session's ``random_state``, so that sessions open on different
-        screens (a uniform prior's axes are the same for everyone: a participant who
-        searches several targets would see one method open alike every time); "principal"
-        opens on the principal axes themselves, as before 0.3.0. Measured (n = 1000
-        uniform points, 1,000 targets): the same queries to find within 0.1 (README).
+    opening : {"uniform", "random", "principal"}
+        The first screen. "uniform" (the default): ``n_choices`` distinct items drawn
+        uniformly at random from the session's ``random_state`` by one rule shared by
+        every method, so the same seed opens every method on the same screen and no
+        method can be told by its opening (the methods differ from the second screen on).
+        "random": gamma-CKL turns the prior's principal axes by a rotation drawn from the
+        seed, GaussSearch opens with its mirror sample, the random baseline with its own
+        draw (0.3.0's default: on a small catalogue gamma-CKL's openings repeat and can be
+        told from GaussSearch's). "principal": gamma-CKL opens on the principal axes
+        themselves, as before 0.3.0. A state of :meth:`from_dict` keeps the opening it was
+        written with. The price of "uniform" is measured in the README.
     random_state : None, int or numpy.random.Generator
         Seeds the session (its opening, its posterior draws, GaussSearch's and random
         queries): sessions of different seeds open differently.
@@ -279,7 +286,7 @@ class DiscreteSearch(InferredUser):
         n_choices: int = 2,
         selection: str = "auto",
         lapse: float | str = 0.0,
-        opening: str = "random",
+        opening: str = "uniform",
         random_state: Any = None,
         n_jobs: int | None = None,
     ):
@@ -296,6 +303,7 @@ class DiscreteSearch(InferredUser):
         gamma: float | str = "auto",
         sigma: float = 0.1,
         n_choices: int = 2,
+        opening: str = "uniform",
         random_state: Any = None,
         n_jobs: int | None = None,
     ) -> DiscreteSearch:
@@ -305,7 +313,7 @@ class DiscreteSearch(InferredUser):
         worker processes. ``ValueError`` when the store's size is not ``X``'s.
         """
         obj = cls.__new__(cls)
-        settings = DiscreteSettings(method, gamma, 2.0, sigma, n_choices, "auto", 0.0)
+        settings = DiscreteSettings(method, gamma, 2.0, sigma, n_choices, "auto", 0.0, opening)
         obj._setup(X, settings, seed_from(random_state), resolve_n_jobs(n_jobs), store)
         return obj
 
@@ -597,7 +605,7 @@ class DiscreteSearch(InferredUser):
         The posterior is replayed from the history, which is checked on the way. History
         records of states written before 0.2.0 name the picked item ``choice``.
         """
-        seed = check_state(state, (1, _STATE_VERSION))
+        seed = check_state(state, tuple(range(1, _STATE_VERSION + 1)))
         obj = cls.__new__(cls)
         try:
             obj._setup(X, DiscreteSettings.from_dict(state), seed, resolve_n_jobs(n_jobs))
@@ -795,7 +803,7 @@ def simulate_discrete(
     selection: str = "auto",
     lapse: float | str = 0.0,
     oracle_lapse: float = 0.0,
-    opening: str = "random",
+    opening: str = "uniform",
     random_state: Any = None,
     n_jobs: int | None = None,
     client: Any = None,

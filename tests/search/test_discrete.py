@@ -12,7 +12,7 @@ from tripletsearch import _core
 from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
 from tripletsearch._reference.discrete import rotated_axes, store_frame, top_eigenpairs
 from tripletsearch._reference.discrete import simulate as ref_simulate
-from tripletsearch.discrete import METHODS, SELECTIONS
+from tripletsearch.discrete import METHODS, OPENINGS, SELECTIONS
 
 CONFIGS = [  # (method, selection, n_choices)
     ("gamma-ckl", "weighted", 2),
@@ -33,9 +33,11 @@ def native_config(**kw):
     """The native configuration of the twin's keywords (method and selection by name)."""
     method = kw.pop("method", "gamma-ckl")
     selection = kw.pop("selection", "weighted")
+    opening = kw.pop("opening", "uniform")
     return _core.SearchConfig(
         method=getattr(_core.SearchMethod, METHODS[method]),
         selection=getattr(_core.Selection, SELECTIONS[selection]),
+        opening=getattr(_core.Opening, OPENINGS[opening]),
         **kw,
     )
 
@@ -879,13 +881,15 @@ def first_screens(X, seeds, **kw):
     return [tuple(sorted(ts.DiscreteSearch(X, random_state=s, **kw).ask().tolist())) for s in seeds]
 
 
+@pytest.mark.parametrize("opening", ["uniform", "random"])
 @pytest.mark.parametrize("k", [2, 4])
 @pytest.mark.parametrize("method", ["gamma-ckl", "gauss"])
-def test_sessions_open_on_their_own_screens(method, k):
-    """Each session's seed turns its opening (gamma-CKL) or draws it (GaussSearch): over 20
-    seeds at least 18 distinct first screens, on 1,000 uniform points in d = 5."""
+def test_sessions_open_on_their_own_screens(method, k, opening):
+    """Each session's seed draws its opening ("uniform"), or turns it (gamma-CKL) or draws it
+    (GaussSearch) ("random"): over 20 seeds at least 18 distinct first screens, on 1,000
+    uniform points in d = 5."""
     X = np.random.default_rng(11).uniform(size=(1000, 5))
-    screens = first_screens(X, range(20), method=method, n_choices=k, gamma=3.0)
+    screens = first_screens(X, range(20), method=method, n_choices=k, gamma=3.0, opening=opening)
     assert len(set(screens)) >= 18, screens
 
 
@@ -904,7 +908,7 @@ def test_the_principal_opening_is_every_sessions():
 def test_the_opening_rotation_matches_the_twin(k, selection, d):
     X = database(200, d, seed=d)
     for seed in (1, 2**63 + 5, 77):
-        cfg = dict(n_choices=k, selection=selection)
+        cfg = dict(n_choices=k, selection=selection, opening="random")
         a = _core.DiscreteSearcher(_core.ItemStore(X), native_config(**cfg), seed, 1)
         b = RefSearcher(X, **cfg, seed=seed)
         for _ in range(3):  # the opening turned, the next queries on the principal axes
@@ -939,11 +943,11 @@ def test_a_state_of_version_1_replays_its_principal_opening():
     state["version"] = 1  # as 0.2.0 wrote it: no opening, opened on the principal axes
     again = ts.DiscreteSearch.from_dict(json.loads(json.dumps(state)), X)
     assert again.ask().tolist() == pending.tolist() and again.n_queries == 3
-    # a new state keeps its opening
+    # a new state keeps its opening: new sessions' default, "uniform" (state version 3)
     new = ts.DiscreteSearch(X, n_choices=2, gamma=3.0, random_state=4)
     new.tell(int(new.ask()[0]))
     back = ts.DiscreteSearch.from_dict(new.to_dict(), X)
-    assert back.to_dict()["opening"] == "random" and back.to_dict()["version"] == 2
+    assert back.to_dict()["opening"] == "uniform" and back.to_dict()["version"] == 3
 
 
 @pytest.mark.parametrize(

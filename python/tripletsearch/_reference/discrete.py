@@ -34,7 +34,7 @@ from .oracles import normal_tail
 from .resample import systematic_resample
 from .rng import Purpose, child_seed, stream
 
-__all__ = ["store_frame", "top_eigenpairs", "DiscreteSearcher", "simulate"]
+__all__ = ["store_frame", "top_eigenpairs", "uniform_opening", "DiscreteSearcher", "simulate"]
 
 _RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
 _SAMPLES = 128
@@ -81,6 +81,22 @@ def top_eigenpairs(C, count):
 
 
 _OPENING_AXES = 8  # the opening turns the top max(count, 8) axes (at most d)
+_UNIFORM_OPENING_STREAM = 1  # stream (seed, Opening, 1); 0 is the rotation's
+OPENINGS = ("principal", "random", "uniform")
+
+
+def uniform_opening(seed, n, k):
+    """The first screen every method shares (``discrete/opening.hpp``): k distinct of n items.
+
+    From stream (seed, Opening, 1): item c is the r-th item, in index order, of those not
+    drawn yet, r = below(n - c); in the order drawn.
+    """
+    rng = stream(seed, Purpose.Opening, _UNIFORM_OPENING_STREAM)
+    rest = list(range(n))
+    q = []
+    for c in range(k):
+        q.append(rest.pop(rng.below(n - c)))
+    return np.array(q, dtype=np.int64)
 
 
 def rotated_axes(eig, seed):
@@ -147,14 +163,16 @@ class DiscreteSearcher:
         lapse=0.0,
         gamma_auto=False,
         lapse_auto=False,
-        random_opening=True,
+        opening="uniform",
         seed=0,
     ):
         self.center, self.scale, self.X = store_frame(X)
         self.n, self.d = self.X.shape
         self.method, self.gamma, self.r, self.sigma = method, gamma, r, sigma
         self.k, self.selection, self.seed = n_choices, selection, seed
-        self.random_opening = random_opening
+        if opening not in OPENINGS:
+            raise ValueError(f"opening: expected one of {OPENINGS}, got {opening!r}")
+        self.opening = opening
         # user hypotheses h = (gamma index, lapse index): one weight per item each
         self.lapse, self.gamma_auto, self.lapse_auto = lapse, gamma_auto, lapse_auto
         self.ng = len(GAMMA_GRID) if gamma_auto else 1
@@ -324,6 +342,8 @@ class DiscreteSearcher:
         k = min(self.k, self.n_unshown)
         if k == 0:
             return np.empty(0, dtype=np.int64)
+        if self.opening == "uniform" and self.n_queries == 0:  # one rule for every method
+            return uniform_opening(self.seed, self.n, k)
         if self.method == "random":
             return self._select_random(k)
         if self.method == "gamma-ckl" and self.selection == "infogain":
@@ -338,7 +358,7 @@ class DiscreteSearcher:
         The opening turns the top ``min(d, max(count, 8))`` axes by the session's rotation
         and keeps the first ``count`` (beyond 32 dimensions: the top ``count``).
         """
-        if self.random_opening and self.n_queries == 0:
+        if self.opening == "random" and self.n_queries == 0:
             m = count if self.d > 32 else min(self.d, max(count, _OPENING_AXES))
             return rotated_axes(top_eigenpairs(self._cov, m), self.seed)[:count]
         return top_eigenpairs(self._cov, count)

@@ -23,7 +23,7 @@ enum class Purpose : std::uint64_t {
   ResampleMove = 0x632BE59BD9B4E019ULL,      // continuous: resample-move of a refresh
   QueryDraws = 0x94D049BB133111EBULL,        // continuous: candidate and evaluation draws
   HyptestStage = 0xA24BAED4963EE407ULL,      // continuous: simulated cell outcomes per stage
-  Opening = 0xBF58476D1CE4E5B9ULL,           // discrete gamma-CKL: the opening's axes
+  Opening = 0xBF58476D1CE4E5B9ULL,           // discrete: 0 axes rotation, 1 uniform first screen
 };
 
 // Stream `index` of `purpose` under `seed`: Rng(seed ^ salt, index).

@@ -13,6 +13,14 @@ namespace tripletsearch {
 enum class SearchMethod : int { GammaCKL = 0, Gauss = 1, Random = 2 };
 // gamma-CKLSearch's rule for picking items near the proto-queries (see gammackl_search.hpp).
 enum class Selection : int { Weighted = 0, Paper = 1, Nearest = 2, InfoGain = 3 };
+// A session's first screen (query 0):
+//   Principal  gamma-CKL: the posterior's principal axes (before 0.3.0; every session of a
+//              database opens on the same screen); GaussSearch and random: their own rule
+//   Random     gamma-CKL: those axes turned by a rotation seeded by the session
+//              (Axes::rotate); GaussSearch and random: their own rule (0.3.0's default)
+//   Uniform    every method: k distinct items uniformly at random from the session's seed,
+//              one rule (opening.hpp); the methods differ from the second screen on
+enum class Opening : int { Principal = 0, Random = 1, Uniform = 2 };
 
 struct SearchConfig {
   SearchMethod method = SearchMethod::GammaCKL;
@@ -26,10 +34,7 @@ struct SearchConfig {
   // (oracle/user_grid.hpp; gamma and lapse above are then unused)
   double lapse = 0.0;
   bool gamma_auto = false, lapse_auto = false;
-  // gamma-CKL: the first query's axes turned by a rotation seeded by the session
-  // (Axes::rotate), so that sessions open differently; false: the posterior's principal
-  // axes (before 0.3.0: every session of a database opened on the same screen)
-  bool random_opening = true;
+  Opening opening = Opening::Uniform;
 
   // The posterior keeps one weight per item and user hypothesis (0: the plain posterior).
   int hypotheses() const {
@@ -43,6 +48,8 @@ struct SearchConfig {
     require_positive(sigma, "sigma");
     require_between(n_choices, 2, kMaxChoices, "n_choices");
     require_half_open(lapse, 0.0, 1.0, "lapse");
+    if (opening != Opening::Principal && opening != Opening::Random && opening != Opening::Uniform)
+      throw std::invalid_argument("opening: unknown opening");
     if ((gamma_auto || lapse_auto) && method != SearchMethod::GammaCKL)
       throw std::invalid_argument(std::string(gamma_auto ? "gamma" : "lapse") +
                                   ": 'auto' (inferred while searching) is a gamma-ckl option");

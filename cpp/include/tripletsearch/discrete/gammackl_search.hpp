@@ -56,7 +56,7 @@ class GammaCKLSearch final : public DiscreteSearcher {
                                                                  : ScanRule::Weighted;
     const std::int64_t d = store_->d();
     const int count = static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d));
-    const Axes axes = cfg_.random_opening && n_queries_ == 0
+    const Axes axes = cfg_.opening == Opening::Random && n_queries_ == 0
                           ? Axes::opening(post_, count, d, seed_)
                           : post_.axes(count);
     std::vector<double> protos(static_cast<std::size_t>(k * d));

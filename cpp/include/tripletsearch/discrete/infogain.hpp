@@ -72,7 +72,7 @@ inline std::vector<std::int64_t> InfoGainSelector::tuples(const GammaCKLPosterio
                                                           std::int64_t query) const {
   const std::int64_t d = in.store.d();
   const int count = static_cast<int>(std::min<std::int64_t>(axes_for(k, d), d));
-  const Axes axes = cfg.random_opening && query == 0  // sessions open differently
+  const Axes axes = cfg.opening == Opening::Random && query == 0  // sessions open differently
                         ? Axes::opening(post, count, d, seed)
                         : post.axes(count);
   const int ne = axes.count, P = k == 2 ? ne * kRadii * 2 : kRadii * k;

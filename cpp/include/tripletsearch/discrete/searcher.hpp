@@ -18,6 +18,7 @@
 #include "axes.hpp"
 #include "config.hpp"
 #include "item_store.hpp"
+#include "opening.hpp"
 #include "weights.hpp"
 
 namespace tripletsearch {
@@ -58,10 +59,15 @@ class DiscreteSearcher {
   std::int64_t n_unshown() const { return store_->n() - n_shown_; }
 
   // Up to n_choices unshown items for the next query into q; returns how many (0: none
-  // left to show).
+  // left to show). Opening::Uniform: the first query (nothing shown yet) by the rule every
+  // method shares (opening.hpp), the method's own rule from the second on.
   int select(std::int64_t* q) {
     const int k = static_cast<int>(std::min<std::int64_t>(cfg_.n_choices, n_unshown()));
-    if (k > 0) select_k(q, k);
+    if (k == 0) return 0;
+    if (cfg_.opening == Opening::Uniform && n_queries_ == 0 && n_shown_ == 0)
+      uniform_opening(seed_, store_->n(), k, q);
+    else
+      select_k(q, k);
     return k;
   }
 

@@ -14,9 +14,14 @@ from ..schema import Answer
 from ..store import Store
 from .base import Mode, Screen, ScreenSizes, SessionInfo, Settings
 
-__all__ = ["FindMode", "N_CHOICES", "check_gamma"]
+__all__ = ["FindMode", "N_CHOICES", "check_gamma", "opening_of"]
 
 N_CHOICES = ScreenSizes(2, 8, 4)  # items per screen (at most the catalogue's)
+# new sessions' first screen: one rule for every method (DiscreteSearch's "uniform")
+OPENING = "uniform"
+# the opening of a session stored before its params recorded one: 0.3.0's default (an
+# opening decides screen 0 only, which is stored: a rebuilt session replays its screens)
+STORED_OPENING = "random"
 
 
 def check_gamma(value: Any) -> float | str:
@@ -28,6 +33,18 @@ def check_gamma(value: Any) -> float | str:
     return float(value)
 
 
+def opening_of(params: dict) -> str:
+    """A session's opening: its params' (recorded by :meth:`FindMode.started`).
+
+    New params (a mode's or a study's, before the session starts: no ``selection`` yet)
+    open by :data:`OPENING`; stored params without one by :data:`STORED_OPENING`.
+    """
+    opening = params.get("opening")
+    if opening is not None:
+        return str(opening)
+    return STORED_OPENING if "selection" in params else OPENING
+
+
 class FindMode(Mode):
     """Find a catalogue item (:class:`tripletsearch.DiscreteSearch`, gamma-CKLSearch).
 
@@ -36,8 +53,11 @@ class FindMode(Mode):
     null: none is closer; the items are only ruled out). A session with a target (a
     study's) accepts "this is it" on its target only.
 
-    Shared by its sessions: one template searcher per (screen size, method, gamma, sigma),
-    whose item store is built once and which new sessions spawn from.
+    Shared by its sessions: one template searcher per (screen size, method, gamma, sigma,
+    opening), whose item store is built once and which new sessions spawn from. New
+    sessions open by one rule for every method (``opening="uniform"``: the first screen
+    from the session's seed alone, so a study's methods cannot be told by it); a stored
+    session keeps the opening its params record.
     """
 
     name = "find"
@@ -50,7 +70,7 @@ class FindMode(Mode):
     def __init__(self, catalogue: Catalogue, settings: Settings, store: Store | None = None):
         super().__init__(catalogue, settings, store)
         self.gamma = check_gamma(settings.gamma)
-        self._templates: dict[tuple[int, str, float | str, float], DiscreteSearch] = {}
+        self._templates: dict[tuple[int, str, float | str, float, str], DiscreteSearch] = {}
         self._templates_lock = threading.Lock()
         self._store: ItemStore | None = None  # the catalogue's store_file, mapped
 
@@ -82,6 +102,7 @@ class FindMode(Mode):
             str(params.get("method", "gamma-ckl")),
             check_gamma(params.get("gamma", self.gamma)),
             float(params.get("sigma", 0.1)),
+            opening_of(params),
         )
         with self._templates_lock:
             t = self._templates.get(key)
@@ -91,6 +112,7 @@ class FindMode(Mode):
                     n_choices=n_choices,
                     gamma=key[2],
                     sigma=key[3],
+                    opening=key[4],
                     random_state=0,
                     n_jobs=self.settings.threads,
                 )
@@ -111,7 +133,7 @@ class FindMode(Mode):
             return t
 
     def searcher(self, n_choices: int, params: dict, seed: int) -> DiscreteSearch:
-        """A spawn of the template for the stored method, gamma and sigma."""
+        """A spawn of the template for the stored method, gamma, sigma and opening."""
         return self._template(n_choices, params).spawn(random_state=seed)
 
     def session_bytes(self, n_choices: int, params: dict) -> int:
@@ -123,8 +145,8 @@ class FindMode(Mode):
         return self._template(n_choices, params).state_bytes
 
     def started(self, searcher: Any, params: dict) -> dict:
-        """The parameters and the selection rule the library chose."""
-        return {**params, "selection": searcher.selection}
+        """The parameters, the selection rule the library chose and the opening."""
+        return {**params, "selection": searcher.selection, "opening": searcher.settings.opening}
 
     def next_screen(self, searcher: Any, number: int) -> Screen | None:
         """The items the searcher asks, or None when none are left."""
