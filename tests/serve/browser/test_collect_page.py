@@ -178,3 +178,53 @@ def test_the_head_and_candidates_are_drawn_alike(browser, tmp_path, device, show
                 page.locator("#grid .pick").nth(n % 4).click()
             expect(page.locator("#progress")).to_have_text(f"query {n + 2} of 5")
         ctx.close()
+
+
+@pytest.mark.parametrize("show_names", [True, False])
+def test_a_phone_shows_the_head_and_both_rows_of_candidates_and_stopping_clears_the_header(
+    browser, tmp_path, show_names
+):
+    """On a 390 x 844 phone, the head and four candidates (two rows), names of two lines
+    under them and a title on two lines, every candidate's box is on the screen without
+    scrolling (the second row ended below it); after "Stop taking part" the header counts
+    nothing."""
+    from tripletsearch.serve.collect import load_collect
+
+    photo_catalogue(tmp_path / "photos")
+    items = tmp_path / "photos" / "items.csv"
+    lines = items.read_text().splitlines()
+    items.write_text(
+        "\n".join(
+            [lines[0]]
+            + [f"{r.split(',')[0]} of the old museum,{r.split(',')[1]}" for r in lines[1:]]
+        )
+        + "\n"
+    )
+    (tmp_path / "photos" / "embedding.npy").unlink()
+    text = PICTURE_COLLECT.replace("n_choices = 2", "n_choices = 4")
+    title = 'title = "Which of these pictures of our lab\'s collection looks most alike?"\n'
+    (tmp_path / "collect.toml").write_text(
+        title + text + f"show_names = {str(show_names).lower()}\n"
+    )
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    with thread_server(create_app(cfg.catalogue, url, collect=cfg)) as base:
+        ctx = browser.new_context(**PHONE)
+        page = ctx.new_page()
+        page.goto(base + "/collect")
+        page.click("#agree")
+        page.click("#go")
+        expect(page.locator("#grid .pick img")).to_have_count(4)
+        assert drawn_alike(page) == 5
+        bottoms = page.eval_on_selector_all(
+            "#grid .pick", "els => els.map(e => e.getBoundingClientRect().bottom)"
+        )
+        assert max(bottoms) <= PHONE["viewport"]["height"], bottoms
+        assert page.evaluate("window.scrollY") == 0
+        expect(page.locator("#progress")).to_have_text("query 1 of 5")
+        page.once("dialog", lambda d: d.accept())
+        with page.expect_response(lambda r: r.url.endswith("/withdraw")):
+            page.click("#stop")
+        expect(page.locator("#result")).to_contain_text("You have stopped taking part")
+        expect(page.locator("#progress")).to_have_text("")
+        ctx.close()

@@ -134,6 +134,7 @@ def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_p
             page.click("#stop")
         expect(page.locator("#result")).to_contain_text("You have stopped taking part")
         assert page.is_hidden("#result-swatch")
+        expect(page.locator("#progress")).to_have_text("")  # no screen under way any more
         assert Store(url).participant(pid).withdrawn is not None
         page.reload()  # nothing kept: consent again
         expect(page.locator("#consent")).to_be_visible()

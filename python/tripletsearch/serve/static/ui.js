@@ -117,6 +117,8 @@ export function showResult({text, item, lines, copy}) {
 export async function stopTakingPart(question, call) {
   if (!window.confirm(question)) return false;
   await call();
+  // nothing is under way any more: the header counts no screen, target or answers
+  Object.assign(state, {screen: null, slot: null, session: null, nQueries: 0, maxQueries: 0});
   showResult({text: "You have stopped taking part: your answers will not be used. Thank you."});
   $("again").hidden = true;
   return true;
