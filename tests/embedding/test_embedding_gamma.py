@@ -362,6 +362,25 @@ def test_gamma_path_scores_every_fit_on_the_held_out_rows():
     assert set(short.gammas) <= {3.0, 6.0} and 6.0 in short.gammas
 
 
+def test_a_gamma_at_an_end_of_the_path_warns_and_one_inside_does_not():
+    """People of gamma 4: a path of 8 to 32 chooses its lowest end (the held-out likelihood
+    would improve below it) and says so; a path around 4 does not warn."""
+    import warnings
+
+    X, T = synthetic(n=25, d=2, m=3000, gamma=4.0, seed=7)
+    fit, val = T[300:], T[:300]
+    est = ts.Embedding(dim=2, max_epochs=60)
+    with pytest.warns(ts.embedding.GammaAtEdgeWarning, match="lowest of the gammas searched"):
+        path = ts.embedding.gamma_path(est, fit, val, gammas=[8.0, 16.0, 32.0], random_state=3)
+    assert path.gammas[np.argmin(path.val_nll)] == 8.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ts.embedding.GammaAtEdgeWarning)
+        inside = ts.embedding.gamma_path(
+            est, fit, val, gammas=[1.0, 2.0, 4.0, 8.0, 16.0], random_state=3
+        )
+    assert inside.gammas[np.argmin(inside.val_nll)] not in (1.0, 16.0)
+
+
 def test_gamma_path_bad_input():
     X, T = synthetic(n=20, d=2, m=600, gamma=4.0, seed=8)
     est = ts.Embedding(dim=2, max_epochs=5)

@@ -14,7 +14,7 @@ in a fitted embedding (``_placement``) and the ``.npz`` files (``_io``).
 from __future__ import annotations
 
 from ._estimator import Embedding
-from ._path import GammaPath, gamma_path
+from ._path import GammaAtEdgeWarning, GammaPath, gamma_path
 from ._path import _parabola_vertex as _parabola_vertex
 from ._train import MODELS, OPTIMIZERS, DivergenceError, valid_rows
 from ._train import TrainOutput as TrainOutput
@@ -28,9 +28,10 @@ __all__ = [
     "valid_rows",
     "gamma_path",
     "GammaPath",
+    "GammaAtEdgeWarning",
 ]
 
 # the public names live here (their pickles, their documentation): the modules are private
-for _obj in (Embedding, DivergenceError, GammaPath, gamma_path, valid_rows):
+for _obj in (Embedding, DivergenceError, GammaPath, GammaAtEdgeWarning, gamma_path, valid_rows):
     _obj.__module__ = __name__
 del _obj

@@ -9,6 +9,7 @@ walks the alphas ``LassoCV`` chooses from). :class:`~tripletsearch.Embedding` wa
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from ._train import fit_options
 if TYPE_CHECKING:
     from ._estimator import Embedding
 
-__all__ = ["gamma_path", "GammaPath", "gamma_grid", "sqrt2_steps"]
+__all__ = ["gamma_path", "GammaPath", "GammaAtEdgeWarning", "gamma_grid", "sqrt2_steps"]
 
 PATH_START = 4.0  # the path starts at the grid's gamma closest to this
 _PATH_TOL = 1e-5  # the tolerance of the path's fits (a final fit uses its own ``tol``)
@@ -101,6 +102,28 @@ def _parabola_vertex(
     shift = -0.5 * num / den
     step = min(d1, d2) * limit
     return float(math.exp(x[1] + max(-step, min(step, shift))))
+
+
+def _warn_at_edge(best: float, grid: np.ndarray) -> None:
+    """Warn when the best fitted gamma is an end of the path (the range searched).
+
+    The held-out likelihood may go on improving past it: the gamma is then a bound, not
+    an estimate. A path of one gamma says nothing (it chose nothing).
+    """
+    if len(grid) < 2 or best not in (float(grid[0]), float(grid[-1])):
+        return
+    end = "lowest" if best == float(grid[0]) else "highest"
+    warnings.warn(
+        f"gamma: the chosen gamma {best:.4g} is the {end} of the gammas searched "
+        f"({float(grid[0]):.4g} to {float(grid[-1]):.4g}); the held-out likelihood may "
+        "improve beyond it: give gammas= a wider range",
+        GammaAtEdgeWarning,
+        stacklevel=4,
+    )
+
+
+class GammaAtEdgeWarning(UserWarning):
+    """A chosen gamma sits at an end of the range searched (a bound, not an estimate)."""
 
 
 def gamma_path(
@@ -225,6 +248,7 @@ def _walk(
                 gamma = _parabola_vertex(fits, best_gamma(), limit=1.0)
     finally:
         progress.close()
+    _warn_at_edge(best_gamma(), grid)
     order = sorted(fits)
     nearest = min(fits, key=lambda f: abs(math.log(gamma / f)))
     return GammaPath(
