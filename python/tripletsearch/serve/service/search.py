@@ -14,7 +14,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,40 +207,33 @@ class SearchService:
                 screen = self._next_screen(the_mode, params, 0, searcher)
             assert screen is not None  # a catalogue has >= 2 items
             try:
-                self._create(sid, token, seed, mode, n_choices, params, screen, owner)
+                self.store.create_session(
+                    sid=sid,
+                    token_hash=token_hash(token),
+                    mode=mode,
+                    n_choices=n_choices,
+                    seed=str(seed),
+                    params=params,
+                    catalogue=the_mode.space,
+                    library=__version__,
+                    payload=screen.payload,
+                    query=screen.query,
+                    participant=None if owner is None else owner.participant,
+                    slot=None if owner is None else owner.slot,
+                    target=None if owner is None else owner.target,
+                )
             except BaseException:  # a racing request started the slot, or the write failed
-                self._discard(sid, the_mode, screen)
+                self._discard(sid, the_mode, screen, lambda: self._slot_start(owner))
                 raise
             self.live.put(sid, searcher, 0, 0, 0, the_mode.state_bytes(searcher))
         return sid, token
 
-    def _create(
-        self,
-        sid: str,
-        token: str,
-        seed: int,
-        mode: str,
-        n_choices: int,
-        params: dict,
-        screen: Screen,
-        owner: Owner | None,
-    ) -> None:
-        """The new session and its first screen in the database."""
-        self.store.create_session(
-            sid=sid,
-            token_hash=token_hash(token),
-            mode=mode,
-            n_choices=n_choices,
-            seed=str(seed),
-            params=params,
-            catalogue=self.mode(mode).space,
-            library=__version__,
-            payload=screen.payload,
-            query=screen.query,
-            participant=None if owner is None else owner.participant,
-            slot=None if owner is None else owner.slot,
-            target=None if owner is None else owner.target,
-        )
+    def _slot_start(self, owner: Owner | None) -> tuple[str, int] | None:
+        """(the session of ``owner``'s slot, 0): where a racing start stored its screen 0."""
+        if owner is None:
+            return None
+        ours = self.store.participant_sessions(owner.participant)
+        return next(((s.id, 0) for s in ours if s.slot == owner.slot), None)
 
     def _next_screen(self, mode: Mode, params: dict, number: int, searcher: Any) -> Screen | None:
         """Screen ``number``, or None when the search is over or at its screen limit."""
@@ -346,10 +339,10 @@ class SearchService:
                 response_ms=request.response_ms,
             )
         except WriteConflict:  # another worker answered this screen first: nothing written
-            self._discard(sid, mode, nxt)
+            self._discard(sid, mode, nxt, lambda: (sid, number + 1))
             return self._repeat(sid, number, "answer", *key)
         except BaseException:  # the database, the disk, a bug: the retry finds all as it was
-            self._discard(sid, mode, nxt, number)
+            self._discard(sid, mode, nxt, lambda: (sid, number + 1))
             raise
         try:
             if nxt is None or searcher is None:
@@ -369,28 +362,28 @@ class SearchService:
         return reply
 
     def _discard(
-        self, sid: str, mode: Mode, screen: Screen | None, number: int | None = None
+        self, sid: str, mode: Mode, screen: Screen | None, where: Callable[[], Any]
     ) -> None:
         """Forget a step that was never recorded: its searcher, and what its screen took.
 
         Any error between reading an answer and committing its next screen comes here: the
         cached searcher may hold the answer already (it is dropped: the next request
         rebuilds it from the database), and what the screen took is given back
-        (:meth:`~..modes.Mode.discard`). ``number``: the answered screen, when the write
-        may have committed before it failed (its next screen stored as ``screen``: nothing
-        to give back). Never raises: the error that brought it here is the one to report.
+        (:meth:`~..modes.Mode.discard`) unless the screen ``where()`` names (session id,
+        number; None: none) is stored showing it: the write committed before it failed, or
+        a racing request recorded the same query (a retry is given the query it holds
+        again). Never raises: the error that brought it here is the one to report.
         """
         self.live.drop(sid)
         if screen is None or screen.claim is None:
             return
         try:
-            if number is not None:
-                stored = self.store.screen(sid, number + 1)
-                if stored is not None and stored[1] == screen.query:
-                    return
-            mode.discard(screen)
+            at = where()
+            stored = None if at is None else self.store.screen(*at)
+            if stored is None or stored[1] != screen.query:
+                mode.discard(screen)
         except Exception as exc:  # the database still failing: the claim stays taken
-            log.warning("session %s: a claim kept, not given back (%s)", sid, type(exc).__name__)
+            log.info("session %s: a claim kept, not given back (%s)", sid, type(exc).__name__)
 
     def undo(self, sid: str, token: str | None, request: Undo) -> dict:
         """Take back the last answer that counts, from the current screen.

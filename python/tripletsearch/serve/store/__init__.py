@@ -2,8 +2,9 @@
 
 ``engine`` (engines, write transactions, schema version, leases), ``tables`` (the tables and
 their migrations), ``sessions`` (sessions, screens, answers), ``participants`` (study and
-collect participants), ``experiments`` (studies and collects by name) and ``collect`` (the
-samplers' query buffers and embedding versions).
+collect participants), ``experiments`` (studies and collects by name), ``collect`` (the
+samplers' query buffers and embedding versions) and ``unavailable`` (which errors are the
+database or its disk failing, not a bug).
 It imports SQLAlchemy and the standard library only.
 """
 

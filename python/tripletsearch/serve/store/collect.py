@@ -30,6 +30,16 @@ _FREE_QUERIES = (
     .order_by(collect_queries.c.id)
     .limit(64)
 )
+_HELD_QUERY = (
+    sa.select(collect_queries.c.id, collect_queries.c.head, collect_queries.c.candidates)
+    .where(
+        collect_queries.c.collect == sa.bindparam("collect"),
+        collect_queries.c.sampler == sa.bindparam("sampler"),
+        collect_queries.c.taken_by == sa.bindparam("taker"),
+    )
+    .order_by(collect_queries.c.id)
+    .limit(1)
+)
 _TAKE_QUERY = (
     sa.update(collect_queries)
     .where(collect_queries.c.id == sa.bindparam("b_id"), collect_queries.c.taken_by.is_(None))
@@ -76,30 +86,45 @@ class CollectRecords(Database):
         whose (head, candidate set) is in ``refuse`` are passed over (and stay free for
         others), however many: the buffer is read 64 queries at a time until one fits. Two
         takers never get the same query (a conditional update, retried). A query taken for
-        a screen that is never recorded is given back with :meth:`release_query`.
+        a screen that is never recorded is given back with :meth:`release_query`; one that
+        ``taker`` holds still (its reply lost, its release failed: the database failing)
+        is given again, so that a retry of the same screen gets the same query.
         """
         for _ in range(8):
-            pick = self._free_query(collect, sampler, refuse)
+            pick, held = self._free_query(collect, sampler, taker, refuse)
             if pick is None:
                 return None
+            if held:
+                return int(pick.id), int(pick.head), [int(x) for x in json.loads(pick.candidates)]
             with self._tx() as c:
                 done = c.execute(_TAKE_QUERY, {"b_id": pick.id, "b_taker": taker})
             if done.rowcount == 1:
                 return int(pick.id), int(pick.head), [int(x) for x in json.loads(pick.candidates)]
         return None
 
-    def _free_query(self, collect: str, sampler: str, refuse: Any) -> Any:
-        """The oldest free query of the buffer not in ``refuse`` (a row), or None."""
+    def _free_query(self, collect: str, sampler: str, taker: str, refuse: Any) -> Any:
+        """(the query ``taker`` holds or the oldest free one not in ``refuse``, held).
+
+        The query is a row, or None when there is none.
+        """
         after = -1
+
+        def fits(r: Any) -> bool:
+            return (int(r.head), frozenset(json.loads(r.candidates))) not in refuse
+
         with self._reading() as c:
+            held = c.execute(_HELD_QUERY, {"collect": collect, "sampler": sampler, "taker": taker})
+            mine = held.first()
+            if mine is not None and fits(mine):
+                return mine, True
             while True:
                 params = {"collect": collect, "sampler": sampler, "after": after}
                 rows = c.execute(_FREE_QUERIES, params).all()
                 if not rows:
-                    return None
+                    return None, False
                 for r in rows:
-                    if (int(r.head), frozenset(json.loads(r.candidates))) not in refuse:
-                        return r
+                    if fits(r):
+                        return r, False
                 after = rows[-1].id
 
     def release_query(self, query_id: int, taker: str) -> bool:

@@ -1,4 +1,9 @@
-"""The app's ASGI middleware: a body size limit, and no stack trace ever reaching a client."""
+"""The app's ASGI middleware: a body size limit, and no stack trace ever reaching a client.
+
+A database or disk failing (:func:`~..store.unavailable.unavailable`) is a 503 with
+``Retry-After`` and one line of the log per request; any other exception is a bug: a 500,
+its trace in the log.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +13,23 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import TooLarge
+from ..store.unavailable import unavailable
 from .views import error
 
-__all__ = ["BodyLimit", "MAX_BODY_BYTES"]
+__all__ = ["BodyLimit", "MAX_BODY_BYTES", "UNAVAILABLE"]
 
 log = logging.getLogger("tripletsearch.serve")
 MAX_BODY_BYTES = 16 * 1024
+UNAVAILABLE = "the server cannot record this now (its database is unavailable); try again"
 
 
 class BodyLimit:
-    """413 for request bodies over ``limit`` bytes; 500 for an unexpected exception.
+    """413 for request bodies over ``limit`` bytes; 503 or 500 for an unexpected exception.
 
     A client that disconnects mid-body is one line of the log at info (no trace, no reply).
+    The database or its disk failing (locked, full, a server gone) is a 503 with
+    ``Retry-After`` and one line of the log at warning (no trace: a full disk would write
+    a hundred lines per request).
 
     The 413 by Content-Length or while streaming (a pure ASGI middleware: the body is never
     buffered beyond the limit). The 500 is ``{"error": "internal server error"}``, the
@@ -66,7 +76,18 @@ class BodyLimit:
             await self.app(scope, limited, tracking)
         except ClientDisconnect:  # the client went mid-body: nothing to answer, no bug
             log.info("client left mid-request: %s %s", scope.get("method"), scope.get("path"))
-        except Exception:  # a bug: logged here, never shown to the client
-            log.exception("internal error on %s %s", scope.get("method"), scope.get("path"))
+        except Exception as exc:
+            trouble = unavailable(exc)
+            if trouble is None:  # a bug: logged here, never shown to the client
+                log.exception("internal error on %s %s", scope.get("method"), scope.get("path"))
+                if not started:
+                    await error(500, "internal server error")(scope, receive, send)
+                return
+            reason, wait = trouble
+            log.warning(
+                "unavailable (503) %s %s: %s", scope.get("method"), scope.get("path"), reason
+            )
             if not started:
-                await error(500, "internal server error")(scope, receive, send)
+                reply = error(503, UNAVAILABLE)
+                reply.headers["Retry-After"] = str(wait)
+                await reply(scope, receive, send)
