@@ -33,6 +33,9 @@ from tripletsearch.serve.store import Store
 from tripletsearch.serve.store.tables import collect_queries
 from tripletsearch.serve.study import load_study
 
+# hundreds of runs of the service, pure Python: tens of seconds, once (not under the sanitizers)
+pytestmark = [pytest.mark.once, pytest.mark.long]
+
 
 def database_fault(sql: bool) -> Exception:
     """What SQLite says when the disk is full (the driver's error in a statement)."""
