@@ -12,7 +12,11 @@ their own:
   ``"points"`` in CIELAB) with the pairwise gamma-CKL probability, accepting the estimate
   after ``accept_after`` answers;
 * :class:`TripletPeople` answer triplet queries ``(head, a, b)`` from a ground truth ``X``
-  by an oracle's probability, with random answers at a lapse rate.
+  by an oracle's probability, with random answers at a lapse rate;
+* :class:`CollectPerson` answers a collect screen (a head and its candidates, as the
+  service sends it): a person by gamma-CKL with lapses, or one of the scripts the checks
+  must catch (random picks; random picks but the checks it can recognise on the screen
+  answered right; answers at 100 ms).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from .colour import srgb_to_lab
 from .oracles import GammaCKL, Oracle
 from .outcomes import triplet_agreement
 
-__all__ = ["FindPerson", "MixPerson", "TripletPeople"]
+__all__ = ["FindPerson", "MixPerson", "TripletPeople", "CollectPerson"]
 
 _ONE_ROW = np.array([[0, 1, 2]], dtype=np.int64)
 
@@ -166,3 +170,82 @@ class TripletPeople:
             asked.append(q)
             sampler.tell(self.answer(q))
         return np.concatenate(asked) if asked else np.empty((0, 3), dtype=np.int64)
+
+
+class CollectPerson:
+    """Answers collect screens (``{"screen", "head", "candidates"}``, items with ``"id"``).
+
+    Parameters
+    ----------
+    kind : {"person", "random", "reader", "fast"}
+        ``"person"``: picks by gamma-CKL from the truth ``X`` (``P(c) ~ ||x_c -
+        x_head||^-gamma``), at random at rate ``lapse``. The scripts: ``"random"`` picks
+        uniformly; ``"reader"`` reads the screen: the head when it is among the candidates
+        (an attention check), the same item as before when the head and candidates were
+        shown before (a repeat), else uniformly; ``"fast"`` picks as ``"random"`` and
+        answers at 100 ms.
+    X : array_like (n, d) or None
+        What a ``"person"`` perceives.
+    gamma, lapse : float
+        A person's gamma-CKL power and share of random answers.
+    rng : numpy.random.Generator
+        Its draws.
+    seconds : float
+        The median time per screen (log-normal, sigma 0.4), but ``"fast"``'s 0.1 s.
+
+    :meth:`answer` gives the answer's body (with the ``response_ms`` the page would
+    measure); :attr:`seconds_` is the time it took.
+    """
+
+    KINDS = ("person", "random", "reader", "fast")
+
+    def __init__(
+        self,
+        kind: str,
+        X: Any = None,
+        gamma: float = 3.0,
+        lapse: float = 0.05,
+        rng: Any = None,
+        seconds: float = 2.0,
+    ):
+        if kind not in self.KINDS:
+            raise ValueError(f"kind: one of {self.KINDS}, got {kind!r}")
+        if kind == "person" and X is None:
+            raise ValueError("X: a person needs what they perceive")
+        if not 0.0 <= float(lapse) <= 1.0:
+            raise ValueError(f"lapse: expected a number in [0, 1], got {lapse!r}")
+        self.kind, self.lapse, self.seconds = kind, float(lapse), float(seconds)
+        self.X = None if X is None else _coordinates(X)
+        self.oracle = GammaCKL(gamma)
+        self.rng = check_random_state(rng)
+        self.picked: dict[tuple[int, frozenset], int] = {}  # what the reader picked
+        self.seconds_ = 0.0
+
+    def _pick(self, head: int, ids: list[int]) -> int:
+        if self.kind == "reader":
+            if head in ids:
+                return ids.index(head)
+            seen = self.picked.get((head, frozenset(ids)))
+            if seen is not None:
+                return ids.index(seen)
+        if self.kind != "person" or self.rng.random() < self.lapse:
+            return int(self.rng.integers(len(ids)))
+        if head in ids:
+            return ids.index(head)
+        assert self.X is not None
+        rows = self.X[[head, *ids]]
+        p = self.oracle.choice_prob(rows, [0], [list(range(1, len(ids) + 1))], n_jobs=1)[0]
+        return int(self.rng.choice(len(ids), p=p / p.sum()))
+
+    def answer(self, query: dict[str, Any]) -> dict[str, Any]:
+        """The answer to ``query``: ``{"screen", "choice", "response_ms"}``."""
+        head = int(query["head"]["id"])
+        ids = [int(c["id"]) for c in query["candidates"]]
+        choice = self._pick(head, ids)
+        self.picked[(head, frozenset(ids))] = ids[choice]
+        if self.kind == "fast":
+            self.seconds_ = 0.1
+        else:
+            self.seconds_ = float(self.seconds * np.exp(0.4 * self.rng.standard_normal()))
+        ms = int(round(1e3 * self.seconds_))
+        return {"screen": query["screen"], "choice": choice, "response_ms": ms}

@@ -181,6 +181,10 @@ class QueryMethod:
         """The fewest answers worth fitting an embedding to."""
         return 0
 
+    def random_until(self) -> int | None:
+        """The answers before the queries stop being random (None: random for ever)."""
+        return None
+
     def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:  # pragma: no cover
         """One query: a head and k candidates, int64 (k + 1,)."""
         raise NotImplementedError
@@ -281,6 +285,9 @@ class AdaptiveRoundRobin(QueryMethod):
 
     def min_answers(self) -> int:
         return max(1, math.ceil(self.BURN_IN_PER_ITEM * self.n / 10))
+
+    def random_until(self) -> int | None:
+        return self.BURN_IN_PER_ITEM * self.n
 
     def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
         rng = sampler._rng
@@ -431,6 +438,9 @@ class ActiveQueries(QueryMethod):
         self.answer_index: HeadIndex | None = None  # the answers by head, as of the install
 
     def min_answers(self) -> int:
+        return self.burn_in
+
+    def random_until(self) -> int | None:
         return self.burn_in
 
     # ------------------------------------------------------------------ asking

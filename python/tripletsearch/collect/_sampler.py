@@ -84,6 +84,8 @@ class TripletSampler:
         A copy of the rows told.
     refit_due_ : bool
         Whether ``refit="auto"`` would refit now.
+    burn_in_ : int or None
+        The answers the method asks random queries for before its own (None: all random).
 
     Examples
     --------
@@ -211,6 +213,17 @@ class TripletSampler:
         if k > self.n_items - 1:
             raise ValueError(f"k: at most n_items - 1 = {self.n_items - 1} candidates, got {k}")
         return np.stack([self._method.ask_one(self, k) for _ in range(n)])
+
+    @property
+    def burn_in_(self) -> int | None:
+        """The answers the method asks random queries for before its own (its burn-in).
+
+        ``"active"``: ``ceil(L0 * dim * log2(L0))`` with ``L0`` anchors (see
+        :class:`~tripletsearch.collect.ActiveQueries`); ``"arr"``: ``n_items``. Both also
+        ask random queries until an embedding is installed (fitted at :attr:`refit_due_`).
+        None: ``"random"``, whose queries are all random.
+        """
+        return self._method.random_until()
 
     # ------------------------------------------------------------------ embeddings
     @property

@@ -56,7 +56,9 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
             while "query" in reply:
                 q = reply["query"]
                 near = [abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]
-                pick = 0 if person == 10 else int(np.argmin(near))  # the last one clicks blindly
+                pick = int(np.argmin(near))
+                if person == 10:  # the last one clicks blindly: never the head when shown
+                    pick = (near.index(0) + 1) % len(near) if 0 in near else 0
                 reply = c.post(
                     f"{base}/answer", json={"screen": q["screen"], "choice": pick}, headers=h
                 ).json()
@@ -77,7 +79,8 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
         expect(rows).to_have_count(11)
         flagged = page.locator("#participants tbody tr.flagged")
         expect(flagged).to_have_count(1)
-        expect(flagged.locator(".status")).to_have_text("flagged")
+        expect(flagged.locator(".status")).to_have_text("flagged: attention")
+        expect(page.locator("#rules")).to_contain_text("Check rules version 2")
         assert int(page.get_attribute("#answers-plot polyline", "data-points")) > 10
         for name in cfg.samplers:  # one accuracy curve per sampler, with its points
             line = page.locator(f'#accuracy-plot polyline[data-series="{name}"]')
@@ -100,6 +103,9 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
                 "test triplets"
             )
             expect(page.locator(f'#arms tr[data-sampler="{name}"]')).to_be_visible()
+            expect(page.locator(f'#arms tr[data-sampler="{name}"]')).to_contain_text(
+                "every query random" if name == "random" else f"{name}: "
+            )
         expect(page.locator("#refitter")).to_contain_text("Refitter")
         pictures = page.locator("#map image.item")
         expect(pictures).to_have_count(cfg.catalogue.n_items)

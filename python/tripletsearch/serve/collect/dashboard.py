@@ -8,16 +8,26 @@
 ``participants``
     one record per participant: enrolment number, pseudonymous id, sampler (assigned at
     enrolment), answers, skips, fallback queries, attention checks, gold queries and
-    repeats (``[passed, answered]``), ``flagged`` (left out of the fits,
+    repeats (``[passed, answered]``; ``clear_repeats`` those of queries an embedding
+    predicted clearly, the ones judged), ``agreement`` (their picks agreeing with an
+    embedding fitted without them, as the refitter last scored it: ``agreed``,
+    ``answers``, ``chance``, ``p_value``), ``flagged`` (left out of the fits) and
+    ``flags`` (the rules that flag them, each with its numbers and a sentence,
     :func:`~.quality.checks`), the median response time the page measured and the
     server's, the platform id, withdrawn or done;
+``rules``
+    the check rules' version (:data:`~.quality.CHECK_RULES`), the agreement rule's level,
+    the answers it needs and when it last scored;
 ``samplers``
     per sampler, its embedding versions: answers (triplets) used, held-out triplets
     (``n_test``), held-out accuracy and its 95 % interval (Wilson's, over the ``n_test``
     triplets: a curve that says how sure each point is);
 ``arms``
     per sampler: participants, flagged, withdrawn, fallback queries served (its buffer was
-    empty), and the queries left in its buffer;
+    empty), the queries left in its buffer, its burn-in (``burn_in``: the answers it asks
+    random queries for, ``TripletSampler.burn_in_``; None: all random), the triplets it
+    has (``answers``), its newest embedding's version and ``state``, a sentence ("random
+    until 173 answers, 52 so far");
 ``refitter``
     the refitter's state: alive (it beat within :data:`ALIVE_S` seconds), its pid, when it
     last refitted, the answers that came in since it last read them;
@@ -34,13 +44,25 @@ from typing import Any
 
 import numpy as np
 
+from ...collect import TripletSampler
+from ...collect._sampler import SAMPLER_MODELS
 from ...outcomes import proportion_interval
 from ..store import Store
 from .file import CollectConfig
-from .quality import checks
+from .quality import (
+    AGREEMENT_AFTER,
+    AGREEMENT_LEVEL,
+    AGREEMENT_ROWS_PER_ITEM,
+    CHECK_RULES,
+    agreement_key,
+    checks,
+    counted_sessions,
+    read_agreement,
+    sampler_answers,
+)
 from .refitter import state_key
 
-__all__ = ["collect_dashboard", "MAX_POINTS", "plane"]
+__all__ = ["collect_dashboard", "MAX_POINTS", "plane", "sampler_state"]
 
 MAX_POINTS = 200  # of the answers-over-time curve
 ALIVE_S = 15.0  # a refitter that beat within this is alive (it beats every 2 s)
@@ -72,11 +94,13 @@ def _over_time(times: list[float]) -> dict[str, list]:
     return {"t": [round(float(t[i]), 3) for i in picks], "count": [int(i + 1) for i in picks]}
 
 
-def _participant(row: Any, session: Any, history: list[dict]) -> dict[str, Any]:
+def _participant(
+    row: Any, session: Any, history: list[dict], agreement: dict | None
+) -> dict[str, Any]:
     """A participant's line: their sampler, answers, checks and response times."""
     counted = [h for h in history if h["kind"] == "answer" and not h["undone"]]
     ms = [h["response_ms"] for h in counted if h.get("response_ms") is not None]
-    got = checks(history)
+    got = checks(history, agreement)
     sampler = getattr(row, "arm", None) or (
         None if session is None else session.params.get("sampler")
     )
@@ -90,7 +114,10 @@ def _participant(row: Any, session: Any, history: list[dict]) -> dict[str, Any]:
         "attention": list(got["attention"]),
         "gold": list(got["gold"]),
         "repeats": list(got["repeats"]),
+        "clear_repeats": list(got["clear_repeats"]),
+        "agreement": got["agreement"],
         "flagged": got["flagged"],
+        "flags": got["flags"],
         "response_ms_median": None if not ms else float(statistics.median(ms)),
         "server_ms_median": got["server_ms"],
         "platform_id": row.platform_id,
@@ -99,19 +126,59 @@ def _participant(row: Any, session: Any, history: list[dict]) -> dict[str, Any]:
     }
 
 
-def _arms(store: Store, config: CollectConfig, people: list[dict]) -> dict[str, dict]:
-    """Per sampler: participants, flagged, withdrawn, fallbacks served, buffer depth."""
+def sampler_state(name: str, burn_in: int | None, answers: int, version: int | None) -> str:
+    """What sampler ``name`` waits for, in a sentence ("random until 173 answers, 52 so far")."""
+    if burn_in is None:
+        state = f"{name}: every query random, {answers} answers"
+    elif answers < burn_in:
+        state = f"{name}: random until {burn_in} answers, {answers} so far"
+    elif version is None:
+        state = f"{name}: random until its first fit ({answers} answers, burn-in {burn_in} done)"
+    else:
+        state = f"{name}: adaptive, {answers} answers (burn-in of {burn_in} done)"
+    fitted = "not fitted yet" if version is None else f"embedding version {version}"
+    return f"{state}; {fitted}"
+
+
+def _arms(
+    store: Store, config: CollectConfig, people: list[dict], counted: Any, versions: list[dict]
+) -> dict[str, dict]:
+    """Per sampler: participants, flagged, withdrawn, fallbacks, buffer, burn-in, state."""
     out = {}
+    model = next((m for m in config.models if m in SAMPLER_MODELS), "gamma-ckl")
     for name in config.samplers:
         mine = [p for p in people if p["sampler"] == name]
+        burn_in = TripletSampler(
+            config.catalogue.n_items, config.dim, method=name, model=model, refit=None,
+            random_state=0, n_jobs=1,
+        ).burn_in_  # fmt: skip
+        answers = len(sampler_answers(counted, name)[0])
+        version = max((int(v["version"]) for v in versions if v["sampler"] == name), default=None)
         out[name] = {
             "participants": len(mine),
             "flagged": sum(p["flagged"] for p in mine),
             "withdrawn": sum(p["withdrawn"] for p in mine),
             "fallbacks": sum(p["fallbacks"] for p in mine),
             "buffer": store.free_queries(config.fingerprint, name),
+            "burn_in": burn_in,
+            "answers": answers,
+            "version": version,
+            "state": sampler_state(name, burn_in, answers, version),
         }
     return out
+
+
+def _rules(store: Store, config: CollectConfig) -> dict[str, Any]:
+    """The check rules' version and the agreement rule's numbers."""
+    scored = store.get_meta(agreement_key(config.fingerprint)) or {}
+    return {
+        "version": CHECK_RULES,
+        "agreement_level": AGREEMENT_LEVEL,
+        "agreement_after": AGREEMENT_AFTER,
+        "agreement_rows": AGREEMENT_ROWS_PER_ITEM * config.catalogue.n_items,
+        "scored": scored.get("created"),
+        "scored_triplets": scored.get("triplets"),
+    }
 
 
 def _refitter(store: Store, config: CollectConfig) -> dict[str, Any]:
@@ -163,6 +230,7 @@ def collect_dashboard(store: Store, config: CollectConfig) -> dict[str, Any]:
     sessions = {
         s.participant: s for s in store.iter_sessions(withdrawn=True) if s.catalogue == space
     }
+    scores = read_agreement(store, fp)
     people, times = [], []
     for row in store.iter_participants():
         if row.study != fp:
@@ -170,8 +238,10 @@ def collect_dashboard(store: Store, config: CollectConfig) -> dict[str, Any]:
         session = sessions.get(row.id)
         history = [] if session is None else by_session.get(session.id, [])
         times += [h["answered_at"] for h in history if h["kind"] == "answer"]
-        people.append(_participant(row, session, history))
+        agreement = None if session is None else scores.get(session.id)
+        people.append(_participant(row, session, history, agreement))
     versions = store.embedding_versions(fp)
+    counted = counted_sessions(store, fp, by_session)
     samplers: dict[str, list[dict]] = {name: [] for name in config.samplers}
     for v in versions:
         samplers.setdefault(v["sampler"], []).append(_version(v))
@@ -184,7 +254,8 @@ def collect_dashboard(store: Store, config: CollectConfig) -> dict[str, Any]:
         "participants": people,
         "flagged": sum(p["flagged"] for p in people),
         "samplers": samplers,
-        "arms": _arms(store, config, people),
+        "arms": _arms(store, config, people, counted, versions),
+        "rules": _rules(store, config),
         "refitter": _refitter(store, config),
         "map": _map(store, config, fp, versions),
     }

@@ -15,6 +15,12 @@ triplets, with their details in ``collect_triplets_info.csv``):
     a catalogue folder that ``tripletsearch serve --catalogue`` takes as it is: the items'
     names, colours and pictures (copied), ``embedding.npy`` the first model's, and
     ``embeddings/`` the others'.
+``collect_participants.csv``
+    one row per participant of the collect, withdrawn ones too: their sampler, answers,
+    the check rules' version, whether they are flagged and by which rules
+    (``flagged_by``), the numbers of every check (attention, gold, repeats and those of
+    clear queries, agreement with everyone else's answers: picks as predicted, answers
+    scored, z and p-value; the median times per screen) and ``why``, a sentence per flag.
 ``study.toml``
     a study on that catalogue, each method searching the embedding of its own model (the
     paper's pairing: gamma-CKL for gamma-CKLSearch, Probit for GaussSearch, both fitted
@@ -37,9 +43,16 @@ from ..._validation import derived_seed
 from ..catalogue import Catalogue
 from ..store import Store
 from .file import CollectConfig
-from .quality import EXPORT_KINDS, counted_sessions, triplet_rows
+from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
 
-__all__ = ["collect_triplets", "write_collect_export", "METHOD_MODELS", "EXPORT_KINDS"]
+__all__ = [
+    "collect_triplets",
+    "participant_checks",
+    "write_collect_export",
+    "METHOD_MODELS",
+    "EXPORT_KINDS",
+    "PARTICIPANT_COLUMNS",
+]
 
 # the model each search method's embedding is fitted with in the exported study
 METHOD_MODELS = {"gamma-ckl": "gamma-ckl", "gauss": "probit"}
@@ -77,6 +90,68 @@ def collect_triplets(
                     }
                 )
     return out
+
+
+PARTICIPANT_COLUMNS = [
+    "participant", "number", "session", "sampler", "answers", "withdrawn", "rules",
+    "flagged", "flagged_by", "attention_passed", "attention_of", "gold_passed", "gold_of",
+    "repeats_agreed", "repeats_of", "clear_repeats_agreed", "clear_repeats_of",
+    "agreement_agreed", "agreement_answers", "agreement_z", "agreement_p",
+    "server_ms_median", "response_ms_median", "why",
+]  # fmt: skip
+
+
+def participant_checks(store: Store, config: CollectConfig) -> list[dict[str, Any]]:
+    """Per participant of the collect: their checks and flags (``collect_participants.csv``).
+
+    As the dashboard shows them (:func:`~.quality.checks`, with the agreement the refitter
+    last scored), withdrawn participants too.
+    """
+    fp = config.fingerprint
+    answered, scores = store.all_answers(), read_agreement(store, fp)
+    sessions = {
+        s.participant: s
+        for s in store.iter_sessions(withdrawn=True)
+        if s.catalogue == f"collect:{fp}"
+    }
+    out = []
+    for row in store.iter_participants():
+        if row.study != fp:
+            continue
+        s = sessions.get(row.id)
+        history = [] if s is None else answered.get(s.id, [])
+        got = checks(history, None if s is None else scores.get(s.id))
+        a = got["agreement"] or {}
+        sampler = getattr(row, "arm", None) or (None if s is None else s.params.get("sampler"))
+        out.append(
+            {
+                "participant": row.id, "number": int(row.number),
+                "session": None if s is None else s.id,
+                "sampler": sampler,
+                "answers": sum(h["kind"] == "answer" and not h["undone"] for h in history),
+                "withdrawn": row.withdrawn is not None, "rules": got["rules"],
+                "flagged": got["flagged"], "flagged_by": " ".join(f["rule"] for f in got["flags"]),
+                "attention_passed": got["attention"][0], "attention_of": got["attention"][1],
+                "gold_passed": got["gold"][0], "gold_of": got["gold"][1],
+                "repeats_agreed": got["repeats"][0], "repeats_of": got["repeats"][1],
+                "clear_repeats_agreed": got["clear_repeats"][0],
+                "clear_repeats_of": got["clear_repeats"][1],
+                "agreement_agreed": a.get("agreed"), "agreement_answers": a.get("answers"),
+                "agreement_z": a.get("z"), "agreement_p": a.get("p_value"),
+                "server_ms_median": got["server_ms"], "response_ms_median": got["response_ms"],
+                "why": "; ".join(f["why"] for f in got["flags"]),
+            }
+        )  # fmt: skip
+    return out
+
+
+def _write_participants(store: Store, config: CollectConfig, path: Path) -> None:
+    """``collect_participants.csv``: :func:`participant_checks`, one row each."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(PARTICIPANT_COLUMNS)
+        for rec in participant_checks(store, config):
+            w.writerow(["" if rec[k] is None else rec[k] for k in PARTICIPANT_COLUMNS])
 
 
 def _fit(config: CollectConfig, model: str, triplets: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -176,6 +251,7 @@ def write_collect_export(
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(collect_file, d / "collect.toml")
+    _write_participants(store, config, d / "collect_participants.csv")
     if rows is None:
         rows = [t["row"] for t in collect_triplets(store, fingerprint=config.fingerprint)]
     mine = [tuple(int(v) for v in r) for r in rows]

@@ -1,17 +1,25 @@
 """Which collected answers count: a participant's checks, and the triplets of their answers.
 
-:func:`checks` flags a participant by their attention checks, repeats and response times;
-:func:`counted_sessions` is the one filter of the answers that count (a collect design's
-sessions, participants withdrawn or flagged left out), which the refitter, the export and
-the dashboard all read through; :func:`triplet_rows` turns answers into triplet rows.
+:func:`checks` flags a participant by the rules of version :data:`CHECK_RULES`, each flag
+naming its rule with its numbers: attention checks, gold queries and repeats of clear
+queries passed fewer than half, response times under a quarter second, and answers that
+do not agree with everyone else's (:func:`score_agreement`, which the refitter runs at
+each round: :func:`refresh_agreement`). :func:`counted_sessions` is the one filter of the
+answers that count (a collect design's sessions, participants withdrawn or flagged left
+out), which the refitter, the export and the dashboard all read through;
+:func:`triplet_rows` turns answers into triplet rows.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 import numpy as np
 
+from ..._validation import derived_seed
+from ...collect._sampler import refit_due
 from ...outcomes import triplet_agreement
 from ..modes.collect import ANSWER_KINDS
 from ..store import SessionRow, Store
@@ -25,13 +33,27 @@ __all__ = [
     "held_out",
     "held_out_rows",
     "triplet_accuracy",
+    "score_agreement",
+    "refresh_agreement",
+    "read_agreement",
+    "agreement_key",
     "EXPORT_KINDS",
+    "CHECK_RULES",
     "PASS_SHARE",
     "FAST_MS",
     "FAST_SERVER_MS",
     "FAST_AFTER",
+    "AGREEMENT_LEVEL",
+    "AGREEMENT_AFTER",
+    "AGREEMENT_FOLDS",
+    "AGREEMENT_ROWS_PER_ITEM",
 ]
 
+# the version of the rules below: 1 (0.3.0) flagged by every repeat and had no agreement
+# rule; 2 judges repeats of clear queries only and adds the agreement rule (flags are
+# recomputed under it for collects under way; the gold pool and the choice of repeats
+# apply to participants who enrolled under it, ``params["checks"]``)
+CHECK_RULES = 2
 # the kinds of query whose answers are exported as triplets (the checks are not)
 EXPORT_KINDS = (*ANSWER_KINDS, "test")
 PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
@@ -42,6 +64,17 @@ FAST_MS, FAST_AFTER = 250, 5
 # the same bound on the server's own time per screen (shown to answered), whatever the
 # page claims
 FAST_SERVER_MS = FAST_MS
+# the agreement rule: a participant with at least AGREEMENT_AFTER counted answers whose
+# picks agree with an embedding fitted without them (K-fold over the participants,
+# AGREEMENT_FOLDS folds) no more often than chance allows at level AGREEMENT_LEVEL
+# (a one-sided test against 1/k, each pick weighed by how sure the embedding is) is
+# flagged; judged once the others' answers give AGREEMENT_ROWS_PER_ITEM triplets per item
+AGREEMENT_LEVEL = 0.1
+AGREEMENT_AFTER = 40
+AGREEMENT_FOLDS = 10
+AGREEMENT_ROWS_PER_ITEM = 10
+AGREEMENT_SEED = 0xA9EE  # purpose of the seeds of the folds and their fits
+MAX_WEIGHT = 5.0  # the largest weight of a pick in the agreement test (log-odds)
 
 Counted = list[tuple[SessionRow, list[dict]]]
 
@@ -51,19 +84,61 @@ def _median(values: list[float]) -> float | None:
     return float(np.median(values)) if len(values) >= FAST_AFTER else None
 
 
-def checks(answered: list[dict]) -> dict[str, Any]:
+def _share_flag(rule: str, passed: int, of: int, what: str) -> dict | None:
+    """A flag when fewer than :data:`PASS_SHARE` of ``of`` checks passed, else None."""
+    if not of or passed >= PASS_SHARE * of:
+        return None
+    why = f"{what}: {passed} of {of} (fewer than {PASS_SHARE:.0%})"
+    return {"rule": rule, "passed": int(passed), "of": int(of), "why": why}
+
+
+def _time_flag(rule: str, median: float | None, bound: float, what: str) -> dict | None:
+    if median is None or median >= bound:
+        return None
+    why = f"{what}: median {median:.0f} ms (under {bound:.0f} ms)"
+    return {"rule": rule, "median_ms": float(median), "bound_ms": float(bound), "why": why}
+
+
+def _agreement_flag(agreement: dict | None) -> dict | None:
+    """A flag when the participant's agreement is judged and not above chance."""
+    if not agreement or agreement.get("p_value") is None:
+        return None
+    if agreement["answers"] < AGREEMENT_AFTER or agreement["p_value"] <= AGREEMENT_LEVEL:
+        return None
+    a, n, chance = agreement["agreed"], agreement["answers"], agreement["chance"]
+    why = (
+        f"agreement with everyone else's answers: {a} of {n} picks as they predict (chance "
+        f"{chance:.2f}); weighted by how sure they are, p = {agreement['p_value']:.3g}, "
+        f"not below {AGREEMENT_LEVEL}"
+    )
+    return {
+        "rule": "agreement", "agreed": int(a), "of": int(n), "chance": float(chance),
+        "p_value": float(agreement["p_value"]), "level": AGREEMENT_LEVEL, "why": why,
+    }  # fmt: skip
+
+
+def checks(answered: list[dict], agreement: dict | None = None) -> dict[str, Any]:
     """A participant's checks from their answered screens (records of ``all_answers``).
 
     ``attention``: (passed, answered) of the self-match checks (the head among its own
     candidates: a check for inattention, which a script recognises); ``gold``: (passed,
-    answered) of the known-answer queries (shown as any pair: what a script cannot tell
-    apart); ``repeats``: (agreed, answered) of the repeated queries (the same candidate
-    picked as the first time); ``server_ms``: the median of the server's own time per
-    screen (shown to answered), ``response_ms``: the median the page measured (None: fewer
-    than :data:`FAST_AFTER`); ``flagged``: a share of checks passed below
-    :data:`PASS_SHARE`, or either median under :data:`FAST_MS` (clicking without looking,
-    whatever the page claims). A skip fails a check. A flagged participant's answers stay
-    in the database and are left out of the fits.
+    answered) of the known-answer queries (shown as any pair); ``repeats``: (agreed,
+    answered) of the repeated queries (the same candidate picked as the first time), and
+    ``clear_repeats`` the same of the repeats of queries an embedding predicted clearly
+    (chosen so since rules 2: the ones judged; a repeat of a near-tie is a coin flip for
+    anyone); ``server_ms``: the median of the server's own time per screen (shown to
+    answered), ``response_ms``: the median the page measured (None: fewer than
+    :data:`FAST_AFTER`); ``agreement``: the participant's record of
+    :func:`score_agreement` (as the refitter last stored it; None: not scored).
+
+    ``flags``: one record per rule that flags the participant (``rule``, its numbers and
+    ``why``, a sentence): ``attention``, ``gold`` or ``repeats`` passed by fewer than
+    :data:`PASS_SHARE`, ``server_time`` or ``page_time`` a median under :data:`FAST_MS`
+    (clicking without looking, whatever the page claims), ``agreement`` (at least
+    :data:`AGREEMENT_AFTER` answers agreeing with everyone else's no more than chance at
+    level :data:`AGREEMENT_LEVEL`); ``flagged``: any flag; ``rules``: :data:`CHECK_RULES`.
+    A skip fails a check. A flagged participant's answers stay in the database and are
+    left out of the fits.
     """
     counted = [h for h in answered if h["kind"] == "answer" and not h["undone"]]
     picked = {h["number"]: h for h in counted}
@@ -72,32 +147,43 @@ def checks(answered: list[dict]) -> dict[str, Any]:
         for kind in ("attention", "gold")
     }
     passed = {k: sum(h["choice"] == h["query"]["expected"] for h in v) for k, v in known.items()}
-    agreed = total = 0
+    agreed = total = clear_agreed = clear_total = 0
     for h in counted:
         q = h["query"]
         first = picked.get(q.get("of", -1)) if q.get("kind") == "repeat" else None
         if first is None or first["choice"] is None:
             continue
-        total += 1
         was = first["query"]["candidates"][first["choice"]]
-        agreed += h["choice"] is not None and q["candidates"][h["choice"]] == was
+        same = h["choice"] is not None and q["candidates"][h["choice"]] == was
+        total += 1
+        agreed += same
+        if q.get("clear") is not None:
+            clear_total += 1
+            clear_agreed += same
     page = _median([h["response_ms"] for h in counted if h.get("response_ms") is not None])
     server = _median(
         [1e3 * (h["answered_at"] - h["shown_at"]) for h in counted if "answered_at" in h]
     )
-    flagged = (
-        any(v and passed[k] < PASS_SHARE * len(v) for k, v in known.items())
-        or (total and agreed < PASS_SHARE * total)
-        or (page is not None and page < FAST_MS)
-        or (server is not None and server < FAST_SERVER_MS)
-    )
+    found = [
+        _share_flag("attention", passed["attention"], len(known["attention"]), "attention checks"),
+        _share_flag("gold", passed["gold"], len(known["gold"]), "gold queries right"),
+        _share_flag("repeats", clear_agreed, clear_total, "repeats of clear queries agreed"),
+        _time_flag("server_time", server, FAST_SERVER_MS, "time per screen by the server's clock"),
+        _time_flag("page_time", page, FAST_MS, "response time the page measured"),
+        _agreement_flag(agreement),
+    ]
+    flags = [f for f in found if f is not None]
     return {
         "attention": (passed["attention"], len(known["attention"])),
         "gold": (passed["gold"], len(known["gold"])),
         "repeats": (agreed, total),
+        "clear_repeats": (clear_agreed, clear_total),
         "response_ms": page,
         "server_ms": server,
-        "flagged": bool(flagged),
+        "agreement": agreement,
+        "flags": flags,
+        "flagged": bool(flags),
+        "rules": CHECK_RULES,
     }
 
 
@@ -107,17 +193,22 @@ def counted_sessions(
     """The sessions of collect design ``fingerprint`` whose answers count, with them.
 
     ``fingerprint`` None: of every collect design in the database. Participants withdrawn
-    (not listed by ``iter_sessions``) or flagged by their :func:`checks` are left out.
+    (not listed by ``iter_sessions``) or flagged by their :func:`checks` (with their
+    agreement as the refitter last stored it, :func:`read_agreement`) are left out.
     ``answered``: the store's ``all_answers()`` when the caller read them already (one
     read for everything it computes).
     """
     by_session = store.all_answers() if answered is None else answered
+    scored: dict[str, dict] = {}
     out = []
     for s in store.iter_sessions():
         if not _of_design(s, fingerprint):
             continue
+        design = s.catalogue.removeprefix("collect:")
+        if design not in scored:
+            scored[design] = read_agreement(store, design)
         history = by_session.get(s.id, [])
-        if not checks(history)["flagged"]:
+        if not checks(history, scored[design].get(s.id))["flagged"]:
             out.append((s, history))
     return out
 
@@ -202,3 +293,153 @@ def triplet_accuracy(X: np.ndarray, rows: np.ndarray) -> float | None:
     if len(rows) == 0:
         return None
     return float(np.mean(triplet_agreement(X, rows)))
+
+
+# ---------------------------------------------------------------------- agreement
+def _picks(history: list[dict]) -> list[tuple[int, list[int], int]]:
+    """The counted picks of a session: (head, candidates, position picked)."""
+    out = []
+    for h in history:
+        q = h["query"]
+        if h["kind"] != "answer" or h["undone"] or h["choice"] is None:
+            continue
+        if q.get("kind") in EXPORT_KINDS:
+            out.append((int(q["head"]), [int(c) for c in q["candidates"]], int(h["choice"])))
+    return out
+
+
+def _agree(emb: Any, picks: list[tuple[int, list[int], int]]) -> dict[str, Any]:
+    """How ``picks`` agree with the fitted embedding ``emb``: counts and the weighted test.
+
+    Each pick agrees when it is the candidate the embedding makes likeliest (ties: the
+    first); its weight is how sure the embedding is, the log-odds of that candidate
+    against the average other, ``w = log(p_max (k - 1) / (1 - p_max))`` capped at
+    :data:`MAX_WEIGHT` (a near-tie weighs nearly nothing; the most powerful weights
+    against a person who answers as the embedding predicts). A pick at random agrees with
+    probability 1/k whatever the weights, so ``S = sum w (agreed - 1/k)`` has mean 0 and
+    variance ``sum w^2 (1/k)(1 - 1/k)`` under chance; ``p_value`` is the one-sided normal
+    tail of ``S`` over its standard deviation.
+    """
+    if not picks:
+        return {"agreed": 0, "answers": 0, "chance": 0.5, "z": None, "p_value": None}
+    k = len(picks[0][1])
+    heads = [h for h, _, _ in picks]
+    cands = [c for _, c, _ in picks]
+    P = emb.oracle_.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
+    best = np.argmax(P, axis=1)
+    agreed = np.array([int(b == c) for b, (_, _, c) in zip(best, picks)], dtype=np.float64)
+    top = np.clip(P.max(axis=1), 1.0 / k, 1.0 - 1e-12)
+    w = np.minimum(np.log(top * (k - 1) / (1.0 - top)), MAX_WEIGHT)
+    var = float(np.sum(w**2) * (1.0 / k) * (1.0 - 1.0 / k))
+    z = float(np.sum(w * (agreed - 1.0 / k)) / math.sqrt(var)) if var > 0 else None
+    p = None if z is None else 0.5 * math.erfc(z / math.sqrt(2.0))
+    return {
+        "agreed": int(agreed.sum()), "answers": len(picks), "chance": 1.0 / k,
+        "z": None if z is None else round(z, 4), "p_value": p,
+    }  # fmt: skip
+
+
+def score_agreement(
+    train: list[tuple[str, list[dict]]],
+    judged: list[tuple[str, list[dict]]],
+    n_items: int,
+    dim: int,
+    seed: int = 0,
+    model: str = "gamma-ckl",
+) -> dict[str, dict]:
+    """How each ``judged`` participant's picks agree with everyone else's answers.
+
+    ``train`` and ``judged``: (participant or session id, answered screens). The
+    participants of both are split into :data:`AGREEMENT_FOLDS` folds (one per
+    participant when fewer), in a seeded order; per fold an embedding (``model``, ``dim``)
+    is fitted to the counted answers (:data:`EXPORT_KINDS`) of the ``train`` participants
+    of the other folds, and each ``judged`` participant of the fold is scored by it: their
+    picks of the candidate it makes likeliest, and a one-sided test against chance (1/k)
+    that weighs each pick by how sure the embedding is (:func:`_agree`: a script cannot
+    gain by the near-ties, an honest person is judged mostly by the clear queries). A fold
+    whose others give fewer than :data:`AGREEMENT_ROWS_PER_ITEM` triplets per item scores
+    no one (``p_value`` None).
+
+    Returns ``{id: {"agreed", "answers", "chance", "z", "p_value", "rows"}}`` (``rows``:
+    the triplets the participant's embedding was fitted to).
+    """
+    from ...embedding import Embedding
+
+    ids = sorted({i for i, _ in train} | {i for i, _ in judged})
+    if not ids:
+        return {}
+    order = np.random.default_rng(derived_seed(seed, AGREEMENT_SEED)).permutation(len(ids))
+    folds = min(AGREEMENT_FOLDS, len(ids))
+    fold_of = {ids[int(j)]: r % folds for r, j in enumerate(order)}
+    rows_of = {i: triplet_rows(h, EXPORT_KINDS)[0] for i, h in train}
+    out: dict[str, dict] = {}
+    for f in range(folds):
+        mine = [(i, h) for i, h in judged if fold_of[i] == f]
+        if not mine:
+            continue
+        rows = [r for i, got in rows_of.items() if fold_of[i] != f for r in got]
+        emb = None
+        if len(rows) >= AGREEMENT_ROWS_PER_ITEM * n_items:
+            T = np.array(rows, dtype=np.int64)
+            fit_seed = derived_seed(seed, AGREEMENT_SEED, f, len(T))
+            emb = Embedding(model, dim, n_items=n_items, random_state=fit_seed, n_jobs=1)
+            emb.fit(T)
+        for i, h in mine:
+            picks = _picks(h)
+            if emb is None:
+                k = len(picks[0][1]) if picks else 2
+                rec = {
+                    "agreed": None, "answers": len(picks), "chance": 1.0 / k, "z": None,
+                    "p_value": None,
+                }  # fmt: skip
+            else:
+                rec = _agree(emb, picks)
+            out[i] = {**rec, "rows": len(rows)}
+    return out
+
+
+def agreement_key(fingerprint: str) -> str:
+    """Where the refitter keeps collect ``fingerprint``'s agreement scores in ``ts_meta``."""
+    return f"agreement:{fingerprint}"
+
+
+def read_agreement(store: Store, fingerprint: str) -> dict[str, dict]:
+    """The agreement records by session id as the refitter last stored them ({} before)."""
+    got = store.get_meta(agreement_key(fingerprint)) or {}
+    return dict(got.get("sessions", {}))
+
+
+def refresh_agreement(
+    store: Store, config: Any, answered: dict | None = None, *, force: bool = False
+) -> bool:
+    """Score every participant's agreement again when the answers grew; whether it did.
+
+    Run by the refitter at each round (:func:`~.refitter.refit_once`): when the counted
+    triplets grew by the samplers' refit rule since the last scores (10 % and 50), or the
+    rules' version changed, every participant not flagged by another rule is scored by
+    :func:`score_agreement`, on embeddings fitted to those participants' answers (the
+    folds but their own: whom the agreement rule flags still trains the others', so that
+    a flag cannot shrink the evidence that made it), and the scores are kept in
+    ``ts_meta`` (:func:`agreement_key`) with the rules' version, the triplets and when.
+    """
+    fp = config.fingerprint
+    by_session = store.all_answers() if answered is None else answered
+    last = store.get_meta(agreement_key(fp)) or {}
+    judged = [
+        (s.id, h)
+        for s in store.iter_sessions()
+        if _of_design(s, fp)
+        for h in [by_session.get(s.id, [])]
+        if not checks(h)["flagged"]
+    ]
+    n_rows = sum(len(triplet_rows(h, EXPORT_KINDS)[0]) for _, h in judged)
+    stale = last.get("rules") != CHECK_RULES
+    if not (force or stale or refit_due(n_rows, int(last.get("triplets", 0)), 0)):
+        return False
+    n, dim = config.catalogue.n_items, config.dim
+    scores = score_agreement(judged, judged, n, dim, config.seed)
+    store.put_meta(
+        agreement_key(fp),
+        {"rules": CHECK_RULES, "triplets": n_rows, "created": time.time(), "sessions": scores},
+    )
+    return True

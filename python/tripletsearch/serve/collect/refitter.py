@@ -34,7 +34,14 @@ from ...collect._sampler import (
 )
 from ..store import Store, WriteConflict
 from .file import CollectConfig
-from .quality import Counted, counted_sessions, held_out, sampler_answers, triplet_accuracy
+from .quality import (
+    Counted,
+    counted_sessions,
+    held_out,
+    refresh_agreement,
+    sampler_answers,
+    triplet_accuracy,
+)
 
 log = logging.getLogger("tripletsearch.serve")
 
@@ -123,10 +130,14 @@ def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> 
     refit rule says so (``TripletSampler.refit_due_``: they grew by 10 % and 50 triplets
     since its last version; warm-started from it); each version is stored with the answers
     it used and its accuracy on the held-out test triplets. Then each sampler asks the
-    queries its buffer lacks. Runs outside any request.
+    queries its buffer lacks. First, the participants' agreement with everyone else's
+    answers is scored again when due (:func:`~.quality.refresh_agreement`: a check rule).
+    Runs outside any request.
     """
     fp = config.fingerprint
-    counted = counted_sessions(store, fp, store.all_answers())  # one read for all
+    answered = store.all_answers()  # one read for all
+    refresh_agreement(store, config, answered)  # the agreement rule's scores, when due
+    counted = counted_sessions(store, fp, answered)
     tests = held_out(counted)
     added: dict[str, int] = {}
     for i, name in enumerate(config.samplers):

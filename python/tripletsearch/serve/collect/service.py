@@ -24,6 +24,7 @@ from ..service.participants import Participants
 from ..service.search import Owner, SearchService
 from ..store import Arms, SessionRow
 from .file import CollectConfig
+from .quality import CHECK_RULES
 
 __all__ = ["CollectService", "ARM_SEED"]
 
@@ -86,7 +87,8 @@ class CollectService(Participants):
         def start() -> tuple[str, int, dict, Owner, int]:
             number = int(row.number)
             owner = Owner(pid, 0, None, token, derived_seed(self.config.seed, number))
-            params = {"sampler": self.sampler_of(row), "participant": pid}
+            # the check rules enrolled under (gold pool, choice of repeats: the mode's)
+            params = {"sampler": self.sampler_of(row), "participant": pid, "checks": CHECK_RULES}
             return CollectMode.name, self.config.n_choices, params, owner, self.config.max_queries
 
         return start

@@ -12,7 +12,9 @@ picked (or a skip). What screen ``number`` asks is decided by the collect file:
   positions drawn per participant: a known answer shown like any query (a pair), which a
   script cannot tell from the others;
 * a **repeat** at the ``repeats`` positions: an earlier query of the participant again,
-  its candidates in a new order (the agreement check);
+  its candidates in a new order (the agreement check); since the check rules of version 2,
+  of a query asked at least 5 screens before that an embedding predicts clearly, and
+  gold rows drawn from the file's as a pool per participant (:func:`gold_positions`);
 * a **burn-in** query (random) before ``burn_in``;
 * a **test** query (random, kept apart: the held-out set) with probability
   ``test_share``;
@@ -48,22 +50,34 @@ __all__ = ["CollectMode", "ANSWER_KINDS"]
 # and the held-out test queries are kept apart); "random": a fallback before 0.3.0
 ANSWER_KINDS = ("burn-in", "adaptive", "random", "fallback")
 GOLD_SEED = 0x601D  # purpose of the draws of a participant's gold positions
+# from the check rules' version 2 on (a session's ``params["checks"]``, set at enrolment):
+# each participant meets GOLD_SHOWN rows of the file's gold (a pool), drawn per
+# participant, and a repeat asks again a query asked at least REPEAT_GAP screens before
+# whose majority answer an embedding predicts with at least REPEAT_CLEAR: the newest of
+# the sampler with the most answers, once it has REPEAT_ROWS_PER_ITEM triplets per item
+POOLED_RULES, GOLD_SHOWN, REPEAT_GAP, REPEAT_CLEAR = 2, 4, 5, 0.9
+REPEAT_ROWS_PER_ITEM = 10
 # a catalogue with at most this many distinct queries has them listed when random draws
 # keep finding queries the participant was asked (the least asked of them come next)
 LISTED_QUERIES = 1 << 15
 
 
-def gold_positions(cfg: Any, seed: int, most: int) -> dict[int, tuple[int, int, int]]:
+def gold_positions(
+    cfg: Any, seed: int, most: int, pooled: bool = False
+) -> dict[int, tuple[int, int, int]]:
     """Where a participant of seed ``seed`` meets the file's gold queries: position -> row.
 
     Drawn among their ``most`` positions that hold no attention check or repeat, each gold
-    row once.
+    row once. ``pooled``: :data:`GOLD_SHOWN` rows of the file's drawn per participant (all
+    of them when it has no more), so that a few enrolments do not reveal them all.
     """
     gold = tuple(getattr(cfg, "gold", ()))
     if not gold:
         return {}
     free = [p for p in range(most) if p not in cfg.attention and p not in cfg.repeats]
     rng = np.random.default_rng([seed, GOLD_SEED])
+    if pooled and len(gold) > GOLD_SHOWN:
+        gold = tuple(gold[int(j)] for j in rng.choice(len(gold), size=GOLD_SHOWN, replace=False))
     picks = rng.choice(len(free), size=min(len(gold), len(free)), replace=False)
     return {int(free[int(i)]): tuple(gold[j]) for j, i in enumerate(picks)}
 
@@ -77,6 +91,7 @@ class Participant:
         self.seen: set[tuple[int, frozenset]] = set()
         self.times: Counter = Counter()  # how often each (head, candidate set) was shown
         self.gold: dict[int, tuple[int, int, int]] = {}  # position -> gold row
+        self.rules = 1  # the check rules' version the participant enrolled under
 
     def remember(self, query: dict) -> None:
         """One more query shown (answered), in order."""
@@ -154,7 +169,8 @@ class CollectMode(Mode):
         p = Participant(str(params["sampler"]), str(params["participant"]), seed)
         if self.settings.collect is not None:  # (the limit the session started with)
             most = int(params.get("max_queries", self.config.max_queries))
-            p.gold = gold_positions(self.config, seed, most)
+            p.rules = int(params.get("checks", 1))
+            p.gold = gold_positions(self.config, seed, most, p.rules >= POOLED_RULES)
         return p
 
     def session_bytes(self, n_choices: int, params: dict) -> int:
@@ -176,8 +192,8 @@ class CollectMode(Mode):
             query = self._gold(searcher.gold[number], rng)
         elif number in cfg.attention:
             query = self._attention(rng)
-        elif number in cfg.repeats:
-            query = self._repeat(searcher, rng)
+        elif number in cfg.repeats and (query := self._repeat(searcher, rng, number)):
+            pass  # (no earlier query clear enough: an ordinary query instead)
         elif number >= cfg.burn_in and rng.random() < cfg.test_share:
             query = {**self._random(searcher, rng), "kind": "test", "sampler": "test"}
         elif number >= cfg.burn_in:
@@ -258,22 +274,55 @@ class CollectMode(Mode):
             "sampler": "check",
         }
 
-    def _repeat(self, searcher: Participant, rng: np.random.Generator) -> dict | None:
-        """An earlier query (not a check) again, its candidates reordered."""
+    def _repeat(self, searcher: Participant, rng: np.random.Generator, number: int) -> dict | None:
+        """An earlier query (not a check) again, its candidates reordered.
+
+        From the rules of :data:`POOLED_RULES` on, one asked at least :data:`REPEAT_GAP`
+        screens before whose majority answer an embedding predicts with at least
+        :data:`REPEAT_CLEAR` (``clear``: that probability; a repeat of a near-tie is a coin
+        flip for anyone); None when there is none (or no embedding fitted to
+        :data:`REPEAT_ROWS_PER_ITEM` triplets per item yet).
+        """
         earlier = [
             (i, q) for i, q in enumerate(searcher.shown) if q["kind"] in (*ANSWER_KINDS, "test")
         ]
+        clear: list[float] = []
+        if searcher.rules >= POOLED_RULES:
+            earlier = [(i, q) for i, q in earlier if i <= number - REPEAT_GAP]
+            sure = self._predicted([q for _, q in earlier])
+            earlier = [e for e, p in zip(earlier, sure) if p >= REPEAT_CLEAR]
+            clear = [p for p in sure if p >= REPEAT_CLEAR]
         if not earlier:
             return None
-        i, q = earlier[int(rng.integers(len(earlier)))]
+        pick = int(rng.integers(len(earlier)))
+        i, q = earlier[pick]
         order = [int(c) for c in rng.permutation(q["candidates"])]
-        return {
-            "head": q["head"],
-            "candidates": order,
-            "kind": "repeat",
-            "of": i,
-            "sampler": "check",
-        }
+        out = {"head": q["head"], "candidates": order, "kind": "repeat", "of": i}
+        if clear:
+            out["clear"] = round(clear[pick], 4)
+        return {**out, "sampler": "check"}
+
+    def _predicted(self, queries: list[dict]) -> list[float]:
+        """Per query, the probability of its likeliest answer by the best embedding.
+
+        The newest of the sampler with the most answers, once it has
+        :data:`REPEAT_ROWS_PER_ITEM` triplets per item; zeros before.
+        """
+        from ...collect._sampler import embedding_from_state
+
+        n = self.catalogue.n_items
+        versions = [] if self.store is None else self.store.embedding_versions(self.fingerprint)
+        enough = [v for v in versions if v["n_rows"] >= REPEAT_ROWS_PER_ITEM * n]
+        if not enough or not queries or self.store is None:
+            return [0.0] * len(queries)
+        best = max(enough, key=lambda v: (v["n_rows"], v["version"]))
+        got = self.store.latest_embedding(self.fingerprint, best["sampler"])
+        assert got is not None
+        emb = embedding_from_state(got["embedding"], n)
+        heads = [int(q["head"]) for q in queries]
+        cands = [[int(c) for c in q["candidates"]] for q in queries]
+        p = emb.oracle_.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
+        return [float(v) for v in p.max(axis=1)]
 
     def _from_buffer(self, searcher: Participant, number: int) -> tuple[dict | None, Any]:
         """The sampler's next query from its buffer and the claim on it (None: empty)."""

@@ -25,8 +25,15 @@ function cell(row, value, cls) {
 
 function status(p) {
   if (p.withdrawn) return "withdrawn";
-  if (p.flagged) return "flagged";
+  if (p.flagged) return `flagged: ${p.flags.map((f) => f.rule).join(", ")}`;
   return p.done ? "done" : "answering";
+}
+
+/** A participant's agreement with everyone else's answers ("41/50, p 0.0001"). */
+function agreement(a) {
+  if (!a) return "";
+  if (a.p_value === null) return `${a.answers} answers, not scored yet`;
+  return `${a.agreed}/${a.answers}, p ${Number(a.p_value).toPrecision(2)}`;
 }
 
 function participants(list) {
@@ -44,11 +51,14 @@ function participants(list) {
     cell(row, p.fallbacks);
     cell(row, `${p.attention[0]}/${p.attention[1]}`);
     cell(row, `${p.gold[0]}/${p.gold[1]}`);
-    cell(row, `${p.repeats[0]}/${p.repeats[1]}`);
+    cell(row, `${p.clear_repeats[0]}/${p.clear_repeats[1]}` +
+      (p.repeats[1] > p.clear_repeats[1] ? ` (+${p.repeats[1] - p.clear_repeats[1]} not judged)` : ""));
+    cell(row, agreement(p.agreement));
     cell(row, p.response_ms_median === null ? "" : Math.round(p.response_ms_median));
     cell(row, p.server_ms_median === null ? "" : Math.round(p.server_ms_median));
     cell(row, p.platform_id);
     cell(row, status(p), "status");
+    if (p.flags.length) row.lastChild.title = p.flags.map((f) => f.why).join("\n");
     body.append(row);
   }
   const flagged = list.filter((p) => p.flagged).length;
@@ -98,6 +108,15 @@ function render(d) {
   }
   participants(d.participants);
   arms(d.arms, d.refitter);
+  const r = d.rules;
+  $("rules").textContent =
+    `Check rules version ${r.version}: attention checks, gold queries and repeats of clear ` +
+    `queries passed by fewer than half, a median time per screen under 250 ms, or answers ` +
+    `agreeing with everyone else's no more than chance (one-sided binomial test at ` +
+    `${r.agreement_level}, judged from ${r.agreement_after} answers once the others gave ` +
+    `${r.agreement_rows} triplets; ` +
+    (r.scored ? `last scored ${new Date(r.scored * 1000).toLocaleTimeString()} on ` +
+      `${r.scored_triplets} triplets)` : "not scored yet)") + ". Hover a status for why.";
 }
 
 /** Per sampler: participants, flagged, withdrawn, fallbacks, buffer; the refitter. */
@@ -107,19 +126,24 @@ function arms(byName, refitter) {
   for (const [name, a] of Object.entries(byName)) {
     const row = document.createElement("tr");
     row.dataset.sampler = name;
-    for (const v of [name, a.participants, a.flagged, a.withdrawn, a.fallbacks, a.buffer]) {
+    for (const v of [name, a.state, a.participants, a.flagged, a.withdrawn, a.fallbacks, a.buffer]) {
       cell(row, v);
     }
     body.append(row);
   }
   const r = refitter;
   const last = r.last_refit ? new Date(r.last_refit * 1000).toLocaleTimeString() : "not yet";
-  $("refitter").textContent = r.alive
-    ? `Refitter running (pid ${r.pid}, beat ${r.beat_s_ago} s ago): last refit ${last}, ` +
-      `${r.answers_waiting} answers since it last read them.`
-    : "Refitter NOT running: the server restarts it; until then the samplers' buffers " +
-      "run down and fallback queries are served.";
-  $("refitter").className = r.alive ? "small" : "small error";
+  const beat = r.beat_s_ago === null ? "starting" : `beat ${r.beat_s_ago} s ago`;
+  const failing = r.error
+    ? ` It ${r.failures > 1 ? `failed ${r.failures} times in a row` : "failed"}: ${r.error}`
+    : "";
+  $("refitter").textContent =
+    (r.alive
+      ? `Refitter running (pid ${r.pid}, ${beat}): last refit ${last}, ` +
+        `${r.answers_waiting} answers since it last read them.`
+      : "Refitter NOT running: the server restarts it; until then the samplers' buffers " +
+        "run down and fallback queries are served.") + failing;
+  $("refitter").className = r.alive && !r.error ? "small" : "small error";
 }
 
 async function refresh(token) {

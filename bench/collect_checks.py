@@ -1,0 +1,276 @@
+"""Simulated collects for the checks on people: how often they flag an honest person, and
+how often they catch a script (DESIGN.md, "a check on people has two error rates").
+
+A collect is served in process (the app through Starlette's TestClient, a SQLite file, a
+simulated clock for the server's time per screen) to honest people (gamma-CKL from a
+truth, with lapses) and three scripts (:class:`tripletsearch.people.CollectPerson`):
+``random`` picks at random, ``reader`` picks at random but answers right the checks it
+can recognise on the screen (the head among the candidates, a query shown before),
+``fast`` picks at random at 100 ms a screen. Each person answers 60 screens, one after the
+other, the refitter's round (:func:`~tripletsearch.serve.collect.refitter.refit_once`:
+the samplers' fits and buffers, the agreement scores) run after each; at the end the
+dashboard's flags are read, with the rule of each.
+
+Two catalogues: 60 of the demo's colours (every sixteenth; people perceive CIELAB, the
+collect fits d = 3) and 40 items in d = 2 (the pictures' stand-ins: standard normal
+points). ``python bench/collect_checks.py`` prints the table; ``bench/test_bench_checks.py``
+runs it under pytest; ``tests/serve/collect/test_checks.py`` asserts the bounds on a
+smaller count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import tempfile
+import textwrap
+import time
+import types
+import warnings
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tripletsearch.people import CollectPerson
+from tripletsearch.serve import create_app
+from tripletsearch.serve.catalogue.demo import demo_catalogue
+from tripletsearch.serve.collect import load_collect, quality
+from tripletsearch.serve.collect.dashboard import collect_dashboard
+from tripletsearch.serve.collect.refitter import refit_once
+from tripletsearch.serve.store import Store
+from tripletsearch.serve.store import sessions as _sessions
+
+SCREENS = 60
+SCRIPTS = ("random", "reader", "fast")
+CATALOGUES = ("colours", "points")
+COLLECT = """
+title = "Which looks more alike?"
+catalogue = "items"
+samplers = ["active", "random"]
+test_share = 0.1
+n_choices = 2
+dim = {dim}
+max_queries = {screens}
+burn_in = 20
+attention = [10, 45]
+repeats = [30, 55]
+gold = {gold}
+seed = {seed}
+"""
+
+
+def truth(catalogue: str, seed: int) -> tuple[np.ndarray, list[str], int]:
+    """What people perceive, the items' hex colours and the collect's dimension."""
+    if catalogue == "colours":
+        demo = demo_catalogue()
+        assert demo.hex is not None and demo.embedding is not None
+        pick = np.arange(0, demo.n_items, 16)
+        return np.asarray(demo.embedding)[pick], [demo.hex[i] for i in pick], 3
+    rng = np.random.default_rng([seed, 40])
+    rgb = rng.integers(0, 256, size=(40, 3))
+    return rng.normal(size=(40, 2)), [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in rgb], 2
+
+
+def gold_pool(X: np.ndarray, rng: np.random.Generator, size: int = 16) -> list[list[int]]:
+    """``size`` clear known answers: the closer item at most half the farther's distance."""
+    out: list[list[int]] = []
+    while len(out) < size:
+        h, a, b = (int(v) for v in rng.choice(len(X), 3, replace=False))
+        da, db = np.linalg.norm(X[a] - X[h]), np.linalg.norm(X[b] - X[h])
+        if min(da, db) <= 0.5 * max(da, db):
+            out.append([h, a, b] if da < db else [h, b, a])
+    return out
+
+
+class _Clock:
+    """The simulated time the store reads (the server's time per screen)."""
+
+    def __init__(self) -> None:
+        self.now = 1e9
+
+    def time(self) -> float:
+        return self.now
+
+
+@contextlib.contextmanager
+def _simulated_time(clock: _Clock) -> Any:
+    real = _sessions.time
+    _sessions.time = types.SimpleNamespace(time=clock.time)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        _sessions.time = real
+
+
+def run_collect(
+    catalogue: str,
+    honest: dict,
+    n_honest: int,
+    n_scripts: int,
+    seed: int,
+    root: Path,
+    screens: int = SCREENS,
+) -> list[dict]:
+    """One simulated collect; per participant: kind, flagged, the rules, agreement, answers.
+
+    ``honest``: the honest people's ``gamma`` and ``lapse``; ``n_scripts`` of each script.
+    """
+    from starlette.testclient import TestClient
+
+    rng = np.random.default_rng([seed, 7])
+    X, hexes, dim = truth(catalogue, seed)
+    folder = root / "items"
+    folder.mkdir(parents=True)
+    rows = ["name,hex"] + [f"item {i},{h}" for i, h in enumerate(hexes)]
+    (folder / "items.csv").write_text("\n".join(rows) + "\n")
+    text = COLLECT.format(dim=dim, screens=screens, gold=gold_pool(X, rng), seed=seed)
+    (root / "collect.toml").write_text(textwrap.dedent(text))
+    cfg = load_collect(root / "collect.toml")
+    db = f"sqlite:///{root / 'c.sqlite'}"
+    kinds = ["person"] * n_honest + [k for k in SCRIPTS for _ in range(n_scripts)]
+    kinds = [kinds[int(i)] for i in rng.permutation(len(kinds))]
+    clock, store, who = _Clock(), Store(db), {}
+    app = create_app(cfg.catalogue, db, collect=cfg, admin_token="owner")
+    with _simulated_time(clock), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with TestClient(app) as c:
+            for kind in kinds:
+                person = CollectPerson(
+                    kind, X, rng=np.random.default_rng(rng.integers(2**63)), **honest
+                )
+                r = c.post("/api/collect/participants", json={"consent": True}).json()
+                who[r["id"]] = kind
+                h, base = (
+                    {"Authorization": "Bearer " + r["token"]},
+                    f"/api/collect/participants/{r['id']}",
+                )
+                reply = c.post(f"{base}/next", json={}, headers=h).json()
+                while "query" in reply:
+                    body = person.answer(reply["query"])
+                    clock.now += person.seconds_
+                    got = c.post(f"{base}/answer", json=body, headers=h)
+                    assert got.status_code == 200, got.text
+                    reply = got.json()
+                refit_once(store, cfg, buffer=80)
+            quality.refresh_agreement(store, cfg, force=True)
+            board = collect_dashboard(store, cfg)
+    out = []
+    for p in board["participants"]:
+        out.append(
+            {
+                "id": p["id"],
+                "kind": who[p["id"]],
+                "sampler": p["sampler"],
+                "flagged": p["flagged"],
+                "rules": [f["rule"] for f in p["flags"]],
+                "agreement": p["agreement"],
+                "answers": p["answers"],
+                "clear_repeats": p["clear_repeats"],
+            }
+        )
+    out_by_m = _agreement_by_answers(store, cfg, who)
+    store.dispose()
+    return [{**rec, "by_answers": out_by_m.get(rec["id"], {})} for rec in out]
+
+
+def _agreement_by_answers(
+    store: Store, cfg: Any, who: dict, steps: tuple[int, ...] = (10, 20, 30, 40, 50)
+) -> dict[str, dict[int, bool]]:
+    """Per participant: would the agreement test flag their first m counted answers?
+
+    The folds' embeddings are those of the full run (the same ids, the same others); only
+    the judged answers are cut.
+    """
+    answered = store.all_answers()
+    sessions = {s.participant: s for s in store.iter_sessions() if s.participant in who}
+    counted = quality.counted_sessions(store, cfg.fingerprint, answered)
+    train = [(s.id, h) for s, h in counted]
+    out: dict[str, dict[int, bool]] = defaultdict(dict)
+    for m in steps:
+        judged = []
+        for s in sessions.values():
+            h, kept, n = answered.get(s.id, []), [], 0
+            for rec in h:
+                kept.append(rec)
+                n += rec["query"].get("kind") in quality.EXPORT_KINDS
+                if n >= m:
+                    break
+            judged.append((s.id, kept))  # everyone: the agreement rule alone
+        got = quality.score_agreement(train, judged, cfg.catalogue.n_items, cfg.dim, cfg.seed)
+        for pid, s in sessions.items():
+            rec = got.get(s.id)
+            if rec is not None and rec["p_value"] is not None:
+                out[pid][m] = rec["p_value"] > quality.AGREEMENT_LEVEL
+    return out
+
+
+HONEST = {
+    "gamma 3, lapse 0.05": {"gamma": 3.0, "lapse": 0.05},
+    "gamma 1.5, lapse 0.1": {"gamma": 1.5, "lapse": 0.1},
+}
+
+
+def simulate(
+    seeds: int = 3, n_honest: int = 24, n_scripts: int = 4, catalogues: tuple = CATALOGUES
+) -> dict[str, Any]:
+    """Every collect: per catalogue, honest kind and seed. The table's counts."""
+    people: list[dict] = []
+    t0 = time.time()
+    for catalogue in catalogues:
+        for label, honest in HONEST.items():
+            for seed in range(seeds):
+                with tempfile.TemporaryDirectory() as tmp:
+                    got = run_collect(catalogue, honest, n_honest, n_scripts, seed, Path(tmp))
+                for rec in got:
+                    kind = label if rec["kind"] == "person" else rec["kind"]
+                    people.append({**rec, "kind": kind, "catalogue": catalogue})
+    return {"people": people, "seconds": round(time.time() - t0, 1)}
+
+
+def table(people: list[dict]) -> list[dict]:
+    """Flag rates per kind of person (and per catalogue), with counts and rules."""
+    rows = []
+    kinds = [*HONEST, *SCRIPTS]
+    for kind in kinds:
+        for catalogue in (*CATALOGUES, "both"):
+            mine = [
+                p for p in people if p["kind"] == kind and catalogue in (p["catalogue"], "both")
+            ]
+            if not mine:
+                continue
+            flagged = sum(p["flagged"] for p in mine)
+            rules = Counter(r for p in mine for r in p["rules"])
+            by_m = {}
+            for m in (10, 20, 30, 40, 50):
+                judged = [p["by_answers"][m] for p in mine if m in p["by_answers"]]
+                by_m[m] = f"{sum(judged)}/{len(judged)}" if judged else "-"
+            rows.append(
+                {
+                    "people": kind,
+                    "catalogue": catalogue,
+                    "flagged": f"{flagged}/{len(mine)}",
+                    "rate": round(flagged / len(mine), 3),
+                    "rules": dict(rules),
+                    "agreement flags at m answers": by_m,
+                }
+            )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--honest", type=int, default=24)
+    ap.add_argument("--scripts", type=int, default=4)
+    args = ap.parse_args()
+    res = simulate(args.seeds, args.honest, args.scripts)
+    for row in table(res["people"]):
+        print(json.dumps(row))
+    print(f"{res['seconds']} s")
+
+
+if __name__ == "__main__":
+    main()
