@@ -8,6 +8,7 @@ code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -151,10 +152,11 @@ def _announce(args: argparse.Namespace, cat: Any, where: str, created: bool, mem
     )
 
 
-def _register(store: Any, study: Any, collect: Any) -> tuple[str, Any]:
+def _register(store: Any, study: Any, collect: Any) -> tuple[str, Any, Any]:
     """Register the study or collect by its name in ``store``: what the log says of it.
 
-    And the collect as registered (its key; None without one).
+    And the study and the collect as registered (their name and key; None without one):
+    the design every process of the server runs.
 
     ``ExperimentChanged`` (a ValueError) when the file changes one people took part in.
     """
@@ -167,56 +169,67 @@ def _register(store: Any, study: Any, collect: Any) -> tuple[str, Any]:
         collect = bind(collect, store)
     done = study if study is not None else collect
     if done is None:
-        return "", None
+        return "", None, None
     kind = "study" if study is not None else "collect"
     people = store.participant_count(done.fingerprint)
-    return f"{kind} {done.name!r}: {people} participants so far", collect
+    return f"{kind} {done.name!r}: {people} participants so far", study, collect
 
 
 def serve(args: argparse.Namespace) -> int:
     """``tripletsearch serve``: check the inputs, set up the database, run the workers."""
     if _missing_dependencies():
         return 2
-    import uvicorn
-
-    from .catalogue.shared import attach_shared, share_catalogue
+    from .catalogue.shared import share_catalogue
     from .store import Store, StoreError, default_url
-    from .web.app import create_app
-    from .web.protocol import uvicorn_options
 
     inputs = _serve_inputs(args)
     if inputs is None:
         return 2
     cat, (study, collect), limits, token, said, memory = inputs
-    # once, mapped by every worker (a catalogue still without an embedding: nothing to map)
-    shared = share_catalogue(cat) if cat.has_embedding else None
     # each search step gets its threads to itself: the others wait instead of sharing cores
     steps_at_once = max(1, (os.cpu_count() or 1) // (args.threads * args.workers))
     url = args.database or default_url()
     try:  # once, before any worker starts: the tables, and the experiment by its name
         store = Store(url)
         found = store.setup()
-        experiment, bound = _register(store, study, collect)
+        experiment, study, collect = _register(store, study, collect)
     except (StoreError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     store.dispose()
+    cat = study.catalogue if study is not None else cat  # (a study under way: its own)
+    # once, mapped by every worker (a catalogue still without an embedding: nothing to map)
+    shared = share_catalogue(cat) if cat.has_embedding else None
     print(said, flush=True)
     _announce(args, cat, store.url.render_as_string(hide_password=True), found == 0, memory)
     if experiment:
         print(experiment, flush=True)
-    from .service.processes import mark_server
+    import atexit
+
+    from .service.processes import mark_server, write_design
 
     mark_server()  # every child (workers, refitter) dies with this process
+    # the design this server checked and registered, for its children: never the file again
+    design = None
+    if study is not None or collect is not None:
+        design = write_design({"study": study, "collect": collect})
+        atexit.register(_remove, design)
     refitter = None
-    if bound is not None:  # fills the samplers' buffers, never a request; supervised
-        import atexit
-
+    if collect is not None:  # fills the samplers' buffers, never a request; supervised
         from .collect.refitter import start_refitter
 
-        refitter = start_refitter(url, args.collect, bound.fingerprint)
+        refitter = start_refitter(url, design, collect.fingerprint)
         atexit.register(refitter.stop)
-    if args.workers == 1:
+    try:
+        if args.workers > 1:
+            _workers(args, url, limits, memory, steps_at_once, shared, token, design)
+            return 0
+        import uvicorn
+
+        from .catalogue.shared import attach_shared
+        from .web.app import create_app
+        from .web.protocol import uvicorn_options
+
         app = create_app(
             cat if shared is None else attach_shared(cat, shared),
             url,
@@ -235,8 +248,14 @@ def serve(args: argparse.Namespace) -> int:
             app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
         )
         return 0
-    _workers(args, url, limits, memory, steps_at_once, shared, token)
-    return 0
+    finally:
+        if refitter is not None:  # the server ends: its refitter with it, quietly
+            refitter.stop()
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def _workers(
@@ -247,10 +266,13 @@ def _workers(
     steps_at_once: int,
     shared: Any,
     token: str,
+    design: str | None,
 ) -> None:
     """Run ``--workers`` uvicorn worker processes.
 
-    Each builds its app from the environment (:func:`~.web.app.app_from_env`).
+    Each builds its app from the environment (:func:`~.web.app.app_from_env`): the study or
+    collect from ``design`` (:func:`~.service.processes.write_design`), as this process
+    checked it.
     """
     import uvicorn
 
@@ -260,8 +282,7 @@ def _workers(
         {
             "demo": args.demo,
             "catalogue": os.path.abspath(args.catalogue) if args.catalogue else None,
-            "study": os.path.abspath(args.study) if args.study else None,
-            "collect": os.path.abspath(args.collect) if args.collect else None,
+            "design": design,
             "database": url,
             "gamma": args.gamma,
             "max_queries": args.max_queries,

@@ -120,3 +120,33 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
         expect(page.locator("#board")).to_be_visible()
         page.screenshot(path=str(shots / "collect-dashboard.png"), full_page=True)
         page.close()
+
+
+def test_a_refitter_that_keeps_failing_shows_its_last_error_line(browser, tmp_path):
+    """What the server's supervisor kept of a refitter that keeps failing (its count, its
+    last error line) is on the page, as an error; one that runs again shows none."""
+    import socket
+
+    from serve.helpers import catalogue_folder
+    from tripletsearch.serve.collect import load_collect
+    from tripletsearch.serve.collect.refitter import watch_key
+    from tripletsearch.serve.service.processes import server_id
+
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text('catalogue = "items"\nsamplers = ["random"]\n')
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token")
+    key = app.state.collect.config.fingerprint
+    record = {"host": socket.gethostname(), "pid": 2**22 + 1, "running": False, "restarts": 3}
+    error = "RuntimeError: disk I/O error"
+    Store(url).put_meta(watch_key(key, server_id()), {**record, "failures": 4, "error": error})
+    with thread_server(app) as base:
+        page = browser.new_page(**DESKTOP)
+        page.goto(base + "/collect/dashboard")
+        page.fill("#token", "owner-token")
+        page.click("#login button")
+        refitter = page.locator("#refitter")
+        expect(refitter).to_contain_text("Refitter NOT running")
+        expect(refitter).to_contain_text(f"It failed 4 times in a row: {error}")
+        expect(refitter).to_have_class("small error")

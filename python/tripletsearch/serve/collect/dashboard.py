@@ -29,8 +29,10 @@
     has (``answers``), its newest embedding's version and ``state``, a sentence ("random
     until 173 answers, 52 so far");
 ``refitter``
-    the refitter's state: alive (it beat within :data:`ALIVE_S` seconds), its pid, when it
-    last refitted, the answers that came in since it last read them;
+    this server's refitter (one state per server on the database,
+    :func:`~.refitter.refitter_state`): alive (its process runs: a death shows at once),
+    its pid, when it beat, its restarts and, while it keeps failing, its last error line;
+    when the collect was last refitted, the answers that came in since;
 ``map``
     the newest embedding of the sampler with the most answers, as 2-D points (its first
     two principal axes) with the items' public records, or None before any fit.
@@ -39,7 +41,6 @@
 from __future__ import annotations
 
 import statistics
-import time
 from typing import Any
 
 import numpy as np
@@ -60,12 +61,12 @@ from .quality import (
     read_agreement,
     sampler_answers,
 )
-from .refitter import state_key
+from .refitter import refitter_state
 
 __all__ = ["collect_dashboard", "MAX_POINTS", "plane", "sampler_state"]
 
 MAX_POINTS = 200  # of the answers-over-time curve
-ALIVE_S = 15.0  # a refitter that beat within this is alive (it beats every 2 s)
+ALIVE_S = 15.0  # a refitter of another host that beat within this is alive (beats: 2 s)
 
 
 def plane(X: np.ndarray) -> np.ndarray:
@@ -182,17 +183,8 @@ def _rules(store: Store, config: CollectConfig) -> dict[str, Any]:
 
 
 def _refitter(store: Store, config: CollectConfig) -> dict[str, Any]:
-    """The refitter's state as it last kept it (:func:`~.refitter.refitter`)."""
-    beat = store.get_meta(state_key(config.fingerprint)) or {}
-    now = time.time()
-    alive = beat.get("beat") is not None and now - float(beat["beat"]) <= ALIVE_S
-    return {
-        "alive": bool(alive),
-        "pid": beat.get("pid"),
-        "beat_s_ago": None if beat.get("beat") is None else round(now - beat["beat"], 1),
-        "last_refit": beat.get("last_refit"),
-        "answers_waiting": max(0, store.count_answers() - int(beat.get("read", 0))),
-    }
+    """The state of the refitter of this server (:func:`~.refitter.refitter_state`)."""
+    return refitter_state(store, config.fingerprint, alive_s=ALIVE_S)
 
 
 def _version(v: dict) -> dict:

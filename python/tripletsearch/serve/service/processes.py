@@ -5,6 +5,11 @@ worker left serving the port makes a restart fail ("Address already in use"), a 
 left running keeps its lease and refits with an old file. :func:`die_with_parent` asks the
 kernel (Linux: ``PR_SET_PDEATHSIG``) to send a signal when the parent goes, and watches
 the parent itself as well (other systems, and a parent that went before the request).
+
+Every process of a server runs the server's design: the experiment the server read, checked
+and registered at its start is handed to its children in a file (:func:`write_design`,
+:func:`read_design`), never read again from the experiment's file, which its owner may edit
+while the server runs. :func:`server_id` names the server a process belongs to.
 NumPy and the standard library only.
 """
 
@@ -13,12 +18,24 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import pickle
 import signal
+import socket
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
+from typing import Any
 
-__all__ = ["die_with_parent", "mark_server", "nice_of"]
+__all__ = [
+    "die_with_parent",
+    "mark_server",
+    "nice_of",
+    "server_id",
+    "write_design",
+    "read_design",
+]
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 SERVER_PID = "TRIPLETSEARCH_SERVER_PID"  # the parent a child must die with
@@ -31,6 +48,54 @@ def mark_server() -> None:
     imports) then knows: its parent is no longer the one named.
     """
     os.environ[SERVER_PID] = str(os.getpid())
+
+
+def server_id() -> str:
+    """The server this process belongs to, ``"host:pid"``: the one :func:`mark_server` named.
+
+    A process no server named (a test's app) is a server of its own.
+    """
+    return f"{socket.gethostname()}:{os.environ.get(SERVER_PID) or os.getpid()}"
+
+
+def write_design(design: Any) -> str:
+    """Keep ``design`` (the experiment the server checked) in a new owner-only file; its path.
+
+    A pickle in ``tripletsearch-<uid>`` of the temporary directory (owner-only, as the
+    shared catalogue's files): the server's children read it (:func:`read_design`), never
+    the experiment's file again. The server removes it when it ends; the files of servers
+    gone without (killed) are removed here.
+    """
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    root = Path(tempfile.gettempdir()) / f"tripletsearch-{uid}"
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for old in root.glob("design-*-*.pickle"):  # of servers that are gone
+        pid = old.name.split("-")[1]
+        if pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):
+                old.unlink()
+    fd, path = tempfile.mkstemp(prefix=f"design-{os.getpid()}-", suffix=".pickle", dir=root)
+    with os.fdopen(fd, "wb") as fh:
+        pickle.dump(design, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's
+    return True
+
+
+def read_design(path: str) -> Any:
+    """The design :func:`write_design` kept in ``path`` (a file of this user only)."""
+    if hasattr(os, "getuid") and os.stat(path).st_uid != os.getuid():
+        raise ValueError(f"{path}: not this user's file")
+    with open(path, "rb") as fh:
+        return pickle.load(fh)  # noqa: S301 - written by this user's server, owner-only
 
 
 def die_with_parent(sig: int = signal.SIGTERM, *, every: float = 1.0, grace: float = 5.0) -> int:

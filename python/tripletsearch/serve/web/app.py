@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from ..catalogue import Catalogue
-from ..collect import CollectConfig, load_collect
+from ..collect import CollectConfig
 from ..collect.service import CollectService
 from ..errors import (
     Busy,
@@ -46,7 +46,7 @@ from ..experiment import bind
 from ..service.memory import process_memory, return_freed_memory
 from ..service.search import SearchService
 from ..store import Store
-from ..study import Study, StudyService, load_study, running_study
+from ..study import Study, StudyService, running_study
 from .limits import Limits, RateLimiter
 from .middleware import MAX_BODY_BYTES, BodyLimit
 from .views import admin, error, pages, sessions
@@ -258,16 +258,19 @@ def _budget(service: SearchService, memory: int) -> int:
 def app_from_env() -> ASGIApp:
     """The app of a uvicorn worker started by ``tripletsearch serve --workers N``.
 
-    The configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent.
+    The configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent, the study
+    or collect as the parent read, checked and registered it (its design file,
+    :func:`~..service.processes.read_design`): never its file again, which may have been
+    edited since the server started.
     """
     from ..catalogue import demo_catalogue, load_catalogue
     from ..catalogue.shared import attach_shared
-    from ..service.processes import die_with_parent
+    from ..service.processes import die_with_parent, read_design
 
     die_with_parent()  # a worker never outlives its server (it would keep the port)
     cfg = json.loads(os.environ["TRIPLETSEARCH_SERVE"])
-    study = load_study(cfg["study"]) if cfg.get("study") else None
-    collect = load_collect(cfg["collect"]) if cfg.get("collect") else None
+    design = read_design(cfg["design"]) if cfg.get("design") else {}
+    study, collect = design.get("study"), design.get("collect")
     if study is not None:
         cat = study.catalogue
     elif collect is not None:

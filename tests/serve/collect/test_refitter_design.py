@@ -1,0 +1,208 @@
+"""Every process of a collecting server runs the design the server read and checked at its
+start, never the file again: an edit of the collect file while the server runs (a new name,
+other samplers) does not reach a restarted refitter or a restarted worker. A refitter that
+keeps failing shows on the dashboard with its last error line, and the server says so once;
+the dashboard shows each server's own refitter, dead as soon as it is gone."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import textwrap
+import time
+
+import httpx
+import pytest
+
+from serve.collect.test_processes import children, cmdline, refitter_of
+from serve.helpers import ServeProcess, catalogue_folder, enrol
+from tripletsearch.serve.store import Store
+
+pytestmark = pytest.mark.once  # worker processes: once, not again under the sanitizers
+
+COLLECT = """
+title = "Alike?"
+catalogue = "items"
+samplers = ["active", "random"]
+n_choices = 2
+dim = 2
+max_queries = 400
+burn_in = 2
+seed = 1
+"""
+ADMIN = {"Authorization": "Bearer test-admin"}  # ServeProcess's token
+
+
+def wait_for(check, timeout=90.0, every=0.2):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        got = check()
+        if got:
+            return got
+        time.sleep(every)
+    return check()
+
+
+def gone(pid: int) -> bool:
+    return not os.path.exists(f"/proc/{pid}")
+
+
+def serve(tmp_path, *extra, env=None, port=None):
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    args = ["--collect", str(tmp_path / "collect.toml"), "--database", db, *extra]
+    return ServeProcess(*args, env=env, port=port)
+
+
+def key_of(db: str) -> str:
+    (row,) = Store(db).experiments()
+    return row.key
+
+
+def workers_of(pid: int) -> list[int]:
+    return [c for c in children(pid) if "collect.refitter" not in cmdline(c)]
+
+
+def test_an_edited_file_does_not_reach_a_restarted_refitter_or_worker(tmp_path):
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with serve(tmp_path, "--workers", "2") as srv:
+        key, store = key_of(db), Store(db)
+        assert wait_for(lambda: all(store.free_queries(key, s) > 0 for s in ("active", "random")))
+        # the owner edits the file while the server runs: a new name, other samplers
+        edited = COLLECT.replace('samplers = ["active", "random"]', 'samplers = ["random"]')
+        (tmp_path / "collect.toml").write_text('name = "renamed"\n' + textwrap.dedent(edited))
+        first = refitter_of(srv.proc.pid)
+        with sqlite3.connect(tmp_path / "s.sqlite") as con:  # the buffers run dry
+            con.execute("DELETE FROM ts_collect_queries WHERE taken_by IS NULL")
+        os.kill(first, signal.SIGKILL)
+        second = wait_for(lambda: (p := refitter_of(srv.proc.pid)) not in (None, first) and p)
+        assert second
+        # the new refitter fills the buffers of the collect the server runs, both samplers'
+        assert wait_for(lambda: all(store.free_queries(key, s) > 0 for s in ("active", "random")))
+        with sqlite3.connect(tmp_path / "s.sqlite") as con:
+            keys = {k for (k,) in con.execute("SELECT DISTINCT collect FROM ts_collect_queries")}
+        assert keys == {key}
+        # a worker killed is restarted by uvicorn, and serves the same collect
+        worker = workers_of(srv.proc.pid)[0]
+        os.kill(worker, signal.SIGKILL)
+        assert wait_for(lambda: len([w for w in workers_of(srv.proc.pid) if w != worker]) == 2)
+        with httpx.Client(base_url=srv.base, timeout=30) as c:
+            assert c.get("/api/collect").json()["title"] == "Alike?"
+            pids = [enrol(c)[0]["id"] for _ in range(6)]  # (both workers, most likely)
+        assert {store.participant(p).study for p in pids} == {key}
+        time.sleep(3.0)  # no crash loop: the second refitter still runs
+        assert refitter_of(srv.proc.pid) == second
+        board = httpx.get(f"{srv.base}/api/admin/collect", headers=ADMIN).json()
+        assert board["refitter"]["alive"] and board["refitter"]["pid"] == second
+        r = board["refitter"]
+        assert (r["restarts"], r["failures"], r["error"]) == (1, 1, "killed by SIGKILL")
+        assert Store(db).experiments()[0].name == "alike"  # nothing registered anew
+    out = srv.proc.stdout.read()
+    assert "Traceback" not in out, out
+    assert out.count("killed by SIGKILL") == 1, out
+
+
+FAULT = """
+import os
+
+def _refitter():
+    try:
+        with open("/proc/self/cmdline", "rb") as fh:
+            return b"collect.refitter" in fh.read()
+    except OSError:
+        return False
+
+if _refitter():  # the refitter's database calls fail, as on a broken disk
+    from tripletsearch.serve.store import Store
+
+    def lease(self, *args, **kwargs):
+        raise RuntimeError("injected fault: disk I/O error")
+
+    Store.lease = lease
+"""
+
+
+def test_a_refitter_that_keeps_failing_shows_its_last_error_and_is_said_once(tmp_path):
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(FAULT)
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    with serve(tmp_path, env={"PYTHONPATH": path}) as srv:
+
+        def failing():
+            board = httpx.get(f"{srv.base}/api/admin/collect", headers=ADMIN).json()
+            return board["refitter"] if board["refitter"]["failures"] >= 3 else None
+
+        state = wait_for(failing, timeout=60)  # 1 + 2 + 4 s of back-off
+        assert state and state["error"] == "RuntimeError: injected fault: disk I/O error"
+        page = httpx.get(f"{srv.base}/collect/dashboard")
+        assert page.status_code == 200  # (the page shows state["error"]: the browser test)
+    out = srv.proc.stdout.read()
+    assert out.count("Traceback") == 1, out  # the first failure in full, then held back
+    assert out.count("keeps failing") == 1, out
+    assert "keeps failing (last: RuntimeError: injected fault: disk I/O error)" in out
+
+
+def test_each_servers_dashboard_shows_its_own_refitter_dead_once_gone(tmp_path):
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    with serve(tmp_path) as a, serve(tmp_path) as b:
+        mine = {a.base: refitter_of(a.proc.pid), b.base: refitter_of(b.proc.pid)}
+        assert all(mine.values()) and len(set(mine.values())) == 2
+        for _ in range(8):  # over several beats of both: never the other server's
+            for base, pid in mine.items():
+                r = httpx.get(f"{base}/api/admin/collect", headers=ADMIN).json()["refitter"]
+                assert r["pid"] == pid and r["alive"], r
+            time.sleep(0.5)
+        os.kill(mine[a.base], signal.SIGKILL)
+        assert wait_for(lambda: gone(mine[a.base]), every=0.02)  # reaped by its supervisor
+        r = httpx.get(f"{a.base}/api/admin/collect", headers=ADMIN).json()["refitter"]
+        assert not (r["pid"] == mine[a.base] and r["alive"]), r  # never the dead one alive
+        other = httpx.get(f"{b.base}/api/admin/collect", headers=ADMIN).json()["refitter"]
+        assert other["pid"] == mine[b.base] and other["alive"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_normal_stop_says_nothing_of_the_refitter(tmp_path, sig):
+    """The server's stop (its process group signalled, as a terminal's Ctrl-C or a service
+    manager does) ends the refitter with it: no restart, no line about it, no traceback."""
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    srv = serve(tmp_path, "--workers", "2")
+    try:
+        assert refitter_of(srv.proc.pid) is not None
+        time.sleep(1.0)
+        os.killpg(srv.proc.pid, sig)
+        srv.proc.wait(timeout=30)
+    finally:
+        srv.stop()
+    out = srv.proc.stdout.read()
+    assert "refitter" not in out and "Traceback" not in out, out
+
+
+def test_a_study_servers_restarted_worker_runs_the_study_it_started_with(tmp_path):
+    """The workers of ``serve --study`` too: an edit of the study file after people took
+    part (which the next start refuses) does not reach a worker uvicorn restarts."""
+    study = 'title = "Find the colour"\ncatalogue = "colours"\ntargets = 3\nseed = 3\n'
+    (tmp_path / "study.toml").write_text(study)
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    args = ["--study", str(tmp_path / "study.toml"), "--database", db, "--workers", "2"]
+    with ServeProcess(*args) as srv:
+        enrolled = httpx.post(f"{srv.base}/api/study/participants", json={"consent": True})
+        first = enrolled.json()["id"]
+        (tmp_path / "study.toml").write_text(study.replace("seed = 3", "seed = 4").replace(
+            "Find the colour", "Another title"))  # fmt: skip
+        for worker in workers_of(srv.proc.pid):  # both, one after the other
+            os.kill(worker, signal.SIGKILL)
+            assert wait_for(lambda w=worker: len(set(workers_of(srv.proc.pid)) - {w}) == 2)
+        with httpx.Client(base_url=srv.base, timeout=30) as c:  # (new connections)
+            for _ in range(4):
+                assert c.get("/api/study").json()["title"] == "Find the colour"
+            pr = c.post("/api/study/participants", json={"consent": True}).json()
+        store = Store(db)
+        assert store.participant(pr["id"]).study == store.participant(first).study
+        assert store.participant(pr["id"]).number == 1
