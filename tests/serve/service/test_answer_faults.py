@@ -227,7 +227,14 @@ def collect_template(tmp_path_factory):
     emb = Embedding(dim=2, gamma=3.0, random_state=0, n_jobs=1).fit(np.array(rows), n_items=20)
     store = Store(f"sqlite:///{root / 'template.sqlite'}")
     store.setup()
-    version = EmbeddingVersion("gamma-ckl", len(rows), {}, 0, None, embedding_state(emb))
+    version = EmbeddingVersion(
+        model="gamma-ckl",
+        n_rows=len(rows),
+        used={},
+        n_test=0,
+        accuracy=None,
+        embedding=embedding_state(emb),
+    )
     store.add_embedding(cfg.fingerprint, "random", version)
     queries = [[int(v) for v in rng.choice(20, size=3, replace=False)] for _ in range(40)]
     store.add_queries(cfg.fingerprint, "random", 1, queries)
