@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 import tempfile
 import textwrap
 import time
@@ -186,8 +187,9 @@ def _agreement_by_answers(
     """
     answered = store.all_answers()
     sessions = {s.participant: s for s in store.iter_sessions() if s.participant in who}
-    counted = quality.counted_sessions(store, cfg.fingerprint, answered)
-    train = [(s.id, h) for s, h in counted]
+    # trained as the refitter trains (everyone not flagged by another rule)
+    train = [(s.id, h) for s in sessions.values() for h in [answered.get(s.id, [])]]
+    train = [(i, h) for i, h in train if not quality.checks(h)["flagged"]]
     out: dict[str, dict[int, bool]] = defaultdict(dict)
     for m in steps:
         judged = []
@@ -195,7 +197,7 @@ def _agreement_by_answers(
             h, kept, n = answered.get(s.id, []), [], 0
             for rec in h:
                 kept.append(rec)
-                n += rec["query"].get("kind") in quality.EXPORT_KINDS
+                n += rec["query"].get("kind") in (*quality.EXPORT_KINDS, "gold")
                 if n >= m:
                     break
             judged.append((s.id, kept))  # everyone: the agreement rule alone
@@ -227,6 +229,8 @@ def simulate(
                 for rec in got:
                     kind = label if rec["kind"] == "person" else rec["kind"]
                     people.append({**rec, "kind": kind, "catalogue": catalogue})
+                took = time.time() - t0
+                print(f"{catalogue}, {label}, seed {seed}: {took:.0f} s", file=sys.stderr)
     return {"people": people, "seconds": round(time.time() - t0, 1)}
 
 

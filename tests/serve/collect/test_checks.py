@@ -289,3 +289,21 @@ def test_every_sampler_says_what_it_waits_for(tmp_path):
     arm = board["arms"]["active"]
     assert arm["burn_in"] == 173 and 0 < arm["answers"] < 173
     assert arm["state"].startswith(f"active: random until 173 answers, {arm['answers']} so far")
+
+
+def test_agreement_scores_are_recomputed_under_new_rules(tmp_path):
+    """Scores a refitter kept under other rules are scored again at its next round; an
+    unchanged collect's only when its answers grew by the refit rule."""
+    cfg, db = design(tmp_path)
+    store = Store(db)
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        pr, h = enrol(c)
+        answer_all(c, pr["id"], h, lambda q: hit(q, 0))
+    key = quality.agreement_key(cfg.fingerprint)
+    store.put_meta(key, {"rules": 1, "triplets": 10**6, "sessions": {}})
+    assert quality.refresh_agreement(store, cfg)  # other rules: scored again
+    kept = store.get_meta(key)
+    assert kept["rules"] == quality.CHECK_RULES and set(kept["sessions"]) == {
+        s.id for s in store.participant_sessions(pr["id"])
+    }
+    assert not quality.refresh_agreement(store, cfg)  # nothing new

@@ -297,13 +297,18 @@ def triplet_accuracy(X: np.ndarray, rows: np.ndarray) -> float | None:
 
 # ---------------------------------------------------------------------- agreement
 def _picks(history: list[dict]) -> list[tuple[int, list[int], int]]:
-    """The counted picks of a session: (head, candidates, position picked)."""
+    """The picks the agreement rule scores: (head, candidates, position picked).
+
+    The counted answers (:data:`EXPORT_KINDS`) and the gold queries' (known answers, which
+    look like any query: a pick at random agrees with chance there too); not the attention
+    checks (which a script recognises) nor the repeats (a second pick of the same query).
+    """
     out = []
     for h in history:
         q = h["query"]
         if h["kind"] != "answer" or h["undone"] or h["choice"] is None:
             continue
-        if q.get("kind") in EXPORT_KINDS:
+        if q.get("kind") in (*EXPORT_KINDS, "gold"):
             out.append((int(q["head"]), [int(c) for c in q["candidates"]], int(h["choice"])))
     return out
 

@@ -321,7 +321,8 @@ class CollectMode(Mode):
         emb = embedding_from_state(got["embedding"], n)
         heads = [int(q["head"]) for q in queries]
         cands = [[int(c) for c in q["candidates"]] for q in queries]
-        p = emb.oracle_.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
+        oracle: Any = emb.oracle_  # a model with a log-odds form (the samplers')
+        p = oracle.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
         return [float(v) for v in p.max(axis=1)]
 
     def _from_buffer(self, searcher: Participant, number: int) -> tuple[dict | None, Any]:
