@@ -28,7 +28,7 @@ void register_config(py::module_& m) {
   auto make = [](ts::SearchMethod method, double gamma, double r, double sigma, int n_choices,
                  ts::Selection selection, double lapse, bool gamma_auto, bool lapse_auto,
                  ts::Opening opening) {
-    const ts::SearchConfig c{method, gamma,      r,          sigma,      n_choices,
+    const ts::SearchConfig c{method,    gamma, r,          sigma,      n_choices,
                              selection, lapse, gamma_auto, lapse_auto, opening};
     c.validate();
     return c;
@@ -41,8 +41,7 @@ void register_config(py::module_& m) {
           py::arg("gamma") = dflt.gamma, py::arg("r") = dflt.r, py::arg("sigma") = dflt.sigma,
           py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection,
           py::arg("lapse") = dflt.lapse, py::arg("gamma_auto") = dflt.gamma_auto,
-          py::arg("lapse_auto") = dflt.lapse_auto,
-          py::arg("opening") = dflt.opening)
+          py::arg("lapse_auto") = dflt.lapse_auto, py::arg("opening") = dflt.opening)
       .def_readonly("lapse", &ts::SearchConfig::lapse)
       .def_readonly("opening", &ts::SearchConfig::opening)
       .def_readonly("gamma_auto", &ts::SearchConfig::gamma_auto)

@@ -33,6 +33,14 @@ is asked (quadratic entropy, the expectation over 128 posterior draws).
 ``"paper"``: the appendix's literal ``argmin p_i ||x_i - z||``, which favours *improbable*
 items (kept to measure it). ``"nearest"``: argmin ``||x_i - z||`` among items with p_i > 0.
 
+Openings
+--------
+``"uniform"`` (the default): the first screen is ``n_choices`` distinct items drawn
+uniformly from the session's seed by one rule for every method (the same seed, n and k:
+the same screen); each method's own rule from the second screen on. ``"random"``: gamma-CKL
+turns its first query's axes by a seeded rotation, the others open by their own rule.
+``"principal"``: gamma-CKL opens on the principal axes.
+
 The database is stored in single precision (a pass over it is what a query costs); all
 arithmetic is in double precision.
 """
@@ -258,7 +266,8 @@ class DiscreteSearch(InferredUser):
         draw (0.3.0's default: on a small catalogue gamma-CKL's openings repeat and can be
         told from GaussSearch's). "principal": gamma-CKL opens on the principal axes
         themselves, as before 0.3.0. A state of :meth:`from_dict` keeps the opening it was
-        written with. The price of "uniform" is measured in the README.
+        written with. The price of "uniform", measured (the guide's "The first screen"):
+        gamma-CKLSearch +0.2 to +0.45 queries to find, GaussSearch 0.06 to 5.9 fewer.
     random_state : None, int or numpy.random.Generator
         Seeds the session (its opening, its posterior draws, GaussSearch's and random
         queries): sessions of different seeds open differently.
