@@ -216,7 +216,7 @@ def serve(args: argparse.Namespace) -> int:
         atexit.register(_remove, design)
     refitter = None
     if collect is not None:  # fills the samplers' buffers, never a request; supervised
-        from .collect.refitter import start_refitter
+        from .collect.supervisor import start_refitter
 
         refitter = start_refitter(url, design, collect.fingerprint)
         atexit.register(refitter.stop)

@@ -30,7 +30,7 @@
     until 173 answers, 52 so far");
 ``refitter``
     this server's refitter (one state per server on the database,
-    :func:`~.refitter.refitter_state`): alive (its process runs: a death shows at once),
+    :func:`~.supervisor.refitter_state`): alive (its process runs: a death shows at once),
     its pid, when it beat, its restarts and, while it keeps failing, its last error line;
     when the collect was last refitted, the answers that came in since;
 ``map``
@@ -61,7 +61,7 @@ from .quality import (
     read_agreement,
     sampler_answers,
 )
-from .refitter import refitter_state
+from .supervisor import refitter_state
 
 __all__ = ["collect_dashboard", "MAX_POINTS", "plane", "sampler_state"]
 
@@ -183,7 +183,7 @@ def _rules(store: Store, config: CollectConfig) -> dict[str, Any]:
 
 
 def _refitter(store: Store, config: CollectConfig) -> dict[str, Any]:
-    """The state of the refitter of this server (:func:`~.refitter.refitter_state`)."""
+    """The state of the refitter of this server (:func:`~.supervisor.refitter_state`)."""
     return refitter_state(store, config.fingerprint, alive_s=ALIVE_S)
 
 

@@ -209,8 +209,6 @@ def _study_file(
     stay pictures only), under its title (or ``title``, the owner's); the texts of the
     search task are the study's own (the collect's instructions describe another task).
     """
-    from ..study.file import DEFAULT_CONSENT
-
     lines = [
         f"title = {json.dumps(config.title if title is None else title)}",
         'catalogue = "catalogue"',
@@ -219,8 +217,8 @@ def _study_file(
         f"n_choices = {min(4, config.catalogue.n_items)}",
         f"seed = {config.seed}",
         f"show_names = {'true' if config.show_names else 'false'}",
-        "# what participants read before they search (the collect's consent was for its task)",
-        f"consent = {json.dumps(DEFAULT_CONSENT)}",
+        "# consent: the study's own text (what the collect's said was of another task);",
+        '# write consent = "..." to give another',
         "",
         "# each method searches the embedding of its own model, fitted to the collected",
         "# triplets (the paper's pairing): gamma-ckl the gamma-CKL fit, gauss the Probit fit",

@@ -134,15 +134,12 @@ function arms(byName, refitter) {
   const r = refitter;
   const last = r.last_refit ? new Date(r.last_refit * 1000).toLocaleTimeString() : "not yet";
   const beat = r.beat_s_ago === null ? "starting" : `beat ${r.beat_s_ago} s ago`;
-  const failing = r.error
-    ? ` It ${r.failures > 1 ? `failed ${r.failures} times in a row` : "failed"}: ${r.error}`
-    : "";
-  $("refitter").textContent =
-    (r.alive
-      ? `Refitter running (pid ${r.pid}, ${beat}): last refit ${last}, ` +
-        `${r.answers_waiting} answers since it last read them.`
-      : "Refitter NOT running: the server restarts it; until then the samplers' buffers " +
-        "run down and fallback queries are served.") + failing;
+  $("refitter").textContent = (r.alive
+    ? `Refitter running (pid ${r.pid}, ${beat}): last refit ${last}, ` +
+      `${r.answers_waiting} answers since it last read them.`
+    : "Refitter NOT running: the server restarts it; until then the samplers' buffers " +
+      "run down and fallback queries are served.") +
+    (r.error ? ` It failed${r.failures > 1 ? ` ${r.failures} times in a row` : ""}: ${r.error}` : "");
   $("refitter").className = r.alive && !r.error ? "small" : "small error";
 }
 
