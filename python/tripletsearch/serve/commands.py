@@ -215,7 +215,7 @@ def serve(args: argparse.Namespace) -> int:
         design = write_design({"study": study, "collect": collect})
         atexit.register(_remove, design)
     refitter = None
-    if collect is not None:  # fills the samplers' buffers, never a request; supervised
+    if collect is not None and design is not None:  # fills the buffers, supervised
         from .collect.supervisor import start_refitter
 
         refitter = start_refitter(url, design, collect.fingerprint)

@@ -142,7 +142,8 @@ class Supervisor:
         proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace"
         )
-        self._lines = lines = deque(maxlen=50)
+        lines: deque[str] = deque(maxlen=50)
+        self._lines = lines
         self._reader = threading.Thread(
             target=self._read, args=(proc, lines), name="refitter-stderr", daemon=True
         )
