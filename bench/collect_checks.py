@@ -187,9 +187,9 @@ def _agreement_by_answers(
     """
     answered = store.all_answers()
     sessions = {s.participant: s for s in store.iter_sessions() if s.participant in who}
-    # trained as the refitter trains (everyone not flagged by another rule)
-    train = [(s.id, h) for s in sessions.values() for h in [answered.get(s.id, [])]]
-    train = [(i, h) for i, h in train if not quality.checks(h)["flagged"]]
+    # trained as the refitter trains (everyone not flagged by another rule, two passes)
+    pool = [(s.id, h) for s in sessions.values() for h in [answered.get(s.id, [])]]
+    pool = [(i, h) for i, h in pool if not quality.checks(h)["flagged"]]
     out: dict[str, dict[int, bool]] = defaultdict(dict)
     for m in steps:
         judged = []
@@ -201,7 +201,8 @@ def _agreement_by_answers(
                 if n >= m:
                     break
             judged.append((s.id, kept))  # everyone: the agreement rule alone
-        got = quality.score_agreement(train, judged, cfg.catalogue.n_items, cfg.dim, cfg.seed)
+        n_items, dim = cfg.catalogue.n_items, cfg.dim
+        got = quality.agreement_scores(pool, n_items, dim, cfg.seed, judged=judged)
         for pid, s in sessions.items():
             rec = got.get(s.id)
             if rec is not None and rec["p_value"] is not None:

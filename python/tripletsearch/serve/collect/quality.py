@@ -34,6 +34,7 @@ __all__ = [
     "held_out_rows",
     "triplet_accuracy",
     "score_agreement",
+    "agreement_scores",
     "refresh_agreement",
     "read_agreement",
     "agreement_key",
@@ -403,6 +404,27 @@ def score_agreement(
     return out
 
 
+def agreement_scores(
+    pool: list[tuple[str, list[dict]]],
+    n_items: int,
+    dim: int,
+    seed: int = 0,
+    judged: list[tuple[str, list[dict]]] | None = None,
+) -> dict[str, dict]:
+    """:func:`score_agreement` in two passes: the second trained without those the first flags.
+
+    ``pool``: the participants to score (``judged``: other histories of them to score,
+    e.g. cut short), each scored first by embeddings fitted to the others of ``pool``,
+    then by embeddings fitted to the others the first pass did not flag (a script's random
+    answers blur the embedding that judges everyone else).
+    """
+    first = score_agreement(pool, pool, n_items, dim, seed)
+    keep = [(i, h) for i, h in pool if _agreement_flag(first.get(i)) is None]
+    if len(keep) == len(pool) and judged is None:
+        return first
+    return score_agreement(keep, pool if judged is None else judged, n_items, dim, seed)
+
+
 def agreement_key(fingerprint: str) -> str:
     """Where the refitter keeps collect ``fingerprint``'s agreement scores in ``ts_meta``."""
     return f"agreement:{fingerprint}"
@@ -422,10 +444,11 @@ def refresh_agreement(
     Run by the refitter at each round (:func:`~.refitter.refit_once`): when the counted
     triplets grew by the samplers' refit rule since the last scores (10 % and 50), or the
     rules' version changed, every participant not flagged by another rule is scored by
-    :func:`score_agreement`, on embeddings fitted to those participants' answers (the
-    folds but their own: whom the agreement rule flags still trains the others', so that
-    a flag cannot shrink the evidence that made it), and the scores are kept in
-    ``ts_meta`` (:func:`agreement_key`) with the rules' version, the triplets and when.
+    :func:`agreement_scores`, on embeddings fitted to those participants' answers (the
+    folds but their own; in a second pass, without those the first pass flagged: scores
+    computed afresh at each round from the same answers, never from an earlier round's
+    flags), and the scores are kept in ``ts_meta`` (:func:`agreement_key`) with the
+    rules' version, the triplets and when.
     """
     fp = config.fingerprint
     by_session = store.all_answers() if answered is None else answered
@@ -441,8 +464,7 @@ def refresh_agreement(
     stale = last.get("rules") != CHECK_RULES
     if not (force or stale or refit_due(n_rows, int(last.get("triplets", 0)), 0)):
         return False
-    n, dim = config.catalogue.n_items, config.dim
-    scores = score_agreement(judged, judged, n, dim, config.seed)
+    scores = agreement_scores(judged, config.catalogue.n_items, config.dim, config.seed)
     store.put_meta(
         agreement_key(fp),
         {"rules": CHECK_RULES, "triplets": n_rows, "created": time.time(), "sessions": scores},

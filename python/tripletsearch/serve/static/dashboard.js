@@ -112,7 +112,8 @@ function render(d) {
   $("rules").textContent =
     `Check rules version ${r.version}: attention checks, gold queries and repeats of clear ` +
     `queries passed by fewer than half, a median time per screen under 250 ms, or answers ` +
-    `agreeing with everyone else's no more than chance (one-sided binomial test at ` +
+    `agreeing with everyone else's no more than chance (a one-sided test, each pick ` +
+    `weighed by how sure the embedding of the others' answers is, at ` +
     `${r.agreement_level}, judged from ${r.agreement_after} answers once the others gave ` +
     `${r.agreement_rows} triplets; ` +
     (r.scored ? `last scored ${new Date(r.scored * 1000).toLocaleTimeString()} on ` +
