@@ -205,10 +205,12 @@ def serve(args: argparse.Namespace) -> int:
     if experiment:
         print(experiment, flush=True)
     import atexit
+    import socket
 
     from .service.processes import mark_server, write_design
 
-    mark_server()  # every child (workers, refitter) dies with this process
+    # every child (workers, refitter) dies with this process, and knows it by its address
+    mark_server(f"{socket.gethostname()}:{args.port}")
     # the design this server checked and registered, for its children: never the file again
     design = None
     if study is not None or collect is not None:

@@ -39,23 +39,30 @@ __all__ = [
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 SERVER_PID = "TRIPLETSEARCH_SERVER_PID"  # the parent a child must die with
+SERVER_ID = "TRIPLETSEARCH_SERVER_ID"  # the server's name: where it listens
 
 
-def mark_server() -> None:
+def mark_server(address: str | None = None) -> None:
     """Name this process, in the environment its children inherit, as the one they die with.
 
     A child that starts while its server is already gone (killed during the child's
-    imports) then knows: its parent is no longer the one named.
+    imports) then knows: its parent is no longer the one named. ``address``: where the
+    server listens (``"host:port"``), its name in :func:`server_id`.
     """
     os.environ[SERVER_PID] = str(os.getpid())
+    if address is not None:
+        os.environ[SERVER_ID] = address
 
 
 def server_id() -> str:
-    """The server this process belongs to, ``"host:pid"``: the one :func:`mark_server` named.
+    """The server this process belongs to: the address :func:`mark_server` named.
 
-    A process no server named (a test's app) is a server of its own.
+    A server restarted on the same address is the same server (what it keeps in the
+    database under its name replaces what its last run kept). Without an address,
+    ``"host:pid"`` of the server (a process no server named, a test's app: its own).
     """
-    return f"{socket.gethostname()}:{os.environ.get(SERVER_PID) or os.getpid()}"
+    named = os.environ.get(SERVER_ID)
+    return named or f"{socket.gethostname()}:{os.environ.get(SERVER_PID) or os.getpid()}"
 
 
 def write_design(design: Any) -> str:
