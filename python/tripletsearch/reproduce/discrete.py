@@ -89,6 +89,8 @@ def _study(
                 random_state=random_state,
                 n_jobs=n_jobs,
                 client=client,
+                # each method its own opening, as in the paper (a study's people get "uniform")
+                opening="random",
             )
             results.append(
                 {

@@ -70,6 +70,8 @@ def _database_users(gammas, n, d, n_runs, seed, n_jobs):
                 n_runs=n_runs,
                 random_state=seed,
                 n_jobs=n_jobs,
+                # each method its own opening, as in the paper (a study's people get "uniform")
+                opening="random",
             )
             rows.append(
                 {
