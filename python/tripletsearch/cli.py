@@ -137,17 +137,18 @@ def _cluster(args: argparse.Namespace) -> Any:
     if args.scheduler is None and args.workers is None:
         return None
     if args.what not in ("embedding", "continuous", "discrete", "collect"):
-        raise SystemExit(f"--scheduler / --workers: not for 'reproduce {args.what}'")
+        raise SystemExit(f"error: --scheduler / --workers: not for 'reproduce {args.what}'")
     try:
         from distributed import Client
     except ImportError:
         raise SystemExit(
-            "--scheduler / --workers need the 'dask' extra: pip install 'tripletsearch[dask]'"
+            "error: --scheduler / --workers need the 'dask' extra: "
+            "pip install 'tripletsearch[dask]'"
         ) from None
     if args.scheduler is not None:
         return Client(args.scheduler)
     if args.workers < 1:
-        raise SystemExit(f"--workers: must be >= 1, got {args.workers}")
+        raise SystemExit(f"error: --workers: must be >= 1, got {args.workers}")
     from ._distributed import local_cluster
 
     cluster = local_cluster(args.workers)

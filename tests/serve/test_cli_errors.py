@@ -41,3 +41,13 @@ def test_each_command_says_its_errors_alike(argv, tmp_path, monkeypatch, capsys)
     monkeypatch.setenv("TRIPLETSEARCH_ADMIN_TOKEN", "x")
     assert main(argv) == 2
     one_error_line(capsys)
+
+
+def test_reproduce_says_its_errors_alike():
+    for argv in (
+        ["reproduce", "theory", "--workers", "1"],
+        ["reproduce", "discrete", "--workers", "0"],
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert str(exc.value.code).startswith("error: --"), exc.value.code
