@@ -416,13 +416,20 @@ def agreement_scores(
     ``pool``: the participants to score (``judged``: other histories of them to score,
     e.g. cut short), each scored first by embeddings fitted to the others of ``pool``,
     then by embeddings fitted to the others the first pass did not flag (a script's random
-    answers blur the embedding that judges everyone else).
+    answers blur the embedding that judges everyone else); where those are too few to fit
+    (:data:`AGREEMENT_ROWS_PER_ITEM`), the first pass's score stands.
     """
     first = score_agreement(pool, pool, n_items, dim, seed)
     keep = [(i, h) for i, h in pool if _agreement_flag(first.get(i)) is None]
     if len(keep) == len(pool) and judged is None:
         return first
-    return score_agreement(keep, pool if judged is None else judged, n_items, dim, seed)
+    second = score_agreement(keep, pool if judged is None else judged, n_items, dim, seed)
+    if judged is not None:  # (cut short: the first pass's scores are of the whole)
+        first = score_agreement(pool, judged, n_items, dim, seed)
+    # where the second pass's others are too few to fit, the first pass's score stands
+    return {
+        i: rec if rec["p_value"] is not None else first.get(i, rec) for i, rec in second.items()
+    }
 
 
 def agreement_key(fingerprint: str) -> str:

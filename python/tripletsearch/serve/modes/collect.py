@@ -55,7 +55,7 @@ GOLD_SEED = 0x601D  # purpose of the draws of a participant's gold positions
 # participant, and a repeat asks again a query asked at least REPEAT_GAP screens before
 # whose majority answer an embedding predicts with at least REPEAT_CLEAR: the newest of
 # the sampler with the most answers, once it has REPEAT_ROWS_PER_ITEM triplets per item
-POOLED_RULES, GOLD_SHOWN, REPEAT_GAP, REPEAT_CLEAR = 2, 4, 5, 0.9
+POOLED_RULES, GOLD_SHOWN, REPEAT_GAP, REPEAT_CLEAR = 2, 4, 5, 0.95
 REPEAT_ROWS_PER_ITEM = 10
 # a catalogue with at most this many distinct queries has them listed when random draws
 # keep finding queries the participant was asked (the least asked of them come next)
