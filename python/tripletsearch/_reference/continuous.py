@@ -45,15 +45,24 @@ def _log_likelihood(A, x, m, g=-1, li=-1):
 
 
 def _cholesky(S):
-    """core/linalg.hpp's cholesky: tiny negative pivots clamped, their column zero."""
+    """core/linalg.hpp's cholesky: tiny negative pivots clamped, their column zero.
+
+    Each product is subtracted in turn, ((S - p0) - p1) - ..., as the native loop does:
+    S - (p0 + p1 + ...) rounds differently from d = 3 on (and Python's sum() of floats is
+    compensated from 3.12 on), and one last bit of L moves every proposal after it.
+    """
     d = len(S)
     L = np.zeros((d, d))
     for j in range(d):
-        s = S[j, j] - sum(L[j, k] * L[j, k] for k in range(j))
+        s = float(S[j, j])
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
         piv = math.sqrt(s) if s > 0 else 0.0
         L[j, j] = piv
         for i in range(j + 1, d):
-            t = S[i, j] - sum(L[i, k] * L[j, k] for k in range(j))
+            t = float(S[i, j])
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
             L[i, j] = t / piv if piv > 0 else 0.0
     return L
 
