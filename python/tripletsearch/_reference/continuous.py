@@ -12,7 +12,14 @@ import math
 
 import numpy as np
 
-from .choice import GAMMA_GRID, LAPSE_GRID, PairAnswerModel, UserModel, gamma_log_prior
+from .choice import (
+    GAMMA_GRID,
+    LAPSE_GRID,
+    PairAnswerModel,
+    UserModel,
+    gamma_log_prior,
+    libm_exp,
+)
 from .resample import systematic_resample
 from .rng import Purpose, Rng, child_seed, stream
 
@@ -132,7 +139,7 @@ class Particles:
 
     def weights(self):
         mx = np.max(self.lw)
-        w = np.where(np.isfinite(self.lw), np.exp(self.lw - mx), 0.0)
+        w = np.where(np.isfinite(self.lw), libm_exp(self.lw - mx), 0.0)  # std::exp's rounding
         s = _seqsum(w)  # sequential sums: the native order, so ties break alike
         w = w / s if s > 0 else np.full(self.P, 1.0 / self.P)
         return w, 1.0 / _seqsum(w * w)
