@@ -235,6 +235,9 @@ def test_the_dashboard_and_export_say_which_rule_flagged_each_participant(tmp_pa
     assert "attention" in [f["rule"] for f in flags] and rows[bad["id"]]["flagged"]
     (att,) = [f for f in flags if f["rule"] == "attention"]
     assert att["passed"] == 0 and att["of"] == 1 and "attention" in att["why"]
+    assert rows[bad["id"]]["status"] == "flagged: " + ", ".join(f["rule"] for f in flags)
+    assert rows[good["id"]]["status"] in ("done", "flagged: repeats", "flagged: gold")
+    assert board["rules"]["text"].startswith(f"Check rules version {quality.CHECK_RULES}:")
     write_collect_export(store, cfg, tmp_path / "collect.toml", tmp_path / "out")
     with open(tmp_path / "out" / "collect_participants.csv", newline="") as fh:
         listed = {r["participant"]: r for r in csv.DictReader(fh)}

@@ -14,10 +14,10 @@
     ``answers``, ``chance``, ``p_value``), ``flagged`` (left out of the fits) and
     ``flags`` (the rules that flag them, each with its numbers and a sentence,
     :func:`~.quality.checks`), the median response time the page measured and the
-    server's, the platform id, withdrawn or done;
+    server's, the platform id, withdrawn or done, and ``status`` ("flagged: agreement");
 ``rules``
     the check rules' version (:data:`~.quality.CHECK_RULES`), the agreement rule's level,
-    the answers it needs and when it last scored;
+    the answers it needs, when it last scored and ``text``, the rules in a sentence;
 ``samplers``
     per sampler, its embedding versions: answers (triplets) used, held-out triplets
     (``n_test``), held-out accuracy and its 95 % interval (Wilson's, over the ``n_test``
@@ -55,6 +55,7 @@ from .quality import (
     AGREEMENT_LEVEL,
     AGREEMENT_ROWS_PER_ITEM,
     CHECK_RULES,
+    FAST_MS,
     agreement_key,
     checks,
     counted_sessions,
@@ -119,12 +120,22 @@ def _participant(
         "agreement": got["agreement"],
         "flagged": got["flagged"],
         "flags": got["flags"],
+        "status": _status(row, session, got["flags"]),
         "response_ms_median": None if not ms else float(statistics.median(ms)),
         "server_ms_median": got["server_ms"],
         "platform_id": row.platform_id,
         "withdrawn": row.withdrawn is not None,
         "done": bool(session is not None and session.done),
     }
+
+
+def _status(row: Any, session: Any, flags: list[dict]) -> str:
+    """Withdrawn, flagged (by which rules), done or answering."""
+    if row.withdrawn is not None:
+        return "withdrawn"
+    if flags:
+        return "flagged: " + ", ".join(f["rule"] for f in flags)
+    return "done" if session is not None and session.done else "answering"
 
 
 def sampler_state(name: str, burn_in: int | None, answers: int, version: int | None) -> str:
@@ -172,13 +183,28 @@ def _arms(
 def _rules(store: Store, config: CollectConfig) -> dict[str, Any]:
     """The check rules' version and the agreement rule's numbers."""
     scored = store.get_meta(agreement_key(config.fingerprint)) or {}
+    rows = AGREEMENT_ROWS_PER_ITEM * config.catalogue.n_items
+    last = (
+        f"last scored on {scored['triplets']} triplets"
+        if scored.get("created") is not None
+        else "not scored yet"
+    )
+    text = (
+        f"Check rules version {CHECK_RULES}: attention checks, gold queries and repeats of "
+        f"clear queries passed by fewer than half, a median time per screen under {FAST_MS} "
+        "ms, or picks agreeing with everyone else's answers no more than chance (a one-sided "
+        "test, each pick weighed by how sure the embedding of the others' answers is, at "
+        f"{AGREEMENT_LEVEL}, judged from {AGREEMENT_AFTER} picks once the others gave {rows} "
+        f"triplets; {last}). Hover a status for why."
+    )
     return {
         "version": CHECK_RULES,
         "agreement_level": AGREEMENT_LEVEL,
         "agreement_after": AGREEMENT_AFTER,
-        "agreement_rows": AGREEMENT_ROWS_PER_ITEM * config.catalogue.n_items,
+        "agreement_rows": rows,
         "scored": scored.get("created"),
         "scored_triplets": scored.get("triplets"),
+        "text": text,
     }
 
 

@@ -23,18 +23,9 @@ function cell(row, value, cls) {
   row.append(td);
 }
 
-function status(p) {
-  if (p.withdrawn) return "withdrawn";
-  if (p.flagged) return `flagged: ${p.flags.map((f) => f.rule).join(", ")}`;
-  return p.done ? "done" : "answering";
-}
-
-/** A participant's agreement with everyone else's answers ("41/50, p 0.0001"). */
-function agreement(a) {
-  if (!a) return "";
-  if (a.p_value === null) return `${a.answers} answers, not scored yet`;
-  return `${a.agreed}/${a.answers}, p ${Number(a.p_value).toPrecision(2)}`;
-}
+// a participant's agreement with everyone else's answers ("41/50, p 0.0001")
+const agreement = (a) => !a ? "" : a.p_value === null ? `${a.answers} answers, not scored yet`
+  : `${a.agreed}/${a.answers}, p ${Number(a.p_value).toPrecision(2)}`;
 
 function participants(list) {
   const body = $("participants").querySelector("tbody");
@@ -57,7 +48,7 @@ function participants(list) {
     cell(row, p.response_ms_median === null ? "" : Math.round(p.response_ms_median));
     cell(row, p.server_ms_median === null ? "" : Math.round(p.server_ms_median));
     cell(row, p.platform_id);
-    cell(row, status(p), "status");
+    cell(row, p.status, "status");
     if (p.flags.length) row.lastChild.title = p.flags.map((f) => f.why).join("\n");
     body.append(row);
   }
@@ -108,16 +99,7 @@ function render(d) {
   }
   participants(d.participants);
   arms(d.arms, d.refitter);
-  const r = d.rules;
-  $("rules").textContent =
-    `Check rules version ${r.version}: attention checks, gold queries and repeats of clear ` +
-    `queries passed by fewer than half, a median time per screen under 250 ms, or answers ` +
-    `agreeing with everyone else's no more than chance (a one-sided test, each pick ` +
-    `weighed by how sure the embedding of the others' answers is, at ` +
-    `${r.agreement_level}, judged from ${r.agreement_after} answers once the others gave ` +
-    `${r.agreement_rows} triplets; ` +
-    (r.scored ? `last scored ${new Date(r.scored * 1000).toLocaleTimeString()} on ` +
-      `${r.scored_triplets} triplets)` : "not scored yet)") + ". Hover a status for why.";
+  $("rules").textContent = d.rules.text;
 }
 
 /** Per sampler: participants, flagged, withdrawn, fallbacks, buffer; the refitter. */
@@ -127,9 +109,8 @@ function arms(byName, refitter) {
   for (const [name, a] of Object.entries(byName)) {
     const row = document.createElement("tr");
     row.dataset.sampler = name;
-    for (const v of [name, a.state, a.participants, a.flagged, a.withdrawn, a.fallbacks, a.buffer]) {
-      cell(row, v);
-    }
+    [name, a.state, a.participants, a.flagged, a.withdrawn, a.fallbacks, a.buffer]
+      .forEach((v) => cell(row, v));
     body.append(row);
   }
   const r = refitter;
