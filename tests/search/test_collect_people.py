@@ -1,0 +1,47 @@
+"""The simulated collect participants (tripletsearch.people.CollectPerson): a person picks
+by gamma-CKL, the scripts as the checks must catch them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tripletsearch.people import CollectPerson
+
+
+def query(number, head, cands):
+    return {"screen": number, "head": {"id": head}, "candidates": [{"id": c} for c in cands]}
+
+
+def test_a_person_picks_the_nearer_more_often_and_the_head_when_shown():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [4.0, 0.0]])
+    person = CollectPerson("person", X, gamma=3.0, lapse=0.0, rng=np.random.default_rng(0))
+    picks = [person.answer(query(i, 0, [1, 2]))["choice"] for i in range(400)]
+    # P(1) = 1 / (1 + (1/4)^3) = 0.985 by gamma-CKL
+    assert abs(picks.count(0) / 400 - 1 / (1 + 0.25**3)) < 0.03
+    assert person.answer(query(0, 1, [2, 1]))["choice"] == 1  # the head itself
+    assert 0.3 < person.seconds_ < 15 and person.answer(query(1, 0, [1, 2]))["response_ms"] > 0
+
+
+def test_the_scripts():
+    rng = np.random.default_rng(1)
+    reader = CollectPerson("reader", rng=rng)
+    assert reader.answer(query(0, 5, [7, 5]))["choice"] == 1  # an attention check
+    first = reader.answer(query(1, 3, [4, 6]))["choice"]
+    again = reader.answer(query(9, 3, [6, 4]))["choice"]  # the same query reordered
+    assert [4, 6][first] == [6, 4][again]
+    random = CollectPerson("random", rng=rng)
+    picks = [random.answer(query(i, 0, [1, 2]))["choice"] for i in range(400)]
+    assert abs(picks.count(0) / 400 - 0.5) < 0.08  # 3.2 standard deviations
+    fast = CollectPerson("fast", rng=rng)
+    assert fast.answer(query(0, 0, [1, 2]))["response_ms"] == 100 and fast.seconds_ == 0.1
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"kind": "bot"}, "kind"), ({"kind": "person"}, "X"),
+     ({"kind": "random", "lapse": 2.0}, "lapse")],
+)  # fmt: skip
+def test_bad_input_names_the_argument(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        CollectPerson(**kwargs)
