@@ -275,3 +275,28 @@ def catalogue_folder(tmp_path, n=30):
     ]
     (root / "items.csv").write_text("\n".join(rows) + "\n")
     return root
+
+
+# ---------------------------------------------------------------------- processes (Linux /proc)
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    out = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{entry}/stat", encoding="ascii") as fh:
+                if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry))
+    return out
+
+
+def cmdline(pid: int) -> str:
+    """The command line of process ``pid`` ("" when it is gone)."""
+    with contextlib.suppress(OSError):
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode()
+    return ""
+
+
+def refitter_of(pid: int) -> int | None:
+    """The refitter child of server ``pid``, or None."""
+    return next((c for c in children(pid) if "collect.refitter" in cmdline(c)), None)

@@ -15,7 +15,14 @@ import time
 import httpx
 import pytest
 
-from serve.helpers import ServeProcess, catalogue_folder, wait_healthy
+from serve.helpers import (
+    ServeProcess,
+    catalogue_folder,
+    children,
+    cmdline,
+    refitter_of,
+    wait_healthy,
+)
 from tripletsearch.serve.service.processes import nice_of
 from tripletsearch.serve.store import Store
 
@@ -31,31 +38,6 @@ max_queries = 400
 burn_in = 2
 seed = 1
 """
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux /proc)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                with open(f"/proc/{entry}/stat", encoding="ascii") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-                if int(fields[1]) == pid:
-                    out.append(int(entry))
-    return out
-
-
-def cmdline(pid: int) -> str:
-    with contextlib.suppress(OSError):
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().replace(b"\0", b" ").decode()
-    return ""
-
-
-def refitter_of(pid: int) -> int | None:
-    found = [c for c in children(pid) if "collect.refitter" in cmdline(c)]
-    return found[0] if found else None
 
 
 def group_alive(pgid: int) -> bool:

@@ -6,7 +6,6 @@ the dashboard shows each server's own refitter, dead as soon as it is gone."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sqlite3
@@ -16,7 +15,7 @@ import time
 import httpx
 import pytest
 
-from serve.helpers import ServeProcess, catalogue_folder, enrol
+from serve.helpers import ServeProcess, catalogue_folder, children, cmdline, enrol, refitter_of
 from tripletsearch.serve.store import Store
 
 pytestmark = pytest.mark.once  # worker processes: once, not again under the sanitizers
@@ -32,28 +31,6 @@ burn_in = 2
 seed = 1
 """
 ADMIN = {"Authorization": "Bearer test-admin"}  # ServeProcess's token
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux /proc)."""
-    out = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        with contextlib.suppress(OSError):
-            with open(f"/proc/{entry}/stat", encoding="ascii") as fh:
-                if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(entry))
-    return out
-
-
-def cmdline(pid: int) -> str:
-    with contextlib.suppress(OSError):
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().replace(b"\0", b" ").decode()
-    return ""
-
-
-def refitter_of(pid: int) -> int | None:
-    return next((c for c in children(pid) if "collect.refitter" in cmdline(c)), None)
 
 
 def wait_for(check, timeout=90.0, every=0.2):

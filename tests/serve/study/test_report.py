@@ -44,24 +44,33 @@ def search(c, pid, h, rng, answers=None):
     return sid
 
 
-@pytest.fixture
-def database(tmp_path):
-    """Two participants: one did both searches (4 screens at most: some not found), the
-    other answered one screen of the first and stopped there (unfinished)."""
-    (tmp_path / "study.toml").write_text(STUDY)
+def run_study(tmp_path, text, parts, seed):
+    """A study of file ``text`` whose participants do ``parts`` in enrolment order: "all"
+    (every search to its end), "one" (one screen, then stop there) or "withdraw" (one
+    screen, then stop taking part). The study and its store."""
+    (tmp_path / "study.toml").write_text(text)
     study = load_study(tmp_path / "study.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(seed)
     with in_process(create_app(study.catalogue, db, study=study)) as c:
-        for p in range(3):
+        for part in parts:
             pr = c.post("/api/study/participants", json={"consent": True}).json()
             h = {"Authorization": "Bearer " + pr["token"]}
-            if p < 2:
+            if part == "all":
                 while search(c, pr["id"], h, rng) is not None:
                     pass
-            else:
-                search(c, pr["id"], h, rng, answers=1)
+                continue
+            search(c, pr["id"], h, rng, answers=1)
+            if part == "withdraw":
+                c.post(f"/api/study/participants/{pr['id']}/withdraw", json={}, headers=h)
     return study, Store(db)
+
+
+@pytest.fixture
+def database(tmp_path):
+    """Two participants did both searches (4 screens at most: some not found), a third
+    answered one screen of the first and stopped there (unfinished)."""
+    return run_study(tmp_path, STUDY, ["all", "all", "one"], 3)
 
 
 def test_unfinished_searches_are_counted_apart(database, tmp_path):
@@ -127,21 +136,7 @@ def test_the_report_shows_methods_by_position_the_withdrawn_and_their_holes(tmp_
     withdrew: the report counts each method in each position as the searches were (2 each,
     counted independently from the sessions), 5 enrolled, 1 withdrew at enrolment number 4,
     one complete block, and says so in its text."""
-    (tmp_path / "study.toml").write_text(STUDY)
-    study = load_study(tmp_path / "study.toml")
-    db = f"sqlite:///{tmp_path / 's.sqlite'}"
-    rng = np.random.default_rng(4)
-    with in_process(create_app(study.catalogue, db, study=study)) as c:
-        for p in range(5):
-            pr = c.post("/api/study/participants", json={"consent": True}).json()
-            h = {"Authorization": "Bearer " + pr["token"]}
-            if p < 4:
-                while search(c, pr["id"], h, rng) is not None:
-                    pass
-            else:
-                search(c, pr["id"], h, rng, answers=1)
-                c.post(f"/api/study/participants/{pr['id']}/withdraw", json={}, headers=h)
-    store = Store(db)
+    study, store = run_study(tmp_path, STUDY, ["all"] * 4 + ["withdraw"], 4)
     rep = study_report(store, study.catalogue, study.fingerprint)
     sessions = [s for s in store.iter_sessions() if s.participant is not None]
     realised = Counter(
@@ -163,18 +158,9 @@ def test_the_report_shows_methods_by_position_the_withdrawn_and_their_holes(tmp_
 
 
 def test_a_study_of_one_target_is_reported_between_subjects(tmp_path):
-    (tmp_path / "study.toml").write_text(STUDY.replace("targets = 2", "targets = 1"))
-    study = load_study(tmp_path / "study.toml")
+    study, store = run_study(tmp_path, STUDY.replace("targets = 2", "targets = 1"), ["all"] * 4, 5)
     assert [study.plan(p)[0][1] for p in range(4)] == ["gamma-ckl", "gauss"] * 2
-    db = f"sqlite:///{tmp_path / 's.sqlite'}"
-    rng = np.random.default_rng(5)
-    with in_process(create_app(study.catalogue, db, study=study)) as c:
-        for _ in range(4):
-            pr = c.post("/api/study/participants", json={"consent": True}).json()
-            h = {"Authorization": "Bearer " + pr["token"]}
-            while search(c, pr["id"], h, rng) is not None:
-                pass
-    rep = study_report(Store(db), study.catalogue, study.fingerprint)
+    rep = study_report(store, study.catalogue, study.fingerprint)
     assert rep["design"]["between_subjects"] and rep["paired"]["between_subjects"]
     found = {
         m: [s["n_queries"] for s in rep["searches"] if s["found"] and s["method"] == m]
