@@ -30,6 +30,7 @@ def test_rows_are_the_simulations_and_auto_rescues_a_noisy_user(tmp_path):
         oracle=ts.GammaCKL(3.0),
         n_runs=40,
         random_state=1,
+        opening="random",  # the reproduction's: each method its own
     )
     assert db[0]["mean_queries"] == told.mean
     assert _plot_users(rows + db, tmp_path / "users.png").stat().st_size > 10_000

@@ -154,7 +154,8 @@ def test_the_report_shows_methods_by_position_the_withdrawn_and_their_holes(tmp_
     assert (d["block"], d["complete_blocks"], d["between_subjects"]) == (4, 1, False)
     text = format_report(rep)
     assert "5 participants enrolled, 1 withdrew" in text and "enrolment numbers 4" in text
-    assert "1 complete balanced blocks of 4" in text and "by position" in text
+    assert "design: plan 3, balanced over blocks of 4 participants; 1 complete" in text
+    assert "by position" in text
 
 
 def test_a_study_of_one_target_is_reported_between_subjects(tmp_path):

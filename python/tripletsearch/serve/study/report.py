@@ -333,8 +333,6 @@ def format_report(rep: dict[str, Any]) -> str:
             if d["withdrawn"]
             else f"{d['enrolled']} participants enrolled, {rep['participants']} searched"
         )
-        if d.get("block"):
-            who += f"; {d['complete_blocks']} complete balanced blocks of {d['block']}"
     lines = [
         f"{who}: {len(rep['searches'])} searches ({unfinished} unfinished, counted apart)",
         f"{'method':<12}{'searches':>9}{'finished':>9}{'unfinished':>11}{'found':>7}"
@@ -366,6 +364,11 @@ def format_report(rep: dict[str, Any]) -> str:
             f"paired by target ({p['targets']} targets): {p['first']} - {p['second']} = "
             f"{_f(p['mean_difference'])} +- {_f(p['se_difference'])} queries; {p['first']} "
             f"needed fewer on {p['first_fewer']}, {p['second']} on {p['second_fewer']}"
+        )
+    if d.get("block"):
+        lines.append(
+            f"design: plan {d['plans'][0]}, balanced over blocks of {d['block']} "
+            f"participants; {d['complete_blocks']} complete"
         )
     if rep.get("positions") and not d.get("between_subjects"):
         lines.append("by position (searches; mean queries to find [95% interval] when found):")
