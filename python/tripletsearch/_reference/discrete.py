@@ -34,7 +34,14 @@ from .oracles import normal_tail
 from .resample import systematic_resample
 from .rng import Purpose, child_seed, stream
 
-__all__ = ["store_frame", "top_eigenpairs", "uniform_opening", "DiscreteSearcher", "simulate"]
+__all__ = [
+    "store_frame",
+    "top_eigenpairs",
+    "uniform_opening",
+    "miss_marginal",
+    "DiscreteSearcher",
+    "simulate",
+]
 
 _RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
 _SAMPLES = 128
@@ -164,6 +171,9 @@ class DiscreteSearcher:
         gamma_auto=False,
         lapse_auto=False,
         opening="uniform",
+        guesses=0,
+        miss=0.0,
+        miss_auto=False,
         seed=0,
     ):
         self.center, self.scale, self.X = store_frame(X)
@@ -173,6 +183,18 @@ class DiscreteSearcher:
         if opening not in OPENINGS:
             raise ValueError(f"opening: expected one of {OPENINGS}, got {opening!r}")
         self.opening = opening
+        # best guesses: the strip's size, the person's miss rate (or inferred), and what a
+        # pass-over leaves: gamma-ckl counts them per item, gauss keeps them out
+        if guesses < 0 or guesses + n_choices > self.n:
+            raise ValueError(
+                f"guesses: {guesses} guesses with {n_choices} a screen, {self.n} items"
+            )
+        if guesses and method == "random":
+            raise ValueError("guesses: the random method offers no guesses")
+        self.guesses, self.miss, self.miss_auto = guesses, miss, miss_auto
+        self.passes: dict[int, int] = {}
+        self.passed = np.zeros(self.n, dtype=bool)
+        self.block_passed = guesses > 0 and miss == 0.0 and not miss_auto
         # user hypotheses h = (gamma index, lapse index): one weight per item each
         self.lapse, self.gamma_auto, self.lapse_auto = lapse, gamma_auto, lapse_auto
         self.ng = len(GAMMA_GRID) if gamma_auto else 1
@@ -284,23 +306,46 @@ class DiscreteSearcher:
         return g, lp
 
     # ------------------------------------------------------------------ update
-    def update(self, shown, choice):
+    def _pass_over(self, offered):
+        """The strip passed over: each offered item's weight times the miss rate.
+
+        With ``miss_auto`` the factor is ``miss_marginal(c + 1) / miss_marginal(c)``, ``c``
+        the item's earlier pass-overs (the miss rate marginalized on its grid).
+        """
+        assert self.w is not None  # gamma-ckl keeps its weights
+        for i in offered:
+            i = int(i)
+            r = self.miss
+            if self.miss_auto:
+                c = self.passes.get(i, 0)
+                self.passes[i] = c + 1
+                r = miss_marginal(c + 1) / miss_marginal(c)
+            self.w[i] = stored_weights(self.w[i] * r)
+            if self.nh:
+                self.wh[:, i] = stored_weights(self.wh[:, i] * r)
+
+    def update(self, shown, choice, offered=()):
         shown = np.asarray(shown, dtype=np.int64)
+        offered = np.asarray(offered, dtype=np.int64)
         self.shown[shown] = True
+        self.passed[offered] = True
         if self.method == "gamma-ckl" and self.nh:
             assert self.w is not None  # gamma-ckl keeps its weights
             self.w[shown] = 0.0
             self.wh[:, shown] = 0.0
+            self._pass_over(offered)
             scale = WEIGHT_TOTAL / self.total if self.total > 0 else 1.0
             self._update_hypotheses(shown, choice, scale)
             self._moments()
             if not self.total > 0:
+                self.passes = {}
                 self._init_hypotheses(~self.shown)
                 self.total = 0.0
                 self._moments()
         elif self.method == "gamma-ckl":
             assert self.w is not None  # gamma-ckl keeps its weights
             self.w[shown] = 0.0
+            self._pass_over(offered)
             scale = WEIGHT_TOTAL / self.total if self.total > 0 else 1.0
             if choice >= 0:
                 D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
@@ -309,6 +354,7 @@ class DiscreteSearcher:
             else:
                 self._moments(scale)
             if not self.total > 0:
+                self.passes = {}
                 self.w = np.where(self.shown, 0.0, stored_weights(WEIGHT_TOTAL / self.n))
                 self.total = 0.0
                 self._moments()
@@ -374,6 +420,18 @@ class DiscreteSearcher:
             out[c] = self._mean + step * eig[e][1]
         return out
 
+    def _hidden(self):
+        """The items a screen may not show: the shown, and more for GaussSearch.
+
+        With miss = 0 GaussSearch leaves out the passed-over items too (while enough
+        others are left).
+        """
+        if self.method == "gauss" and self.block_passed:
+            blocked = self.shown | self.passed
+            if self.n - int(blocked.sum()) >= min(self.k, self.n_unshown):
+                return blocked
+        return self.shown
+
     def _scores(self, z, rule):
         D = ((self.X - z) ** 2).sum(1)
         w = self.w if self.method == "gamma-ckl" else np.ones(self.n)
@@ -385,7 +443,7 @@ class DiscreteSearcher:
                 sc = w * np.sqrt(D)
             else:
                 sc = D
-        return np.where(self.shown, np.nan, sc)
+        return np.where(self._hidden(), np.nan, sc)
 
     def _ranked(self, z, rule, kb):
         sc = self._scores(z, rule)
@@ -418,6 +476,47 @@ class DiscreteSearcher:
             if c + 1 < k:
                 out[c + 1] = z - 2.0 * proj * v
         return out
+
+    def offer(self, q):
+        """The strip of the screen ``q`` that :meth:`select` just gave (the core's ``offer``).
+
+        Up to ``guesses`` items, most probable first, neither on ``q`` nor shown (GaussSearch:
+        nor passed over): gamma-CKL's largest weights (ties: lower index), GaussSearch's
+        smallest Mahalanobis distances to the belief's mean; the uniform opening's strip
+        continues its draw.
+        """
+        q = [int(i) for i in q]
+        m, k = self.guesses, len(q)
+        if m == 0 or k == 0:
+            return np.empty(0, dtype=np.int64)
+        if self.opening == "uniform" and self.n_queries == 0 and not self.shown.any():
+            return uniform_opening(self.seed, self.n, min(k + m, self.n))[k:]
+        if self.method == "gamma-ckl":
+            out = [i for i in self._most_probable(k + m) if i not in q][:m]
+            return np.array(out, dtype=np.int64)
+        score = self.mahalanobis()
+        ok = ~(self.shown | self.passed)
+        ok[q] = False
+        idx = np.nonzero(ok)[0]
+        order = np.lexsort((idx, score[idx]))[:m]
+        return idx[order].astype(np.int64)
+
+    def mahalanobis(self):
+        """GaussSearch: each item's squared Mahalanobis distance to the belief's mean.
+
+        The core's arithmetic: ``y = L^-1 (x - mean)`` by forward substitution, in order.
+        """
+        L = _cholesky(self._cov)
+        Y = self.X - self._mean
+        y = np.zeros((self.n, self.d))
+        acc = np.zeros(self.n)
+        for a in range(self.d):
+            t = Y[:, a].copy()
+            for c in range(a):
+                t = t - L[a, c] * y[:, c]
+            y[:, a] = t / L[a, a] if L[a, a] > 0 else 0.0
+            acc = acc + y[:, a] * y[:, a]
+        return acc
 
     def _select_random(self, k):
         rng = stream(self.seed, Purpose.SearchQuery, self.n_queries)
@@ -558,13 +657,27 @@ class DiscreteSearcher:
         return p / p.sum()
 
 
-def simulate(X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0, **config):
+def miss_marginal(c):
+    """E[miss^c] over the miss grid (the lapse grid, uniform), products by repetition."""
+    s = 0.0
+    for mu in LAPSE_GRID:
+        p = 1.0
+        for _ in range(c):
+            p *= mu
+        s += p
+    return s / len(LAPSE_GRID)
+
+
+def simulate(
+    X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0, user_miss=0.0, **config
+):
     """The native database-search simulator's loop in NumPy (``simulate/discrete.hpp``).
 
     Users answer by gamma-CKL with power ``user_gamma`` at the searcher's own store
     positions (a scale-free user), picking at random among the shown with probability
-    ``user_lapse``. Search ``r`` is run ``first_run + r`` of a study: its searcher is seeded
-    by ``child_seed(seed, SimDiscreteRun, run)``, its user draws from
+    ``user_lapse``, and missing the target in the strip of guesses with probability
+    ``user_miss`` (a draw only then). Search ``r`` is run ``first_run + r`` of a study: its
+    searcher is seeded by ``child_seed(seed, SimDiscreteRun, run)``, its user draws from
     ``stream(seed, SimUser, run)``. ``config``: the searcher's keywords. Returns
     ``(n_queries, found)``, one entry per target.
     """
@@ -583,6 +696,10 @@ def simulate(X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0,
             if target in q:
                 n_queries[r], found[r] = m + 1, True
                 break
+            strip = s.offer(q)
+            if target in strip and not (user_miss > 0 and rng.uniform() < user_miss):
+                n_queries[r], found[r] = m + 1, True
+                break
             k = len(q)
             if user_lapse > 0 and rng.uniform() < user_lapse:
                 pick = min(int(rng.uniform() * k), k - 1)
@@ -594,5 +711,5 @@ def simulate(X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0,
                         pick = a
                         break
                     u -= p[a]
-            s.update(q, pick)
+            s.update(q, pick, strip)
     return n_queries, found

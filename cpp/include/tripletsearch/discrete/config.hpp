@@ -35,6 +35,13 @@ struct SearchConfig {
   double lapse = 0.0;
   bool gamma_auto = false, lapse_auto = false;
   Opening opening = Opening::Uniform;
+  // Best guesses (issue 43): with each screen the `guesses` most probable items not on it
+  // (the strip); a strip passed over multiplies its items' weights by the person's miss
+  // rate (gamma-CKL: `miss`, or with miss_auto its marginal over kMissValues), and
+  // GaussSearch leaves its items out of later strips (and, with miss = 0, screens).
+  int guesses = 0;
+  double miss = 0.0;
+  bool miss_auto = false;
 
   // The posterior keeps one weight per item and user hypothesis (0: the plain posterior).
   int hypotheses() const {
@@ -50,6 +57,10 @@ struct SearchConfig {
     require_half_open(lapse, 0.0, 1.0, "lapse");
     if (opening != Opening::Principal && opening != Opening::Random && opening != Opening::Uniform)
       throw std::invalid_argument("opening: unknown opening");
+    require_at_least(guesses, 0, "guesses");
+    require_half_open(miss, 0.0, 1.0, "miss");
+    if (guesses > 0 && method == SearchMethod::Random)
+      throw std::invalid_argument("guesses: the random method offers no guesses");
     if ((gamma_auto || lapse_auto) && method != SearchMethod::GammaCKL)
       throw std::invalid_argument(std::string(gamma_auto ? "gamma" : "lapse") +
                                   ": 'auto' (inferred while searching) is a gamma-ckl option");

@@ -5,6 +5,7 @@
 // queries snapped to the nearest unshown items.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,6 +13,7 @@
 
 #include "../core/linalg.hpp"
 #include "../core/mathutil.hpp"
+#include "../core/parallel.hpp"
 #include "../core/seeding.hpp"
 #include "axes.hpp"
 #include "gammackl_posterior.hpp"
@@ -24,7 +26,9 @@ class GaussSearch final : public DiscreteSearcher {
  public:
   GaussSearch(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg, std::uint64_t seed,
               int threads)
-      : DiscreteSearcher(std::move(store), cfg, seed, threads) {
+      : DiscreteSearcher(std::move(store), cfg, seed, threads),
+        passed_(cfg.guesses > 0 ? store_->n() : 0),
+        blocked_(cfg.guesses > 0 && cfg.miss == 0.0 && !cfg.miss_auto ? store_->n() : 0) {
     const GammaCKLPosterior uniform(store_, SearchConfig{}, threads_,
                                     false);  // the prior's moments
     mean_ = uniform.mean();
@@ -36,7 +40,8 @@ class GaussSearch final : public DiscreteSearcher {
     return std::unique_ptr<DiscreteSearcher>(new GaussSearch(*this, seed));
   }
   std::size_t state_bytes() const override {
-    return DiscreteSearcher::state_bytes() + (mean_.size() + cov_.size()) * sizeof(double);
+    return DiscreteSearcher::state_bytes() + (mean_.size() + cov_.size()) * sizeof(double) +
+           passed_.bytes() + blocked_.bytes() + passed_list_.size() * sizeof(std::int64_t);
   }
 
   const std::vector<double>& mean() const override { return mean_; }
@@ -67,14 +72,73 @@ class GaussSearch final : public DiscreteSearcher {
   }
 
  protected:
+  // Screens leave out the passed-over items too when the person never misses (miss = 0),
+  // as long as enough others are left.
   void select_k(std::int64_t* q, int k) override {
     std::vector<double> protos(static_cast<std::size_t>(k * store_->d()));
     sample_mirror(k, protos.data());
-    const ScanInput in{*store_, nullptr, shown_, balanced_chunks(store_->blocks() / 4), threads_};
+    std::int64_t hidden = 0;  // passed over, not shown
+    for (std::int64_t i : passed_list_) hidden += shown_[i] ? 0 : 1;
+    const bool block = blocked_.size() > 0 && n_unshown() - hidden >= k;
+    const ScanInput in{*store_, nullptr, block ? blocked_ : shown_,
+                       balanced_chunks(store_->blocks() / 4), threads_};
     nearest_items(in, protos.data(), k, ScanRule::Nearest, {}, q);
   }
 
-  void observe(const std::int64_t* shown, int k, int choice) override {
+  // The m items of highest belief density (lowest Mahalanobis distance to the mean; ties:
+  // lower index) neither shown nor passed over nor on q[0..k): a threaded scan, each
+  // chunk's m best kept apart and merged in chunk order (identical for any thread count).
+  int strip(const std::int64_t* q, int k, int m, std::int64_t* out) const override {
+    const std::int64_t n = store_->n(), d = store_->d(), nb = store_->blocks();
+    const std::int64_t C = balanced_chunks(nb / 4);
+    const std::vector<double> L = cholesky(cov_, d);
+    const Cand worst{std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<std::int64_t>::max()};
+    std::vector<Cand> tops(static_cast<std::size_t>(C * m), worst);
+    ParallelErrors errors;
+#pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
+    {
+      std::vector<double> y;
+      errors.run([&] { y.resize(static_cast<std::size_t>(d * kLanes)); });
+#pragma omp for schedule(static)
+      for (std::int64_t ch = 0; ch < C; ++ch) {
+        if (errors.failed()) continue;
+        Cand* tc = tops.data() + ch * m;
+        const std::int64_t b1 = chunk_begin(nb, C, ch + 1);
+        for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
+          alignas(32) double acc[kLanes];
+          if (!block_mahalanobis(store_->block(b), d, mean_.data(), L.data(), tc[m - 1].score,
+                                 y.data(), acc))
+            continue;
+          const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
+          for (std::int64_t l = 0; l < lanes; ++l) {
+            const Cand cand{acc[l], b * kLanes + l};
+            if (!better(cand, tc[m - 1]) || shown_[cand.index] || passed_[cand.index] ||
+                std::find(q, q + k, cand.index) != q + k)
+              continue;
+            insert_top(tc, m, cand);
+          }
+        }
+      }
+    }
+    errors.rethrow();
+    std::vector<Cand> top(static_cast<std::size_t>(m), worst);
+    for (const Cand& t : tops)  // chunk order
+      if (t.index != worst.index) insert_top(top.data(), m, t);
+    int g = 0;
+    for (const Cand& t : top)
+      if (t.index != worst.index) out[g++] = t.index;
+    return g;
+  }
+
+  void observe(const std::int64_t* shown, int k, int choice, const std::int64_t* offered,
+               int g) override {
+    for (int j = 0; j < g; ++j)  // passed over: out of later strips (and maybe screens)
+      if (passed_.insert(offered[j])) passed_list_.push_back(offered[j]);
+    if (blocked_.size() > 0) {
+      for (int j = 0; j < k; ++j) blocked_.insert(shown[j]);
+      for (int j = 0; j < g; ++j) blocked_.insert(offered[j]);
+    }
     if (choice < 0) return;
     std::vector<double> xi(static_cast<std::size_t>(store_->d())), xj(xi.size());
     store_->row(shown[choice], xi.data());
@@ -90,6 +154,9 @@ class GaussSearch final : public DiscreteSearcher {
       : DiscreteSearcher(other, seed),
         mean_(other.mean_),
         cov_(other.cov_),
+        passed_(other.passed_),
+        blocked_(other.blocked_),
+        passed_list_(other.passed_list_),
         sigma_(other.sigma_),
         warm_(other.warm_) {}
 
@@ -147,9 +214,43 @@ class GaussSearch final : public DiscreteSearcher {
     }
   }
 
+  // Block xb's squared Mahalanobis distances to the mean into acc (lower_solve_sq_norm's
+  // arithmetic, lane by lane, y: d x kLanes scratch); false, acc unset, when every lane's
+  // partial sum already exceeds `bound` (no lane can beat it: the sum only grows).
+  static bool block_mahalanobis(const StoreFloat* xb, std::int64_t d, const double* mean,
+                                const double* L, double bound, double* y, double* acc) {
+    for (int l = 0; l < kLanes; ++l) acc[l] = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) {
+      double* ya = y + a * kLanes;
+      const StoreFloat* xa = xb + a * kLanes;
+      for (int l = 0; l < kLanes; ++l) ya[l] = static_cast<double>(xa[l]) - mean[a];
+      for (std::int64_t c = 0; c < a; ++c) {
+        const double lac = L[a * d + c];
+        const double* yc = y + c * kLanes;
+        for (int l = 0; l < kLanes; ++l) ya[l] -= lac * yc[l];
+      }
+      const double laa = L[a * d + a];
+      if (laa > 0.0) {
+        for (int l = 0; l < kLanes; ++l) ya[l] = ya[l] / laa;
+      } else {
+        for (int l = 0; l < kLanes; ++l) ya[l] = 0.0;
+      }
+      double lo = std::numeric_limits<double>::infinity();
+      for (int l = 0; l < kLanes; ++l) {
+        acc[l] += ya[l] * ya[l];
+        lo = std::min(lo, acc[l]);
+      }
+      if (lo > bound) return false;
+    }
+    return true;
+  }
+
   std::vector<double> mean_, cov_;
-  double sigma_;                // the probit noise in the store's frame
-  mutable AxesWarmStart warm_;  // the last query's axes, the next one's start
+  ShownSet passed_;                        // offered in a strip and passed over
+  ShownSet blocked_;                       // miss = 0: shown or passed over (empty otherwise)
+  std::vector<std::int64_t> passed_list_;  // passed_'s items, in the order passed over
+  double sigma_;                           // the probit noise in the store's frame
+  mutable AxesWarmStart warm_;             // the last query's axes, the next one's start
 };
 
 }  // namespace tripletsearch
