@@ -351,3 +351,21 @@ def test_bad_answers_name_the_argument_and_leave_the_session_unharmed():
     plain = ts.DiscreteSearch(X, gamma=3.0, random_state=0)
     with pytest.raises(ValueError, match="offered"):
         plain.observe(q, None, offered=[int(strip[0])])
+
+
+@pytest.mark.twin
+@pytest.mark.parametrize("d", [3, 10])
+def test_gauss_strip_pretest_keeps_the_exact_top(d):
+    """Many blocks, a belief narrowing answer by answer: the single-precision pre-test of
+    the native scan rejects no item of the twin's exact top (Mahalanobis distances)."""
+    X = database(20_000, d, seed=d)
+    config = dict(method="gauss", n_choices=2, guesses=8, miss="auto")
+    a = native(X, threads=2, method="gauss", n_choices=2, guesses=8, miss_auto=True)
+    b = RefSearcher(X, **{**config, "miss": 0.0, "miss_auto": True}, seed=987654321)
+    for step in range(6):
+        qa, qb = a.select(), b.select()
+        assert qa.tolist() == qb.tolist()
+        sa, sb = a.offer(qa), b.offer(qb)
+        assert sa.tolist() == sb.tolist()
+        a.update(qa, step % 2, sa)
+        b.update(qb, step % 2, sb)
