@@ -15,7 +15,7 @@ a native session keeps them (``discrete/weights.hpp``).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -156,7 +156,160 @@ def _cholesky(S):
     return L
 
 
-class DiscreteSearcher:
+class _Hypotheses:
+    """The user hypotheses (gamma and lapse grids): one weight per item each.
+
+    Mixed into :class:`DiscreteSearcher` (``discrete/hypotheses.hpp``'s twin).
+    """
+
+    w: np.ndarray | None  # the searcher's item weights
+
+    if TYPE_CHECKING:  # the searcher's attributes, for the type checker only
+
+        def __getattr__(self, name: str) -> Any: ...
+
+    def _init_hypotheses(self, keep):
+        """Wh = 2^64 prior_h / n on the items kept, w = sum_h wh in order (stored)."""
+        prior = np.array(
+            [
+                math.exp(gamma_log_prior(h // self.nl)) if self.gamma_auto else 1.0
+                for h in range(self.nh)
+            ]
+        )
+        t = float(np.cumsum(prior)[-1])
+        self.wh = np.array(
+            [np.where(keep, stored_weights(WEIGHT_TOTAL * (p / t / self.n)), 0.0) for p in prior]
+        )
+        self.w = stored_weights(np.cumsum(self.wh, axis=0)[-1])
+        self.htotal = np.zeros(self.nh)
+
+    def _update_hypotheses(self, shown, choice, scale):
+        """Wh *= P(choice | item, h) * scale (choice < 0: scale only), w = sum_h wh.
+
+        The sums and masses from the double-precision products, then both stored.
+        """
+        k = len(shown)
+        if choice >= 0:
+            D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
+            D = np.maximum(D, TINY)
+            dmin = D.min(axis=0)
+            pw = np.zeros((k, self.ng, self.n))
+            for c in range(k):
+                s = np.where(D[c] == dmin, 1.0, dmin * (1.0 / D[c]))  # the closest: 1
+                for g in range(self.ng):
+                    pw[c, g] = grid_power(g, s) if self.gamma_auto else gamma_power(s, self.gamma)
+            den = np.cumsum(pw, axis=0)[-1]
+            p = pw[choice] * (1.0 / den)
+            for g in range(self.ng):
+                for e in range(self.nl):
+                    eps = LAPSE_GRID[e] if self.lapse_auto else self.lapse
+                    h = g * self.nl + e
+                    self.wh[h] = self.wh[h] * ((eps / k + (1.0 - eps) * p[g]) * scale)
+        else:
+            self.wh = self.wh * scale
+        self.w = stored_weights(np.cumsum(self.wh, axis=0)[-1])
+        self.htotal = self.wh.sum(axis=1)
+        self.wh = stored_weights(self.wh)
+
+    def user_posterior(self):
+        """(gamma grid probabilities, lapse grid probabilities), or None."""
+        if not (self.gamma_auto or self.lapse_auto):
+            return None
+        t = self.htotal.sum()
+        p = self.htotal / t if t > 0 else np.zeros(self.nh)
+        g, lp = np.zeros(len(GAMMA_GRID)), np.zeros(len(LAPSE_GRID))
+        for h in range(self.nh):
+            if self.gamma_auto:
+                g[h // self.nl] += p[h]
+            if self.lapse_auto:
+                lp[h % self.nl] += p[h]
+        return g, lp
+
+
+class _Guesses:
+    """Best guesses (issue 43): the strip of a screen and the evidence of a pass-over.
+
+    Mixed into :class:`DiscreteSearcher` (its state: ``guesses``, ``miss``, ``miss_auto``,
+    ``passes``, ``passed``, ``block_passed``, and the searcher's weights and moments).
+    """
+
+    if TYPE_CHECKING:  # the searcher's attributes, for the type checker only
+
+        def __getattr__(self, name: str) -> Any: ...
+
+    def _pass_over(self, offered):
+        """The strip passed over: each offered item's weight times the miss rate.
+
+        With ``miss_auto`` the factor is ``miss_marginal(c + 1) / miss_marginal(c)``, ``c``
+        the item's earlier pass-overs (the miss rate marginalized on its grid).
+        """
+        assert self.w is not None  # gamma-ckl keeps its weights
+        for i in offered:
+            i = int(i)
+            r = self.miss
+            if self.miss_auto:
+                c = self.passes.get(i, 0)
+                self.passes[i] = c + 1
+                r = miss_marginal(c + 1) / miss_marginal(c)
+            self.w[i] = stored_weights(self.w[i] * r)
+            if self.nh:
+                self.wh[:, i] = stored_weights(self.wh[:, i] * r)
+
+    def _hidden(self):
+        """The items a screen may not show: the shown, and more for GaussSearch.
+
+        With miss = 0 GaussSearch leaves out the passed-over items too (while enough
+        others are left).
+        """
+        if self.method == "gauss" and self.block_passed:
+            blocked = self.shown | self.passed
+            if self.n - int(blocked.sum()) >= min(self.k, self.n_unshown):
+                return blocked
+        return self.shown
+
+    def offer(self, q):
+        """The strip of the screen ``q`` that :meth:`select` just gave (the core's ``offer``).
+
+        Up to ``guesses`` items, most probable first, neither on ``q`` nor shown (GaussSearch:
+        nor passed over): gamma-CKL's largest weights (ties: lower index), GaussSearch's
+        smallest Mahalanobis distances to the belief's mean; the uniform opening's strip
+        continues its draw.
+        """
+        q = [int(i) for i in q]
+        m, k = self.guesses, len(q)
+        if m == 0 or k == 0:
+            return np.empty(0, dtype=np.int64)
+        if self.opening == "uniform" and self.n_queries == 0 and not self.shown.any():
+            return uniform_opening(self.seed, self.n, min(k + m, self.n))[k:]
+        if self.method == "gamma-ckl":
+            out = [i for i in self._most_probable(k + m) if i not in q][:m]
+            return np.array(out, dtype=np.int64)
+        score = self.mahalanobis()
+        ok = ~(self.shown | self.passed)
+        ok[q] = False
+        idx = np.nonzero(ok)[0]
+        order = np.lexsort((idx, score[idx]))[:m]
+        return idx[order].astype(np.int64)
+
+    def mahalanobis(self):
+        """GaussSearch: each item's squared Mahalanobis distance to the belief's mean.
+
+        The core's arithmetic: ``y = L^-1 (x - mean)`` by forward substitution, in order.
+        """
+        L = _cholesky(self._cov)
+        Y = self.X - self._mean
+        y = np.zeros((self.n, self.d))
+        acc = np.zeros(self.n)
+        for a in range(self.d):
+            t = Y[:, a].copy()
+            for c in range(a):
+                t = t - L[a, c] * y[:, c]
+            y[:, a] = t / L[a, a] if L[a, a] > 0 else 0.0
+            acc = acc + y[:, a] * y[:, a]
+        return acc
+
+
+class DiscreteSearcher(_Hypotheses, _Guesses):
     def __init__(
         self,
         X,
@@ -247,82 +400,7 @@ class DiscreteSearcher:
         self._cov = M - np.outer(m1, m1)
         self._mean = self._mean + m1
 
-    # ------------------------------------------------------------------ hypotheses
-    def _init_hypotheses(self, keep):
-        """Wh = 2^64 prior_h / n on the items kept, w = sum_h wh in order (stored)."""
-        prior = np.array(
-            [
-                math.exp(gamma_log_prior(h // self.nl)) if self.gamma_auto else 1.0
-                for h in range(self.nh)
-            ]
-        )
-        t = float(np.cumsum(prior)[-1])
-        self.wh = np.array(
-            [np.where(keep, stored_weights(WEIGHT_TOTAL * (p / t / self.n)), 0.0) for p in prior]
-        )
-        self.w = stored_weights(np.cumsum(self.wh, axis=0)[-1])
-        self.htotal = np.zeros(self.nh)
-
-    def _update_hypotheses(self, shown, choice, scale):
-        """Wh *= P(choice | item, h) * scale (choice < 0: scale only), w = sum_h wh.
-
-        The sums and masses from the double-precision products, then both stored.
-        """
-        k = len(shown)
-        if choice >= 0:
-            D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
-            D = np.maximum(D, TINY)
-            dmin = D.min(axis=0)
-            pw = np.zeros((k, self.ng, self.n))
-            for c in range(k):
-                s = np.where(D[c] == dmin, 1.0, dmin * (1.0 / D[c]))  # the closest: 1
-                for g in range(self.ng):
-                    pw[c, g] = grid_power(g, s) if self.gamma_auto else gamma_power(s, self.gamma)
-            den = np.cumsum(pw, axis=0)[-1]
-            p = pw[choice] * (1.0 / den)
-            for g in range(self.ng):
-                for e in range(self.nl):
-                    eps = LAPSE_GRID[e] if self.lapse_auto else self.lapse
-                    h = g * self.nl + e
-                    self.wh[h] = self.wh[h] * ((eps / k + (1.0 - eps) * p[g]) * scale)
-        else:
-            self.wh = self.wh * scale
-        self.w = stored_weights(np.cumsum(self.wh, axis=0)[-1])
-        self.htotal = self.wh.sum(axis=1)
-        self.wh = stored_weights(self.wh)
-
-    def user_posterior(self):
-        """(gamma grid probabilities, lapse grid probabilities), or None."""
-        if not (self.gamma_auto or self.lapse_auto):
-            return None
-        t = self.htotal.sum()
-        p = self.htotal / t if t > 0 else np.zeros(self.nh)
-        g, lp = np.zeros(len(GAMMA_GRID)), np.zeros(len(LAPSE_GRID))
-        for h in range(self.nh):
-            if self.gamma_auto:
-                g[h // self.nl] += p[h]
-            if self.lapse_auto:
-                lp[h % self.nl] += p[h]
-        return g, lp
-
     # ------------------------------------------------------------------ update
-    def _pass_over(self, offered):
-        """The strip passed over: each offered item's weight times the miss rate.
-
-        With ``miss_auto`` the factor is ``miss_marginal(c + 1) / miss_marginal(c)``, ``c``
-        the item's earlier pass-overs (the miss rate marginalized on its grid).
-        """
-        assert self.w is not None  # gamma-ckl keeps its weights
-        for i in offered:
-            i = int(i)
-            r = self.miss
-            if self.miss_auto:
-                c = self.passes.get(i, 0)
-                self.passes[i] = c + 1
-                r = miss_marginal(c + 1) / miss_marginal(c)
-            self.w[i] = stored_weights(self.w[i] * r)
-            if self.nh:
-                self.wh[:, i] = stored_weights(self.wh[:, i] * r)
 
     def update(self, shown, choice, offered=()):
         shown = np.asarray(shown, dtype=np.int64)
@@ -420,18 +498,6 @@ class DiscreteSearcher:
             out[c] = self._mean + step * eig[e][1]
         return out
 
-    def _hidden(self):
-        """The items a screen may not show: the shown, and more for GaussSearch.
-
-        With miss = 0 GaussSearch leaves out the passed-over items too (while enough
-        others are left).
-        """
-        if self.method == "gauss" and self.block_passed:
-            blocked = self.shown | self.passed
-            if self.n - int(blocked.sum()) >= min(self.k, self.n_unshown):
-                return blocked
-        return self.shown
-
     def _scores(self, z, rule):
         D = ((self.X - z) ** 2).sum(1)
         w = self.w if self.method == "gamma-ckl" else np.ones(self.n)
@@ -476,47 +542,6 @@ class DiscreteSearcher:
             if c + 1 < k:
                 out[c + 1] = z - 2.0 * proj * v
         return out
-
-    def offer(self, q):
-        """The strip of the screen ``q`` that :meth:`select` just gave (the core's ``offer``).
-
-        Up to ``guesses`` items, most probable first, neither on ``q`` nor shown (GaussSearch:
-        nor passed over): gamma-CKL's largest weights (ties: lower index), GaussSearch's
-        smallest Mahalanobis distances to the belief's mean; the uniform opening's strip
-        continues its draw.
-        """
-        q = [int(i) for i in q]
-        m, k = self.guesses, len(q)
-        if m == 0 or k == 0:
-            return np.empty(0, dtype=np.int64)
-        if self.opening == "uniform" and self.n_queries == 0 and not self.shown.any():
-            return uniform_opening(self.seed, self.n, min(k + m, self.n))[k:]
-        if self.method == "gamma-ckl":
-            out = [i for i in self._most_probable(k + m) if i not in q][:m]
-            return np.array(out, dtype=np.int64)
-        score = self.mahalanobis()
-        ok = ~(self.shown | self.passed)
-        ok[q] = False
-        idx = np.nonzero(ok)[0]
-        order = np.lexsort((idx, score[idx]))[:m]
-        return idx[order].astype(np.int64)
-
-    def mahalanobis(self):
-        """GaussSearch: each item's squared Mahalanobis distance to the belief's mean.
-
-        The core's arithmetic: ``y = L^-1 (x - mean)`` by forward substitution, in order.
-        """
-        L = _cholesky(self._cov)
-        Y = self.X - self._mean
-        y = np.zeros((self.n, self.d))
-        acc = np.zeros(self.n)
-        for a in range(self.d):
-            t = Y[:, a].copy()
-            for c in range(a):
-                t = t - L[a, c] * y[:, c]
-            y[:, a] = t / L[a, a] if L[a, a] > 0 else 0.0
-            acc = acc + y[:, a] * y[:, a]
-        return acc
 
     def _select_random(self, k):
         rng = stream(self.seed, Purpose.SearchQuery, self.n_queries)

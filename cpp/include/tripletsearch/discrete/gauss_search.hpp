@@ -28,9 +28,9 @@ namespace tripletsearch {
 // single precision (simd::block_axis_proj, the scans' kernel): sum_e (|p_e| - err)_+^2 /
 // lambda_e, err bounding the projections' rounding as scan.hpp's AxisForm does (twice its
 // g (|y| + |c|)), less a relative 1e-6 for the eigenpairs' and the exact distance's own
-// rounding. ne = min(d, 3): one group of the AVX2 kernel (at 1e6 items in d = 10 on one
-// thread: 16 ms a pass, against 25 ms with 6 axes and 27 ms for the exact distances of
-// every item); ne = 0 (no pre-test) beyond kJacobiMaxDim or when the belief is degenerate
+// rounding. ne = min(d, 6): two groups of the AVX2 kernel; in d = 10 about 0.5 % of the
+// items pass it (three axes: 5 % to 25 %, whose exact distances then cost more than the
+// three axes saved); ne = 0 (no pre-test) beyond kJacobiMaxDim or when the belief is degenerate
 // (its smallest variance below 1e-9 of the largest).
 struct MahalanobisPretest {
   int ne = 0;
@@ -47,7 +47,7 @@ struct MahalanobisPretest {
     const Axes all = Axes::of(cov, d, static_cast<int>(d), warm);  // largest first
     const double top = all.values[0], low = all.values[static_cast<std::size_t>(d - 1)];
     if (!(top > 0.0) || !(low > 1e-9 * top)) return;
-    ne = static_cast<int>(std::min<std::int64_t>(d, 3));
+    ne = static_cast<int>(std::min<std::int64_t>(d, 6));
     for (int e = 0; e < ne; ++e) {  // the tightest first
       const std::int64_t src = d - 1 - e;
       inv.push_back(1.0 / all.values[static_cast<std::size_t>(src)]);
