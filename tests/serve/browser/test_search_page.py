@@ -613,8 +613,9 @@ def test_end_screens_give_the_colour_and_copy_it(browser, server, shots):
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
     """Walks every screen of the page (start, find, its confirmation and end, mix and its
-    end, a study's consent, target, search and thanks) and saves each, at CSS pixels, to
-    test-output/screenshots/screens/ (the docs' pictures of the page come from there)."""
+    end, find with a strip of guesses, a study's consent, target, search and thanks) and
+    saves each, at CSS pixels, to test-output/screenshots/screens/ (the docs' pictures of
+    the page come from there)."""
     out = shots / "screens"
     out.mkdir(exist_ok=True)
 
@@ -648,6 +649,13 @@ def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
             page.click("#confirm-yes")
         expect(page.locator("#result")).to_contain_text("Your colour: ")
         shot(page, "mix-end")
+    with thread_server(create_app(CAT, f"sqlite:///{tmp_path / 'g.sqlite'}", guesses=4)) as base:
+        page = ctx.new_page()
+        page.goto(base + "/")
+        page.click("#find")
+        expect(page.locator("#strip-grid .pick")).to_have_count(4)
+        answer_keys(page, "2")
+        shot(page, "find-strip")
     (tmp_path / "study.toml").write_text(
         STUDY.replace("targets = 3", "targets = 1") + 'completion_code = "7KQ2-XF"\n'
     )
@@ -670,7 +678,7 @@ def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
         expect(page.locator("#result")).to_contain_text("Thank you")
         shot(page, "study-thanks")
     ctx.close()
-    assert len(list(out.glob(f"*-{device}.png"))) == 10
+    assert len(list(out.glob(f"*-{device}.png"))) == 11
 
 
 @pytest.mark.parametrize("device", ["desktop", "phone"])

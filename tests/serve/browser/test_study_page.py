@@ -67,8 +67,10 @@ def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
         text=True,
     )
     assert res.returncode == 0, res.stderr
-    assert "2 participants, 6 searches" in res.stdout
-    assert re.search(r"gamma-ckl\s+3\s+3", res.stdout) and re.search(r"gauss\s+3\s+\d", res.stdout)
+    assert re.search(r"2 participants enrolled, 2 searched(;[^:]*)?: 6 searches", res.stdout)
+    assert "protocol: the paper's (no guesses)" in res.stdout
+    # plan 3: participants 0 and 1 search with methods 0, 1, 0 (rows of a block of 12)
+    assert re.search(r"gamma-ckl\s+4\s+4", res.stdout) and re.search(r"gauss\s+2\s+2", res.stdout)
     assert (out / "cdf.png").exists()
     shutil.copy(out / "cdf.png", shots / "study-cdf.png")
 

@@ -28,23 +28,6 @@ constexpr double kGammaValues[kGammaGrid] = {0.5, 0.75, 1.0,  1.5,  2.0,  3.0, 4
 constexpr double kGammaPriorLow = 0.5, kGammaPriorHigh = 32.0;
 constexpr int kLapseGrid = 6;
 constexpr double kLapseValues[kLapseGrid] = {0.0, 0.02, 0.05, 0.1, 0.2, 0.3};
-// The miss rate of the database search's best guesses (a person who does not click the
-// target in the strip), inferred with miss="auto": the lapse rate's grid, uniform.
-constexpr int kMissGrid = kLapseGrid;
-constexpr const double* kMissValues = kLapseValues;
-
-// The prior mean of miss^c over the miss grid (1 for c = 0): an item passed over c times
-// keeps this factor of its weight, miss marginalized (the products by repeated
-// multiplication, summed in grid order: the NumPy twin's arithmetic).
-inline double miss_marginal(std::int64_t c) {
-  double s = 0.0;
-  for (int j = 0; j < kMissGrid; ++j) {
-    double p = 1.0;
-    for (std::int64_t e = 0; e < c; ++e) p *= kMissValues[j];
-    s += p;
-  }
-  return s / double(kMissGrid);
-}
 
 // s^(kGammaValues[j] / 2) for s in [0, 1].
 TS_ALWAYS_INLINE double grid_power(int j, double s) {
