@@ -41,3 +41,11 @@ def test_each_command_says_its_errors_alike(argv, tmp_path, monkeypatch, capsys)
     monkeypatch.setenv("TRIPLETSEARCH_ADMIN_TOKEN", "x")
     assert main(argv) == 2
     one_error_line(capsys)
+
+
+@pytest.mark.parametrize("value", ["9", "-1", "two"])
+def test_guesses_out_of_range_is_argparses_error(value, capsys):
+    with pytest.raises(SystemExit) as ended:
+        main(["serve", "--demo", "colours", "--guesses", value])
+    assert ended.value.code == 2
+    assert "argument --guesses: expected an integer from 0 to 8" in capsys.readouterr().err

@@ -165,9 +165,18 @@ def test_bad_requests_are_refused(tmp_path):
     assert CLI_MAX == MAX_GUESSES
 
 
-def test_the_servers_default_for_free_searches(tmp_path):
+def test_the_servers_default_for_free_searches_and_an_undo(tmp_path):
     with in_process(create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}", guesses=2)) as c:
-        assert len(start(c, mode="find")["screen"]["guesses"]) == 2
+        s = start(c, mode="find")
+        assert len(s["screen"]["guesses"]) == 2
+        # an undo shows the screen again with its strip; answered again, the same next one
+        first = post(c, s, {"screen": 0, "choice": 1}).json()["screen"]
+        r = c.post(f"/api/sessions/{s['id']}/undo", json={"screen": 1}, headers=auth(s["token"]))
+        again = r.json()["screen"]
+        assert again["guesses"] == s["screen"]["guesses"] and again["number"] == 2
+        assert (
+            post(c, s, {"screen": 2, "choice": 1}).json()["screen"]["guesses"] == first["guesses"]
+        )
         assert "guesses" not in start(c, mode="find", guesses=0)["screen"]
         assert len(start(c, mode="find", guesses=6)["screen"]["guesses"]) == 6
 
