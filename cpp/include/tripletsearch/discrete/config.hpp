@@ -22,6 +22,24 @@ enum class Selection : int { Weighted = 0, Paper = 1, Nearest = 2, InfoGain = 3 
 //              one rule (opening.hpp); the methods differ from the second screen on
 enum class Opening : int { Principal = 0, Random = 1, Uniform = 2 };
 
+// The miss rate of the database search's best guesses (a person who does not click the
+// target in the strip), inferred with miss="auto": the lapse rate's grid, uniform.
+constexpr int kMissGrid = kLapseGrid;
+constexpr const double* kMissValues = kLapseValues;
+
+// The prior mean of miss^c over the miss grid (1 for c = 0): an item passed over c times
+// keeps this factor of its weight, miss marginalized (the products by repeated
+// multiplication, summed in grid order: the NumPy twin's arithmetic).
+inline double miss_marginal(std::int64_t c) {
+  double s = 0.0;
+  for (int j = 0; j < kMissGrid; ++j) {
+    double p = 1.0;
+    for (std::int64_t e = 0; e < c; ++e) p *= kMissValues[j];
+    s += p;
+  }
+  return s / double(kMissGrid);
+}
+
 struct SearchConfig {
   SearchMethod method = SearchMethod::GammaCKL;
   double gamma = 3.0;  // gamma-CKL likelihood (the user model)
