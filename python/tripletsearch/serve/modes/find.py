@@ -79,7 +79,7 @@ class FindMode(Mode):
     searcher takes as evidence (:class:`~tripletsearch.DiscreteSearch`'s ``miss``).
 
     Shared by its sessions: one template searcher per (screen size, method, gamma, sigma,
-    opening), whose item store is built once and which new sessions spawn from. New
+    opening, guesses), whose item store is built once and which new sessions spawn from. New
     sessions open by one rule for every method (``opening="uniform"``: the first screen
     from the session's seed alone, so a study's methods cannot be told by it); a stored
     session keeps the opening its params record.
