@@ -27,9 +27,9 @@ void register_config(py::module_& m) {
   const ts::SearchConfig dflt;
   auto make = [](ts::SearchMethod method, double gamma, double r, double sigma, int n_choices,
                  ts::Selection selection, double lapse, bool gamma_auto, bool lapse_auto,
-                 ts::Opening opening) {
-    const ts::SearchConfig c{method,    gamma, r,          sigma,      n_choices,
-                             selection, lapse, gamma_auto, lapse_auto, opening};
+                 ts::Opening opening, int guesses, double miss, bool miss_auto) {
+    const ts::SearchConfig c{method,     gamma,      r,       sigma,   n_choices, selection, lapse,
+                             gamma_auto, lapse_auto, opening, guesses, miss,      miss_auto};
     c.validate();
     return c;
   };
@@ -41,7 +41,12 @@ void register_config(py::module_& m) {
           py::arg("gamma") = dflt.gamma, py::arg("r") = dflt.r, py::arg("sigma") = dflt.sigma,
           py::arg("n_choices") = dflt.n_choices, py::arg("selection") = dflt.selection,
           py::arg("lapse") = dflt.lapse, py::arg("gamma_auto") = dflt.gamma_auto,
-          py::arg("lapse_auto") = dflt.lapse_auto, py::arg("opening") = dflt.opening)
+          py::arg("lapse_auto") = dflt.lapse_auto, py::arg("opening") = dflt.opening,
+          py::arg("guesses") = dflt.guesses, py::arg("miss") = dflt.miss,
+          py::arg("miss_auto") = dflt.miss_auto)
+      .def_readonly("guesses", &ts::SearchConfig::guesses)
+      .def_readonly("miss", &ts::SearchConfig::miss)
+      .def_readonly("miss_auto", &ts::SearchConfig::miss_auto)
       .def_readonly("lapse", &ts::SearchConfig::lapse)
       .def_readonly("opening", &ts::SearchConfig::opening)
       .def_readonly("gamma_auto", &ts::SearchConfig::gamma_auto)
@@ -56,14 +61,16 @@ void register_config(py::module_& m) {
       cls,
       [](const ts::SearchConfig& c) {
         return py::make_tuple(c.method, c.gamma, c.r, c.sigma, c.n_choices, c.selection, c.lapse,
-                              c.gamma_auto, c.lapse_auto, c.opening);
+                              c.gamma_auto, c.lapse_auto, c.opening, c.guesses, c.miss,
+                              c.miss_auto);
       },
       [make](const py::tuple& t) {
-        if (t.size() != 10) throw std::invalid_argument("SearchConfig: malformed state");
+        if (t.size() != 13) throw std::invalid_argument("SearchConfig: malformed state");
         return make(t[0].cast<ts::SearchMethod>(), t[1].cast<double>(), t[2].cast<double>(),
                     t[3].cast<double>(), t[4].cast<int>(), t[5].cast<ts::Selection>(),
                     t[6].cast<double>(), t[7].cast<bool>(), t[8].cast<bool>(),
-                    t[9].cast<ts::Opening>());
+                    t[9].cast<ts::Opening>(), t[10].cast<int>(), t[11].cast<double>(),
+                    t[12].cast<bool>());
       });
 }
 
@@ -144,14 +151,39 @@ void register_searcher(py::module_& m) {
           },
           "The items to show next (empty when every item was shown).")
       .def(
-          "update",
-          [](S& s, const IndexArray& shown, int choice) {
+          "offer",
+          [](const S& s, const IndexArray& shown) {
             require_ndim(shown, 1, "shown");
-            locked(s,
-                   [&](S& o) { o.update(shown.data(), static_cast<int>(shown.shape(0)), choice); });
+            const int k = static_cast<int>(shown.shape(0));
+            ts::require_between(k, 0, ts::kMaxChoices, "shown");
+            std::vector<std::int64_t> out(static_cast<std::size_t>(s.config().guesses));
+            const int g =
+                locked(s, [&](const S& x) { return x.offer(shown.data(), k, out.data()); });
+            out.resize(static_cast<std::size_t>(g));
+            return to_array(out);
           },
-          py::arg("shown"), py::arg("choice"),
-          "The user saw `shown` and picked shown[choice] (choice = -1: no answer).")
+          py::arg("shown"),
+          "The strip of best guesses for the screen `shown` that select() just gave: up to "
+          "config.guesses items, the most probable ones neither on it nor shown before "
+          "(GaussSearch: nor passed over), most probable first.")
+      .def(
+          "update",
+          [](S& s, const IndexArray& shown, int choice, std::optional<IndexArray> offered) {
+            require_ndim(shown, 1, "shown");
+            const std::int64_t* o = nullptr;
+            int g = 0;
+            if (offered) {
+              require_ndim(*offered, 1, "offered");
+              o = offered->data();
+              g = static_cast<int>(offered->shape(0));
+            }
+            locked(s, [&](S& x) {
+              x.update(shown.data(), static_cast<int>(shown.shape(0)), choice, o, g);
+            });
+          },
+          py::arg("shown"), py::arg("choice"), py::arg("offered") = py::none(),
+          "The user saw `shown` and picked shown[choice] (choice = -1: no answer), and passed "
+          "over the strip `offered`.")
       .def(
           "posterior",
           [](const S& s) {

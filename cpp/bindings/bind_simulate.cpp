@@ -10,8 +10,9 @@ namespace {
 
 void register_discrete_simulation(py::module_& m) {
   const ts::DiscreteSimOptions dflt;
-  auto make = [](std::int64_t max_queries, double oracle_lapse, std::int64_t first_run) {
-    const ts::DiscreteSimOptions o{max_queries, oracle_lapse, first_run};
+  auto make = [](std::int64_t max_queries, double oracle_lapse, std::int64_t first_run,
+                 double oracle_miss) {
+    const ts::DiscreteSimOptions o{max_queries, oracle_lapse, first_run, oracle_miss};
     o.validate();
     return o;
   };
@@ -21,18 +22,21 @@ void register_discrete_simulation(py::module_& m) {
       "study (run r's streams are keyed by first_run + r); validated on construction, "
       "pickled and compared by value.");
   cls.def(py::init(make), py::kw_only(), py::arg("max_queries") = dflt.max_queries,
-          py::arg("oracle_lapse") = dflt.oracle_lapse, py::arg("first_run") = dflt.first_run)
+          py::arg("oracle_lapse") = dflt.oracle_lapse, py::arg("first_run") = dflt.first_run,
+          py::arg("oracle_miss") = dflt.oracle_miss)
       .def_readonly("max_queries", &ts::DiscreteSimOptions::max_queries)
+      .def_readonly("oracle_miss", &ts::DiscreteSimOptions::oracle_miss)
       .def_readonly("oracle_lapse", &ts::DiscreteSimOptions::oracle_lapse)
       .def_readonly("first_run", &ts::DiscreteSimOptions::first_run);
   def_state(
       cls,
       [](const ts::DiscreteSimOptions& o) {
-        return py::make_tuple(o.max_queries, o.oracle_lapse, o.first_run);
+        return py::make_tuple(o.max_queries, o.oracle_lapse, o.first_run, o.oracle_miss);
       },
       [make](const py::tuple& t) {
-        if (t.size() != 3) throw std::invalid_argument("DiscreteSimOptions: malformed state");
-        return make(t[0].cast<std::int64_t>(), t[1].cast<double>(), t[2].cast<std::int64_t>());
+        if (t.size() != 4) throw std::invalid_argument("DiscreteSimOptions: malformed state");
+        return make(t[0].cast<std::int64_t>(), t[1].cast<double>(), t[2].cast<std::int64_t>(),
+                    t[3].cast<double>());
       });
 
   m.def(

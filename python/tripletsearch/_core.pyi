@@ -498,11 +498,11 @@ class SearchConfig:
     """
     def __eq__(self, other: typing.Any) -> typing.Any:
         ...
-    def __getstate__(self) -> tuple[SearchMethod, float, float, float, int, Selection, float, bool, bool, Opening]:
+    def __getstate__(self) -> tuple[SearchMethod, float, float, float, int, Selection, float, bool, bool, Opening, int, float, bool]:
         ...
     def __hash__(self) -> int:
         ...
-    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_auto: bool = False, lapse_auto: bool = False, opening: Opening = Opening.Uniform) -> None:
+    def __init__(self, *, method: SearchMethod = SearchMethod.GammaCKL, gamma: typing.SupportsFloat | typing.SupportsIndex = 3.0, r: typing.SupportsFloat | typing.SupportsIndex = 2.0, sigma: typing.SupportsFloat | typing.SupportsIndex = 0.1, n_choices: typing.SupportsInt | typing.SupportsIndex = 2, selection: Selection = Selection.InfoGain, lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_auto: bool = False, lapse_auto: bool = False, opening: Opening = Opening.Uniform, guesses: typing.SupportsInt | typing.SupportsIndex = 0, miss: typing.SupportsFloat | typing.SupportsIndex = 0.0, miss_auto: bool = False) -> None:
         ...
     def __setstate__(self, arg0: tuple) -> None:
         ...
@@ -513,6 +513,9 @@ class SearchConfig:
     def gamma_auto(self) -> bool:
         ...
     @property
+    def guesses(self) -> int:
+        ...
+    @property
     def lapse(self) -> float:
         ...
     @property
@@ -520,6 +523,12 @@ class SearchConfig:
         ...
     @property
     def method(self) -> SearchMethod:
+        ...
+    @property
+    def miss(self) -> float:
+        ...
+    @property
+    def miss_auto(self) -> bool:
         ...
     @property
     def n_choices(self) -> int:
@@ -584,6 +593,10 @@ class DiscreteSearcher:
         """
         The m items of highest posterior probability (ties: lower index; positive probabilities only) as the next query sees them (test hook).
         """
+    def offer(self, shown: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        The strip of best guesses for the screen `shown` that select() just gave: up to config.guesses items, the most probable ones neither on it nor shown before (GaussSearch: nor passed over), most probable first.
+        """
     def posterior(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         P(item is the target) for every item (shown items: 0).
@@ -596,9 +609,9 @@ class DiscreteSearcher:
         """
         The items to show next (empty when every item was shown).
         """
-    def update(self, shown: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], choice: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def update(self, shown: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], choice: typing.SupportsInt | typing.SupportsIndex, offered: typing.Annotated[numpy.typing.ArrayLike, numpy.int64] | None = None) -> None:
         """
-        The user saw `shown` and picked shown[choice] (choice = -1: no answer).
+        The user saw `shown` and picked shown[choice] (choice = -1: no answer), and passed over the strip `offered`.
         """
     def user_posterior(self) -> typing.Any:
         """
@@ -796,11 +809,11 @@ class DiscreteSimOptions:
     """
     def __eq__(self, other: typing.Any) -> typing.Any:
         ...
-    def __getstate__(self) -> tuple[int, float, int]:
+    def __getstate__(self) -> tuple[int, float, int, float]:
         ...
     def __hash__(self) -> int:
         ...
-    def __init__(self, *, max_queries: typing.SupportsInt | typing.SupportsIndex = 200, oracle_lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, first_run: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __init__(self, *, max_queries: typing.SupportsInt | typing.SupportsIndex = 200, oracle_lapse: typing.SupportsFloat | typing.SupportsIndex = 0.0, first_run: typing.SupportsInt | typing.SupportsIndex = 0, oracle_miss: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
     def __setstate__(self, arg0: tuple) -> None:
         ...
@@ -812,6 +825,9 @@ class DiscreteSimOptions:
         ...
     @property
     def oracle_lapse(self) -> float:
+        ...
+    @property
+    def oracle_miss(self) -> float:
         ...
 class ContinuousSimOptions:
     """

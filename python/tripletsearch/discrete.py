@@ -99,7 +99,8 @@ SELECTIONS = {
 _AUTO_INFOGAIN_MAX_N = 100_000
 # 2: the settings' opening (a state of version 1 replays as it opened: "principal");
 # 3: the opening "uniform" (a state of version 2 keeps its "random" or "principal")
-_STATE_VERSION = 3
+# 4: best guesses (a state of version 3 or before has none: guesses=0)
+_STATE_VERSION = 4
 # public name -> _core.Opening member; the first is new sessions' default
 OPENINGS = {"uniform": "Uniform", "random": "Random", "principal": "Principal"}
 
@@ -127,6 +128,8 @@ class DiscreteSettings:
     selection: str = "auto"
     lapse: float | str = 0.0
     opening: str = "uniform"
+    guesses: int = 0
+    miss: float | str = "auto"
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "method": [StrOptions(METHODS)],
@@ -137,6 +140,8 @@ class DiscreteSettings:
         "selection": [StrOptions({"auto", *SELECTIONS})],
         "lapse": auto_or(Interval(numbers.Real, 0, 1, closed="left")),
         "opening": [StrOptions(set(OPENINGS))],
+        "guesses": [Interval(numbers.Integral, 0, None, closed="left")],
+        "miss": auto_or(Interval(numbers.Real, 0, 1, closed="left")),
     }
 
     def __post_init__(self) -> None:
@@ -144,6 +149,11 @@ class DiscreteSettings:
         if p["method"] != "gamma-ckl":  # gamma and the lapse rate are unused
             p["gamma"] = _AUTO_GAMMA if p["gamma"] == "auto" else p["gamma"]
             p["lapse"] = 0.0 if p["lapse"] == "auto" else p["lapse"]
+        if p["method"] == "random":
+            if p["guesses"] > 0:
+                raise ValueError("guesses: the random method offers no guesses (use 0)")
+            p["miss"] = 0.0 if p["miss"] == "auto" else p["miss"]
+        p["guesses"] = int(p["guesses"])
         for name, value in p.items():
             object.__setattr__(self, name, value)
 
@@ -173,6 +183,9 @@ class DiscreteSettings:
             gamma_auto=gamma_auto,
             lapse_auto=lapse_auto,
             opening=getattr(_core.Opening, OPENINGS[self.opening]),
+            guesses=self.guesses,
+            miss=0.0 if self.miss == "auto" else float(self.miss),
+            miss_auto=self.miss == "auto",
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -185,14 +198,18 @@ class DiscreteSettings:
 
         A state written before the lapse rate has none; one written before the opening
         (state version 1) opened on the principal axes; one of version 2 keeps the opening
-        it names ("random" or "principal"), whatever the default of new sessions.
+        it names ("random" or "principal"), whatever the default of new sessions; one
+        written before best guesses (version 3 or before) offers none.
         """
         names = [f.name for f in dataclasses.fields(cls)]
-        given = {k: state[k] for k in names if k not in ("lapse", "opening")}
+        later = ("lapse", "opening", "guesses", "miss")
+        given = {k: state[k] for k in names if k not in later}
         return cls(
             **given,
             lapse=state.get("lapse", 0.0),
             opening=state.get("opening", "principal"),
+            guesses=state.get("guesses", 0),
+            miss=state.get("miss", 0.0),
         )
 
 
@@ -213,16 +230,35 @@ def _fingerprint(X: np.ndarray) -> str:
     return h.hexdigest()[:32]
 
 
-def _position(item: Any, shown: np.ndarray, name: str = "item") -> int:
-    """The position of ``item`` among ``shown`` (None: -1, a skip)."""
+def _position(
+    item: Any, shown: np.ndarray, name: str = "item", offered: np.ndarray | None = None
+) -> int:
+    """The position of ``item`` among ``shown`` (None: -1, a skip).
+
+    ``offered``: the strip, named in the error (an item there is handled by the caller).
+    """
     if item is None:
         return -1
     if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
         raise TypeError(f"{name}: expected an item index or None, got {type(item).__name__}")
     hits = np.nonzero(shown == int(item))[0]
     if len(hits) == 0:
-        raise ValueError(f"{name}: item {item} was not shown (shown: {shown.tolist()})")
+        if offered is not None and int(item) in offered:
+            raise ValueError(
+                f"{name}: item {item} was offered, not shown: it is picked only as the "
+                "target (found=True)"
+            )
+        strip = "" if offered is None or not len(offered) else f", offered: {offered.tolist()}"
+        what = "shown" if not strip else "shown nor offered"
+        raise ValueError(f"{name}: item {item} was not {what} (shown: {shown.tolist()}{strip})")
     return int(hits[0])
+
+
+def _in(item: Any, items: np.ndarray) -> bool:
+    """Whether ``item`` (an item index; anything else: False) is among ``items``."""
+    if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
+        return False
+    return bool(len(items)) and int(item) in items
 
 
 class DiscreteSearch(InferredUser):
@@ -268,6 +304,18 @@ class DiscreteSearch(InferredUser):
         themselves, as before 0.3.0. A state of :meth:`from_dict` keeps the opening it was
         written with. The price of "uniform", measured (the guide's "The first screen"):
         gamma-CKLSearch +0.2 to +0.45 queries to find, GaussSearch 0.06 to 5.9 fewer.
+    guesses : int >= 0
+        Best guesses (the guide's "Best guesses"): with each screen, :attr:`offered` gives
+        the ``guesses`` most probable items not on it (the strip), for the person to click
+        when they see their target there; a strip passed over is evidence that the target
+        is not in it. 0 (the default): the paper's protocol. gamma-CKL and GaussSearch only;
+        ``guesses + n_choices`` at most the number of items.
+    miss : float in [0, 1) or "auto"
+        How often the person passes over their target in the strip. gamma-CKL multiplies
+        each passed-over item's weight by it (0: ruled out), or with "auto" (the default)
+        by its marginal over the lapse rate's grid {0, 0.02, 0.05, 0.1, 0.2, 0.3} (uniform:
+        0.11 for a first pass-over, 0.21 for a second, ...). GaussSearch keeps passed-over
+        items out of later strips, and with ``miss=0`` out of later screens too.
     random_state : None, int or numpy.random.Generator
         Seeds the session (its opening, its posterior draws, GaussSearch's and random
         queries): sessions of different seeds open differently.
@@ -296,10 +344,14 @@ class DiscreteSearch(InferredUser):
         selection: str = "auto",
         lapse: float | str = 0.0,
         opening: str = "uniform",
+        guesses: int = 0,
+        miss: float | str = "auto",
         random_state: Any = None,
         n_jobs: int | None = None,
     ):
-        settings = DiscreteSettings(method, gamma, r, sigma, n_choices, selection, lapse, opening)
+        settings = DiscreteSettings(
+            method, gamma, r, sigma, n_choices, selection, lapse, opening, guesses, miss
+        )
         self._setup(X, settings, seed_from(random_state), resolve_n_jobs(n_jobs))
 
     @classmethod
@@ -380,6 +432,7 @@ class DiscreteSearch(InferredUser):
             else searcher
         )
         self._pending: np.ndarray | None = None
+        self._offered: np.ndarray = np.empty(0, dtype=np.int64)  # the pending screen's strip
         self._history: list[dict[str, Any]] = []
         self._done = False
         self._target: int | None = None
@@ -420,6 +473,23 @@ class DiscreteSearch(InferredUser):
         """Items per query."""
         return int(self.settings.n_choices)
 
+    @property
+    def guesses(self) -> int:
+        """Best guesses offered with each screen (0: none, the paper's protocol)."""
+        return int(self.settings.guesses)
+
+    @property
+    @synchronized
+    def offered(self) -> np.ndarray:
+        """The pending screen's strip of best guesses, most probable first.
+
+        The items :meth:`ask`'s screen comes with (at most ``guesses``; empty without
+        guesses or without a pending screen): the most probable items not on the screen
+        and not shown before (GaussSearch: nor passed over). :meth:`tell` an item of the
+        strip to end the search there, an item of the screen (or None) to pass it over.
+        """
+        return self._offered.copy() if self._pending is not None else self._offered[:0].copy()
+
     # ------------------------------------------------------------------ properties
     @property
     def n_items(self) -> int:
@@ -450,7 +520,7 @@ class DiscreteSearch(InferredUser):
         """One dict per query, keyed as :meth:`observe`'s arguments.
 
         ``shown`` (indices), ``item`` (the item picked, None for a skip) and ``found``
-        (bool); ``observe(**record)`` replays it.
+        (bool), and with ``guesses`` the strip ``offered``; ``observe(**record)`` replays it.
         """
         return [dict(h) for h in self._history]
 
@@ -490,6 +560,7 @@ class DiscreteSearch(InferredUser):
                 self._done = True
                 return q
             self._pending = q
+            self._offered = self._searcher.offer(q) if self.guesses else q[:0]
         return self._pending.copy()
 
     def _check_pending(self, what: str) -> np.ndarray:
@@ -509,32 +580,49 @@ class DiscreteSearch(InferredUser):
         ----------
         item : int or None
             The shown item the user picked as closest to their target (an item index);
-            None to skip (the shown items are then only ruled out as the target).
+            None to skip (the shown items are then only ruled out as the target). With
+            ``guesses``: an item of the strip (:attr:`offered`) is the target, found (the
+            search ends); otherwise the strip was passed over.
         """
         pending = self._check_pending("tell")
-        self._record(pending, _position(item, pending))
+        offered = self._offered
+        if item is not None and _in(item, offered):
+            self._end(pending, int(item), offered)
+            return
+        self._record(pending, _position(item, pending, offered=offered), offered)
 
     @renamed(index="item")
     @synchronized
     def found(self, item: Any) -> None:
-        """The user saw their target, ``item``, among the pending query's items: the end."""
+        """The user saw their target, ``item``, among the pending query's items: the end.
+
+        With ``guesses``, ``item`` may be an item of the strip (:attr:`offered`).
+        """
         pending = self._check_pending("found")
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
             raise TypeError(f"item: expected an item index, got {type(item).__name__}")
-        if int(item) not in pending:
-            raise ValueError(f"item: item {item} was not shown (shown: {pending.tolist()})")
-        self._end(pending, int(item))
+        offered = self._offered
+        if int(item) not in pending and not _in(item, offered):
+            _position(item, pending, offered=offered)  # raises, naming the item
+        self._end(pending, int(item), offered)
 
-    def _end(self, shown: np.ndarray, target: int) -> None:
-        """The search ends: ``target`` was among ``shown``."""
-        self._history.append({"shown": shown.tolist(), "item": target, "found": True})
+    def _record_of(self, shown: np.ndarray, item: Any, found: bool, offered: np.ndarray) -> dict:
+        """A history record (``offered`` only with guesses: the paper's records unchanged)."""
+        record = {"shown": shown.tolist(), "item": item, "found": found}
+        if self.guesses:
+            record["offered"] = offered.tolist()
+        return record
+
+    def _end(self, shown: np.ndarray, target: int, offered: np.ndarray) -> None:
+        """The search ends: ``target`` was among ``shown`` or ``offered``."""
+        self._history.append(self._record_of(shown, target, True, offered))
         self._pending = None
         self._done = True
         self._target = target
 
     @renamed(choice="item")
     @synchronized
-    def observe(self, shown: Any, item: Any, found: bool = False) -> None:
+    def observe(self, shown: Any, item: Any, found: bool = False, offered: Any = None) -> None:
         """Record the answer to items shown elsewhere.
 
         Shown by another process, or by an earlier version of the library (a stored session
@@ -545,9 +633,13 @@ class DiscreteSearch(InferredUser):
         shown : sequence of int
             The items shown (1 to n_choices distinct indices).
         item : int or None
-            The shown item picked as closest (None: a skip).
+            The shown item picked as closest (None: a skip); with ``found``, the target,
+            shown or offered.
         found : bool
             ``item`` is the target: the search ends.
+        offered : sequence of int, optional
+            The strip of best guesses shown with the screen (at most ``guesses`` distinct
+            items, none of them in ``shown``): passed over unless ``found`` names one.
         """
         if self._done:
             raise RuntimeError("observe after the search is done")
@@ -558,27 +650,44 @@ class DiscreteSearch(InferredUser):
             raise ValueError(f"shown: items must be distinct, got {q.tolist()}")
         if not isinstance(found, (bool, np.bool_)):
             raise TypeError(f"found: expected a bool, got {type(found).__name__}")
-        pos = _position(item, q)
+        strip = self._check_offered(offered, q)
+        if found and item is not None and _in(item, strip):
+            self._observed = True
+            self._end(q, int(item), strip)
+            return
+        pos = _position(item, q, offered=strip)
         if found and pos < 0:
             raise ValueError("item: found=True needs the found item")
         self._observed = True
         if found:
-            self._end(q, int(q[pos]))
+            self._end(q, int(q[pos]), strip)
             return
-        self._record(q, pos)
+        self._record(q, pos, strip)
 
-    def _record(self, shown: np.ndarray, pos: int) -> None:
+    def _check_offered(self, offered: Any, shown: np.ndarray) -> np.ndarray:
+        """The strip of :meth:`observe`, checked: at most ``guesses`` distinct items, unshown."""
+        if offered is None:
+            return np.empty(0, dtype=np.int64)
+        g = check_index_array(offered, "offered", 1, self.n_items)
+        if len(g) > self.guesses:
+            raise ValueError(
+                f"offered: expected at most guesses = {self.guesses} items, got {len(g)}"
+            )
+        if len(np.unique(g)) != len(g):
+            raise ValueError(f"offered: items must be distinct, got {g.tolist()}")
+        if np.isin(g, shown).any():
+            raise ValueError(f"offered: items of the screen, got {g.tolist()} and {shown.tolist()}")
+        return g
+
+    def _record(self, shown: np.ndarray, pos: int, offered: np.ndarray) -> None:
         """Record the answer into the posterior and the history.
 
-        The answer: the item at ``pos`` of ``shown`` picked; -1: a skip.
+        The answer: the item at ``pos`` of ``shown`` picked; -1: a skip; the strip
+        ``offered`` passed over.
         """
-        self._searcher.update(shown, pos)
+        self._searcher.update(shown, pos, offered if len(offered) else None)
         self._history.append(
-            {
-                "shown": shown.tolist(),
-                "item": None if pos < 0 else int(shown[pos]),
-                "found": False,
-            }
+            self._record_of(shown, None if pos < 0 else int(shown[pos]), False, offered)
         )
         self._pending = None
         if self._searcher.n_unshown == 0:
@@ -602,6 +711,11 @@ class DiscreteSearch(InferredUser):
             "seed": str(self._seed),
             "history": self.history,
             "pending": None if self._pending is None else self._pending.tolist(),
+            **(
+                {"pending_offered": self._offered.tolist() if self._pending is not None else None}
+                if self.guesses
+                else {}
+            ),
             "done": self._done,
             # after observe(): the history is replayed as observed, not re-asked
             **({"observed": True} if self._observed else {}),
@@ -629,7 +743,11 @@ class DiscreteSearch(InferredUser):
             raise ValueError("state: history must be a list")
         for step, h in enumerate(history):
             obj._replay(step, h, observed=state.get("observed") is True)
-        obj._replay_pending(state.get("pending"), observed=state.get("observed") is True)
+        obj._replay_pending(
+            state.get("pending"),
+            observed=state.get("observed") is True,
+            offered=state.get("pending_offered"),
+        )
         if bool(state.get("done")) != obj._done:
             raise ValueError("state: 'done' does not match the history")
         return obj
@@ -639,7 +757,8 @@ class DiscreteSearch(InferredUser):
         try:
             item = record["item"] if "item" in record else record["choice"]
             shown, found = record["shown"], record["found"]
-        except (KeyError, TypeError):
+            offered = record.get("offered")
+        except (KeyError, TypeError, AttributeError):
             raise ValueError(f"state: history entry {step} is malformed") from None
         if self._done:
             raise ValueError(f"state: history continues after the search ended (entry {step})")
@@ -650,27 +769,33 @@ class DiscreteSearch(InferredUser):
                     f"state: history entry {step} does not replay "
                     f"(shown {shown}, expected {q.tolist()})"
                 )
+            if self.guesses and offered != self._offered.tolist():
+                raise ValueError(
+                    f"state: history entry {step} does not replay "
+                    f"(offered {offered}, expected {self._offered.tolist()})"
+                )
         try:
             if observed:
-                self.observe(shown, item, found)
+                self.observe(shown, item, found, offered)
             else:
                 self.found(item) if found else self.tell(item)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"state: history entry {step}: {exc}") from None
 
-    def _replay_pending(self, pending: Any, observed: bool) -> None:
+    def _replay_pending(self, pending: Any, observed: bool, offered: Any = None) -> None:
         """The state's pending query: as it was shown (``observed``), or asked again."""
         if pending is None:
             return
         if observed and not self._done:
             try:  # the pending items as they were shown
                 q = check_index_array(pending, "pending", 1, self.n_items)
+                strip = self._check_offered(offered, q)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"state: {exc}") from None
             if not 1 <= len(q) <= self.n_choices or len(np.unique(q)) != len(q):
                 raise ValueError("state: the pending query is malformed")
-            self._pending = q
-        elif self.ask().tolist() != pending:
+            self._pending, self._offered = q, strip
+        elif self.ask().tolist() != pending or (self.guesses and self._offered.tolist() != offered):
             raise ValueError("state: the pending query does not replay")
 
     @synchronized
@@ -813,6 +938,9 @@ def simulate_discrete(
     lapse: float | str = 0.0,
     oracle_lapse: float = 0.0,
     opening: str = "uniform",
+    guesses: int = 0,
+    miss: float | str = "auto",
+    oracle_miss: float = 0.0,
     random_state: Any = None,
     n_jobs: int | None = None,
     client: Any = None,
@@ -829,8 +957,10 @@ def simulate_discrete(
     ----------
     X : array_like (n, d)
         The searcher's embedding.
-    method, n_choices, gamma, r, sigma, selection, lapse, opening
-        The searcher's, as for :class:`DiscreteSearch` (gamma / lapse "auto": inferred).
+    method, n_choices, gamma, r, sigma, selection, lapse, opening, guesses, miss
+        The searcher's, as for :class:`DiscreteSearch` (gamma / lapse / miss "auto":
+        inferred). With ``guesses`` each screen comes with its strip of best guesses: a
+        search ends on the screen that shows the target or offers it (and is not missed).
     oracle : Oracle, optional
         The simulated user (default ``GammaCKL(gamma)``): picks among the shown items by
         the oracle's k-alternative choice model (Probit: pairs only).
@@ -847,6 +977,9 @@ def simulate_discrete(
         Queries per search before giving up.
     oracle_lapse : float in [0, 1)
         The user picks uniformly among the shown items with this probability.
+    oracle_miss : float in [0, 1)
+        The user passes over the target in the strip with this probability (a draw of the
+        user's stream only when the strip offers the target).
     random_state : None, int or numpy.random.Generator
     n_jobs : int or None
         Threads (None: all cores; on a Dask worker, one per chunk: the workers' threads
@@ -860,7 +993,9 @@ def simulate_discrete(
     -------
     DiscreteSimulation
     """
-    settings = DiscreteSettings(method, gamma, r, sigma, n_choices, selection, lapse, opening)
+    settings = DiscreteSettings(
+        method, gamma, r, sigma, n_choices, selection, lapse, opening, guesses, miss
+    )
     X = check_X(X)
     n = X.shape[0]
     settings = settings.resolve(n)
@@ -875,6 +1010,7 @@ def simulate_discrete(
             max_queries=check_int(max_queries, "max_queries"),
             oracle_lapse=check_real(oracle_lapse, "oracle_lapse"),
             first_run=first_run,
+            oracle_miss=check_real(oracle_miss, "oracle_miss"),
         )
 
     whole = options(0)

@@ -535,12 +535,15 @@ def test_binding_keywords_use_the_current_vocabulary():
     # the shared ideas under their library names
     assert "n_particles" in keywords["ContinuousConfig"]
     assert {"n_runs", "oracle", "oracle_lapse"} <= keywords["ContinuousSimOptions"]
-    assert {"max_queries", "oracle_lapse", "first_run"} == keywords["DiscreteSimOptions"]
+    assert {"max_queries", "oracle_lapse", "first_run", "oracle_miss"} == keywords[
+        "DiscreteSimOptions"
+    ]
     assert "n_choices" in keywords["SearchConfig"]
     assert "dim" in keywords["p_correct_monte_carlo"]
     assert "a_is_closer" in keywords["ContinuousSearcher.tell"]
     # "choice" in the core is a position on the screen, not an item
-    assert keywords["DiscreteSearcher.update"] == {"shown", "choice"}
+    assert keywords["DiscreteSearcher.update"] == {"shown", "choice", "offered"}
+    assert {"guesses", "miss", "miss_auto"} <= keywords["SearchConfig"]
 
 
 def test_the_stub_declares_the_bindings_keywords():

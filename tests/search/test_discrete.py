@@ -943,11 +943,11 @@ def test_a_state_of_version_1_replays_its_principal_opening():
     state["version"] = 1  # as 0.2.0 wrote it: no opening, opened on the principal axes
     again = ts.DiscreteSearch.from_dict(json.loads(json.dumps(state)), X)
     assert again.ask().tolist() == pending.tolist() and again.n_queries == 3
-    # a new state keeps its opening: new sessions' default, "uniform" (state version 3)
+    # a new state keeps its opening: new sessions' default, "uniform" (state version 3 on)
     new = ts.DiscreteSearch(X, n_choices=2, gamma=3.0, random_state=4)
     new.tell(int(new.ask()[0]))
     back = ts.DiscreteSearch.from_dict(new.to_dict(), X)
-    assert back.to_dict()["opening"] == "uniform" and back.to_dict()["version"] == 3
+    assert back.to_dict()["opening"] == "uniform" and back.to_dict()["version"] >= 3
 
 
 @pytest.mark.parametrize(

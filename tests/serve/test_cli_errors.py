@@ -51,3 +51,11 @@ def test_reproduce_says_its_errors_alike():
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert str(exc.value.code).startswith("error: --"), exc.value.code
+
+
+@pytest.mark.parametrize("value", ["9", "-1", "two"])
+def test_guesses_out_of_range_is_argparses_error(value, capsys):
+    with pytest.raises(SystemExit) as ended:
+        main(["serve", "--demo", "colours", "--guesses", value])
+    assert ended.value.code == 2
+    assert "argument --guesses: expected an integer from 0 to 8" in capsys.readouterr().err

@@ -15,7 +15,7 @@ a native session keeps them (``discrete/weights.hpp``).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,7 +34,14 @@ from .oracles import normal_tail
 from .resample import systematic_resample
 from .rng import Purpose, child_seed, stream
 
-__all__ = ["store_frame", "top_eigenpairs", "uniform_opening", "DiscreteSearcher", "simulate"]
+__all__ = [
+    "store_frame",
+    "top_eigenpairs",
+    "uniform_opening",
+    "miss_marginal",
+    "DiscreteSearcher",
+    "simulate",
+]
 
 _RADII = (0.25, 0.5, 0.75, 1.0, 1.5)
 _SAMPLES = 128
@@ -149,83 +156,18 @@ def _cholesky(S):
     return L
 
 
-class DiscreteSearcher:
-    def __init__(
-        self,
-        X,
-        *,
-        method="gamma-ckl",
-        gamma=3.0,
-        r=2.0,
-        sigma=0.1,
-        n_choices=2,
-        selection="infogain",
-        lapse=0.0,
-        gamma_auto=False,
-        lapse_auto=False,
-        opening="uniform",
-        seed=0,
-    ):
-        self.center, self.scale, self.X = store_frame(X)
-        self.n, self.d = self.X.shape
-        self.method, self.gamma, self.r, self.sigma = method, gamma, r, sigma
-        self.k, self.selection, self.seed = n_choices, selection, seed
-        if opening not in OPENINGS:
-            raise ValueError(f"opening: expected one of {OPENINGS}, got {opening!r}")
-        self.opening = opening
-        # user hypotheses h = (gamma index, lapse index): one weight per item each
-        self.lapse, self.gamma_auto, self.lapse_auto = lapse, gamma_auto, lapse_auto
-        self.ng = len(GAMMA_GRID) if gamma_auto else 1
-        self.nl = len(LAPSE_GRID) if lapse_auto else 1
-        self.nh = 0 if not (gamma_auto or lapse_auto or lapse > 0) else self.ng * self.nl
-        self.shown = np.zeros(self.n, dtype=bool)
-        self.n_queries = 0
-        self.total = 0.0
-        self._mean = np.zeros(self.d)
-        self._cov = np.zeros((self.d, self.d))
-        if method in ("gamma-ckl", "gauss"):
-            # the posterior weights: "gamma-ckl" keeps them, "gauss" only starts from them
-            self.w: np.ndarray | None = stored_weights(np.full(self.n, WEIGHT_TOTAL / self.n))
-            if self.nh:
-                self._init_hypotheses(np.ones(self.n, dtype=bool))
-            self._moments()  # around 0, then around the mean, the weights renormalised
-            if self.nh:
-                self._update_hypotheses(np.empty(0, dtype=np.int64), -1, WEIGHT_TOTAL / self.total)
-                self._moments()
-            else:
-                self._moments(WEIGHT_TOTAL / self.total)
-            if method == "gauss":
-                self.w = None
+class _Hypotheses:
+    """The user hypotheses (gamma and lapse grids): one weight per item each.
 
-    # ------------------------------------------------------------------ state
-    @property
-    def mean(self):
-        """The belief's mean in the input's frame."""
-        return self.center + self.scale * self._mean
+    Mixed into :class:`DiscreteSearcher` (``discrete/hypotheses.hpp``'s twin).
+    """
 
-    @property
-    def cov(self):
-        return self.scale**2 * self._cov
+    w: np.ndarray | None  # the searcher's item weights
 
-    @property
-    def n_unshown(self):
-        return int(self.n - self.shown.sum())
+    if TYPE_CHECKING:  # the searcher's attributes, for the type checker only
 
-    def _moments(self, scale=None):
-        assert self.w is not None  # gamma-ckl, or gauss at construction
-        if scale is not None and scale != 1.0:
-            self.w = stored_weights(self.w * scale)
-        W = float(self.w.sum())
-        self.total = W
-        if not W > 0:
-            return
-        Y = self.X - self._mean
-        m1 = (self.w @ Y) / W
-        M = (Y * self.w[:, None]).T @ Y / W
-        self._cov = M - np.outer(m1, m1)
-        self._mean = self._mean + m1
+        def __getattr__(self, name: str) -> Any: ...
 
-    # ------------------------------------------------------------------ hypotheses
     def _init_hypotheses(self, keep):
         """Wh = 2^64 prior_h / n on the items kept, w = sum_h wh in order (stored)."""
         prior = np.array(
@@ -283,24 +225,205 @@ class DiscreteSearcher:
                 lp[h % self.nl] += p[h]
         return g, lp
 
+
+class _Guesses:
+    """Best guesses (issue 43): the strip of a screen and the evidence of a pass-over.
+
+    Mixed into :class:`DiscreteSearcher` (its state: ``guesses``, ``miss``, ``miss_auto``,
+    ``passes``, ``passed``, ``block_passed``, and the searcher's weights and moments).
+    """
+
+    if TYPE_CHECKING:  # the searcher's attributes, for the type checker only
+
+        def __getattr__(self, name: str) -> Any: ...
+
+    def _pass_over(self, offered):
+        """The strip passed over: each offered item's weight times the miss rate.
+
+        With ``miss_auto`` the factor is ``miss_marginal(c + 1) / miss_marginal(c)``, ``c``
+        the item's earlier pass-overs (the miss rate marginalized on its grid).
+        """
+        assert self.w is not None  # gamma-ckl keeps its weights
+        for i in offered:
+            i = int(i)
+            r = self.miss
+            if self.miss_auto:
+                c = self.passes.get(i, 0)
+                self.passes[i] = c + 1
+                r = miss_marginal(c + 1) / miss_marginal(c)
+            self.w[i] = stored_weights(self.w[i] * r)
+            if self.nh:
+                self.wh[:, i] = stored_weights(self.wh[:, i] * r)
+
+    def _hidden(self):
+        """The items a screen may not show: the shown, and more for GaussSearch.
+
+        With miss = 0 GaussSearch leaves out the passed-over items too (while enough
+        others are left).
+        """
+        if self.method == "gauss" and self.block_passed:
+            blocked = self.shown | self.passed
+            if self.n - int(blocked.sum()) >= min(self.k, self.n_unshown):
+                return blocked
+        return self.shown
+
+    def offer(self, q):
+        """The strip of the screen ``q`` that :meth:`select` just gave (the core's ``offer``).
+
+        Up to ``guesses`` items, most probable first, neither on ``q`` nor shown (GaussSearch:
+        nor passed over): gamma-CKL's largest weights (ties: lower index), GaussSearch's
+        smallest Mahalanobis distances to the belief's mean; the uniform opening's strip
+        continues its draw.
+        """
+        q = [int(i) for i in q]
+        m, k = self.guesses, len(q)
+        if m == 0 or k == 0:
+            return np.empty(0, dtype=np.int64)
+        if self.opening == "uniform" and self.n_queries == 0 and not self.shown.any():
+            return uniform_opening(self.seed, self.n, min(k + m, self.n))[k:]
+        if self.method == "gamma-ckl":
+            out = [i for i in self._most_probable(k + m) if i not in q][:m]
+            return np.array(out, dtype=np.int64)
+        score = self.mahalanobis()
+        ok = ~(self.shown | self.passed)
+        ok[q] = False
+        idx = np.nonzero(ok)[0]
+        order = np.lexsort((idx, score[idx]))[:m]
+        return idx[order].astype(np.int64)
+
+    def mahalanobis(self):
+        """GaussSearch: each item's squared Mahalanobis distance to the belief's mean.
+
+        The core's arithmetic: ``y = L^-1 (x - mean)`` by forward substitution, in order.
+        """
+        L = _cholesky(self._cov)
+        Y = self.X - self._mean
+        y = np.zeros((self.n, self.d))
+        acc = np.zeros(self.n)
+        for a in range(self.d):
+            t = Y[:, a].copy()
+            for c in range(a):
+                t = t - L[a, c] * y[:, c]
+            y[:, a] = t / L[a, a] if L[a, a] > 0 else 0.0
+            acc = acc + y[:, a] * y[:, a]
+        return acc
+
+
+class DiscreteSearcher(_Hypotheses, _Guesses):
+    def __init__(
+        self,
+        X,
+        *,
+        method="gamma-ckl",
+        gamma=3.0,
+        r=2.0,
+        sigma=0.1,
+        n_choices=2,
+        selection="infogain",
+        lapse=0.0,
+        gamma_auto=False,
+        lapse_auto=False,
+        opening="uniform",
+        guesses=0,
+        miss=0.0,
+        miss_auto=False,
+        seed=0,
+    ):
+        self.center, self.scale, self.X = store_frame(X)
+        self.n, self.d = self.X.shape
+        self.method, self.gamma, self.r, self.sigma = method, gamma, r, sigma
+        self.k, self.selection, self.seed = n_choices, selection, seed
+        if opening not in OPENINGS:
+            raise ValueError(f"opening: expected one of {OPENINGS}, got {opening!r}")
+        self.opening = opening
+        # best guesses: the strip's size, the person's miss rate (or inferred), and what a
+        # pass-over leaves: gamma-ckl counts them per item, gauss keeps them out
+        if guesses < 0 or guesses + n_choices > self.n:
+            raise ValueError(
+                f"guesses: {guesses} guesses with {n_choices} a screen, {self.n} items"
+            )
+        if guesses and method == "random":
+            raise ValueError("guesses: the random method offers no guesses")
+        self.guesses, self.miss, self.miss_auto = guesses, miss, miss_auto
+        self.passes: dict[int, int] = {}
+        self.passed = np.zeros(self.n, dtype=bool)
+        self.block_passed = guesses > 0 and miss == 0.0 and not miss_auto
+        # user hypotheses h = (gamma index, lapse index): one weight per item each
+        self.lapse, self.gamma_auto, self.lapse_auto = lapse, gamma_auto, lapse_auto
+        self.ng = len(GAMMA_GRID) if gamma_auto else 1
+        self.nl = len(LAPSE_GRID) if lapse_auto else 1
+        self.nh = 0 if not (gamma_auto or lapse_auto or lapse > 0) else self.ng * self.nl
+        self.shown = np.zeros(self.n, dtype=bool)
+        self.n_queries = 0
+        self.total = 0.0
+        self._mean = np.zeros(self.d)
+        self._cov = np.zeros((self.d, self.d))
+        if method in ("gamma-ckl", "gauss"):
+            # the posterior weights: "gamma-ckl" keeps them, "gauss" only starts from them
+            self.w: np.ndarray | None = stored_weights(np.full(self.n, WEIGHT_TOTAL / self.n))
+            if self.nh:
+                self._init_hypotheses(np.ones(self.n, dtype=bool))
+            self._moments()  # around 0, then around the mean, the weights renormalised
+            if self.nh:
+                self._update_hypotheses(np.empty(0, dtype=np.int64), -1, WEIGHT_TOTAL / self.total)
+                self._moments()
+            else:
+                self._moments(WEIGHT_TOTAL / self.total)
+            if method == "gauss":
+                self.w = None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def mean(self):
+        """The belief's mean in the input's frame."""
+        return self.center + self.scale * self._mean
+
+    @property
+    def cov(self):
+        return self.scale**2 * self._cov
+
+    @property
+    def n_unshown(self):
+        return int(self.n - self.shown.sum())
+
+    def _moments(self, scale=None):
+        assert self.w is not None  # gamma-ckl, or gauss at construction
+        if scale is not None and scale != 1.0:
+            self.w = stored_weights(self.w * scale)
+        W = float(self.w.sum())
+        self.total = W
+        if not W > 0:
+            return
+        Y = self.X - self._mean
+        m1 = (self.w @ Y) / W
+        M = (Y * self.w[:, None]).T @ Y / W
+        self._cov = M - np.outer(m1, m1)
+        self._mean = self._mean + m1
+
     # ------------------------------------------------------------------ update
-    def update(self, shown, choice):
+
+    def update(self, shown, choice, offered=()):
         shown = np.asarray(shown, dtype=np.int64)
+        offered = np.asarray(offered, dtype=np.int64)
         self.shown[shown] = True
+        self.passed[offered] = True
         if self.method == "gamma-ckl" and self.nh:
             assert self.w is not None  # gamma-ckl keeps its weights
             self.w[shown] = 0.0
             self.wh[:, shown] = 0.0
+            self._pass_over(offered)
             scale = WEIGHT_TOTAL / self.total if self.total > 0 else 1.0
             self._update_hypotheses(shown, choice, scale)
             self._moments()
             if not self.total > 0:
+                self.passes = {}
                 self._init_hypotheses(~self.shown)
                 self.total = 0.0
                 self._moments()
         elif self.method == "gamma-ckl":
             assert self.w is not None  # gamma-ckl keeps its weights
             self.w[shown] = 0.0
+            self._pass_over(offered)
             scale = WEIGHT_TOTAL / self.total if self.total > 0 else 1.0
             if choice >= 0:
                 D = ((self.X[None, :, :] - self.X[shown][:, None, :]) ** 2).sum(-1)
@@ -309,6 +432,7 @@ class DiscreteSearcher:
             else:
                 self._moments(scale)
             if not self.total > 0:
+                self.passes = {}
                 self.w = np.where(self.shown, 0.0, stored_weights(WEIGHT_TOTAL / self.n))
                 self.total = 0.0
                 self._moments()
@@ -385,7 +509,7 @@ class DiscreteSearcher:
                 sc = w * np.sqrt(D)
             else:
                 sc = D
-        return np.where(self.shown, np.nan, sc)
+        return np.where(self._hidden(), np.nan, sc)
 
     def _ranked(self, z, rule, kb):
         sc = self._scores(z, rule)
@@ -558,13 +682,27 @@ class DiscreteSearcher:
         return p / p.sum()
 
 
-def simulate(X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0, **config):
+def miss_marginal(c):
+    """E[miss^c] over the miss grid (the lapse grid, uniform), products by repetition."""
+    s = 0.0
+    for mu in LAPSE_GRID:
+        p = 1.0
+        for _ in range(c):
+            p *= mu
+        s += p
+    return s / len(LAPSE_GRID)
+
+
+def simulate(
+    X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0, user_miss=0.0, **config
+):
     """The native database-search simulator's loop in NumPy (``simulate/discrete.hpp``).
 
     Users answer by gamma-CKL with power ``user_gamma`` at the searcher's own store
     positions (a scale-free user), picking at random among the shown with probability
-    ``user_lapse``. Search ``r`` is run ``first_run + r`` of a study: its searcher is seeded
-    by ``child_seed(seed, SimDiscreteRun, run)``, its user draws from
+    ``user_lapse``, and missing the target in the strip of guesses with probability
+    ``user_miss`` (a draw only then). Search ``r`` is run ``first_run + r`` of a study: its
+    searcher is seeded by ``child_seed(seed, SimDiscreteRun, run)``, its user draws from
     ``stream(seed, SimUser, run)``. ``config``: the searcher's keywords. Returns
     ``(n_queries, found)``, one entry per target.
     """
@@ -583,6 +721,10 @@ def simulate(X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0,
             if target in q:
                 n_queries[r], found[r] = m + 1, True
                 break
+            strip = s.offer(q)
+            if target in strip and not (user_miss > 0 and rng.uniform() < user_miss):
+                n_queries[r], found[r] = m + 1, True
+                break
             k = len(q)
             if user_lapse > 0 and rng.uniform() < user_lapse:
                 pick = min(int(rng.uniform() * k), k - 1)
@@ -594,5 +736,5 @@ def simulate(X, targets, max_queries, user_gamma, user_lapse, seed, first_run=0,
                         pick = a
                         break
                     u -= p[a]
-            s.update(q, pick)
+            s.update(q, pick, strip)
     return n_queries, found

@@ -14,6 +14,15 @@ from .service.memory import DEFAULT_SHARE
 
 __all__ = ["add_commands", "admin_token", "DEFAULT_TOKEN_FILE"]
 
+MAX_GUESSES = 8  # modes.find.MAX_GUESSES, not imported: it loads the library (a test checks)
+
+
+def _guesses_arg(text: str) -> int:
+    """--guesses: an integer from 0 to MAX_GUESSES."""
+    if not text.isdigit() or int(text) > MAX_GUESSES:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_GUESSES}")
+    return int(text)
+
 
 def _gamma_arg(text: str) -> float | str:
     """--gamma: a number > 0 or "auto"."""
@@ -98,6 +107,13 @@ def _add_serve_command(sub: Any) -> None:
         help="gamma assumed of people (find), or 'auto': inferred per person while searching",
     )
     p.add_argument("--max-queries", type=int, default=300, help="screens per session at most")
+    p.add_argument(
+        "--guesses",
+        type=_guesses_arg,
+        default=0,
+        help=f"best guesses shown under each screen of a free search (0 to {MAX_GUESSES}; "
+        "default 0: none, the paper's protocol); a study's come from its file",
+    )
     p.add_argument(
         "--memory",
         metavar="SIZE",

@@ -245,6 +245,7 @@ def serve(args: argparse.Namespace) -> int:
             memory=memory,
             threads=args.threads,
             steps_at_once=steps_at_once,
+            guesses=args.guesses,
         )
         uvicorn.run(
             app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
@@ -292,6 +293,7 @@ def _workers(
             "memory": memory,
             "threads": args.threads,
             "steps_at_once": steps_at_once,
+            "guesses": args.guesses,
             "shared": shared,
         }
     )

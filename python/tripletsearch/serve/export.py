@@ -36,7 +36,8 @@ the collected triplets in files of their own and wrote records in cells as JSON)
     queries_to_find, target, undos, time per answer.
 ``answers.csv``
     Every answer and undo: session, screen, mode, kind, choice, found, undone, seconds,
-    what was shown (a list of item ids space-separated; a record, JSON).
+    what was shown (a list of item ids space-separated; a record, JSON: a find screen
+    with a strip of guesses ``{"shown", "offered"}``, its ``choice`` counting along both).
 ``export.json``
     Format and library versions, schema version, counts, the files and their sources, the
     experiments the database holds (and the one exported, when one was chosen).

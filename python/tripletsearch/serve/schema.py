@@ -52,7 +52,7 @@ RENAMED_FIELDS = {"k": "n_choices"}
 RENAMED_REPLY_KEYS = {"n_choices": "k", "n_queries": "queries"}
 # every request's fields (query parameters for the catalogue): the JSON API's names
 FIELDS: dict[str, frozenset[str]] = {
-    "new_session": frozenset({"mode", "n_choices"}),
+    "new_session": frozenset({"mode", "n_choices", "guesses"}),
     "answer": frozenset({"screen", "choice", "found"}),
     "undo": frozenset({"screen"}),
     "consent": frozenset({"consent"}),
@@ -68,11 +68,12 @@ _DIGITS = re.compile(r"[0-9]{1,12}")
 
 @dataclass(frozen=True)
 class NewSession:
-    """``POST /api/sessions``: the mode's name and the items per screen (None: defaults)."""
+    """``POST /api/sessions``: the mode, items per screen, guesses with each (None: defaults)."""
 
     mode: str | None
     n_choices: int | None
     warnings: tuple[str, ...] = ()
+    guesses: int | None = None
 
 
 @dataclass(frozen=True)
@@ -162,17 +163,28 @@ def _screen_number(body: dict) -> int:
 
 
 def new_session(body: Any) -> NewSession:
-    """``{"mode": name, "n_choices": int}``, both optional (old: ``k``)."""
+    """``{"mode": name, "n_choices": int, "guesses": int}``, all optional (old: ``k``).
+
+    ``guesses``: an integer >= 0 (its range is the mode's: find offers 0 to 8).
+    """
     fields, warnings = json_object(body, FIELDS["new_session"])
     mode = fields.get("mode")
     if mode is not None and not isinstance(mode, str):
         raise Invalid(f"mode: expected a mode's name, got {mode!r}")
-    n = fields.get("n_choices")
-    return NewSession(mode, None if n is None else _integer("n_choices", n), warnings)
+    n, g = fields.get("n_choices"), fields.get("guesses")
+    if g is not None and _integer("guesses", g) < 0:
+        raise Invalid(f"guesses: expected an integer >= 0, got {g!r}")
+    return NewSession(
+        mode, None if n is None else _integer("n_choices", n), warnings, None if g is None else g
+    )
 
 
 def answer(body: Any) -> Answer:
-    """``{"screen": n, "choice": position or null, "found": bool}`` (found: default false)."""
+    """``{"screen": n, "choice": position or null, "found": bool}`` (found: default false).
+
+    The position is on the screen, or after it on its strip of guesses (find: positions k..
+    with found only; checked against the stored screen by its mode).
+    """
     fields, _ = json_object(body, FIELDS["answer"])
     screen = _screen_number(fields)
     choice, found = fields.get("choice"), fields.get("found", False)

@@ -124,8 +124,8 @@ def drawn_alike(page) -> int:
     """Check the screen shown draws every picture alike; the number of pictures.
 
     Each visible picture's box (the ``<img>``'s parent element) has the same width and
-    height within 3 px; every card (a picture with its name) is as wide as its box; the
-    choices are centred as a group in the grid.
+    height within 3 px; every card (a picture with its name, the screen's or the strip's)
+    is as wide as its box; the choices are centred as a group in the grid.
     """
     boxes = page.eval_on_selector_all(
         "#search img",
@@ -136,7 +136,7 @@ def drawn_alike(page) -> int:
     widths, heights = [b[0] for b in boxes], [b[1] for b in boxes]
     assert max(widths) - min(widths) <= 3 and max(heights) - min(heights) <= 3, boxes
     cards = page.eval_on_selector_all(
-        "#grid .card, #head",
+        "#grid .card, #strip-grid .card, #head",
         "els => els.filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().width)",
     )
     assert all(abs(c - widths[0]) <= 3 for c in cards), (cards, widths[0])

@@ -613,8 +613,9 @@ def test_end_screens_give_the_colour_and_copy_it(browser, server, shots):
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
     """Walks every screen of the page (start, find, its confirmation and end, mix and its
-    end, a study's consent, target, search and thanks) and saves each, at CSS pixels, to
-    test-output/screenshots/screens/ (the docs' pictures of the page come from there)."""
+    end, find with a strip of guesses, a study's consent, target, search and thanks) and
+    saves each, at CSS pixels, to test-output/screenshots/screens/ (the docs' pictures of
+    the page come from there)."""
     out = shots / "screens"
     out.mkdir(exist_ok=True)
 
@@ -648,6 +649,13 @@ def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
             page.click("#confirm-yes")
         expect(page.locator("#result")).to_contain_text("Your colour: ")
         shot(page, "mix-end")
+    with thread_server(create_app(CAT, f"sqlite:///{tmp_path / 'g.sqlite'}", guesses=4)) as base:
+        page = ctx.new_page()
+        page.goto(base + "/")
+        page.click("#find")
+        expect(page.locator("#strip-grid .pick")).to_have_count(4)
+        answer_keys(page, "2")
+        shot(page, "find-strip")
     (tmp_path / "study.toml").write_text(
         STUDY.replace("targets = 3", "targets = 1") + 'completion_code = "7KQ2-XF"\n'
     )
@@ -670,4 +678,58 @@ def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
         expect(page.locator("#result")).to_contain_text("Thank you")
         shot(page, "study-thanks")
     ctx.close()
-    assert len(list(out.glob(f"*-{device}.png"))) == 10
+    assert len(list(out.glob(f"*-{device}.png"))) == 11
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_the_strip_of_guesses(browser, tmp_path, shots, device):
+    """A server offering 4 guesses: the strip under the screen ("Is it one of these?"),
+    its pictures drawn as the screen's (own boxes of one size, names as the catalogue
+    says), within the page's width on a phone; a click on a guess asks "Yes, this is it"
+    with its picture, and yes finds it; a pass-over is stored with each answer."""
+    from tripletsearch.serve import load_catalogue
+
+    root = photo_catalogue(tmp_path / "photos")
+    cat = load_catalogue(root)
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    ctx = browser.new_context(**(DESKTOP if device == "desktop" else PHONE))
+    with thread_server(create_app(cat, db, guesses=4)) as base:
+        page = ctx.new_page()
+        page.goto(base + "/")
+        page.click("#find")
+        for screen in range(2):
+            expect(page.locator("#strip-grid .pick img")).to_have_count(4)
+            expect(page.locator("#strip-title")).to_have_text("Is it one of these?")
+            assert pictures_fit(page, "#strip-grid .pick") == 4
+            assert drawn_alike(page) == 8  # the screen's 4 and the strip's 4, one size
+            names = page.locator("#strip-grid .card .name").all_inner_texts()
+            assert all(n in cat.names for n in names) and len(set(names)) == 4
+            assert page.locator("#strip-grid .key").count() == 0  # no digit picks a guess
+            under = page.locator("#strip").bounding_box()["y"]
+            grid = page.locator("#grid").bounding_box()
+            assert under >= grid["y"] + grid["height"]  # under the screen
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            if screen == 0:
+                page.screenshot(path=str(shots / f"strip-{device}.png"), full_page=True)
+                with page.expect_response(lambda r: r.url.endswith("/answer")):
+                    page.locator("#grid .pick").nth(1).click()  # the strip passed over
+                expect(page.locator("#progress")).to_contain_text("1 answered")
+        guess = page.locator("#strip-grid .pick").nth(2)
+        guess.scroll_into_view_if_needed()
+        assert guess.bounding_box()["width"] >= 44  # a tap target on a phone too
+        guess.click()
+        expect(page.locator("#confirm")).to_be_visible()
+        expect(page.locator("#confirm-yes")).to_have_text("Yes, this is it")
+        expect(page.locator("#confirm-text")).to_contain_text(names[2])
+        assert pictures_fit(page, "#confirm-swatch") == 1
+        page.screenshot(path=str(shots / f"strip-confirm-{device}.png"), full_page=True)
+        with page.expect_response(lambda r: r.url.endswith("/answer")):
+            page.click("#confirm-yes")
+        expect(page.locator("#result")).to_have_text(f"Found: {names[2]} after 2 screens.")
+    store = Store(db)
+    (row,) = store.iter_sessions()
+    hist = store.history(row.id)
+    assert [h["choice"] for h in hist] == [1, 4 + 2] and hist[-1]["found"]
+    assert all(len(h["query"]["offered"]) == 4 for h in hist)
+    assert row.result["name"] == names[2]
+    ctx.close()

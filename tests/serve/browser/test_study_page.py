@@ -69,6 +69,7 @@ def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
     )
     assert res.returncode == 0, res.stderr
     assert "2 participants enrolled, 2 searched: 6 searches" in res.stdout
+    assert "protocol: the paper's (no guesses)" in res.stdout
     planned = Counter(m for p in range(2) for _, m in study.plan(p))  # plan 3: g, ga, g
     for method, n in planned.items():
         assert re.search(rf"{method}\s+{n}\s+{n}", res.stdout), (method, n, res.stdout)
@@ -207,3 +208,51 @@ def test_the_target_and_the_items_are_drawn_alike(browser, tmp_path, device):
                 with page.expect_response(lambda r: r.url.endswith("/answer")):
                     page.locator("#grid .pick").nth(0).click()
             ctx.close()
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+def test_a_study_with_guesses_draws_the_strip_alike_and_refuses_another_guess(
+    browser, tmp_path, shots, device
+):
+    """A study of guesses = 3: every method's screens come with the strip, drawn as the
+    items and the target are (names as show_names says); "this is it" on a guess that is
+    not the target is refused by the server, the page says why, the search goes on."""
+    photo_catalogue(tmp_path / "photos")
+    long_names(tmp_path / "photos")
+    for show in (True, False):
+        file = tmp_path / f"study-{show}.toml"
+        file.write_text(
+            'catalogue = "photos"\ntargets = 2\nn_choices = 4\nseed = 2\nguesses = 3\n'
+            f'name = "strip-{str(show).lower()}"\nshow_names = {str(show).lower()}\n'
+        )
+        study = load_study(file)
+        url = f"sqlite:///{tmp_path / 's.sqlite'}"
+        with thread_server(create_app(study.catalogue, url, study=study)) as base:
+            ctx = browser.new_context(**(DESKTOP if device == "desktop" else PHONE))
+            page = ctx.new_page()
+            page.goto(base + "/study")
+            page.click("#agree")
+            expect(page.locator("#target-intro")).to_be_visible()
+            target = study.catalogue.names[int(page.get_attribute("#target-big", "data-item"))]
+            page.click("#begin")
+            for screen in range(2):
+                expect(page.locator("#strip-grid .pick img")).to_have_count(3)
+                expect(page.locator("#head-box img")).to_have_count(1)
+                assert drawn_alike(page) == 8  # the target, 4 items and 3 guesses
+                assert len(names_shown(page)) == (8 if show else 0)
+                assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+                if screen == 0 and show:
+                    page.screenshot(path=str(shots / f"study-strip-{device}.png"), full_page=True)
+                strip = page.locator("#strip-grid .card .name").all_text_contents()
+                other = next(i for i, n in enumerate(strip) if n != target)
+                page.locator("#strip-grid .pick").nth(other).click()
+                with page.expect_response(lambda r: r.url.endswith("/answer")) as refused:
+                    page.click("#confirm-yes")
+                assert refused.value.status == 400
+                expect(page.locator("#status")).to_contain_text("among the guesses is not")
+                with page.expect_response(lambda r: r.url.endswith("/answer")):
+                    page.locator("#grid .pick").nth(0).click()
+                expect(page.locator("#progress")).to_contain_text(f"{screen + 1} answered")
+            ctx.close()
+        rows = [r for r in Store(url).iter_sessions() if r.participant is not None]
+        assert rows and all(r.params["guesses"] == 3 for r in rows)

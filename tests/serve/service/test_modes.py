@@ -51,7 +51,8 @@ class PairsMode(Mode):
     def screen_sizes(self):
         return ScreenSizes(2, 2, 2)
 
-    def new_params(self, n_choices):
+    def new_params(self, n_choices, guesses=None):
+        self._no_guesses(guesses)
         if n_choices not in (None, 2):
             raise Invalid("n_choices: pairs only")
         return 2, {"order": "seeded"}

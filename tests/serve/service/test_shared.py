@@ -71,3 +71,19 @@ def test_a_server_over_shared_arrays_answers_as_over_its_own(tmp_path):
     other = make_catalogue(tmp_path / "other", 2000)
     with pytest.raises(ValueError, match="not this catalogue's embedding"):
         attach_shared(other, shared)
+
+
+def test_a_server_over_shared_arrays_offers_the_same_guesses(tmp_path):
+    """The template over the mapped store takes the guesses too (the library's server path
+    takes none: find mode sets them before the prior is built)."""
+    cat = make_catalogue(tmp_path / "cat", 500)
+    attached = attach_shared(cat, share_catalogue(cat, tmp_path / "shared"))
+    own = create_app(cat, f"sqlite:///{tmp_path / 'a.db'}", random_state=0, guesses=4)
+    app = create_app(attached, f"sqlite:///{tmp_path / 'b.db'}", random_state=0, guesses=4)
+    with in_process(own) as a, in_process(app) as b:
+        replies = interleaved(b, cat, rounds=4)
+        assert interleaved(a, cat, rounds=4) == replies
+    screens = [r["screen"] if "screen" in r else r for r in replies]
+    strips = [len(s["guesses"]) for s in screens if s and "items" in s]
+    assert len(strips) > 10 and set(strips) == {4}
+    assert app.state.service.modes["find"]._store.mapped

@@ -88,6 +88,7 @@ def test_safe_edits_apply_and_keep_the_participants(tmp_path):
         (("n_choices = 4", "n_choices = 3"), "n_choices"),
         (("seed = 3", "seed = 3\ngamma = 2.0"), "gamma"),
         (("seed = 3", 'seed = 3\nexclude = ["red"]'), "exclude"),
+        (("seed = 3", "seed = 3\nguesses = 4"), "guesses"),
     ],
 )
 def test_an_edit_people_took_part_in_is_refused_naming_the_keys(tmp_path, edit, changed):

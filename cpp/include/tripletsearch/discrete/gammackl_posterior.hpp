@@ -24,6 +24,7 @@
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #include "../core/parallel.hpp"
@@ -53,7 +54,9 @@ class GammaCKLPosterior {
       : store_(std::move(store)),
         axes_max_(static_cast<int>(  // InfoGainSelector::axes_for beyond kJacobiMaxDim
             std::min<std::int64_t>(store_->d(), std::max(3, (cfg.n_choices + 1) / 2)))),
-        top_m_(std::max(8, cfg.n_choices)),
+        top_m_(std::max(8, cfg.n_choices + cfg.guesses)),
+        miss_(cfg.miss),
+        miss_auto_(cfg.miss_auto),
         power_(cfg.gamma),
         threads_(threads),
         chunks_(balanced_chunks(store_->blocks() / 4)),
@@ -124,7 +127,7 @@ class GammaCKLPosterior {
            (mean_.size() + cov_.size() + block_.size() + ritz_values_.size() +
             ritz_vectors_.size()) *
                sizeof(double) +
-           top_.size() * sizeof(Cand);
+           top_.size() * sizeof(Cand) + passes_.size() * 2 * sizeof(std::int64_t);
   }
   double total() const { return total_; }              // sum of the weights
   const Weight* weights() const { return w_.data(); }  // unnormalized, block-padded
@@ -132,18 +135,29 @@ class GammaCKLPosterior {
     return static_cast<double>(w_[static_cast<std::size_t>(i)]);
   }
 
-  // The user saw shown[0..k) and picked shown[choice] (a position, 0..k-1). `shown_mask`:
-  // every item shown so far (this query included).
-  void observe(const std::int64_t* shown, int k, int choice, const ShownSet& shown_mask) {
+  // The user saw shown[0..k) and picked shown[choice] (a position, 0..k-1), and passed
+  // over the strip offered[0..g) (pass_over). `shown_mask`: every item shown so far (this
+  // query included).
+  void observe(const std::int64_t* shown, int k, int choice, const ShownSet& shown_mask,
+               const std::int64_t* offered = nullptr, int g = 0) {
     rule_out_shown(shown, k);
+    pass_over(offered, g);
     pass_answer(shown, k, choice);
     restart_if_empty(shown_mask);
   }
-  // The user saw shown[0..k) and gave no answer: the shown items are only ruled out.
-  void observe_unanswered(const std::int64_t* shown, int k, const ShownSet& shown_mask) {
+  // The user saw shown[0..k) and gave no answer: the shown items are only ruled out (and
+  // the strip offered[0..g) passed over).
+  void observe_unanswered(const std::int64_t* shown, int k, const ShownSet& shown_mask,
+                          const std::int64_t* offered = nullptr, int g = 0) {
     rule_out_shown(shown, k);
+    pass_over(offered, g);
     pass_rescale();
     restart_if_empty(shown_mask);
+  }
+  // How often each item was offered in a strip and passed over (since the last restart).
+  std::int64_t passed_over(std::int64_t i) const {
+    const auto it = passes_.find(i);
+    return it == passes_.end() ? 0 : it->second;
   }
 
   // Probability of each item being the target (shown items: 0).
@@ -182,10 +196,28 @@ class GammaCKLPosterior {
       hyp_.rule_out(shown[j]);
     }
   }
+  // The strip offered[0..g) passed over: P(no click | target i) is the miss rate for an
+  // offered i and 1 for any other, so each offered item's weight (under every hypothesis)
+  // is multiplied by `miss` (0: ruled out), or with miss_auto by E[miss^(c+1)] / E[miss^c]
+  // over the miss grid (c: its earlier pass-overs): the miss rate marginalized, exactly.
+  // Rounded to single precision as stored; the answer's pass then renormalizes.
+  void pass_over(const std::int64_t* offered, int g) {
+    for (int j = 0; j < g; ++j) {
+      double r = miss_;
+      if (miss_auto_) {
+        const std::int64_t c = passes_[offered[j]]++;
+        r = miss_marginal(c + 1) / miss_marginal(c);
+      }
+      auto& w = w_[static_cast<std::size_t>(offered[j])];
+      w = to_weight(static_cast<double>(w) * r);
+      hyp_.scale_item(offered[j], r);
+    }
+  }
   // Every remaining item ruled out (e.g. answers inconsistent with coincident items):
-  // restart from the prior over the unshown items.
+  // restart from the prior over the unshown items (the pass-overs forgotten too).
   void restart_if_empty(const ShownSet& shown_mask) {
     if (total_ > 0.0) return;
+    passes_.clear();
     const Weight prior = to_weight(kWeightTotal / double(store_->n()));
     for (std::int64_t i = 0; i < store_->n(); ++i)
       w_[static_cast<std::size_t>(i)] = shown_mask[i] ? Weight(0) : prior;
@@ -215,6 +247,9 @@ class GammaCKLPosterior {
   std::shared_ptr<const ItemStore> store_;
   int axes_max_;  // principal axes a query can ask for
   int top_m_;     // most probable items each pass keeps (top_, in most_probable's order)
+  double miss_;   // the person's miss rate of the strip (fixed)
+  bool miss_auto_;
+  std::unordered_map<std::int64_t, std::int64_t> passes_;  // miss_auto: pass-overs per item
   std::vector<Cand> top_;
   GammaPower power_;
   int threads_;

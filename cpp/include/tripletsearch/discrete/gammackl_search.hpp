@@ -7,6 +7,7 @@
 //   InfoGain  the tuple of largest expected information (infogain.hpp)
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -66,11 +67,20 @@ class GammaCKLSearch final : public DiscreteSearcher {
                   q);
   }
 
-  void observe(const std::int64_t* shown, int k, int choice) override {
-    if (choice < 0)  // no answer: the shown items are only ruled out
-      post_.observe_unanswered(shown, k, shown_);
+  // The most probable items as the last pass kept them (k + guesses of them), less q.
+  int strip(const std::int64_t* q, int k, int m, std::int64_t* out) const override {
+    int g = 0;
+    for (std::int64_t i : most_probable(k + m))
+      if (g < m && std::find(q, q + k, i) == q + k) out[g++] = i;
+    return g;
+  }
+
+  void observe(const std::int64_t* shown, int k, int choice, const std::int64_t* offered,
+               int g) override {
+    if (choice < 0)  // no answer: the shown items are only ruled out (and the strip's ...)
+      post_.observe_unanswered(shown, k, shown_, offered, g);
     else
-      post_.observe(shown, k, choice, shown_);
+      post_.observe(shown, k, choice, shown_, offered, g);
   }
 
  private:

@@ -5,6 +5,7 @@
 // queries snapped to the nearest unshown items.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,7 +13,9 @@
 
 #include "../core/linalg.hpp"
 #include "../core/mathutil.hpp"
+#include "../core/parallel.hpp"
 #include "../core/seeding.hpp"
+#include "../simd/kernels.hpp"
 #include "axes.hpp"
 #include "gammackl_posterior.hpp"
 #include "scan.hpp"
@@ -20,11 +23,69 @@
 
 namespace tripletsearch {
 
+// A lower bound of the squared Mahalanobis distance (x - mean)' cov^-1 (x - mean) of a
+// block's items, from their projections on the belief's ne tightest principal axes in
+// single precision (simd::block_axis_proj, the scans' kernel): sum_e (|p_e| - err)_+^2 /
+// lambda_e, err bounding the projections' rounding as scan.hpp's AxisForm does (twice its
+// g (|y| + |c|)), less a relative 1e-6 for the eigenpairs' and the exact distance's own
+// rounding. ne = min(d, 6): two groups of the AVX2 kernel; in d = 10 about 0.5 % of the
+// items pass it (three axes: 5 % to 25 %, whose exact distances then cost more than the
+// three axes saved); ne = 0 (no pre-test) beyond kJacobiMaxDim or when the belief is degenerate
+// (its smallest variance below 1e-9 of the largest).
+struct MahalanobisPretest {
+  int ne = 0;
+  std::int64_t d;
+  std::vector<float> c32, V32;  // the mean, the ne axes (rows)
+  std::vector<double> inv;      // 1 / lambda_e
+  double cnorm = 0.0, g;
+
+  MahalanobisPretest(const std::vector<double>& cov, const std::vector<double>& mean,
+                     std::int64_t d_)
+      : d(d_), g(double(d_ + 4) * 5.9604644775390625e-8) {
+    if (d > kJacobiMaxDim) return;
+    AxesWarmStart warm;
+    const Axes all = Axes::of(cov, d, static_cast<int>(d), warm);  // largest first
+    const double top = all.values[0], low = all.values[static_cast<std::size_t>(d - 1)];
+    if (!(top > 0.0) || !(low > 1e-9 * top)) return;
+    ne = static_cast<int>(std::min<std::int64_t>(d, 6));
+    for (int e = 0; e < ne; ++e) {  // the tightest first
+      const std::int64_t src = d - 1 - e;
+      inv.push_back(1.0 / all.values[static_cast<std::size_t>(src)]);
+      for (std::int64_t a = 0; a < d; ++a)
+        V32.push_back(static_cast<float>(all.vectors[static_cast<std::size_t>(src * d + a)]));
+    }
+    c32.assign(mean.begin(), mean.end());
+    cnorm = std::sqrt(dot(mean.data(), mean.data(), d));
+  }
+
+  // lb[l] <= each lane's exact distance (yv: ne x kLanes scratch).
+  void block(const StoreFloat* xb, double* yv, double* lb) const {
+    alignas(32) double yy[kLanes];
+    simd::block_axis_proj(xb, d, c32.data(), V32.data(), ne, yy, yv);
+    alignas(32) double err[kLanes];
+    for (int l = 0; l < kLanes; ++l) {
+      err[l] = 2.0 * g * (std::sqrt(std::max(yy[l], 0.0)) * (1.0 + g) + cnorm);
+      lb[l] = 0.0;
+    }
+    for (int e = 0; e < ne; ++e) {  // lane by lane, vectorized
+      const double iv = inv[static_cast<std::size_t>(e)];
+      const double* p = yv + e * kLanes;
+      for (int l = 0; l < kLanes; ++l) {
+        const double a = std::max(std::abs(p[l]) - err[l], 0.0);
+        lb[l] += a * a * iv;
+      }
+    }
+    for (int l = 0; l < kLanes; ++l) lb[l] *= 1.0 - 1e-6;
+  }
+};
+
 class GaussSearch final : public DiscreteSearcher {
  public:
   GaussSearch(std::shared_ptr<const ItemStore> store, const SearchConfig& cfg, std::uint64_t seed,
               int threads)
-      : DiscreteSearcher(std::move(store), cfg, seed, threads) {
+      : DiscreteSearcher(std::move(store), cfg, seed, threads),
+        passed_(cfg.guesses > 0 ? store_->n() : 0),
+        blocked_(cfg.guesses > 0 && cfg.miss == 0.0 && !cfg.miss_auto ? store_->n() : 0) {
     const GammaCKLPosterior uniform(store_, SearchConfig{}, threads_,
                                     false);  // the prior's moments
     mean_ = uniform.mean();
@@ -36,7 +97,8 @@ class GaussSearch final : public DiscreteSearcher {
     return std::unique_ptr<DiscreteSearcher>(new GaussSearch(*this, seed));
   }
   std::size_t state_bytes() const override {
-    return DiscreteSearcher::state_bytes() + (mean_.size() + cov_.size()) * sizeof(double);
+    return DiscreteSearcher::state_bytes() + (mean_.size() + cov_.size()) * sizeof(double) +
+           passed_.bytes() + blocked_.bytes() + passed_list_.size() * sizeof(std::int64_t);
   }
 
   const std::vector<double>& mean() const override { return mean_; }
@@ -67,14 +129,93 @@ class GaussSearch final : public DiscreteSearcher {
   }
 
  protected:
+  // Screens leave out the passed-over items too when the person never misses (miss = 0),
+  // as long as enough others are left.
   void select_k(std::int64_t* q, int k) override {
     std::vector<double> protos(static_cast<std::size_t>(k * store_->d()));
     sample_mirror(k, protos.data());
-    const ScanInput in{*store_, nullptr, shown_, balanced_chunks(store_->blocks() / 4), threads_};
+    std::int64_t hidden = 0;  // passed over, not shown
+    for (std::int64_t i : passed_list_) hidden += shown_[i] ? 0 : 1;
+    const bool block = blocked_.size() > 0 && n_unshown() - hidden >= k;
+    const ScanInput in{*store_, nullptr, block ? blocked_ : shown_,
+                       balanced_chunks(store_->blocks() / 4), threads_};
     nearest_items(in, protos.data(), k, ScanRule::Nearest, {}, q);
   }
 
-  void observe(const std::int64_t* shown, int k, int choice) override {
+  // The m items of highest belief density (lowest Mahalanobis distance to the mean; ties:
+  // lower index) neither shown nor passed over nor on q[0..k): a threaded scan, each
+  // chunk's m best kept apart and merged in chunk order (identical for any thread count).
+  // Up to kJacobiMaxDim dimensions a pre-test rejects most items in single precision (the
+  // belief's tightest axes, MahalanobisPretest); the exact distance decides the others.
+  int strip(const std::int64_t* q, int k, int m, std::int64_t* out) const override {
+    const std::int64_t n = store_->n(), d = store_->d(), nb = store_->blocks();
+    const std::int64_t C = balanced_chunks(nb / 4);
+    const std::vector<double> L = cholesky(cov_, d);
+    const MahalanobisPretest pre(cov_, mean_, d);
+    const Cand worst{std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<std::int64_t>::max()};
+    std::vector<Cand> tops(static_cast<std::size_t>(C * m), worst);
+    ParallelErrors errors;
+#pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
+    {
+      std::vector<double> y, yv, x, t;
+      errors.run([&] {
+        y.resize(static_cast<std::size_t>(d * kLanes));
+        yv.resize(static_cast<std::size_t>(std::max(pre.ne, 1) * kLanes));
+        x.resize(static_cast<std::size_t>(d));
+        t.resize(x.size());
+      });
+#pragma omp for schedule(static)
+      for (std::int64_t ch = 0; ch < C; ++ch) {
+        if (errors.failed()) continue;
+        Cand* tc = tops.data() + ch * m;
+        const std::int64_t b1 = chunk_begin(nb, C, ch + 1);
+        for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
+          const StoreFloat* xb = store_->block(b);
+          const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
+          auto offer = [&](std::int64_t l, double score) {
+            const Cand cand{score, b * kLanes + l};
+            if (!better(cand, tc[m - 1]) || shown_[cand.index] || passed_[cand.index] ||
+                std::find(q, q + k, cand.index) != q + k)
+              return;
+            insert_top(tc, m, cand);
+          };
+          if (pre.ne > 0) {
+            alignas(32) double lb[kLanes];
+            pre.block(xb, yv.data(), lb);
+            for (std::int64_t l = 0; l < lanes; ++l) {
+              if (lb[l] > tc[m - 1].score) continue;  // no lane below: not better
+              for (std::int64_t a = 0; a < d; ++a)
+                x[a] = static_cast<double>(xb[a * kLanes + l]) - mean_[a];
+              offer(l, lower_solve_sq_norm(L, d, x.data(), t.data()));
+            }
+            continue;
+          }
+          alignas(32) double acc[kLanes];
+          if (!block_mahalanobis(xb, d, mean_.data(), L.data(), tc[m - 1].score, y.data(), acc))
+            continue;
+          for (std::int64_t l = 0; l < lanes; ++l) offer(l, acc[l]);
+        }
+      }
+    }
+    errors.rethrow();
+    std::vector<Cand> top(static_cast<std::size_t>(m), worst);
+    for (const Cand& c : tops)  // chunk order
+      if (c.index != worst.index) insert_top(top.data(), m, c);
+    int g = 0;
+    for (const Cand& c : top)
+      if (c.index != worst.index) out[g++] = c.index;
+    return g;
+  }
+
+  void observe(const std::int64_t* shown, int k, int choice, const std::int64_t* offered,
+               int g) override {
+    for (int j = 0; j < g; ++j)  // passed over: out of later strips (and maybe screens)
+      if (passed_.insert(offered[j])) passed_list_.push_back(offered[j]);
+    if (blocked_.size() > 0) {
+      for (int j = 0; j < k; ++j) blocked_.insert(shown[j]);
+      for (int j = 0; j < g; ++j) blocked_.insert(offered[j]);
+    }
     if (choice < 0) return;
     std::vector<double> xi(static_cast<std::size_t>(store_->d())), xj(xi.size());
     store_->row(shown[choice], xi.data());
@@ -90,6 +231,9 @@ class GaussSearch final : public DiscreteSearcher {
       : DiscreteSearcher(other, seed),
         mean_(other.mean_),
         cov_(other.cov_),
+        passed_(other.passed_),
+        blocked_(other.blocked_),
+        passed_list_(other.passed_list_),
         sigma_(other.sigma_),
         warm_(other.warm_) {}
 
@@ -147,9 +291,43 @@ class GaussSearch final : public DiscreteSearcher {
     }
   }
 
+  // Block xb's squared Mahalanobis distances to the mean into acc (lower_solve_sq_norm's
+  // arithmetic, lane by lane, y: d x kLanes scratch); false, acc unset, when every lane's
+  // partial sum already exceeds `bound` (no lane can beat it: the sum only grows).
+  static bool block_mahalanobis(const StoreFloat* xb, std::int64_t d, const double* mean,
+                                const double* L, double bound, double* y, double* acc) {
+    for (int l = 0; l < kLanes; ++l) acc[l] = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) {
+      double* ya = y + a * kLanes;
+      const StoreFloat* xa = xb + a * kLanes;
+      for (int l = 0; l < kLanes; ++l) ya[l] = static_cast<double>(xa[l]) - mean[a];
+      for (std::int64_t c = 0; c < a; ++c) {
+        const double lac = L[a * d + c];
+        const double* yc = y + c * kLanes;
+        for (int l = 0; l < kLanes; ++l) ya[l] -= lac * yc[l];
+      }
+      const double laa = L[a * d + a];
+      if (laa > 0.0) {
+        for (int l = 0; l < kLanes; ++l) ya[l] = ya[l] / laa;
+      } else {
+        for (int l = 0; l < kLanes; ++l) ya[l] = 0.0;
+      }
+      double lo = std::numeric_limits<double>::infinity();
+      for (int l = 0; l < kLanes; ++l) {
+        acc[l] += ya[l] * ya[l];
+        lo = std::min(lo, acc[l]);
+      }
+      if (lo > bound) return false;
+    }
+    return true;
+  }
+
   std::vector<double> mean_, cov_;
-  double sigma_;                // the probit noise in the store's frame
-  mutable AxesWarmStart warm_;  // the last query's axes, the next one's start
+  ShownSet passed_;                        // offered in a strip and passed over
+  ShownSet blocked_;                       // miss = 0: shown or passed over (empty otherwise)
+  std::vector<std::int64_t> passed_list_;  // passed_'s items, in the order passed over
+  double sigma_;                           // the probit noise in the store's frame
+  mutable AxesWarmStart warm_;             // the last query's axes, the next one's start
 };
 
 }  // namespace tripletsearch

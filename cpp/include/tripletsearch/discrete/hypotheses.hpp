@@ -76,6 +76,14 @@ class HypothesisWeights {
       wh_[static_cast<std::size_t>(h) * stride() + static_cast<std::size_t>(item)] = Weight(0);
   }
 
+  // An item's weights times r under every hypothesis (rounded as stored).
+  void scale_item(std::int64_t item, double r) {
+    for (int h = 0; h < nh_; ++h) {
+      Weight& v = wh_[static_cast<std::size_t>(h) * stride() + static_cast<std::size_t>(item)];
+      v = to_weight(static_cast<double>(v) * r);
+    }
+  }
+
   // Block b's answer (simd::hypothesis_update): D, the shown items' squared distances to
   // the block's items (k x kLanes); w: the block's item weights; hacc: this chunk's masses.
   void update_block(std::int64_t b, const double* D, int k, int choice, double scale, double* w,

@@ -44,7 +44,7 @@ class RandomSearch final : public DiscreteSearcher {
       }
     }
   }
-  void observe(const std::int64_t*, int, int) override {}
+  void observe(const std::int64_t*, int, int, const std::int64_t*, int) override {}
 
  private:
   RandomSearch(const RandomSearch& other, std::uint64_t seed)

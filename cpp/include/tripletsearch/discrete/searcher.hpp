@@ -30,6 +30,10 @@ inline void check_search(const ItemStore& store, const SearchConfig& cfg) {
     throw std::invalid_argument(
         "X: " + std::to_string(store.n()) +
         " items cannot fill a query of n_choices = " + std::to_string(cfg.n_choices));
+  if (store.n() - cfg.n_choices < cfg.guesses)
+    throw std::invalid_argument("guesses: " + std::to_string(cfg.guesses) + " guesses and " +
+                                std::to_string(cfg.n_choices) + " items a screen exceed the " +
+                                std::to_string(store.n()) + " items");
 }
 
 class DiscreteSearcher {
@@ -71,13 +75,34 @@ class DiscreteSearcher {
     return k;
   }
 
-  // The user saw shown[0..k) and picked shown[choice] (choice = -1: no answer).
-  void update(const std::int64_t* shown, int k, int choice) {
+  // The strip of the screen q[0..k) that select() just gave: up to cfg.guesses items into
+  // out, the most probable ones neither on it nor shown before (nor, for GaussSearch,
+  // passed over before), most probable first; returns how many. Opening::Uniform: the
+  // first screen's strip continues its uniform draw (the next guesses items drawn).
+  int offer(const std::int64_t* q, int k, std::int64_t* out) const {
+    const int m = cfg_.guesses;
+    if (m == 0 || k == 0) return 0;
+    if (cfg_.opening == Opening::Uniform && n_queries_ == 0 && n_shown_ == 0) {
+      const int all = static_cast<int>(std::min<std::int64_t>(k + m, store_->n()));
+      std::vector<std::int64_t> drawn(static_cast<std::size_t>(all));
+      uniform_opening(seed_, store_->n(), all, drawn.data());
+      std::copy(drawn.begin() + k, drawn.end(), out);
+      return all - k;
+    }
+    return strip(q, k, m, out);
+  }
+
+  // The user saw shown[0..k) and picked shown[choice] (choice = -1: no answer), and passed
+  // over the strip offered[0..g) (the target is not among them, or was missed).
+  void update(const std::int64_t* shown, int k, int choice, const std::int64_t* offered = nullptr,
+              int g = 0) {
     require_between(k, 1, cfg_.n_choices, "shown");
     require_in_range(shown, k, store_->n(), 1, "shown");
     require_between(choice, -1, k - 1, "choice");
+    require_between(g, 0, cfg_.guesses, "offered");
+    require_in_range(offered, g, store_->n(), 1, "offered");
     for (int j = 0; j < k; ++j) n_shown_ += shown_.insert(shown[j]) ? 1 : 0;
-    observe(shown, k, choice);
+    observe(shown, k, choice, offered, g);
     ++n_queries_;
   }
 
@@ -137,7 +162,12 @@ class DiscreteSearcher {
         n_queries_(other.n_queries_) {}
 
   virtual void select_k(std::int64_t* q, int k) = 0;
-  virtual void observe(const std::int64_t* shown, int k, int choice) = 0;
+  // Up to m items of the strip for the screen q[0..k) (offer's rule after the opening).
+  virtual int strip(const std::int64_t* /*q*/, int /*k*/, int /*m*/, std::int64_t* /*out*/) const {
+    return 0;
+  }
+  virtual void observe(const std::int64_t* shown, int k, int choice, const std::int64_t* offered,
+                       int g) = 0;
 
   std::shared_ptr<const ItemStore> store_;
   SearchConfig cfg_;

@@ -25,10 +25,12 @@ struct DiscreteSimOptions {
   std::int64_t max_queries = 200;  // queries per search before giving up
   double oracle_lapse = 0.0;       // the user picks at random with this probability
   std::int64_t first_run = 0;      // the global index of this call's run 0 (a chunk's offset)
+  double oracle_miss = 0.0;        // the user misses the target in the strip this often
 
   void validate() const {
     require_at_least<std::int64_t>(max_queries, 1, "max_queries");
     require_half_open(oracle_lapse, 0.0, 1.0, "oracle_lapse");
+    require_half_open(oracle_miss, 0.0, 1.0, "oracle_miss");
     require_at_least<std::int64_t>(first_run, 0, "first_run");
   }
 };
@@ -38,19 +40,26 @@ struct DiscreteSimulation {
   std::vector<std::uint8_t> found;
 };
 
-// Queries of one search for `target` until it is shown (or max_queries): (count, found).
+// Queries of one search for `target` until it is shown, on the screen or in the strip of
+// best guesses (or max_queries): (count, found). A target in the strip is clicked unless
+// missed (probability `miss`, one draw from rng then); a strip without it is passed over.
 // Stopped through `cancel` between queries (a run over a large store takes seconds).
 inline std::pair<std::int64_t, bool> run_discrete_search(DiscreteSearcher& searcher,
                                                          DiscreteUser& user, std::int64_t target,
                                                          std::int64_t max_queries, Rng& rng,
-                                                         Cancel& cancel) {
+                                                         Cancel& cancel, double miss = 0.0) {
   std::int64_t q[kMaxChoices];
+  std::vector<std::int64_t> strip(static_cast<std::size_t>(searcher.config().guesses));
   for (std::int64_t m = 0; m < max_queries; ++m) {
     if (cancel.checkpoint()) return {m, false};  // the call's results are discarded
     const int k = searcher.select(q);
     if (k == 0) return {m, false};
     if (std::find(q, q + k, target) != q + k) return {m + 1, true};
-    searcher.update(q, k, user.choose(target, q, k, rng));
+    const int g = searcher.offer(q, k, strip.data());
+    if (std::find(strip.data(), strip.data() + g, target) != strip.data() + g &&
+        !(miss > 0.0 && rng.uniform() < miss))
+      return {m + 1, true};
+    searcher.update(q, k, user.choose(target, q, k, rng), strip.data(), g);
   }
   return {max_queries, false};
 }
@@ -95,8 +104,8 @@ inline DiscreteSimulation simulate_discrete(std::shared_ptr<const ItemStore> sto
         auto searcher =
             make_searcher(store, cfg, child_seed(seed, Purpose::SimDiscreteRun, run), 1);
         Rng rng = stream(seed, Purpose::SimUser, run);
-        const auto [count, found] =
-            run_discrete_search(*searcher, *user, targets[r], o.max_queries, rng, cancel);
+        const auto [count, found] = run_discrete_search(*searcher, *user, targets[r], o.max_queries,
+                                                        rng, cancel, o.oracle_miss);
         res.n_queries[static_cast<std::size_t>(r)] = count;
         res.found[static_cast<std::size_t>(r)] = found;
       });

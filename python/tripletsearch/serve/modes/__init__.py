@@ -26,7 +26,7 @@ Construction and shared state
     ``screen_sizes`` the items per screen it offers (the page reads them from ``GET
     /api/catalogue``).
 Per-session state, rebuilt from the database
-    ``new_params(n_choices)`` checks a new session's fields and returns the parameters to
+    ``new_params(n_choices, guesses)`` checks a new session's fields and returns the parameters to
     store; ``searcher(n_choices, params, seed)`` builds the session's state from them
     (workers share nothing but the database, so everything it depends on is stored);
     ``started`` may add to the stored parameters what the searcher chose.

@@ -47,13 +47,16 @@ class Settings:
     the native threads of each search step (results are the same for any number).
     ``collect``: the collect file the collect mode serves (None: none). ``embeddings``: a
     study method's own embedding of the catalogue's items (method -> array), searched
-    instead of the catalogue's by that method's sessions.
+    instead of the catalogue's by that method's sessions. ``guesses``: the best guesses
+    offered with each screen of a free find session that asks for none (0: the paper's
+    protocol).
     """
 
     gamma: float | str = 3.0
     threads: int = 1
     collect: Any = None  # the collect file (serve.collect.CollectConfig) when collecting
     embeddings: Any = None  # {method: ndarray (n_items, d)} or None
+    guesses: int = 0
 
 
 class SessionInfo(NamedTuple):
@@ -105,10 +108,12 @@ class Mode(ABC):
 
     # ---------------------------------------------------------------- sessions
     @abstractmethod
-    def new_params(self, n_choices: int | None) -> tuple[int, dict]:
+    def new_params(self, n_choices: int | None, guesses: int | None = None) -> tuple[int, dict]:
         """Check a new session's mode-specific fields: (items per screen, its parameters).
 
-        Raises :class:`~..errors.Invalid`. The parameters are stored with the session.
+        ``guesses``: best guesses asked per screen (None: not asked; a mode that offers none
+        refuses a number > 0 with :meth:`_no_guesses`). Raises :class:`~..errors.Invalid`.
+        The parameters are stored with the session.
         """
 
     @abstractmethod
@@ -178,6 +183,10 @@ class Mode(ABC):
         return None
 
     # ---------------------------------------------------------------- helpers
+    def _no_guesses(self, guesses: int | None) -> None:
+        if guesses:
+            raise Invalid(f"guesses: the {self.name} mode offers no guesses (0 or none)")
+
     @staticmethod
     def _check_position(choice: int | None, size: int) -> None:
         if choice is not None and not 0 <= choice < size:

@@ -160,8 +160,9 @@ class CollectMode(Mode):
         k = 2 if self.settings.collect is None else self.config.k
         return ScreenSizes(k, k, k)
 
-    def new_params(self, n_choices: int | None) -> tuple[int, dict]:
+    def new_params(self, n_choices: int | None, guesses: int | None = None) -> tuple[int, dict]:
         """``k`` candidates; the sampler and participant come from CollectService."""
+        self._no_guesses(guesses)
         return self.config.k, {}
 
     def searcher(self, n_choices: int, params: dict, seed: int) -> Participant:

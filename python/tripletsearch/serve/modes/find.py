@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any
 
@@ -14,9 +15,11 @@ from ..schema import Answer
 from ..store import Store
 from .base import Mode, Screen, ScreenSizes, SessionInfo, Settings
 
-__all__ = ["FindMode", "N_CHOICES", "check_gamma", "opening_of"]
+__all__ = ["FindMode", "N_CHOICES", "MAX_GUESSES", "check_gamma", "check_guesses", "opening_of"]
 
 N_CHOICES = ScreenSizes(2, 8, 4)  # items per screen (at most the catalogue's)
+# best guesses offered with each screen at most (0, the default: the paper's protocol)
+MAX_GUESSES = 8
 # new sessions' first screen: one rule for every method (DiscreteSearch's "uniform")
 OPENING = "uniform"
 # the opening of a session stored before its params recorded one: 0.3.0's default (an
@@ -31,6 +34,22 @@ def check_gamma(value: Any) -> float | str:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ValueError(f"gamma: expected a number > 0 or 'auto', got {value!r}")
     return float(value)
+
+
+def check_guesses(value: Any, n_choices: int, n_items: int) -> int:
+    """Best guesses per screen, checked (ValueError naming ``guesses``).
+
+    An integer 0 to :data:`MAX_GUESSES`; the screen and the strip together at most the
+    catalogue's items.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_GUESSES:
+        raise ValueError(f"guesses: expected an integer from 0 to {MAX_GUESSES}, got {value!r}")
+    if value and n_choices + value > n_items:
+        raise ValueError(
+            f"guesses: {n_choices} items a screen and {value} guesses need {n_choices + value} "
+            f"items; the catalogue has {n_items}"
+        )
+    return int(value)
 
 
 def opening_of(params: dict) -> str:
@@ -53,8 +72,14 @@ class FindMode(Mode):
     null: none is closer; the items are only ruled out). A session with a target (a
     study's) accepts "this is it" on its target only.
 
+    With ``guesses`` m > 0 (its params; default: the server's, 0) each screen comes with a
+    strip of the searcher's m best guesses (the payload's ``guesses``, the query's
+    ``offered``): positions k to k + m - 1 of ``choice`` name them (k items on the
+    screen), with ``found`` only; any other answer passes the strip over, which the
+    searcher takes as evidence (:class:`~tripletsearch.DiscreteSearch`'s ``miss``).
+
     Shared by its sessions: one template searcher per (screen size, method, gamma, sigma,
-    opening), whose item store is built once and which new sessions spawn from. New
+    opening, guesses), whose item store is built once and which new sessions spawn from. New
     sessions open by one rule for every method (``opening="uniform"``: the first screen
     from the session's seed alone, so a study's methods cannot be told by it); a stored
     session keeps the opening its params record.
@@ -70,7 +95,8 @@ class FindMode(Mode):
     def __init__(self, catalogue: Catalogue, settings: Settings, store: Store | None = None):
         super().__init__(catalogue, settings, store)
         self.gamma = check_gamma(settings.gamma)
-        self._templates: dict[tuple[int, str, float | str, float, str], DiscreteSearch] = {}
+        check_guesses(settings.guesses, 0, catalogue.n_items)  # the server's default
+        self._templates: dict[tuple[int, str, float | str, float, str, int], DiscreteSearch] = {}
         self._templates_lock = threading.Lock()
         self._store: ItemStore | None = None  # the catalogue's store_file, mapped
 
@@ -85,15 +111,24 @@ class FindMode(Mode):
         most = min(N_CHOICES.max, self.catalogue.n_items)
         return ScreenSizes(N_CHOICES.min, most, min(N_CHOICES.default, most))
 
-    def new_params(self, n_choices: int | None) -> tuple[int, dict]:
-        """The screen size in range; gamma-CKLSearch with the server's gamma."""
+    def new_params(self, n_choices: int | None, guesses: int | None = None) -> tuple[int, dict]:
+        """The screen size in range; gamma-CKLSearch with the server's gamma.
+
+        ``guesses``: best guesses per screen (None: the server's default), kept in the
+        params when > 0.
+        """
         sizes = self.screen_sizes
         n = sizes.default if n_choices is None else n_choices
         if not sizes.min <= n <= sizes.max:
             raise Invalid(
                 f"n_choices: expected {sizes.min} to {sizes.max} items per screen, got {n}"
             )
-        return n, {"method": "gamma-ckl", "gamma": self.gamma}
+        m = self.settings.guesses if guesses is None else guesses
+        try:
+            m = check_guesses(m, n, self.catalogue.n_items)
+        except ValueError as exc:
+            raise Invalid(str(exc)) from None
+        return n, {"method": "gamma-ckl", "gamma": self.gamma, **({"guesses": m} if m else {})}
 
     def _template(self, n_choices: int, params: dict) -> DiscreteSearch:
         """A session over the catalogue to spawn new ones from (its store built once)."""
@@ -103,6 +138,7 @@ class FindMode(Mode):
             check_gamma(params.get("gamma", self.gamma)),
             float(params.get("sigma", 0.1)),
             opening_of(params),
+            int(params.get("guesses", 0)),  # stored sessions without: none (the paper's)
         )
         with self._templates_lock:
             t = self._templates.get(key)
@@ -113,6 +149,7 @@ class FindMode(Mode):
                     gamma=key[2],
                     sigma=key[3],
                     opening=key[4],
+                    guesses=key[5],
                     random_state=0,
                     n_jobs=self.settings.threads,
                 )
@@ -124,16 +161,12 @@ class FindMode(Mode):
                 else:  # the item store the server's workers share (serve.shared)
                     if self._store is None:
                         self._store = ItemStore.map(self.catalogue.store_file)
-                    t = DiscreteSearch._over_store(
-                        self.catalogue.embedding,
-                        self._store,
-                        **kwargs,  # type: ignore[arg-type]
-                    )
+                    t = _over_store(self.catalogue.embedding, self._store, kwargs)
                 self._templates[key] = t
             return t
 
     def searcher(self, n_choices: int, params: dict, seed: int) -> DiscreteSearch:
-        """A spawn of the template for the stored method, gamma, sigma and opening."""
+        """A spawn of the template for the stored method, gamma, sigma, opening, guesses."""
         return self._template(n_choices, params).spawn(random_state=seed)
 
     def session_bytes(self, n_choices: int, params: dict) -> int:
@@ -156,28 +189,49 @@ class FindMode(Mode):
         if len(shown) == 0:
             return None
         ids = [int(i) for i in shown]
-        return Screen(
-            {"number": number, "items": [self.catalogue.item(i) for i in ids]}, {"shown": ids}
-        )
+        payload = {"number": number, "items": [self.catalogue.item(i) for i in ids]}
+        query: dict[str, Any] = {"shown": ids}
+        if searcher.guesses:  # the strip: its items, stored to replay the pass-over
+            strip = [int(i) for i in searcher.offered]
+            payload["guesses"] = [self.catalogue.item(i) for i in strip]
+            query["offered"] = strip
+        return Screen(payload, query)
 
     def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:
-        """A position on the screen or null; "this is it" names an item, the target if set."""
-        self._check_position(answer.choice, len(screen.query["shown"]))
+        """A position on the screen or the strip, or null.
+
+        "this is it" names an item, the target if set; a strip's position only with it.
+        """
+        shown, strip = screen.query["shown"], screen.query.get("offered", [])
+        k, choice = len(shown), answer.choice
+        if strip and choice is not None and not 0 <= choice < k + len(strip):
+            raise Invalid(
+                f"choice: expected an index in 0..{k - 1} (the screen), {k}..{k + len(strip) - 1}"
+                f" (the guesses: with found) or null, got {choice}"
+            )
+        self._check_position(choice, k + len(strip))
+        if choice is not None and choice >= k and not answer.found:
+            raise Invalid(
+                f"choice: {choice} is a guess (positions {k}.. are the strip's), picked only "
+                "as the target: give found: true"
+            )
         if not answer.found:
             return
-        if answer.choice is None:
+        if choice is None:
             raise Invalid("choice: found needs the item that is the target")
-        item = int(screen.query["shown"][answer.choice])
+        item = int((shown + strip)[choice])
         if session.target is not None and item != session.target:
+            where = "on this screen" if choice < k else "among the guesses"
             raise Invalid(
-                f"found: item {answer.choice + 1} on this screen is not the target you are "
-                "looking for; keep searching"
+                f"found: item {choice + 1 if choice < k else choice - k + 1} {where} is not the "
+                "target you are looking for; keep searching"
             )
 
     def apply(self, searcher: Any, query: dict, choice: int | None) -> None:
-        """The item at ``choice`` picked among those shown (None: a skip)."""
+        """The item at ``choice`` picked among those shown (None: a skip); the strip passed over."""
         shown = query["shown"]
-        searcher.observe(shown, None if choice is None else int(shown[choice]))
+        item = None if choice is None else int(shown[choice])
+        searcher.observe(shown, item, offered=query.get("offered") or None)
 
     def found_result(self, screen: Screen, choice: int | None) -> dict:
         """The item found: ``{"target", "name", "item"}`` (its public record).
@@ -185,7 +239,7 @@ class FindMode(Mode):
         A colour's adds ``lab``: its CIELAB coordinates (D65), for the end screen.
         """
         assert choice is not None  # check_answer refuses found without a choice
-        item = int(screen.query["shown"][choice])
+        item = int((screen.query["shown"] + screen.query.get("offered", []))[choice])
         out = {
             "target": item,
             "name": self.catalogue.names[item],
@@ -206,7 +260,27 @@ class FindMode(Mode):
         return [int(i) for i in query["shown"]]
 
     @classmethod
+    def shown_record(cls, payload: dict, query: dict) -> Any:
+        """The item ids shown; with a strip ``{"shown", "offered"}`` (choice: in both, in order)."""
+        shown = cls.shown_items(query)
+        return shown if "offered" not in query else {"shown": shown, "offered": query["offered"]}
+
+    @classmethod
     def found_item(cls, result: Any) -> int | None:
         """The result's ``target`` (None when the session ended without finding)."""
         target = result.get("target") if isinstance(result, dict) else None
         return None if target is None else int(target)
+
+
+def _over_store(X: Any, store: ItemStore, kwargs: dict) -> DiscreteSearch:
+    """A template over the shared ``store`` with ``kwargs`` (its guesses too).
+
+    ``DiscreteSearch._over_store`` takes no guesses: with some, its settings are replaced
+    before its prior is built (the store kept: nothing is rebuilt).
+    """
+    guesses = kwargs.pop("guesses", 0)
+    t = DiscreteSearch._over_store(X, store, **kwargs)
+    if guesses:
+        settings = dataclasses.replace(t.settings, guesses=guesses)
+        t._setup(t._X, settings, t._seed, t._threads, store)
+    return t

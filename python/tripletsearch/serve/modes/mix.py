@@ -54,8 +54,9 @@ class MixMode(Mode):
         """Two swatches."""
         return ScreenSizes(2, 2, 2)
 
-    def new_params(self, n_choices: int | None) -> tuple[int, dict]:
+    def new_params(self, n_choices: int | None, guesses: int | None = None) -> tuple[int, dict]:
         """Two swatches; the global method with the mix user model in the sRGB cube."""
+        self._no_guesses(guesses)
         if n_choices not in (None, 2):
             raise Invalid("n_choices: the mix mode shows 2 swatches per screen")
         params = {

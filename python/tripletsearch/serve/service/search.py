@@ -84,6 +84,8 @@ class SearchService:
         The collect file the collect mode serves (a collecting server).
     embeddings : dict, optional
         A study method's own embedding of the catalogue's items (method -> array).
+    guesses : int
+        Best guesses offered with each screen of a free find session that asks for none.
     """
 
     def __init__(
@@ -102,6 +104,7 @@ class SearchService:
         steps_at_once: int | None = None,
         collect: Any = None,
         embeddings: Any = None,
+        guesses: int = 0,
     ):
         self.catalogue, self.store = catalogue, store
         self.max_open_sessions = int(max_open_sessions)
@@ -112,7 +115,7 @@ class SearchService:
         self._seeds_lock = threading.Lock()
         self.modes: Mapping[str, Mode] = build_modes(
             catalogue,
-            Settings(gamma=gamma, threads=int(threads), collect=collect, embeddings=embeddings),
+            Settings(gamma, int(threads), collect, embeddings, int(guesses)),
             store,
         )
         self.max_queries = int(max_queries)
@@ -150,7 +153,7 @@ class SearchService:
         name = self.offered[0] if request.mode is None else request.mode
         if name not in self.offered:
             raise Invalid(f"mode: expected one of {self.offered}, got {name!r}")
-        n_choices, params = self.modes[name].new_params(request.n_choices)
+        n_choices, params = self.modes[name].new_params(request.n_choices, request.guesses)
         self._check_open_sessions()
         sid, token = self.start_session(name, n_choices, params)
         screen = self.store.screen(sid, 0)

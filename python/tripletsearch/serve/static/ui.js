@@ -67,17 +67,21 @@ export function progress() {
   $("progress").textContent = parts.join(" · ");
 }
 
-/** The button that picks position `i` (key i + 1) showing `item`; a click calls `onPick`. */
-export function pickButton(item, i, onPick) {
+/** The button that picks position `i` (key i + 1) showing `item`; a click calls `onPick`.
+ * A guess (`guess` true: the strip's) has no key and asks "this is it" when clicked. */
+export function pickButton(item, i, onPick, guess = false) {
   const pick = document.createElement("button");
-  pick.className = "pick";
+  pick.className = guess ? "pick guess" : "pick";
   pick.dataset.index = String(i);
-  pick.setAttribute("aria-label", `${i + 1}: ${item.name || "swatch"} is closest`);
+  const name = item.name || "swatch";
+  pick.setAttribute("aria-label", guess ? `${name}: is this it?` : `${i + 1}: ${name} is closest`);
   swatch(pick, item);
-  const key = document.createElement("span");
-  key.className = "key";
-  key.textContent = String(i + 1);
-  pick.append(key);
+  if (!guess) {
+    const key = document.createElement("span");
+    key.className = "key";
+    key.textContent = String(i + 1);
+    pick.append(key);
+  }
   pick.addEventListener("click", onPick);
   return pick;
 }

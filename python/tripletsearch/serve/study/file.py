@@ -12,6 +12,8 @@ items per screen and the seed::
     n_choices = 4                    # items per screen (before 0.2.0: k)
     seed = 0                         # targets, orders and every searcher's seed
     max_queries = 60                 # screens before a search gives up
+    guesses = 0                      # best guesses under each screen, every method alike
+                                     # (0: none, the paper's protocol; 1 to 8: a strip)
     gamma = 3.0                      # gamma-ckl's user model ("auto": inferred per person)
     sigma = "auto"                   # gauss's probit noise ("auto": 0.1 of the items' RMS
                                      # distance to their mean, the paper's 0.1 at its scale)
@@ -28,7 +30,7 @@ items per screen and the seed::
                                      # the file); the others search the catalogue's
 
 Once people took part, the keys that make the design (catalogue, exclude, methods,
-targets, n_choices, seed, gamma, sigma, embeddings) cannot change (:mod:`..experiment`:
+targets, n_choices, seed, gamma, sigma, embeddings, guesses) cannot change (:mod:`..experiment`:
 undo the change, or give the file a new ``name``); the others apply to the searches that
 start afterwards (``max_queries`` only upward).
 
@@ -79,7 +81,7 @@ from ..catalogue import DEMO_EXCLUDE, Catalogue
 from ..experiment import Identity, check_name, derive_name, ending, file_catalogue, read_toml
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
-from ..modes.find import N_CHOICES
+from ..modes.find import N_CHOICES, check_guesses
 
 __all__ = [
     "Study",
@@ -113,11 +115,12 @@ _KEYS = {
     "embeddings",
     "name",
     "show_names",
+    "guesses",
 }
 # the keys that make the design (cannot change once people took part) and the others
 DESIGN_KEYS = (
     "catalogue", "exclude", "methods", "targets", "n_choices", "seed", "gamma", "sigma",
-    "embeddings",
+    "embeddings", "guesses",
 )  # fmt: skip
 SETTING_KEYS = ("title", "consent", "max_queries", "completion_code", "redirect", "show_names")
 DEFAULT_CONSENT = (
@@ -158,6 +161,7 @@ class Study:
     key: str = ""  # the key its participants are kept under, once resolved in a database
     path: str = field(default="", compare=False)
     spelled: tuple[tuple[str, str], ...] = ()  # design keys the file writes otherwise
+    guesses: int = 0  # best guesses with each screen, for every method (0: the paper's)
 
     @property
     def fingerprint(self) -> str:
@@ -180,6 +184,7 @@ class Study:
             "gamma": self.gamma,
             "sigma": self.sigma,
             "embeddings": self._embedding_hashes(),
+            **self._guesses(),
         }
         settings = {k: getattr(self, k) for k in SETTING_KEYS}
         legacy = tuple(
@@ -192,6 +197,10 @@ class Study:
         return Identity(
             self.path, "study", name, self.named, design, settings, dict(self.spelled), legacy
         )
+
+    def _guesses(self) -> dict[str, int]:
+        """``{"guesses": m}`` with a strip (none: the paper's protocol, as stored before)."""
+        return {"guesses": self.guesses} if self.guesses else {}
 
     def _embedding_hashes(self) -> dict[str, str]:
         return {
@@ -216,6 +225,7 @@ class Study:
         }
         if self.embeddings:  # (absent before: a study without keeps its fingerprint)
             design["embeddings"] = self._embedding_hashes()
+        design.update(self._guesses())  # (likewise)
         return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
 
     def plan(self, number: int, version: int = PLAN_VERSION) -> list[tuple[int, str]]:
@@ -257,8 +267,11 @@ class Study:
         return derived_seed(self.seed, number, slot)
 
     def params(self, method: str) -> dict:
-        """The searcher parameters for ``method``: the method, the study's gamma and sigma."""
-        return {"method": method, "gamma": self.gamma, "sigma": self.sigma}
+        """The searcher parameters for ``method``: the method, the study's gamma and sigma.
+
+        And its ``guesses`` when it has some: the same for every method.
+        """
+        return {"method": method, "gamma": self.gamma, "sigma": self.sigma, **self._guesses()}
 
 
 def williams_orders(n: int) -> list[list[int]]:
@@ -410,6 +423,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
     if not isinstance(show_names, bool):
         raise _fail(name, "show_names: true or false")
     named = "name" in cfg
+    guesses = _check_guesses(name, cfg.get("guesses", 0), methods, n_choices, cat.n_items)
     return Study(
         title=title,
         catalogue=cat,
@@ -432,7 +446,24 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         named=named,
         path=name,
         spelled=tuple(cfg.get("_spelled", {}).items()),
+        guesses=guesses,
     )
+
+
+def _check_guesses(name: str, guesses: Any, methods: tuple, n_choices: int, n_items: int) -> int:
+    """The file's ``guesses``: 0 to 8, for every method alike (random offers none)."""
+    try:
+        guesses = check_guesses(guesses, n_choices, n_items)
+    except ValueError as exc:
+        raise _fail(name, str(exc)) from None
+    if guesses and "random" in methods:
+        raise _fail(
+            name,
+            f"guesses: the random method offers no guesses, and every method of a study "
+            f"offers the same strip: write guesses = 0 (the paper's protocol), or leave "
+            f"random out of methods to offer {guesses}",
+        )
+    return guesses
 
 
 def _embeddings(

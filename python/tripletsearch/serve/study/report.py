@@ -73,6 +73,7 @@ def _search(rec: RecordedSession, found: bool) -> dict[str, Any]:
         "participant": row.participant,
         "slot": row.slot,
         "method": row.params.get("method"),
+        "guesses": int(row.params.get("guesses", 0)),  # the strip's size (0: the paper's)
         "target": row.target,
         "done": row.done,
         "outcome": outcome(rec, found),
@@ -303,6 +304,7 @@ def study_report(
         "positions": _positions(searches, methods),
         "paired": compare(searches, methods[0], methods[1]) if len(methods) >= 2 else None,
         "people": None if catalogue is None else _people(recorded, catalogue),
+        "guesses": sorted({s["guesses"] for s in searches}),  # one, but for a mix of studies
     }
 
 
@@ -314,6 +316,17 @@ def _numbers(xs: list[int]) -> str:
 
 def _f(x: float, nd: int = 2) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
+
+
+def protocol(guesses: list[int]) -> str:
+    """The protocol line: the paper's (no guesses), or the strip's (``guesses``: its sizes)."""
+
+    def one(m: int) -> str:
+        return "the paper's (no guesses)" if m == 0 else f"with a strip of {m} guesses"
+
+    if len(guesses) <= 1:
+        return f"protocol: {one(guesses[0] if guesses else 0)}"
+    return "protocols mixed (compare within one): " + "; ".join(one(m) for m in guesses)
 
 
 def format_report(rep: dict[str, Any]) -> str:
@@ -351,6 +364,7 @@ def format_report(rep: dict[str, Any]) -> str:
             f"{r['found']:>7}{rate:>20}{ms:>16}"
             f"{_f(r['median_queries'], 1):>8}{_f(r['seconds_per_answer_median'], 2):>10}"
         )
+    lines.append(protocol(rep.get("guesses", [])))
     p = rep["paired"]
     if p and p.get("between_subjects"):
         lines.append(

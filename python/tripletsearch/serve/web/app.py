@@ -125,6 +125,7 @@ def create_app(
     memory: int | None = None,
     threads: int = 1,
     steps_at_once: int | None = None,
+    guesses: int = 0,
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
@@ -177,6 +178,10 @@ def create_app(
     steps_at_once : int, optional
         Search steps computed at once in this process, the others queued (None: no bound;
         ``tripletsearch serve``: the cores over all workers' threads, at least 1).
+    guesses : int
+        Best guesses offered with each screen of a free find session that asks for none
+        (``POST /api/sessions``'s ``guesses``; 0: the paper's protocol). A study's come from
+        its file.
     """
     limits = Limits(0, 0, 0) if limits is None else limits
     store = Store(database)
@@ -207,6 +212,7 @@ def create_app(
         max_open_sessions=limits.max_open_sessions,
         threads=threads,
         steps_at_once=steps_at_once,
+        guesses=guesses,
     )
     baseline = None if memory is None else _budget(service, memory)
 
@@ -294,4 +300,5 @@ def app_from_env() -> ASGIApp:
         memory=cfg.get("memory"),
         threads=int(cfg.get("threads", 1)),
         steps_at_once=cfg.get("steps_at_once"),
+        guesses=int(cfg.get("guesses", 0)),
     )

@@ -1,12 +1,37 @@
 // Find mode: a screen of catalogue items; pick the closest, say "this is it", or skip.
+// With best guesses, a strip under the screen: a click on one asks "this is it" (its
+// position follows the screen's: k, k + 1, ...).
 
-import {colourLines, digit, pickButton, plural} from "../ui.js";
+import {$, colourLines, digit, pickButton, plural} from "../ui.js";
 
 const SKIP = {choice: null, found: false}; // none is closer
 
+function card(item, pick) {
+  const card = document.createElement("div");
+  card.className = "card";
+  const name = document.createElement("span");
+  name.className = "name";
+  name.textContent = item.name;
+  card.append(pick, name);
+  return card;
+}
+
+/** The strip of guesses under the screen (none: hidden), drawn as the screen's items. */
+function strip(screen, ui) {
+  const guesses = screen.guesses || [];
+  $("strip").hidden = guesses.length === 0;
+  $("strip-grid").replaceChildren(
+    ...guesses.map((item, j) => {
+      const at = screen.items.length + j;
+      return card(item, pickButton(item, at, () => ui.answer(at, true), true));
+    }),
+  );
+  return guesses.length;
+}
+
 export default {
   name: "find",
-  parts: {skip: SKIP},
+  parts: {skip: SKIP, strip: null},
 
   offer(catalogue) {
     // a catalogue that can mix colours is one of named colours
@@ -15,23 +40,20 @@ export default {
 
   render(screen, ui) {
     screen.items.forEach((item, i) => {
-      const card = document.createElement("div");
-      card.className = "card";
-      const name = document.createElement("span");
-      name.className = "name";
-      name.textContent = item.name;
       const found = document.createElement("button");
       found.className = "found";
       found.textContent = "This is it";
       found.setAttribute("aria-label", `${ui.names ? item.name : `item ${i + 1}`}: this is it`);
       found.addEventListener("click", () => ui.answer(i, true));
-      card.append(pickButton(item, i, () => ui.answer(i, false)), name, found);
-      ui.grid.append(card);
+      const c = card(item, pickButton(item, i, () => ui.answer(i, false)));
+      c.append(found);
+      ui.grid.append(c);
     });
+    const guesses = strip(screen, ui);
     ui.prompt.textContent = "Pick what is closest to what you are looking for.";
     ui.keys.textContent =
       `Keys: 1-${screen.items.length} pick, Enter on a focused item = this is it (asked first), ` +
-      "0 = none is closer, U undoes.";
+      `${guesses ? "a click on a guess = this is it (asked first), " : ""}0 = none is closer, U undoes.`;
   },
 
   read(ev, screen, focused) {
@@ -45,7 +67,7 @@ export default {
   },
 
   describe(screen, choice, names) {
-    const item = screen.items[choice];
+    const item = [...screen.items, ...(screen.guesses || [])][choice];
     const text = names ? `Is “${item.name}” what you are looking for?` : "Is this what you are looking for?";
     return {text, item};
   },
