@@ -709,6 +709,16 @@ def test_the_strip_of_guesses(browser, tmp_path, shots, device):
             grid = page.locator("#grid").bounding_box()
             assert under >= grid["y"] + grid["height"]  # under the screen
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            if device == "phone":  # the screen in one row, the strip in one, no scrolling
+                tops = page.eval_on_selector_all(
+                    "#grid .pick, #strip-grid .pick",
+                    "els => els.map(e => Math.round(e.getBoundingClientRect().top))",
+                )
+                bottom = page.eval_on_selector_all(
+                    "#strip-grid .pick", "els => els.map(e => e.getBoundingClientRect().bottom)"
+                )
+                assert len(set(tops[:4])) == 1 and len(set(tops[4:])) == 1, tops
+                assert max(bottom) <= PHONE["viewport"]["height"], bottom
             if screen == 0:
                 page.screenshot(path=str(shots / f"strip-{device}.png"), full_page=True)
                 with page.expect_response(lambda r: r.url.endswith("/answer")):
