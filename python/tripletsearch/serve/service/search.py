@@ -52,6 +52,14 @@ class Owner:
     seed: int
 
 
+def _slot_start(store: Store, owner: Owner | None) -> tuple[str, int] | None:
+    """(the session of ``owner``'s slot, 0): where a racing start stored its screen 0."""
+    if owner is None:
+        return None
+    ours = store.participant_sessions(owner.participant)
+    return next(((s.id, 0) for s in ours if s.slot == owner.slot), None)
+
+
 class SearchService:
     """Sessions of people searching ``catalogue``, stored in ``store``.
 
@@ -226,17 +234,10 @@ class SearchService:
                     target=None if owner is None else owner.target,
                 )
             except BaseException:  # a racing request started the slot, or the write failed
-                self._discard(sid, the_mode, screen, lambda: self._slot_start(owner))
+                self._discard(sid, the_mode, screen, lambda: _slot_start(self.store, owner))
                 raise
             self.live.put(sid, searcher, 0, 0, 0, the_mode.state_bytes(searcher))
         return sid, token
-
-    def _slot_start(self, owner: Owner | None) -> tuple[str, int] | None:
-        """(the session of ``owner``'s slot, 0): where a racing start stored its screen 0."""
-        if owner is None:
-            return None
-        ours = self.store.participant_sessions(owner.participant)
-        return next(((s.id, 0) for s in ours if s.slot == owner.slot), None)
 
     def _next_screen(self, mode: Mode, params: dict, number: int, searcher: Any) -> Screen | None:
         """Screen ``number``, or None when the search is over or at its screen limit."""
