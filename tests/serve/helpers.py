@@ -221,6 +221,19 @@ def run_search(client, session, person, limit=400):
     raise AssertionError("the search did not end")
 
 
+def study_searches(c):
+    """A consenting study participant enrolled through client ``c``: yields (their
+    enrolment reply, authorization header, the ``/next`` reply) for each of their searches,
+    the next one asked for when the loop comes back, until they are done."""
+    pr = c.post("/api/study/participants", json={"consent": True}).json()
+    h = {"Authorization": "Bearer " + pr["token"]}
+    while True:
+        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+        if n["done"]:
+            return
+        yield pr, h, n
+
+
 def enrol(c, **extra):
     """A collect participant enrolled with consent: their reply and authorization header."""
     r = c.post("/api/collect/participants", json={"consent": True, **extra})

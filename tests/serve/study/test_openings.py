@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from serve.helpers import in_process
+from serve.helpers import in_process, study_searches
 from tripletsearch._reference.discrete import uniform_opening
 from tripletsearch._validation import seed_from
 from tripletsearch.serve import create_app
@@ -50,12 +50,7 @@ def run(tmp_path, study, people, name):
     db = f"sqlite:///{tmp_path / (name + '.sqlite')}"
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         for _ in range(people):
-            pr = c.post("/api/study/participants", json={"consent": True}).json()
-            h = {"Authorization": "Bearer " + pr["token"]}
-            while True:
-                n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
-                if n["done"]:
-                    break
+            for _pr, h, n in study_searches(c):
                 screen, sid = n["session"]["screen"], n["session"]["id"]
                 ids = [int(it["id"]) for it in screen["items"]]
                 target = int(n["target"]["id"])

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from serve.helpers import in_process
+from serve.helpers import in_process, study_searches
 from tripletsearch.cli import main
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
@@ -554,12 +554,7 @@ def test_a_studys_sessions_open_on_their_own_screens(tmp_path):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         for _ in range(6):
-            pr = c.post("/api/study/participants", json={"consent": True}).json()
-            h = {"Authorization": "Bearer " + pr["token"]}
-            while True:
-                n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
-                if n["done"]:
-                    break
+            for _pr, h, n in study_searches(c):
                 person = FindPerson(study.catalogue, n["target"]["id"], None, rng)
                 screen, sid = n["session"]["screen"], n["session"]["id"]
                 while screen is not None:

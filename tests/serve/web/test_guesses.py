@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from serve.helpers import auth, in_process, make_catalogue, start
+from serve.helpers import auth, in_process, make_catalogue, start, study_searches
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.cli import MAX_GUESSES as CLI_MAX
@@ -183,12 +183,7 @@ def run_study(tmp_path, text, people=2):
     refused = 0
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         for _ in range(people):
-            pr = c.post("/api/study/participants", json={"consent": True}).json()
-            h = {"Authorization": "Bearer " + pr["token"]}
-            while True:
-                n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
-                if n["done"]:
-                    break
+            for pr, _h, n in study_searches(c):
                 s = {"id": n["session"]["id"], "token": pr["token"]}
                 person, screen = (
                     FindPerson(study.catalogue, n["target"]["id"], None, None),
