@@ -13,6 +13,12 @@ version:
   target is not one: a person who sees the target picks it, whatever the other items'
   distances (the gamma-CKL choice model describes picks among items that are all not the
   target).
+* :func:`triplet_agreement` and :func:`triplet_accuracy`: how far answers ``(head,
+  closer, farther)`` agree with an embedding. The library's one triplet-accuracy rule: an
+  answer counts 1 when ``closer`` is nearer ``head``, 0 when farther, and 1/2 at an exact
+  tie (a tie carries no information about the answer, so chance level stays 1/2).
+  :meth:`tripletsearch.Embedding.score`, the gamma path's held-out accuracy and the
+  collect's simulations and dashboard all use it.
 """
 
 from __future__ import annotations
@@ -22,7 +28,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["found_target", "is_comparison", "triplet_agreement", "proportion_interval"]
+__all__ = [
+    "found_target",
+    "is_comparison",
+    "triplet_agreement",
+    "triplet_accuracy",
+    "proportion_interval",
+]
 
 
 def _ints(name: str, value: Any, ndim: int) -> np.ndarray:
@@ -126,6 +138,27 @@ def triplet_agreement(X: Any, triplets: Any) -> np.ndarray:
     d_close = ((E[c] - E[h]) ** 2).sum(axis=1)
     d_far = ((E[f] - E[h]) ** 2).sum(axis=1)
     return (d_close < d_far) + 0.5 * (d_close == d_far)
+
+
+def triplet_accuracy(X: Any, triplets: Any) -> float:
+    """The triplet accuracy of the embedding ``X`` on ``triplets``, ties counted 1/2.
+
+    Parameters
+    ----------
+    X : array_like of float (n, d) or (n,)
+        Item coordinates.
+    triplets : array_like of int (m, 3)
+        Rows ``(head, closer, farther)``.
+
+    Returns
+    -------
+    float
+        The mean of :func:`triplet_agreement`: the share of rows whose ``closer`` is nearer
+        ``head`` than ``farther``, an exact tie counting 1/2 (chance level is 1/2 whatever
+        the ties). NaN without rows.
+    """
+    agree = triplet_agreement(X, triplets)
+    return float(np.mean(agree)) if len(agree) else math.nan
 
 
 def proportion_interval(k: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

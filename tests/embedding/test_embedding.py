@@ -339,3 +339,23 @@ def test_pickles_and_files_of_0_2_0_load():
     assert back.gamma_ == emb.gamma_ and back.max_epochs == 30  # (a list is stored as None)
     again = pickle.dumps(emb)
     assert b"tripletsearch.embedding" in again and b"_estimator" not in again
+
+
+# ------------------------------------------------------------------ one accuracy rule
+
+# integer coordinates, so the squared distances of a tie are exactly equal
+TIE_X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [-1.0, 0.0]])
+TIE_ROWS = np.array([[0, 1, 2], [0, 1, 3], [0, 2, 3], [0, 3, 4], [1, 0, 3]])
+
+
+def test_a_tie_counts_a_half_in_every_accuracy_of_the_library():
+    """Squared distances from the head: (1, 1) tie, (1, 4) right, (1, 4) right, (4, 1)
+    wrong, (1, 1) tie: accuracy (2 + 2 / 2) / 5 = 0.6, chance level 1/2."""
+    from tripletsearch.outcomes import triplet_accuracy
+
+    assert triplet_accuracy(TIE_X, TIE_ROWS) == pytest.approx(0.6, abs=0)
+    assert math.isnan(triplet_accuracy(TIE_X, np.zeros((0, 3), np.int64)))
+    for model in ("gamma-ckl", "t-ste", "ckl", "probit"):
+        emb = ts.Embedding(dim=2, model=model, max_epochs=2, random_state=0).fit(TIE_ROWS)
+        emb.embedding_ = TIE_X.copy()  # the fitted model's embedding, with its ties
+        assert emb.score(TIE_ROWS) == 0.6, model

@@ -17,6 +17,7 @@ from .._deprecation import renamed, warn_renamed
 from .._params import Interval, ParamsMixin, SequenceOf, StrOptions, check_param
 from .._validation import check_random_state, check_triplets, resolve_n_jobs, seed_from
 from ..oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
+from ..outcomes import triplet_accuracy
 from ._io import load_embedding, save_embedding
 from ._path import PATH_START, gamma_path, sqrt2_steps
 from ._placement import place_items
@@ -462,15 +463,17 @@ class Embedding(ParamsMixin):
         return self.oracle_.prob(self.embedding_, triplets, n_jobs=self.n_jobs)
 
     def score(self, triplets: Any, y: Any = None) -> float:
-        """Accuracy: fraction of valid rows whose stated outcome the model finds more likely.
+        """Triplet accuracy on the valid rows, an exact tie counting 1/2.
 
-        More likely than not: p > 1/2.
+        A row counts 1 when its ``closer`` item is nearer its head than ``farther`` in
+        ``embedding_`` (every model finds that outcome the likelier), 0 when farther and 1/2
+        at a tie: the library's one rule, :func:`tripletsearch.outcomes.triplet_accuracy`.
+        NaN without valid rows.
         """
         T, keep = self._prepare_rows(triplets)
         if not keep.any():
             return math.nan
-        p = self.oracle_.prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
-        return float(np.mean(p > 0.5))
+        return triplet_accuracy(self.embedding_, T[keep])
 
     def log_loss(self, triplets: Any) -> float:
         """Mean negative log-likelihood over the valid rows."""

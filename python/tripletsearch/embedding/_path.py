@@ -19,6 +19,7 @@ from .._params import check_param, validate_params
 from .._progress import Progress
 from .._validation import check_random_state, check_triplet_rows, check_X, seed_from
 from ..oracles import GammaCKL
+from ..outcomes import triplet_accuracy
 from ._train import fit_options
 
 if TYPE_CHECKING:
@@ -59,7 +60,8 @@ class GammaPath:
     gammas : ndarray
         Every gamma fitted, increasing.
     val_nll, val_accuracy : ndarray
-        Mean negative log-likelihood and accuracy of the held-out rows, per gamma.
+        Mean negative log-likelihood and accuracy (an exact tie counting 1/2,
+        :func:`~tripletsearch.outcomes.triplet_accuracy`) of the held-out rows, per gamma.
     embeddings : list of ndarray
         The fit at each gamma.
     """
@@ -219,7 +221,7 @@ def _walk(
         X = estimator._run_train(o, start, T_fit, path_options, seed, progress=False).embedding
         lp = o.log_prob(X, T_val, n_jobs=estimator.n_jobs)
         nll = float(-np.mean(lp)) if np.isfinite(lp).all() else math.inf
-        fits[gamma] = (X, nll, float(np.mean(lp > math.log(0.5))))
+        fits[gamma] = (X, nll, triplet_accuracy(X, T_val))
         progress.step()
         return nll
 
