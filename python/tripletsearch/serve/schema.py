@@ -33,14 +33,17 @@ __all__ = [
     "DEFAULT_LIMIT",
     "NewSession",
     "Answer",
+    "PartAnswer",
     "Undo",
     "CataloguePage",
     "parse_json",
     "json_object",
     "new_session",
     "answer",
+    "part_answer",
     "undo",
     "consent",
+    "enrolment",
     "empty",
     "catalogue_page",
     "with_old_keys",
@@ -58,6 +61,8 @@ FIELDS: dict[str, frozenset[str]] = {
     "consent": frozenset({"consent"}),
     "collect_consent": frozenset({"consent", "platform_id"}),
     "collect_answer": frozenset({"screen", "choice", "skip", "response_ms"}),
+    "part_answer": frozenset({"screen", "choice", "found", "response_ms", "slot"}),
+    "enrolment": frozenset({"consent", "platform_id"}),
     "empty": frozenset(),
     "catalogue_page": frozenset({"offset", "limit", "q"}),
 }
@@ -88,6 +93,15 @@ class Answer:
     choice: int | None
     found: bool
     response_ms: int | None = None  # the page's measure of the person's time (collect)
+
+
+@dataclass(frozen=True)
+class PartAnswer:
+    """``POST /api/participants/{id}/answer``: an :class:`Answer` to a screen of the
+    participant's part ``slot`` (None: their current part)."""
+
+    answer: Answer
+    slot: int | None = None
 
 
 @dataclass(frozen=True)
@@ -195,7 +209,29 @@ def answer(body: Any) -> Answer:
     return Answer(screen, choice, found)
 
 
-MAX_RESPONSE_MS = 3_600_000  # an hour: longer is not a response time
+#: The longest time on a screen recorded as a response time (ms): an hour, longer is not
+#: one. The page reads it from ``GET /api/experiment`` (``max_response_ms``).
+MAX_RESPONSE_MS = 3_600_000
+
+
+def _response_ms(fields: dict) -> int | None:
+    ms = fields.get("response_ms")
+    if ms is not None:
+        ms = _integer("response_ms", ms)
+        if not 0 <= ms <= MAX_RESPONSE_MS:
+            raise Invalid(f"response_ms: expected 0 to {MAX_RESPONSE_MS}, got {ms}")
+    return ms
+
+
+def part_answer(body: Any) -> PartAnswer:
+    """``{"screen", "choice", "found"}`` as :func:`answer`'s, optional ``response_ms`` and
+    ``slot`` (the part the screen is of: a retry after the part ended)."""
+    fields, _ = json_object(body, FIELDS["part_answer"])
+    plain = answer({k: v for k, v in fields.items() if k in FIELDS["answer"]})
+    slot = fields.get("slot")
+    if slot is not None and _integer("slot", slot) < 0:
+        raise Invalid(f"slot: expected an integer >= 0, got {slot!r}")
+    return PartAnswer(Answer(plain.screen, plain.choice, plain.found, _response_ms(fields)), slot)
 
 
 def collect_answer(body: Any) -> Answer:
@@ -212,12 +248,7 @@ def collect_answer(body: Any) -> Answer:
         raise Invalid("choice: give the position picked, or skip: true (not both)")
     if choice is not None:
         choice = _integer("choice", choice)
-    ms = fields.get("response_ms")
-    if ms is not None:
-        ms = _integer("response_ms", ms)
-        if not 0 <= ms <= MAX_RESPONSE_MS:
-            raise Invalid(f"response_ms: expected 0 to {MAX_RESPONSE_MS}, got {ms}")
-    return Answer(screen, choice, False, ms)
+    return Answer(screen, choice, False, _response_ms(fields))
 
 
 def collect_consent(body: Any) -> str | None:
@@ -225,6 +256,19 @@ def collect_consent(body: Any) -> str | None:
     fields, _ = json_object(body, FIELDS["collect_consent"])
     if fields.get("consent") is not True:
         raise Invalid("consent: the collection needs consent (true) before it starts")
+    return _platform_id(fields)
+
+
+def enrolment(body: Any) -> str | None:
+    """``POST /api/participants``: ``{"consent": true}``, optional ``platform_id`` (a
+    crowdsourcing platform's id for the participant): that id, or None."""
+    fields, _ = json_object(body, FIELDS["enrolment"])
+    if fields.get("consent") is not True:
+        raise Invalid("consent: taking part needs consent (true) before anything is recorded")
+    return _platform_id(fields)
+
+
+def _platform_id(fields: dict) -> str | None:
     pid = fields.get("platform_id")
     if pid is not None and (not isinstance(pid, str) or not 0 < len(pid) <= 128):
         raise Invalid("platform_id: a string of 1 to 128 characters")

@@ -34,28 +34,36 @@ ARM_SEED = 7  # purpose of the seeds that assign participants to samplers
 class CollectService(Participants):
     """A collect file's participants: enrolment after consent, their queries, answers."""
 
+    kind = "collect"
+    undoable = False  # an answer stands: a repeated query checks it, not an undo
+    timed = True  # the page's measure of each answer's time is recorded (response_ms)
+
     def __init__(self, config: CollectConfig, service: SearchService):
         super().__init__(service, config.fingerprint, config.completion_code, config.redirect)
         self.config = config
         self.fingerprint = config.fingerprint
+        self.catalogue = config.catalogue
+
+    def facts(self) -> dict:
+        """Title, instructions, consent, ``n_choices``, ``max_queries``, ``show_names``."""
+        c = self.config
+        return {
+            "title": c.title,
+            "instructions": c.instructions,
+            "consent": c.consent,
+            "n_choices": c.n_choices,
+            "max_queries": c.max_queries,
+            "show_names": c.show_names,
+        }
 
     def info(self) -> dict:
         """The public facts: title, instructions, consent, ``n_choices``, ``max_queries``.
 
         ``mode`` names the renderer the page shows the queries with; ``show_names``
         whether names go under the items; ``k``: ``n_choices``'s name before 0.3.0.
+        (``GET /api/collect``'s, deprecated: :meth:`experiment` is ``GET /api/experiment``'s.)
         """
-        c = self.config
-        return {
-            "mode": CollectMode.name,
-            "title": c.title,
-            "instructions": c.instructions,
-            "consent": c.consent,
-            "n_choices": c.n_choices,
-            "k": c.n_choices,
-            "max_queries": c.max_queries,
-            "show_names": c.show_names,
-        }
+        return {"mode": CollectMode.name, **self.facts(), "k": self.config.n_choices}
 
     def enrol(self, plan: int = 1, platform_id: str | None = None, arms: Any = None) -> dict:
         """A new participant (who consented): ``{"id", "token"}``; their sampler assigned."""
@@ -73,6 +81,17 @@ class CollectService(Participants):
         number = int(row.number)
         rng = np.random.default_rng(derived_seed(self.config.seed, ARM_SEED, number))
         return self.config.samplers[int(rng.integers(len(self.config.samplers)))]
+
+    def current_session(
+        self, pid: str, row: Any, token: str, known: dict[int, SessionRow]
+    ) -> tuple[int, SessionRow] | None:
+        """The participant's collect session (started when new); None once it is done."""
+        session = self.session(pid, 0, known.get(0), self._plan(pid, row, token))
+        return None if session.done else (0, session)
+
+    def debrief_text(self, pid: str) -> str:
+        """The collect file's debrief."""
+        return self.config.debrief
 
     def _session(self, pid: str, token: str | None) -> SessionRow:
         """The participant's collect session (started when new), read once."""
@@ -94,7 +113,11 @@ class CollectService(Participants):
         return start
 
     def next(self, pid: str, token: str | None) -> dict:
-        """The participant's current query, or the debrief after their last."""
+        """The participant's current query, or the debrief after their last.
+
+        ``/api/collect``'s shape, deprecated (:meth:`current` is
+        ``POST /api/participants/{id}/next``'s).
+        """
         session = self._session(pid, token)
         if session.done:
             return self._done()
@@ -103,7 +126,11 @@ class CollectService(Participants):
         return {"query": _public(screen[0])}
 
     def answer(self, pid: str, token: str | None, request: Answer) -> dict:
-        """Record the answer to the current query; the next query or the debrief."""
+        """Record the answer to the current query; the next query or the debrief.
+
+        ``/api/collect``'s shape, deprecated (:meth:`respond` is
+        ``POST /api/participants/{id}/answer``'s).
+        """
         session = self._session(pid, token)
         reply = self.service.answer_row(session, request)
         if reply["done"]:
@@ -115,7 +142,8 @@ class CollectService(Participants):
 
 
 def _public(payload: dict) -> dict:
-    """A stored screen as the API gives it: ``{"screen", "head", "candidates"}``."""
+    """A stored screen in ``/api/collect``'s deprecated shape: ``{"screen", "head",
+    "candidates"}`` (``/api/participants`` gives the stored screen as it is)."""
     return {
         "screen": payload["number"],
         "head": payload["head"],

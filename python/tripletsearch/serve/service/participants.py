@@ -8,6 +8,13 @@ authorize, withdraw, start their sessions (each session is theirs: an
 :class:`~.search.Owner`), and end their part with the completion code and redirect. A kind
 of experiment specialises it with what its participants do (a study's searches one after
 the other, a collect's queries).
+
+:class:`Experiment` is what the participants' routes (``/api/experiment``,
+``/api/participants/...``) ask of every kind: the experiment's public facts, then, per
+participant, enrol, next, answer, undo, withdraw and debrief, each replying in one shape
+(:meth:`Participants.current`). :class:`Participants` implements it for every kind from two
+of the kind's answers: its parts (:attr:`~Participants.n_slots`), and which session is a
+participant's current one (:meth:`~Participants.current_session`).
 """
 
 from __future__ import annotations
@@ -15,14 +22,49 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from ..errors import Busy, Conflict, NotFound, Unauthorized
+from ..errors import Busy, Conflict, Invalid, NotFound, Unauthorized
+from ..schema import Answer, Undo
 from ..store import IdTaken, SessionRow, StoreBusy, WriteConflict
 from .search import Owner, SearchService
 from .tokens import new_token, token_hash, token_matches
 
-__all__ = ["Participants"]
+__all__ = ["Participants", "Experiment"]
+
+
+@runtime_checkable
+class Experiment(Protocol):
+    """What the participants' routes ask of an experiment, whatever its kind.
+
+    Every method but :meth:`experiment` and :meth:`enrol` takes the participant's id and
+    token. :meth:`current`, :meth:`respond` and :meth:`undo` reply in one shape (the
+    participant's current screen, or the end of their part: see
+    :meth:`Participants.current`).
+    """
+
+    kind: ClassVar[str]
+
+    def experiment(self) -> dict:
+        """The public facts a participants' page needs before anyone enrols."""
+
+    def enrol(self, plan: int = ..., platform_id: str | None = None, arms: Any = None) -> dict:
+        """A new participant (who consented): ``{"id", "token"}``."""
+
+    def current(self, pid: str, token: str | None) -> dict:
+        """Their current screen (their next part started when new), or the end."""
+
+    def respond(self, pid: str, token: str | None, request: Answer) -> dict:
+        """Record their answer; what follows it."""
+
+    def undo(self, pid: str, token: str | None, request: Undo) -> dict:
+        """Take back their last answer that counts."""
+
+    def withdraw(self, pid: str, token: str | None) -> dict:
+        """They stop taking part."""
+
+    def debrief(self, pid: str, token: str | None) -> dict:
+        """The end of their part: the debrief, the completion code, the redirect."""
 
 STARTS = 3  # tries to start a participant's session while racing requests start it too
 
@@ -40,6 +82,14 @@ class Participants:
         What a participant gets at the end of their part (a crowdsourcing platform's code,
         a link back to it).
     """
+
+    #: The experiment's kind, as ``GET /api/experiment`` names it.
+    kind: ClassVar[str] = ""
+    #: Whether a participant may take back an answer (:meth:`undo`).
+    undoable: ClassVar[bool] = True
+    #: Whether the page's measure of a person's time on a screen is recorded with each
+    #: answer (``response_ms``; refused otherwise).
+    timed: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -144,3 +194,138 @@ class Participants:
         if self.redirect is not None:
             reply["redirect"] = self.redirect
         return reply
+
+    # ------------------------------------------------------- one surface for every kind
+    #: Where each item shown comes from (its ``item(i)``: a target's record).
+    catalogue: Any = None
+
+    @property
+    def n_slots(self) -> int:
+        """A participant's parts (sessions), one after the other."""
+        return 1
+
+    def current_session(
+        self, pid: str, row: Any, token: str, known: dict[int, SessionRow]
+    ) -> tuple[int, SessionRow] | None:
+        """(slot, session) of the participant's current part, started when new; None: over.
+
+        ``row``: the participant's, authorized; ``known``: their sessions by slot.
+        """
+        raise NotImplementedError
+
+    def debrief_text(self, pid: str) -> str:
+        """What the participant reads at the end of their part."""
+        raise NotImplementedError
+
+    def facts(self) -> dict:
+        """The kind's public facts (:meth:`experiment` adds the common ones)."""
+        return {}
+
+    def experiment(self) -> dict:
+        """The public facts: ``kind``, the kind's facts (title, consent, ...), and the
+        page's limits: ``undo`` (whether answers can be taken back), ``max_response_ms``
+        (the longest time on a screen recorded; None: none recorded) and ``n_slots``."""
+        from ..schema import MAX_RESPONSE_MS
+
+        return {
+            "kind": self.kind,
+            **self.facts(),
+            "n_slots": self.n_slots,
+            "undo": self.undoable,
+            "max_response_ms": MAX_RESPONSE_MS if self.timed else None,
+        }
+
+    def _part(self, pid: str, token: str | None) -> tuple[Any, tuple[int, SessionRow] | None]:
+        row = self.active(pid, token)
+        assert token is not None  # authorized
+        known = {s.slot: s for s in self.store.participant_sessions(pid)}
+        return row, self.current_session(pid, row, token, known)
+
+    def _reply(
+        self, slot: int, session: SessionRow, screen: dict, n_queries: int, **more: Any
+    ) -> dict:
+        """The reply showing ``screen`` of ``session`` (the participant's part ``slot``)."""
+        target = None if session.target is None else self.catalogue.item(int(session.target))
+        return {
+            "done": False,
+            "mode": session.mode,
+            "slot": slot,
+            "n_slots": self.n_slots,
+            "target": target,
+            "n_queries": n_queries,
+            "screen": screen,
+            **more,
+        }
+
+    def _over(self, pid: str) -> dict:
+        return self.done(n_slots=self.n_slots, debrief=self.debrief_text(pid))
+
+    def current(self, pid: str, token: str | None) -> dict:
+        """The participant's current screen, their next part started when new.
+
+        ``{"done": false, "mode", "slot", "n_slots", "target", "n_queries", "screen",
+        "history"}``: the renderer's mode, the part (``slot`` of ``n_slots``; ``target``:
+        the item the part searches for, or None), its answers that count, the screen (its
+        ``number`` and what it shows) and the part's history (``GET /api/sessions/{id}``'s).
+        After the last part: ``{"done": true, "n_slots", "debrief", "completion_code"?,
+        "redirect"?}`` (:meth:`debrief`).
+        """
+        _, part = self._part(pid, token)
+        if part is None:
+            return self._over(pid)
+        slot, session = part
+        stored = self.store.screen(session.id, session.screen)
+        if stored is None:
+            raise Conflict("this participant's current screen is missing")
+        history = self.service.get(session.id, token)["history"]
+        return self._reply(slot, session, stored[0], session.n_queries, history=history)
+
+    def respond(self, pid: str, token: str | None, request: Answer, slot: int | None = None) -> dict:
+        """Record the answer to screen ``request.screen`` of part ``slot`` (None: the
+        current one); the reply as :meth:`current`'s (no history): the part's next screen,
+        else the next part's first, else the end.
+
+        The same answer again gets the same reply (a repeat to a finished part: what follows
+        it now); a different one is a Conflict.
+        """
+        if request.response_ms is not None and not self.timed:
+            raise Invalid(f"response_ms: this {self.kind} records no response times")
+        row = self.active(pid, token)
+        assert token is not None  # authorized
+        known = {s.slot: s for s in self.store.participant_sessions(pid)}
+        if slot is None or slot not in known:
+            part = self.current_session(pid, row, token, known)
+            if part is None:  # over: a repeat of the last part's last answer, or a Conflict
+                if not known:
+                    return self._over(pid)
+                part = max(known), known[max(known)]
+            if slot is not None and slot != part[0]:
+                raise Invalid(f"slot: part {slot} has not begun (the current part is {part[0]})")
+            slot, session = part
+        else:
+            session = known[slot]
+        reply = self.service.answer_row(session, request)
+        if reply["done"]:
+            return self.current(pid, token)
+        return self._reply(slot, session, reply["screen"], reply["n_queries"])
+
+    def undo(self, pid: str, token: str | None, request: Undo) -> dict:
+        """Take back the last answer that counts of the current part (as
+        ``POST /api/sessions/{id}/undo``); the reply as :meth:`respond`'s."""
+        _, part = self._part(pid, token)
+        if not self.undoable:
+            raise Conflict(f"a {self.kind}'s answers are not taken back")
+        if part is None:
+            raise Conflict("this participant's part is over")
+        slot, session = part
+        reply = self.service.undo(session.id, token, request)
+        return self._reply(slot, session, reply["screen"], reply["n_queries"])
+
+    def debrief(self, pid: str, token: str | None) -> dict:
+        """The end of the participant's part: ``{"done": true, "n_slots", "debrief",
+        "completion_code"?, "redirect"?}``; Conflict before its end."""
+        self.active(pid, token)
+        known = {s.slot: s for s in self.store.participant_sessions(pid)}
+        if not all(j in known and known[j].done for j in range(self.n_slots)):
+            raise Conflict("this participant's part is not over yet")
+        return self._over(pid)

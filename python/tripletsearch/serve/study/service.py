@@ -22,23 +22,35 @@ __all__ = ["StudyService"]
 class StudyService(Participants):
     """The participants of ``study``, served through ``service``."""
 
+    kind = "study"
+
     def __init__(self, study: Study, service: SearchService):
         super().__init__(service, study.fingerprint, study.completion_code, study.redirect)
         self.study = study
+        self.catalogue = study.catalogue
 
-    def info(self) -> dict:
-        """The study's public facts: title, consent text, ``n_choices``, ``n_slots``.
+    @property
+    def n_slots(self) -> int:
+        """A participant's searches: one per target of the study."""
+        return len(self.study.targets)
 
-        And ``show_names``: whether names go under the items.
-        """
+    def facts(self) -> dict:
+        """Title, consent text, ``n_choices`` and ``show_names`` (names under the items)."""
         s = self.study
         return {
             "title": s.title,
             "consent": s.consent,
             "n_choices": s.n_choices,
-            "n_slots": len(s.targets),
             "show_names": s.show_names,
         }
+
+    def info(self) -> dict:
+        """The study's public facts: title, consent text, ``n_choices``, ``n_slots``.
+
+        And ``show_names``: whether names go under the items. (``GET /api/study``'s,
+        deprecated: :meth:`experiment` is ``GET /api/experiment``'s.)
+        """
+        return {**self.facts(), "n_slots": self.n_slots}
 
     def enrol(
         self, plan: int = PLAN_VERSION, platform_id: str | None = None, arms: Any = None
@@ -46,25 +58,40 @@ class StudyService(Participants):
         """Enrol a new participant (who consented): ``{"id", "token"}``."""
         return super().enrol(plan, platform_id, arms)
 
+    def current_session(
+        self, pid: str, row: Any, token: str, known: dict[int, SessionRow]
+    ) -> tuple[int, SessionRow] | None:
+        """The first search not finished (started when new); None after the last."""
+        slot = next((j for j in range(self.n_slots) if not _finished(known.get(j))), None)
+        if slot is None:
+            return None
+        return slot, self.session(pid, slot, known.get(slot), self._plan(pid, row, slot, token))
+
+    def debrief_text(self, pid: str) -> str:
+        """The thanks: every search done, and the participant's id."""
+        n = self.n_slots
+        searches = "the search is" if n == 1 else f"all {n} searches are"
+        return f"Thank you: {searches} done. Your participant id is {pid}."
+
     def next(self, pid: str, token: str | None) -> dict:
-        """The participant's current search (started when new).
+        """The participant's current search (started when new); ``/api/study``'s shape.
 
         ``{"done": false, "slot", "n_slots", "target", "n_queries", "session": {"id",
-        "screen"}}``, or ``{"done": true, "n_slots"}`` after the last one.
+        "screen"}}``, or ``{"done": true, "n_slots"}`` after the last one. (Deprecated:
+        :meth:`current` is ``POST /api/participants/{id}/next``'s.)
         """
         row = self.active(pid, token)
         assert token is not None  # authorized
-        n_slots = len(self.study.targets)
-        sessions = {s.slot: s for s in self.store.participant_sessions(pid)}
-        slot = next((j for j in range(n_slots) if not _finished(sessions.get(j))), None)
-        if slot is None:
-            return self.done(n_slots=n_slots)
-        current = self.session(pid, slot, sessions.get(slot), self._plan(pid, row, slot, token))
+        known = {s.slot: s for s in self.store.participant_sessions(pid)}
+        part = self.current_session(pid, row, token, known)
+        if part is None:
+            return self.done(n_slots=self.n_slots)
+        slot, current = part
         screen = self.store.screen(current.id, current.screen)
         return {
             "done": False,
             "slot": slot,
-            "n_slots": n_slots,
+            "n_slots": self.n_slots,
             "target": self.study.catalogue.item(int(current.target or 0)),
             "n_queries": current.n_queries,
             "session": {"id": current.id, "screen": None if screen is None else screen[0]},

@@ -52,6 +52,7 @@ from .middleware import MAX_BODY_BYTES, BodyLimit
 from .views import admin, error, pages, sessions
 from .views import catalogue as catalogue_views
 from .views import collect as collect_views
+from .views import participants as participant_views
 from .views import study as study_views
 
 __all__ = ["create_app", "MAX_BODY_BYTES", "STATUS"]
@@ -72,6 +73,7 @@ STATUS: dict[type[ServiceError], int] = {
 }
 ROUTES = [
     *pages.ROUTES,
+    *participant_views.ROUTES,
     *study_views.ROUTES,
     *collect_views.ROUTES,
     *admin.ROUTES,

@@ -1,8 +1,9 @@
 """The HTTP side of the service: one module per resource, each with its ``ROUTES``.
 
-``sessions`` (the JSON API of searches), ``study`` (participants of a study),
-``catalogue`` (its metadata, pages of items, images), ``admin`` (health, the export) and
-``pages`` (the page and its assets). A view parses its request with :mod:`..schema`, calls
+``sessions`` (the JSON API of searches), ``participants`` (every experiment's
+participants: ``/api/experiment``, ``/api/participants``), ``study`` and ``collect`` (their
+deprecated routes, and the collect dashboard's data), ``catalogue`` (its metadata, pages of
+items, images), ``admin`` (health, the export) and ``pages`` (the page and its assets). A view parses its request with :mod:`..schema`, calls
 the service (in the thread pool: database and native calls block) and replies with
 :func:`ok`; errors are the service's domain errors, mapped to statuses by the app.
 """
@@ -19,7 +20,16 @@ from ...errors import NotFound, Unauthorized, UnsupportedMedia
 from ...schema import parse_json
 from ..limits import RateLimiter, client_address, rate_key
 
-__all__ = ["HEADERS", "ok", "error", "bearer", "read_json", "limit", "require_admin"]
+__all__ = [
+    "HEADERS",
+    "ok",
+    "error",
+    "bearer",
+    "read_json",
+    "limit",
+    "require_admin",
+    "moved",
+]
 
 HEADERS = {
     "Cache-Control": "no-store",
@@ -35,6 +45,15 @@ def ok(data: Any, status: int = 200, warnings: tuple[str, ...] = ()) -> JSONResp
         data = {**data, "warnings": list(warnings)}
         headers["Deprecation"] = "true"
     return JSONResponse(data, status_code=status, headers=headers)
+
+
+def moved(old: str, new: str) -> tuple[str, ...]:
+    """The ``warnings`` of a deprecated route ``old`` (for :func:`ok`): use ``new``.
+
+    A deprecated route answers as before for one more release, with these warnings and
+    ``Deprecation: true``.
+    """
+    return (f"{old} is deprecated: use {new}; the old route is removed in the next release",)
 
 
 def error(status: int, message: str) -> JSONResponse:

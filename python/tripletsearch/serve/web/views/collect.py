@@ -1,4 +1,10 @@
-"""``/api/collect``: a collect file's facts, its participants' enrolment, queries, answers."""
+"""``/api/collect``: a collect file's facts, its participants' enrolment, queries, answers.
+
+Deprecated but the dashboard's data (``/api/admin/collect``): every experiment's
+participants are served by :mod:`.participants` (``/api/experiment``,
+``/api/participants/...``). These routes answer as before for one more release, with
+``Deprecation: true`` and a ``warnings`` entry naming their replacement.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from starlette.routing import Route
 from ... import schema
 from ...collect.service import CollectService
 from ...errors import NotFound
-from . import bearer, limit, ok, read_json, require_admin
+from . import bearer, limit, moved, ok, read_json, require_admin
 
 __all__ = ["ROUTES"]
 
@@ -24,7 +30,7 @@ def _collect(request: Request) -> CollectService:
 
 def info(request: Request) -> Response:
     """``GET /api/collect``: title, instructions, consent text, ``k``, ``max_queries``."""
-    return ok(_collect(request).info())
+    return ok(_collect(request).info(), warnings=moved("GET /api/collect", "GET /api/experiment"))
 
 
 async def enrol(request: Request) -> Response:
@@ -35,7 +41,8 @@ async def enrol(request: Request) -> Response:
     collect = _collect(request)
     platform_id = schema.collect_consent(await read_json(request))
     limit(request, request.app.state.enrolment_rate, "enrolments")
-    return ok(await run_in_threadpool(collect.enrol, platform_id=platform_id), 201)
+    reply = await run_in_threadpool(collect.enrol, platform_id=platform_id)
+    return ok(reply, 201, moved("POST /api/collect/participants", "POST /api/participants"))
 
 
 async def next_query(request: Request) -> Response:
@@ -43,7 +50,8 @@ async def next_query(request: Request) -> Response:
     collect = _collect(request)
     schema.empty(await read_json(request))
     reply = await run_in_threadpool(collect.next, request.path_params["pid"], bearer(request))
-    return ok(reply)
+    new = "POST /api/participants/{id}/next (its reply: the screen as stored, its mode)"
+    return ok(reply, warnings=moved("POST /api/collect/.../next", new))
 
 
 async def answer(request: Request) -> Response:
@@ -57,7 +65,8 @@ async def answer(request: Request) -> Response:
     reply = await run_in_threadpool(
         collect.answer, request.path_params["pid"], bearer(request), body
     )
-    return ok(reply)
+    new = 'POST /api/participants/{id}/answer ({"screen", "choice": null} for a skip)'
+    return ok(reply, warnings=moved("POST /api/collect/.../answer", new))
 
 
 async def withdraw(request: Request) -> Response:
@@ -68,7 +77,8 @@ async def withdraw(request: Request) -> Response:
     collect = _collect(request)
     schema.empty(await read_json(request))
     reply = await run_in_threadpool(collect.withdraw, request.path_params["pid"], bearer(request))
-    return ok(reply)
+    new = "POST /api/participants/{id}/withdraw"
+    return ok(reply, warnings=moved("POST /api/collect/.../withdraw", new))
 
 
 async def dashboard(request: Request) -> Response:

@@ -1,4 +1,10 @@
-"""``/api/sessions``: start a search, answer its screens, undo, read it."""
+"""``/api/sessions``: start a search, answer its screens, undo, read it.
+
+On a server that runs an experiment (a study, a collect file) every session is a
+participant's: answering, undoing or reading one here is deprecated (replies carry
+``Deprecation: true`` and a ``warnings`` entry): its participant's routes do it
+(:mod:`.participants`).
+"""
 
 from __future__ import annotations
 
@@ -9,13 +15,21 @@ from starlette.routing import Route
 
 from ... import schema
 from ...service.search import SearchService
-from . import bearer, limit, ok, read_json
+from . import bearer, limit, moved, ok, read_json
 
 __all__ = ["ROUTES"]
 
 
 def _service(request: Request) -> SearchService:
     return request.app.state.service
+
+
+def _participants(request: Request, old: str, new: str) -> tuple[str, ...]:
+    """The warnings of ``old`` on a server of participants (its sessions are theirs)."""
+    state = request.app.state
+    if state.study is None and state.collect is None:
+        return ()
+    return moved(old, new)
 
 
 async def create(request: Request) -> Response:
@@ -32,7 +46,8 @@ async def answer(request: Request) -> Response:
     reply = await run_in_threadpool(
         _service(request).answer, request.path_params["sid"], bearer(request), body
     )
-    return ok(schema.with_old_keys(reply))
+    old, new = "POST /api/sessions/{id}/answer", "POST /api/participants/{id}/answer"
+    return ok(schema.with_old_keys(reply), warnings=_participants(request, old, new))
 
 
 async def undo(request: Request) -> Response:
@@ -41,7 +56,8 @@ async def undo(request: Request) -> Response:
     reply = await run_in_threadpool(
         _service(request).undo, request.path_params["sid"], bearer(request), body
     )
-    return ok(schema.with_old_keys(reply))
+    old, new = "POST /api/sessions/{id}/undo", "POST /api/participants/{id}/undo"
+    return ok(schema.with_old_keys(reply), warnings=_participants(request, old, new))
 
 
 async def leave(request: Request) -> Response:
@@ -59,7 +75,8 @@ async def leave(request: Request) -> Response:
 def get(request: Request) -> Response:
     """``GET /api/sessions/{sid}`` + token: the session, its current screen, its history."""
     reply = _service(request).get(request.path_params["sid"], bearer(request))
-    return ok(schema.with_old_keys(reply))
+    old, new = "GET /api/sessions/{id}", "POST /api/participants/{id}/next"
+    return ok(schema.with_old_keys(reply), warnings=_participants(request, old, new))
 
 
 ROUTES = [

@@ -1,4 +1,9 @@
-"""``/api/study``: a study's facts, its participants' enrolment and their next search."""
+"""``/api/study``: a study's facts, its participants' enrolment and their next search.
+
+Deprecated: every experiment's participants are served by :mod:`.participants`
+(``/api/experiment``, ``/api/participants/...``). These routes answer as before for one more
+release, with ``Deprecation: true`` and a ``warnings`` entry naming their replacement.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from starlette.routing import Route
 from ... import schema
 from ...errors import NotFound
 from ...study import StudyService
-from . import bearer, limit, ok, read_json
+from . import bearer, limit, moved, ok, read_json
 
 __all__ = ["ROUTES"]
 
@@ -24,7 +29,8 @@ def _study(request: Request) -> StudyService:
 
 def info(request: Request) -> Response:
     """``GET /api/study``: title, consent text, ``n_choices``, ``n_slots``."""
-    return ok(schema.with_old_keys(_study(request).info()))
+    reply = schema.with_old_keys(_study(request).info())
+    return ok(reply, warnings=moved("GET /api/study", "GET /api/experiment"))
 
 
 async def enrol(request: Request) -> Response:
@@ -32,7 +38,8 @@ async def enrol(request: Request) -> Response:
     studies = _study(request)
     schema.consent(await read_json(request))
     limit(request, request.app.state.enrolment_rate, "enrolments")
-    return ok(await run_in_threadpool(studies.enrol), 201)
+    reply = await run_in_threadpool(studies.enrol)
+    return ok(reply, 201, moved("POST /api/study/participants", "POST /api/participants"))
 
 
 async def next_search(request: Request) -> Response:
@@ -40,7 +47,8 @@ async def next_search(request: Request) -> Response:
     studies = _study(request)
     schema.empty(await read_json(request))
     reply = await run_in_threadpool(studies.next, request.path_params["pid"], bearer(request))
-    return ok(schema.with_old_keys(reply))
+    new = "POST /api/participants/{id}/next (its reply: the screen, its mode and history)"
+    return ok(schema.with_old_keys(reply), warnings=moved("POST /api/study/.../next", new))
 
 
 async def withdraw(request: Request) -> Response:
@@ -52,7 +60,8 @@ async def withdraw(request: Request) -> Response:
     studies = _study(request)
     schema.empty(await read_json(request))
     reply = await run_in_threadpool(studies.withdraw, request.path_params["pid"], bearer(request))
-    return ok(reply)
+    new = "POST /api/participants/{id}/withdraw"
+    return ok(reply, warnings=moved("POST /api/study/.../withdraw", new))
 
 
 ROUTES = [
