@@ -87,7 +87,7 @@ def _discrete_chunks_in_processes(order):
     with ProcessPoolExecutor(2) as pool:
         futures = {
             k: pool.submit(
-                discrete._simulate_chunk,
+                discrete._simulate._simulate_chunk,
                 T[a:b],
                 _core.DiscreteSimOptions(max_queries=200, first_run=a),
                 **shared,

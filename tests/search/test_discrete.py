@@ -167,7 +167,7 @@ def test_simulation_is_reproducible_for_any_thread_count():
 def test_simulation_chunk_matches_the_twin(selection, k, lapse):
     """Searches 4..9 of a study (a chunk, as a Dask worker runs it), simulated users with a
     lapse rate: the native simulator and the NumPy twin's loop agree search for search."""
-    from tripletsearch.discrete import _simulate_chunk
+    from tripletsearch.discrete._simulate import _simulate_chunk
 
     X = database(80, 2, seed=12)
     T = np.array([3, 17, 40, 41, 66, 79])
@@ -556,7 +556,7 @@ def test_float32_catalogue_is_read_as_it_is():
     import subprocess
     import sys
 
-    from tripletsearch.discrete import _fingerprint
+    from tripletsearch.discrete._items import _fingerprint
 
     out = subprocess.run([sys.executable, "-c", _PEAK], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

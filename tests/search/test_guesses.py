@@ -75,7 +75,7 @@ def test_native_matches_numpy_twin(config, d):
 )
 def test_simulation_chunk_matches_the_twin(method, k, m, miss, user_miss):
     """Searches 4..9 of a study with the strip: native and twin agree search for search."""
-    from tripletsearch.discrete import _simulate_chunk
+    from tripletsearch.discrete._simulate import _simulate_chunk
 
     X = database(80, 2, seed=12)
     T = np.array([3, 17, 40, 41, 66, 79])

@@ -23,7 +23,8 @@ from tripletsearch._reference.discrete import DiscreteSearcher as RefSearcher
 from tripletsearch._reference.discrete import simulate as ref_simulate
 from tripletsearch._reference.discrete import uniform_opening
 from tripletsearch._validation import seed_from
-from tripletsearch.discrete import _STATE_VERSION, METHODS, OPENINGS, SELECTIONS, DiscreteSettings
+from tripletsearch.discrete import METHODS, OPENINGS, SELECTIONS, DiscreteSettings
+from tripletsearch.discrete._settings import _STATE_VERSION
 
 ALPHA = 1e-4  # each statistical test's false-alarm rate
 # (method, selection): every searcher kind, gamma-CKL under each selection rule
