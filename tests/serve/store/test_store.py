@@ -31,36 +31,44 @@ DATA = Path(__file__).parents[1] / "data"  # tests/serve/data
 
 def test_a_session_continues_after_the_algorithm_changed(tmp_path, monkeypatch):
     """A session started by one version continues under another whose searcher would ask
-    different screens: it is replayed from its screens as shown."""
+    different screens: it is replayed from its screens as shown.
+
+    Seeded (the server's draws and the person's): with a random opening, the target could
+    be shown, and found, within the three screens answered before the change."""
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     rng = np.random.default_rng(2)
     person = FindPerson(CAT, 17, 3.0, rng)
-    with in_process(create_app(CAT, url)) as c:
+    with in_process(create_app(CAT, url, random_state=0)) as c:
         s = start(c, mode="find", n_choices=4)
-        screen = s["screen"]
+        screen, before = s["screen"], []
         for _ in range(3):
+            before.append([it["id"] for it in screen["items"]])
             r = c.post(
                 f"/api/sessions/{s['id']}/answer",
                 json=person.answer(screen),
                 headers=auth(s["token"]),
             )
+            assert r.status_code == 200 and not r.json()["done"], r.text
             screen = r.json()["screen"]
+    assert all(person.target not in ids for ids in before)  # a search still going on
 
     # "the next version": a searcher that would ask other screens (another selection rule)
     def other_template(self, n_choices, params):
         return ts.DiscreteSearch(CAT.embedding, n_choices=n_choices, selection="weighted")
 
     monkeypatch.setattr(FindMode, "_template", other_template)
-    app2 = create_app(CAT, url)
+    app2 = create_app(CAT, url, random_state=0)
     with in_process(app2) as c:
         got = c.get(f"/api/sessions/{s['id']}", headers=auth(s["token"])).json()
-        assert got["screen"] == screen and got["n_queries"] == 3
+        assert got["screen"] == screen and got["n_queries"] == 3  # the screen as shown, kept
         replies = run_search(c, {**s, "screen": screen}, person)
         assert replies[-1]["done"]
         shown = [
             h["shown"]["items"]
             for h in c.get(f"/api/sessions/{s['id']}", headers=auth(s["token"])).json()["history"]
         ]
+    # the history begins with the screens the first version asked, as they were shown
+    assert [[it["id"] for it in items] for items in shown[:3]] == before
     ids = [it["id"] for screen_items in shown for it in screen_items]
     assert len(ids) == len(set(ids))  # no item shown twice: the replayed posterior ruled them out
 
