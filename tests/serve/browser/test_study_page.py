@@ -23,7 +23,6 @@ from serve.browser.helpers import (
     long_names,
     names_shown,
     photo_catalogue,
-    session_id,
     target_of,
 )
 from serve.helpers import ServeProcess, thread_server
@@ -98,8 +97,9 @@ def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_p
             page.click("#confirm-yes")
         assert refused.value.status == 400
         expect(page.locator("#status")).to_contain_text("not the target")
-        sid = session_id(page, "ts-study")
-        assert Store(url).history(sid) == []
+        pid = page.evaluate("JSON.parse(localStorage.getItem('ts-study')).participant.id")
+        (session,) = Store(url).participant_sessions(pid)
+        assert Store(url).history(session.id) == []
         expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 1 · 0 answered")
         with page.expect_response(lambda r: r.url.endswith("/answer")):
             page.locator("#grid .pick").nth(other).click()

@@ -55,7 +55,7 @@ def test_the_page_loads_its_entry_module(client):
         assert r.status_code == 200, name
         for target in re.findall(r"""\bfrom\s+"(\.{1,2}/[^"]+)";""", r.text):
             todo.append(posixpath.normpath(posixpath.join(posixpath.dirname(name), target)))
-    assert {"api.js", "session.js", "study.js", "modes/find.js", "modes/mix.js"} <= seen
+    assert {"api.js", "session.js", "participant.js", "modes/find.js", "modes/mix.js"} <= seen
 
 
 @pytest.mark.parametrize(

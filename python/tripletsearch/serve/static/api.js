@@ -36,20 +36,16 @@ export const client = {
   undo: (s, screen) => request(`/api/sessions/${at(s.id)}/undo`, {screen}, s.token),
   /** Leave a session unfinished: recorded as abandoned. */
   leave: (s) => request(`/api/sessions/${at(s.id)}/leave`, {}, s.token),
-  /** The study: title and consent text. */
-  study: () => request("/api/study"),
-  enrol: () => request("/api/study/participants", {consent: true}),
-  /** A participant's current search (started when new), or done. */
-  next: (p) => request(`/api/study/participants/${at(p.id)}/next`, {}, p.token),
-  /** A collect file's facts: title, instructions, consent, k, max_queries. */
-  collect: () => request("/api/collect"),
-  collectEnrol: () => request("/api/collect/participants", {consent: true}),
-  /** A collect participant's current query ({query} or {done, debrief, ...}). */
-  collectNext: (p) => request(`/api/collect/participants/${at(p.id)}/next`, {}, p.token),
-  collectAnswer: (p, body) => request(`/api/collect/participants/${at(p.id)}/answer`, body, p.token),
-  collectWithdraw: (p) => request(`/api/collect/participants/${at(p.id)}/withdraw`, {}, p.token),
-  /** Stop taking part: the participant's answers are left out of report and export. */
-  withdraw: (p) => request(`/api/study/participants/${at(p.id)}/withdraw`, {}, p.token),
+  /** The experiment of a participants' page: its kind, title, consent, limits. */
+  experiment: () => request("/api/experiment"),
+  enrol: () => request("/api/participants", {consent: true}),
+  /** A participant's current screen (their next part started when new), or the end. */
+  next: (p) => request(`/api/participants/${at(p.id)}/next`, {}, p.token),
+  /** Their answer ({screen, choice, found, slot, response_ms}): what follows. */
+  respond: (p, body) => request(`/api/participants/${at(p.id)}/answer`, body, p.token),
+  takeBack: (p, screen) => request(`/api/participants/${at(p.id)}/undo`, {screen}, p.token),
+  /** Stop taking part: the participant's answers are left out of what is computed. */
+  withdraw: (p) => request(`/api/participants/${at(p.id)}/withdraw`, {}, p.token),
 };
 
 /** The error display: the message under the page, read out by screen readers. */

@@ -2,16 +2,15 @@
 // this server. Keys: 1-9 pick, Enter = "this is it" on the focused item (mix: accept the
 // colour), 0 or N = none is closer, U or Backspace = undo (modes/ say which apply).
 //
-// main.js wires the page and runs the free search; study.js runs a study; session.js
-// shows one session's screens through its mode's renderer (modes/); api.js talks to the
-// server and shows errors; state.js holds the state.
+// main.js wires the page and runs the free search; participant.js runs a participants'
+// page (a study's, a collect's); session.js shows one session's screens through its mode's
+// renderer (modes/); api.js talks to the server and shows errors; state.js holds the state.
 
 import {attempt, client} from "./api.js";
 import {offered, rendererFor} from "./modes/index.js";
 import {begin, leave, onKey, showScreen, undo} from "./session.js";
 import {forget, page, save, saved, state} from "./state.js";
-import {initCollect} from "./collecting.js";
-import {initStudy} from "./study.js";
+import {initParticipant} from "./participant.js";
 import {$, progress, show, showResult} from "./ui.js";
 
 /** A mode's start card: its button and its screen sizes (a choice when it offers one). */
@@ -111,7 +110,7 @@ $("start-over").onclick = async () => {
   await attempt(() => start(mode, nChoices));
 };
 window.addEventListener("popstate", () => {
-  if (page === "study" || !state.session || $("search").hidden) return;
+  if (page !== "search" || !state.session || $("search").hidden) return;
   if (!window.confirm(LEAVE)) {
     history.pushState({search: state.session.id}, ""); // stay: Back again asks again
     return;
@@ -122,5 +121,4 @@ $("again").onclick = () => {
   forget();
   location.reload();
 };
-const PAGES = {study: initStudy, collect: initCollect}; // by the server's data-page
-attempt(PAGES[page] || initSearch);
+attempt(page === "search" ? initSearch : initParticipant); // by the server's data-page

@@ -1,6 +1,6 @@
 // One session on the page, whatever its mode: show its screens through the mode's
 // renderer, send answers and undos, confirm a "this is it", read keys. The free search and
-// the study both use it.
+// the participants' page (participant.js) both use it.
 
 import {attempt, client} from "./api.js";
 import {rendererFor} from "./modes/index.js";
@@ -8,15 +8,16 @@ import {state} from "./state.js";
 import {$, announce, progress, show, showHead, swatch} from "./ui.js";
 
 /** Make `session` ({id, token, mode}) the one shown; `finished()` follows its end.
- * `sender(screen, choice, found, ms)`: how an answer is sent (default: the sessions API;
- * the collect page sends to its participants' API); it resolves to {done, screen,
- * n_queries}. */
-export function begin(session, finished, sender) {
+ * `send.answer(screen, choice, found, ms)` and `send.undo(screen)`: how answers and undos
+ * are sent (default: the sessions API; a participant's go to the participants' API); each
+ * resolves to {done, screen, n_queries}. */
+export function begin(session, finished, send = {}) {
   state.renderer = rendererFor(session.mode);
   state.session = session;
   state.memory = {};
   state.finished = finished;
-  state.sender = sender || ((screen, choice, found) => client.answer(session, screen, choice, found));
+  state.sender = send.answer || ((screen, choice, found) => client.answer(session, screen, choice, found));
+  state.undoer = send.undo || ((screen) => client.undo(session, screen));
 }
 
 /** Show `screen` (the server's) with `nQueries` answers counted so far; `history`: the
@@ -115,8 +116,8 @@ function closeConfirm() {
 
 /** Take back the last answer that counts. */
 export async function undo() {
-  if (state.nQueries === 0) return;
-  const r = await send(() => client.undo(state.session, state.screen.number));
+  if (state.nQueries === 0 || $("undo").hidden) return; // (a participant's may not undo)
+  const r = await send(() => state.undoer(state.screen.number));
   if (!r) return;
   state.said = "Undone. ";
   showScreen(r.screen, r.n_queries);

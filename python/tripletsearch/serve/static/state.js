@@ -15,11 +15,13 @@ export const state = {
   busy: false,       // a request is under way
   said: "",          // what the next screen's announcement begins with
   sender: null,      // how the session's answers are sent (session.js begin)
+  undoer: null,      // how its undos are sent (session.js begin)
+  reply: null,       // participants: the last answer's reply (what follows a part's end)
   shownAt: 0,        // when the screen shown appeared (performance.now())
-  participant: null, // study: {id, token}
-  slot: null,        // study: {slot, n_slots, target}
-  showNames: true,   // names under the items (a study's or collect's show_names)
-  maxQueries: 0,     // collect: a participant's queries (the header counts them)
+  participant: null, // participants: {id, token}
+  slot: null,        // participants: their part {slot, n_slots, target (or null)}
+  showNames: true,   // names under the items (the experiment's show_names)
+  maxQueries: 0,     // participants: their screens, when the experiment says (the header counts them)
 };
 
 /** Keep the session and the participant for a reload. */

@@ -53,10 +53,10 @@ export function showHead(item) {
   $("head-name").textContent = item ? item.name : "";
 }
 
-/** The progress line: the study's target, the screen, the answers that count. */
+/** The progress line: a participant's target, the screen, the answers that count. */
 export function progress() {
   const parts = [];
-  if (state.slot) parts.push(`Target ${state.slot.slot + 1} of ${state.slot.n_slots}`);
+  if (state.slot && state.slot.target) parts.push(`Target ${state.slot.slot + 1} of ${state.slot.n_slots}`);
   if (state.screen && state.maxQueries) {
     // a participant's queries: this one's place among them (a skip is an answer too)
     parts.push(`query ${state.screen.number + 1} of ${state.maxQueries}`);

@@ -1,7 +1,7 @@
 // Collect mode: a head item and its candidates; pick the candidate most like the head (or
 // skip). Its sessions are a collect participant's (never started from the start page).
 
-import {digit, pickButton} from "../ui.js";
+import {$, digit, pickButton} from "../ui.js";
 
 const SKIP = {choice: null, found: false}; // no candidate is like it
 
@@ -20,6 +20,7 @@ export default {
   },
 
   render(screen, ui) {
+    $("skip").textContent = "Skip";
     screen.candidates.forEach((item, i) => {
       const card = document.createElement("div");
       card.className = "card";

@@ -1,0 +1,126 @@
+// A participant's page, whatever the experiment's kind (GET /api/experiment): consent, the
+// instructions (when it has them), then their parts one after the other (a part with a
+// target begins with its page), each screen drawn by its mode's renderer (modes/), until
+// the end screen (the debrief, a completion code, a link back). A participant may stop at
+// any time: that withdraws them. A reload resumes where they were.
+
+import {attempt, client} from "./api.js";
+import {begin, showScreen} from "./session.js";
+import {forget, save, saved, state} from "./state.js";
+import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
+
+let experiment = null; // GET /api/experiment: title, consent, limits
+
+/** The participants' page: resume the participant kept by the last load, or ask consent. */
+export async function initParticipant() {
+  experiment = await client.experiment();
+  $("title").textContent = experiment.title;
+  state.showNames = experiment.show_names !== false;
+  state.maxQueries = experiment.max_queries || 0;
+  document.body.classList.toggle("hide-names", !state.showNames);
+  for (const id of ["start-over", "change-mode"]) $(id).hidden = true;
+  $("undo").hidden = !experiment.undo;
+  $("stop").hidden = false;
+  $("stop").onclick = () => attempt(withdraw);
+  const kept = saved();
+  if (kept && kept.participant) {
+    state.participant = kept.participant;
+    try {
+      return await showPart(await client.next(state.participant));
+    } catch (e) {
+      forget();
+      state.participant = null;
+    }
+  }
+  show("consent");
+  $("consent-text").textContent = experiment.consent;
+  $("agree").onclick = () => attempt(enrol);
+  $("decline").onclick = () => {
+    showResult({text: "No problem: nothing was recorded."});
+    $("again").hidden = true;
+  };
+}
+
+async function enrol() {
+  const p = await client.enrol();
+  state.participant = {id: p.id, token: p.token};
+  save();
+  const go = async () => showPart(await client.next(state.participant));
+  if (!experiment.instructions) return go();
+  show("instructions");
+  $("instructions-text").textContent = experiment.instructions;
+  $("go").onclick = () => attempt(go);
+  $("go").focus();
+}
+
+/** Show a reply of the participants' API: the end, or a part (its target's page first
+ * when it has one and no answer yet, else its screen). */
+async function showPart(r) {
+  if (r.done) return end(r);
+  state.slot = {slot: r.slot, n_slots: r.n_slots, target: r.target};
+  const finished = () => attempt(() => showPart(state.reply));
+  begin({mode: r.mode}, finished, {answer: send, undo: takeBack});
+  save();
+  await preload(r.screen);
+  if (!r.target || r.n_queries > 0) return showScreen(r.screen, r.n_queries, r.history);
+  show("target-intro");
+  state.screen = null;
+  swatch($("target-big"), r.target);
+  $("target-big").dataset.item = String(r.target.id);
+  $("target-name").textContent = r.target.name;
+  progress();
+  $("begin").onclick = () => showScreen(r.screen, 0);
+  $("begin").focus();
+}
+
+/** Send an answer of the screen shown; what session.js shows next ({done} when the part
+ * is over: the reply, kept, is shown by showPart). */
+async function send(screen, choice, found, ms) {
+  const body = {screen, choice, found, slot: state.slot.slot};
+  const most = experiment.max_response_ms;
+  if (most) body.response_ms = Math.max(0, Math.min(ms, most));
+  const r = await client.respond(state.participant, body);
+  state.reply = r;
+  if (r.done || r.slot !== state.slot.slot) return {done: true};
+  await preload(r.screen);
+  return r;
+}
+
+function takeBack(screen) {
+  return client.takeBack(state.participant, screen);
+}
+
+/** Load a screen's pictures before it is shown (at most 2 s): no picture appears late. */
+async function preload(screen) {
+  const items = Object.values(screen || {}).flatMap((v) => (Array.isArray(v) ? v : [v]));
+  const urls = items.map((item) => item && item.image).filter(Boolean);
+  if (!urls.length) return;
+  const loads = urls.map((url) => {
+    const img = new Image();
+    img.src = url;
+    return img.decode().catch(() => null);
+  });
+  await Promise.race([Promise.all(loads), new Promise((ok) => setTimeout(ok, 2000))]);
+}
+
+/** Stop taking part, after a confirmation: the participant is withdrawn. */
+function withdraw() {
+  return stopTakingPart("Stop taking part? Your answers will not be used.", async () => {
+    await client.withdraw(state.participant);
+    forget();
+    state.participant = null;
+  });
+}
+
+/** The end screen: the debrief, the completion code, the link back. */
+function end(r) {
+  state.screen = null; // the header: no screen, part or answers any more
+  state.slot = null;
+  const lines = r.completion_code ? [`Your completion code: ${r.completion_code}`] : [];
+  showResult({text: r.debrief, lines});
+  $("again").hidden = true;
+  if (r.redirect) {
+    $("redirect").hidden = false;
+    $("redirect").href = r.redirect;
+  }
+}
