@@ -106,7 +106,7 @@ def test_chunks_in_other_processes_in_any_order_equal_one_call():
     whole = ts.simulate_continuous(2, 3.0, n_runs=9, max_queries=30, random_state=5)
     config = continuous.ContinuousSettings(2, 3.0).to_native()
     parts = [
-        continuous._simulate_chunk(
+        continuous._simulate._simulate_chunk(
             _core.ContinuousSimOptions(n_runs=b - a, max_queries=30, first_run=a),
             config=config,
             seed=ts._validation.seed_from(5),
