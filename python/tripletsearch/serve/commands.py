@@ -98,23 +98,23 @@ def _limits(args: argparse.Namespace) -> Any:
     )
 
 
-def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str, int] | None:
-    """(catalogue, study, limits, admin token, what the log says of it, memory per worker).
+def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str] | None:
+    """The configuration, the catalogue given, the study or collect, the admin token's line.
 
     None after printing what is wrong (checked before any file or database is touched).
     """
     from .collect import load_collect
+    from .config import ServeConfig
+    from .store import default_url
     from .study import load_study
 
     try:
         cat = _catalogue(args)  # (refuses two sources)
         if args.study and args.collect:
             raise ValueError("give --study FILE or --collect FILE, not both")
-        study = load_study(args.study) if args.study else None
-        collect = load_collect(args.collect) if args.collect else None
-        cat = study.catalogue if study is not None else cat
-        cat = collect.catalogue if collect is not None else cat
-        if cat is None:
+        experiment: Any = load_study(args.study) if args.study else None
+        experiment = load_collect(args.collect) if args.collect else experiment
+        if cat is None and experiment is None:
             raise ValueError(
                 "give --catalogue PATH, --demo colours, --study FILE or --collect FILE"
             )
@@ -124,18 +124,32 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str, str, in
         memory = parse_size(args.memory) if args.memory else default_memory(args.workers)
         if args.threads is not None and args.threads < 1:
             raise ValueError(f"--threads: expected a number >= 1, got {args.threads}")
-        args.threads = args.threads or max(1, (os.cpu_count() or 1) // args.workers)
+        threads = args.threads or max(1, (os.cpu_count() or 1) // args.workers)
         token, said = admin_token(
             args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN"),
             args.admin_token_file,
         )
+        config = ServeConfig(
+            database=args.database or default_url(),
+            gamma=args.gamma,
+            max_queries=args.max_queries,
+            limits=limits,
+            memory=memory,
+            threads=threads,
+            # each search step gets its threads to itself: the others wait, not share cores
+            steps_at_once=max(1, (os.cpu_count() or 1) // (threads * args.workers)),
+            guesses=args.guesses,
+            admin_token=token,
+            demo=args.demo,
+            catalogue=os.path.abspath(args.catalogue) if args.catalogue else None,
+        )
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
-    return cat, (study, collect), limits, token, said, memory
+    return config, cat, experiment, said
 
 
-def _announce(args: argparse.Namespace, cat: Any, where: str, created: bool, memory: int) -> None:
+def _announce(args: argparse.Namespace, config: Any, cat: Any, where: str, created: bool) -> None:
     """What ``serve`` starts: the catalogue, address, workers, database, memory, threads."""
     print(
         f"serving {cat.title!r} ({cat.n_items} items) on http://{args.host}:{args.port}/ "
@@ -144,66 +158,62 @@ def _announce(args: argparse.Namespace, cat: Any, where: str, created: bool, mem
     )
     default = f" (default: {DEFAULT_SHARE:.0%} of {format_size(machine_memory())})"
     print(
-        f"memory: {format_size(memory)} per worker{'' if args.memory else default}; a find "
-        f"search over this catalogue holds about "
-        f"{format_size(session_estimate(cat.n_items, args.gamma))}; "
-        f"{args.threads} thread(s) per search step",
+        f"memory: {format_size(config.memory)} per worker{'' if args.memory else default}; a "
+        f"find search over this catalogue holds about "
+        f"{format_size(session_estimate(cat.n_items, config.gamma))}; "
+        f"{config.threads} thread(s) per search step",
         flush=True,
     )
 
 
-def _register(store: Any, study: Any, collect: Any) -> tuple[str, Any, Any]:
+def _register(store: Any, experiment: Any) -> tuple[str, Any]:
     """Register the study or collect by its name in ``store``: what the log says of it.
 
-    And the study and the collect as registered (their name and key; None without one):
-    the design every process of the server runs.
+    And the experiment as registered (its name and key; None without one): the design every
+    process of the server runs.
 
     ``ExperimentChanged`` (a ValueError) when the file changes one people took part in.
     """
     from .experiment import bind
-    from .study import running_study
 
-    if study is not None:
-        study = bind(running_study(study, store), store)
-    if collect is not None:
-        collect = bind(collect, store)
-    done = study if study is not None else collect
-    if done is None:
-        return "", None, None
-    kind = "study" if study is not None else "collect"
-    people = store.participant_count(done.fingerprint)
-    return f"{kind} {done.name!r}: {people} participants so far", study, collect
+    if experiment is None:
+        return "", None
+    experiment = bind(experiment, store)  # (a study under way: what it began with)
+    people = store.participant_count(experiment.fingerprint)
+    return f"{experiment.kind} {experiment.name!r}: {people} participants so far", experiment
 
 
 def serve(args: argparse.Namespace) -> int:
-    """``tripletsearch serve``: check the inputs, set up the database, run the workers."""
+    """``tripletsearch serve``: check the inputs, set up the database, run the workers.
+
+    The server's configuration (:class:`~.config.ServeConfig`) is built once here and
+    handed to its workers and its app.
+    """
     if _missing_dependencies():
         return 2
     from .catalogue.shared import share_catalogue
-    from .store import Store, StoreError, default_url
+    from .config import serving_catalogue
+    from .store import Store, StoreError
 
     inputs = _serve_inputs(args)
     if inputs is None:
         return 2
-    cat, (study, collect), limits, token, said, memory = inputs
-    # each search step gets its threads to itself: the others wait instead of sharing cores
-    steps_at_once = max(1, (os.cpu_count() or 1) // (args.threads * args.workers))
-    url = args.database or default_url()
+    config, cat, experiment, said = inputs
     try:  # once, before any worker starts: the tables, and the experiment by its name
-        store = Store(url)
+        store = Store(config.database)
         found = store.setup()
-        experiment, study, collect = _register(store, study, collect)
+        registered, experiment = _register(store, experiment)
     except (StoreError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     store.dispose()
-    cat = study.catalogue if study is not None else cat  # (a study under way: its own)
+    cat = serving_catalogue(experiment, cat)  # (a study under way: its own)
     # once, mapped by every worker (a catalogue still without an embedding: nothing to map)
-    shared = share_catalogue(cat) if cat.has_embedding else None
+    config = config.replace(shared=share_catalogue(cat) if cat.has_embedding else None)
     print(said, flush=True)
-    _announce(args, cat, store.url.render_as_string(hide_password=True), found == 0, memory)
-    if experiment:
-        print(experiment, flush=True)
+    _announce(args, config, cat, store.url.render_as_string(hide_password=True), found == 0)
+    if registered:
+        print(registered, flush=True)
     import atexit
     import socket
 
@@ -211,20 +221,23 @@ def serve(args: argparse.Namespace) -> int:
 
     # every child (workers, refitter) dies with this process, and knows it by its address
     mark_server(f"{socket.gethostname()}:{args.port}")
+    kinds = {} if experiment is None else {experiment.kind: experiment}  # study=, collect=
     # the design this server checked and registered, for its children: never the file again
-    design = None
-    if study is not None or collect is not None:
-        design = write_design({"study": study, "collect": collect})
-        atexit.register(_remove, design)
-    refitter = None
-    if collect is not None and design is not None:  # fills the buffers, supervised
+    if experiment is not None:
+        config = config.replace(design=write_design(kinds))
+        atexit.register(_remove, config.design)
+    refitter, collect = None, kinds.get("collect")
+    if collect is not None:  # fills the buffers, supervised
         from .collect.supervisor import start_refitter
 
-        refitter = start_refitter(url, design, collect.fingerprint)
+        refitter = start_refitter(
+            config.database, config.design, collect.fingerprint,
+            fast_server_ms=config.fast_server_ms,
+        )  # fmt: skip
         atexit.register(refitter.stop)
     try:
         if args.workers > 1:
-            _workers(args, url, limits, memory, steps_at_once, shared, token, design)
+            _workers(args, config)
             return 0
         import uvicorn
 
@@ -232,21 +245,9 @@ def serve(args: argparse.Namespace) -> int:
         from .web.app import create_app
         from .web.protocol import uvicorn_options
 
-        app = create_app(
-            cat if shared is None else attach_shared(cat, shared),
-            url,
-            admin_token=token,
-            gamma=args.gamma,
-            max_queries=args.max_queries,
-            setup=False,
-            study=study,
-            collect=collect,
-            limits=limits,
-            memory=memory,
-            threads=args.threads,
-            steps_at_once=steps_at_once,
-            guesses=args.guesses,
-        )
+        if config.shared is not None:
+            cat = attach_shared(cat, config.shared)
+        app = create_app(cat, config=config, setup=False, **kinds)
         uvicorn.run(
             app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
         )
@@ -261,43 +262,19 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
-def _workers(
-    args: argparse.Namespace,
-    url: str,
-    limits: Any,
-    memory: int,
-    steps_at_once: int,
-    shared: Any,
-    token: str,
-    design: str | None,
-) -> None:
+def _workers(args: argparse.Namespace, config: Any) -> None:
     """Run ``--workers`` uvicorn worker processes.
 
-    Each builds its app from the environment (:func:`~.web.app.app_from_env`): the study or
-    collect from ``design`` (:func:`~.service.processes.write_design`), as this process
-    checked it.
+    Each builds its app from the environment (:func:`~.web.app.app_from_env`): the
+    configuration (``TRIPLETSEARCH_SERVE``: :meth:`~.config.ServeConfig.to_dict`), and the
+    study or collect from its design file (:func:`~.service.processes.write_design`), as
+    this process checked it.
     """
     import uvicorn
 
     from .web.protocol import uvicorn_options
 
-    os.environ["TRIPLETSEARCH_SERVE"] = json.dumps(
-        {
-            "demo": args.demo,
-            "catalogue": os.path.abspath(args.catalogue) if args.catalogue else None,
-            "design": design,
-            "database": url,
-            "gamma": args.gamma,
-            "max_queries": args.max_queries,
-            "limits": limits.to_dict(),
-            "memory": memory,
-            "threads": args.threads,
-            "steps_at_once": steps_at_once,
-            "guesses": args.guesses,
-            "shared": shared,
-        }
-    )
-    os.environ["TRIPLETSEARCH_ADMIN_TOKEN"] = token
+    os.environ["TRIPLETSEARCH_SERVE"] = json.dumps(config.to_dict())
     uvicorn.run(
         "tripletsearch.serve.web.app:app_from_env",
         factory=True,
@@ -430,12 +407,12 @@ def report(args: argparse.Namespace) -> int:
 
     def work(store: Any, cat: Any) -> int:
         from .experiment import bind
-        from .study import load_study, running_study
+        from .study import load_study
         from .study.report import format_report, write_report
 
         study = None
-        if args.study:
-            study = bind(running_study(load_study(args.study), store), store, register=False)
+        if args.study:  # (a study under way: what it began with)
+            study = bind(load_study(args.study), store, register=False)
             cat = study.catalogue
         chosen = _chosen(store, "study", args.name, study)
         if chosen is None:

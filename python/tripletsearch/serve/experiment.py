@@ -1,8 +1,10 @@
-"""What the study and collect files share: their reading, and their identity.
+"""What the study and collect files share: their reading, their base, and their identity.
 
-Reading the TOML, naming the file in every error, the catalogue they name, the end of a
-participant's part (the completion code or the link back to a crowdsourcing platform), and
-the experiment a file is (:class:`Identity`, :func:`resolve`).
+Reading the TOML, naming the file in every error, the renamed keys (``k``: ``n_choices``,
+:func:`renamed_keys`), the catalogue they name, the texts people read (:func:`texts`), the
+end of a participant's part (the completion code or the link back to a crowdsourcing
+platform), the base of both files (:class:`Experiment`: its name, key and identity from one
+list of design keys) and the experiment a file is (:class:`Identity`, :func:`resolve`).
 
 An experiment has a ``name`` (given in its file, or derived from its title at its first
 start) that the database keeps with the key its rows are kept under and the design it began
@@ -25,13 +27,18 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from .._deprecation import warn_renamed
 from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
 
 __all__ = [
     "fail",
     "is_integer",
+    "renamed_keys",
+    "legacy_hash",
+    "texts",
+    "Experiment",
     "read_toml",
     "file_catalogue",
     "ending",
@@ -70,6 +77,43 @@ def read_toml(name: str) -> dict:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise fail(name, f"not valid TOML ({exc})") from None
+
+
+#: Keys an experiment file took under another name: old -> new (the old one warns).
+RENAMED_KEYS = {"k": "n_choices"}
+#: When they were renamed (the vocabulary of 0.2.0), and the release that drops the old.
+RENAMED_IN, REMOVED_IN = "0.2.0", "0.4.0"
+
+
+def renamed_keys(path: str, cfg: dict, *, stacklevel: int = 5) -> dict[str, str]:
+    """Move the old keys of file ``path``'s table ``cfg`` to their new names, in place.
+
+    Each old key warns once (a DeprecationWarning naming the new one); both at once is a
+    ValueError. Returns how the file spells a renamed key (``{"n_choices": "k"}``).
+    """
+    spelled = {}
+    for old, new in RENAMED_KEYS.items():
+        if old in cfg:
+            if new in cfg:
+                raise fail(path, f"{old}: renamed {new}; give {new} only")
+            warn_renamed(path, old, new, stacklevel, renamed_in=RENAMED_IN, removed_in=REMOVED_IN)
+            cfg[new] = cfg.pop(old)
+            spelled[new] = old
+    return spelled
+
+
+def texts(path: str, cfg: dict, defaults: dict[str, str]) -> dict[str, str]:
+    """The texts people read (title, consent, instructions, ...): ``defaults``' keys.
+
+    Each the file's or its default, a string (the message names the key).
+    """
+    out = {}
+    for key, default in defaults.items():
+        value = cfg.get(key, default)
+        if not isinstance(value, str):
+            raise fail(path, f"{key}: a string")
+        out[key] = value
+    return out
 
 
 def file_catalogue(name: str, source: Any, *, embedding: bool = True) -> Catalogue:
@@ -152,6 +196,70 @@ class Identity:
         return [self.spelled.get(k, k) for k in out]
 
 
+class Experiment:
+    """The base of the study and collect files (frozen dataclasses): name, key, identity.
+
+    A subclass declares its ``kind``, its :attr:`DESIGN_KEYS` (the keys that cannot change
+    once people took part: its identity's design, listed once) and :attr:`SETTING_KEYS`
+    (the others it keeps), and has the fields ``title``, ``catalogue``, ``name`` (the
+    file's, or "" to derive it from the title), ``named``, ``key`` (once resolved in a
+    database), ``path`` and ``spelled`` (:func:`renamed_keys`). It may say how a design
+    key is stored (:meth:`design_value`), the keys its rows had before names
+    (:attr:`design_fingerprint`, :meth:`legacy_keys`), which of its readings a database
+    runs (:meth:`running`) and what the service's modes take from it
+    (:meth:`mode_settings`).
+    """
+
+    kind: ClassVar[str]
+    DESIGN_KEYS: ClassVar[tuple[str, ...]]
+    SETTING_KEYS: ClassVar[tuple[str, ...]]
+    #: :meth:`design_value`'s answer for a key left out of the design (as stored before)
+    OMIT: ClassVar[object] = object()
+
+    @property
+    def fingerprint(self) -> str:
+        """The key its rows are kept under: the stored one once resolved (:func:`resolve`).
+
+        Before: :attr:`design_fingerprint`.
+        """
+        return self.key or self.design_fingerprint  # type: ignore[attr-defined]
+
+    @property
+    def design_fingerprint(self) -> str:
+        """The design's identity before names (a hash), where an older version kept rows."""
+        raise NotImplementedError
+
+    def design_value(self, key: str) -> Any:
+        """Design key ``key`` as stored (default: the attribute; :attr:`OMIT`: left out)."""
+        if key == "catalogue":
+            return self.catalogue.fingerprint  # type: ignore[attr-defined]
+        return getattr(self, key)
+
+    def legacy_keys(self) -> tuple[str, ...]:
+        """The keys its rows were kept under before names, the current one first."""
+        return (self.design_fingerprint,)
+
+    def running(self, store: Any) -> Experiment:
+        """The reading of the file that ``store``'s participants took part in (default: this)."""
+        return self
+
+    def mode_settings(self) -> dict[str, Any]:
+        """What the service's modes take from it (:class:`~.modes.Settings` fields)."""
+        return {}
+
+    def identity(self) -> Identity:
+        """What makes this file the experiment it is (:func:`resolve`)."""
+        values = {k: self.design_value(k) for k in self.DESIGN_KEYS}
+        kept = {k: v for k, v in values.items() if v is not self.OMIT}
+        design = json.loads(json.dumps(kept))  # tuples as lists: as stored
+        settings = json.loads(json.dumps({k: getattr(self, k) for k in self.SETTING_KEYS}))
+        me: Any = self
+        return Identity(
+            me.path, self.kind, me.name or derive_name(me.title, self.kind), me.named,
+            design, settings, dict(me.spelled), self.legacy_keys(),
+        )  # fmt: skip
+
+
 class ExperimentChanged(ValueError):
     """A file that would change an experiment people took part in (the message says how)."""
 
@@ -163,6 +271,15 @@ def _json(value: Any) -> str:
 def design_hash(design: dict) -> str:
     """A design's identity before names: 16 hex digits of its keys' SHA-256."""
     return hashlib.sha256(_json(design).encode()).hexdigest()[:16]
+
+
+def legacy_hash(design: dict) -> str:
+    """:func:`design_hash` of a design as the first versions spelled it (``n_choices``: ``k``).
+
+    The key an experiment's rows had before names (:attr:`Experiment.design_fingerprint`).
+    """
+    old = {new: was for was, new in RENAMED_KEYS.items()}
+    return design_hash({old.get(k, k): v for k, v in design.items()})
 
 
 def _refuse(ident: Identity, row: Any, changed: list[str], people: int) -> ExperimentChanged:
@@ -287,9 +404,14 @@ def experiment_files(store: Any) -> list[tuple[str, str, str]]:
 def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
     """``experiment`` (a Study or CollectConfig) with its name and key in ``store``.
 
-    As :func:`resolve` (``register``: a server starting); ExperimentChanged when the file
-    would change an experiment people took part in.
+    Its reading that ``store`` runs (:meth:`Experiment.running`: a study under way keeps
+    what it began with), resolved as :func:`resolve` says (``register``: a server
+    starting); ExperimentChanged when the file would change an experiment people took
+    part in. One already bound is returned as it is unless ``register``.
     """
+    if experiment.key and not register:
+        return experiment
+    experiment = experiment.running(store)
     name, key = resolve(store, experiment.identity(), register=register)
     return dataclasses.replace(experiment, name=name, key=key)
 

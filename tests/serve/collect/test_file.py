@@ -181,10 +181,9 @@ def test_the_default_burn_in_is_never_above_the_queries(tmp_path):
 
 def test_k_is_the_old_name_of_n_choices(tmp_path):
     folder(tmp_path, n=12)
-    with pytest.warns(
-        DeprecationWarning, match="'k' was renamed 'n_choices' in tripletsearch 0.3.0"
-    ):
+    with pytest.warns(DeprecationWarning, match="'k' was renamed 'n_choices'") as said:
         cfg = load_collect(write(tmp_path, 'catalogue = "items"\nk = 3'))
+    assert said[0].filename == __file__  # said at the call
     assert cfg.n_choices == 3 and dict(cfg.spelled) == {"n_choices": "k"}
     plain = load_collect(write(tmp_path, 'catalogue = "items"\nn_choices = 3', "c2.toml"))
     assert plain.identity().design == cfg.identity().design  # the same design

@@ -38,18 +38,24 @@ apply to the queries that follow (``max_queries`` only upward).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..._deprecation import warn_renamed
 from ...collect._methods import METHODS
 from ...embedding._train import MODEL_ALIASES, MODELS
 from ..catalogue import Catalogue
-from ..experiment import Identity, check_name, derive_name, ending, file_catalogue, read_toml
+from ..experiment import (
+    Experiment,
+    check_name,
+    ending,
+    file_catalogue,
+    legacy_hash,
+    read_toml,
+    renamed_keys,
+    texts,
+)
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 
@@ -95,11 +101,16 @@ SETTING_KEYS = (
     "title", "instructions", "debrief", "consent", "completion_code", "redirect",
     "show_names", "models", "max_queries",
 )  # fmt: skip
+TEXT_KEYS = ("title", "instructions", "debrief", "consent")  # what people read
 
 
 @dataclass(frozen=True)
-class CollectConfig:
+class CollectConfig(Experiment):
     """A collect file, checked (see the module docstring)."""
+
+    kind = "collect"
+    DESIGN_KEYS = DESIGN_KEYS
+    SETTING_KEYS = SETTING_KEYS
 
     title: str
     catalogue: Catalogue
@@ -131,47 +142,20 @@ class CollectConfig:
         """The candidates per query (``n_choices``; a collect file's ``k`` before 0.3.0)."""
         return self.n_choices
 
-    @property
-    def fingerprint(self) -> str:
-        """The key the collect's rows are kept under (participants, queries, versions).
-
-        Its stored key once resolved in a database (:func:`~..experiment.resolve`), else
-        :attr:`design_fingerprint`.
-        """
-        return self.key or self.design_fingerprint
-
     @cached_property
     def design_fingerprint(self) -> str:
-        """The design's identity before names: a hash of its keys, ``max_queries`` too.
+        """The design's identity before names: a hash of its first keys, ``max_queries`` too.
 
         A new collect's key, and where an older version kept its rows.
         """
-        design = {
-            "catalogue": self.catalogue.fingerprint,
-            "samplers": self.samplers,
-            "k": self.n_choices,
-            "dim": self.dim,
-            "seed": self.seed,
-            "test_share": self.test_share,
-            "burn_in": self.burn_in,
-            "attention": self.attention,
-            "repeats": self.repeats,
-            "max_queries": self.max_queries,
-        }
-        return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
+        keys = [k for k in DESIGN_KEYS if k != "gold"]  # (gold came later)
+        return legacy_hash(
+            {**{k: self.design_value(k) for k in keys}, "max_queries": self.max_queries}
+        )
 
-    def identity(self) -> Identity:
-        """What makes this file the collect it is (:func:`~..experiment.resolve`)."""
-        values = {
-            **{k: getattr(self, k) for k in DESIGN_KEYS if k != "catalogue"},
-            "catalogue": self.catalogue.fingerprint,
-        }
-        design = json.loads(json.dumps(values))  # tuples as lists: as stored
-        settings = json.loads(json.dumps({k: getattr(self, k) for k in SETTING_KEYS}))
-        return Identity(
-            self.path, "collect", self.name or derive_name(self.title, "collect"),
-            self.named, design, settings, dict(self.spelled), (self.design_fingerprint,),
-        )  # fmt: skip
+    def mode_settings(self) -> dict[str, Any]:
+        """The collect mode serves this file."""
+        return {"collect": self}
 
 
 def _read(name: str) -> tuple[dict, dict]:
@@ -180,14 +164,7 @@ def _read(name: str) -> tuple[dict, dict]:
     And how the file spells a design key otherwise (``{"n_choices": "k"}``).
     """
     cfg = read_toml(name)
-    spelled = {}
-    if "k" in cfg:
-        if "n_choices" in cfg:
-            raise _fail(name, "k: renamed n_choices; give n_choices only")
-        # collect files took k until 0.3.0 (study files until 0.2.0)
-        warn_renamed(name, "k", "n_choices", 4, renamed_in="0.3.0", removed_in="0.4.0")
-        cfg["n_choices"] = cfg.pop("k")
-        spelled["n_choices"] = "k"
+    spelled = renamed_keys(name, cfg)
     unknown = set(cfg) - set(_DEFAULTS) - {"catalogue"}
     if unknown:
         known = sorted([*_DEFAULTS, "catalogue"])
@@ -278,15 +255,13 @@ def load_collect(path: Any) -> CollectConfig:
     if any(r == 0 for r in repeats):
         raise _fail(name, "repeats: a repeat needs an earlier query (position >= 1)")
     gold = _gold(name, cfg["gold"], cfg, cat.n_items, len(attention) + len(repeats))
-    for key in ("title", "instructions", "debrief", "consent"):
-        if not isinstance(cfg[key], str):
-            raise _fail(name, f"{key}: a string")
+    said = texts(name, cfg, {k: _DEFAULTS[k] for k in TEXT_KEYS})
     if not isinstance(cfg["show_names"], bool):
         raise _fail(name, "show_names: true or false")
     code, redirect = ending(name, cfg)
     named = cfg["name"] is not None
     return CollectConfig(
-        title=cfg["title"],
+        title=said["title"],
         catalogue=cat,
         samplers=_names(name, "samplers", cfg["samplers"], METHODS),
         test_share=float(share),
@@ -297,12 +272,12 @@ def load_collect(path: Any) -> CollectConfig:
         burn_in=cfg["burn_in"],
         attention=attention,
         repeats=repeats,
-        instructions=cfg["instructions"],
-        debrief=cfg["debrief"],
+        instructions=said["instructions"],
+        debrief=said["debrief"],
         completion_code=code,
         redirect=redirect,
         seed=cfg["seed"],
-        consent=cfg["consent"],
+        consent=said["consent"],
         show_names=cfg["show_names"],
         gold=gold,
         name=check_name(name, cfg["name"]) if named else "",

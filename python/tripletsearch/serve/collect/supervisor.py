@@ -98,7 +98,9 @@ class Supervisor:
     """Keeps the refitter running as a child of this process, at the lowest CPU priority.
 
     The child runs the collect of the server's ``design`` file
-    (:func:`~..service.processes.write_design`), as the server registered it. A daemon
+    (:func:`~..service.processes.write_design`), as the server registered it, with the
+    server's ``fast_server_ms`` (``--fast-server-ms=`` on its command line; None: its
+    default). A daemon
     thread checks it every ``check`` seconds; when it died, it is joined (no zombie holds
     the lease) and started again after a backoff (1, 2, 4, ... 30 seconds; back to 1 once
     it ran :data:`RECOVERED_S`). What it saw (pid, running, restarts, consecutive failures,
@@ -120,11 +122,13 @@ class Supervisor:
         *,
         server: str | None = None,
         check: float = 1.0,
+        fast_server_ms: float | None = None,
     ):
         from ..service.processes import server_id
 
         self.database, self.design, self.key = database, os.path.abspath(design), key
         self.server = server or server_id()
+        self.fast_server_ms = fast_server_ms
         self.check = check
         self.proc: Any = None
         self.restarts = 0
@@ -139,6 +143,8 @@ class Supervisor:
 
     def _spawn(self) -> Any:
         cmd = [sys.executable, "-m", REFITTER, self.database, self.design, self.server]
+        if self.fast_server_ms is not None:  # the server's setting (default: the module's)
+            cmd.append(f"--fast-server-ms={self.fast_server_ms!r}")
         proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace"
         )
@@ -266,11 +272,20 @@ class Supervisor:
             self._store.dispose()
 
 
-def start_refitter(database: str, design: str, key: str, *, wait: float = 120.0) -> Any:
+def start_refitter(
+    database: str,
+    design: str,
+    key: str,
+    *,
+    wait: float = 120.0,
+    fast_server_ms: float | None = None,
+) -> Any:
     """Start the supervised refitter of collect ``key`` (:class:`Supervisor`); it.
 
     ``design``: the server's design file (:func:`~..service.processes.write_design`: the
     collect as the server registered it). Waits (up to ``wait`` seconds) for its first
-    round.
+    round. ``fast_server_ms``: the server's clock check
+    (:attr:`~..config.ServeConfig.fast_server_ms`), handed to the child on its command line
+    (None: the refitter's default).
     """
-    return Supervisor(database, design, key).start(wait=wait)
+    return Supervisor(database, design, key, fast_server_ms=fast_server_ms).start(wait=wait)

@@ -42,6 +42,8 @@ Reading records
     report read stored sessions without a live catalogue) say what a stored screen showed
     and what a result found.
 
+The service is given its modes (:func:`mode_registry`: the server's settings and what
+its experiment gives the modes, :meth:`~tripletsearch.serve.experiment.Experiment.mode_settings`).
 Participant-scoped sessions (a study's, or those of a mode that collects triplets) are
 started by a wrapper such as :class:`~tripletsearch.serve.study.StudyService` through
 :meth:`~tripletsearch.serve.service.search.SearchService.start_session` with an
@@ -50,6 +52,8 @@ their answers, undos and replays go through the same service.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..catalogue import Catalogue
 from ..store import Store
@@ -69,6 +73,7 @@ __all__ = [
     "MixMode",
     "CollectMode",
     "build_modes",
+    "mode_registry",
     "mode_class",
 ]
 
@@ -83,6 +88,26 @@ def build_modes(catalogue: Catalogue, settings: Settings, store: Store) -> dict[
     modes whose ``offered_by(catalogue)`` is true.
     """
     return {name: cls(catalogue, settings, store) for name, cls in MODES.items()}
+
+
+def mode_registry(
+    catalogue: Catalogue, settings: Any, store: Store, experiment: Any = None
+) -> dict[str, Mode]:
+    """The modes of a server of ``catalogue``: its ``settings`` and its ``experiment``'s.
+
+    ``settings``: the server's (a :class:`~..config.ServeConfig`: its ``gamma``,
+    ``threads`` and ``guesses``); ``experiment``: the study or collect the server runs,
+    bound, or None: what it gives the modes (its ``mode_settings()``: a collect its file,
+    a study its methods' own embeddings) is decided there, never by the service.
+    """
+    extra = {} if experiment is None else experiment.mode_settings()
+    values = Settings(
+        gamma=settings.gamma,
+        threads=int(settings.threads),
+        guesses=int(settings.guesses),
+        **extra,
+    )
+    return build_modes(catalogue, values, store)
 
 
 def mode_class(name: str) -> type[Mode]:

@@ -22,8 +22,9 @@ import numpy as np
 
 from ... import __version__
 from ..catalogue import Catalogue
+from ..config import ServeConfig
 from ..errors import Busy, Closed, Conflict, Invalid, NotFound, Unauthorized
-from ..modes import Mode, Screen, SessionInfo, Settings, build_modes
+from ..modes import Mode, Screen, SessionInfo, mode_registry
 from ..schema import Answer, NewSession, Undo
 from ..store import SessionRow, Store, WriteConflict
 from .live import LiveSearchers
@@ -63,76 +64,64 @@ def _slot_start(store: Store, owner: Owner | None) -> tuple[str, int] | None:
 class SearchService:
     """Sessions of people searching ``catalogue``, stored in ``store``.
 
+    It knows no experiment kind: what a session shows and how an answer moves it is the
+    business of its mode, one of ``modes``; a study or a collect gives its own when it is
+    bound (:func:`~..modes.mode_registry`).
+
     Parameters
     ----------
     catalogue : Catalogue
     store : Store
         Set up (``store.setup()``) before the service starts.
-    gamma : float or "auto"
-        The gamma-CKL power assumed of people in find mode (the paper's user study: 3), or
-        "auto": each person's inferred while they search.
-    max_queries : int
-        Screens per session before it ends by itself (stored with each new session).
+    modes : dict, optional
+        Mode name -> its :class:`~..modes.Mode` object, built for this catalogue and store
+        (None: :func:`~..modes.mode_registry` of ``settings`` without an experiment).
+    settings : ServeConfig, optional
+        The server's settings (:class:`~..config.ServeConfig`; None: its defaults): the
+        screens per session (``max_queries``, stored with each new session), the seeds of
+        free sessions (``random_state``), the open free sessions allowed
+        (``limits.max_open_sessions``) and the search steps (a new session's prior and
+        first screen, an answer with its next screen, a rebuild) computed at once
+        (``steps_at_once``; the others wait their turn).
     cache_size : int
         Live searchers kept per process at most.
     memory_budget : int, optional
         Bytes the live searchers of this process may hold together (least recently used
         evicted first, rebuilt from the database on their next request; a request that
         cannot fit gets :class:`~.errors.Busy`). None: bounded by ``cache_size`` only.
-    threads : int
-        Native threads of each search step (the same results for any number).
-    steps_at_once : int, optional
-        Search steps (a new session's prior and first screen, an answer with its next
-        screen, a rebuild) this process computes at once; the others wait their turn.
-        ``tripletsearch serve`` gives the cores over the threads of all workers, so that
-        each step has its threads to itself. None: no bound.
     closed : str
         When set, new free sessions are refused with this message (a study server).
-    collect : CollectConfig, optional
-        The collect file the collect mode serves (a collecting server).
-    embeddings : dict, optional
-        A study method's own embedding of the catalogue's items (method -> array).
-    guesses : int
-        Best guesses offered with each screen of a free find session that asks for none.
     """
 
     def __init__(
         self,
         catalogue: Catalogue,
         store: Store,
+        modes: Mapping[str, Mode] | None = None,
         *,
-        gamma: float | str = 3.0,
-        max_queries: int = 300,
+        settings: ServeConfig | None = None,
         cache_size: int = 4096,
         closed: str = "",
-        random_state: int | None = None,
-        max_open_sessions: int = 0,
         memory_budget: int | None = None,
-        threads: int = 1,
-        steps_at_once: int | None = None,
-        collect: Any = None,
-        embeddings: Any = None,
-        guesses: int = 0,
     ):
-        self.catalogue, self.store = catalogue, store
-        self.max_open_sessions = int(max_open_sessions)
+        settings = ServeConfig() if settings is None else settings
+        self.catalogue, self.store, self.settings = catalogue, store, settings
+        self.max_open_sessions = int(settings.limits.max_open_sessions)
         self._open_count = (-1e9, 0)  # (when counted, how many): read at most once a second
         self._open_lock = threading.Lock()
         # free sessions' seeds: secret and fresh, or a reproducible sequence (tests, demos)
-        self._seeds = None if random_state is None else np.random.default_rng(random_state)
+        seeds = settings.random_state
+        self._seeds = None if seeds is None else np.random.default_rng(seeds)
         self._seeds_lock = threading.Lock()
-        self.modes: Mapping[str, Mode] = build_modes(
-            catalogue,
-            Settings(gamma, int(threads), collect, embeddings, int(guesses)),
-            store,
+        self.modes: Mapping[str, Mode] = (
+            mode_registry(catalogue, settings, store) if modes is None else modes
         )
-        self.max_queries = int(max_queries)
+        self.max_queries = int(settings.max_queries)
         self.closed = closed
         self.live = LiveSearchers(store, cache_size, memory_budget)
+        steps = settings.steps_at_once
         self._steps: contextlib.AbstractContextManager = (
-            contextlib.nullcontext()
-            if steps_at_once is None
-            else threading.BoundedSemaphore(max(1, int(steps_at_once)))
+            contextlib.nullcontext() if steps is None else threading.BoundedSemaphore(steps)
         )
 
     def _new_seed(self) -> int:

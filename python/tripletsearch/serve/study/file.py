@@ -66,7 +66,6 @@ export and deleted by ``tripletsearch prune``.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -74,11 +73,19 @@ from typing import Any
 
 import numpy as np
 
-from ..._deprecation import warn_renamed
 from ..._validation import derived_seed
 from ...discrete import METHODS
 from ..catalogue import DEMO_EXCLUDE, Catalogue
-from ..experiment import Identity, check_name, derive_name, ending, file_catalogue, read_toml
+from ..experiment import (
+    Experiment,
+    check_name,
+    ending,
+    file_catalogue,
+    legacy_hash,
+    read_toml,
+    renamed_keys,
+    texts,
+)
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.find import N_CHOICES, check_guesses
@@ -132,8 +139,12 @@ DEFAULT_CONSENT = (
 
 
 @dataclass(frozen=True)
-class Study:
+class Study(Experiment):
     """A study's configuration (see the module docstring)."""
+
+    kind = "study"
+    DESIGN_KEYS = DESIGN_KEYS
+    SETTING_KEYS = SETTING_KEYS
 
     title: str
     catalogue: Catalogue
@@ -163,40 +174,33 @@ class Study:
     spelled: tuple[tuple[str, str], ...] = ()  # design keys the file writes otherwise
     guesses: int = 0  # best guesses with each screen, for every method (0: the paper's)
 
-    @property
-    def fingerprint(self) -> str:
-        """The key the study's participants are grouped under in the database.
+    def design_value(self, key: str) -> Any:
+        """A design key as stored: the catalogue's before ``exclude``, the embeddings' hashes.
 
-        Its stored key once resolved (:func:`~..experiment.resolve`), else
-        :attr:`design_fingerprint`.
+        ``guesses`` is left out without a strip (as stored before there was one).
         """
-        return self.key or self.design_fingerprint
+        if key == "catalogue":
+            return self.source_fingerprint or self.catalogue.fingerprint
+        if key == "exclude":
+            return list(self.excluded)
+        if key == "embeddings":
+            return self._embedding_hashes()
+        if key == "guesses" and not self.guesses:
+            return self.OMIT
+        return getattr(self, key)
 
-    def identity(self) -> Identity:
-        """What makes this file the study it is (:func:`~..experiment.resolve`)."""
-        design: dict[str, Any] = {
-            "catalogue": self.source_fingerprint or self.catalogue.fingerprint,
-            "exclude": list(self.excluded),
-            "methods": list(self.methods),
-            "targets": list(self.targets),
-            "n_choices": self.n_choices,
-            "seed": self.seed,
-            "gamma": self.gamma,
-            "sigma": self.sigma,
-            "embeddings": self._embedding_hashes(),
-            **self._guesses(),
-        }
-        settings = {k: getattr(self, k) for k in SETTING_KEYS}
-        legacy = tuple(
-            dict.fromkeys(
-                [self.design_fingerprint]
-                + ([self.legacy.design_fingerprint] if self.legacy is not None else [])
-            )
-        )
-        name = self.name or derive_name(self.title, "study")
-        return Identity(
-            self.path, "study", name, self.named, design, settings, dict(self.spelled), legacy
-        )
+    def legacy_keys(self) -> tuple[str, ...]:
+        """Its design's hash, then its 0.2.0 reading's (:func:`running_study`)."""
+        older = [self.legacy.design_fingerprint] if self.legacy is not None else []
+        return tuple(dict.fromkeys([self.design_fingerprint, *older]))
+
+    def running(self, store: Any) -> Study:
+        """The study, or its 0.2.0 reading when ``store``'s participants took part in that."""
+        return running_study(self, store)
+
+    def mode_settings(self) -> dict[str, Any]:
+        """Find mode searches a method's own embedding where the file gives one."""
+        return {"embeddings": self.embeddings}
 
     def _guesses(self) -> dict[str, int]:
         """``{"guesses": m}`` with a strip (none: the paper's protocol, as stored before)."""
@@ -220,13 +224,13 @@ class Study:
             "catalogue": self.catalogue.fingerprint,
             "methods": self.methods,
             "targets": self.targets,
-            "k": self.n_choices,
+            "n_choices": self.n_choices,
             "seed": self.seed,
         }
         if self.embeddings:  # (absent before: a study without keeps its fingerprint)
             design["embeddings"] = self._embedding_hashes()
         design.update(self._guesses())  # (likewise)
-        return hashlib.sha256(json.dumps(design, sort_keys=True).encode()).hexdigest()[:16]
+        return legacy_hash(design)
 
     def plan(self, number: int, version: int = PLAN_VERSION) -> list[tuple[int, str]]:
         """Participant ``number``'s searches: (target, method) in the order they do them.
@@ -299,12 +303,7 @@ def williams_orders(n: int) -> list[list[int]]:
 def _read(name: str) -> dict:
     """The study file's table, its keys checked, old key names moved (warning)."""
     cfg = read_toml(name)
-    if "k" in cfg:
-        if "n_choices" in cfg:
-            raise _fail(name, "k: renamed n_choices; give n_choices only")
-        warn_renamed(name, "k", "n_choices", stacklevel=4)
-        cfg["n_choices"] = cfg.pop("k")
-        cfg["_spelled"] = {"n_choices": "k"}
+    cfg["_spelled"] = renamed_keys(name, cfg)
     unknown = set(cfg) - _KEYS - {"_spelled"}
     if unknown:
         raise _fail(name, f"unknown key(s) {sorted(unknown)} (known: {sorted(_KEYS)})")
@@ -412,9 +411,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
     max_queries = cfg.get("max_queries", 60)
     if not _integer(max_queries) or max_queries < 1:
         raise _fail(name, "max_queries: an integer >= 1")
-    title, consent = cfg.get("title", "A search study"), cfg.get("consent", DEFAULT_CONSENT)
-    if not isinstance(title, str) or not isinstance(consent, str):
-        raise _fail(name, "title and consent: strings")
+    said = texts(name, cfg, {"title": "A search study", "consent": DEFAULT_CONSENT})
     methods = _methods(name, cfg.get("methods", ["gamma-ckl", "gauss"]))
     embeddings = _embeddings(name, cfg.get("embeddings", {}), methods, cat, new_id)
     gamma, sigma = _gamma_sigma(name, cfg, embeddings.get("gauss", cat.embedding))
@@ -425,7 +422,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
     named = "name" in cfg
     guesses = _check_guesses(name, cfg.get("guesses", 0), methods, n_choices, cat.n_items)
     return Study(
-        title=title,
+        title=said["title"],
         catalogue=cat,
         catalogue_source=cfg["catalogue"],
         methods=methods,
@@ -435,7 +432,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         max_queries=max_queries,
         gamma=gamma,
         sigma=sigma,
-        consent=consent,
+        consent=said["consent"],
         completion_code=code,
         redirect=redirect,
         excluded=exclude,

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -30,6 +31,7 @@ from starlette.types import ASGIApp
 from ..catalogue import Catalogue
 from ..collect import CollectConfig
 from ..collect.service import CollectService
+from ..config import ServeConfig, serving_catalogue
 from ..errors import (
     Busy,
     Closed,
@@ -43,10 +45,11 @@ from ..errors import (
     UnsupportedMedia,
 )
 from ..experiment import bind
+from ..modes import mode_registry
 from ..service.memory import process_memory, return_freed_memory
 from ..service.search import SearchService
 from ..store import Store
-from ..study import Study, StudyService, running_study
+from ..study import Study, StudyService
 from .limits import Limits, RateLimiter
 from .middleware import MAX_BODY_BYTES, BodyLimit
 from .views import admin, error, pages, sessions
@@ -112,10 +115,44 @@ def _closed(study: Study | None, collect: CollectConfig | None) -> str:
     return ""
 
 
+# create_app's settings keywords and their defaults (a ServeConfig's, limits: none)
+_KEYWORDS: dict[str, Any] = {
+    "admin_token": None,
+    "gamma": 3.0,
+    "max_queries": 300,
+    "random_state": None,
+    "limits": None,
+    "memory": None,
+    "threads": 1,
+    "steps_at_once": None,
+    "guesses": 0,
+}
+
+
+def _config(config: ServeConfig | None, database: str | None, given: dict) -> ServeConfig:
+    """The app's configuration: ``config``, or one of ``create_app``'s keywords."""
+    changed = sorted(k for k, v in given.items() if v is not None and v != _KEYWORDS[k])
+    if config is None:
+        values = {k: given[k] for k in changed if k != "limits"}
+        if given.get("limits") is not None:
+            values["limits"] = given["limits"]
+        return ServeConfig(database=database, **values)
+    if not isinstance(config, ServeConfig):
+        raise TypeError(f"config: expected a ServeConfig, got {type(config).__name__}")
+    if changed:
+        raise TypeError(f"create_app: give {changed} in config, not beside it")
+    if database is not None and database != config.database:
+        if config.database is not None:
+            raise TypeError("create_app: database and config.database differ; give one")
+        config = config.replace(database=database)
+    return config
+
+
 def create_app(
-    catalogue: Catalogue,
+    catalogue: Catalogue | None,
     database: str | None = None,
     *,
+    config: ServeConfig | None = None,
     admin_token: str | None = None,
     gamma: float | str = 3.0,
     max_queries: int = 300,
@@ -131,13 +168,20 @@ def create_app(
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
+    Its settings are one :class:`~..config.ServeConfig`: ``config``, or built from the
+    keywords below (``admin_token`` to ``guesses``; not both).
+
     Parameters
     ----------
     catalogue : Catalogue
-        From :func:`~..catalogue.load_catalogue` or :func:`~..catalogue.demo_catalogue`.
+        From :func:`~..catalogue.load_catalogue` or :func:`~..catalogue.demo_catalogue`
+        (None: the study's or collect's).
     database : str, optional
         SQLAlchemy URL; default ``sqlite:///tripletsearch-sessions.sqlite`` (the working
         directory). PostgreSQL: ``postgresql+psycopg://user:pw@host/db``.
+    config : ServeConfig, optional
+        The server's settings, as ``tripletsearch serve`` builds them (then give none of
+        the keywords below but ``setup``, ``study`` and ``collect``).
     admin_token : str, optional
         Bearer token of ``GET /api/admin/export`` (None: the endpoint is off).
     gamma : float or "auto"
@@ -152,9 +196,9 @@ def create_app(
         several workers started (``tripletsearch serve`` does that).
     collect : CollectConfig, optional
         Collect triplets as this collect file says (:func:`~..collect.load_collect`; its
-        catalogue replaces ``catalogue``): ``/api/collect`` serves its participants, free
-        sessions are refused. The refitter that fills the samplers' buffers runs apart
-        (:func:`~..collect.refitter.refit_once`).
+        catalogue replaces ``catalogue`` unless that is the same): ``/api/collect`` serves
+        its participants, free sessions are refused. The refitter that fills the samplers'
+        buffers runs apart (:func:`~..collect.refitter.refit_once`).
     study : Study, optional
         Run this study (:func:`~..study.load_study`; its catalogue replaces
         ``catalogue`` unless that is the same, e.g. with its arrays shared): ``/`` and
@@ -185,37 +229,37 @@ def create_app(
         (``POST /api/sessions``'s ``guesses``; 0: the paper's protocol). A study's come from
         its file.
     """
-    limits = Limits(0, 0, 0) if limits is None else limits
-    store = Store(database)
+    keywords: dict[str, Any] = {
+        "admin_token": admin_token,
+        "gamma": gamma,
+        "max_queries": max_queries,
+    }
+    keywords.update(random_state=random_state, limits=limits, memory=memory, threads=threads)
+    keywords.update(steps_at_once=steps_at_once, guesses=guesses)
+    config = _config(config, database, keywords)
+    if study is not None and collect is not None:
+        raise ValueError("study and collect: a server runs one experiment; give one")
+    store = Store(config.database)
     if setup:
         store.setup()
     else:
         store.check()
     # the experiment in the database: its name and key (setup: a server starting registers
-    # it, or refuses a file that changes one people took part in)
-    if collect is not None:
-        collect = bind(collect, store, register=setup)
-        catalogue = collect.catalogue
-    if study is not None:
-        study = running_study(study, store)  # a study under way keeps what it began with
-        study = bind(study, store, register=setup)
-        max_queries = study.max_queries
-        if catalogue.fingerprint != study.catalogue.fingerprint:  # (given: the same, shared)
-            catalogue = study.catalogue
+    # it, or refuses a file that changes one people took part in; bound before: as it is)
+    experiment = study if study is not None else collect
+    if experiment is not None:
+        experiment = bind(experiment, store, register=setup)
+    study, collect = (experiment, None) if study is not None else (None, experiment)
+    catalogue = serving_catalogue(experiment, catalogue)
+    settings = config if study is None else config.replace(max_queries=study.max_queries)
     service = SearchService(
         catalogue,
         store,
-        gamma=gamma,
-        max_queries=max_queries,
+        mode_registry(catalogue, settings, store, experiment),
+        settings=settings,
         closed=_closed(study, collect),
-        collect=collect,
-        embeddings=None if study is None else study.embeddings,
-        random_state=random_state,
-        max_open_sessions=limits.max_open_sessions,
-        threads=threads,
-        steps_at_once=steps_at_once,
-        guesses=guesses,
     )
+    memory, limits = config.memory, config.limits
     baseline = None if memory is None else _budget(service, memory)
 
     @contextlib.asynccontextmanager
@@ -235,7 +279,8 @@ def create_app(
         middleware=[Middleware(BodyLimit, limit=MAX_BODY_BYTES)],
         lifespan=lifespan,
     )
-    app.state.service, app.state.store, app.state.admin_token = service, store, admin_token
+    app.state.config = config
+    app.state.service, app.state.store, app.state.admin_token = service, store, config.admin_token
     app.state.study = None if study is None else StudyService(study, service)
     app.state.collect = None if collect is None else CollectService(collect, service)
     app.state.limits = limits
@@ -266,41 +311,20 @@ def _budget(service: SearchService, memory: int) -> int:
 def app_from_env() -> ASGIApp:
     """The app of a uvicorn worker started by ``tripletsearch serve --workers N``.
 
-    The configuration in ``TRIPLETSEARCH_SERVE``, the tables set up by the parent, the study
-    or collect as the parent read, checked and registered it (its design file,
-    :func:`~..service.processes.read_design`): never its file again, which may have been
-    edited since the server started.
+    The configuration in ``TRIPLETSEARCH_SERVE`` (:meth:`~..config.ServeConfig.to_dict`),
+    the tables set up by the parent, the study or collect as the parent read, checked and
+    registered it (its design file, :func:`~..service.processes.read_design`): never its
+    file again, which may have been edited since the server started.
     """
-    from ..catalogue import demo_catalogue, load_catalogue
     from ..catalogue.shared import attach_shared
     from ..service.processes import die_with_parent, read_design
 
     die_with_parent()  # a worker never outlives its server (it would keep the port)
-    cfg = json.loads(os.environ["TRIPLETSEARCH_SERVE"])
-    design = read_design(cfg["design"]) if cfg.get("design") else {}
+    config = ServeConfig.from_dict(json.loads(os.environ["TRIPLETSEARCH_SERVE"]))
+    design = read_design(config.design) if config.design else {}
     study, collect = design.get("study"), design.get("collect")
-    if study is not None:
-        cat = study.catalogue
-    elif collect is not None:
-        cat = collect.catalogue
-    elif cfg.get("demo"):
-        cat = demo_catalogue(cfg["demo"])
-    else:
-        cat = load_catalogue(cfg["catalogue"])
-    if cfg.get("shared"):
-        cat = attach_shared(cat, cfg["shared"])
-    return create_app(
-        cat,
-        cfg["database"],
-        admin_token=os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN") or None,
-        gamma=cfg["gamma"],
-        max_queries=cfg["max_queries"],
-        setup=False,
-        study=study,
-        collect=collect,
-        limits=Limits.from_dict(cfg.get("limits", {})),
-        memory=cfg.get("memory"),
-        threads=int(cfg.get("threads", 1)),
-        steps_at_once=cfg.get("steps_at_once"),
-        guesses=int(cfg.get("guesses", 0)),
-    )
+    experiment = study if study is not None else collect
+    cat = serving_catalogue(experiment, None if experiment else config.load_catalogue())
+    if config.shared:
+        cat = attach_shared(cat, config.shared)
+    return create_app(cat, config=config, setup=False, study=study, collect=collect)

@@ -1,0 +1,175 @@
+"""The server's configuration: one frozen object, built once, handed to every process.
+
+``tripletsearch serve`` builds a :class:`ServeConfig` from its command line once; its
+workers get :meth:`ServeConfig.to_dict` (the ``TRIPLETSEARCH_SERVE`` environment variable)
+and rebuild it with :meth:`ServeConfig.from_dict`; :func:`~.web.app.create_app` takes it
+(or builds it from its keyword arguments). What a server serves is chosen by one rule
+(:func:`serving_catalogue`): an experiment's catalogue, else the catalogue given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # (the limits live with the web layer: imported when first used)
+    from .catalogue import Catalogue
+    from .web.limits import Limits
+
+__all__ = ["ServeConfig", "serving_catalogue"]
+
+
+def _no_limits() -> Limits:
+    from .web.limits import Limits
+
+    return Limits(0, 0, 0)
+
+
+def _fast_server_ms() -> float:
+    from .collect.quality import FAST_SERVER_MS
+
+    return FAST_SERVER_MS
+
+
+def _integer(name: str, value: Any, low: int, *, none: bool = False) -> None:
+    if none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        also = " or None" if none else ""
+        raise ValueError(f"{name}: expected an integer >= {low}{also}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What a server runs with: its database, its settings, what it serves.
+
+    Parameters
+    ----------
+    database : str, optional
+        SQLAlchemy URL (None: ``sqlite:///tripletsearch-sessions.sqlite``).
+    gamma : float or "auto"
+        The gamma-CKL power assumed of people in find mode, or "auto" (inferred per person).
+    max_queries : int
+        Screens per free session before it ends by itself (a study: its own).
+    random_state : int, optional
+        Seeds free sessions' searchers in the order they start (None: a secret seed each).
+    limits : Limits
+        Per-address rates, open sessions, trusted proxies (:class:`~.web.limits.Limits`;
+        default: no limits).
+    memory : int, optional
+        Bytes each process may hold (None: live searchers bounded by count only).
+    threads : int
+        Native threads of each search step.
+    steps_at_once : int, optional
+        Search steps computed at once per process (None: no bound).
+    guesses : int
+        Best guesses with each screen of a free find session that asks for none.
+    fast_server_ms : float
+        A collect participant whose median time per screen by the server's clock is under
+        this is flagged (default :data:`~.collect.quality.FAST_SERVER_MS`; 0: never).
+    admin_token : str, optional
+        Bearer token of the admin endpoints (None: off). Never shown by ``repr``.
+    demo, catalogue : str, optional
+        What the server serves without an experiment: a demo's name, or a catalogue path.
+    design : str, optional
+        The design file (:func:`~.service.processes.write_design`) of the study or collect
+        the server registered: its workers read it, never the experiment's file.
+    shared : dict, optional
+        The catalogue's arrays shared by every worker (:func:`~.catalogue.shared.share_catalogue`).
+    """
+
+    database: str | None = None
+    gamma: float | str = 3.0
+    max_queries: int = 300
+    random_state: int | None = None
+    limits: Limits = field(default_factory=_no_limits)
+    memory: int | None = None
+    threads: int = 1
+    steps_at_once: int | None = None
+    guesses: int = 0
+    fast_server_ms: float = field(default_factory=_fast_server_ms)
+    admin_token: str | None = field(default=None, repr=False)
+    demo: str | None = None
+    catalogue: str | None = None
+    design: str | None = None
+    shared: dict | None = None
+
+    def __post_init__(self) -> None:
+        from .modes.find import check_gamma
+
+        object.__setattr__(self, "gamma", check_gamma(self.gamma))
+        _integer("max_queries", self.max_queries, 1)
+        _integer("random_state", self.random_state, 0, none=True)
+        _integer("memory", self.memory, 0, none=True)
+        _integer("threads", self.threads, 1)
+        _integer("steps_at_once", self.steps_at_once, 1, none=True)
+        _integer("guesses", self.guesses, 0)
+        ms = self.fast_server_ms
+        if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms < float("inf"):
+            raise ValueError(f"fast_server_ms: expected a number >= 0, got {ms!r}")
+        if not hasattr(self.limits, "max_open_sessions"):
+            raise TypeError(f"limits: expected a Limits, got {type(self.limits).__name__}")
+        for name in ("database", "admin_token", "demo", "catalogue", "design"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name}: expected a string or None, got {value!r}")
+        if self.demo is not None and self.catalogue is not None:
+            raise ValueError("demo and catalogue: give one of them")
+        if self.shared is not None:
+            object.__setattr__(self, "shared", dict(self.shared))
+
+    def replace(self, **changes: Any) -> ServeConfig:
+        """A copy with ``changes`` (checked as a new one)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON values (``limits`` as :meth:`~.web.limits.Limits.to_dict`)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["limits"] = self.limits.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ServeConfig:
+        """The configuration :meth:`to_dict` gave; ValueError naming unknown keys.
+
+        Missing keys take their defaults.
+        """
+        if not isinstance(d, dict):
+            raise TypeError(f"d: expected a dict, got {type(d).__name__}")
+        unknown = sorted(set(d) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"ServeConfig: unknown key(s) {unknown}")
+        values = dict(d)
+        if "limits" in values:
+            from .web.limits import Limits
+
+            values["limits"] = Limits.from_dict(values["limits"])
+        return cls(**values)
+
+    def load_catalogue(self) -> Catalogue | None:
+        """The catalogue of ``demo`` or ``catalogue`` (None: neither)."""
+        from .catalogue import demo_catalogue, load_catalogue
+
+        if self.demo:
+            return demo_catalogue(self.demo)
+        if self.catalogue:
+            return load_catalogue(self.catalogue)
+        return None
+
+
+def serving_catalogue(experiment: Any, catalogue: Catalogue | None) -> Catalogue:
+    """What a server of ``experiment`` serves: its catalogue, else ``catalogue``.
+
+    ``catalogue`` is kept when it is the experiment's (the same fingerprint: e.g. with its
+    arrays shared by the workers). ValueError when there is neither.
+    """
+    if experiment is None:
+        if catalogue is None:
+            raise ValueError(
+                "give --catalogue PATH, --demo colours, --study FILE or --collect FILE"
+            )
+        return catalogue
+    if catalogue is not None and catalogue.fingerprint == experiment.catalogue.fingerprint:
+        return catalogue
+    return experiment.catalogue
