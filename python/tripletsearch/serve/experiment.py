@@ -206,13 +206,15 @@ class Experiment:
     database), ``path`` and ``spelled`` (:func:`renamed_keys`). It may say how a design
     key is stored (:meth:`design_value`), the keys its rows had before names
     (:attr:`design_fingerprint`, :meth:`legacy_keys`), which of its readings a database
-    runs (:meth:`running`) and what the service's modes take from it
-    (:meth:`mode_settings`).
+    runs (:meth:`running`), what the service's modes take from it (:meth:`mode_settings`)
+    and what it sets of its server's settings (:meth:`server_settings`, :attr:`CLOSED`).
     """
 
     kind: ClassVar[str]
     DESIGN_KEYS: ClassVar[tuple[str, ...]]
     SETTING_KEYS: ClassVar[tuple[str, ...]]
+    #: Why a server of it refuses free sessions (where its participants go instead).
+    CLOSED: ClassVar[str] = "this server runs an experiment"
     #: :meth:`design_value`'s answer for a key left out of the design (as stored before)
     OMIT: ClassVar[object] = object()
 
@@ -246,6 +248,10 @@ class Experiment:
     def mode_settings(self) -> dict[str, Any]:
         """What the service's modes take from it (:class:`~.modes.Settings` fields)."""
         return {}
+
+    def server_settings(self, config: Any) -> Any:
+        """The settings of a server of it: ``config`` (a ServeConfig) with its own, if any."""
+        return config
 
     def identity(self) -> Identity:
         """What makes this file the experiment it is (:func:`resolve`)."""

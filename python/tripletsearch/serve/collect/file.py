@@ -111,6 +111,7 @@ class CollectConfig(Experiment):
     kind = "collect"
     DESIGN_KEYS = DESIGN_KEYS
     SETTING_KEYS = SETTING_KEYS
+    CLOSED = "this server collects triplets: open /collect"
 
     title: str
     catalogue: Catalogue

@@ -49,7 +49,9 @@ class Settings:
     study method's own embedding of the catalogue's items (method -> array), searched
     instead of the catalogue's by that method's sessions. ``guesses``: the best guesses
     offered with each screen of a free find session that asks for none (0: the paper's
-    protocol).
+    protocol). Built by :func:`~.mode_registry` from the server's configuration and what
+    its experiment gives (``collect`` and ``embeddings``: the experiment's
+    ``mode_settings()``).
     """
 
     gamma: float | str = 3.0

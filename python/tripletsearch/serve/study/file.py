@@ -145,6 +145,7 @@ class Study(Experiment):
     kind = "study"
     DESIGN_KEYS = DESIGN_KEYS
     SETTING_KEYS = SETTING_KEYS
+    CLOSED = "this server runs a study: open /study"
 
     title: str
     catalogue: Catalogue
@@ -201,6 +202,10 @@ class Study(Experiment):
     def mode_settings(self) -> dict[str, Any]:
         """Find mode searches a method's own embedding where the file gives one."""
         return {"embeddings": self.embeddings}
+
+    def server_settings(self, config: Any) -> Any:
+        """``config`` with the study's ``max_queries`` (its searches' screens at most)."""
+        return config.replace(max_queries=self.max_queries)
 
     def _guesses(self) -> dict[str, int]:
         """``{"guesses": m}`` with a strip (none: the paper's protocol, as stored before)."""

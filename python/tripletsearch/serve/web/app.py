@@ -106,15 +106,6 @@ async def _value_error(request: Request, exc: Exception) -> Response:
     return error(400, str(exc))
 
 
-def _closed(study: Study | None, collect: CollectConfig | None) -> str:
-    """Why free sessions are refused (a study or collecting server), or ""."""
-    if study is not None:
-        return "this server runs a study: open /study"
-    if collect is not None:
-        return "this server collects triplets: open /collect"
-    return ""
-
-
 # create_app's settings keywords and their defaults (a ServeConfig's, limits: none)
 _KEYWORDS: dict[str, Any] = {
     "admin_token": None,
@@ -251,13 +242,14 @@ def create_app(
         experiment = bind(experiment, store, register=setup)
     study, collect = (experiment, None) if study is not None else (None, experiment)
     catalogue = serving_catalogue(experiment, catalogue)
-    settings = config if study is None else config.replace(max_queries=study.max_queries)
+    # what the experiment sets of the server's settings and gives its modes: decided here
+    settings = config if experiment is None else experiment.server_settings(config)
     service = SearchService(
         catalogue,
         store,
         mode_registry(catalogue, settings, store, experiment),
         settings=settings,
-        closed=_closed(study, collect),
+        closed="" if experiment is None else experiment.CLOSED,
     )
     memory, limits = config.memory, config.limits
     baseline = None if memory is None else _budget(service, memory)
