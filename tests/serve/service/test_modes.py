@@ -24,7 +24,7 @@ from tripletsearch.serve.modes import (
     SessionInfo,
     Settings,
 )
-from tripletsearch.serve.schema import Answer
+from tripletsearch.serve.schema import Answer, NewSession
 
 CAT = demo_catalogue()
 
@@ -142,6 +142,29 @@ def test_a_third_mode_plugs_in_by_registering_its_class(tmp_path, monkeypatch):
     assert session["found"] and session["target"] == order[4]
     picks = [(order[1], order[0]), (order[3], order[2])]  # (picked, other) per answer
     assert data["triplets"] == [[order[4], a, b] for a, b in picks]
+
+
+def test_the_service_serves_the_registry_it_is_given(tmp_path):
+    """The generic service knows no mode of its own: it serves the modes it is handed."""
+    from tripletsearch.serve.config import ServeConfig
+    from tripletsearch.serve.service import SearchService
+    from tripletsearch.serve.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 's.sqlite'}")
+    store.setup()
+    settings = ServeConfig(max_queries=3, random_state=0)
+    pairs = PairsMode(CAT, Settings(), store)
+    service = SearchService(CAT, store, {"pairs": pairs}, settings=settings)
+    assert service.offered == ["pairs"]
+    with pytest.raises(Invalid, match=r"mode: expected one of \['pairs'\], got 'find'"):
+        service.create(NewSession(mode="find", n_choices=None))
+    first = service.create(NewSession(mode=None, n_choices=None))  # the first of the registry's
+    assert len(first["screen"]["items"]) == 2 and pairs.started_count == 1
+    sid, token = first["id"], first["token"]
+    for number in range(3):  # the settings' max_queries: three screens, then done
+        reply = service.answer(sid, token, Answer(screen=number, choice=0, found=False))
+    assert reply["done"] and reply["n_queries"] == 3
+    store.dispose()
 
 
 def test_the_registry_and_what_catalogues_offer(tmp_path):
