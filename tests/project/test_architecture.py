@@ -263,3 +263,77 @@ def test_the_version_lives_in_one_place():
     assert importlib.metadata.version("tripletsearch") == tripletsearch.__version__
     changelog = (root / "CHANGELOG.md").read_text()
     assert f"## {tripletsearch.__version__} " in changelog  # the release has its entry
+
+
+# ------------------------------------------------------------------ private names stay inside
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_names(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted name) of everything ``path`` imports, relative imports resolved: a
+    module (``import a.b``, ``from a import b`` as ``a.b``) or a name in it (``a.b.name``)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            out += [(node.lineno, base)] + [(node.lineno, f"{base}.{a.name}") for a in node.names]
+    return out
+
+
+def _private_owner(name: str) -> str | None:
+    """The package whose private name ``name`` reaches (the parent of its first component
+    that begins with ``_`` and is not a dunder), None for a public name."""
+    parts = name.split(".")
+    for k, part in enumerate(parts[1:], start=1):
+        if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
+            owner = ".".join(parts[:k])
+            # a private name of a plain module is its package's
+            return owner if (PACKAGE.parent / owner.replace(".", "/")).is_dir() else (
+                owner.rpartition(".")[0]
+            )
+    return None
+
+
+def private_reach_ins() -> list[str]:
+    """Imports of a package's private names from outside that package, and imports by the
+    service of any private name of the library outside the service."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        in_serve = module == "tripletsearch.serve" or module.startswith("tripletsearch.serve.")
+        for line, name in _imported_names(path):
+            if not (name == "tripletsearch" or name.startswith("tripletsearch.")):
+                continue
+            owner = _private_owner(name)
+            if owner is None:
+                continue
+            where = f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}"
+            if not (module == owner or module.startswith(owner + ".")):
+                found.append(where)
+            elif in_serve and not name.startswith("tripletsearch.serve."):
+                found.append(where + " (the service uses public library names only)")
+    return found
+
+
+def test_no_module_imports_another_packages_private_names():
+    found = private_reach_ins()
+    assert not found, "\n".join(found)
+
+
+def test_the_private_name_check_sees_a_reach_in():
+    assert _private_owner("tripletsearch.collect._sampler.refit_due") == "tripletsearch.collect"
+    assert _private_owner("tripletsearch._core.ItemStore") == "tripletsearch"
+    assert _private_owner("tripletsearch.outcomes._ints") == "tripletsearch"
+    assert _private_owner("tripletsearch.__version__") is None
+    assert _private_owner("tripletsearch.collect.TripletSampler") is None

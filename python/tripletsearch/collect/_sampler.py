@@ -12,8 +12,7 @@ import numpy as np
 from .._params import Interval, StrOptions, check_param
 from .._sync import new_lock, synchronized
 from .._validation import check_index_array, derived_seed, resolve_n_jobs, seed_from
-from ..embedding import Embedding
-from ..embedding._train import MODEL_ALIASES, MODELS
+from ..embedding import MODEL_ALIASES, MODELS, Embedding
 from ._methods import METHODS, QueryMethod
 
 __all__ = ["TripletSampler"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ._estimator import Embedding
 from ._path import GammaAtEdgeWarning, GammaPath, gamma_path
 from ._path import _parabola_vertex as _parabola_vertex
-from ._train import MODELS, OPTIMIZERS, DivergenceError, valid_rows
+from ._train import MODEL_ALIASES, MODELS, OPTIMIZERS, DivergenceError, valid_rows
 from ._train import TrainOutput as TrainOutput
 from ._train import native_train as native_train
 
@@ -24,6 +24,7 @@ __all__ = [
     "Embedding",
     "DivergenceError",
     "MODELS",
+    "MODEL_ALIASES",
     "OPTIMIZERS",
     "valid_rows",
     "gamma_path",

@@ -72,7 +72,7 @@ def _collect_replayed(
     settings: dict[str, Any], random_state: Any, n_jobs: int | None, verbose: bool
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """NEXT's 30 eggs replayed through each method and as collected; salmon's 300."""
-    from ..collect._replay import as_collected, next_eggs, replay_collection, salmon_eggs
+    from ..collect import as_collected, next_eggs, replay_collection, salmon_eggs
 
     eggs = next_eggs()
     replayed = {
@@ -163,7 +163,7 @@ def _collect_summary(sim: dict[str, Any], reference: int, n_items: int) -> dict[
 def _print_collect(
     groups: dict[str, dict[str, Any]], summary: dict[str, Any], timing: list
 ) -> None:
-    from ..collect._results import format_table
+    from ..collect import format_table
 
     for data, results in groups.items():
         print(f"\n{data}: held-out accuracy (%), mean +- s.e.")
@@ -217,7 +217,7 @@ def reproduce_collect(
         ``simulated``, ``replayed``, ``collected``, ``salmon`` (method -> CollectionResult),
         ``summary`` (the comparisons) and ``timing`` (response times by sampler).
     """
-    from ..collect._timing import response_times_by_sampler
+    from ..collect import response_times_by_sampler
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -359,7 +359,7 @@ def collect_comparison(
 
 
 def _comparison_table(results: dict, checks: list[dict[str, Any]]) -> str:
-    from ..collect._results import format_table
+    from ..collect import format_table
 
     lines = []
     for c in checks:

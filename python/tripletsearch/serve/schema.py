@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._deprecation import REMOVED_IN, RENAMED_IN
+from ..utils import REMOVED_IN, RENAMED_IN
 from .errors import Invalid
 
 __all__ = [

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._core import ItemStore
+from ...discrete import ItemStore
 from .items import Catalogue
 
 __all__ = ["default_directory", "share_catalogue", "attach_shared"]

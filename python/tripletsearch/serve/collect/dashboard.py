@@ -45,8 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ...collect import TripletSampler
-from ...collect._sampler import SAMPLER_MODELS
+from ...collect import SAMPLER_MODELS, TripletSampler
 from ...outcomes import proportion_interval
 from ..store import Store
 from .file import CollectConfig

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import derived_seed
+from ...utils import derived_seed
 from ..catalogue import Catalogue
 from ..store import Store
 from .file import CollectConfig

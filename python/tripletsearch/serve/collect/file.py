@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ...collect._methods import METHODS
-from ...embedding._train import MODEL_ALIASES, MODELS
+from ...collect import METHODS
+from ...embedding import MODEL_ALIASES, MODELS
 from ..catalogue import Catalogue
 from ..experiment import (
     Experiment,

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import derived_seed
-from ...collect._sampler import refit_due
+from ...collect import refit_due
 from ...outcomes import triplet_agreement
+from ...utils import derived_seed
 from ..modes.collect import ANSWER_KINDS
 from ..store import SessionRow, Store
 

@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import derived_seed
-from ...collect import TripletSampler
-from ...collect._sampler import (
+from ...collect import (
     REFIT_MIN,
     SAMPLER_MODELS,
+    TripletSampler,
     embedding_from_state,
     embedding_state,
 )
+from ...utils import derived_seed
 from ..store import Store, WriteConflict
 from .file import CollectConfig
 from .quality import (

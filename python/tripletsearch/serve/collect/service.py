@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import derived_seed
+from ...utils import derived_seed
 from ..modes.collect import CollectMode
 from ..schema import Answer
 from ..service.participants import Participants

@@ -309,7 +309,7 @@ class CollectMode(Mode):
         The newest of the sampler with the most answers, once it has
         :data:`REPEAT_ROWS_PER_ITEM` triplets per item; zeros before.
         """
-        from ...collect._sampler import embedding_from_state
+        from ...collect import embedding_from_state
 
         n = self.catalogue.n_items
         versions = [] if self.store is None else self.store.embedding_versions(self.fingerprint)

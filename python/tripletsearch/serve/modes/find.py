@@ -6,9 +6,8 @@ import dataclasses
 import threading
 from typing import Any
 
-from ..._core import ItemStore
 from ...colour import hex_to_srgb, srgb_to_lab
-from ...discrete import DiscreteSearch
+from ...discrete import DiscreteSearch, ItemStore
 from ..catalogue import Catalogue
 from ..errors import Invalid
 from ..schema import Answer

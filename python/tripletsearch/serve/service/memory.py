@@ -111,7 +111,7 @@ def session_estimate(n_items: int, gamma: float | str) -> int:
     ``gamma="auto"`` (13), a bit per item shown: the native state's layout
     (``DiscreteSearch.state_bytes`` is the exact count).
     """
-    from ..._core import GAMMA_GRID
+    from ...discrete import GAMMA_GRID
 
     padded = -(-int(n_items) // 64) * 64
     per_hypothesis = -(-padded // 512) * 512 + 72

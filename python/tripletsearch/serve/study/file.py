@@ -73,8 +73,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import derived_seed
 from ...discrete import METHODS
+from ...utils import derived_seed
 from ..catalogue import DEMO_EXCLUDE, Catalogue
 from ..experiment import (
     Experiment,
