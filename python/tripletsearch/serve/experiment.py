@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .._deprecation import warn_renamed
+from ..utils import warn_renamed
 from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
 
 __all__ = [
