@@ -36,28 +36,33 @@ PYBIND11_MODULE(_core, m) {
       "The instruction set the block kernels run: 'avx2' or 'portable'.");
   m.def(
       "set_simd_isa",
-      [](const std::string& name) {
-        if (name != "avx2" && name != "portable")
-          throw std::invalid_argument("isa: expected 'avx2' or 'portable', got '" + name + "'");
-        return simd::set_active_isa(name == "avx2" ? simd::Isa::AVX2 : simd::Isa::Portable);
-      },
+      [](const std::string& name) { return simd::set_active_isa(simd::require_isa(name, "isa")); },
       py::arg("isa"),
       "Selects the kernels' instruction set (tests); False when the CPU or build lacks it.");
   m.def(
       "vector_math",
       [](const std::string& name, const DoubleArray& x) {
-        if (name != "exp" && name != "log")
-          throw std::invalid_argument("name: expected 'exp' or 'log', got '" + name + "'");
-        const bool is_exp = name == "exp";
+        using F = simd::VectorFunction;
+        F f;
+        if (name == "exp")
+          f = F::Exp;
+        else if (name == "log")
+          f = F::Log;
+        else if (name == "exp_neg_float")
+          f = F::ExpNegFloat;
+        else
+          throw std::invalid_argument("name: expected 'exp', 'log' or 'exp_neg_float', got '" +
+                                      name + "'");
         const py::ssize_t n = x.size();
         py::array_t<double> out(n);
-        double* y = out.mutable_data();
-        simd::vector_math(is_exp, x.data(), y, n);
+        simd::vector_math(f, x.data(), out.mutable_data(), n);
         return out;
       },
       py::arg("name"), py::arg("x"),
-      "exp or log of each value by the row kernels' vector code under the active ISA (the C "
-      "library's for the last n % 4 values, and under 'portable'): tests of its accuracy.");
+      "exp, log, or the float exp of x <= 0 ('exp_neg_float': on the values rounded to float) "
+      "of each value by the kernels' vector maths under the active ISA (the C library's exp "
+      "or log for the last n % 4 values, n % 8 for the float exp, and under 'portable'): "
+      "tests of its accuracy.");
   m.def(
       "require_allocation",
       [](double bytes, const std::string& name) {

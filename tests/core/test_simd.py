@@ -57,9 +57,31 @@ def test_environment_forces_the_portable_kernels():
     assert out.stdout.strip() == "portable", out.stderr
 
 
+def simd_isa_in_child(**env):
+    out = subprocess.run(
+        [sys.executable, "-c", "from tripletsearch import _core; print(_core.simd_isa())"],
+        capture_output=True,
+        text=True,
+        env={**{k: v for k, v in os.environ.items() if k != "TRIPLETSEARCH_SIMD"}, **env},
+    )
+    return out.stdout.strip(), out.stderr
+
+
+def test_environment_reads_the_names_set_simd_isa_reads():
+    """One parser: 'avx2' asks for the AVX2 kernels (the detected ISA when the CPU lacks
+    them); a name it does not know leaves the detected ISA, silently."""
+    detected, err = simd_isa_in_child()
+    assert detected in ("avx2", "portable"), err
+    assert simd_isa_in_child(TRIPLETSEARCH_SIMD="avx2") == (detected, "")
+    assert simd_isa_in_child(TRIPLETSEARCH_SIMD="sse9") == (detected, "")
+    assert simd_isa_in_child(TRIPLETSEARCH_SIMD="Portable") == (detected, "")
+
+
 def test_unknown_isa_is_rejected():
-    with pytest.raises(ValueError, match="isa: expected 'avx2' or 'portable'"):
+    with pytest.raises(ValueError, match="isa: expected 'avx2' or 'portable', got 'sse9'"):
         _core.set_simd_isa("sse9")
+    with pytest.raises(ValueError, match="isa: expected 'avx2' or 'portable', got 'AVX2'"):
+        _core.set_simd_isa("AVX2")  # the names are exact
 
 
 # ------------------------------------------------------------------ the embedding's row kernels
@@ -89,6 +111,32 @@ def test_vector_exp_and_log_against_the_c_library(isa):
     edge = _core.vector_math("log", np.array([0.0, np.nan, 1.0, 0.5]))
     assert edge[0] == -np.inf and np.isnan(edge[1])
     assert np.isnan(_core.vector_math("exp", np.array([np.nan, 0.0, -1.0, 1.0]))[0])
+
+
+def test_vector_float_exp_against_the_c_library(isa):
+    """The float exp of the sampler's pair sums of lapse 0 (vmath_avx2.hpp's exp_neg_ps):
+    within a float's unit in the last place for -87 <= x <= 0, at -87 below (a normal
+    float)."""
+    if not isa("avx2"):
+        pytest.skip("this CPU or build has no AVX2")
+    rng = np.random.default_rng(1)
+    edges = [0.0, -0.0, -1e-30, -0.5, -1.0, -2.0, -86.9, -87.0]
+    x = np.concatenate([edges, -rng.uniform(0, 87, 20000), -rng.uniform(0, 1, 20000)])
+    x = x.astype(np.float32).astype(np.float64)  # the values the lanes see
+    assert len(x) % 8 == 0  # no value left to the C library
+    y = _core.vector_math("exp_neg_float", x)
+    assert np.array_equal(y.astype(np.float32), y)  # float results
+    ref = np.exp(x)
+    assert np.all(np.abs(y - ref) <= np.spacing(ref.astype(np.float32)))
+    assert y[0] == y[1] == 1.0
+    below = _core.vector_math("exp_neg_float", np.array([-87.5, -88.0, -100.0, -1e4] * 2))
+    at = _core.vector_math("exp_neg_float", np.full(8, -87.0))
+    assert np.all(below == at[0]) and np.finfo(np.float32).tiny < at[0] < 1.7e-38
+
+
+def test_vector_math_unknown_function_is_rejected():
+    with pytest.raises(ValueError, match="name: expected 'exp', 'log' or 'exp_neg_float'"):
+        _core.vector_math("sin", np.zeros(4))
 
 
 def _rows_problem(n, m, seed):

@@ -2,7 +2,8 @@
 //
 // Every ISA-specific body of the core lives in simd/, one file per ISA and concept
 // (kernels_*.hpp: the database search's block kernels; hypotheses_*.hpp: the update of the
-// user hypotheses; rows_*.hpp: the embedding's triplet rows; vmath_avx2.hpp), each kernel
+// user hypotheses; rows_*.hpp: the embedding's triplet rows; information_*.hpp: the triplet
+// sampler's scoring lanes; vmath_avx2.hpp: every vector exp and log they use), each kernel
 // in a portable version (plain C++, vectorized by the compiler for the baseline ISA) and,
 // on x86-64 with GCC or Clang, an AVX2/FMA version (intrinsics, or the portable body
 // compiled for AVX2). Callers use one entry point per kernel (kernels.hpp, hypotheses.hpp,
@@ -10,12 +11,16 @@
 // version of the active ISA. No -march flag: the AVX2 functions carry a target attribute
 // and run only when the CPU has AVX2 and FMA. The active ISA is detected on first use;
 // TRIPLETSEARCH_SIMD=portable in the environment, or set_active_isa(), forces the portable
-// kernels (tests compare the two paths). Nothing outside simd/ names an ISA.
+// kernels (tests compare the two paths). An ISA's name is read by parse_isa only. Nothing
+// outside simd/ names an ISA.
 #pragma once
 
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(TRIPLETSEARCH_NO_SIMD)
@@ -42,6 +47,21 @@ enum class Isa : int { Portable = 0, AVX2 = 1 };
 
 inline const char* isa_name(Isa isa) { return isa == Isa::AVX2 ? "avx2" : "portable"; }
 
+// The ISA named `name` (isa_name's spelling, exactly), or nothing: the one reader of an ISA's
+// name, for the environment (silent: the detected ISA) and _core.set_simd_isa (require_isa).
+inline std::optional<Isa> parse_isa(std::string_view name) {
+  for (const Isa isa : {Isa::AVX2, Isa::Portable})
+    if (name == isa_name(isa)) return isa;
+  return std::nullopt;
+}
+
+// parse_isa, or std::invalid_argument "<arg>: expected 'avx2' or 'portable', got '<name>'".
+inline Isa require_isa(std::string_view name, const char* arg) {
+  if (const std::optional<Isa> isa = parse_isa(name)) return *isa;
+  throw std::invalid_argument(std::string(arg) + ": expected '" + isa_name(Isa::AVX2) + "' or '" +
+                              isa_name(Isa::Portable) + "', got '" + std::string(name) + "'");
+}
+
 // The best ISA this CPU and build support.
 inline Isa detected_isa() {
 #ifdef TS_SIMD_X86
@@ -56,12 +76,16 @@ inline Isa detected_isa() {
 #endif
 }
 
+// Whether this CPU and build can run the kernels of `isa`.
+inline bool supported(Isa isa) { return isa == Isa::Portable || detected_isa() == Isa::AVX2; }
+
 namespace detail {
 inline std::atomic<int>& active_slot() {
   static std::atomic<int> slot([] {
+    // TRIPLETSEARCH_SIMD: an ISA the CPU has; anything else (unset, unknown) the detected one
     const char* env = std::getenv("TRIPLETSEARCH_SIMD");
-    if (env != nullptr && std::strcmp(env, "portable") == 0) return int(Isa::Portable);
-    return int(detected_isa());
+    const std::optional<Isa> isa = env != nullptr ? parse_isa(env) : std::nullopt;
+    return int(isa && supported(*isa) ? *isa : detected_isa());
   }());
   return slot;
 }
@@ -75,7 +99,7 @@ inline Isa active_isa() {
 // Selects the kernels' ISA; returns false (and changes nothing) when the CPU or the build
 // lacks it. Meant for tests and benchmarks, between searches.
 inline bool set_active_isa(Isa isa) {
-  if (isa == Isa::AVX2 && detected_isa() != Isa::AVX2) return false;
+  if (!supported(isa)) return false;
   detail::active_slot().store(int(isa), std::memory_order_relaxed);
   return true;
 }

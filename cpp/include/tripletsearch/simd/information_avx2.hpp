@@ -2,8 +2,8 @@
 // terms and a lapse's pair sums four support points per instruction with vmath_avx2.hpp's
 // exp and log, equal to the portable ones to a few units in the last place (the sums in
 // four partial sums); the pair sums of lapse 0 (what the sampler's methods use) eight per
-// instruction in float, to about 1e-7 of log 2 (4x faster); an answer's log-probabilities.
-// Called only when simd::active_isa() is AVX2.
+// instruction in float with vmath_avx2.hpp's float exp, to about 1e-7 of log 2 (4x faster);
+// an answer's log-probabilities. Called only when simd::active_isa() is AVX2.
 #pragma once
 
 #include <cmath>
@@ -77,27 +77,6 @@ TS_TARGET_AVX2 inline PairSums pair_sums_lapse(const double* __restrict Fa,
   }
   const PairSums tail = portable::pair_sums(Fa + L4, Fb + L4, w + L4, nullptr, L - L4, lapse);
   return {hsum(P) + tail.P, hsum(Pc) + tail.Pc, hsum(H) + tail.H};
-}
-
-// exp(x) for x <= 0 in float lanes, below -87 as at -87 (1.6e-38: a normal float, no slow
-// subnormal arithmetic downstream): x = k ln2 + r, Taylor to r^7 (5e-9 relative).
-TS_TARGET_AVX2 inline __m256 exp_neg_ps(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), x);  // ln2 in two parts
-  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860682030941723212e-6f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
 }
 
 TS_TARGET_AVX2 inline void add_halves(__m256 v, __m256d& lo, __m256d& hi) {

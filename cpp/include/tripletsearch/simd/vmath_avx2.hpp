@@ -1,6 +1,10 @@
-// exp and log of four doubles with AVX2/FMA (x86-64, GCC or Clang), for the row kernels of
-// the embedding's gradient. Accurate to a few units in the last place over the domains the
-// kernels use; simd/test_simd compares them with the C library.
+// The core's vector maths with AVX2/FMA (x86-64, GCC or Clang): every exp and log
+// approximation of the kernels, in one place. exp and log of four doubles, accurate to a few
+// units in the last place over the domains the kernels use (the row kernels of the
+// embedding's gradient, rows_avx2.hpp; the triplet sampler's log-odds terms, pair sums with
+// a lapse and answers, information_avx2.hpp); exp of eight floats for x <= 0, a float's
+// precision (the sampler's pair sums of lapse 0: its information to about 1e-7 of log 2).
+// tests/core/test_simd.py compares them with the C library (_core.vector_math, vmath.hpp).
 #pragma once
 
 #include "dispatch.hpp"
@@ -47,6 +51,27 @@ TS_TARGET_AVX2 inline __m256d exp_pd(__m256d x) {
   const __m256i bits = _mm256_slli_epi64(_mm256_add_epi64(ki, _mm256_set1_epi64x(1023)), 52);
   const __m256d y = _mm256_mul_pd(p, _mm256_castsi256_pd(bits));
   return _mm256_blendv_pd(_mm256_andnot_pd(under, y), x0, nan);
+}
+
+// exp(x) for x <= 0 in float lanes, below -87 as at -87 (1.6e-38: a normal float, no slow
+// subnormal arithmetic downstream): x = k ln2 + r, Taylor to r^7 (5e-9 relative).
+TS_TARGET_AVX2 inline __m256 exp_neg_ps(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), x);  // ln2 in two parts
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860682030941723212e-6f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
 }
 
 // log(x) for positive finite x (subnormals included); -inf at 0, NaN stays NaN.
@@ -100,6 +125,14 @@ TS_TARGET_AVX2 inline __m256d log_pd(__m256d x) {
 TS_TARGET_AVX2 inline void vector_math(bool is_exp, const double* a, double* y) {
   const __m256d x = _mm256_loadu_pd(a);
   _mm256_storeu_pd(y, is_exp ? exp_pd(x) : log_pd(x));
+}
+
+// y[0..8) = exp_neg_ps of a[0..8) rounded to float (tests of the accuracy).
+TS_TARGET_AVX2 inline void vector_exp_neg_float(const double* a, double* y) {
+  const __m256 e = exp_neg_ps(_mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(a + 4)),
+                                              _mm256_cvtpd_ps(_mm256_loadu_pd(a))));
+  _mm256_storeu_pd(y, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+  _mm256_storeu_pd(y + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
 }
 
 }  // namespace avx2
