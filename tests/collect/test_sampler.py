@@ -288,3 +288,42 @@ def test_threads_sharing_a_sampler_take_turns(method):
     assert got == sorted(map(tuple, np.concatenate(told).tolist()))
     back = TripletSampler.from_dict(s.to_dict())
     np.testing.assert_array_equal(back.ask(5), s.ask(5))
+
+
+# ---------------------------------------------------------------------- the methods' view
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_a_query_method_reads_the_samplers_public_view(method):
+    """The methods draw every random number from ``sampler.rng`` (a draw taken from it
+    elsewhere changes the next queries), read the rows told through a read-only view, and
+    count installs by ``n_installs_``."""
+    a, b = (TripletSampler(20, 2, method=method, random_state=4, n_jobs=1) for _ in range(2))
+    for s in (a, b):  # the same people, answering the same queries
+        TripletPeople.random(20, 2, seed=3).run(s, 300)
+    assert a.told_rows.shape == (300, 3) and not a.told_rows.flags.writeable
+    np.testing.assert_array_equal(a.told_rows, a.answers_)
+    assert a.n_installs_ == b.n_installs_ and (a.n_installs_ > 0) == (a.embedding_ is not None)
+    assert a.seed == b.seed and a.n_threads == 1
+    np.testing.assert_array_equal(a.ask(5), b.ask(5))
+    b.rng.random()  # one draw of the sampler's stream taken by someone else
+    assert not np.array_equal(a.ask(20), b.ask(20))
+    installs = a.n_installs_
+    a.set_embedding(a.fit_embedding())
+    assert a.n_installs_ == installs + 1
+
+
+def test_the_query_methods_use_no_private_name_of_the_sampler():
+    import ast
+    from pathlib import Path
+
+    from tripletsearch.collect import _methods
+
+    tree = ast.parse(Path(_methods.__file__).read_text("utf-8"))
+    private = [
+        f"line {n.lineno}: sampler.{n.attr}"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "sampler"
+        and n.attr.startswith("_")
+    ]
+    assert not private, private

@@ -106,7 +106,7 @@ def scorer_of(sampler: TripletSampler, lapse: float) -> HeadScorer:
     emb = sampler.embedding_
     assert emb is not None
     X = np.ascontiguousarray(emb.embedding_, dtype=np.float64)
-    return HeadScorer(emb.oracle_._spec(sampler.dim), X, lapse, sampler._threads)
+    return HeadScorer(emb.oracle_._spec(sampler.dim), X, lapse, sampler.n_threads)
 
 
 class HeadIndex:
@@ -169,7 +169,10 @@ class QueryMethod:
 
     A method keeps its own state; the sampler owns the answers, the embedding and the
     random generator, and calls ``told`` after new answers and ``installed`` after a new
-    embedding.
+    embedding. What a method reads of its sampler is public and read-only:
+    ``n_items``, ``dim``, ``n_answers_``, ``embedding_``, ``rng`` (every random draw of
+    the queries, in order), ``seed``, ``told_rows`` (a view of the rows told),
+    ``n_installs_`` and ``n_threads``.
     """
 
     name: ClassVar[str] = ""
@@ -224,7 +227,7 @@ class RandomQueries(QueryMethod):
         return (h * self.n + lo) * self.n + hi
 
     def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
-        rng = sampler._rng
+        rng = sampler.rng
         if k != 2:
             h = int(rng.integers(self.n))
             return np.array([h, *others(rng, self.n, h, k)], dtype=np.int64)
@@ -290,10 +293,10 @@ class AdaptiveRoundRobin(QueryMethod):
         return self.BURN_IN_PER_ITEM * self.n
 
     def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
-        rng = sampler._rng
+        rng = sampler.rng
         if sampler.n_answers_ < self.BURN_IN_PER_ITEM * self.n or sampler.embedding_ is None:
             return extend_query(rng, self.n, list(random_triple(rng, self.n)), k)
-        if self.position >= len(self.batch) or self.round_embedding != sampler._n_installs:
+        if self.position >= len(self.batch) or self.round_embedding != sampler.n_installs_:
             self.new_round(sampler)
         h, a, b = self.batch[self.position]
         self.position += 1
@@ -309,12 +312,12 @@ class AdaptiveRoundRobin(QueryMethod):
 
     def new_round(self, sampler: TripletSampler) -> None:
         """Score a round of random queries; keep the best per head, in random order."""
-        rng = sampler._rng
+        rng = sampler.rng
         Q = self.candidates(rng)
         scorer = scorer_of(sampler, self.LAPSE)
         X = scorer.X
         prior = np.zeros(self.n)
-        rows = sampler._rows()
+        rows = sampler.told_rows
         by_head = HeadIndex(rows, self.n)
         starts = np.searchsorted(Q[:, 0], np.arange(self.n + 1))
         # every item's log-odds terms at once when they fit, else each head's candidates'
@@ -336,7 +339,7 @@ class AdaptiveRoundRobin(QueryMethod):
             batch.append([h, *(int(v) for v in cand[int(np.argmax(info))])])
         self.batch = [batch[i] for i in rng.permutation(len(batch))]
         self.position = 0
-        self.round_embedding = sampler._n_installs
+        self.round_embedding = sampler.n_installs_
 
     def state(self) -> dict[str, Any]:
         return {
@@ -418,7 +421,7 @@ class ActiveQueries(QueryMethod):
         L0 = min(self.n, max(self.MIN_ANCHORS, self.ANCHORS_PER_DIM * self.dim))
         if self.n <= self.ALL_ANCHORS * L0:
             L0 = self.n
-        self.anchors = np.sort(sampler._rng.choice(self.n, size=L0, replace=False))
+        self.anchors = np.sort(sampler.rng.choice(self.n, size=L0, replace=False))
         self.burn_in = math.ceil(L0 * self.dim * math.log2(L0))
         self.head_asks = np.zeros(self.n, dtype=np.int64)  # asks as a head, burn-in's included
         # head -> {pair key min * n + max: times asked of the head}, burn-in's included
@@ -445,7 +448,7 @@ class ActiveQueries(QueryMethod):
 
     # ------------------------------------------------------------------ asking
     def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
-        rng = sampler._rng
+        rng = sampler.rng
         if sampler.embedding_ is None or sampler.n_answers_ < self.burn_in:
             return self.burn_in_query(rng, k)
         h = self.next_head(rng)
@@ -525,8 +528,8 @@ class ActiveQueries(QueryMethod):
         if lw is None:
             assert self.scorer is not None and self.particles is not None
             if self.answer_index is None:
-                self.answer_index = HeadIndex(sampler._rows(), self.n)
-            answers = self.answer_index.answers(sampler._rows(), h)
+                self.answer_index = HeadIndex(sampler.told_rows, self.n)
+            answers = self.answer_index.answers(sampler.told_rows, h)
             lw = self.answer_log_weights(answers, np.zeros(len(self.particles)))
             self.cache[h] = lw
         return lw
@@ -604,9 +607,7 @@ class ActiveQueries(QueryMethod):
         mean = A.mean(axis=0)
         cov = np.atleast_2d(np.cov(A, rowvar=False)) if len(A) > 1 else np.zeros((self.dim,) * 2)
         lam, V = np.linalg.eigh(cov)
-        rng = np.random.default_rng(
-            derived_seed(sampler._seed, PARTICLES_SEED, sampler._n_installs)
-        )
+        rng = np.random.default_rng(derived_seed(sampler.seed, PARTICLES_SEED, sampler.n_installs_))
         z = rng.standard_normal((self.N_PARTICLES, self.dim))
         return np.ascontiguousarray(mean + (z * np.sqrt(np.maximum(lam, 0.0))) @ V.T)
 
@@ -653,7 +654,7 @@ class ActiveQueries(QueryMethod):
                     raise ValueError("the active method's pair_asks are malformed")
                 self.pair_asks.setdefault(int(h), {})[int(key)] = int(times)
         else:  # a state of 0.2: the pairs answered stand for the pairs asked
-            for h, c, f in sampler._rows().tolist():
+            for h, c, f in sampler.told_rows.tolist():
                 self.asked(np.array([h, c, f]))
         self.reset_derived()
 

@@ -153,6 +153,40 @@ class TripletSampler:
         """int64 ``(n_answers_, 3)``: a copy of the rows told, in order."""
         return self._rows().copy()
 
+    # ------------------------------------------------------------------ for query methods
+    # What a QueryMethod reads of its sampler (besides n_items, dim, n_answers_ and
+    # embedding_): called under the sampler's lock, from ask_one, told and installed.
+    @property
+    def rng(self) -> np.random.Generator:
+        """The sampler's random stream: every random draw of its queries, in order.
+
+        Its state is part of :meth:`to_dict`; a query method draws from it and from no
+        other stream of its own, so a restored sampler asks what the original would.
+        """
+        return self._rng
+
+    @property
+    def seed(self) -> int:
+        """The 64-bit seed of :attr:`rng` and of the seeds derived from it (fits, particles)."""
+        return self._seed
+
+    @property
+    def told_rows(self) -> np.ndarray:
+        """The rows told so far, in order: a read-only view (no copy, unlike ``answers_``)."""
+        view = self._rows()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def n_installs_(self) -> int:
+        """How many embeddings were installed (:meth:`set_embedding`, refits included)."""
+        return self._n_installs
+
+    @property
+    def n_threads(self) -> int:
+        """The threads of the native scoring (``n_jobs`` resolved)."""
+        return self._threads
+
     def _check_rows(self, rows: Any) -> np.ndarray:
         T = check_index_array(rows, "rows", 2, self.n_items, cols=3)
         t, i, j = T[:, 0], T[:, 1], T[:, 2]
