@@ -13,28 +13,25 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.quality import held_out_rows, sampler_rows
 from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.store import Store
 
-COLLECT = """
-title = "Alike?"
-catalogue = "items"
-samplers = ["random", "active"]
-test_share = 0.25
-n_choices = 3
-dim = 2
-max_queries = 24
-burn_in = 4
-attention = [2, 12]
-repeats = [8, 20]
-debrief = "Thanks!"
-completion_code = "DONE-1"
-seed = 5
-"""
+COLLECT = collect_toml(
+    samplers=["random", "active"],
+    test_share=0.25,
+    n_choices=3,
+    dim=2,
+    max_queries=24,
+    burn_in=4,
+    attention=[2, 12],
+    repeats=[8, 20],
+    debrief="Thanks!",
+    completion_code="DONE-1",
+)
 
 
 @pytest.fixture
@@ -47,20 +44,21 @@ def collect(tmp_path):
 
 
 def run(c, cfg, pid, h, rng, skip_at=()):
-    """Answer every query (the candidate nearest the head by a hidden 1-D order, a skip at
-    ``skip_at``); the queries seen and the last reply."""
-    base = f"/api/collect/participants/{pid}"
+    """Answer every query through the participants' routes (the candidate nearest the head
+    by a hidden 1-D order, a skip at ``skip_at``); the screens seen and the last reply."""
+    base = f"/api/participants/{pid}"
     reply = c.post(f"{base}/next", json={}, headers=h).json()
     seen = []
-    while "query" in reply:
-        q = reply["query"]
+    while not reply["done"]:
+        q = reply["screen"]
         seen.append(q)
+        assert reply["mode"] == "collect" and reply["target"] is None
         assert len(q["candidates"]) == cfg.k and set(q["head"]) >= {"id", "name", "hex"}
-        if q["screen"] in skip_at:
-            body = {"screen": q["screen"], "skip": True}
+        if q["number"] in skip_at:
+            body = {"screen": q["number"], "choice": None}
         else:
             d = [abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]
-            body = {"screen": q["screen"], "choice": int(np.argmin(d)), "response_ms": 900}
+            body = {"screen": q["number"], "choice": int(np.argmin(d)), "response_ms": 900}
         r = c.post(f"{base}/answer", json=body, headers=h)
         assert r.status_code == 200, r.text
         reply = r.json()
@@ -70,15 +68,16 @@ def run(c, cfg, pid, h, rng, skip_at=()):
 def test_a_participant_answers_every_query_and_gets_the_debrief(collect):
     cfg, db = collect
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
-        info = c.get("/api/collect").json()
-        assert info["title"] == "Alike?" and info["k"] == 3 and info["max_queries"] == 24
+        info = c.get("/api/experiment").json()
+        assert info["title"] == "Alike?" and info["n_choices"] == 3 and info["max_queries"] == 24
         assert c.post("/api/sessions", json={}).status_code == 403  # no free searches
         pr, h = enrol(c, platform_id="prolific-77")
         seen, last = run(c, cfg, pr["id"], h, np.random.default_rng(0), skip_at=(5,))
-        assert last == {"done": True, "debrief": "Thanks!", "completion_code": "DONE-1"}
-        again = c.post(f"/api/collect/participants/{pr['id']}/next", json={}, headers=h)
+        end = {"done": True, "n_slots": 1, "debrief": "Thanks!", "completion_code": "DONE-1"}
+        assert last == end
+        again = c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h)
         assert again.json() == last
-    assert [q["screen"] for q in seen] == list(range(24))
+    assert [q["number"] for q in seen] == list(range(24))
     store = Store(db)
     (session,) = store.participant_sessions(pr["id"])
     queries = {h["number"]: h["query"] for h in store.history(session.id)}
@@ -514,11 +513,11 @@ def test_a_participant_who_stops_is_left_out_of_the_fits_and_the_export(collect)
         (a, ha), (b, hb) = enrol(c), enrol(c)
         run(c, cfg, a["id"], ha, np.random.default_rng(0))
         run(c, cfg, b["id"], hb, np.random.default_rng(0))
-        url = f"/api/collect/participants/{b['id']}/withdraw"
+        url = f"/api/participants/{b['id']}/withdraw"
         assert c.post(url, json={}, headers=ha).status_code == 401  # another's token
         assert c.post(url, json={}, headers=hb).json() == {"withdrawn": True}
         assert c.post(url, json={}, headers=hb).json() == {"withdrawn": True}  # repeat
-        r = c.post(f"/api/collect/participants/{b['id']}/next", json={}, headers=hb)
+        r = c.post(f"/api/participants/{b['id']}/next", json={}, headers=hb)
         assert r.status_code == 409 and "stopped" in r.json()["error"]
         board = c.get("/api/admin/collect", headers={"Authorization": "Bearer t"}).json()
     by_id = {p["id"]: p for p in board["participants"]}

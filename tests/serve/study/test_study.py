@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from serve.helpers import in_process, study_searches
+from serve.helpers import in_process, study_searches, study_toml
 from tripletsearch.cli import main
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
@@ -24,16 +24,7 @@ from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import PLAN_VERSION, load_study, williams_orders
 from tripletsearch.serve.study.report import study_report
 
-STUDY = """
-title = "Find the colour"
-catalogue = "colours"
-methods = ["gamma-ckl", "gauss"]
-targets = 4
-n_choices = 4
-seed = 3
-max_queries = 40
-consent = "We record clicks under a random id."
-"""
+STUDY = study_toml(targets=4, max_queries=40, consent="We record clicks under a random id.")
 
 
 def write(tmp_path, text=STUDY, name="study.toml"):
@@ -255,34 +246,29 @@ def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, 
 
 
 def run_participant(c, study, rng, consent=True):
-    pr = c.post("/api/study/participants", json={"consent": consent})
+    """A participant through the participants' routes, from consent to the end; the texts
+    of every reply they got."""
+    pr = c.post("/api/participants", json={"consent": consent})
     assert pr.status_code == 201, pr.text
     pr = pr.json()
     h = {"Authorization": "Bearer " + pr["token"]}
+    base = f"/api/participants/{pr['id']}"
     replies = []
     while True:
-        r = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h)
+        r = c.post(f"{base}/next", json={}, headers=h)
         replies.append(r.text)
         n = r.json()
         if n["done"]:
             return pr, replies
         # a repeated request resumes the same search
-        again = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
-        assert again["session"]["id"] == n["session"]["id"]
+        assert c.post(f"{base}/next", json={}, headers=h).json() == n
         person = FindPerson(study.catalogue, n["target"]["id"], 3.0, rng)
-        screen = n["session"]["screen"]
-        while True:
-            r = c.post(
-                f"/api/sessions/{n['session']['id']}/answer",
-                json=person.answer(screen),
-                headers=h,
-            )
+        reply = n
+        while not reply["done"] and reply["slot"] == n["slot"]:  # its search, to its end
+            body = {**person.answer(reply["screen"]), "slot": n["slot"]}
+            r = c.post(f"{base}/answer", json=body, headers=h)
             replies.append(r.text)
-            if r.json()["done"]:
-                break
-            screen = r.json()["screen"]
-        got = c.get(f"/api/sessions/{n['session']['id']}", headers=h)
-        replies.append(got.text)
+            reply = r.json()
 
 
 def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
@@ -290,16 +276,18 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     rng = np.random.default_rng(0)
     with in_process(create_app(study.catalogue, db, study=study)) as c:
-        info = c.get("/api/study").json()
+        info = c.get("/api/experiment").json()
         assert info == {
+            "kind": "study",
             "title": "Find the colour",
             "consent": "We record clicks under a random id.",
             "n_choices": 4,
-            "k": 4,
             "n_slots": 4,
             "show_names": True,
+            "undo": True,
+            "max_response_ms": None,
         }
-        r = c.post("/api/study/participants", json={"consent": False})
+        r = c.post("/api/participants", json={"consent": False})
         assert r.status_code == 400 and "consent" in r.json()["error"]
         assert c.post("/api/sessions", json={}).status_code == 403  # no free searches
         assert c.get("/study").status_code == 200
@@ -311,14 +299,14 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
                 assert "gauss" not in text and "gamma-ckl" not in text and "method" not in text
         assert all(i.startswith("P-") for i in ids) and len(set(ids)) == 4
         form = c.post(  # a form of another site enrolling its visitors: refused
-            "/api/study/participants",
+            "/api/participants",
             content=b'{"consent": true}',
             headers={"Content-Type": "text/plain"},
         )
         assert form.status_code == 415
-        other = c.post("/api/study/participants", json={"consent": True}).json()
+        other = c.post("/api/participants", json={"consent": True}).json()
         bad = c.post(
-            f"/api/study/participants/{ids[0]}/next",
+            f"/api/participants/{ids[0]}/next",
             json={},
             headers={"Authorization": "Bearer " + other["token"]},
         )
@@ -430,22 +418,27 @@ def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
     rng = np.random.default_rng(1)
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         kept, replies = run_participant(c, study, rng)
-        assert json.loads(replies[-1]) == {"done": True, "n_slots": 4, "completion_code": "C0DE-42"}
-        pr = c.post("/api/study/participants", json={"consent": True}).json()
-        h = {"Authorization": "Bearer " + pr["token"]}
-        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
-        sid, screen = n["session"]["id"], n["session"]["screen"]
+        assert json.loads(replies[-1]) == {
+            "done": True,
+            "n_slots": 4,
+            "completion_code": "C0DE-42",
+            "debrief": f"Thank you: all 4 searches are done. Your participant id is {kept['id']}.",
+        }
+        pr = c.post("/api/participants", json={"consent": True}).json()
+        h, base = {"Authorization": "Bearer " + pr["token"]}, f"/api/participants/{pr['id']}"
+        n = c.post(f"{base}/next", json={}, headers=h).json()
+        (sid,) = [s.id for s in Store(db).participant_sessions(pr["id"])]
         person = FindPerson(study.catalogue, n["target"]["id"], 3.0, rng)
-        r = c.post(f"/api/sessions/{sid}/answer", json=person.answer(screen), headers=h)
+        r = c.post(f"{base}/answer", json=person.answer(n["screen"]), headers=h)
         assert r.status_code == 200
         # a study's search is not left: the participant withdraws
         assert c.post(f"/api/sessions/{sid}/leave", json={}, headers=h).status_code == 409
-        wrong = c.post(f"/api/study/participants/{pr['id']}/withdraw", json={})
+        wrong = c.post(f"{base}/withdraw", json={})
         assert wrong.status_code == 401
         for _ in range(2):  # a repeat answers the same
-            r = c.post(f"/api/study/participants/{pr['id']}/withdraw", json={}, headers=h)
+            r = c.post(f"{base}/withdraw", json={}, headers=h)
             assert r.status_code == 200 and r.json() == {"withdrawn": True}
-        again = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h)
+        again = c.post(f"{base}/next", json={}, headers=h)
         assert again.status_code == 409 and "stopped taking part" in again.json()["error"]
         got = c.get(f"/api/sessions/{sid}", headers=h).json()
         assert got["done"] and got["result"]["left"] and got["result"]["target"] is None
