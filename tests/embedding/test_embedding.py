@@ -359,3 +359,33 @@ def test_a_tie_counts_a_half_in_every_accuracy_of_the_library():
         emb = ts.Embedding(dim=2, model=model, max_epochs=2, random_state=0).fit(TIE_ROWS)
         emb.embedding_ = TIE_X.copy()  # the fitted model's embedding, with its ties
         assert emb.score(TIE_ROWS) == 0.6, model
+
+
+def test_the_gamma_path_counts_a_tie_a_half_as_the_score_does():
+    """The path's held-out accuracy of a fit with exact ties: the closed form, as
+    ``Embedding.score`` and the outcomes give it on the same embedding and rows."""
+    from tripletsearch.embedding._path import walk_gamma_path
+    from tripletsearch.embedding._train import fit_options
+    from tripletsearch.outcomes import triplet_accuracy
+
+    def fits_to_the_ties(oracle, start, rows, options, seed):  # a trainer's signature
+        return TIE_X.copy()
+
+    est = ts.Embedding(dim=2, max_epochs=2, random_state=0)
+    options = {**fit_options(est._validate_params()), "learn_gamma": False}
+    with pytest.warns(ts.embedding.GammaAtEdgeWarning):  # a path of two: an end is best
+        path = walk_gamma_path(
+            TIE_X,
+            TIE_ROWS,
+            TIE_ROWS,
+            np.array([2.0, 4.0]),
+            0,
+            train=fits_to_the_ties,
+            options=options,
+            seed=1,
+            refine=False,
+        )
+    assert list(path.val_accuracy) == [0.6, 0.6]
+    fitted = est.fit(TIE_ROWS)
+    fitted.embedding_ = TIE_X.copy()
+    assert fitted.score(TIE_ROWS) == triplet_accuracy(TIE_X, TIE_ROWS) == 0.6

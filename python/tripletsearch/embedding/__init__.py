@@ -6,15 +6,17 @@ OpenMP over triplets, GIL released). It works with
 ``sklearn.model_selection.cross_val_score``.
 
 The package keeps one concept per module: the estimator (``_estimator``), one fit of the
-native trainer (``_train``), the gamma path behind ``gamma="auto"`` (:func:`gamma_path`,
-in ``_path``, as scikit-learn keeps ``lasso_path`` beside ``LassoCV``), new items placed
-in a fitted embedding (``_placement``) and the ``.npz`` files (``_io``).
+native trainer (``_train``), the gamma path behind ``gamma="auto"`` (:func:`gamma_path`;
+its walk in ``_path``, as scikit-learn keeps ``lasso_path`` beside ``LassoCV``), new items
+placed in a fitted embedding (``_placement``) and the ``.npz`` files (``_io``). The path,
+the placement and the files are functions of arrays and parameters: they know no
+estimator; :class:`Embedding` calls them and sets its own fitted attributes.
 """
 
 from __future__ import annotations
 
-from ._estimator import Embedding
-from ._path import GammaAtEdgeWarning, GammaPath, gamma_path
+from ._estimator import Embedding, gamma_path
+from ._path import GammaAtEdgeWarning, GammaPath
 from ._path import _parabola_vertex as _parabola_vertex
 from ._train import MODEL_ALIASES, MODELS, OPTIMIZERS, DivergenceError, valid_rows
 from ._train import TrainOutput as TrainOutput

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from numbers import Integral, Real
 from typing import Any, Callable
 
 import numpy as np
 
 from .._deprecation import renamed, warn_renamed
-from .._params import Interval, ParamsMixin, SequenceOf, StrOptions, check_param
+from .._params import Interval, ParamsMixin, SequenceOf, StrOptions, check_param, validate_params
 from .._validation import check_random_state, check_triplets, resolve_n_jobs, seed_from
 from ..oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
 from ..outcomes import triplet_accuracy
-from ._io import load_embedding, save_embedding
-from ._path import PATH_START, gamma_path, sqrt2_steps
+from ._io import check_saved_embedding, current_params, read_embedding, save_embedding
+from ._path import PATH_START, GammaPath, path_arguments, sqrt2_steps, walk_gamma_path
 from ._placement import place_items
 from ._train import (
     COUNT,
@@ -37,7 +38,7 @@ from ._train import (
     valid_rows,
 )
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "gamma_path"]
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
@@ -422,6 +423,12 @@ class Embedding(ParamsMixin):
         finally:
             close()
 
+    def _path_trainer(
+        self, oracle: Oracle, X0: np.ndarray, T: np.ndarray, options: dict[str, Any], seed: int
+    ) -> np.ndarray:
+        """One fit of the gamma path (no progress bar of its own): its embedding."""
+        return self._run_train(oracle, X0, T, options, seed, progress=False).embedding
+
     # ------------------------------------------------------------------ new items
     def transform(self, triplets: Any, n_new: int | None = None) -> np.ndarray:
         """Positions of new items from their triplets; the fitted items do not move.
@@ -447,7 +454,18 @@ class Embedding(ParamsMixin):
         ndarray, shape (n_new, dim)
             Row ``k`` is item ``n_items_ + k``. :meth:`add_items` appends them.
         """
-        return place_items(self, triplets, n_new)
+        self._check_fitted()
+        return place_items(
+            self.oracle_,
+            self.embedding_,
+            int(self.n_items_),
+            triplets,
+            n_new,
+            train=self._train,
+            options=fit_options(self._validate_params()),
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+        )
 
     def add_items(self, triplets: Any, n_new: int | None = None) -> Embedding:
         """Append the new items placed by :meth:`transform` to ``embedding_``; returns self."""
@@ -492,7 +510,17 @@ class Embedding(ParamsMixin):
         is stored as None). ``Embedding.load(path)`` reads it back; ``tripletsearch serve
         --catalogue`` accepts such a file as a catalogue's embedding.
         """
-        save_embedding(self, path)
+        self._check_fitted()
+        save_embedding(
+            path,
+            params=self.get_params(),
+            embedding=self.embedding_,
+            loss_curve=self.loss_curve_,
+            gamma=self.gamma_,
+            n_items=self.n_items_,
+            n_epochs=self.n_epochs_,
+            status=self.status_,
+        )
 
     @classmethod
     def load(cls, path: Any) -> Embedding:
@@ -500,7 +528,95 @@ class Embedding(ParamsMixin):
 
         It is fitted: ``embedding_``, ``oracle_`` and the scores work as after ``fit``.
         """
-        return load_embedding(cls, path)
+        name = os.fspath(path)
+        saved = read_embedding(name)
+        try:
+            obj = cls(**current_params(saved.params, cls._renamed_params, cls._param_names()))
+            p = obj._validate_params()
+            check_saved_embedding(saved.embedding, p["dim"])
+            obj.oracle_ = obj._make_oracle(saved.gamma if p["model"] == "gamma-ckl" else None)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"{name}: malformed Embedding file ({exc})") from None
+        obj.embedding_, obj.n_items_, obj.gamma_ = saved.embedding, saved.n_items, saved.gamma
+        obj.gamma_path_ = None  # not saved
+        obj.loss_curve_, obj.n_epochs_, obj.status_ = saved.loss_curve, saved.n_epochs, saved.status
+        return obj
+
+
+def gamma_path(
+    estimator: Embedding,
+    triplets: Any,
+    validation: Any,
+    init: Any = None,
+    gammas: Any = None,
+    *,
+    start: float = PATH_START,
+    refine: bool = False,
+    random_state: Any = None,
+) -> GammaPath:
+    """gamma-CKL's gamma chosen by the likelihood of held-out rows.
+
+    Fits ``estimator``'s model (its optimizer, ``lr``, ``batch_size``, ``max_epochs``,
+    ``l2``; ``tol`` at least 1e-5, gamma fixed) on ``triplets`` at the gamma of the path
+    nearest ``start``, then up the path while the held-out likelihood of ``validation``
+    improves, then down when the first gamma was the best; each fit starts from its
+    neighbour's embedding. The best gamma is then refined by the vertex of the parabola
+    through it and its neighbours in log gamma: without ``refine`` that vertex is the answer
+    (kept within half a step of the best gamma); with ``refine`` each vertex is fitted in
+    turn (up to 6 fits) until it falls within 2 % of a fitted gamma.
+
+    Parameters
+    ----------
+    estimator : Embedding
+        A gamma-CKL :class:`~tripletsearch.Embedding` whose settings the fits use (its
+        ``gamma`` and ``learn_gamma`` are not).
+    triplets, validation : array_like of int, shape (m, 3)
+        The rows fitted and the held-out rows that score the fits.
+    init : array_like (n_items, dim), optional
+        The start of the first fit; default ``N(0, 0.1^2)`` drawn from ``random_state``
+        (``n_items``: one more than the largest index of the rows).
+    gammas : sequence of float > 0, optional
+        The path (sorted); default the estimator's ``gammas`` (default 1 to 32 in steps of
+        sqrt(2)).
+    start : float
+        The path starts at its gamma nearest this (in log gamma).
+    refine : bool
+        Fit the parabola's vertices (see above).
+    random_state : None, int or numpy.random.Generator
+        Draws ``init`` (when not given), then the trainer's seed (the minibatch order).
+
+    Returns
+    -------
+    GammaPath
+    """
+    est = validate_params(estimator.get_params(), estimator._parameter_constraints)
+    if est["model"] != "gamma-ckl":
+        raise ValueError(f"estimator: the gamma path is gamma-CKL's, got model={est['model']!r}")
+    if gammas is not None:  # checked as the estimator's own gammas
+        gammas = check_param(gammas, "gammas", estimator._parameter_constraints["gammas"])
+    T, V, X0, grid, first, seed = path_arguments(
+        triplets,
+        validation,
+        init,
+        est["gammas"] if gammas is None else gammas,
+        est["dim"],
+        start,
+        random_state,
+    )
+    return walk_gamma_path(
+        X0,
+        T,
+        V,
+        grid,
+        first,
+        train=estimator._path_trainer,
+        options={**fit_options(est), "learn_gamma": False},
+        seed=seed,
+        refine=refine,
+        n_jobs=estimator.n_jobs,
+        label=f"Embedding({estimator.model}) gamma",
+        verbose=estimator.verbose,
+    )
 
 
 def _epoch_progress(

@@ -1,4 +1,9 @@
-"""A fitted embedding in a NumPy ``.npz`` file (no pickles): ``Embedding.save`` / ``load``."""
+"""A fitted embedding in a NumPy ``.npz`` file (no pickles): ``Embedding.save`` / ``load``.
+
+Functions of arrays and plain values: they know no estimator (:class:`Embedding` passes
+its parameters and fitted arrays, and sets its attributes from what :func:`read_embedding`
+returns).
+"""
 
 from __future__ import annotations
 
@@ -6,40 +11,69 @@ import json
 import math
 import os
 import zipfile
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ._estimator import Embedding
-
-__all__ = ["save_embedding", "load_embedding", "SAVE_VERSION"]
+__all__ = [
+    "save_embedding",
+    "read_embedding",
+    "check_saved_embedding",
+    "SavedEmbedding",
+    "current_params",
+    "SAVE_VERSION",
+]
 
 SAVE_VERSION = 1  # the file format's version
 _FORMAT = "tripletsearch.Embedding"
 
 
-def save_embedding(estimator: Embedding, path: Any) -> None:
-    """Write a fitted ``estimator`` to ``path`` (see :meth:`Embedding.save`)."""
-    estimator._check_fitted()
-    params = {}
-    for k, v in estimator.get_params().items():
+class SavedEmbedding(NamedTuple):
+    """What an embedding's file holds."""
+
+    params: dict[str, Any]  # the estimator's parameters that are plain values
+    embedding: np.ndarray  # (n_items, dim)
+    loss_curve: np.ndarray
+    gamma: float  # NaN for a model without gamma
+    n_items: int
+    n_epochs: int
+    status: str
+
+
+def save_embedding(
+    path: Any,
+    *,
+    params: dict[str, Any],
+    embedding: np.ndarray,
+    loss_curve: np.ndarray,
+    gamma: float,
+    n_items: int,
+    n_epochs: int,
+    status: str,
+) -> None:
+    """Write a fitted embedding to ``path`` (see :meth:`Embedding.save`).
+
+    ``params``: the estimator's; a value that is not a plain value (a Generator, an array)
+    is stored as None.
+    """
+    plain = {}
+    for k, v in params.items():
         ok = v is None or isinstance(v, (bool, int, float, str))
-        params[k] = v if ok and not isinstance(v, np.generic) else None
+        plain[k] = v if ok and not isinstance(v, np.generic) else None
     meta = {
         "format": _FORMAT,
         "version": SAVE_VERSION,
-        "params": params,
-        "gamma_": estimator.gamma_,
-        "n_items_": int(estimator.n_items_),
-        "n_epochs_": int(estimator.n_epochs_),
-        "status_": estimator.status_,
+        "params": plain,
+        "gamma_": gamma,
+        "n_items_": int(n_items),
+        "n_epochs_": int(n_epochs),
+        "status_": status,
     }
     with open(os.fspath(path), "wb") as fh:  # exactly `path`: savez appends no suffix
         np.savez(
             fh,
-            embedding=np.asarray(estimator.embedding_, dtype=np.float64),
-            loss_curve=np.asarray(estimator.loss_curve_, dtype=np.float64),
+            embedding=np.asarray(embedding, dtype=np.float64),
+            loss_curve=np.asarray(loss_curve, dtype=np.float64),
             meta=np.array(json.dumps(meta)),
         )
 
@@ -65,31 +99,39 @@ def _read(name: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     return X, loss, meta
 
 
-def load_embedding(cls: type[Embedding], path: Any) -> Embedding:
-    """An estimator of class ``cls`` read from ``path`` (see :meth:`Embedding.load`)."""
+def read_embedding(path: Any) -> SavedEmbedding:
+    """The embedding saved at ``path``; ValueError naming the file when it is not one."""
     name = os.fspath(path)
     X, loss, meta = _read(name)
     try:
-        params = dict(meta["params"])
-        for old, new in cls._renamed_params.items():  # files written before 0.2.0
-            if old in params:
-                params.setdefault(new, params.pop(old))
-        params = {k: v for k, v in params.items() if k in cls._param_names()}
-        obj = cls(**params)
-        checked = obj._validate_params()
-        d, model = checked["dim"], checked["model"]
-        if X.ndim != 2 or X.shape[1] != d or not np.isfinite(X).all():
-            raise ValueError(f"embedding of shape {X.shape} does not fit dim={d}")
-        obj.embedding_ = X
-        obj.n_items_ = int(meta["n_items_"])
-        obj.gamma_ = float(meta["gamma_"]) if meta["gamma_"] is not None else math.nan
-        obj.oracle_ = obj._make_oracle(obj.gamma_ if model == "gamma-ckl" else None)
-        obj.gamma_path_ = None  # not saved
-        obj.loss_curve_ = loss
-        obj.n_epochs_ = int(meta["n_epochs_"])
-        obj.status_ = str(meta["status_"])
+        saved = SavedEmbedding(
+            dict(meta["params"]),
+            X,
+            loss,
+            float(meta["gamma_"]) if meta["gamma_"] is not None else math.nan,
+            int(meta["n_items_"]),
+            int(meta["n_epochs_"]),
+            str(meta["status_"]),
+        )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"{name}: malformed Embedding file ({exc})") from None
-    if obj.n_items_ != X.shape[0]:
-        raise ValueError(f"{name}: n_items_ {obj.n_items_} != {X.shape[0]} embedding rows")
-    return obj
+    if saved.n_items != X.shape[0]:
+        raise ValueError(f"{name}: n_items_ {saved.n_items} != {X.shape[0]} embedding rows")
+    return saved
+
+
+def check_saved_embedding(X: np.ndarray, dim: int) -> None:
+    """ValueError unless the saved ``X`` is finite and of ``dim`` columns."""
+    if X.ndim != 2 or X.shape[1] != dim or not np.isfinite(X).all():
+        raise ValueError(f"embedding of shape {X.shape} does not fit dim={dim}")
+
+
+def current_params(
+    params: dict[str, Any], renamed: dict[str, str], names: list[str]
+) -> dict[str, Any]:
+    """Saved parameters under today's ``names`` (files written before 0.2.0: ``renamed``)."""
+    params = dict(params)
+    for old, new in renamed.items():
+        if old in params:
+            params.setdefault(new, params.pop(old))
+    return {k: v for k, v in params.items() if k in names}

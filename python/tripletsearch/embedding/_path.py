@@ -4,6 +4,11 @@
 neighbour's embedding, and scores it on held-out rows (as scikit-learn's ``lasso_path``
 walks the alphas ``LassoCV`` chooses from). :class:`~tripletsearch.Embedding` walks it for
 ``gamma="auto"`` and ``learn_gamma``.
+
+This module holds the walk as a function of arrays and parameters
+(:func:`path_arguments`, :func:`walk_gamma_path`; the trainer is a parameter); it knows no
+estimator. :func:`gamma_path`, which reads an estimator's settings, is defined beside
+:class:`~tripletsearch.Embedding`.
 """
 
 from __future__ import annotations
@@ -11,21 +16,27 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import numpy as np
 
-from .._params import check_param, validate_params
 from .._progress import Progress
 from .._validation import check_random_state, check_triplet_rows, check_X, seed_from
 from ..oracles import GammaCKL
 from ..outcomes import triplet_accuracy
-from ._train import fit_options
 
-if TYPE_CHECKING:
-    from ._estimator import Embedding
+__all__ = [
+    "GammaPath",
+    "GammaAtEdgeWarning",
+    "gamma_grid",
+    "sqrt2_steps",
+    "path_arguments",
+    "walk_gamma_path",
+    "Trainer",
+]
 
-__all__ = ["gamma_path", "GammaPath", "GammaAtEdgeWarning", "gamma_grid", "sqrt2_steps"]
+# one fit at a fixed gamma: (oracle, start, rows, options, seed) -> the fitted embedding
+Trainer = Callable[[GammaCKL, np.ndarray, np.ndarray, dict, int], np.ndarray]
 
 PATH_START = 4.0  # the path starts at the grid's gamma closest to this
 _PATH_TOL = 1e-5  # the tolerance of the path's fits (a final fit uses its own ``tol``)
@@ -128,89 +139,59 @@ class GammaAtEdgeWarning(UserWarning):
     """A chosen gamma sits at an end of the range searched (a bound, not an estimate)."""
 
 
-def gamma_path(
-    estimator: Embedding,
+def path_arguments(
     triplets: Any,
     validation: Any,
-    init: Any = None,
-    gammas: Any = None,
-    *,
-    start: float = PATH_START,
-    refine: bool = False,
-    random_state: Any = None,
-) -> GammaPath:
-    """gamma-CKL's gamma chosen by the likelihood of held-out rows.
+    init: Any,
+    gammas: Any,
+    dim: int,
+    start: float,
+    random_state: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The checked arguments of a walk: ``(T_fit, T_val, X0, grid, first, seed)``.
 
-    Fits ``estimator``'s model (its optimizer, ``lr``, ``batch_size``, ``max_epochs``,
-    ``l2``; ``tol`` at least 1e-5, gamma fixed) on ``triplets`` at the gamma of the path
-    nearest ``start``, then up the path while the held-out likelihood of ``validation``
-    improves, then down when the first gamma was the best; each fit starts from its
-    neighbour's embedding. The best gamma is then refined by the vertex of the parabola
-    through it and its neighbours in log gamma: without ``refine`` that vertex is the answer
-    (kept within half a step of the best gamma); with ``refine`` each vertex is fitted in
-    turn (up to 6 fits) until it falls within 2 % of a fitted gamma.
-
-    Parameters
-    ----------
-    estimator : Embedding
-        A gamma-CKL :class:`~tripletsearch.Embedding` whose settings the fits use (its
-        ``gamma`` and ``learn_gamma`` are not).
-    triplets, validation : array_like of int, shape (m, 3)
-        The rows fitted and the held-out rows that score the fits.
-    init : array_like (n_items, dim), optional
-        The start of the first fit; default ``N(0, 0.1^2)`` drawn from ``random_state``
-        (``n_items``: one more than the largest index of the rows).
-    gammas : sequence of float > 0, optional
-        The path (sorted); default the estimator's ``gammas`` (default 1 to 32 in steps of
-        sqrt(2)).
-    start : float
-        The path starts at its gamma nearest this (in log gamma).
-    refine : bool
-        Fit the parabola's vertices (see above).
-    random_state : None, int or numpy.random.Generator
-        Draws ``init`` (when not given), then the trainer's seed (the minibatch order).
-
-    Returns
-    -------
-    GammaPath
+    ``gammas``: checked values or None (the default path); ``init`` None: ``N(0, 0.1^2)``
+    drawn from ``random_state``, which then draws the trainer's seed.
     """
-    est = validate_params(estimator.get_params(), estimator._parameter_constraints)
-    if est["model"] != "gamma-ckl":
-        raise ValueError(f"estimator: the gamma path is gamma-CKL's, got model={est['model']!r}")
     T = check_triplet_rows(triplets)
     V = check_triplet_rows(validation, "validation")
-    if gammas is not None:  # checked as the estimator's own gammas
-        gammas = check_param(gammas, "gammas", estimator._parameter_constraints["gammas"])
-    grid = gamma_grid(est["gammas"] if gammas is None else gammas)
+    grid = gamma_grid(gammas)
     rng = check_random_state(random_state)
     if init is None:
         n = int(max(T.max(), V.max() if len(V) else 0)) + 1
-        init = 0.1 * rng.standard_normal((n, est["dim"]))
+        init = 0.1 * rng.standard_normal((n, dim))
     X0 = check_X(init, "init")
-    if X0.shape[1] != est["dim"] or X0.shape[0] <= max(T.max(), V.max() if len(V) else 0):
-        raise ValueError(f"init: shape {X0.shape} does not fit dim={est['dim']} and the rows")
+    if X0.shape[1] != dim or X0.shape[0] <= max(T.max(), V.max() if len(V) else 0):
+        raise ValueError(f"init: shape {X0.shape} does not fit dim={dim} and the rows")
     first = int(np.argmin(np.abs(np.log(grid) - math.log(start))))
-    options = {**fit_options(est), "learn_gamma": False}
-    return _walk(estimator, X0, T, V, options, seed_from(rng), grid, first, refine)
+    return T, V, X0, grid, first, seed_from(rng)
 
 
-def _walk(
-    estimator: Embedding,
+def walk_gamma_path(
     X0: np.ndarray,
     T_fit: np.ndarray,
     T_val: np.ndarray,
-    options: dict[str, Any],
-    seed: int,
     grid: np.ndarray,
     first: int,
+    *,
+    train: Trainer,
+    options: dict[str, Any],
+    seed: int,
     refine: bool,
+    n_jobs: int | None = None,
+    label: str = "gamma path",
+    verbose: Any = False,
 ) -> GammaPath:
-    """:func:`gamma_path`'s walk over checked arguments, from ``grid[first]``.
+    """The walk of :func:`~tripletsearch.embedding.gamma_path` over checked arguments.
 
-    ``options``: the trainer's (gamma fixed).
+    Starts at ``grid[first]`` from ``X0``; each fit is ``train(GammaCKL(gamma), start,
+    T_fit, options, seed)`` (``options``: the trainer's, gamma fixed, ``tol`` raised to
+    1e-5) and is scored on ``T_val``: its mean negative log-likelihood and its triplet
+    accuracy (an exact tie counting 1/2, :func:`~tripletsearch.outcomes.triplet_accuracy`).
+    ``label`` and ``verbose``: the progress bar's.
     """
     total = len(grid) + (_REFINE_FITS if refine else 0)
-    progress = Progress(total, f"Embedding({estimator.model}) gamma", "fit", estimator.verbose)
+    progress = Progress(total, label, "fit", verbose)
     # the path's fits stop at a looser tolerance than a final one: the held-out
     # likelihood settles before the training loss does
     path_options = {**options, "tol": max(float(options["tol"]), _PATH_TOL)}
@@ -218,8 +199,8 @@ def _walk(
 
     def fit_at(gamma: float, start: np.ndarray) -> float:
         o = GammaCKL(gamma)
-        X = estimator._run_train(o, start, T_fit, path_options, seed, progress=False).embedding
-        lp = o.log_prob(X, T_val, n_jobs=estimator.n_jobs)
+        X = train(o, start, T_fit, path_options, seed)
+        lp = o.log_prob(X, T_val, n_jobs=n_jobs)
         nll = float(-np.mean(lp)) if np.isfinite(lp).all() else math.inf
         fits[gamma] = (X, nll, triplet_accuracy(X, T_val))
         progress.step()

@@ -7,7 +7,7 @@ catalogue grows without refitting.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -19,35 +19,67 @@ from .._validation import (
     seed_from,
 )
 from ..oracles import Oracle
-from ._train import DivergenceError, fit_options, valid_rows
-
-if TYPE_CHECKING:
-    from ._estimator import Embedding
+from ._train import DivergenceError, TrainOutput, valid_rows
 
 __all__ = ["place_items"]
 
 _START_ROWS = 256  # rows per new item that score its candidate starts
 
 
-def place_items(estimator: Embedding, triplets: Any, n_new: int | None) -> np.ndarray:
-    """Positions of the new items ``n_items_, n_items_ + 1, ...`` of a fitted ``estimator``.
+def place_items(
+    oracle: Oracle,
+    X: np.ndarray,
+    n_fitted: int,
+    triplets: Any,
+    n_new: int | None,
+    *,
+    train: Callable[..., TrainOutput],
+    options: dict[str, Any],
+    random_state: Any = None,
+    n_jobs: int | None = None,
+) -> np.ndarray:
+    """Positions of the new items ``n_fitted, n_fitted + 1, ...`` beside the fitted ``X``.
 
     Each new item starts next to the fitted item of its rows that explains them best
     (:func:`_placement_start`), then all new items are refined together by L-BFGS over
-    their coordinates only, under the fitted model (see ``Embedding.transform``).
+    their coordinates only, under the fitted model ``oracle`` (see ``Embedding.transform``).
+
+    Parameters
+    ----------
+    oracle : Oracle
+        The fitted model.
+    X : ndarray (n_fitted, dim)
+        The fitted embedding (held where it is).
+    n_fitted : int
+        The fitted items (the new ones are numbered from it).
+    triplets : array_like of int (m, 3)
+        Rows over fitted and new items.
+    n_new : int or None
+        The new items; None: one more than the largest index, minus ``n_fitted``.
+    train : callable
+        The trainer (:func:`~tripletsearch.embedding.native_train`'s signature).
+    options : dict
+        The trainer's options of the fit (:func:`fit_options`); the placement runs L-BFGS,
+        full batch, gamma fixed, whatever they say.
+    random_state : None, int or numpy.random.Generator
+        Draws the starts' offsets, then the trainer's seed.
+    n_jobs : int or None
+        Threads.
+
+    Returns
+    -------
+    ndarray (n_new, dim)
     """
-    estimator._check_fitted()
     T = check_triplets(triplets, None)
     if (T < 0).any():
         raise ValueError("triplets: negative index")
-    n0 = int(estimator.n_items_)
+    n0 = int(n_fitted)
     top = int(T.max()) + 1 if len(T) else n0
     k = max(0, top - n0) if n_new is None else check_int(n_new, "n_new", minimum=0)
     if top > n0 + k:
         raise ValueError(
             f"triplets: index {top - 1} is beyond the {n0} fitted and {k} new items (n_new)"
         )
-    X = estimator.embedding_
     if k == 0:
         return np.empty((0, X.shape[1]))
     T = T[valid_rows(T) & (T >= n0).any(axis=1)]
@@ -65,27 +97,26 @@ def place_items(estimator: Embedding, triplets: Any, n_new: int | None) -> np.nd
     local[old] = np.arange(len(old))
     local[n0:] = len(old) + np.arange(k)
     T_local = np.ascontiguousarray(local[T])
-    rng = check_random_state(estimator.random_state)
-    start = _placement_start(estimator.oracle_, X, T, n0, k, rng, estimator.n_jobs)
+    rng = check_random_state(random_state)
+    start = _placement_start(oracle, X, T, n0, k, rng, n_jobs)
     X0 = np.concatenate([X[old], start]) if len(old) else start
-    params = estimator._validate_params()
     # L-BFGS over the new items' coordinates whatever the fit's optimizer; the L2 penalty
     # is l2 * mean ||x||^2 over the items of these rows (the fixed ones add a constant)
     options = {
-        **fit_options(params),
+        **options,
         "optimizer": "lbfgs",
         "lr": 1.0,
         "batch_size": 0,
         "learn_gamma": False,
         "n_fixed": len(old),
     }
-    out = estimator._train(
-        estimator.oracle_,
+    out = train(
+        oracle,
         np.ascontiguousarray(X0),
         T_local,
         options,
         seed_from(rng),
-        resolve_n_jobs(estimator.n_jobs),
+        resolve_n_jobs(n_jobs),
         None,
         None,
     )
