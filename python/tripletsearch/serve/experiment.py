@@ -444,10 +444,11 @@ def listing(store: Any) -> list[dict[str, Any]]:
     named = {r["key"] for r in out}
     for key, g in sorted(groups.items()):
         if key not in named:
+            kind = "collect" if "collect" in g["modes"] else "study"  # its sessions' mode
             out.append(
                 {
-                    "name": f"{g['kind']}-{key[:8]}",
-                    "kind": g["kind"],
+                    "name": f"{kind}-{key[:8]}",
+                    "kind": kind,
                     "key": key,
                     "participants": int(g.get("participants", 0)),
                     "sessions": int(g.get("sessions", 0)),

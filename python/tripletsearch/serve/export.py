@@ -56,6 +56,7 @@ from typing import Any
 from .. import __version__
 from .catalogue import Catalogue
 from .collect.export import collect_triplets
+from .collect.rules import FAST_SERVER_MS
 from .experiment import listing
 from .service.recorded import RecordedSession, found_flags
 from .store import SCHEMA_VERSION, Store
@@ -148,27 +149,24 @@ def _named(rows: list[list[int]], info: list[dict], catalogue: Catalogue | None)
     return [{k: r.get(k) for k in INFO_COLUMNS} for r in info]
 
 
-def _in(key: str | None, members: set[str] | None, row: Any) -> bool:
-    """Whether session ``row`` belongs to the experiment of ``key`` (None: to any)."""
-    if key is None:
-        return True
-    return row.catalogue == f"collect:{key}" or (members is not None and row.participant in members)
-
-
 def export_data(
-    store: Store, catalogue: Catalogue | None = None, experiment: str | None = None
+    store: Store,
+    catalogue: Catalogue | None = None,
+    experiment: str | None = None,
+    *,
+    fast_server_ms: float = FAST_SERVER_MS,
 ) -> dict[str, Any]:
     """Everything recorded in ``store``, as JSON-ready lists (see the module docstring).
 
     ``catalogue`` adds item names to the sessions. ``experiment``: the key of one study or
-    collect (None: every session of the database).
+    collect (None: every session of the database), the sessions that belong to it
+    (``SessionRow.experiment``). ``fast_server_ms``: the server's clock check of the
+    collected triplets (:func:`~.collect.quality.checks`).
     """
     answered = store.all_answers()
-    members = None if experiment is None else store.participant_ids(experiment)
     recorded = [
         RecordedSession(row, answered.get(row.id, []))
-        for row in store.iter_sessions()
-        if _in(experiment, members, row)
+        for row in store.iter_sessions(experiment=experiment)
     ]
     triplets: list[list[int]] = []
     info: list[dict[str, Any]] = []
@@ -202,7 +200,7 @@ def export_data(
             )
         sessions.append(_session_row(rec, bool(found), catalogue))
     collected, collected_info = [], []
-    for t in collect_triplets(store, answered, experiment):
+    for t in collect_triplets(store, answered, experiment, fast_server_ms=fast_server_ms):
         collected.append(list(t["row"]))
         collected_info.append({"source": "collect", **{k: t[k] for k in INFO_COLUMNS[1:7]}})
     return {
@@ -252,15 +250,20 @@ def _cell(v: Any) -> Any:
 
 
 def write_export(
-    store: Store, out: Any, catalogue: Catalogue | None = None, experiment: str | None = None
+    store: Store,
+    out: Any,
+    catalogue: Catalogue | None = None,
+    experiment: str | None = None,
+    *,
+    fast_server_ms: float = FAST_SERVER_MS,
 ) -> dict[str, Any]:
     """Write the export files into the folder ``out`` (created); returns the counts.
 
     ``experiment``: the key of the one study or collect to export (None: every session).
-    ``tripletsearch export`` writes into a new folder that replaces ``--out`` whole
-    (:func:`publish`).
+    ``fast_server_ms``: as :func:`export_data`'s. ``tripletsearch export`` writes into a
+    new folder that replaces ``--out`` whole (:func:`publish`).
     """
-    data = export_data(store, catalogue, experiment)
+    data = export_data(store, catalogue, experiment, fast_server_ms=fast_server_ms)
     d = Path(os.fspath(out))
     d.mkdir(parents=True, exist_ok=True)
     for prefix, rows, info in (

@@ -19,7 +19,7 @@ def tail_above(k: int, n: int, p: float) -> float:
     return sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k + 1, n + 1))
 
 
-def test_honest_people_pass_and_scripts_are_caught(tmp_path, clock_check):
+def test_honest_people_pass_and_scripts_are_caught(tmp_path):
     people = run_collect("points", {"gamma": 3.0, "lapse": 0.05}, 20, 3, 1, tmp_path)
     honest = [p for p in people if p["kind"] == "person"]
     scripts = [p for p in people if p["kind"] in SCRIPTS]

@@ -22,6 +22,7 @@ from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard, sampler_state
 from tripletsearch.serve.collect.export import participant_checks, write_collect_export
 from tripletsearch.serve.collect.refitter import EmbeddingVersion, refit_once
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.modes.collect import (
     GOLD_SHOWN,
     REPEAT_CLEAR,
@@ -31,6 +32,10 @@ from tripletsearch.serve.modes.collect import (
 from tripletsearch.serve.store import Store
 
 ADMIN = {"Authorization": "Bearer owner"}
+
+# in-process people answer at once: a test that counts their answers turns the server's
+# clock check off, as a server's setting would (the check's own tests: test_scripts.py)
+INSTANT = {"fast_server_ms": 0}
 
 
 def binomial_cdf(k: int, n: int, p: float) -> float:
@@ -118,7 +123,7 @@ def test_a_participant_is_judged_by_agreement_only_with_enough_answers():
     assert not quality.checks([], sure)["flagged"]
 
 
-def test_every_flag_names_its_rule_with_its_numbers(clock_check):
+def test_every_flag_names_its_rule_with_its_numbers():
     h = [
         screen(0, "attention", 3, [3, 4], 1, expected=0),
         screen(1, "gold", 3, [5, 6], 1, expected=0),
@@ -221,7 +226,8 @@ def hit(q: dict, off: int) -> int:
 def test_the_dashboard_and_export_say_which_rule_flagged_each_participant(tmp_path):
     cfg, db = design(tmp_path, "gold = [[1, 2, 20], [4, 5, 25]]")
     store = Store(db)
-    with in_process(create_app(cfg.catalogue, db, collect=cfg, admin_token="owner")) as c:
+    config = ServeConfig(admin_token="owner", **INSTANT)
+    with in_process(create_app(cfg.catalogue, db, collect=cfg, config=config)) as c:
         good, hg = enrol(c)
         answer_all(c, good["id"], hg, lambda q: hit(q, 0))
         bad, hb = enrol(c)
@@ -238,7 +244,7 @@ def test_the_dashboard_and_export_say_which_rule_flagged_each_participant(tmp_pa
     assert rows[bad["id"]]["status"] == "flagged: " + ", ".join(f["rule"] for f in flags)
     assert rows[good["id"]]["status"] in ("done", "flagged: repeats", "flagged: gold")
     assert board["rules"]["text"].startswith(f"Check rules version {quality.CHECK_RULES}:")
-    write_collect_export(store, cfg, tmp_path / "collect.toml", tmp_path / "out")
+    write_collect_export(store, cfg, tmp_path / "collect.toml", tmp_path / "out", **INSTANT)
     with open(tmp_path / "out" / "collect_participants.csv", newline="") as fh:
         listed = {r["participant"]: r for r in csv.DictReader(fh)}
     assert set(listed) == {good["id"], bad["id"]}
@@ -246,7 +252,7 @@ def test_the_dashboard_and_export_say_which_rule_flagged_each_participant(tmp_pa
     assert "attention" in listed[bad["id"]]["flagged_by"].split()
     assert listed[bad["id"]]["attention_passed"] == "0" and listed[bad["id"]]["rules"] == "2"
     assert listed[bad["id"]]["why"]
-    assert [r["flagged"] for r in participant_checks(store, cfg)] == [
+    assert [r["flagged"] for r in participant_checks(store, cfg, **INSTANT)] == [
         rows[good["id"]]["flagged"],
         True,
     ]
@@ -287,8 +293,8 @@ def test_every_sampler_says_what_it_waits_for(tmp_path):
         for _ in range(2):
             pr, h = enrol(c)
             answer_all(c, pr["id"], h)
-        refit_once(store, cfg, buffer=5)
-    board = collect_dashboard(store, cfg)
+        refit_once(store, cfg, buffer=5, **INSTANT)
+    board = collect_dashboard(store, cfg, **INSTANT)
     arm = board["arms"]["active"]
     assert arm["burn_in"] == 173 and 0 < arm["answers"] < 173
     assert arm["state"].startswith(f"active: random until 173 answers, {arm['answers']} so far")
@@ -304,9 +310,9 @@ def test_agreement_scores_are_recomputed_under_new_rules(tmp_path):
         answer_all(c, pr["id"], h, lambda q: hit(q, 0))
     key = quality.agreement_key(cfg.fingerprint)
     store.put_meta(key, {"rules": 1, "triplets": 10**6, "sessions": {}})
-    assert quality.refresh_agreement(store, cfg)  # other rules: scored again
+    assert quality.refresh_agreement(store, cfg, **INSTANT)  # other rules: scored again
     kept = store.get_meta(key)
     assert kept["rules"] == quality.CHECK_RULES and set(kept["sessions"]) == {
         s.id for s in store.participant_sessions(pr["id"])
     }
-    assert not quality.refresh_agreement(store, cfg)  # nothing new
+    assert not quality.refresh_agreement(store, cfg, **INSTANT)  # nothing new

@@ -18,6 +18,7 @@ from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.quality import held_out_rows, sampler_rows
 from tripletsearch.serve.collect.refitter import refit_once
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 
 COLLECT = collect_toml(
@@ -32,6 +33,9 @@ COLLECT = collect_toml(
     debrief="Thanks!",
     completion_code="DONE-1",
 )
+# in-process people answer at once: a test that counts their answers turns the server's
+# clock check off, as a server's setting would (the check's own tests: test_scripts.py)
+INSTANT = {"fast_server_ms": 0}
 
 
 @pytest.fixture
@@ -162,7 +166,7 @@ def test_the_refit_fills_each_samplers_buffer_and_queries_are_taken_once(collect
     assert sum(adaptive.values()) == len(takers)
     # each sampler fits its own participants' answers: k - 1 rows a click, no checks
     for name in cfg.samplers:
-        rows = sampler_rows(store, fp, name)
+        rows = sampler_rows(store, fp, name, **INSTANT)
         mine = [s for s in sessions if s.params["sampler"] == name]
         expect = 0
         for s in mine:
@@ -171,7 +175,7 @@ def test_the_refit_fills_each_samplers_buffer_and_queries_are_taken_once(collect
                     expect += cfg.k - 1
         assert len(rows) == expect
         assert all(r[0] not in (r[1], r[2]) for r in rows)
-    refit_once(store, cfg, buffer=40)  # with answers: fitted, then refilled
+    refit_once(store, cfg, buffer=40, **INSTANT)  # with answers: fitted, then refilled
     assert store.free_queries(fp, "active") == 40
 
 
@@ -366,7 +370,7 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
         for _ in range(24):  # twelve a sampler (balanced): past active's burn-in of 295 rows
             pr, h = enrol(c)
             run(c, cfg, pr["id"], h, np.random.default_rng(2))
-    refit_once(store, cfg, buffer=10)
+    refit_once(store, cfg, buffer=10, **INSTANT)
     versions = store.embedding_versions(fp, states=True)
     assert {v["sampler"] for v in versions} == set(cfg.samplers)
     # the held-out triplets, recomputed from the stored answers: the test queries' picks
@@ -389,7 +393,9 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
                 if q["kind"] in kinds and h["number"] <= last:
                     picked = q["candidates"][h["choice"]]
                     rows += [(q["head"], picked, o) for o in q["candidates"] if o != picked]
-        assert sorted(rows) == sorted(map(tuple, sampler_rows(store, fp, v["sampler"]).tolist()))
+        assert sorted(rows) == sorted(
+            map(tuple, sampler_rows(store, fp, v["sampler"], **INSTANT).tolist())
+        )
         assert v["n_rows"] == len(rows)
         X = np.array(v["embedding"]["embedding"])
         assert X.shape == (cfg.catalogue.n_items, cfg.dim)
@@ -399,7 +405,7 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
         assert v["n_test"] == len(tests) and v["accuracy"] == pytest.approx(right.mean())
         # the people answered by a hidden 1-D order: the fit predicts most held-out picks
         assert v["accuracy"] > 0.6
-    refit_once(store, cfg, buffer=10)  # no new answers: no new version
+    refit_once(store, cfg, buffer=10, **INSTANT)  # no new answers: no new version
     assert len(store.embedding_versions(fp)) == len(versions)
     with sqlite3.connect(db.removeprefix("sqlite:///")) as con:
         made = con.execute("SELECT DISTINCT version FROM ts_collect_queries").fetchall()
@@ -433,7 +439,8 @@ def wilson(p: float, n: int) -> tuple[float, float]:
 
 def test_the_owners_dashboard_reports_answers_checks_accuracy_and_the_map(collect):
     cfg, db = collect
-    app = create_app(cfg.catalogue, db, collect=cfg, admin_token="owner-token")
+    config = ServeConfig(admin_token="owner-token", **INSTANT)
+    app = create_app(cfg.catalogue, db, collect=cfg, config=config)
     store, fp = Store(db), cfg.fingerprint
     admin = {"Authorization": "Bearer owner-token"}
     with in_process(app) as c:
@@ -444,7 +451,7 @@ def test_the_owners_dashboard_reports_answers_checks_accuracy_and_the_map(collec
             run(c, cfg, pr["id"], h, np.random.default_rng(3))
         answer_all(c, people[8][0]["id"], people[8][1], misses)  # fails the checks
         early = c.get("/api/admin/collect", headers=admin).json()
-        refit_once(store, cfg, buffer=10)
+        refit_once(store, cfg, buffer=10, **INSTANT)
         board = c.get("/api/admin/collect", headers=admin).json()
         assert c.get("/collect/dashboard").status_code == 200
     assert early["map"] is None and all(v == [] for v in early["samplers"].values())
@@ -464,7 +471,7 @@ def test_the_owners_dashboard_reports_answers_checks_accuracy_and_the_map(collec
         got = [(v["n_rows"], v["accuracy"]) for v in board["samplers"][name]]
         assert got == [(v["n_rows"], v["accuracy"]) for v in stored if v["sampler"] == name]
         for v in board["samplers"][name]:  # each accuracy with its count and 95 % interval
-            assert v["n_test"] == len(held_out_rows(store, fp)) > 0
+            assert v["n_test"] == len(held_out_rows(store, fp, **INSTANT)) > 0
             assert v["interval"][0] < v["accuracy"] < v["interval"][1]
             assert v["interval"] == pytest.approx(wilson(v["accuracy"], v["n_test"]))
     m = board["map"]
@@ -508,7 +515,8 @@ def test_no_dashboard_without_an_admin_token_or_a_collect_file(collect):
 def test_a_participant_who_stops_is_left_out_of_the_fits_and_the_export(collect):
     cfg, db = collect
     store, fp = Store(db), cfg.fingerprint
-    app = create_app(cfg.catalogue, db, collect=cfg, admin_token="t")
+    config = ServeConfig(admin_token="t", **INSTANT)
+    app = create_app(cfg.catalogue, db, collect=cfg, config=config)
     with in_process(app) as c:
         (a, ha), (b, hb) = enrol(c), enrol(c)
         run(c, cfg, a["id"], ha, np.random.default_rng(0))
@@ -523,10 +531,10 @@ def test_a_participant_who_stops_is_left_out_of_the_fits_and_the_export(collect)
     by_id = {p["id"]: p for p in board["participants"]}
     assert by_id[b["id"]]["withdrawn"] and not by_id[a["id"]]["withdrawn"]
     (sa_,) = store.participant_sessions(a["id"])
-    mine = sampler_rows(store, fp, sa_.params["sampler"])
+    mine = sampler_rows(store, fp, sa_.params["sampler"], **INSTANT)
     from tripletsearch.serve.collect.export import collect_triplets
 
-    exported = {t["participant"] for t in collect_triplets(store)}
+    exported = {t["participant"] for t in collect_triplets(store, **INSTANT)}
     assert exported == {a["id"]} and len(mine) > 0
     (sb,) = store.participant_sessions(b["id"])
     assert len(store.history(sb.id)) == cfg.max_queries  # kept in the database

@@ -169,7 +169,7 @@ def test_a_version_2_database_is_upgraded_and_reads_the_same(tmp_path):
     assert Store(url).setup() == 2 and Store(url).setup() == store_mod.SCHEMA_VERSION
     after = columns(db, "ts_sessions")
     renamed = {"k": "n_choices", "queries": "screen", "n_answers": "n_queries"}
-    assert after == [renamed.get(c, c) for c in before]
+    assert after == [renamed.get(c, c) for c in before] + ["experiment"]  # (version 6 added)
     data = export_data(Store(url), CAT)
     old = v2["as_exported_before"]
     # (the export of 0.3.0 counts the collected triplets apart: none here)

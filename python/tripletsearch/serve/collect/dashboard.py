@@ -6,15 +6,16 @@
     the answers over time (``t``: seconds since the first, ``count``: answers so far),
     at most :data:`MAX_POINTS` points;
 ``participants``
-    one record per participant: enrolment number, pseudonymous id, sampler (assigned at
-    enrolment), answers, skips, fallback queries, attention checks, gold queries and
-    repeats (``[passed, answered]``; ``clear_repeats`` those of queries an embedding
-    predicted clearly, the ones judged), ``agreement`` (their picks agreeing with an
-    embedding fitted without them, as the refitter last scored it: ``agreed``,
-    ``answers``, ``chance``, ``p_value``), ``flagged`` (left out of the fits) and
+    one record per participant: enrolment number, pseudonymous id, sampler
+    (:func:`~.rules.participant_sampler`), answers, skips, fallback queries, attention
+    checks, gold queries and repeats (``[passed, answered]``; ``clear_repeats`` those of
+    queries an embedding predicted clearly, the ones judged), ``agreement`` (their picks
+    agreeing with an embedding fitted without them, as the refitter last scored it:
+    ``agreed``, ``answers``, ``chance``, ``p_value``), ``flagged`` (left out of the fits) and
     ``flags`` (the rules that flag them, each with its numbers and a sentence,
     :func:`~.quality.checks`), the median response time the page measured and the
-    server's, the platform id, withdrawn or done, and ``status`` ("flagged: agreement");
+    server's (None under :data:`~.rules.FAST_AFTER` answers: the checks' rule), the
+    platform id, withdrawn or done, and ``status`` ("flagged: agreement");
 ``rules``
     the check rules' version (:data:`~.quality.CHECK_RULES`), the agreement rule's level,
     the answers it needs, when it last scored and ``text``, the rules in a sentence;
@@ -40,7 +41,6 @@
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 import numpy as np
@@ -54,12 +54,19 @@ from .quality import (
     AGREEMENT_LEVEL,
     AGREEMENT_ROWS_PER_ITEM,
     CHECK_RULES,
-    FAST_MS,
     agreement_key,
     checks,
     counted_sessions,
     read_agreement,
     sampler_answers,
+)
+from .rules import (
+    FAST_MS,
+    FAST_SERVER_MS,
+    collect_sessions,
+    counted_answers,
+    is_counted,
+    participant_sampler,
 )
 from .supervisor import refitter_state
 
@@ -96,19 +103,20 @@ def _over_time(times: list[float]) -> dict[str, list]:
 
 
 def _participant(
-    row: Any, session: Any, history: list[dict], agreement: dict | None
+    config: CollectConfig,
+    row: Any,
+    session: Any,
+    history: list[dict],
+    agreement: dict | None,
+    fast_server_ms: float,
 ) -> dict[str, Any]:
     """A participant's line: their sampler, answers, checks and response times."""
-    counted = [h for h in history if h["kind"] == "answer" and not h["undone"]]
-    ms = [h["response_ms"] for h in counted if h.get("response_ms") is not None]
-    got = checks(history, agreement)
-    sampler = getattr(row, "arm", None) or (
-        None if session is None else session.params.get("sampler")
-    )
+    counted = counted_answers(history)
+    got = checks(history, agreement, fast_server_ms=fast_server_ms)
     return {
         "number": int(row.number),
         "id": row.id,
-        "sampler": sampler,
+        "sampler": participant_sampler(config, row, session),
         "answers": len(counted),
         "skips": sum(h["choice"] is None for h in counted),
         "fallbacks": sum(h["query"].get("kind") == "fallback" for h in counted),
@@ -120,7 +128,7 @@ def _participant(
         "flagged": got["flagged"],
         "flags": got["flags"],
         "status": _status(row, session, got["flags"]),
-        "response_ms_median": None if not ms else float(statistics.median(ms)),
+        "response_ms_median": got["response_ms"],  # (the rule's: .rules.median_ms)
         "server_ms_median": got["server_ms"],
         "platform_id": row.platform_id,
         "withdrawn": row.withdrawn is not None,
@@ -239,14 +247,16 @@ def _map(store: Store, config: CollectConfig, fp: str, versions: list[dict]) -> 
     }
 
 
-def collect_dashboard(store: Store, config: CollectConfig) -> dict[str, Any]:
-    """The dashboard's numbers for the collect design ``config`` (see the module docstring)."""
+def collect_dashboard(
+    store: Store, config: CollectConfig, *, fast_server_ms: float = FAST_SERVER_MS
+) -> dict[str, Any]:
+    """The dashboard's numbers for the collect design ``config`` (see the module docstring).
+
+    ``fast_server_ms``: the server's clock check (its setting; :func:`~.quality.checks`).
+    """
     fp = config.fingerprint
-    space = f"collect:{fp}"
     by_session = store.all_answers()
-    sessions = {
-        s.participant: s for s in store.iter_sessions(withdrawn=True) if s.catalogue == space
-    }
+    sessions = {s.participant: s for s in collect_sessions(store, fp, withdrawn=True)}
     scores = read_agreement(store, fp)
     people, times = [], []
     for row in store.iter_participants():
@@ -254,11 +264,11 @@ def collect_dashboard(store: Store, config: CollectConfig) -> dict[str, Any]:
             continue
         session = sessions.get(row.id)
         history = [] if session is None else by_session.get(session.id, [])
-        times += [h["answered_at"] for h in history if h["kind"] == "answer"]
+        times += [h["answered_at"] for h in history if is_counted(h)]
         agreement = None if session is None else scores.get(session.id)
-        people.append(_participant(row, session, history, agreement))
+        people.append(_participant(config, row, session, history, agreement, fast_server_ms))
     versions = store.embedding_versions(fp)
-    counted = counted_sessions(store, fp, by_session)
+    counted = counted_sessions(store, fp, by_session, fast_server_ms=fast_server_ms)
     samplers: dict[str, list[dict]] = {name: [] for name in config.samplers}
     for v in versions:
         samplers.setdefault(v["sampler"], []).append(_version(v))

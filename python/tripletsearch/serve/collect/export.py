@@ -44,6 +44,7 @@ from ..catalogue import Catalogue
 from ..store import Store
 from .file import CollectConfig
 from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
+from .rules import FAST_SERVER_MS, collect_sessions, counted_answers, participant_sampler
 
 __all__ = [
     "collect_triplets",
@@ -60,11 +61,17 @@ FIT_SEED = 11  # purpose of the export fits' seeds
 
 
 def collect_triplets(
-    store: Store, answered: dict | None = None, fingerprint: str | None = None
+    store: Store,
+    answered: dict | None = None,
+    fingerprint: str | None = None,
+    *,
+    fast_server_ms: float = FAST_SERVER_MS,
 ) -> list[dict[str, Any]]:
     """Every collected triplet that counts, with where it came from.
 
-    Of the collect of key ``fingerprint`` (None: of every collect in the database).
+    Of the collect of key ``fingerprint`` (None: of every collect in the database), the
+    sessions of :func:`~.quality.counted_sessions` (``fast_server_ms``: the server's
+    clock check).
 
     Records ``{"row": (head, closer, farther), "collect", "session", "participant",
     "screen", "sampler", "kind", "response_ms"}``, by session and screen. Answers to
@@ -73,14 +80,15 @@ def collect_triplets(
     stay in ``answers.csv``).
     """
     out: list[dict[str, Any]] = []
-    for s, history in counted_sessions(store, fingerprint, answered):
+    counted = counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms)
+    for s, history in counted:
         for h in history:
             rows, _ = triplet_rows([h], EXPORT_KINDS)
             for row in rows:
                 out.append(
                     {
                         "row": row,
-                        "collect": s.catalogue.removeprefix("collect:"),
+                        "collect": s.experiment,
                         "session": s.id,
                         "participant": s.participant,
                         "screen": h["number"],
@@ -101,34 +109,32 @@ PARTICIPANT_COLUMNS = [
 ]  # fmt: skip
 
 
-def participant_checks(store: Store, config: CollectConfig) -> list[dict[str, Any]]:
+def participant_checks(
+    store: Store, config: CollectConfig, *, fast_server_ms: float = FAST_SERVER_MS
+) -> list[dict[str, Any]]:
     """Per participant of the collect: their checks and flags (``collect_participants.csv``).
 
     As the dashboard shows them (:func:`~.quality.checks`, with the agreement the refitter
-    last scored), withdrawn participants too.
+    last scored and ``fast_server_ms``), withdrawn participants too.
     """
     fp = config.fingerprint
     answered, scores = store.all_answers(), read_agreement(store, fp)
-    sessions = {
-        s.participant: s
-        for s in store.iter_sessions(withdrawn=True)
-        if s.catalogue == f"collect:{fp}"
-    }
+    sessions = {s.participant: s for s in collect_sessions(store, fp, withdrawn=True)}
     out = []
     for row in store.iter_participants():
         if row.study != fp:
             continue
         s = sessions.get(row.id)
         history = [] if s is None else answered.get(s.id, [])
-        got = checks(history, None if s is None else scores.get(s.id))
+        agreement = None if s is None else scores.get(s.id)
+        got = checks(history, agreement, fast_server_ms=fast_server_ms)
         a = got["agreement"] or {}
-        sampler = getattr(row, "arm", None) or (None if s is None else s.params.get("sampler"))
         out.append(
             {
                 "participant": row.id, "number": int(row.number),
                 "session": None if s is None else s.id,
-                "sampler": sampler,
-                "answers": sum(h["kind"] == "answer" and not h["undone"] for h in history),
+                "sampler": participant_sampler(config, row, s),
+                "answers": len(counted_answers(history)),
                 "withdrawn": row.withdrawn is not None, "rules": got["rules"],
                 "flagged": got["flagged"], "flagged_by": " ".join(f["rule"] for f in got["flags"]),
                 "attention_passed": got["attention"][0], "attention_of": got["attention"][1],
@@ -145,12 +151,14 @@ def participant_checks(store: Store, config: CollectConfig) -> list[dict[str, An
     return out
 
 
-def _write_participants(store: Store, config: CollectConfig, path: Path) -> None:
+def _write_participants(
+    store: Store, config: CollectConfig, path: Path, fast_server_ms: float
+) -> None:
     """``collect_participants.csv``: :func:`participant_checks`, one row each."""
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(PARTICIPANT_COLUMNS)
-        for rec in participant_checks(store, config):
+        for rec in participant_checks(store, config, fast_server_ms=fast_server_ms):
             w.writerow(["" if rec[k] is None else rec[k] for k in PARTICIPANT_COLUMNS])
 
 
@@ -238,20 +246,22 @@ def write_collect_export(
     rows: Any = None,
     *,
     title: str | None = None,
+    fast_server_ms: float = FAST_SERVER_MS,
 ) -> dict[str, Any]:
     """Write the collect design's part of the export into ``out``; what was fitted.
 
     See the module docstring. ``rows``: the collected triplets as the rest of the export
     read them (one snapshot: the triplets written are the triplets fitted; None: read them
-    now). ``title``: the study's (None: the collect's). Returns ``{"triplets": n,
-    "models": [...]}``.
+    now). ``title``: the study's (None: the collect's). ``fast_server_ms``: the server's
+    clock check (:func:`~.quality.checks`). Returns ``{"triplets": n, "models": [...]}``.
     """
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(collect_file, d / "collect.toml")
-    _write_participants(store, config, d / "collect_participants.csv")
+    _write_participants(store, config, d / "collect_participants.csv", fast_server_ms)
     if rows is None:
-        rows = [t["row"] for t in collect_triplets(store, fingerprint=config.fingerprint)]
+        got = collect_triplets(store, fingerprint=config.fingerprint, fast_server_ms=fast_server_ms)
+        rows = [t["row"] for t in got]
     mine = [tuple(int(v) for v in r) for r in rows]
     if not mine:
         raise ValueError(f"{collect_file}: no triplets collected yet; nothing to fit")

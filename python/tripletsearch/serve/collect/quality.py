@@ -5,9 +5,12 @@ naming its rule with its numbers: attention checks, gold queries and repeats of 
 queries passed fewer than half, response times under a quarter second, and answers that
 do not agree with everyone else's (:func:`score_agreement`, which the refitter runs at
 each round: :func:`refresh_agreement`). :func:`counted_sessions` is the one filter of the
-answers that count (a collect design's sessions, participants withdrawn or flagged left
+sessions that count (a collect design's sessions, participants withdrawn or flagged left
 out), which the refitter, the export and the dashboard all read through;
-:func:`triplet_rows` turns answers into triplet rows.
+:func:`triplet_rows` turns answers into triplet rows. The rules they share (the answers
+that count, a collect's sessions, the response-time rule) are :mod:`.rules`'; the server's
+clock check is a parameter, ``fast_server_ms`` (a server setting, default
+:data:`FAST_SERVER_MS`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,15 @@ from ...outcomes import triplet_agreement
 from ...utils import derived_seed
 from ..modes.collect import ANSWER_KINDS
 from ..store import SessionRow, Store
+from .rules import (
+    FAST_AFTER,
+    FAST_MS,
+    FAST_SERVER_MS,
+    collect_sessions,
+    counted_answers,
+    is_counted,
+    median_ms,
+)
 
 __all__ = [
     "checks",
@@ -58,13 +70,7 @@ CHECK_RULES = 2
 # the kinds of query whose answers are exported as triplets (the checks are not)
 EXPORT_KINDS = (*ANSWER_KINDS, "test")
 PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
-# a participant whose median response time (as the page measured it, over at least
-# FAST_AFTER answers) is under this clicks without looking: flagged. People took seconds
-# per triplet in NEXT's and salmon's studies.
-FAST_MS, FAST_AFTER = 250, 5
-# the same bound on the server's own time per screen (shown to answered), whatever the
-# page claims
-FAST_SERVER_MS = FAST_MS
+# the response-time rule (FAST_MS, FAST_AFTER, FAST_SERVER_MS): .rules
 # the agreement rule: a participant with at least AGREEMENT_AFTER counted answers whose
 # picks agree with an embedding fitted without them (K-fold over the participants,
 # AGREEMENT_FOLDS folds) no more often than chance allows at level AGREEMENT_LEVEL
@@ -78,11 +84,6 @@ AGREEMENT_SEED = 0xA9EE  # purpose of the seeds of the folds and their fits
 MAX_WEIGHT = 5.0  # the largest weight of a pick in the agreement test (log-odds)
 
 Counted = list[tuple[SessionRow, list[dict]]]
-
-
-def _median(values: list[float]) -> float | None:
-    """The median of at least :data:`FAST_AFTER` values, else None."""
-    return float(np.median(values)) if len(values) >= FAST_AFTER else None
 
 
 def _share_flag(rule: str, passed: int, of: int, what: str) -> dict | None:
@@ -118,7 +119,9 @@ def _agreement_flag(agreement: dict | None) -> dict | None:
     }  # fmt: skip
 
 
-def checks(answered: list[dict], agreement: dict | None = None) -> dict[str, Any]:
+def checks(
+    answered: list[dict], agreement: dict | None = None, *, fast_server_ms: float = FAST_SERVER_MS
+) -> dict[str, Any]:
     """A participant's checks from their answered screens (records of ``all_answers``).
 
     ``attention``: (passed, answered) of the self-match checks (the head among its own
@@ -129,19 +132,20 @@ def checks(answered: list[dict], agreement: dict | None = None) -> dict[str, Any
     (chosen so since rules 2: the ones judged; a repeat of a near-tie is a coin flip for
     anyone); ``server_ms``: the median of the server's own time per screen (shown to
     answered), ``response_ms``: the median the page measured (None: fewer than
-    :data:`FAST_AFTER`); ``agreement``: the participant's record of
+    :data:`FAST_AFTER`, :func:`~.rules.median_ms`); ``agreement``: the participant's record of
     :func:`score_agreement` (as the refitter last stored it; None: not scored).
 
     ``flags``: one record per rule that flags the participant (``rule``, its numbers and
     ``why``, a sentence): ``attention``, ``gold`` or ``repeats`` passed by fewer than
-    :data:`PASS_SHARE`, ``server_time`` or ``page_time`` a median under :data:`FAST_MS`
-    (clicking without looking, whatever the page claims), ``agreement`` (at least
+    :data:`PASS_SHARE`, ``server_time`` a median under ``fast_server_ms`` (the server's
+    clock, default :data:`FAST_SERVER_MS`; 0: never) or ``page_time`` under
+    :data:`FAST_MS` (clicking without looking, whatever the page claims), ``agreement`` (at least
     :data:`AGREEMENT_AFTER` answers agreeing with everyone else's no more than chance at
     level :data:`AGREEMENT_LEVEL`); ``flagged``: any flag; ``rules``: :data:`CHECK_RULES`.
     A skip fails a check. A flagged participant's answers stay in the database and are
     left out of the fits.
     """
-    counted = [h for h in answered if h["kind"] == "answer" and not h["undone"]]
+    counted = counted_answers(answered)
     picked = {h["number"]: h for h in counted}
     known = {
         kind: [h for h in counted if h["query"].get("kind") == kind]
@@ -161,15 +165,15 @@ def checks(answered: list[dict], agreement: dict | None = None) -> dict[str, Any
         if q.get("clear") is not None:
             clear_total += 1
             clear_agreed += same
-    page = _median([h["response_ms"] for h in counted if h.get("response_ms") is not None])
-    server = _median(
+    page = median_ms([h["response_ms"] for h in counted if h.get("response_ms") is not None])
+    server = median_ms(
         [1e3 * (h["answered_at"] - h["shown_at"]) for h in counted if "answered_at" in h]
     )
     found = [
         _share_flag("attention", passed["attention"], len(known["attention"]), "attention checks"),
         _share_flag("gold", passed["gold"], len(known["gold"]), "gold queries right"),
         _share_flag("repeats", clear_agreed, clear_total, "repeats of clear queries agreed"),
-        _time_flag("server_time", server, FAST_SERVER_MS, "time per screen by the server's clock"),
+        _time_flag("server_time", server, fast_server_ms, "time per screen by the server's clock"),
         _time_flag("page_time", page, FAST_MS, "response time the page measured"),
         _agreement_flag(agreement),
     ]
@@ -189,35 +193,33 @@ def checks(answered: list[dict], agreement: dict | None = None) -> dict[str, Any
 
 
 def counted_sessions(
-    store: Store, fingerprint: str | None, answered: dict | None = None
+    store: Store,
+    fingerprint: str | None,
+    answered: dict | None = None,
+    *,
+    fast_server_ms: float = FAST_SERVER_MS,
 ) -> Counted:
     """The sessions of collect design ``fingerprint`` whose answers count, with them.
 
-    ``fingerprint`` None: of every collect design in the database. Participants withdrawn
-    (not listed by ``iter_sessions``) or flagged by their :func:`checks` (with their
-    agreement as the refitter last stored it, :func:`read_agreement`) are left out.
+    ``fingerprint`` None: of every collect design in the database
+    (:func:`~.rules.collect_sessions`). Participants withdrawn (not listed by
+    ``iter_sessions``) or flagged by their :func:`checks` (with their agreement as the
+    refitter last stored it, :func:`read_agreement`, and ``fast_server_ms``) are left out.
     ``answered``: the store's ``all_answers()`` when the caller read them already (one
     read for everything it computes).
     """
     by_session = store.all_answers() if answered is None else answered
     scored: dict[str, dict] = {}
     out = []
-    for s in store.iter_sessions():
-        if not _of_design(s, fingerprint):
-            continue
-        design = s.catalogue.removeprefix("collect:")
+    for s in collect_sessions(store, fingerprint):
+        design = str(s.experiment)
         if design not in scored:
             scored[design] = read_agreement(store, design)
         history = by_session.get(s.id, [])
-        if not checks(history, scored[design].get(s.id))["flagged"]:
+        got = checks(history, scored[design].get(s.id), fast_server_ms=fast_server_ms)
+        if not got["flagged"]:
             out.append((s, history))
     return out
-
-
-def _of_design(session: SessionRow, fingerprint: str | None) -> bool:
-    if fingerprint is None:
-        return session.catalogue.startswith("collect:")
-    return session.catalogue == f"collect:{fingerprint}"
 
 
 def triplet_rows(
@@ -231,7 +233,7 @@ def triplet_rows(
     rows: list[tuple[int, int, int]] = []
     screens: list[int] = []
     for h in history:
-        if h["kind"] != "answer" or h["undone"] or h["choice"] is None:
+        if not is_counted(h) or h["choice"] is None:
             continue
         q = h["query"]
         if q.get("kind") not in kinds:
@@ -266,13 +268,19 @@ def sampler_answers(counted: Counted, sampler: str) -> tuple[np.ndarray, dict[st
 
 
 def sampler_rows(
-    store: Store, fingerprint: str, sampler: str, answered: dict | None = None
+    store: Store,
+    fingerprint: str,
+    sampler: str,
+    answered: dict | None = None,
+    *,
+    fast_server_ms: float = FAST_SERVER_MS,
 ) -> np.ndarray:
     """The triplet rows ``(head, picked, other)`` that ``sampler`` fits, read from ``store``.
 
-    As :func:`sampler_answers`.
+    As :func:`sampler_answers` of :func:`counted_sessions`.
     """
-    return sampler_answers(counted_sessions(store, fingerprint, answered), sampler)[0]
+    counted = counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms)
+    return sampler_answers(counted, sampler)[0]
 
 
 def held_out(counted: Counted) -> np.ndarray:
@@ -280,9 +288,15 @@ def held_out(counted: Counted) -> np.ndarray:
     return _triplets([r for _, h in counted for r in triplet_rows(h, ("test",))[0]])
 
 
-def held_out_rows(store: Store, fingerprint: str, answered: dict | None = None) -> np.ndarray:
+def held_out_rows(
+    store: Store,
+    fingerprint: str,
+    answered: dict | None = None,
+    *,
+    fast_server_ms: float = FAST_SERVER_MS,
+) -> np.ndarray:
     """The held-out triplets of the collect design ``fingerprint``, read from ``store``."""
-    return held_out(counted_sessions(store, fingerprint, answered))
+    return held_out(counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms))
 
 
 def triplet_accuracy(X: np.ndarray, rows: np.ndarray) -> float | None:
@@ -307,7 +321,7 @@ def _picks(history: list[dict]) -> list[tuple[int, list[int], int]]:
     out = []
     for h in history:
         q = h["query"]
-        if h["kind"] != "answer" or h["undone"] or h["choice"] is None:
+        if not is_counted(h) or h["choice"] is None:
             continue
         if q.get("kind") in (*EXPORT_KINDS, "gold"):
             out.append((int(q["head"]), [int(c) for c in q["candidates"]], int(h["choice"])))
@@ -444,7 +458,12 @@ def read_agreement(store: Store, fingerprint: str) -> dict[str, dict]:
 
 
 def refresh_agreement(
-    store: Store, config: Any, answered: dict | None = None, *, force: bool = False
+    store: Store,
+    config: Any,
+    answered: dict | None = None,
+    *,
+    force: bool = False,
+    fast_server_ms: float = FAST_SERVER_MS,
 ) -> bool:
     """Score every participant's agreement again when the answers grew; whether it did.
 
@@ -455,17 +474,17 @@ def refresh_agreement(
     folds but their own; in a second pass, without those the first pass flagged: scores
     computed afresh at each round from the same answers, never from an earlier round's
     flags), and the scores are kept in ``ts_meta`` (:func:`agreement_key`) with the
-    rules' version, the triplets and when.
+    rules' version, the triplets and when. ``fast_server_ms``: the server's clock check
+    (:func:`checks`).
     """
     fp = config.fingerprint
     by_session = store.all_answers() if answered is None else answered
     last = store.get_meta(agreement_key(fp)) or {}
     judged = [
         (s.id, h)
-        for s in store.iter_sessions()
-        if _of_design(s, fp)
+        for s in collect_sessions(store, fp)
         for h in [by_session.get(s.id, [])]
-        if not checks(h)["flagged"]
+        if not checks(h, fast_server_ms=fast_server_ms)["flagged"]
     ]
     n_rows = sum(len(triplet_rows(h, EXPORT_KINDS)[0]) for _, h in judged)
     stale = last.get("rules") != CHECK_RULES

@@ -49,6 +49,7 @@ from .quality import (
     sampler_answers,
     triplet_accuracy,
 )
+from .rules import FAST_SERVER_MS
 
 log = logging.getLogger("tripletsearch.serve")
 
@@ -129,7 +130,13 @@ def _refit_sampler(
     return sampler, number
 
 
-def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> dict[str, int]:
+def refit_once(
+    store: Store,
+    config: CollectConfig,
+    *,
+    buffer: int = BUFFER,
+    fast_server_ms: float = FAST_SERVER_MS,
+) -> dict[str, int]:
     """Refit every sampler whose answers grew, refill the buffers; queries added per sampler.
 
     Each sampler is fitted to its own answers (:func:`~.quality.sampler_answers`) when its
@@ -138,12 +145,14 @@ def refit_once(store: Store, config: CollectConfig, *, buffer: int = BUFFER) -> 
     it used and its accuracy on the held-out test triplets. Then each sampler asks the
     queries its buffer lacks. First, the participants' agreement with everyone else's
     answers is scored again when due (:func:`~.quality.refresh_agreement`: a check rule).
+    ``fast_server_ms``: the server's clock check (:func:`~.quality.checks`; its setting).
     Runs outside any request.
     """
     fp = config.fingerprint
     answered = store.all_answers()  # one read for all
-    refresh_agreement(store, config, answered)  # the agreement rule's scores, when due
-    counted = counted_sessions(store, fp, answered)
+    # the agreement rule's scores, when due
+    refresh_agreement(store, config, answered, fast_server_ms=fast_server_ms)
+    counted = counted_sessions(store, fp, answered, fast_server_ms=fast_server_ms)
     tests = held_out(counted)
     added: dict[str, int] = {}
     for i, name in enumerate(config.samplers):
@@ -181,6 +190,7 @@ def refitter(
     every: float = 2.0,
     rounds: int = 0,
     ready: Any = None,
+    fast_server_ms: float = FAST_SERVER_MS,
 ) -> None:
     """The refitter: :func:`refit_once` every ``every`` seconds, under a lease.
 
@@ -192,8 +202,9 @@ def refitter(
     (``server``, default :func:`~..service.processes.server_id`; :func:`state_key`: pid,
     when it beat, whether it holds the lease) and, holding the lease, the collect's (its
     last refit, the answers it read), which the owner's dashboard shows. ``rounds`` > 0:
-    stop after that many (tests). ``ready``: an event set after the first round. On
-    SIGTERM it hands its lease over and ends.
+    stop after that many (tests). ``ready``: an event set after the first round.
+    ``fast_server_ms``: the server's clock check (:func:`~.quality.checks`; its
+    setting). On SIGTERM it hands its lease over and ends.
     """
     from ..experiment import bind
     from ..service.processes import server_id
@@ -214,7 +225,7 @@ def refitter(
             if state["holds_lease"]:
                 n = store.count_answers()  # cheap: the answers are read only when they grew
                 if n - read >= NEW_ANSWERS or _buffers_low(store, config):
-                    refit_once(store, config)
+                    refit_once(store, config, fast_server_ms=fast_server_ms)
                     read = n
                     state.update(last_refit=time.time(), read=n)
                 done += 1
@@ -251,15 +262,23 @@ def gone_process(holder: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m tripletsearch.serve.collect.refitter DATABASE DESIGN [SERVER]``.
+    """``python -m tripletsearch.serve.collect.refitter DATABASE DESIGN [SERVER] [OPTION]``.
 
     The refitter as its server's child: the collect of the server's design file, its state
-    kept under ``SERVER`` (default: the server named in the environment); it ends with its
-    parent, and on SIGTERM or SIGINT (its server's stop: no traceback).
+    kept under ``SERVER`` (default: the server named in the environment), the server's
+    clock check ``--fast-server-ms=MS`` (default :data:`~.rules.FAST_SERVER_MS`); it ends
+    with its parent, and on SIGTERM or SIGINT (its server's stop: no traceback).
     """
     from ..service.processes import die_with_parent, read_design
 
-    database, design, *rest = sys.argv[1:] if argv is None else argv
+    args = list(sys.argv[1:] if argv is None else argv)
+    fast_server_ms = FAST_SERVER_MS
+    for a in [a for a in args if a.startswith("--fast-server-ms=")]:
+        args.remove(a)
+        fast_server_ms = float(a.partition("=")[2])
+        if not fast_server_ms >= 0:
+            raise ValueError(f"--fast-server-ms: expected a number >= 0, got {a}")
+    database, design, *rest = args
     die_with_parent(signal.SIGTERM)
 
     def stop(signum: int, frame: Any) -> None:
@@ -269,7 +288,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, stop)
     logging.basicConfig(level=logging.INFO, format="refitter: %(message)s")
     config = read_design(design)["collect"]
-    refitter(database, config, server=rest[0] if rest else None)
+    refitter(database, config, server=rest[0] if rest else None, fast_server_ms=fast_server_ms)
 
 
 if __name__ == "__main__":

@@ -15,20 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...utils import derived_seed
 from ..modes.collect import CollectMode
 from ..schema import Answer
 from ..service.participants import Participants
 from ..service.search import Owner, SearchService
-from ..store import Arms, SessionRow
+from ..store import SessionRow
 from .file import CollectConfig
 from .quality import CHECK_RULES
+from .rules import ARM_SEED, collect_arms, participant_sampler
 
 __all__ = ["CollectService", "ARM_SEED"]
-
-ARM_SEED = 7  # purpose of the seeds that assign participants to samplers
 
 
 class CollectService(Participants):
@@ -67,20 +64,12 @@ class CollectService(Participants):
 
     def enrol(self, plan: int = 1, platform_id: str | None = None, arms: Any = None) -> dict:
         """A new participant (who consented): ``{"id", "token"}``; their sampler assigned."""
-        arms = Arms(self.config.samplers, self.config.seed) if arms is None else arms
+        arms = collect_arms(self.config) if arms is None else arms
         return super().enrol(plan, platform_id, arms)
 
     def sampler_of(self, row: Any) -> str:
-        """The sampler of participant ``row``: assigned at enrolment (kept as ``arm``).
-
-        A participant enrolled before 0.3.0 (no ``arm``) has the one drawn with the file's
-        seed and their enrolment number, as then.
-        """
-        if getattr(row, "arm", None):
-            return str(row.arm)
-        number = int(row.number)
-        rng = np.random.default_rng(derived_seed(self.config.seed, ARM_SEED, number))
-        return self.config.samplers[int(rng.integers(len(self.config.samplers)))]
+        """The sampler of participant ``row`` (:func:`~.rules.participant_sampler`)."""
+        return participant_sampler(self.config, row)
 
     def current_session(
         self, pid: str, row: Any, token: str, known: dict[int, SessionRow]

@@ -140,7 +140,10 @@ class CollectMode(Mode):
 
     @property
     def space(self) -> str:
-        """``collect:<fingerprint>``: the collect design its sessions belong to."""
+        """``collect:<fingerprint>``: what its sessions search, compared, never parsed.
+
+        The collect a session belongs to is the store's column (``SessionRow.experiment``).
+        """
         return "none" if self.settings.collect is None else f"collect:{self.fingerprint}"
 
     @property
@@ -345,7 +348,7 @@ class CollectMode(Mode):
 
     # ---------------------------------------------------------------- answers
     def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:
-        """A candidate's position, or a skip; never "found"."""
+        """A candidate's position, or a skip; never "found" (refused here, the one place)."""
         if answer.found:
             raise Invalid("found: a collect query has no 'this is it'")
         self._check_position(answer.choice, len(screen.query["candidates"]))
@@ -355,8 +358,8 @@ class CollectMode(Mode):
         searcher.remember(query)
 
     def found_result(self, screen: Screen, choice: int | None) -> dict:
-        """Not reached: check_answer refuses "found"."""
-        raise Invalid("found: a collect query has no 'this is it'")
+        """Never called: :meth:`check_answer` refuses "found" before any answer is applied."""
+        raise AssertionError("collect: check_answer refuses found; no result to give")
 
     def end_result(self, searcher: Any, number: int) -> dict:
         """``{"target": None, "reason": "max_queries"}``: the participant's queries done."""

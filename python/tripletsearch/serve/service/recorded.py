@@ -17,7 +17,7 @@ import numpy as np
 
 from ...outcomes import found_target, is_comparison
 from ..modes import Mode, mode_class
-from ..store import SessionRow, Store
+from ..store import SessionRow, Store, counted_answers
 
 __all__ = ["RecordedSession", "Choice", "recorded_sessions", "found_flags"]
 
@@ -44,8 +44,8 @@ class RecordedSession:
 
     @property
     def answers(self) -> list[dict]:
-        """The answers that count: not undos, not undone."""
-        return [h for h in self.history if h["kind"] == "answer" and not h["undone"]]
+        """The answers that count (:func:`~..store.is_counted`: not undos, not undone)."""
+        return counted_answers(self.history)
 
     @property
     def said_found(self) -> bool:

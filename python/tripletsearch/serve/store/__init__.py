@@ -1,7 +1,8 @@
 """The sessions database (SQLAlchemy only, no HTTP): :class:`Store` and its parts by concept.
 
 ``engine`` (engines, write transactions, schema version, leases), ``tables`` (the tables and
-their migrations), ``sessions`` (sessions, screens, answers), ``participants`` (study and
+their migrations), ``sessions`` (sessions, screens, answers, and which answers count:
+:func:`is_counted`), ``participants`` (study and
 collect participants), ``experiments`` (studies and collects by name), ``collect`` (the
 samplers' query buffers and embedding versions) and ``unavailable`` (which errors are the
 database or its disk failing, not a bug).
@@ -22,7 +23,7 @@ from .engine import (
 )
 from .experiments import ExperimentRecords, ExperimentRow
 from .participants import Arms, ParticipantRecords
-from .sessions import SessionRecords, SessionRow
+from .sessions import SessionRecords, SessionRow, counted_answers, is_counted
 from .tables import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "SessionRow",
     "ExperimentRow",
     "Arms",
+    "is_counted",
+    "counted_answers",
     "StoreError",
     "WriteConflict",
     "StoreBusy",

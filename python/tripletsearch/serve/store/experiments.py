@@ -1,10 +1,11 @@
 """Experiments by name: their kind, the key their rows are kept under, their design.
 
-A study's participants are grouped under its key (``ts_participants.study``); a collect's
-sessions search ``collect:<key>`` and its queries and embedding versions carry the key. The
-name maps to the key, so that an edited file finds its rows (``serve/experiment.py`` decides
-what an edit may change). Databases of older versions have rows under keys without a name:
-:meth:`ExperimentRecords.groups` finds them.
+A study's or a collect's participants are grouped under its key
+(``ts_participants.study``), its sessions carry the key (``ts_sessions.experiment``), and so
+do a collect's queries and embedding versions. The name maps to the key, so that an edited
+file finds its rows (``serve/experiment.py`` decides what an edit may change). Databases of
+older versions have rows under keys without a name: :meth:`ExperimentRecords.groups` finds
+them.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ class ExperimentRecords(Database):
         """Whether rows are kept under ``key``: participants, sessions, queries, versions."""
         checks = (
             sa.select(participants.c.id).where(participants.c.study == key),
-            sa.select(sessions.c.id).where(sessions.c.catalogue == f"collect:{key}"),
+            sa.select(sessions.c.id).where(sessions.c.experiment == key),
             sa.select(collect_queries.c.id).where(collect_queries.c.collect == key),
             sa.select(collect_embeddings.c.id).where(collect_embeddings.c.collect == key),
         )
@@ -122,35 +123,29 @@ class ExperimentRecords(Database):
         with self._reading() as c:
             return int(c.execute(q.where(participants.c.study == key)).scalar_one())
 
-    def groups(self) -> dict[str, dict[str, int]]:
-        """Every key rows are kept under: ``{key: {"kind", "participants", "sessions"}}``.
+    def groups(self) -> dict[str, dict[str, Any]]:
+        """Every key rows are kept under: ``{key: {"participants", "sessions", "modes"}}``.
 
-        A study's key: its participants' group; a collect's: its sessions'
-        ``collect:<key>``.
+        Its participants (a study's or a collect's group, withdrawn ones included), its
+        sessions (those whose ``experiment`` is the key) and their modes (sorted: what the
+        caller tells a study from a collect by).
         """
         out: dict[str, dict[str, Any]] = {}
+
+        def group(key: str) -> dict[str, Any]:
+            return out.setdefault(key, {"participants": 0, "sessions": 0, "modes": []})
+
         with self._reading() as c:
-            for r in c.execute(
-                sa.select(participants.c.study, sa.func.count()).group_by(participants.c.study)
-            ):
-                out[r[0]] = {"kind": "study", "participants": int(r[1]), "sessions": 0}
+            q = sa.select(participants.c.study, sa.func.count()).group_by(participants.c.study)
+            for key, n in c.execute(q):
+                group(key)["participants"] = int(n)
             q = (
-                sa.select(sessions.c.catalogue, sessions.c.participant, sa.func.count())
-                .where(sessions.c.participant.is_not(None))
-                .group_by(sessions.c.catalogue, sessions.c.participant)
+                sa.select(sessions.c.experiment, sessions.c.mode, sa.func.count())
+                .where(sessions.c.experiment.is_not(None))
+                .group_by(sessions.c.experiment, sessions.c.mode)
             )
-            by_participant = {
-                row.id: row.study
-                for row in c.execute(sa.select(participants.c.id, participants.c.study))
-            }
-            for space, pid, n in c.execute(q):
-                if str(space).startswith("collect:"):
-                    key = str(space).removeprefix("collect:")
-                    rec = out.setdefault(key, {"kind": "collect", "participants": 0})
-                    rec["kind"] = "collect"
-                    rec["sessions"] = rec.get("sessions", 0) + int(n)
-                else:
-                    study = by_participant.get(pid)
-                    if study is not None and study in out:
-                        out[study]["sessions"] += int(n)
+            for key, mode, n in c.execute(q):
+                rec = group(key)
+                rec["sessions"] += int(n)
+                rec["modes"] = sorted({*rec["modes"], str(mode)})
         return out

@@ -6,7 +6,7 @@ import json
 import random
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,10 +30,13 @@ class Arms:
 
     ``order(block)``: the samplers in the seeded order of enrolments ``block * len`` to
     ``(block + 1) * len - 1``, which breaks ties between the least assigned.
+    ``sampler(arm, number, params)``: a participant's sampler (the one rule). ``drawn``:
+    the sampler of a participant enrolled before arms were kept, by enrolment number (their
+    session's parameters name it once it started; None: unknown until then).
     """
 
-    def __init__(self, names: Any, seed: int):
-        self.names, self.seed = tuple(names), int(seed)
+    def __init__(self, names: Any, seed: int, drawn: Callable[[int], str] | None = None):
+        self.names, self.seed, self.drawn = tuple(names), int(seed), drawn
 
     def order(self, block: int) -> list[str]:
         """The samplers in block ``block``'s seeded order."""
@@ -47,23 +50,41 @@ class Arms:
         least = min(counts.get(a, 0) for a in self.names)
         return next(a for a in order if counts.get(a, 0) == least)
 
+    def sampler(self, arm: str | None, number: int, params: dict | None) -> str | None:
+        """The sampler of participant ``number``: their ``arm`` (assigned at enrolment).
 
-def _arm_counts(c: Any, study: str) -> dict[str, int]:
+        Else (enrolled before arms were kept) the one their session's ``params`` name,
+        else :attr:`drawn`'s (None without it).
+        """
+        if arm:
+            return str(arm)
+        named = (params or {}).get("sampler")
+        if named is not None:
+            return str(named)
+        return None if self.drawn is None else self.drawn(int(number))
+
+
+def _arm_counts(c: Any, study: str, arms: Arms) -> dict[str, int]:
     """Participants per arm of group ``study``, withdrawn ones included.
 
-    Those enrolled before arms were kept count by the sampler their session names.
+    Those enrolled before arms were kept count by ``arms.sampler``.
     """
     p = participants.c
     mine = p.study == study
     q = sa.select(p.arm, sa.func.count()).where(mine, p.arm.is_not(None)).group_by(p.arm)
     counts = {str(arm): int(n) for arm, n in c.execute(q)}
     older = (
-        sa.select(sessions.c.params)
-        .join(participants, sessions.c.participant == p.id)
+        sa.select(p.id, p.number, sessions.c.params)
+        .select_from(participants.outerjoin(sessions, sessions.c.participant == p.id))
         .where(mine, p.arm.is_(None))
+        .order_by(p.number, sessions.c.slot)
     )
-    for (params,) in c.execute(older):
-        arm = json.loads(params).get("sampler")
+    seen: set[str] = set()
+    for pid, number, params in c.execute(older):
+        if pid in seen:  # (their first session names their sampler)
+            continue
+        seen.add(pid)
+        arm = arms.sampler(None, number, None if params is None else json.loads(params))
         if arm is not None:
             counts[arm] = counts.get(arm, 0) + 1
     return counts
@@ -116,7 +137,7 @@ class ParticipantRecords(Database):
                             participants.c.study == study, participants.c.number == 0
                         )
                     ).scalar()
-                    arm = None if arms is None else arms.pick(int(n), _arm_counts(c, study))
+                    arm = None if arms is None else arms.pick(int(n), _arm_counts(c, study, arms))
                     c.execute(
                         sa.insert(participants).values(
                             id=pid,

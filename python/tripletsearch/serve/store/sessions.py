@@ -19,7 +19,21 @@ from sqlalchemy.engine import Connection
 from .engine import Database, WriteConflict
 from .tables import answers, participants, screens, sessions
 
-__all__ = ["SessionRecords", "SessionRow"]
+__all__ = ["SessionRecords", "SessionRow", "is_counted", "counted_answers"]
+
+
+def is_counted(record: dict) -> bool:
+    """Whether an answered screen's record is an answer that counts.
+
+    The one rule: an answer (not an undo) not taken back by an undo (``undone``). Its count
+    is a session's ``n_queries``; a skip counts (as an answer without a choice).
+    """
+    return record["kind"] == "answer" and not record["undone"]
+
+
+def counted_answers(history: list[dict]) -> list[dict]:
+    """The records of ``history`` that are answers that count (:func:`is_counted`), in order."""
+    return [h for h in history if is_counted(h)]
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,7 @@ class SessionRow:
     participant: str | None
     slot: int | None
     target: int | None
+    experiment: str | None = None  # the key of its study or collect (None: a free session)
 
     @classmethod
     def from_row(cls, r: Any) -> SessionRow:
@@ -67,6 +82,7 @@ class SessionRow:
             r.participant,
             None if r.slot is None else int(r.slot),
             None if r.target is None else int(r.target),
+            r.experiment,
         )
 
 
@@ -217,16 +233,8 @@ class SessionRecords(Database):
         ]
 
     def effective(self, sid: str, start: int = 0) -> list[dict]:
-        """The answers that count (not undos, not undone) from screen ``start`` on."""
-        return [
-            rec
-            for _, rec in self._answered(
-                screens.c.session_id == sid,
-                screens.c.number >= start,
-                answers.c.kind == "answer",
-                answers.c.undone == sa.false(),
-            )
-        ]
+        """The answers that count (:func:`is_counted`) from screen ``start`` on."""
+        return counted_answers(self.history(sid, start))
 
     def all_answers(self) -> dict[str, list[dict]]:
         """Every answered screen of every session (as :meth:`history`), by session."""
@@ -235,13 +243,18 @@ class SessionRecords(Database):
             out.setdefault(sid, []).append(rec)
         return out
 
-    def iter_sessions(self, *, withdrawn: bool = False) -> Iterator[SessionRow]:
+    def iter_sessions(
+        self, *, withdrawn: bool = False, experiment: str | None = None
+    ) -> Iterator[SessionRow]:
         """Every session, by creation time (then id), but those of withdrawn participants.
 
-        ``withdrawn``: those too (the owner's dashboard counts them).
+        ``withdrawn``: those too (the owner's dashboard counts them). ``experiment``: only
+        the sessions of the study or collect of that key (the sessions' ``experiment``).
         """
         gone = sa.select(participants.c.id).where(participants.c.withdrawn.is_not(None))
         q = sa.select(sessions).order_by(sessions.c.created, sessions.c.id)
+        if experiment is not None:
+            q = q.where(sessions.c.experiment == experiment)
         if not withdrawn:
             q = q.where(
                 sa.or_(sessions.c.participant.is_(None), sessions.c.participant.not_in(gone))
@@ -421,11 +434,14 @@ class SessionRecords(Database):
         participant: str | None = None,
         slot: int | None = None,
         target: int | None = None,
+        experiment: str | None = None,
     ) -> None:
         """A new session and its screen 0, in one transaction.
 
-        A study session: its participant, slot and target; WriteConflict when that slot
-        already has a session.
+        A participant's session (a study's, a collect's): its participant, slot and target;
+        WriteConflict when that slot already has a session. ``experiment``: the key of the
+        study or collect it belongs to (default: its participant's group, none for a free
+        session).
         """
         now = time.time()
         with self._tx() as c:
@@ -437,6 +453,10 @@ class SessionRecords(Database):
                 ).first()
                 if taken is not None:
                     raise WriteConflict(taken.id)
+                if experiment is None:
+                    experiment = c.execute(
+                        sa.select(participants.c.study).where(participants.c.id == participant)
+                    ).scalar()
             c.execute(
                 sa.insert(sessions).values(
                     id=sid,
@@ -455,6 +475,7 @@ class SessionRecords(Database):
                     participant=participant,
                     slot=slot,
                     target=target,
+                    experiment=experiment,
                 )
             )
             _insert_screen(c, sid, 0, payload, query, now)

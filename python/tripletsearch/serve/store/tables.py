@@ -7,7 +7,8 @@ Schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``:
     and parameters, what it searches (the catalogue's fingerprint), the library version
     that started it, the current screen's number (``screen``), the answers that count
     (``n_queries``), undos, ``done`` and the result; a study session's participant, slot
-    and target.
+    and target; the experiment it belongs to (``experiment``: the key of its participant's
+    study or collect, null for a free session).
 ``ts_screens``
     every screen as shown (its public JSON and the query behind it), keyed by
     (session, number).
@@ -25,8 +26,8 @@ Schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``:
     picks the same answers again), their number and its held-out accuracy.
 ``ts_experiments``
     the experiments (studies, collects) by name: their kind, the key their rows are kept
-    under (participants' ``study``, a collect's sessions' ``catalogue`` ``collect:<key>``,
-    its queries and embedding versions), the design they began with (the keys of its file
+    under (participants' ``study``, sessions' ``experiment``, a collect's queries and
+    embedding versions), the design they began with (the keys of its file
     that cannot change once people took part) and their other settings.
 
 Versions: 1 (0.1.0); 2 added undo and studies; 3 renamed ``ts_sessions``' columns to the
@@ -37,7 +38,10 @@ orders they were enrolled under: 1, a seeded shuffle, for those enrolled before)
 platform's id for them, when given), the answers' ``response_ms`` (measured by the page)
 and the collect mode's ``ts_collect_queries`` and ``ts_collect_embeddings``; 5 added
 ``ts_experiments`` (an experiment's rows found by its name, whatever its file's edits) and the
-participants' ``arm`` (a collect's sampler, assigned at enrolment). Replies
+participants' ``arm`` (a collect's sampler, assigned at enrolment); 6 added the sessions'
+``experiment`` (the experiment a session belongs to, a column: filled from the
+``collect:<key>`` a collect's session searched and from a study session's participant).
+Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
 """
@@ -61,7 +65,7 @@ __all__ = [
     "experiments",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 metadata = sa.MetaData()
 meta_table = sa.Table(
@@ -92,8 +96,11 @@ sessions = sa.Table(
     sa.Column("participant", sa.String(64), nullable=True),
     sa.Column("slot", sa.Integer, nullable=True),
     sa.Column("target", sa.Integer, nullable=True),
+    # the key of the study or collect it belongs to (version 6; null: a free session)
+    sa.Column("experiment", sa.String(64), nullable=True),
     # a participant's slot holds one session, however many requests race to start it
     sa.Index("ix_ts_sessions_participant_slot", "participant", "slot", unique=True),
+    sa.Index("ix_ts_sessions_experiment", "experiment"),
 )
 screens = sa.Table(
     "ts_screens",
@@ -234,6 +241,29 @@ def _v4_to_v5(c: Connection) -> None:
         c.exec_driver_sql("ALTER TABLE ts_participants ADD COLUMN arm VARCHAR(32)")
 
 
+def _v5_to_v6(c: Connection) -> None:
+    """The experiment a session belongs to, a column (``experiment``), filled in.
+
+    A collect's sessions searched ``collect:<key>`` (``catalogue``, which stays as it was):
+    their experiment is that key; other sessions of a participant belong to the
+    participant's group (``ts_participants.study``: a study's key); free sessions to none.
+    (A database laid out by a newer version but marked older has the column: kept.)
+    """
+    inspect = sa.inspect(c)
+    if "experiment" not in {col["name"] for col in inspect.get_columns("ts_sessions")}:
+        c.exec_driver_sql("ALTER TABLE ts_sessions ADD COLUMN experiment VARCHAR(64)")
+    for ddl in (
+        "UPDATE ts_sessions SET experiment = substr(catalogue, 9) "
+        "WHERE substr(catalogue, 1, 8) = 'collect:'",
+        "UPDATE ts_sessions SET experiment = (SELECT p.study FROM ts_participants p "
+        "WHERE p.id = ts_sessions.participant) "
+        "WHERE experiment IS NULL AND participant IS NOT NULL",
+    ):
+        c.exec_driver_sql(ddl)
+    if "ix_ts_sessions_experiment" not in {i["name"] for i in inspect.get_indexes("ts_sessions")}:
+        c.exec_driver_sql("CREATE INDEX ix_ts_sessions_experiment ON ts_sessions (experiment)")
+
+
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
 # an older version is upgraded once, when the service starts
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
@@ -241,4 +271,5 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
+    5: _v5_to_v6,
 }
