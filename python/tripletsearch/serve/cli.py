@@ -170,6 +170,13 @@ def add_commands(sub: Any) -> None:
         help="with --collect: the title of the study written (default: the collect's), "
         "which its participants see",
     )
+    e.add_argument(
+        "--fast-server-ms",
+        type=float,
+        metavar="MS",
+        help="the collect checks' bound on the median time per screen by the server's clock, "
+        "as the server ran with (default: 250; 0: never)",
+    )
     e.set_defaults(func=export)
 
     r = sub.add_parser("report", help="a study's methods compared (tables and a plot)")

@@ -356,17 +356,21 @@ def export(args: argparse.Namespace) -> int:
                 "--force to replace it whole"
             )
         folder = fresh_folder(out)  # written whole, then put in the place of --out
+        ms = getattr(args, "fast_server_ms", None)  # the collect checks' server clock
+        if ms is not None and not 0 <= ms < float("inf"):
+            raise ValueError(f"--fast-server-ms: expected a number >= 0, got {ms}")
+        fast = {} if ms is None else {"fast_server_ms": ms}
         try:
             with store.snapshot():  # one read: what is written is what is fitted
                 key = None if chosen is None else chosen["key"]
-                counts = write_export(store, folder, cat, key)
+                counts = write_export(store, folder, cat, key, **fast)
                 rows = _collected(folder) if config is not None else None
             fitted = None
             if config is not None:
                 from .collect.export import write_collect_export
 
                 fitted = write_collect_export(
-                    store, config, args.collect, folder, rows, title=args.title
+                    store, config, args.collect, folder, rows, title=args.title, **fast
                 )
             where = publish(folder, out, force=args.force)
         except BaseException:
