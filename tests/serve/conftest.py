@@ -1,8 +1,9 @@
-"""The service tests' shared fixture: a search server on the colour demo, in process."""
+"""The service tests' shared fixtures: a search server on the colour demo, in process, and
+the collect and study files (one set of keys, each test naming what it needs otherwise)."""
 
 import pytest
 
-from serve.helpers import ADMIN, in_process
+from serve.helpers import ADMIN, collect_toml, in_process, study_toml, write_design
 from tripletsearch.serve import create_app, demo_catalogue
 
 
@@ -17,3 +18,27 @@ def server(tmp_path_factory):
     app = create_app(demo_catalogue(), f"sqlite:///{db}", admin_token=ADMIN, random_state=0)
     with in_process(app) as client:
         yield client, app, db
+
+
+@pytest.fixture(scope="session")
+def collect_file():
+    """``collect_file(folder, name="collect.toml", **keys)``: a collect file written in
+    ``folder`` (:func:`~serve.helpers.collect_toml`: the shared keys with ``keys``, None
+    leaves one out), with its catalogue ``items`` beside it when it names that; its path."""
+
+    def write(folder, name="collect.toml", **keys):
+        return write_design(folder, name, collect_toml(**keys))
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def study_file():
+    """``study_file(folder, name="study.toml", **keys)``: a study file written in ``folder``
+    (:func:`~serve.helpers.study_toml`: the shared keys with ``keys``, None leaves one out),
+    with its catalogue ``items`` beside it when it names that; its path."""
+
+    def write(folder, name="study.toml", **keys):
+        return write_design(folder, name, study_toml(**keys))
+
+    return write

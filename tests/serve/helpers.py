@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import shutil
 import signal
@@ -19,7 +20,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,30 @@ from tripletsearch.people import FindPerson
 from tripletsearch.serve import load_catalogue
 
 ADMIN = "admin-secret"  # the admin token of the shared server (conftest's ``server``)
+
+
+def wait_until(
+    predicate: Callable[[], Any],
+    timeout: float = 60.0,
+    message: str | Callable[[], str] = "the condition",
+    every: float = 0.05,
+) -> Any:
+    """Poll ``predicate()`` until it is truthy; its value.
+
+    Fails (AssertionError) with ``message`` (or what ``message()`` says then) if it is not
+    within ``timeout`` seconds. A
+    test waits on what it waits for (a row written, a process gone, a file present), never
+    a fixed time: ``timeout`` only bounds a failure, it is not how long a pass takes.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            said = message() if callable(message) else message
+            raise AssertionError(f"{said}: not within {timeout:g} s")
+        time.sleep(every)
 
 
 def free_port() -> int:
@@ -266,6 +291,54 @@ def interleaved(client, cat, people=3, rounds=8):
             out.append(r.json())
             screens[p] = r.json()["screen"]
     return out
+
+
+# ---------------------------------------------------------------------- design files
+# the keys most test files share; a test names only what it needs otherwise (None: leave out)
+COLLECT_KEYS: dict[str, Any] = {
+    "title": "Alike?",
+    "catalogue": "items",
+    "samplers": ["random"],
+    "n_choices": 2,
+    "max_queries": 12,
+    "burn_in": 2,
+    "seed": 5,
+}
+STUDY_KEYS: dict[str, Any] = {
+    "title": "Find the colour",
+    "catalogue": "colours",
+    "methods": ["gamma-ckl", "gauss"],
+    "targets": 3,
+    "n_choices": 4,
+    "seed": 3,
+    "max_queries": 30,
+}
+
+
+def toml_text(keys: dict[str, Any]) -> str:
+    """``keys`` as the top-level lines of a TOML file, one ``key = value`` a line (values
+    of None left out; strings, numbers, booleans and lists spelled as JSON spells them)."""
+    return "".join(f"{k} = {json.dumps(v)}\n" for k, v in keys.items() if v is not None)
+
+
+def collect_toml(**keys: Any) -> str:
+    """A collect file's text: :data:`COLLECT_KEYS` with ``keys`` (None: a key left out)."""
+    return toml_text({**COLLECT_KEYS, **keys})
+
+
+def study_toml(**keys: Any) -> str:
+    """A study file's text: :data:`STUDY_KEYS` with ``keys`` (None: a key left out)."""
+    return toml_text({**STUDY_KEYS, **keys})
+
+
+def write_design(folder: Path, name: str, text: str) -> Path:
+    """``folder / name`` written with ``text``; its catalogue ``items`` (a folder beside it,
+    :func:`catalogue_folder`) made too where the file names it and it is not there yet."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if 'catalogue = "items"' in text and not (folder / "items").exists():
+        catalogue_folder(folder)
+    (folder / name).write_text(text)
+    return folder / name
 
 
 # ---------------------------------------------------------------------- catalogues
