@@ -8,28 +8,15 @@ import textwrap
 
 import pytest
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import catalogue_folder, collect_toml, enrol, in_process, study_toml
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.experiment import ExperimentChanged
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
-STUDY = """
-title = "Find the colour"
-catalogue = "colours"
-targets = 3
-seed = 3
-max_queries = 30
-"""
-COLLECT = """
-title = "Alike?"
-catalogue = "items"
-samplers = ["random"]
-max_queries = 12
-burn_in = 2
-seed = 5
-"""
+STUDY = study_toml(methods=None, n_choices=None)
+COLLECT = collect_toml(n_choices=None)
 
 
 def start_study(tmp_path, text, db):

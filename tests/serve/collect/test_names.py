@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.dashboard import collect_dashboard
@@ -16,15 +16,7 @@ from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.experiment import ExperimentChanged, bind
 from tripletsearch.serve.store import Store
 
-COLLECT = """
-title = "Alike?"
-catalogue = "items"
-samplers = ["random"]
-n_choices = 2
-max_queries = 12
-burn_in = 2
-seed = 5
-"""
+COLLECT = collect_toml()
 
 
 def start(tmp_path, text, db):

@@ -9,26 +9,15 @@ import os
 
 import pytest
 
-from serve.helpers import catalogue_folder, in_process
+from serve.helpers import catalogue_folder, collect_toml, in_process, study_toml
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
-STUDY = """
-title = "Find the colour"
-catalogue = "colours"
-targets = 3
-seed = 3
-"""
-COLLECT = """
-title = "Alike?"
-catalogue = "../items"
-samplers = ["random"]
-max_queries = 12
-burn_in = 2
-"""
+STUDY = study_toml(methods=None, n_choices=None, max_queries=None)
+COLLECT = collect_toml(catalogue="../items", n_choices=None, seed=None)
 
 
 def database(folder):

@@ -10,23 +10,14 @@ import sqlite3
 
 import pytest
 
-from serve.helpers import in_process
+from serve.helpers import in_process, study_toml
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.experiment import ExperimentChanged, derive_name
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
-STUDY = """
-title = "Find the colour"
-catalogue = "colours"
-methods = ["gamma-ckl", "gauss"]
-targets = 3
-n_choices = 4
-seed = 3
-max_queries = 30
-consent = "We record clicks under a random id."
-"""
+STUDY = study_toml(consent="We record clicks under a random id.")
 
 
 def write(tmp_path, text, name="study.toml"):

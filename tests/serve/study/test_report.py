@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from serve.helpers import in_process
+from serve.helpers import in_process, study_toml
 from tripletsearch.outcomes import proportion_interval as wilson
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
@@ -19,15 +19,7 @@ from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 from tripletsearch.serve.study.report import format_report, study_report, write_report
 
-STUDY = """
-title = "Honest"
-catalogue = "colours"
-methods = ["gamma-ckl", "gauss"]
-targets = 2
-n_choices = 4
-seed = 9
-max_queries = 4
-"""
+STUDY = study_toml(title="Honest", targets=2, seed=9, max_queries=4)
 
 
 def search(c, pid, h, rng, answers=None):

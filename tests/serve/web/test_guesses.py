@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from serve.helpers import auth, in_process, make_catalogue, start, study_searches
+from serve.helpers import auth, in_process, make_catalogue, start, study_searches, study_toml
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.cli import MAX_GUESSES as CLI_MAX
@@ -23,16 +23,7 @@ from tripletsearch.serve.study import load_study
 from tripletsearch.serve.study.report import format_report, study_report
 
 CAT = demo_catalogue()
-STUDY = """
-title = "Strip"
-catalogue = "colours"
-methods = ["gamma-ckl", "gauss"]
-targets = 2
-n_choices = 4
-seed = 4
-max_queries = 60
-guesses = 3
-"""
+STUDY = study_toml(title="Strip", targets=2, seed=4, max_queries=60, guesses=3)
 
 
 def with_strip(person, screen):
