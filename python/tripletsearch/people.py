@@ -173,28 +173,35 @@ class TripletPeople:
 
 
 class CollectPerson:
-    """Answers collect screens (``{"screen", "head", "candidates"}``, items with ``"id"``).
+    """Answers collect screens (``{"number", "head", "candidates"}``, items with ``"id"``).
+
+    A screen may name its number ``"screen"``, as the collect routes' ``"query"`` does.
 
     Parameters
     ----------
     kind : {"person", "random", "reader", "fast"}
         ``"person"``: picks by gamma-CKL from the truth ``X`` (``P(c) ~ ||x_c -
-        x_head||^-gamma``), at random at rate ``lapse``. The scripts: ``"random"`` picks
+        x_head||^-gamma``; the nearest candidate when ``gamma`` is None, the first of
+        equals), at random at rate ``lapse``. The scripts: ``"random"`` picks
         uniformly; ``"reader"`` reads the screen: the head when it is among the candidates
         (an attention check), the same item as before when the head and candidates were
         shown before (a repeat), else uniformly; ``"fast"`` picks as ``"random"`` and
         answers at 100 ms.
     X : array_like (n, d) or None
         What a ``"person"`` perceives.
-    gamma, lapse : float
-        A person's gamma-CKL power and share of random answers.
+    gamma : float or None
+        A person's gamma-CKL power; None: the nearest candidate.
+    lapse : float
+        A person's share of random answers.
     rng : numpy.random.Generator
         Its draws.
     seconds : float
-        The median time per screen (log-normal, sigma 0.4), but ``"fast"``'s 0.1 s.
+        The median time per screen (log-normal), but ``"fast"``'s 0.1 s.
+    spread : float
+        The sigma of that log-normal's logarithm; 0: every screen takes ``seconds``.
 
     :meth:`answer` gives the answer's body (with the ``response_ms`` the page would
-    measure); :attr:`seconds_` is the time it took.
+    measure); :attr:`seconds_` is the time it took. :meth:`pick` is the choice alone.
     """
 
     KINDS = ("person", "random", "reader", "fast")
@@ -203,10 +210,11 @@ class CollectPerson:
         self,
         kind: str,
         X: Any = None,
-        gamma: float = 3.0,
+        gamma: float | None = 3.0,
         lapse: float = 0.05,
         rng: Any = None,
         seconds: float = 2.0,
+        spread: float = 0.4,
     ):
         if kind not in self.KINDS:
             raise ValueError(f"kind: one of {self.KINDS}, got {kind!r}")
@@ -214,9 +222,12 @@ class CollectPerson:
             raise ValueError("X: a person needs what they perceive")
         if not 0.0 <= float(lapse) <= 1.0:
             raise ValueError(f"lapse: expected a number in [0, 1], got {lapse!r}")
+        if not float(spread) >= 0.0:
+            raise ValueError(f"spread: expected a number >= 0, got {spread!r}")
         self.kind, self.lapse, self.seconds = kind, float(lapse), float(seconds)
+        self.spread = float(spread)
         self.X = None if X is None else _coordinates(X)
-        self.oracle = GammaCKL(gamma)
+        self.oracle = None if gamma is None else GammaCKL(gamma)
         self.rng = check_random_state(rng)
         self.picked: dict[tuple[int, frozenset], int] = {}  # what the reader picked
         self.seconds_ = 0.0
@@ -234,18 +245,29 @@ class CollectPerson:
             return ids.index(head)
         assert self.X is not None
         rows = self.X[[head, *ids]]
+        if self.oracle is None:  # the nearest, the first of equals
+            return int(np.argmin(((rows[1:] - rows[0]) ** 2).sum(axis=1)))
         p = self.oracle.choice_prob(rows, [0], [list(range(1, len(ids) + 1))], n_jobs=1)[0]
         return int(self.rng.choice(len(ids), p=p / p.sum()))
 
-    def answer(self, query: dict[str, Any]) -> dict[str, Any]:
-        """The answer to ``query``: ``{"screen", "choice", "response_ms"}``."""
+    def pick(self, query: dict[str, Any]) -> int:
+        """The position of the candidate picked on screen ``query`` (and remembered)."""
         head = int(query["head"]["id"])
         ids = [int(c["id"]) for c in query["candidates"]]
         choice = self._pick(head, ids)
         self.picked[(head, frozenset(ids))] = ids[choice]
+        return choice
+
+    def answer(self, query: dict[str, Any]) -> dict[str, Any]:
+        """The answer to ``query``: ``{"screen", "choice", "response_ms"}``."""
+        choice = self.pick(query)
         if self.kind == "fast":
             self.seconds_ = 0.1
+        elif self.spread == 0.0:
+            self.seconds_ = self.seconds
         else:
-            self.seconds_ = float(self.seconds * np.exp(0.4 * self.rng.standard_normal()))
+            spread = self.spread * self.rng.standard_normal()
+            self.seconds_ = float(self.seconds * np.exp(spread))
         ms = int(round(1e3 * self.seconds_))
-        return {"screen": query["screen"], "choice": choice, "response_ms": ms}
+        number = query["number"] if "number" in query else query["screen"]
+        return {"screen": number, "choice": choice, "response_ms": ms}

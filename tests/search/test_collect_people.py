@@ -23,6 +23,18 @@ def test_a_person_picks_the_nearer_more_often_and_the_head_when_shown():
     assert 0.3 < person.seconds_ < 15 and person.answer(query(1, 0, [1, 2]))["response_ms"] > 0
 
 
+def test_a_person_without_gamma_picks_the_nearest_and_answers_in_fixed_time():
+    X = np.array([[0.0], [3.0], [1.0], [-1.0], [5.0]])
+    person = CollectPerson("person", X, gamma=None, lapse=0.0, seconds=0.9, spread=0.0)
+    screen = {"number": 4, "head": {"id": 0}, "candidates": [{"id": c} for c in (1, 2, 4)]}
+    assert person.answer(screen) == {"screen": 4, "choice": 1, "response_ms": 900}
+    assert person.pick(query(5, 0, [3, 2])) == 0  # equally near: the first
+    assert person.pick(query(6, 1, [4, 0, 1])) == 2  # the head itself
+    lapsing = CollectPerson("person", X, gamma=None, lapse=1.0, rng=np.random.default_rng(3))
+    picks = [lapsing.pick(query(i, 0, [4, 2])) for i in range(400)]
+    assert abs(picks.count(0) / 400 - 0.5) < 0.08  # every answer a lapse: uniform
+
+
 def test_the_scripts():
     rng = np.random.default_rng(1)
     reader = CollectPerson("reader", rng=rng)
@@ -40,7 +52,7 @@ def test_the_scripts():
 @pytest.mark.parametrize(
     "kwargs, name",
     [({"kind": "bot"}, "kind"), ({"kind": "person"}, "X"),
-     ({"kind": "random", "lapse": 2.0}, "lapse")],
+     ({"kind": "random", "lapse": 2.0}, "lapse"), ({"kind": "random", "spread": -1}, "spread")],
 )  # fmt: skip
 def test_bad_input_names_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=name):
