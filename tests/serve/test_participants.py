@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from serve.helpers import in_process
+from serve.helpers import collect_toml, in_process, study_toml
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -17,30 +17,17 @@ from tripletsearch.serve.schema import MAX_RESPONSE_MS
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
-STUDY = """
-title = "Find the colour"
-catalogue = "colours"
-methods = ["gamma-ckl", "gauss"]
-targets = 2
-n_choices = 4
-seed = 3
-max_queries = 40
-completion_code = "S-1"
-"""
+STUDY = study_toml(targets=2, max_queries=40, completion_code="S-1")
 
-COLLECT = """
-title = "Alike?"
-catalogue = "colours"
-samplers = ["random"]
-n_choices = 3
-max_queries = 6
-burn_in = 2
-attention = [3]
-debrief = "Thanks!"
-completion_code = "DONE-1"
-redirect = "https://example.org/back"
-seed = 5
-"""
+COLLECT = collect_toml(
+    catalogue="colours",
+    n_choices=3,
+    max_queries=6,
+    attention=[3],
+    debrief="Thanks!",
+    completion_code="DONE-1",
+    redirect="https://example.org/back",
+)
 
 # the keys of every reply that shows a screen, whatever the experiment's kind
 SCREEN_KEYS = {"done", "mode", "slot", "n_slots", "target", "n_queries", "screen"}
@@ -106,8 +93,14 @@ def test_a_study_through_the_participants_routes(study):
     session, screen = stored_screen(store, pid, 0)
     target = s.plan(0)[0][0]
     assert first == {
-        "done": False, "mode": "find", "slot": 0, "n_slots": 2,
-        "target": s.catalogue.item(target), "n_queries": 0, "screen": screen, "history": [],
+        "done": False,
+        "mode": "find",
+        "slot": 0,
+        "n_slots": 2,
+        "target": s.catalogue.item(target),
+        "n_queries": 0,
+        "screen": screen,
+        "history": [],
     }
     assert "method" not in str(first)  # nothing tells the conditions apart
     post(c, pid, "debrief", h, status=409)  # not over yet
@@ -138,7 +131,9 @@ def test_a_study_through_the_participants_routes(study):
     n = store.participant_sessions(pid)
     assert len(n) == 2 and all(x.done and x.result["target"] == x.target for x in n)
     end = {
-        "done": True, "n_slots": 2, "completion_code": "S-1",
+        "done": True,
+        "n_slots": 2,
+        "completion_code": "S-1",
         "debrief": f"Thank you: all 2 searches are done. Your participant id is {pid}.",
     }
     assert reply == end
@@ -169,8 +164,14 @@ def test_a_collect_through_the_participants_routes(collect):
     assert set(first) == SCREEN_KEYS | {"history"}
     session, screen = stored_screen(store, pid, 0)
     assert first == {
-        "done": False, "mode": "collect", "slot": 0, "n_slots": 1, "target": None,
-        "n_queries": 0, "screen": screen, "history": [],
+        "done": False,
+        "mode": "collect",
+        "slot": 0,
+        "n_slots": 1,
+        "target": None,
+        "n_queries": 0,
+        "screen": screen,
+        "history": [],
     }
     assert set(screen) == {"number", "head", "candidates"} and screen["number"] == 0
     one = post(c, pid, "answer", h, {"screen": 0, "choice": 2, "response_ms": 1500})
@@ -178,7 +179,14 @@ def test_a_collect_through_the_participants_routes(collect):
     assert post(c, pid, "answer", h, {"screen": 0, "choice": 2, "response_ms": 1500}) == one
     post(c, pid, "undo", h, {"screen": 1}, status=409)  # a collect's answers stand
     post(c, pid, "answer", h, {"screen": 1, "choice": 0, "found": True}, status=400)
-    post(c, pid, "answer", h, {"screen": 1, "choice": 0, "response_ms": MAX_RESPONSE_MS + 1}, status=400)
+    post(
+        c,
+        pid,
+        "answer",
+        h,
+        {"screen": 1, "choice": 0, "response_ms": MAX_RESPONSE_MS + 1},
+        status=400,
+    )
     assert post(c, pid, "next", h)["screen"] == one["screen"]  # a reload: the same query
     reply, n = one, 1
     while not reply["done"]:
@@ -187,7 +195,10 @@ def test_a_collect_through_the_participants_routes(collect):
         reply = post(c, pid, "answer", h, {**body, "response_ms": 700})
         n += 1
     end = {
-        "done": True, "n_slots": 1, "debrief": "Thanks!", "completion_code": "DONE-1",
+        "done": True,
+        "n_slots": 1,
+        "debrief": "Thanks!",
+        "completion_code": "DONE-1",
         "redirect": "https://example.org/back",
     }
     assert reply == end and n == cfg.max_queries
@@ -220,8 +231,12 @@ def deprecated(r, status=200):
 def test_the_old_study_routes_answer_as_before_and_say_they_are_deprecated(study):
     s, c, store = study
     assert deprecated(c.get("/api/study")) == {
-        "title": "Find the colour", "consent": s.consent, "n_choices": 4, "k": 4,
-        "n_slots": 2, "show_names": True,
+        "title": "Find the colour",
+        "consent": s.consent,
+        "n_choices": 4,
+        "k": 4,
+        "n_slots": 2,
+        "show_names": True,
     }
     p = deprecated(c.post("/api/study/participants", json={"consent": True}), 201)
     h = {"Authorization": "Bearer " + p["token"]}
@@ -244,8 +259,14 @@ def test_the_old_study_routes_answer_as_before_and_say_they_are_deprecated(study
 def test_the_old_collect_routes_answer_as_before_and_say_they_are_deprecated(collect):
     cfg, c, store = collect
     assert deprecated(c.get("/api/collect")) == {
-        "mode": "collect", "title": "Alike?", "instructions": cfg.instructions,
-        "consent": cfg.consent, "n_choices": 3, "k": 3, "max_queries": 6, "show_names": True,
+        "mode": "collect",
+        "title": "Alike?",
+        "instructions": cfg.instructions,
+        "consent": cfg.consent,
+        "n_choices": 3,
+        "k": 3,
+        "max_queries": 6,
+        "show_names": True,
     }
     p = deprecated(c.post("/api/collect/participants", json={"consent": True}), 201)
     h, base = {"Authorization": "Bearer " + p["token"]}, f"/api/collect/participants/{p['id']}"

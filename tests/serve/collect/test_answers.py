@@ -11,7 +11,7 @@ import threading
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.refitter import refit_once
@@ -19,16 +19,7 @@ from tripletsearch.serve.store import Store
 from tripletsearch.serve.store.tables import collect_queries
 
 # every screen from the buffer: no burn-in, no tests, no checks
-COLLECT = """
-catalogue = "items"
-samplers = ["random"]
-test_share = 0.0
-n_choices = 2
-dim = 2
-max_queries = 10
-burn_in = 0
-seed = 3
-"""
+COLLECT = collect_toml(test_share=0.0, dim=2, max_queries=10, burn_in=0, seed=3, title=None)
 
 
 def setup_collect(tmp_path):

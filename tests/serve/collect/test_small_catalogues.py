@@ -10,21 +10,15 @@ from collections import Counter
 
 import pytest
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.store import Store
 
-COLLECT = """
-catalogue = "items"
-samplers = ["random", "active"]
-n_choices = 2
-dim = 1
-max_queries = 40
-burn_in = 3
-seed = 4
-"""
+COLLECT = collect_toml(
+    samplers=["random", "active"], dim=1, max_queries=40, burn_in=3, seed=4, title=None
+)
 
 
 def forced_repeats(shown: list, distinct: int) -> int:

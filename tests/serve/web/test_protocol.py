@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from serve.helpers import catalogue_folder, thread_server
+from serve.helpers import catalogue_folder, collect_toml, thread_server
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.web import protocol as protocol_mod
@@ -138,12 +138,7 @@ def _left(caplog) -> list:
     return [r for r in caplog.records if "left mid-request" in r.getMessage()]
 
 
-COLLECT = """
-catalogue = "items"
-samplers = ["random"]
-n_choices = 2
-max_queries = 10
-"""
+COLLECT = collect_toml(max_queries=10, title=None, burn_in=None, seed=None)
 
 
 @pytest.mark.parametrize("mode", ["find", "collect"])
