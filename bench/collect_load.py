@@ -33,6 +33,7 @@ import httpx
 import numpy as np
 from serve_load import _SSL, _free_port, _MemorySampler, stop, wait_up
 
+from tripletsearch.people import CollectPerson
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.service.memory import format_size
 from tripletsearch.serve.store import Store
@@ -52,13 +53,14 @@ completion_code = "LOAD"
 """
 
 
-def colour_catalogue(root: Path, n: int, seed: int = 0) -> Path:
-    """A folder of ``n`` named colours without an embedding (learned from the answers)."""
+def colour_catalogue(root: Path, n: int, seed: int = 0) -> np.ndarray:
+    """A folder of ``n`` named colours without an embedding (learned from the answers);
+    their RGB values (n, 3), what the simulated people see."""
     root.mkdir(parents=True, exist_ok=True)
     rgb = np.random.default_rng(seed).integers(0, 256, size=(n, 3))
     rows = [f"colour {i},#{r:02x}{g:02x}{b:02x}" for i, (r, g, b) in enumerate(rgb)]
     (root / "items.csv").write_text("name,hex\n" + "\n".join(rows) + "\n")
-    return root
+    return rgb
 
 
 @dataclass
@@ -66,6 +68,7 @@ class _Tally:
     deadline: float
     think: float
     arrivals: float
+    colours: np.ndarray  # the catalogue's RGB values
     latencies: list[float] = field(default_factory=list)
     enrols: list[float] = field(default_factory=list)
     acked: dict[tuple[str, int], Any] = field(default_factory=dict)
@@ -85,18 +88,6 @@ async def _post(client: httpx.AsyncClient, tally: _Tally, url: str, **kw: Any) -
     return None
 
 
-def _pick(query: dict, rng: np.random.Generator) -> int:
-    """The candidate nearest the head in RGB (a person who looks), now and then at random."""
-    if rng.random() < 0.1:
-        return int(rng.integers(len(query["candidates"])))
-    head = np.array([int(query["head"]["hex"][i : i + 2], 16) for i in (1, 3, 5)])
-    d = [
-        np.sum((np.array([int(c["hex"][i : i + 2], 16) for i in (1, 3, 5)]) - head) ** 2)
-        for c in query["candidates"]
-    ]
-    return int(np.argmin(d))
-
-
 async def _participant(
     client: httpx.AsyncClient, rng: np.random.Generator, tally: _Tally
 ) -> bool | None:
@@ -113,6 +104,10 @@ async def _participant(
     tally.enrols.append(1e3 * (time.perf_counter() - t0))
     tally.participants += 1
     p = r.json()
+    # a person who looks: the candidate nearest the head in RGB, at random one time in ten
+    person = CollectPerson(
+        "person", tally.colours, gamma=None, lapse=0.1, rng=rng, seconds=1.0, spread=0.0
+    )
     base = f"/api/collect/participants/{p['id']}"
     headers = {"Authorization": f"Bearer {p['token']}"}
     r = await _post(client, tally, f"{base}/next", json={}, headers=headers)
@@ -123,7 +118,7 @@ async def _participant(
             return None
         await asyncio.sleep(wait)
         q = reply["query"]
-        body = {"screen": q["screen"], "choice": _pick(q, rng), "response_ms": 1000}
+        body = person.answer(q)  # (its response_ms: 1000)
         t0 = time.perf_counter()
         r = await _post(client, tally, f"{base}/answer", json=body, headers=headers)
         if r is None or r.status_code != 200:
@@ -174,7 +169,7 @@ def run_collect_load(
 ) -> dict[str, Any]:
     """Run the load (see the module docstring); a JSON-ready summary."""
     tmp = Path(tempfile.mkdtemp(prefix="ts-collect-load-"))
-    colour_catalogue(tmp / "items", items, seed)
+    colours = colour_catalogue(tmp / "items", items, seed)
     collect_file = tmp / "collect.toml"
     collect_file.write_text(COLLECT.format(k=k, max_queries=max_queries))
     url, port = f"sqlite:///{tmp / 'sessions.sqlite'}", _free_port()
@@ -185,7 +180,7 @@ def run_collect_load(
         started = wait_up(base, proc)
         sampler = _MemorySampler(proc.pid)
         sampler.start()
-        tally = _Tally(deadline=time.monotonic() + seconds, think=think, arrivals=arrivals)
+        tally = _Tally(time.monotonic() + seconds, think, arrivals, colours)
 
         async def drive() -> None:
             rngs = np.random.default_rng(seed).spawn(people)
