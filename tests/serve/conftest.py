@@ -1,23 +1,30 @@
 """The service tests' shared fixtures: a search server on the colour demo, in process, and
 the collect and study files (one set of keys, each test naming what it needs otherwise)."""
 
+import contextlib
+
 import pytest
 
-from serve.helpers import ADMIN, collect_toml, in_process, study_toml, write_design
+from serve.helpers import ADMIN, DemoServer, collect_toml, study_toml, write_design
 from tripletsearch.serve import create_app, demo_catalogue
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """``(client, app, db)``: the demo's search server over a SQLite file, admin ``ADMIN``.
+    """The demo's search server over a SQLite file, admin ``ADMIN``: a
+    :class:`~serve.helpers.DemoServer` (``client``, ``app``, ``db``, ``url``, and ``base``
+    for a browser; it unpacks as ``client, app, db``).
 
     Seeded: the simulated searches of a module replay (the statistical bounds hold for
     this seed, not by chance on each run). One per module.
     """
     db = tmp_path_factory.mktemp("db") / "sessions.sqlite"
-    app = create_app(demo_catalogue(), f"sqlite:///{db}", admin_token=ADMIN, random_state=0)
-    with in_process(app) as client:
-        yield client, app, db
+
+    def make_app():
+        return create_app(demo_catalogue(), f"sqlite:///{db}", admin_token=ADMIN, random_state=0)
+
+    with contextlib.ExitStack() as stack:
+        yield DemoServer(make_app, db, stack)
 
 
 @pytest.fixture(scope="session")

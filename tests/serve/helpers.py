@@ -218,6 +218,31 @@ def postgres_cluster() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+class DemoServer:
+    """A search server's app and database, as the service tests use it (conftest's
+    ``server``): ``client`` (in process, :func:`in_process`), ``app``, ``db`` (its SQLite
+    file) and ``url``; ``base``, the URL of the same database served by uvicorn in a thread
+    (:func:`thread_server`, started at the first use: the browser's). Unpacks as
+    ``client, app, db``."""
+
+    def __init__(self, make_app: Callable[[], Any], db: Path, stack: contextlib.ExitStack):
+        self.make_app, self.db, self._stack = make_app, db, stack
+        self.url = f"sqlite:///{db}"
+        self.app = make_app()
+        self.client = stack.enter_context(in_process(self.app))
+        self._base: str | None = None
+
+    @property
+    def base(self) -> str:
+        """The URL of another app of ``make_app`` on the same database, served by uvicorn."""
+        if self._base is None:
+            self._base = self._stack.enter_context(thread_server(self.make_app()))
+        return self._base
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.client, self.app, self.db))
+
+
 # ---------------------------------------------------------------------- API clients
 def auth(token):
     return {"Authorization": f"Bearer {token}"}

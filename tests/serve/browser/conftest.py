@@ -1,5 +1,6 @@
 """The browser tests' fixtures: the system's chromium (Debian's; no browser download)
-driven by Playwright, the folder of screenshots, and a search server in a thread."""
+driven by Playwright and the folder of screenshots (the search server: the service tests'
+``server``, its ``base``)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,6 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-
-from serve.helpers import thread_server
-from tripletsearch.serve import create_app, demo_catalogue
-
-CAT = demo_catalogue()
 
 
 def chromium() -> str | None:
@@ -52,10 +48,3 @@ def shots(request):
     d = request.config.rootpath / "test-output" / "screenshots"
     d.mkdir(parents=True, exist_ok=True)
     return d
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    url = f"sqlite:///{tmp_path_factory.mktemp('db') / 's.sqlite'}"
-    with thread_server(create_app(CAT, url)) as base:
-        yield base, url

@@ -41,7 +41,7 @@ pytestmark = pytest.mark.once
 
 
 def test_find_a_named_colour_by_clicking(browser, server, shots):
-    base, url = server
+    base, url = server.base, server.url
     page = browser.new_page(viewport={"width": 1100, "height": 800})
     page.goto(base + "/")
     page.click("#find")
@@ -66,7 +66,7 @@ def test_find_a_named_colour_by_clicking(browser, server, shots):
 
 
 def test_keys_and_undo(browser, server):
-    base, url = server
+    base, url = server.base, server.url
     page = browser.new_page()
     page.goto(base + "/")
     page.select_option("#n-choices-find", "3")
@@ -113,7 +113,7 @@ def test_keys_and_undo(browser, server):
 
 
 def test_mix_a_colour_in_40_clicks(browser, server, shots):
-    base, _ = server
+    base = server.base
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     page.goto(base + "/")
     page.click("#mix")
@@ -140,7 +140,7 @@ def test_mix_a_colour_in_40_clicks(browser, server, shots):
 
 
 def test_usable_on_a_phone(browser, server, shots):
-    base, _ = server
+    base = server.base
     ctx = browser.new_context(
         viewport={"width": 390, "height": 844},
         device_scale_factor=2,
@@ -270,7 +270,7 @@ def test_screen_sizes_from_the_server_and_no_page_of_items(browser, tmp_path):
 def test_a_whole_search_reads_no_page_of_items(browser, server):
     """The demo catalogue (949 colours): find offers its 2 to 8 per screen, 4 selected; start,
     answer, undo, finish and again load the catalogue's metadata only."""
-    base, _ = server
+    base = server.base
     page = browser.new_page()
     requests = record_catalogue_requests(page)
     page.goto(base + "/")
@@ -289,7 +289,7 @@ def test_a_whole_search_reads_no_page_of_items(browser, server):
 
 
 def test_a_reload_resumes_the_session(browser, server):
-    base, url = server
+    base, url = server.base, server.url
     page = browser.new_page()
     page.goto(base + "/")
     page.select_option("#n-choices-find", "3")
@@ -485,7 +485,7 @@ def server_trail(page, base) -> list[str]:
 
 
 def test_undo_and_reload_keep_the_header_and_the_mix_trail(browser, server):
-    base, _ = server
+    base = server.base
     page = browser.new_page()
     page.goto(base + "/")
     page.click("#mix")
@@ -507,7 +507,7 @@ def test_undo_and_reload_keep_the_header_and_the_mix_trail(browser, server):
 
 
 def test_focus_announcements_and_the_acknowledged_click(browser, server):
-    base, _ = server
+    base = server.base
     page = browser.new_page(**DESKTOP)
     page.goto(base + "/")
     page.click("#find")
@@ -535,7 +535,7 @@ def test_focus_announcements_and_the_acknowledged_click(browser, server):
 
 
 def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server, shots):
-    base, _ = server
+    base = server.base
     ctx = browser.new_context(**PHONE)
     page = ctx.new_page()
     page.goto(base + "/")
@@ -568,7 +568,7 @@ def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server, sh
 
 
 def test_end_screens_give_the_colour_and_copy_it(browser, server, shots):
-    base, _ = server
+    base = server.base
     ctx = browser.new_context(**DESKTOP)
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
     page = ctx.new_page()
