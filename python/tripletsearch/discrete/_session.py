@@ -15,7 +15,7 @@ from .._user_model import InferredUser
 from .._validation import check_int, check_items, resolve_n_jobs, seed_from
 from ._items import _check_offered, _check_shown, _in, _position, _store
 from ._settings import DiscreteSettings
-from ._state import restore_session, session_state
+from ._state import _end, _record, restore_session, session_state
 
 __all__ = ["DiscreteSearch"]
 
@@ -346,9 +346,9 @@ class DiscreteSearch(InferredUser):
         pending = self._check_pending("tell")
         offered = self._offered
         if item is not None and _in(item, offered):
-            self._end(pending, int(item), offered)
+            _end(self, pending, int(item), offered)
             return
-        self._record(pending, _position(item, pending, offered=offered), offered)
+        _record(self, pending, _position(item, pending, offered=offered), offered)
 
     @renamed(index="item")
     @synchronized
@@ -363,21 +363,7 @@ class DiscreteSearch(InferredUser):
         offered = self._offered
         if int(item) not in pending and not _in(item, offered):
             _position(item, pending, offered=offered)  # raises, naming the item
-        self._end(pending, int(item), offered)
-
-    def _record_of(self, shown: np.ndarray, item: Any, found: bool, offered: np.ndarray) -> dict:
-        """A history record (``offered`` only with guesses: the paper's records unchanged)."""
-        record = {"shown": shown.tolist(), "item": item, "found": found}
-        if self.guesses:
-            record["offered"] = offered.tolist()
-        return record
-
-    def _end(self, shown: np.ndarray, target: int, offered: np.ndarray) -> None:
-        """The search ends: ``target`` was among ``shown`` or ``offered``."""
-        self._history.append(self._record_of(shown, target, True, offered))
-        self._pending = None
-        self._done = True
-        self._target = target
+        _end(self, pending, int(item), offered)
 
     @renamed(choice="item")
     @synchronized
@@ -408,30 +394,16 @@ class DiscreteSearch(InferredUser):
         strip = _check_offered(offered, q, self.guesses, self.n_items)
         if found and item is not None and _in(item, strip):
             self._observed = True
-            self._end(q, int(item), strip)
+            _end(self, q, int(item), strip)
             return
         pos = _position(item, q, offered=strip)
         if found and pos < 0:
             raise ValueError("item: found=True needs the found item")
         self._observed = True
         if found:
-            self._end(q, int(q[pos]), strip)
+            _end(self, q, int(q[pos]), strip)
             return
-        self._record(q, pos, strip)
-
-    def _record(self, shown: np.ndarray, pos: int, offered: np.ndarray) -> None:
-        """Record the answer into the posterior and the history.
-
-        The answer: the item at ``pos`` of ``shown`` picked; -1: a skip; the strip
-        ``offered`` passed over.
-        """
-        self._searcher.update(shown, pos, offered if len(offered) else None)
-        self._history.append(
-            self._record_of(shown, None if pos < 0 else int(shown[pos]), False, offered)
-        )
-        self._pending = None
-        if self._searcher.n_unshown == 0:
-            self._done = True
+        _record(self, q, pos, strip)
 
     # ------------------------------------------------------------------ persistence
     @synchronized

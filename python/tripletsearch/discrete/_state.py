@@ -1,4 +1,4 @@
-"""A database search's state: the JSON snapshot of a session and its replay."""
+"""A database search's record: its answers recorded, its JSON snapshot and their replay."""
 
 from __future__ import annotations
 
@@ -12,6 +12,39 @@ from ._settings import _STATE_VERSION, DiscreteSettings
 
 if TYPE_CHECKING:
     from ._session import DiscreteSearch
+
+
+def _record_of(
+    search: DiscreteSearch, shown: np.ndarray, item: Any, found: bool, offered: np.ndarray
+) -> dict:
+    """A history record (``offered`` only with guesses: the paper's records unchanged)."""
+    record = {"shown": shown.tolist(), "item": item, "found": found}
+    if search.guesses:
+        record["offered"] = offered.tolist()
+    return record
+
+
+def _end(search: DiscreteSearch, shown: np.ndarray, target: int, offered: np.ndarray) -> None:
+    """The search ends: ``target`` was among ``shown`` or ``offered``."""
+    search._history.append(_record_of(search, shown, target, True, offered))
+    search._pending = None
+    search._done = True
+    search._target = target
+
+
+def _record(search: DiscreteSearch, shown: np.ndarray, pos: int, offered: np.ndarray) -> None:
+    """Record the answer into the posterior and the history.
+
+    The answer: the item at ``pos`` of ``shown`` picked; -1: a skip; the strip
+    ``offered`` passed over.
+    """
+    search._searcher.update(shown, pos, offered if len(offered) else None)
+    search._history.append(
+        _record_of(search, shown, None if pos < 0 else int(shown[pos]), False, offered)
+    )
+    search._pending = None
+    if search._searcher.n_unshown == 0:
+        search._done = True
 
 
 def session_state(search: DiscreteSearch) -> dict:
