@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from serve.helpers import catalogue_folder, collect_toml, thread_server
+from serve.helpers import catalogue_folder, collect_toml, thread_server, wait_until
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.web import protocol as protocol_mod
@@ -76,7 +76,7 @@ def test_a_slow_head_gets_408_and_the_connection_closes(base):
     s = connect(base)
     s.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n")
     for _ in range(3):  # a byte now and then: never a whole head
-        time.sleep(0.2)
+        time.sleep(0.2)  # the slow client under test, not a wait
         s.sendall(b"X")
     reply = read_reply(s)
     assert reply.startswith(b"HTTP/1.1 408 Request Timeout"), reply[:100]
@@ -93,7 +93,9 @@ def test_normal_requests_and_keep_alive_pass(base):
         while b"\r\n\r\n" not in data or not data.rstrip().endswith(b"}"):
             data += s.recv(65536)
         assert data.startswith(b"HTTP/1.1 200"), data[:100]
-        time.sleep(0.6)  # below the keep-alive timeout; above half the head timeout
+        # the idle client under test, not a wait: below the keep-alive timeout, above half
+        # the head timeout
+        time.sleep(0.6)
     s.close()
 
 
@@ -106,7 +108,7 @@ def test_a_slow_body_gets_408_and_the_connection_closes(tmp_path, monkeypatch):
         s.sendall(head + b"Content-Length: 100\r\n\r\n{")
         t0 = time.monotonic()
         for _ in range(4):  # a byte now and then, as the 1 byte/s clients of the report
-            time.sleep(0.3)
+            time.sleep(0.3)  # the slow client under test, not a wait
             try:
                 s.sendall(b" ")
             except (BrokenPipeError, ConnectionResetError):
@@ -123,11 +125,9 @@ def test_a_client_leaving_mid_body_is_one_line_at_info(tmp_path, caplog):
             s = connect(url)
             head = b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             s.sendall(head + b"Content-Length: 500\r\n\r\n{")
-            time.sleep(0.2)
+            time.sleep(0.2)  # the client under test: a moment mid-body, then gone
             s.close()  # 499 bytes short
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 5 and len(_left(caplog)) < 3:
-            time.sleep(0.1)
+        wait_until(lambda: len(_left(caplog)) >= 3, timeout=5, message="three lines said")
     assert len(_left(caplog)) == 3
     assert all(r.levelno == logging.INFO and not r.exc_info for r in _left(caplog))
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
