@@ -10,15 +10,16 @@ import textwrap
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from serve.collect.collected import INSTANT, collected_database
 from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
-from tripletsearch.serve.collect import load_collect, quality
+from tripletsearch.serve.collect import load_collect, quality, refitter
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.export import participant_checks
 from tripletsearch.serve.collect.refitter import refit_once
-from tripletsearch.serve.collect.rules import FAST_AFTER, median_ms
+from tripletsearch.serve.collect.rules import FAST_AFTER, collect_arms, median_ms
 from tripletsearch.serve.collect.service import CollectService
 from tripletsearch.serve.store import Arms, Store
 from tripletsearch.utils import derived_seed
@@ -63,14 +64,8 @@ def test_a_participants_sampler_is_one_rule_for_every_reader(tmp_path):
     assert {r["participant"]: r["sampler"] for r in participant_checks(store, cfg)} == want
     # the balance counts them by the same rule: the next enrolment goes to the least assigned
     counts = Counter(want.values())
-    nxt = store.enrol(cfg.fingerprint, "P-NEXT", "hash", arms=service_arms(cfg))
+    nxt = store.enrol(cfg.fingerprint, "P-NEXT", "hash", arms=collect_arms(cfg))
     assert store.participant("P-NEXT").arm == Arms(names, seed).pick(nxt, counts)
-
-
-def service_arms(cfg):
-    from tripletsearch.serve.collect.rules import collect_arms
-
-    return collect_arms(cfg)
 
 
 def test_the_response_time_rule_is_a_median_of_at_least_five():
@@ -104,3 +99,11 @@ def test_the_servers_clock_runs_as_it_ships_unless_a_reader_is_given_fast_server
     assert len(quality.counted_sessions(store, cfg.fingerprint, **INSTANT)) == 5
     refit_once(store, cfg, buffer=5, **INSTANT)
     assert len(store.embedding_versions(cfg.fingerprint)) == 1
+
+
+def test_the_refitter_takes_its_servers_clock_check_on_its_command_line():
+    """``--fast-server-ms=MS`` (the supervisor hands the server's setting over so); a value
+    that is not a number >= 0 is refused before the refitter starts."""
+    for bad in ("-1", "nan"):
+        with pytest.raises(ValueError, match="--fast-server-ms"):
+            refitter.main(["db", "design.json", "server", f"--fast-server-ms={bad}"])
