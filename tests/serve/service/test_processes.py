@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+from serve.helpers import cmdline, wait_until
 from tripletsearch.serve.service.processes import SERVER_PID, nice_of
 
 CHILD = (
@@ -36,19 +37,22 @@ def test_a_child_ends_when_its_parent_does():
     env = {k: v for k, v in os.environ.items() if k != SERVER_PID}
     out = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True)
     child = int(out.stdout.split()[0])
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 15 and os.path.exists(f"/proc/{child}"):
-        with open(f"/proc/{child}/stat", encoding="ascii") as fh:
-            if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
-                break
-        time.sleep(0.1)
-    assert time.monotonic() - t0 < 15
+    wait_until(lambda: ended(child), timeout=15, message=f"the child {child} ended")
+
+
+def ended(pid: int) -> bool:
+    """Whether process ``pid`` is gone or a zombie (ended, not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def test_nice_of_reads_what_the_kernel_says():
     p = subprocess.Popen(["nice", "-n", "7", sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        time.sleep(0.3)
+    try:  # nice sets the priority, then runs python
+        wait_until(lambda: "python" in cmdline(p.pid), timeout=30, message="python started")
         assert nice_of(p.pid) == min(19, os.nice(0) + 7)
     finally:
         p.kill()
