@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import sqlite3
 import textwrap
-import time
 from collections import Counter
 
 import numpy as np
@@ -263,7 +262,7 @@ def test_serve_collect_runs_the_refitter_in_a_process_of_its_own(tmp_path):
     and past the burn-in people get their sampler's queries from it."""
     import httpx
 
-    from serve.helpers import ServeProcess
+    from serve.helpers import ServeProcess, wait_until
 
     catalogue_folder(tmp_path)
     (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
@@ -271,11 +270,11 @@ def test_serve_collect_runs_the_refitter_in_a_process_of_its_own(tmp_path):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with ServeProcess("--collect", str(tmp_path / "collect.toml"), "--database", db) as srv:
         store, fp = Store(db), cfg.fingerprint
-        for _ in range(300):  # the refitter's first round (a process start, then a fit)
-            if all(store.free_queries(fp, s) > 0 for s in cfg.samplers):
-                break
-            time.sleep(0.2)
-        assert all(store.free_queries(fp, s) > 0 for s in cfg.samplers)
+        wait_until(  # the refitter's first round (a process start, then a fit)
+            lambda: all(store.free_queries(fp, s) > 0 for s in cfg.samplers),
+            timeout=60,
+            message="every sampler's buffer filled",
+        )
         with httpx.Client(base_url=srv.base) as c:
             pr, h = enrol(c)
             seen, last = run(c, cfg, pr["id"], h, np.random.default_rng(2))
