@@ -9,7 +9,6 @@ import json
 import re
 import textwrap
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from serve.helpers import (
     in_process,
     study_toml,
     thread_server,
+    wait_until,
 )
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
@@ -250,7 +250,8 @@ def test_an_export_under_concurrent_writes_fits_the_triplets_it_writes(tmp_path)
         for t in writers:
             t.start()
         try:
-            time.sleep(2.0)  # some answers in before the first export
+            store = Store(db)  # some answers in before the first export
+            wait_until(lambda: store.count_answers() >= 20, message="20 answers recorded")
             outs = []
             for i in range(3):  # each export while answers keep coming
                 out = tmp_path / f"export{i}"
