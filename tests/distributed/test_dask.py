@@ -9,11 +9,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
+from serve.helpers import wait_until
 
 import tripletsearch as ts
 from tripletsearch import _core, _distributed, continuous, discrete, model_selection
@@ -287,11 +287,9 @@ def test_workers_killed_mid_run_still_give_the_exact_result():
             target=lambda: out.setdefault("sim", ts.simulate_continuous(3, 3.0, client=c, **kw))
         )
         runner.start()
-        # once chunks are running, kill one worker process outright
-        deadline = time.monotonic() + 60
-        while not any(c.processing().values()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
+        # once chunks are running and a worker holds a result, kill the workers outright
+        wait_until(lambda: any(c.processing().values()), message="chunks running")
+        wait_until(lambda: any(c.has_what().values()), message="a result held by a worker")
         for victim in pids:  # every worker: the data they held must be recomputed too
             os.kill(victim, signal.SIGKILL)
         runner.join(timeout=300)
