@@ -114,7 +114,7 @@ class DiscreteSearch(InferredUser):
         self._setup(X, settings, seed_from(random_state), resolve_n_jobs(n_jobs))
 
     @classmethod
-    def _over_store(
+    def over_store(
         cls,
         X: Any,
         store: _core.ItemStore,
@@ -124,16 +124,22 @@ class DiscreteSearch(InferredUser):
         sigma: float = 0.1,
         n_choices: int = 2,
         opening: str = "uniform",
+        guesses: int = 0,
         random_state: Any = None,
         n_jobs: int | None = None,
     ) -> DiscreteSearch:
         """A session over ``X`` whose item store is ``store``, built from ``X`` before.
 
-        A server's templates take the store that ``ItemStore.map`` shares between its
-        worker processes. ``ValueError`` when the store's size is not ``X``'s.
+        The store (an :class:`~tripletsearch.discrete.ItemStore` of ``X``, e.g. the one
+        ``ItemStore.map`` shares between a server's worker processes) is used as it is,
+        not rebuilt; the other arguments are :class:`DiscreteSearch`'s (``r``, ``lapse``,
+        ``selection`` and ``miss`` at their defaults). ``ValueError`` when the store's size
+        is not ``X``'s.
         """
         obj = cls.__new__(cls)
-        settings = DiscreteSettings(method, gamma, 2.0, sigma, n_choices, "auto", 0.0, opening)
+        settings = DiscreteSettings(
+            method, gamma, 2.0, sigma, n_choices, "auto", 0.0, opening, guesses
+        )
         obj._setup(X, settings, seed_from(random_state), resolve_n_jobs(n_jobs), store)
         return obj
 

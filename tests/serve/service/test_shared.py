@@ -23,7 +23,7 @@ def test_a_mapped_store_searches_as_a_built_one(tmp_path):
     assert (mapped.n, mapped.d, mapped.scale) == (built.n, built.d, built.scale)
     np.testing.assert_array_equal(mapped.center, built.center)
     a = ts.DiscreteSearch(X, gamma="auto", n_choices=4, random_state=5)
-    b = ts.DiscreteSearch._over_store(X, mapped, gamma="auto", n_choices=4, random_state=5)
+    b = ts.DiscreteSearch.over_store(X, mapped, gamma="auto", n_choices=4, random_state=5)
     for _ in range(8):
         q = a.ask()
         np.testing.assert_array_equal(q, b.ask())
@@ -51,7 +51,7 @@ def test_store_files_that_are_not_stores_are_refused(tmp_path):
         with pytest.raises(ValueError, match=f"store: .*{name}"):
             _core.ItemStore.map(str(path))
     with pytest.raises(ValueError, match="store: 300 items of 3 dimensions for X of shape"):
-        ts.DiscreteSearch._over_store(X[:200], _core.ItemStore.map(str(good)))
+        ts.DiscreteSearch.over_store(X[:200], _core.ItemStore.map(str(good)))
 
 
 def test_a_server_over_shared_arrays_answers_as_over_its_own(tmp_path):

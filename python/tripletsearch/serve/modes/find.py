@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from typing import Any
 
@@ -272,14 +271,5 @@ class FindMode(Mode):
 
 
 def _over_store(X: Any, store: ItemStore, kwargs: dict) -> DiscreteSearch:
-    """A template over the shared ``store`` with ``kwargs`` (its guesses too).
-
-    ``DiscreteSearch._over_store`` takes no guesses: with some, its settings are replaced
-    before its prior is built (the store kept: nothing is rebuilt).
-    """
-    guesses = kwargs.pop("guesses", 0)
-    t = DiscreteSearch._over_store(X, store, **kwargs)
-    if guesses:
-        settings = dataclasses.replace(t.settings, guesses=guesses)
-        t._setup(t._X, settings, t._seed, t._threads, store)
-    return t
+    """A template over the shared ``store`` with ``kwargs`` (its guesses too)."""
+    return DiscreteSearch.over_store(X, store, **kwargs)
