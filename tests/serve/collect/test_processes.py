@@ -1,16 +1,16 @@
-"""A collecting server's processes: the refitter is its supervised child (killed: a new one
-at nice 19 within a minute, while no participant is served an unrecorded fallback), and
+"""A collecting server's processes: the refitter is its supervised child (while it fills no
+buffer, participants get fallback queries, recorded as such; killed: a new one at nice 19
+within a minute, and queries from its buffer again), and
 every child (workers, refitter) dies with the server, on SIGTERM and on kill -9 of the
 main process alone; a restart on the same port then works."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import textwrap
-import threading
-import time
 
 import httpx
 import pytest
@@ -20,24 +20,21 @@ from serve.helpers import (
     catalogue_folder,
     children,
     cmdline,
+    collect_toml,
+    enrol,
     refitter_of,
     wait_healthy,
+    wait_until,
 )
+from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.service.processes import nice_of
 from tripletsearch.serve.store import Store
 
 pytestmark = pytest.mark.once  # worker processes: once, not again under the sanitizers
 
-COLLECT = """
-catalogue = "items"
-samplers = ["active", "random"]
-test_share = 0.1
-n_choices = 2
-dim = 2
-max_queries = 400
-burn_in = 2
-seed = 1
-"""
+COLLECT = collect_toml(
+    samplers=["active", "random"], test_share=0.1, dim=2, max_queries=400, seed=1, title=None
+)
 
 
 def group_alive(pgid: int) -> bool:
@@ -48,59 +45,76 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def collecting(tmp_path, *extra: str) -> ServeProcess:
-    catalogue_folder(tmp_path)
+def write_collect(tmp_path):
+    """The collect file and its catalogue in ``tmp_path``; the file's path."""
+    if not (tmp_path / "items").exists():
+        catalogue_folder(tmp_path)
     (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    return tmp_path / "collect.toml"
+
+
+def collecting(tmp_path, *extra: str) -> ServeProcess:
+    write_collect(tmp_path)
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     return ServeProcess("--collect", str(tmp_path / "collect.toml"), "--database", db, *extra)
 
 
-def people_answering(base: str, stop: threading.Event, pids: list) -> None:
-    """Participants answering (a tenth of a second apart) until ``stop``."""
-    with httpx.Client(base_url=base, timeout=30) as c:
-        while not stop.is_set():
-            pr = c.post("/api/collect/participants", json={"consent": True}).json()
-            pids.append(pr["id"])
-            h = {"Authorization": f"Bearer {pr['token']}"}
-            base_url = f"/api/collect/participants/{pr['id']}"
-            reply = c.post(f"{base_url}/next", json={}, headers=h).json()
-            while "query" in reply and not stop.is_set():
-                time.sleep(0.1)
-                body = {"screen": reply["query"]["screen"], "choice": 0}
-                reply = c.post(f"{base_url}/answer", json=body, headers=h).json()
+def kinds_answered(c, store, pr, h, screens: int) -> list[str]:
+    """Participant ``pr`` (their session started) answers ``screens`` more screens (the
+    first candidate); the kinds of the queries they answered, as recorded."""
+    url = f"/api/collect/participants/{pr['id']}"
+    reply = c.post(f"{url}/next", json={}, headers=h).json()
+    (session,) = store.participant_sessions(pr["id"])
+    done = len(store.history(session.id))
+    for _ in range(screens):
+        assert "query" in reply, reply
+        body = {"screen": reply["query"]["screen"], "choice": 0}
+        reply = c.post(f"{url}/answer", json=body, headers=h).json()
+    return [row["query"]["kind"] for row in store.history(session.id)[done:]]
 
 
 def test_a_killed_refitter_is_restarted_and_fallbacks_are_recorded(tmp_path):
-    with collecting(tmp_path) as srv:
+    """While no refitter fills the buffer (stopped, its buffer taken), a participant past
+    the burn-in gets fallback queries, recorded as such; killed, the refitter is restarted at
+    nice 19, refills the buffer, and queries come from it again."""
+    cfg = load_collect(write_collect(tmp_path))
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    store, fp = Store(db), cfg.fingerprint
+    with collecting(tmp_path) as srv, httpx.Client(base_url=srv.base, timeout=30) as c:
         first = refitter_of(srv.proc.pid)
         assert first is not None and nice_of(first) == 19
-        stop, pids = threading.Event(), []
-        clients = [
-            threading.Thread(target=people_answering, args=(srv.base, stop, pids)) for _ in range(3)
-        ]
-        for t in clients:
-            t.start()
-        time.sleep(2.0)
-        os.kill(first, signal.SIGKILL)
-        t0, second = time.monotonic(), None
-        while time.monotonic() - t0 < 60:
-            second = refitter_of(srv.proc.pid)
-            if second is not None and second != first:
-                break
-            time.sleep(0.5)
-        restarted_in = time.monotonic() - t0
-        time.sleep(3.0)
-        stop.set()
-        for t in clients:
-            t.join(30)
-        assert second is not None and second != first and restarted_in < 60
-        assert nice_of(second) == 19  # a restart is at the lowest priority too
+        wait_until(lambda: store.free_queries(fp, "active") > 0, message="a first buffer")
+        os.kill(first, signal.SIGSTOP)  # alive (not restarted), filling nothing
+        try:
+            for taker in itertools.count():  # the buffer taken, as by a rush of people
+                if store.take_query(fp, "active", f"taker {taker}") is None:
+                    break
+            for _ in range(4):  # the arms are balanced: one of two enrolments is active
+                pr, h = enrol(c)
+                c.post(f"/api/collect/participants/{pr['id']}/next", json={}, headers=h)
+                (session,) = store.participant_sessions(pr["id"])
+                if session.params["sampler"] == "active":
+                    break
+            assert session.params["sampler"] == "active"
+            kinds = kinds_answered(c, store, pr, h, 12)
+        finally:
+            os.kill(first, signal.SIGKILL)
+        burn_in = ["burn-in"] * cfg.burn_in
+        assert kinds[: cfg.burn_in] == burn_in and "fallback" in kinds
+        assert set(kinds[cfg.burn_in :]) <= {"fallback", "test"}  # the buffer empty
+
+        second = wait_until(
+            lambda: (r := refitter_of(srv.proc.pid)) not in (None, first) and r,
+            message="a refitter restarted after a SIGKILL",
+        )
+        # a restart is at the lowest priority too (the refitter lowers its own at start)
+        wait_until(lambda: nice_of(second) == 19, timeout=30, message="the restart at nice 19")
         assert first not in children(srv.proc.pid)  # the dead one joined: no zombie
-    store = Store(f"sqlite:///{tmp_path / 's.sqlite'}")
-    active = {s.id for s in store.iter_sessions() if (s.params or {}).get("sampler") == "active"}
-    kinds = [h["query"]["kind"] for sid in active for h in store.history(sid)]
-    assert kinds and "random" not in kinds  # a query not from the sampler: "fallback"
-    assert set(kinds) <= {"burn-in", "adaptive", "fallback", "test"}
+        wait_until(lambda: store.free_queries(fp, "active") > 0, message="a buffer refilled")
+        again = kinds_answered(c, store, pr, h, 12)
+    # the screen shown while the buffer was empty stays as shown; the next ones: its queries
+    assert again[0] in {"fallback", "test"}
+    assert "adaptive" in again and set(again[1:]) <= {"adaptive", "test"}
 
 
 @pytest.mark.parametrize(
@@ -114,11 +128,11 @@ def test_every_child_dies_with_the_server(tmp_path, sig):
         assert len(children(srv.proc.pid)) >= 3  # two workers and the refitter
         os.kill(srv.proc.pid, sig)  # the main process only
         srv.proc.wait(timeout=15)
-        t0 = time.monotonic()
-        while group_alive(pgid) and time.monotonic() - t0 < 10:
-            time.sleep(0.2)
-        left = [p for p in os.listdir("/proc") if p.isdigit() and _in_group(int(p), pgid)]
-        assert not group_alive(pgid), [cmdline(int(p)) for p in left]
+        wait_until(
+            lambda: not group_alive(pgid),
+            timeout=10,
+            message=lambda: "left: " + repr([cmdline(p) for p in _group(pgid)]),
+        )
         # the port is free and the lease handed over: a new server on it serves at once
         again = ServeProcess(
             "--collect", str(tmp_path / "collect.toml"),
@@ -131,7 +145,11 @@ def test_every_child_dies_with_the_server(tmp_path, sig):
         srv.stop()
 
 
-def _in_group(pid: int, pgid: int) -> bool:
-    with contextlib.suppress(OSError):
-        return os.getpgid(pid) == pgid
-    return False
+def _group(pgid: int) -> list[int]:
+    """The processes of group ``pgid``."""
+    out = []
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+        with contextlib.suppress(OSError):
+            if os.getpgid(pid) == pgid:
+                out.append(pid)
+    return out
