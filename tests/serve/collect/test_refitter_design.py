@@ -15,32 +15,36 @@ import time
 import httpx
 import pytest
 
-from serve.helpers import ServeProcess, catalogue_folder, children, cmdline, enrol, refitter_of
+from serve.helpers import (
+    ServeProcess,
+    catalogue_folder,
+    children,
+    cmdline,
+    collect_toml,
+    enrol,
+    refitter_of,
+    wait_until,
+)
 from tripletsearch.serve.store import Store
 
 pytestmark = pytest.mark.once  # worker processes: once, not again under the sanitizers
 
-COLLECT = """
-title = "Alike?"
-catalogue = "items"
-samplers = ["active", "random"]
-n_choices = 2
-dim = 2
-max_queries = 400
-burn_in = 2
-seed = 1
-"""
+COLLECT = collect_toml(samplers=["active", "random"], dim=2, max_queries=400, seed=1)
 ADMIN = {"Authorization": "Bearer test-admin"}  # ServeProcess's token
 
 
 def wait_for(check, timeout=90.0, every=0.2):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        got = check()
-        if got:
-            return got
-        time.sleep(every)
-    return check()
+    """``check()`` once it is truthy (:func:`~serve.helpers.wait_until`); fails after
+    ``timeout`` s."""
+    return wait_until(check, timeout=timeout, message="the condition waited for", every=every)
+
+
+def beats_after(base: str, pid: int, t: float, rounds: int = 1) -> bool:
+    """Whether refitter ``pid`` (server ``base``'s) beat ``rounds`` rounds after time ``t``
+    (it beats every 2 s, :func:`~tripletsearch.serve.collect.refitter.run`)."""
+    r = httpx.get(f"{base}/api/admin/collect", headers=ADMIN).json()["refitter"]
+    ago = r["beat_s_ago"]
+    return r["pid"] == pid and ago is not None and time.time() - ago > t + 2.0 * (rounds - 1)
 
 
 def gone(pid: int) -> bool:
@@ -91,7 +95,8 @@ def test_an_edited_file_does_not_reach_a_restarted_refitter_or_worker(tmp_path):
             assert c.get("/api/collect").json()["title"] == "Alike?"
             pids = [enrol(c)[0]["id"] for _ in range(6)]  # (both workers, most likely)
         assert {store.participant(p).study for p in pids} == {key}
-        time.sleep(3.0)  # no crash loop: the second refitter still runs
+        t = time.time()  # no crash loop: the second refitter runs on, round after round
+        wait_until(lambda: beats_after(srv.base, second, t, rounds=2), message="its beats")
         assert refitter_of(srv.proc.pid) == second
         board = httpx.get(f"{srv.base}/api/admin/collect", headers=ADMIN).json()
         assert board["refitter"]["alive"] and board["refitter"]["pid"] == second
@@ -152,11 +157,13 @@ def test_each_servers_dashboard_shows_its_own_refitter_dead_once_gone(tmp_path):
     with serve(tmp_path) as a, serve(tmp_path) as b:
         mine = {a.base: refitter_of(a.proc.pid), b.base: refitter_of(b.proc.pid)}
         assert all(mine.values()) and len(set(mine.values())) == 2
-        for _ in range(8):  # over several beats of both: never the other server's
+        for _ in range(3):  # over several beats of both: never the other server's
+            t = time.time()
             for base, pid in mine.items():
                 r = httpx.get(f"{base}/api/admin/collect", headers=ADMIN).json()["refitter"]
                 assert r["pid"] == pid and r["alive"], r
-            time.sleep(0.5)
+            for base, pid in mine.items():
+                wait_until(lambda b=base, p=pid, t=t: beats_after(b, p, t), message="a next beat")
         os.kill(mine[a.base], signal.SIGKILL)
         assert wait_for(lambda: gone(mine[a.base]), every=0.02)  # reaped by its supervisor
         r = httpx.get(f"{a.base}/api/admin/collect", headers=ADMIN).json()["refitter"]
@@ -173,8 +180,10 @@ def test_a_normal_stop_says_nothing_of_the_refitter(tmp_path, sig):
     (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
     srv = serve(tmp_path, "--workers", "2")
     try:
-        assert refitter_of(srv.proc.pid) is not None
-        time.sleep(1.0)
+        refitter = refitter_of(srv.proc.pid)
+        assert refitter is not None  # a server up: its workers and its refitter's first beat
+        wait_until(lambda: len(workers_of(srv.proc.pid)) >= 2, message="two workers")
+        wait_until(lambda: beats_after(srv.base, refitter, 0.0), message="a first beat")
         os.killpg(srv.proc.pid, sig)
         srv.proc.wait(timeout=30)
     finally:
