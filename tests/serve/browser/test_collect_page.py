@@ -14,7 +14,7 @@ from serve.browser.helpers import (
     names_shown,
     photo_catalogue,
 )
-from serve.helpers import thread_server
+from serve.helpers import collect_toml, thread_server
 from tripletsearch.serve import create_app
 from tripletsearch.serve.store import Store
 
@@ -22,19 +22,18 @@ from tripletsearch.serve.store import Store
 pytestmark = pytest.mark.once
 
 
-COLLECT_FILE = """
-title = "Which colours look alike?"
-catalogue = "colours"
-samplers = ["random"]
-n_choices = 3
-max_queries = 8
-burn_in = 2
-attention = [3]
-repeats = [6]
-instructions = "Pick the colour most like the one on top."
-debrief = "Thank you for your answers."
-completion_code = "CQ-9"
-"""
+COLLECT_FILE = collect_toml(
+    title="Which colours look alike?",
+    catalogue="colours",
+    n_choices=3,
+    max_queries=8,
+    attention=[3],
+    repeats=[6],
+    instructions="Pick the colour most like the one on top.",
+    debrief="Thank you for your answers.",
+    completion_code="CQ-9",
+    seed=None,
+)
 
 
 def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
@@ -63,7 +62,8 @@ def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
                 page.screenshot(path=str(shots / "collect.png"))
                 page.reload()  # the participant and their query survive
                 expect(page.locator("#grid .pick")).to_have_count(3)
-            page.wait_for_timeout(120)  # a person takes a moment
+            expect(page.locator("#skip")).to_be_enabled()  # the screen's lock over
+            page.wait_for_timeout(120)  # the person's moment the page measures: not a wait
             with page.expect_response(lambda r: r.url.endswith("/answer")):
                 if n == 4:
                     page.click("#skip")
@@ -90,13 +90,7 @@ def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
     assert all(100 <= r[2] < 60_000 for r in rows)  # the page's measure, in ms
 
 
-PICTURE_COLLECT = """
-catalogue = "photos"
-samplers = ["random"]
-n_choices = 2
-max_queries = 5
-burn_in = 1
-"""
+PICTURE_COLLECT = collect_toml(catalogue="photos", max_queries=5, burn_in=1, title=None, seed=None)
 
 
 def test_collect_pictures_arrive_loaded_and_a_double_click_answers_once(browser, tmp_path):
@@ -114,7 +108,7 @@ def test_collect_pictures_arrive_loaded_and_a_double_click_answers_once(browser,
         page = browser.new_page(**DESKTOP)
 
         def slow(route):
-            page.wait_for_timeout(250)  # a slow network for pictures
+            page.wait_for_timeout(250)  # the slow network for pictures under test
             route.continue_()
 
         page.route("**/images/*", slow)
@@ -173,7 +167,7 @@ def test_the_head_and_candidates_are_drawn_alike(browser, tmp_path, device, show
             else:
                 assert names_shown(page) == []
                 expect(page.locator("#prompt")).to_have_text("Which is most like the one on top?")
-            page.wait_for_timeout(400)  # a person takes a moment (the screen's lock is over)
+            expect(page.locator("#skip")).to_be_enabled()  # the screen's lock is over
             with page.expect_response(lambda r: r.url.endswith("/answer")):
                 page.locator("#grid .pick").nth(n % 4).click()
             expect(page.locator("#progress")).to_have_text(f"query {n + 2} of 5")
