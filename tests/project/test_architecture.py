@@ -273,13 +273,12 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported_names(path: Path) -> list[tuple[int, str]]:
-    """(line, dotted name) of everything ``path`` imports, relative imports resolved: a
-    module (``import a.b``, ``from a import b`` as ``a.b``) or a name in it (``a.b.name``)."""
-    module = _module_name(path)
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+def _imported_names(source: str, package: str) -> list[tuple[int, str]]:
+    """(line, dotted name) of everything ``source`` imports, anywhere in it (a function's
+    lazy imports too), relative imports resolved from ``package``: a module (``import a.b``,
+    ``from a import b`` as ``a.b``) and each name taken from it (``a.b.name``)."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -293,47 +292,60 @@ def _imported_names(path: Path) -> list[tuple[int, str]]:
 
 def _private_owner(name: str) -> str | None:
     """The package whose private name ``name`` reaches (the parent of its first component
-    that begins with ``_`` and is not a dunder), None for a public name."""
+    that begins with ``_`` and is not a dunder), None for a public name. A private name of
+    a plain module (``outcomes._ints``) is its package's."""
     parts = name.split(".")
     for k, part in enumerate(parts[1:], start=1):
         if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
             owner = ".".join(parts[:k])
-            # a private name of a plain module is its package's
-            return owner if (PACKAGE.parent / owner.replace(".", "/")).is_dir() else (
-                owner.rpartition(".")[0]
-            )
+            is_package = (PACKAGE.parent / owner.replace(".", "/")).is_dir()
+            return owner if is_package else owner.rpartition(".")[0]
     return None
 
 
-def private_reach_ins() -> list[str]:
-    """Imports of a package's private names from outside that package, and imports by the
-    service of any private name of the library outside the service."""
+def reach_ins(module: str, source: str, is_package: bool = False) -> list[str]:
+    """The imports of ``module`` (its ``source``) that reach a package's private names from
+    outside that package, and, in the service, any private name of the library outside the
+    service (``tripletsearch._core``, ``tripletsearch._validation``, ...)."""
+    package = module if is_package else module.rpartition(".")[0]
+    in_serve = module == "tripletsearch.serve" or module.startswith("tripletsearch.serve.")
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = _module_name(path)
-        in_serve = module == "tripletsearch.serve" or module.startswith("tripletsearch.serve.")
-        for line, name in _imported_names(path):
-            if not (name == "tripletsearch" or name.startswith("tripletsearch.")):
-                continue
-            owner = _private_owner(name)
-            if owner is None:
-                continue
-            where = f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}"
-            if not (module == owner or module.startswith(owner + ".")):
-                found.append(where)
-            elif in_serve and not name.startswith("tripletsearch.serve."):
-                found.append(where + " (the service uses public library names only)")
+    for line, name in _imported_names(source, package):
+        if not (name == "tripletsearch" or name.startswith("tripletsearch.")):
+            continue
+        owner = _private_owner(name)
+        if owner is None:
+            continue
+        if not (module == owner or module.startswith(owner + ".")):
+            found.append(f"{module}:{line} imports {name}")
+        elif in_serve and not name.startswith("tripletsearch.serve."):
+            found.append(f"{module}:{line} imports {name} (the service: public names only)")
     return found
 
 
 def test_no_module_imports_another_packages_private_names():
-    found = private_reach_ins()
+    found = [
+        hit
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for hit in reach_ins(_module_name(path), path.read_text("utf-8"), path.stem == "__init__")
+    ]
     assert not found, "\n".join(found)
 
 
-def test_the_private_name_check_sees_a_reach_in():
-    assert _private_owner("tripletsearch.collect._sampler.refit_due") == "tripletsearch.collect"
-    assert _private_owner("tripletsearch._core.ItemStore") == "tripletsearch"
-    assert _private_owner("tripletsearch.outcomes._ints") == "tripletsearch"
-    assert _private_owner("tripletsearch.__version__") is None
-    assert _private_owner("tripletsearch.collect.TripletSampler") is None
+@pytest.mark.parametrize(
+    "module, source, bad",
+    [
+        ("tripletsearch.serve.collect.refitter", "from ...collect._sampler import REFIT_MIN", 1),
+        ("tripletsearch.serve.collect.refitter", "from ...collect import REFIT_MIN", 0),
+        ("tripletsearch.serve.modes.find", "def f():\n    from ..._core import ItemStore", 1),
+        ("tripletsearch.serve.modes.find", "import tripletsearch._validation", 1),
+        ("tripletsearch.serve.web.app", "from ..store._schema import X", 1),
+        ("tripletsearch.serve.store.tables", "from ._schema import X", 0),
+        ("tripletsearch.reproduce.collect", "from ..collect._timing import f", 1),
+        ("tripletsearch.collect._methods", "from .. import _core\nfrom ._sampler import X", 0),
+        ("tripletsearch.discrete._session", "from .._validation import check_int", 0),
+        ("tripletsearch.people", "from .embedding import _train", 1),
+    ],
+)
+def test_the_private_name_check_sees_a_reach_in(module, source, bad):
+    assert bool(reach_ins(module, source)) == bool(bad)
