@@ -21,7 +21,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from serve.helpers import auth, catalogue_folder, enrol, in_process
+from serve.helpers import auth, catalogue_folder, collect_toml, enrol, in_process, study_toml
 from tripletsearch import Embedding
 from tripletsearch.collect._sampler import embedding_state
 from tripletsearch.people import FindPerson
@@ -162,15 +162,7 @@ def search_run(tmp_path, inj: Injector, fault_at=("answer", 3)) -> tuple[Client,
     return client, db
 
 
-STUDY = """
-title = "Faults"
-catalogue = "colours"
-methods = ["gamma-ckl", "gauss"]
-targets = 2
-n_choices = 4
-seed = 5
-max_queries = 6
-"""
+STUDY = study_toml(title="Faults", targets=2, seed=5, max_queries=6)
 
 
 def study_run(tmp_path, inj: Injector, fault_at=("answer", 2)) -> tuple[Client, str]:
@@ -192,18 +184,9 @@ def study_run(tmp_path, inj: Injector, fault_at=("answer", 2)) -> tuple[Client, 
     return client, db
 
 
-COLLECT = """
-catalogue = "items"
-samplers = ["random"]
-test_share = 0.0
-n_choices = 2
-dim = 2
-max_queries = 16
-burn_in = 2
-attention = [4]
-repeats = [12, 15]
-seed = 3
-"""
+COLLECT = collect_toml(
+    test_share=0.0, dim=2, max_queries=16, attention=[4], repeats=[12, 15], seed=3, title=None
+)
 
 
 @pytest.fixture(scope="module")
