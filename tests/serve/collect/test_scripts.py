@@ -49,7 +49,7 @@ def answer(c, pid, h, pick, wait: float = 0.0) -> list[dict]:
     reply, seen = c.post(f"{base}/next", json={}, headers=h).json(), []
     while "query" in reply:
         seen.append(reply["query"])
-        time.sleep(wait)
+        time.sleep(wait)  # the person's pace the server's clock measures: not a wait
         body = {"screen": reply["query"]["screen"], "choice": pick(reply["query"])}
         r = c.post(f"{base}/answer", json={**body, "response_ms": 900}, headers=h)
         assert r.status_code == 200, r.text
