@@ -9,6 +9,7 @@ import re
 import numpy as np
 from playwright.sync_api import expect
 
+from serve.helpers import study_toml
 from tripletsearch.colour import srgb_to_lab
 from tripletsearch.serve import demo_catalogue
 
@@ -23,16 +24,7 @@ PHONE = {
     "has_touch": True,
 }
 
-STUDY = """
-title = "Find the colour"
-catalogue = "colours"
-methods = ["gamma-ckl", "gauss"]
-targets = 3
-n_choices = 4
-seed = 5
-max_queries = 40
-consent = "We record your clicks under a random id."
-"""
+STUDY = study_toml(seed=5, max_queries=40, consent="We record your clicks under a random id.")
 
 PHOTO_SIZES = [(640, 480), (240, 960), (1200, 300), (256, 256), (48, 64), (900, 600)]
 

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from serve.browser.helpers import DESKTOP, photo_catalogue
-from serve.helpers import thread_server
+from serve.helpers import collect_toml, thread_server
 from tripletsearch.serve import create_app
 from tripletsearch.serve.store import Store
 
@@ -16,16 +16,18 @@ from tripletsearch.serve.store import Store
 pytestmark = pytest.mark.once
 
 
-DASHBOARD_FILE = """
-catalogue = "photos"
-samplers = ["random", "arr"]
-test_share = 0.25
-n_choices = 3
-max_queries = 24
-burn_in = 4
-attention = [2, 12]
-repeats = [8, 20]
-"""
+DASHBOARD_FILE = collect_toml(
+    catalogue="photos",
+    samplers=["random", "arr"],
+    test_share=0.25,
+    n_choices=3,
+    max_queries=24,
+    burn_in=4,
+    attention=[2, 12],
+    repeats=[8, 20],
+    title=None,
+    seed=None,
+)
 
 
 def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, shots, monkeypatch):
