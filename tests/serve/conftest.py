@@ -5,7 +5,7 @@ import contextlib
 
 import pytest
 
-from serve.helpers import ADMIN, DemoServer, collect_toml, study_toml, write_design
+from serve.helpers import ADMIN, DemoServer, write_collect, write_study
 from tripletsearch.serve import create_app, demo_catalogue
 
 
@@ -30,22 +30,14 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def collect_file():
     """``collect_file(folder, name="collect.toml", **keys)``: a collect file written in
-    ``folder`` (:func:`~serve.helpers.collect_toml`: the shared keys with ``keys``, None
-    leaves one out), with its catalogue ``items`` beside it when it names that; its path."""
-
-    def write(folder, name="collect.toml", **keys):
-        return write_design(folder, name, collect_toml(**keys))
-
-    return write
+    ``folder`` (the shared keys with ``keys``, None leaving one out), with its catalogue
+    ``items`` beside it when it names that; its path (:func:`~serve.helpers.write_collect`)."""
+    return write_collect
 
 
 @pytest.fixture(scope="session")
 def study_file():
     """``study_file(folder, name="study.toml", **keys)``: a study file written in ``folder``
-    (:func:`~serve.helpers.study_toml`: the shared keys with ``keys``, None leaves one out),
-    with its catalogue ``items`` beside it when it names that; its path."""
-
-    def write(folder, name="study.toml", **keys):
-        return write_design(folder, name, study_toml(**keys))
-
-    return write
+    (the shared keys with ``keys``, None leaving one out), with its catalogue ``items``
+    beside it when it names that; its path (:func:`~serve.helpers.write_study`)."""
+    return write_study

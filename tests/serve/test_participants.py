@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from serve.helpers import collect_toml, in_process, study_toml
+from serve.helpers import in_process, study_toml
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -19,7 +19,7 @@ from tripletsearch.serve.study import load_study
 
 STUDY = study_toml(targets=2, max_queries=40, completion_code="S-1")
 
-COLLECT = collect_toml(
+COLLECT = dict(  # this collect file's keys over the shared ones
     catalogue="colours",
     n_choices=3,
     max_queries=6,
@@ -43,8 +43,8 @@ def study(tmp_path):
 
 
 @pytest.fixture
-def collect(tmp_path):
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def collect(tmp_path, collect_file):
+    collect_file(tmp_path, **COLLECT)
     cfg = load_collect(tmp_path / "collect.toml")
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
     with in_process(create_app(cfg.catalogue, url, collect=cfg)) as c:

@@ -5,13 +5,12 @@ screen at once)."""
 from __future__ import annotations
 
 import json
-import textwrap
 import threading
 
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
+from serve.helpers import enrol, in_process, write_collect
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.refitter import refit_once
@@ -19,12 +18,13 @@ from tripletsearch.serve.store import Store
 from tripletsearch.serve.store.tables import collect_queries
 
 # every screen from the buffer: no burn-in, no tests, no checks
-COLLECT = collect_toml(test_share=0.0, dim=2, max_queries=10, burn_in=0, seed=3, title=None)
+COLLECT = dict(  # this collect file's keys over the shared ones
+    test_share=0.0, dim=2, max_queries=10, burn_in=0, seed=3, title=None
+)
 
 
 def setup_collect(tmp_path):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    write_collect(tmp_path, **COLLECT)
     cfg = load_collect(tmp_path / "collect.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     store = Store(db)

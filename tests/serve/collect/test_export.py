@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import textwrap
 import threading
 
 import numpy as np
@@ -15,7 +14,6 @@ import pytest
 
 from serve.helpers import (
     catalogue_folder,
-    collect_toml,
     enrol,
     in_process,
     study_toml,
@@ -30,7 +28,7 @@ from tripletsearch.serve.modes.find import FindMode
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
-COLLECT = collect_toml(
+COLLECT = dict(  # this collect file's keys over the shared ones
     test_share=0.2,
     n_choices=3,
     dim=2,
@@ -63,9 +61,8 @@ def never_the_head(q):
 
 
 @pytest.fixture
-def collected(tmp_path):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def collected(tmp_path, collect_file):
+    collect_file(tmp_path, **COLLECT)
     cfg = load_collect(tmp_path / "collect.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
@@ -152,9 +149,8 @@ def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_stu
     assert study.sigma == pytest.approx(0.1 * rms)  # gauss's sigma from its own embedding
 
 
-def test_export_without_collected_triplets_says_so(tmp_path, capsys):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def test_export_without_collected_triplets_says_so(tmp_path, capsys, collect_file):
+    collect_file(tmp_path, **COLLECT)
     db = tmp_path / "s.sqlite"
     cfg = load_collect(tmp_path / "collect.toml")
     create_app(cfg.catalogue, f"sqlite:///{db}", collect=cfg)
@@ -239,9 +235,8 @@ def answering(base: str, stop: threading.Event) -> None:
 
 
 @pytest.mark.once  # a real server and writer threads: once, not under the sanitizers
-def test_an_export_under_concurrent_writes_fits_the_triplets_it_writes(tmp_path):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def test_an_export_under_concurrent_writes_fits_the_triplets_it_writes(tmp_path, collect_file):
+    collect_file(tmp_path, **COLLECT)
     cfg = load_collect(tmp_path / "collect.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     stop = threading.Event()

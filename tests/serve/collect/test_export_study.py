@@ -5,18 +5,16 @@ consent (they describe another task)."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
-from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
+from serve.helpers import enrol, in_process
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.study import load_study
 from tripletsearch.serve.study.file import DEFAULT_CONSENT
 
-COLLECT = collect_toml(
+COLLECT = dict(  # this collect file's keys over the shared ones
     title="Pictures alike",
     max_queries=40,
     burn_in=5,
@@ -28,9 +26,8 @@ COLLECT = collect_toml(
 
 
 @pytest.fixture
-def collected(tmp_path):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def collected(tmp_path, collect_file):
+    collect_file(tmp_path, **COLLECT)
     cfg = load_collect(tmp_path / "collect.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:

@@ -5,18 +5,17 @@ the same query again and again), and a buffer is read past its 64 oldest queries
 from __future__ import annotations
 
 import math
-import textwrap
 from collections import Counter
 
 import pytest
 
-from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
+from serve.helpers import catalogue_folder, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.store import Store
 
-COLLECT = collect_toml(
+COLLECT = dict(  # this collect file's keys over the shared ones
     samplers=["random", "active"], dim=1, max_queries=40, burn_in=3, seed=4, title=None
 )
 
@@ -27,9 +26,11 @@ def forced_repeats(shown: list, distinct: int) -> int:
 
 
 @pytest.mark.parametrize("n", [3, 4, 5])
-def test_a_small_catalogue_asks_the_least_seen_query_never_the_last_again(tmp_path, n):
+def test_a_small_catalogue_asks_the_least_seen_query_never_the_last_again(
+    tmp_path, n, collect_file
+):
     catalogue_folder(tmp_path, n=n)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    collect_file(tmp_path, **COLLECT)
     cfg = load_collect(tmp_path / "collect.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     store = Store(db)
