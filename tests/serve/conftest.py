@@ -29,7 +29,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def collect_file():
-    """``collect_file(folder, name="collect.toml", **keys)``: a collect file written in
+    """``collect_file(folder, file="collect.toml", **keys)``: a collect file written in
     ``folder`` (the shared keys with ``keys``, None leaving one out), with its catalogue
     ``items`` beside it when it names that; its path (:func:`~serve.helpers.write_collect`)."""
     return write_collect
@@ -37,7 +37,7 @@ def collect_file():
 
 @pytest.fixture(scope="session")
 def study_file():
-    """``study_file(folder, name="study.toml", **keys)``: a study file written in ``folder``
+    """``study_file(folder, file="study.toml", **keys)``: a study file written in ``folder``
     (the shared keys with ``keys``, None leaving one out), with its catalogue ``items``
     beside it when it names that; its path (:func:`~serve.helpers.write_study`)."""
     return write_study

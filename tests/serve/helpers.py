@@ -366,18 +366,18 @@ def write_design(folder: Path, name: str, text: str) -> Path:
     return folder / name
 
 
-def write_collect(folder: Path, name: str = "collect.toml", **keys: Any) -> Path:
-    """A collect file (:func:`collect_toml` of ``keys``) written in ``folder``, with its
+def write_collect(folder: Path, file: str = "collect.toml", **keys: Any) -> Path:
+    """A collect file (:func:`collect_toml` of ``keys``) written as ``folder / file``, with its
     catalogue ``items`` beside it when it names that (:func:`write_design`); its path.
     Conftest's ``collect_file``."""
-    return write_design(folder, name, collect_toml(**keys))
+    return write_design(folder, file, collect_toml(**keys))
 
 
-def write_study(folder: Path, name: str = "study.toml", **keys: Any) -> Path:
-    """A study file (:func:`study_toml` of ``keys``) written in ``folder``, with its
+def write_study(folder: Path, file: str = "study.toml", **keys: Any) -> Path:
+    """A study file (:func:`study_toml` of ``keys``) written as ``folder / file``, with its
     catalogue ``items`` beside it when it names that (:func:`write_design`); its path.
     Conftest's ``study_file``."""
-    return write_design(folder, name, study_toml(**keys))
+    return write_design(folder, file, study_toml(**keys))
 
 
 # ---------------------------------------------------------------------- catalogues
