@@ -288,3 +288,13 @@ def test_a_free_search_is_not_deprecated(tmp_path):
         assert r.status_code == 200 and "deprecation" not in r.headers
         assert "warnings" not in r.json()
         assert "deprecation" not in c.get(f"/api/sessions/{s['id']}", headers=h).headers
+
+
+def test_both_kinds_are_one_experiment_protocol(study, collect):
+    """A study's and a collect's services are what the participants' routes ask for."""
+    from tripletsearch.serve.service.participants import Experiment
+
+    for (_, c, _) in (study, collect):
+        found = c.app.state.study or c.app.state.collect
+        assert isinstance(found, Experiment)
+        assert found.experiment()["kind"] == found.kind
