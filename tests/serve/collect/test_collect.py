@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import textwrap
 from collections import Counter
 
 import numpy as np
 import pytest
 
-from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
+from serve.helpers import enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.quality import held_out_rows, sampler_rows
@@ -20,7 +19,7 @@ from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 
-COLLECT = collect_toml(
+COLLECT = dict(  # this collect file's keys over the shared ones
     samplers=["random", "active"],
     test_share=0.25,
     n_choices=3,
@@ -38,9 +37,8 @@ INSTANT = {"fast_server_ms": 0}
 
 
 @pytest.fixture
-def collect(tmp_path):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def collect(tmp_path, collect_file):
+    collect_file(tmp_path, **COLLECT)
     cfg = load_collect(tmp_path / "collect.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     return cfg, db
@@ -178,15 +176,11 @@ def test_the_refit_fills_each_samplers_buffer_and_queries_are_taken_once(collect
     assert store.free_queries(fp, "active") == 40
 
 
-def test_samplers_are_assigned_at_enrolment_in_balanced_blocks(tmp_path):
+def test_samplers_are_assigned_at_enrolment_in_balanced_blocks(tmp_path, collect_file):
     """After any number of participants (withdrawn ones too) the samplers' counts differ by
     at most one; each participant's sampler is kept at enrolment, and their queries come
     from it; the blocks' orders vary with the seed."""
-    catalogue_folder(tmp_path)
-    three = COLLECT.replace(
-        'samplers = ["random", "active"]', 'samplers = ["random", "active", "arr"]'
-    )
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(three))
+    collect_file(tmp_path, **{**COLLECT, "samplers": ["random", "active", "arr"]})
     cfg = load_collect(tmp_path / "collect.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     store = Store(db)
@@ -257,15 +251,14 @@ def test_a_catalogue_still_without_an_embedding_offers_no_search(collect):
 
 
 @pytest.mark.once
-def test_serve_collect_runs_the_refitter_in_a_process_of_its_own(tmp_path):
+def test_serve_collect_runs_the_refitter_in_a_process_of_its_own(tmp_path, collect_file):
     """``serve --collect``: the refitter fills the samplers' buffers while people answer,
     and past the burn-in people get their sampler's queries from it."""
     import httpx
 
     from serve.helpers import ServeProcess, wait_until
 
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    collect_file(tmp_path, **COLLECT)
     cfg = load_collect(tmp_path / "collect.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with ServeProcess("--collect", str(tmp_path / "collect.toml"), "--database", db) as srv:

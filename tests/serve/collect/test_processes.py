@@ -10,21 +10,19 @@ import contextlib
 import itertools
 import os
 import signal
-import textwrap
 
 import httpx
 import pytest
 
 from serve.helpers import (
     ServeProcess,
-    catalogue_folder,
     children,
     cmdline,
-    collect_toml,
     enrol,
     refitter_of,
     wait_healthy,
     wait_until,
+    write_collect,
 )
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.service.processes import nice_of
@@ -32,7 +30,7 @@ from tripletsearch.serve.store import Store
 
 pytestmark = pytest.mark.once  # worker processes: once, not again under the sanitizers
 
-COLLECT = collect_toml(
+COLLECT = dict(  # this collect file's keys over the shared ones
     samplers=["active", "random"], test_share=0.1, dim=2, max_queries=400, seed=1, title=None
 )
 
@@ -45,16 +43,9 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def write_collect(tmp_path):
-    """The collect file and its catalogue in ``tmp_path``; the file's path."""
-    if not (tmp_path / "items").exists():
-        catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
-    return tmp_path / "collect.toml"
-
-
 def collecting(tmp_path, *extra: str) -> ServeProcess:
-    write_collect(tmp_path)
+    """``serve --collect`` of this module's collect file, written in ``tmp_path``."""
+    write_collect(tmp_path, **COLLECT)
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     return ServeProcess("--collect", str(tmp_path / "collect.toml"), "--database", db, *extra)
 
@@ -77,10 +68,10 @@ def test_a_killed_refitter_is_restarted_and_fallbacks_are_recorded(tmp_path):
     """While no refitter fills the buffer (stopped, its buffer taken), a participant past
     the burn-in gets fallback queries, recorded as such; killed, the refitter is restarted at
     nice 19, refills the buffer, and queries come from it again."""
-    cfg = load_collect(write_collect(tmp_path))
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
-    store, fp = Store(db), cfg.fingerprint
     with collecting(tmp_path) as srv, httpx.Client(base_url=srv.base, timeout=30) as c:
+        cfg = load_collect(tmp_path / "collect.toml")
+        store, fp = Store(db), cfg.fingerprint
         first = refitter_of(srv.proc.pid)
         assert first is not None and nice_of(first) == 19
         wait_until(lambda: store.free_queries(fp, "active") > 0, message="a first buffer")
