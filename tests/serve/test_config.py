@@ -122,6 +122,8 @@ def test_create_app_builds_its_configuration_from_its_keywords_or_takes_one(tmp_
             reply = client.post("/api/sessions", json={"mode": "find"}).json()
             screens.append(reply["screen"])
     assert screens[0] == screens[1] and len(screens[0]["guesses"]) == 1
+    unchecked = create_app(CAT, f"sqlite:///{tmp_path / 'u.sqlite'}", fast_server_ms=0)
+    assert unchecked.state.config.fast_server_ms == 0  # (tests whose people are instant)
     with pytest.raises(TypeError, match=r"give \['gamma', 'threads'\] in config"):
         create_app(CAT, config=config, gamma=2.0, threads=2)
     with pytest.raises(TypeError, match="database"):

@@ -131,6 +131,14 @@ def _add_serve_command(sub: Any) -> None:
         "is computed once, where several workers would each catch up the sessions they meet)",
     )
     p.add_argument(
+        "--fast-server-ms",
+        type=float,
+        metavar="MS",
+        help="a collect's check on people: a participant whose median time per screen by the "
+        "server's clock is under MS is flagged, their answers not counted (default: 250; "
+        "0: never)",
+    )
+    p.add_argument(
         "--log-level",
         default="info",
         choices=["critical", "error", "warning", "info", "debug"],

@@ -125,6 +125,7 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str] | None:
         if args.threads is not None and args.threads < 1:
             raise ValueError(f"--threads: expected a number >= 1, got {args.threads}")
         threads = args.threads or max(1, (os.cpu_count() or 1) // args.workers)
+        fast = _fast(args)
         token, said = admin_token(
             args.admin_token or os.environ.get("TRIPLETSEARCH_ADMIN_TOKEN"),
             args.admin_token_file,
@@ -139,6 +140,7 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str] | None:
             # each search step gets its threads to itself: the others wait, not share cores
             steps_at_once=max(1, (os.cpu_count() or 1) // (threads * args.workers)),
             guesses=args.guesses,
+            **fast,
             admin_token=token,
             demo=args.demo,
             catalogue=os.path.abspath(args.catalogue) if args.catalogue else None,
@@ -147,6 +149,16 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str] | None:
         print(f"error: {exc}", file=sys.stderr)
         return None
     return config, cat, experiment, said
+
+
+def _fast(args: argparse.Namespace) -> dict[str, Any]:
+    """``--fast-server-ms`` as a setting (none given: the default's)."""
+    ms = getattr(args, "fast_server_ms", None)
+    if ms is None:
+        return {}
+    if not 0 <= ms < float("inf"):
+        raise ValueError(f"--fast-server-ms: expected a number >= 0, got {ms}")
+    return {"fast_server_ms": ms}
 
 
 def _announce(args: argparse.Namespace, config: Any, cat: Any, where: str, created: bool) -> None:
@@ -356,10 +368,7 @@ def export(args: argparse.Namespace) -> int:
                 "--force to replace it whole"
             )
         folder = fresh_folder(out)  # written whole, then put in the place of --out
-        ms = getattr(args, "fast_server_ms", None)  # the collect checks' server clock
-        if ms is not None and not 0 <= ms < float("inf"):
-            raise ValueError(f"--fast-server-ms: expected a number >= 0, got {ms}")
-        fast = {} if ms is None else {"fast_server_ms": ms}
+        fast = _fast(args)  # the collect checks' server clock, as the server ran with
         try:
             with store.snapshot():  # one read: what is written is what is fitted
                 key = None if chosen is None else chosen["key"]

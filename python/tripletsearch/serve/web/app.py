@@ -117,6 +117,7 @@ _KEYWORDS: dict[str, Any] = {
     "threads": 1,
     "steps_at_once": None,
     "guesses": 0,
+    "fast_server_ms": None,
 }
 
 
@@ -156,6 +157,7 @@ def create_app(
     threads: int = 1,
     steps_at_once: int | None = None,
     guesses: int = 0,
+    fast_server_ms: float | None = None,
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
@@ -219,6 +221,10 @@ def create_app(
         Best guesses offered with each screen of a free find session that asks for none
         (``POST /api/sessions``'s ``guesses``; 0: the paper's protocol). A study's come from
         its file.
+    fast_server_ms : float, optional
+        A collect's check on people: a participant whose median time per screen by the
+        server's clock is under this is flagged (None: the default,
+        :data:`~..collect.quality.FAST_SERVER_MS`; 0: never).
     """
     keywords: dict[str, Any] = {
         "admin_token": admin_token,
@@ -226,7 +232,7 @@ def create_app(
         "max_queries": max_queries,
     }
     keywords.update(random_state=random_state, limits=limits, memory=memory, threads=threads)
-    keywords.update(steps_at_once=steps_at_once, guesses=guesses)
+    keywords.update(steps_at_once=steps_at_once, guesses=guesses, fast_server_ms=fast_server_ms)
     config = _config(config, database, keywords)
     if study is not None and collect is not None:
         raise ValueError("study and collect: a server runs one experiment; give one")
