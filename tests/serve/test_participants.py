@@ -4,12 +4,10 @@ old routes answering as before, marked deprecated."""
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 
-from serve.helpers import in_process, study_toml
+from serve.helpers import in_process
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -17,7 +15,7 @@ from tripletsearch.serve.schema import MAX_RESPONSE_MS
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
-STUDY = study_toml(targets=2, max_queries=40, completion_code="S-1")
+STUDY = dict(targets=2, max_queries=40, completion_code="S-1")  # over the shared keys
 
 COLLECT = dict(  # this collect file's keys over the shared ones
     catalogue="colours",
@@ -34,9 +32,8 @@ SCREEN_KEYS = {"done", "mode", "slot", "n_slots", "target", "n_queries", "screen
 
 
 @pytest.fixture
-def study(tmp_path):
-    (tmp_path / "study.toml").write_text(textwrap.dedent(STUDY))
-    s = load_study(tmp_path / "study.toml")
+def study(tmp_path, study_file):
+    s = load_study(study_file(tmp_path, **STUDY))
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(s.catalogue, url, study=s)) as c:
         yield s, c, Store(url)
@@ -294,7 +291,7 @@ def test_both_kinds_are_one_experiment_protocol(study, collect):
     """A study's and a collect's services are what the participants' routes ask for."""
     from tripletsearch.serve.service.participants import Experiment
 
-    for (_, c, _) in (study, collect):
+    for _, c, _ in (study, collect):
         found = c.app.state.study or c.app.state.collect
         assert isinstance(found, Experiment)
         assert found.experiment()["kind"] == found.kind

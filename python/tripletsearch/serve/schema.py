@@ -97,8 +97,10 @@ class Answer:
 
 @dataclass(frozen=True)
 class PartAnswer:
-    """``POST /api/participants/{id}/answer``: an :class:`Answer` to a screen of the
-    participant's part ``slot`` (None: their current part)."""
+    """``POST /api/participants/{id}/answer``: an :class:`Answer` of part ``slot``.
+
+    The participant's part the screen is of (None: their current part).
+    """
 
     answer: Answer
     slot: int | None = None
@@ -224,8 +226,11 @@ def _response_ms(fields: dict) -> int | None:
 
 
 def part_answer(body: Any) -> PartAnswer:
-    """``{"screen", "choice", "found"}`` as :func:`answer`'s, optional ``response_ms`` and
-    ``slot`` (the part the screen is of: a retry after the part ended)."""
+    """``{"screen", "choice", "found"}`` as :func:`answer`'s, ``response_ms``, ``slot``.
+
+    ``response_ms`` and ``slot`` optional (``slot``: the part the screen is of, for a retry
+    after the part ended).
+    """
     fields, _ = json_object(body, FIELDS["part_answer"])
     plain = answer({k: v for k, v in fields.items() if k in FIELDS["answer"]})
     slot = fields.get("slot")
@@ -260,8 +265,10 @@ def collect_consent(body: Any) -> str | None:
 
 
 def enrolment(body: Any) -> str | None:
-    """``POST /api/participants``: ``{"consent": true}``, optional ``platform_id`` (a
-    crowdsourcing platform's id for the participant): that id, or None."""
+    """``POST /api/participants``: ``{"consent": true}``, optional ``platform_id``.
+
+    That id (a crowdsourcing platform's for the participant), or None.
+    """
     fields, _ = json_object(body, FIELDS["enrolment"])
     if fields.get("consent") is not True:
         raise Invalid("consent: taking part needs consent (true) before anything is recorded")

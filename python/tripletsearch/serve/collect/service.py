@@ -1,4 +1,4 @@
-"""A collect file's participants: ``/api/collect``'s service.
+"""A collect file's participants: an experiment of the participants' routes (``/api/participants``).
 
 :class:`CollectService` enrols consenting, pseudonymous participants (assigned at random
 to one of the collect file's samplers at enrolment: the least assigned so far, ties in a
@@ -131,8 +131,11 @@ class CollectService(Participants):
 
 
 def _public(payload: dict) -> dict:
-    """A stored screen in ``/api/collect``'s deprecated shape: ``{"screen", "head",
-    "candidates"}`` (``/api/participants`` gives the stored screen as it is)."""
+    """A stored screen in ``/api/collect``'s deprecated shape.
+
+    ``{"screen", "head", "candidates"}`` (``/api/participants`` gives the stored screen as
+    it is).
+    """
     return {
         "screen": payload["number"],
         "head": payload["head"],

@@ -66,6 +66,7 @@ class Experiment(Protocol):
     def debrief(self, pid: str, token: str | None) -> dict:
         """The end of their part: the debrief, the completion code, the redirect."""
 
+
 STARTS = 3  # tries to start a participant's session while racing requests start it too
 
 
@@ -222,9 +223,12 @@ class Participants:
         return {}
 
     def experiment(self) -> dict:
-        """The public facts: ``kind``, the kind's facts (title, consent, ...), and the
-        page's limits: ``undo`` (whether answers can be taken back), ``max_response_ms``
-        (the longest time on a screen recorded; None: none recorded) and ``n_slots``."""
+        """The public facts: ``kind``, the kind's facts, the page's limits.
+
+        The kind's facts: title, consent, ... (:meth:`facts`); the limits: ``undo``
+        (whether answers can be taken back), ``max_response_ms`` (the longest time on a
+        screen recorded; None: none recorded) and ``n_slots``.
+        """
         from ..schema import MAX_RESPONSE_MS
 
         return {
@@ -280,10 +284,13 @@ class Participants:
         history = self.service.get(session.id, token)["history"]
         return self._reply(slot, session, stored[0], session.n_queries, history=history)
 
-    def respond(self, pid: str, token: str | None, request: Answer, slot: int | None = None) -> dict:
-        """Record the answer to screen ``request.screen`` of part ``slot`` (None: the
-        current one); the reply as :meth:`current`'s (no history): the part's next screen,
-        else the next part's first, else the end.
+    def respond(
+        self, pid: str, token: str | None, request: Answer, slot: int | None = None
+    ) -> dict:
+        """Record the answer to screen ``request.screen`` of part ``slot``; what follows.
+
+        ``slot`` None: the current part. The reply as :meth:`current`'s (no history): the
+        part's next screen, else the next part's first, else the end.
 
         The same answer again gets the same reply (a repeat to a finished part: what follows
         it now); a different one is a Conflict.
@@ -310,8 +317,10 @@ class Participants:
         return self._reply(slot, session, reply["screen"], reply["n_queries"])
 
     def undo(self, pid: str, token: str | None, request: Undo) -> dict:
-        """Take back the last answer that counts of the current part (as
-        ``POST /api/sessions/{id}/undo``); the reply as :meth:`respond`'s."""
+        """Take back the last answer that counts of the current part.
+
+        As ``POST /api/sessions/{id}/undo``; the reply as :meth:`respond`'s.
+        """
         _, part = self._part(pid, token)
         if not self.undoable:
             raise Conflict(f"a {self.kind}'s answers are not taken back")
@@ -322,8 +331,10 @@ class Participants:
         return self._reply(slot, session, reply["screen"], reply["n_queries"])
 
     def debrief(self, pid: str, token: str | None) -> dict:
-        """The end of the participant's part: ``{"done": true, "n_slots", "debrief",
-        "completion_code"?, "redirect"?}``; Conflict before its end."""
+        """The end of the participant's part; Conflict before its end.
+
+        ``{"done": true, "n_slots", "debrief", "completion_code"?, "redirect"?}``.
+        """
         self.active(pid, token)
         known = {s.slot: s for s in self.store.participant_sessions(pid)}
         if not all(j in known and known[j].done for j in range(self.n_slots)):

@@ -3,9 +3,10 @@
 ``sessions`` (the JSON API of searches), ``participants`` (every experiment's
 participants: ``/api/experiment``, ``/api/participants``), ``study`` and ``collect`` (their
 deprecated routes, and the collect dashboard's data), ``catalogue`` (its metadata, pages of
-items, images), ``admin`` (health, the export) and ``pages`` (the page and its assets). A view parses its request with :mod:`..schema`, calls
-the service (in the thread pool: database and native calls block) and replies with
-:func:`ok`; errors are the service's domain errors, mapped to statuses by the app.
+items, images), ``admin`` (health, the export) and ``pages`` (the page and its assets). A
+view parses its request with :mod:`..schema`, calls the service (in the thread pool:
+database and native calls block) and replies with :func:`ok`; errors are the service's
+domain errors, mapped to statuses by the app.
 """
 
 from __future__ import annotations
