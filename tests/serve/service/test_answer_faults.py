@@ -21,7 +21,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from serve.helpers import auth, catalogue_folder, collect_toml, enrol, in_process, study_toml
+from serve.helpers import auth, catalogue_folder, collect_toml, enrol, in_process, write_study
 from tripletsearch import Embedding
 from tripletsearch.collect._sampler import embedding_state
 from tripletsearch.people import FindPerson
@@ -162,12 +162,11 @@ def search_run(tmp_path, inj: Injector, fault_at=("answer", 3)) -> tuple[Client,
     return client, db
 
 
-STUDY = study_toml(title="Faults", targets=2, seed=5, max_queries=6)
+STUDY = dict(title="Faults", targets=2, seed=5, max_queries=6)  # over the shared keys
 
 
 def study_run(tmp_path, inj: Injector, fault_at=("answer", 2)) -> tuple[Client, str]:
-    (tmp_path / "study.toml").write_text(textwrap.dedent(STUDY))
-    study = load_study(tmp_path / "study.toml")
+    study = load_study(write_study(tmp_path, **STUDY))
     db = f"sqlite:///{tmp_path / 'study.sqlite'}"
     app = create_app(study.catalogue, db, study=study)
     with in_process(app) as c:
