@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import textwrap
 import time
 
 import httpx
@@ -17,10 +16,8 @@ import pytest
 
 from serve.helpers import (
     ServeProcess,
-    catalogue_folder,
     children,
     cmdline,
-    collect_toml,
     enrol,
     refitter_of,
     wait_until,
@@ -29,7 +26,7 @@ from tripletsearch.serve.store import Store
 
 pytestmark = pytest.mark.once  # worker processes: once, not again under the sanitizers
 
-COLLECT = collect_toml(samplers=["active", "random"], dim=2, max_queries=400, seed=1)
+COLLECT = dict(samplers=["active", "random"], dim=2, max_queries=400, seed=1)  # over the shared
 ADMIN = {"Authorization": "Bearer test-admin"}  # ServeProcess's token
 
 
@@ -66,16 +63,14 @@ def workers_of(pid: int) -> list[int]:
     return [c for c in children(pid) if "collect.refitter" not in cmdline(c)]
 
 
-def test_an_edited_file_does_not_reach_a_restarted_refitter_or_worker(tmp_path):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def test_an_edited_file_does_not_reach_a_restarted_refitter_or_worker(tmp_path, collect_file):
+    collect_file(tmp_path, **COLLECT)
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with serve(tmp_path, "--workers", "2") as srv:
         key, store = key_of(db), Store(db)
         assert wait_for(lambda: all(store.free_queries(key, s) > 0 for s in ("active", "random")))
         # the owner edits the file while the server runs: a new name, other samplers
-        edited = COLLECT.replace('samplers = ["active", "random"]', 'samplers = ["random"]')
-        (tmp_path / "collect.toml").write_text('name = "renamed"\n' + textwrap.dedent(edited))
+        collect_file(tmp_path, **{**COLLECT, "samplers": ["random"]}, name="renamed")
         first = refitter_of(srv.proc.pid)
         with sqlite3.connect(tmp_path / "s.sqlite") as con:  # the buffers run dry
             con.execute("DELETE FROM ts_collect_queries WHERE taken_by IS NULL")
@@ -128,9 +123,10 @@ if _refitter():  # the refitter's database calls fail, as on a broken disk
 """
 
 
-def test_a_refitter_that_keeps_failing_shows_its_last_error_and_is_said_once(tmp_path):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def test_a_refitter_that_keeps_failing_shows_its_last_error_and_is_said_once(
+    tmp_path, collect_file
+):
+    collect_file(tmp_path, **COLLECT)
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(FAULT)
@@ -151,9 +147,8 @@ def test_a_refitter_that_keeps_failing_shows_its_last_error_and_is_said_once(tmp
     assert "keeps failing (last: RuntimeError: injected fault: disk I/O error)" in out
 
 
-def test_each_servers_dashboard_shows_its_own_refitter_dead_once_gone(tmp_path):
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+def test_each_servers_dashboard_shows_its_own_refitter_dead_once_gone(tmp_path, collect_file):
+    collect_file(tmp_path, **COLLECT)
     with serve(tmp_path) as a, serve(tmp_path) as b:
         mine = {a.base: refitter_of(a.proc.pid), b.base: refitter_of(b.proc.pid)}
         assert all(mine.values()) and len(set(mine.values())) == 2
@@ -173,11 +168,10 @@ def test_each_servers_dashboard_shows_its_own_refitter_dead_once_gone(tmp_path):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
-def test_a_normal_stop_says_nothing_of_the_refitter(tmp_path, sig):
+def test_a_normal_stop_says_nothing_of_the_refitter(tmp_path, sig, collect_file):
     """The server's stop (its process group signalled, as a terminal's Ctrl-C or a service
     manager does) ends the refitter with it: no restart, no line about it, no traceback."""
-    catalogue_folder(tmp_path)
-    (tmp_path / "collect.toml").write_text(textwrap.dedent(COLLECT))
+    collect_file(tmp_path, **COLLECT)
     srv = serve(tmp_path, "--workers", "2")
     try:
         refitter = refitter_of(srv.proc.pid)
