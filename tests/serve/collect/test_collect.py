@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from serve.helpers import enrol, in_process
+from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.quality import held_out_rows, sampler_rows
@@ -48,6 +49,8 @@ def run(c, cfg, pid, h, rng, skip_at=()):
     """Answer every query through the participants' routes (the candidate nearest the head
     by a hidden 1-D order, a skip at ``skip_at``); the screens seen and the last reply."""
     base = f"/api/participants/{pid}"
+    order = np.arange(cfg.catalogue.n_items, dtype=float)[:, None]  # the hidden 1-D order
+    person = CollectPerson("person", order, gamma=None, lapse=0.0, seconds=0.9, spread=0.0)
     reply = c.post(f"{base}/next", json={}, headers=h).json()
     seen = []
     while not reply["done"]:
@@ -58,8 +61,7 @@ def run(c, cfg, pid, h, rng, skip_at=()):
         if q["number"] in skip_at:
             body = {"screen": q["number"], "choice": None}
         else:
-            d = [abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]
-            body = {"screen": q["number"], "choice": int(np.argmin(d)), "response_ms": 900}
+            body = person.answer(q)
         r = c.post(f"{base}/answer", json=body, headers=h)
         assert r.status_code == 200, r.text
         reply = r.json()

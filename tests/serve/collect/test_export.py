@@ -21,6 +21,7 @@ from serve.helpers import (
     wait_until,
 )
 from tripletsearch.cli import main
+from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue import load_catalogue
 from tripletsearch.serve.collect import load_collect
@@ -53,7 +54,7 @@ def answer(c, pid, h, pick):
 
 def by_hue(q):
     """The candidate nearest the head along a hidden 1-D order (the item ids)."""
-    return int(np.argmin([abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]))
+    return CollectPerson("person", np.arange(30.0)[:, None], gamma=None, lapse=0.0).pick(q)
 
 
 def never_the_head(q):
