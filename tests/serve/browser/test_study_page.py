@@ -200,11 +200,12 @@ def test_the_target_and_the_items_are_drawn_alike(browser, tmp_path, device):
             assert page.is_visible("#target-name") == show
             page.click("#begin")
             for _ in range(2):
+                # the screen shown and ready for a click (its picks disabled while answering)
+                expect(page.locator("#grid .pick").nth(0)).to_be_enabled()
                 expect(page.locator("#grid .pick img")).to_have_count(4)
                 expect(page.locator("#head-box img")).to_have_count(1)
                 assert drawn_alike(page) == 5
                 assert len(names_shown(page)) == (5 if show else 0)
-                page.wait_for_timeout(100)
                 with page.expect_response(lambda r: r.url.endswith("/answer")):
                     page.locator("#grid .pick").nth(0).click()
             ctx.close()
