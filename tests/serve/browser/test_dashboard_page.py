@@ -30,42 +30,41 @@ DASHBOARD_FILE = collect_toml(
 )
 
 
-def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, shots, monkeypatch):
+def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, shots):
     """The owner signs in with the admin token (a wrong one is refused) and sees the
     participants (the one who failed the checks flagged), the answers over time, a curve of
     held-out accuracy per sampler with its intervals inside the axes and round ticks, the
     samplers' counts, the refitter's state and the newest embedding as a map."""
     from serve.helpers import in_process
-    from tripletsearch.serve.collect import load_collect, quality
+    from tripletsearch.serve.collect import load_collect
     from tripletsearch.serve.collect.refitter import refit_once
-
-    monkeypatch.setattr(quality, "FAST_SERVER_MS", 0)  # these people answer instantly
 
     photo_catalogue(tmp_path / "photos")
     (tmp_path / "photos" / "embedding.npy").unlink()  # to be learned from the triplets
     (tmp_path / "collect.toml").write_text(DASHBOARD_FILE)
     cfg = load_collect(tmp_path / "collect.toml")
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
-    app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token")
+    # these people answer instantly: the server's clock check off (fast_server_ms=0)
+    app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token", fast_server_ms=0)
     with in_process(app) as c:
         for person in range(11):
-            pr = c.post("/api/collect/participants", json={"consent": True}).json()
+            pr = c.post("/api/participants", json={"consent": True}).json()
             h, base = (
                 {"Authorization": "Bearer " + pr["token"]},
-                f"/api/collect/participants/{pr['id']}",
+                f"/api/participants/{pr['id']}",
             )
             reply = c.post(f"{base}/next", json={}, headers=h).json()
-            while "query" in reply:
-                q = reply["query"]
+            while not reply["done"]:
+                q = reply["screen"]
                 near = [abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]
                 pick = int(np.argmin(near))
                 if person == 10:  # the last one clicks blindly: never the head when shown
                     pick = (near.index(0) + 1) % len(near) if 0 in near else 0
                 reply = c.post(
-                    f"{base}/answer", json={"screen": q["screen"], "choice": pick}, headers=h
+                    f"{base}/answer", json={"screen": q["number"], "choice": pick}, headers=h
                 ).json()
     store = Store(url)
-    refit_once(store, cfg, buffer=10)
+    refit_once(store, cfg, buffer=10, fast_server_ms=0)
     with thread_server(app) as base:
         page = browser.new_page(**DESKTOP)
         page.goto(base + "/collect/dashboard")
