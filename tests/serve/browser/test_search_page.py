@@ -398,6 +398,8 @@ def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
         page.screenshot(path=str(shots / f"study-target-{device}.png"), full_page=True)
         page.click("#begin")
         for screen in range(3):
+            # the screen shown (its pictures loaded first: the last one's stays meanwhile)
+            expect(page.locator("#progress")).to_contain_text(f"screen {screen + 1} ·")
             expect(page.locator("#grid .pick")).to_have_count(4)
             assert pictures_fit(page, "#head-box") == 1 and pictures_fit(page, "#grid .pick") == 4
             assert visible_on_top(page, "#head-box"), screen
