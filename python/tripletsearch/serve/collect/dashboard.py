@@ -187,8 +187,13 @@ def _arms(
     return out
 
 
-def _rules(store: Store, config: CollectConfig) -> dict[str, Any]:
-    """The check rules' version and the agreement rule's numbers."""
+def _rules(store: Store, config: CollectConfig, fast_server_ms: float) -> dict[str, Any]:
+    """The check rules' version and the agreement rule's numbers.
+
+    The time bound said: the server's clock's (``fast_server_ms``), or, when that check is
+    off (0), the page's (:data:`~.rules.FAST_MS`).
+    """
+    bound = fast_server_ms or FAST_MS
     scored = store.get_meta(agreement_key(config.fingerprint)) or {}
     rows = AGREEMENT_ROWS_PER_ITEM * config.catalogue.n_items
     last = (
@@ -198,7 +203,7 @@ def _rules(store: Store, config: CollectConfig) -> dict[str, Any]:
     )
     text = (
         f"Check rules version {CHECK_RULES}: attention checks, gold queries and repeats of "
-        f"clear queries passed by fewer than half, a median time per screen under {FAST_MS} "
+        f"clear queries passed by fewer than half, a median time per screen under {bound:g} "
         "ms, or picks agreeing with everyone else's answers no more than chance (a one-sided "
         "test, each pick weighed by how sure the embedding of the others' answers is, at "
         f"{AGREEMENT_LEVEL}, judged from {AGREEMENT_AFTER} picks once the others gave {rows} "
@@ -282,7 +287,7 @@ def collect_dashboard(
         "flagged": sum(p["flagged"] for p in people),
         "samplers": samplers,
         "arms": _arms(store, config, people, counted, versions),
-        "rules": _rules(store, config),
+        "rules": _rules(store, config, fast_server_ms),
         "refitter": _refitter(store, config),
         "map": _map(store, config, fp, versions),
     }
