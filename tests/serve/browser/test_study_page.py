@@ -107,6 +107,10 @@ def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_p
         page.reload()
         expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 2 · 1 answered")
         expect(page.locator("#head-name")).to_have_text(CAT.names[target])
+        with page.expect_response(lambda r: r.url.endswith(f"/api/participants/{pid}/undo")):
+            page.click("#undo")  # the participant's undo: the first screen again
+        expect(page.locator("#progress")).to_have_text("Target 1 of 1 · screen 1 · 0 answered")
+        assert [h["kind"] for h in Store(url).history(session.id)] == ["answer", "undo"]
         find_by_clicks(page, target, max_screens=40)
         expect(page.locator("#result")).to_contain_text("Thank you: the search is done.")
         page.close()
