@@ -54,8 +54,10 @@ class Experiment(Protocol):
     def current(self, pid: str, token: str | None) -> dict:
         """Their current screen (their next part started when new), or the end."""
 
-    def respond(self, pid: str, token: str | None, request: Answer) -> dict:
-        """Record their answer; what follows it."""
+    def respond(
+        self, pid: str, token: str | None, request: Answer, slot: int | None = None
+    ) -> dict:
+        """Record their answer to a screen of part ``slot`` (None: the current); what follows."""
 
     def undo(self, pid: str, token: str | None, request: Undo) -> dict:
         """Take back their last answer that counts."""
@@ -239,11 +241,14 @@ class Participants:
             "max_response_ms": MAX_RESPONSE_MS if self.timed else None,
         }
 
+    def known(self, pid: str) -> dict[int, SessionRow]:
+        """The participant's sessions, by slot."""
+        return {int(s.slot): s for s in self.store.participant_sessions(pid) if s.slot is not None}
+
     def _part(self, pid: str, token: str | None) -> tuple[Any, tuple[int, SessionRow] | None]:
         row = self.active(pid, token)
         assert token is not None  # authorized
-        known = {s.slot: s for s in self.store.participant_sessions(pid)}
-        return row, self.current_session(pid, row, token, known)
+        return row, self.current_session(pid, row, token, self.known(pid))
 
     def _reply(
         self, slot: int, session: SessionRow, screen: dict, n_queries: int, **more: Any
@@ -299,16 +304,16 @@ class Participants:
             raise Invalid(f"response_ms: this {self.kind} records no response times")
         row = self.active(pid, token)
         assert token is not None  # authorized
-        known = {s.slot: s for s in self.store.participant_sessions(pid)}
+        known = self.known(pid)
         if slot is None or slot not in known:
-            part = self.current_session(pid, row, token, known)
-            if part is None:  # over: a repeat of the last part's last answer, or a Conflict
+            found = self.current_session(pid, row, token, known)
+            if found is None:  # over: a repeat of the last part's last answer, or a Conflict
                 if not known:
                     return self._over(pid)
-                part = max(known), known[max(known)]
-            if slot is not None and slot != part[0]:
-                raise Invalid(f"slot: part {slot} has not begun (the current part is {part[0]})")
-            slot, session = part
+                found = max(known), known[max(known)]
+            if slot is not None and slot != found[0]:
+                raise Invalid(f"slot: part {slot} has not begun (the current part is {found[0]})")
+            slot, session = found
         else:
             session = known[slot]
         reply = self.service.answer_row(session, request)
@@ -336,7 +341,7 @@ class Participants:
         ``{"done": true, "n_slots", "debrief", "completion_code"?, "redirect"?}``.
         """
         self.active(pid, token)
-        known = {s.slot: s for s in self.store.participant_sessions(pid)}
+        known = self.known(pid)
         if not all(j in known and known[j].done for j in range(self.n_slots)):
             raise Conflict("this participant's part is not over yet")
         return self._over(pid)

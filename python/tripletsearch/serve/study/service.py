@@ -82,8 +82,7 @@ class StudyService(Participants):
         """
         row = self.active(pid, token)
         assert token is not None  # authorized
-        known = {s.slot: s for s in self.store.participant_sessions(pid)}
-        part = self.current_session(pid, row, token, known)
+        part = self.current_session(pid, row, token, self.known(pid))
         if part is None:
             return self.done(n_slots=self.n_slots)
         slot, current = part
