@@ -64,18 +64,19 @@ def free_port() -> int:
 
 
 def wait_healthy(base: str, timeout: float = 60.0, proc: subprocess.Popen | None = None) -> None:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
+    """Wait until the server at ``base`` answers its health check (:func:`wait_until`);
+    a RuntimeError with its output if ``proc``, its process, exits first."""
+
+    def healthy() -> bool:
         if proc is not None and proc.poll() is not None:
             out = proc.stdout.read() if proc.stdout else ""
             raise RuntimeError(f"the server exited ({proc.returncode}): {out}")
         try:
-            if httpx.get(base + "/api/health", timeout=2.0).status_code == 200:
-                return
+            return httpx.get(base + "/api/health", timeout=2.0).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise TimeoutError(f"{base} did not become healthy in {timeout} s")
+            return False
+
+    wait_until(healthy, timeout, f"{base} healthy", every=0.1)
 
 
 @contextlib.contextmanager
