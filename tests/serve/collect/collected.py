@@ -9,17 +9,17 @@ process, so the people answer at once: the readers are given ``fast_server_ms=0`
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import numpy as np
 
-from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
+from serve.helpers import enrol, in_process, write_collect
+from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.config import ServeConfig
 
-COLLECT = collect_toml(
+COLLECT = dict(  # this collect file's keys over the shared ones
     samplers=["random"],
     test_share=0.25,
     n_choices=3,
@@ -35,7 +35,7 @@ ADMIN = {"Authorization": "Bearer owner"}
 
 def nearest(q: dict) -> int:
     """The candidate nearest the head in the items' ids (the head itself when shown)."""
-    return int(np.argmin([abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]))
+    return CollectPerson("person", np.arange(30.0)[:, None], gamma=None, lapse=0.0).pick(q)
 
 
 def never_the_head(q: dict) -> int:
@@ -65,9 +65,7 @@ def collected_database(folder: Any) -> tuple[Any, str, dict[str, str]]:
     and 9), ``partway`` (10 screens, still answering), ``flagged`` (never the head),
     ``withdrawn`` (10 screens, then withdraws).
     """
-    catalogue_folder(folder)
-    (folder / "collect.toml").write_text(textwrap.dedent(COLLECT))
-    cfg = load_collect(folder / "collect.toml")
+    cfg = load_collect(write_collect(folder, **COLLECT))
     db = f"sqlite:///{folder / 's.sqlite'}"
     config = ServeConfig(admin_token="owner", **INSTANT)
     roles: dict[str, str] = {}
