@@ -103,6 +103,7 @@ class Participants:
     ):
         self.service, self.store, self.group = service, service.store, group
         self.completion_code, self.redirect = completion_code, redirect
+        self.catalogue: Any = None  # the kind's (its item(i): a target's record)
 
     def enrol(self, plan: int = 1, platform_id: str | None = None, arms: Any = None) -> dict:
         """A new participant (after their consent): ``{"id", "token"}``.
@@ -199,9 +200,6 @@ class Participants:
         return reply
 
     # ------------------------------------------------------- one surface for every kind
-    #: Where each item shown comes from (its ``item(i)``: a target's record).
-    catalogue: Any = None
-
     @property
     def n_slots(self) -> int:
         """A participant's parts (sessions), one after the other."""
