@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from serve.browser.helpers import DESKTOP, photo_catalogue
 from serve.helpers import collect_toml, thread_server
+from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.store import Store
 
@@ -46,6 +47,7 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
     # these people answer instantly: the server's clock check off (fast_server_ms=0)
     app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token", fast_server_ms=0)
+    order = np.arange(cfg.catalogue.n_items, dtype=float)[:, None]  # a hidden 1-D order
     with in_process(app) as c:
         for person in range(11):
             pr = c.post("/api/participants", json={"consent": True}).json()
@@ -54,12 +56,14 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
                 f"/api/participants/{pr['id']}",
             )
             reply = c.post(f"{base}/next", json={}, headers=h).json()
+            looks = CollectPerson("person", order, gamma=None, lapse=0.0)  # the nearest
             while not reply["done"]:
                 q = reply["screen"]
-                near = [abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]
-                pick = int(np.argmin(near))
+                pick = looks.pick(q)
                 if person == 10:  # the last one clicks blindly: never the head when shown
-                    pick = (near.index(0) + 1) % len(near) if 0 in near else 0
+                    ids = [x["id"] for x in q["candidates"]]
+                    head = q["head"]["id"]
+                    pick = (ids.index(head) + 1) % len(ids) if head in ids else 0
                 reply = c.post(
                     f"{base}/answer", json={"screen": q["number"], "choice": pick}, headers=h
                 ).json()
