@@ -24,7 +24,7 @@ from sqlalchemy import event
 from serve.helpers import auth, catalogue_folder, collect_toml, enrol, in_process, write_study
 from tripletsearch import Embedding
 from tripletsearch.collect._sampler import embedding_state
-from tripletsearch.people import FindPerson
+from tripletsearch.people import CollectPerson, FindPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.refitter import EmbeddingVersion
@@ -237,11 +237,10 @@ def collect_run(tmp_path, inj: Injector, template, fault_at=("answer", 6)) -> tu
         pr, h = enrol(c)
         base = f"/api/collect/participants/{pr['id']}"
         reply = client.post(f"{base}/next", {}, h)
+        person = CollectPerson("person", X, gamma=None, lapse=0.0, seconds=0.9, spread=0.0)
         while "query" in reply:
             q = reply["query"]
-            head, cands = q["head"]["id"], [x["id"] for x in q["candidates"]]
-            choice = int(np.argmin(np.sum((X[cands] - X[head]) ** 2, axis=1)))
-            body = {"screen": q["screen"], "choice": choice, "response_ms": 900}
+            body = person.answer(q)  # the nearest to the head, in 900 ms
             reply = client.post(f"{base}/answer", body, h, "answer", q["screen"])
     return client, db
 
