@@ -2,8 +2,9 @@
 server, no socket), and the real ones for what needs them: a uvicorn server in a thread (the
 browser), the ``tripletsearch serve`` command in its own process group (kill -9, several
 workers), and a throwaway PostgreSQL cluster (Debian's ``postgresql``; as root, the
-cluster runs as the ``postgres`` user); the API clients and the catalogues several test
-modules share."""
+cluster runs as the ``postgres`` user); the API clients, the collect and study files (one
+set of keys) and the catalogues several test modules share; :func:`wait_until`, how a test
+waits (on a condition, never a time)."""
 
 from __future__ import annotations
 
