@@ -36,7 +36,9 @@ def test_the_page_is_es_modules_without_inline_script():
     assert scripts == [""]  # one script, no inline code
     assert '<script type="module" src="/static/main.js">' in html
     assert not re.search(r"\son[a-z]+\s*=", html)  # no inline handlers
-    assert {"main.js", "api.js", "state.js", "session.js", "participant.js"} <= {rel(p) for p in SCRIPTS}
+    assert {"main.js", "api.js", "state.js", "session.js", "participant.js"} <= {
+        rel(p) for p in SCRIPTS
+    }
     for path in [*SCRIPTS, *PAGES, STATIC / "app.css"]:  # no CDN, no build
         text = path.read_text().replace(SVG_NAMESPACE, "")  # a name, never fetched
         assert not re.search(r"https?://", text), rel(path)

@@ -262,7 +262,15 @@ SERVE_IMPORTS = {
     "collect": {"catalogue", "store", "modes", "service"},
     "web": {"catalogue", "store", "modes", "service", "study", "collect"},
 }
-SERVE_MODULES = {"errors", "schema", "config", "experiment", "export", "cli", "commands"}  # serve/*.py
+SERVE_MODULES = {
+    "errors",
+    "schema",
+    "config",
+    "experiment",
+    "export",
+    "cli",
+    "commands",
+}  # serve/*.py
 
 
 def _serve_imports(path: Path) -> set[str]:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from ..utils import warn_renamed
 from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
+from .modes import mode_class
 
 __all__ = [
     "fail",
@@ -444,7 +445,8 @@ def listing(store: Any) -> list[dict[str, Any]]:
     named = {r["key"] for r in out}
     for key, g in sorted(groups.items()):
         if key not in named:
-            kind = "collect" if "collect" in g["modes"] else "study"  # its sessions' mode
+            kinds = {mode_class(m).experiment_kind for m in g["modes"]}  # its sessions'
+            kind = kinds.pop() if len(kinds) == 1 else "study"
             out.append(
                 {
                     "name": f"{kind}-{key[:8]}",

@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     from ..service.processes import die_with_parent, read_design
 
     args = list(sys.argv[1:] if argv is None else argv)
-    fast_server_ms = FAST_SERVER_MS
+    fast_server_ms: float = FAST_SERVER_MS
     for a in [a for a in args if a.startswith("--fast-server-ms=")]:
         args.remove(a)
         fast_server_ms = float(a.partition("=")[2])

@@ -82,6 +82,9 @@ class Mode(ABC):
     """
 
     name: ClassVar[str]
+    #: the kind of experiment whose participants' sessions run this mode (a study's
+    #: searches; a mode that collects triplets is its collect's)
+    experiment_kind: ClassVar[str] = "study"
 
     def __init__(self, catalogue: Catalogue, settings: Settings, store: Store | None = None):
         self.catalogue, self.settings, self.store = catalogue, settings, store

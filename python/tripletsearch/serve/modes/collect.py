@@ -125,6 +125,7 @@ class CollectMode(Mode):
     """
 
     name = "collect"
+    experiment_kind = "collect"
 
     @classmethod
     def offered_by(cls, catalogue: Any) -> bool:
