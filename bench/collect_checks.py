@@ -142,15 +142,15 @@ def run_collect(
                 person = CollectPerson(
                     kind, X, rng=np.random.default_rng(rng.integers(2**63)), **honest
                 )
-                r = c.post("/api/collect/participants", json={"consent": True}).json()
+                r = c.post("/api/participants", json={"consent": True}).json()
                 who[r["id"]] = kind
                 h, base = (
                     {"Authorization": "Bearer " + r["token"]},
-                    f"/api/collect/participants/{r['id']}",
+                    f"/api/participants/{r['id']}",
                 )
                 reply = c.post(f"{base}/next", json={}, headers=h).json()
-                while "query" in reply:
-                    body = person.answer(reply["query"])
+                while not reply["done"]:
+                    body = person.answer(reply["screen"])
                     clock.now += person.seconds_
                     got = c.post(f"{base}/answer", json=body, headers=h)
                     assert got.status_code == 200, got.text

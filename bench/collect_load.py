@@ -97,7 +97,7 @@ async def _participant(
     it (a burst of enrolments at the end would be load of the client's making).
     """
     t0 = time.perf_counter()
-    r = await _post(client, tally, "/api/collect/participants", json={"consent": True})
+    r = await _post(client, tally, "/api/participants", json={"consent": True})
     if r is None or r.status_code != 201:
         tally.errors += r is not None
         return False
@@ -108,16 +108,16 @@ async def _participant(
     person = CollectPerson(
         "person", tally.colours, gamma=None, lapse=0.1, rng=rng, seconds=1.0, spread=0.0
     )
-    base = f"/api/collect/participants/{p['id']}"
+    base = f"/api/participants/{p['id']}"
     headers = {"Authorization": f"Bearer {p['token']}"}
     r = await _post(client, tally, f"{base}/next", json={}, headers=headers)
     reply = None if r is None or r.status_code != 200 else r.json()
-    while reply is not None and "query" in reply and time.monotonic() < tally.deadline:
+    while reply is not None and not reply["done"] and time.monotonic() < tally.deadline:
         wait = rng.exponential(tally.think)
         if time.monotonic() + wait > tally.deadline:  # the run ends while they think
             return None
         await asyncio.sleep(wait)
-        q = reply["query"]
+        q = reply["screen"]
         body = person.answer(q)  # (its response_ms: 1000)
         t0 = time.perf_counter()
         r = await _post(client, tally, f"{base}/answer", json=body, headers=headers)
@@ -125,7 +125,7 @@ async def _participant(
             tally.errors += r is not None
             return False
         tally.latencies.append(1e3 * (time.perf_counter() - t0))
-        tally.acked[(p["id"], q["screen"])] = body["choice"]
+        tally.acked[(p["id"], q["number"])] = body["choice"]
         reply = r.json()
     return True
 

@@ -189,13 +189,14 @@ def create_app(
         several workers started (``tripletsearch serve`` does that).
     collect : CollectConfig, optional
         Collect triplets as this collect file says (:func:`~..collect.load_collect`; its
-        catalogue replaces ``catalogue`` unless that is the same): ``/api/collect`` serves
-        its participants, free sessions are refused. The refitter that fills the samplers'
+        catalogue replaces ``catalogue`` unless that is the same): ``/collect`` is the
+        participants' page, ``/api/participants`` serves them, free sessions are refused. The refitter that fills the samplers'
         buffers runs apart (:func:`~..collect.refitter.refit_once`).
     study : Study, optional
         Run this study (:func:`~..study.load_study`; its catalogue replaces
         ``catalogue`` unless that is the same, e.g. with its arrays shared): ``/`` and
-        ``/study`` are the participants' page, free sessions are refused.
+        ``/study`` are the participants' page, ``/api/participants`` serves them, free
+        sessions are refused.
     random_state : int, optional
         Seeds free sessions' searchers in the order they start, so a run replays (tests,
         demos; every process given the same value draws the same seeds). None: a secret
