@@ -190,8 +190,9 @@ def create_app(
     collect : CollectConfig, optional
         Collect triplets as this collect file says (:func:`~..collect.load_collect`; its
         catalogue replaces ``catalogue`` unless that is the same): ``/collect`` is the
-        participants' page, ``/api/participants`` serves them, free sessions are refused. The refitter that fills the samplers'
-        buffers runs apart (:func:`~..collect.refitter.refit_once`).
+        participants' page, ``/api/participants`` serves them, free sessions are refused.
+        The refitter that fills the samplers' buffers runs apart
+        (:func:`~..collect.refitter.refit_once`).
     study : Study, optional
         Run this study (:func:`~..study.load_study`; its catalogue replaces
         ``catalogue`` unless that is the same, e.g. with its arrays shared): ``/`` and
