@@ -298,6 +298,26 @@ def test_save_load_round_trip(tmp_path):
     np.testing.assert_array_equal(back.loss_curve_, emb.loss_curve_)
 
 
+def test_from_fitted_is_the_fitted_estimator():
+    """``Embedding.from_fitted`` of a fit's coordinates and gamma predicts, scores and
+    transforms as the fitted estimator; coordinates that do not fit are refused."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(25, 2))
+    Q = rng.integers(0, 25, size=(1500, 3))
+    Q = Q[(Q[:, 0] != Q[:, 1]) & (Q[:, 0] != Q[:, 2]) & (Q[:, 1] != Q[:, 2])]
+    T = ts.GammaCKL(3.0).sample(X, Q, random_state=1)
+    emb = ts.Embedding("gamma-ckl", 2, learn_gamma=True, random_state=0, max_epochs=40).fit(T)
+    params = {k: v for k, v in emb.get_params().items() if k != "random_state"}
+    back = ts.Embedding.from_fitted(emb.embedding_, gamma_=emb.gamma_, **params)
+    np.testing.assert_array_equal(back.predict_proba(T[:80]), emb.predict_proba(T[:80]))
+    assert back.score(T) == emb.score(T) and back.gamma_ == emb.gamma_
+    assert back.n_items_ == 25 and back.gamma_path_ is None and back.loss_curve_.size == 0
+    with pytest.raises(ValueError, match="dim=2"):
+        ts.Embedding.from_fitted(np.zeros((25, 3)), **params)
+    with pytest.raises(ValueError, match="does not fit"):
+        ts.Embedding.from_fitted(np.full((25, 2), np.nan), **params)
+
+
 def test_load_rejects_other_files(tmp_path):
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"not a zip")

@@ -141,6 +141,16 @@ def test_a_study_through_the_participants_routes(study):
     post(c, pid, "next", {"Authorization": "Bearer nope"}, status=401)
 
 
+def test_a_collects_undo_is_refused_before_anything_starts(collect):
+    """An undo of a collect is refused (409) without starting the participant's part; a
+    wrong token is refused as such (401) first."""
+    _, c, store = collect
+    pid, h = enrol(c)
+    post(c, pid, "undo", {"Authorization": "Bearer nope"}, {"screen": 0}, status=401)
+    post(c, pid, "undo", h, {"screen": 0}, status=409)
+    assert store.participant_sessions(pid) == []
+
+
 def test_a_collect_through_the_participants_routes(collect):
     cfg, c, store = collect
     info = c.get("/api/experiment").json()

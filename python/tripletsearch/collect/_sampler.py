@@ -405,22 +405,18 @@ def embedding_state(emb: Embedding) -> dict[str, Any]:
 def embedding_from_state(state: dict[str, Any], n_items: int) -> Embedding:
     """The fitted :class:`Embedding` of :func:`embedding_state`."""
     gamma = state["gamma_"]
-    emb = Embedding(
-        **state["params"], gamma="auto" if gamma is None else float(gamma), n_items=n_items
-    )
-    model = emb._validate_params()["model"]
-    X = np.ascontiguousarray(state["embedding"], dtype=np.float64)
-    if X.shape != (n_items, emb.dim) or not np.isfinite(X).all():
+    X = np.asarray(state["embedding"], dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] != n_items or not np.isfinite(X).all():
         raise ValueError(f"the embedding of shape {X.shape} is malformed")
-    emb.embedding_ = X
-    emb.n_items_ = n_items
-    emb.gamma_ = math.nan if gamma is None else float(gamma)
-    emb.oracle_ = emb._make_oracle(emb.gamma_ if model == "gamma-ckl" else None)
-    emb.gamma_path_ = None
-    emb.loss_curve_ = np.empty(0)
-    emb.n_epochs_ = int(state["n_epochs_"])
-    emb.status_ = str(state["status_"])
-    return emb
+    params = {**state["params"], "n_items": n_items}
+    params["gamma"] = "auto" if gamma is None else float(gamma)
+    return Embedding.from_fitted(  # (ValueError when its columns are not the params' dim)
+        X,
+        gamma_=math.nan if gamma is None else float(gamma),
+        n_epochs_=int(state["n_epochs_"]),
+        status_=str(state["status_"]),
+        **params,
+    )
 
 
 def rng_state(rng: np.random.Generator) -> dict[str, Any]:

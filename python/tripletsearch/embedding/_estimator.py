@@ -531,15 +531,56 @@ class Embedding(ParamsMixin):
         name = os.fspath(path)
         saved = read_embedding(name)
         try:
-            obj = cls(**current_params(saved.params, cls._renamed_params, cls._param_names()))
-            p = obj._validate_params()
-            check_saved_embedding(saved.embedding, p["dim"])
-            obj.oracle_ = obj._make_oracle(saved.gamma if p["model"] == "gamma-ckl" else None)
+            return cls.from_fitted(
+                saved.embedding,
+                gamma_=saved.gamma,
+                loss_curve_=saved.loss_curve,
+                n_epochs_=saved.n_epochs,
+                status_=saved.status,
+                **current_params(saved.params, cls._renamed_params, cls._param_names()),
+            )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{name}: malformed Embedding file ({exc})") from None
-        obj.embedding_, obj.n_items_, obj.gamma_ = saved.embedding, saved.n_items, saved.gamma
-        obj.gamma_path_ = None  # not saved
-        obj.loss_curve_, obj.n_epochs_, obj.status_ = saved.loss_curve, saved.n_epochs, saved.status
+
+    @classmethod
+    def from_fitted(
+        cls,
+        embedding: Any,
+        *,
+        gamma_: float = math.nan,
+        loss_curve_: Any = None,
+        n_epochs_: int = 0,
+        status_: str = "",
+        **params: Any,
+    ) -> Embedding:
+        """An estimator of ``params`` holding ``embedding`` as if :meth:`fit` had found it.
+
+        Parameters
+        ----------
+        embedding : array of shape (n_items, dim)
+            The fitted coordinates (finite; ``dim`` columns).
+        gamma_ : float
+            The fitted gamma of a gamma-CKL model (its oracle's); NaN for other models.
+        loss_curve_, n_epochs_, status_
+            The training record to keep, as after ``fit``.
+        **params
+            The estimator's parameters, as :class:`Embedding` takes them.
+
+        Returns
+        -------
+        Embedding
+            Fitted: ``embedding_``, ``oracle_``, the scores and ``transform`` work as after
+            ``fit``; ``gamma_path_`` is None. ValueError when ``embedding`` does not fit.
+        """
+        obj = cls(**params)
+        p = obj._validate_params()
+        X = np.ascontiguousarray(embedding, dtype=np.float64)
+        check_saved_embedding(X, p["dim"])
+        obj.oracle_ = obj._make_oracle(float(gamma_) if p["model"] == "gamma-ckl" else None)
+        obj.embedding_, obj.n_items_, obj.gamma_ = X, X.shape[0], float(gamma_)
+        obj.gamma_path_ = None
+        obj.loss_curve_ = np.empty(0) if loss_curve_ is None else np.asarray(loss_curve_)
+        obj.n_epochs_, obj.status_ = int(n_epochs_), str(status_)
         return obj
 
 

@@ -103,7 +103,7 @@ def test_the_servers_clock_runs_as_it_ships_unless_a_reader_is_given_fast_server
 
 def test_the_refitter_takes_its_servers_clock_check_on_its_command_line():
     """``--fast-server-ms=MS`` (the supervisor hands the server's setting over so); a value
-    that is not a number >= 0 is refused before the refitter starts."""
-    for bad in ("-1", "nan"):
+    that is not a finite number >= 0 is refused before the refitter starts."""
+    for bad in ("-1", "nan", "inf"):
         with pytest.raises(ValueError, match="--fast-server-ms"):
             refitter.main(["db", "design.json", "server", f"--fast-server-ms={bad}"])

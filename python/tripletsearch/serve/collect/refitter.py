@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import math
 import os
 import signal
 import socket
@@ -76,7 +77,7 @@ class EmbeddingVersion:
 
     Its model, the rows and answers it used (``used``: session id -> the last screen whose
     answer it used), its held-out accuracy on ``n_test`` triplets and its state
-    (``tripletsearch.collect._sampler.embedding_state``).
+    (:func:`tripletsearch.collect.embedding_state`).
     """
 
     model: str
@@ -276,8 +277,8 @@ def main(argv: list[str] | None = None) -> None:
     for a in [a for a in args if a.startswith("--fast-server-ms=")]:
         args.remove(a)
         fast_server_ms = float(a.partition("=")[2])
-        if not fast_server_ms >= 0:
-            raise ValueError(f"--fast-server-ms: expected a number >= 0, got {a}")
+        if not 0 <= fast_server_ms < math.inf:
+            raise ValueError(f"--fast-server-ms: expected a finite number >= 0, got {a}")
     database, design, *rest = args
     die_with_parent(signal.SIGTERM)
 

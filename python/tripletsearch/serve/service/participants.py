@@ -324,9 +324,10 @@ class Participants:
 
         As ``POST /api/sessions/{id}/undo``; the reply as :meth:`respond`'s.
         """
-        _, part = self._part(pid, token)
-        if not self.undoable:
+        if not self.undoable:  # (authorized first; no part started to be refused)
+            self.active(pid, token)
             raise Conflict(f"a {self.kind}'s answers are not taken back")
+        _, part = self._part(pid, token)
         if part is None:
             raise Conflict("this participant's part is over")
         slot, session = part
