@@ -110,6 +110,24 @@ def test_the_catalogue_served_is_the_experiments(tmp_path):
         serving_catalogue(None, None)
 
 
+def test_create_apps_keyword_defaults_are_the_configs():
+    """create_app's settings keywords default to what a ServeConfig holds by default (None
+    where the config builds its own: limits, fast_server_ms), so the two never drift."""
+    import dataclasses
+    import inspect
+
+    from tripletsearch.serve.web import app as app_module
+
+    signature = inspect.signature(app_module.create_app).parameters
+    config = ServeConfig()
+    assert set(app_module._SETTINGS) <= {f.name for f in dataclasses.fields(ServeConfig)}
+    for name in app_module._SETTINGS:
+        default = signature[name].default
+        assert default is None or default == getattr(config, name), name
+        if default is None and getattr(config, name) is not None:
+            assert name in ("limits", "fast_server_ms"), name
+
+
 def test_create_app_builds_its_configuration_from_its_keywords_or_takes_one(tmp_path):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     config = ServeConfig(database=db, max_queries=7, random_state=3, guesses=1)

@@ -15,11 +15,11 @@ database and native calls need.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
 import os
 from collections.abc import AsyncIterator
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -106,24 +106,26 @@ async def _value_error(request: Request, exc: Exception) -> Response:
     return error(400, str(exc))
 
 
-# create_app's settings keywords and their defaults (a ServeConfig's, limits: none)
-_KEYWORDS: dict[str, Any] = {
-    "admin_token": None,
-    "gamma": 3.0,
-    "max_queries": 300,
-    "random_state": None,
-    "limits": None,
-    "memory": None,
-    "threads": 1,
-    "steps_at_once": None,
-    "guesses": 0,
-    "fast_server_ms": None,
-}
+# create_app's keywords that are settings: their defaults are its signature's (a test checks
+# they are ServeConfig's; limits and fast_server_ms: None, the config's own)
+_SETTINGS = (
+    "admin_token",
+    "gamma",
+    "max_queries",
+    "random_state",
+    "limits",
+    "memory",
+    "threads",
+    "steps_at_once",
+    "guesses",
+    "fast_server_ms",
+)
 
 
 def _config(config: ServeConfig | None, database: str | None, given: dict) -> ServeConfig:
     """The app's configuration: ``config``, or one of ``create_app``'s keywords."""
-    changed = sorted(k for k, v in given.items() if v is not None and v != _KEYWORDS[k])
+    defaults = inspect.signature(create_app).parameters
+    changed = sorted(k for k, v in given.items() if v is not None and v != defaults[k].default)
     if config is None:
         values = {k: given[k] for k in changed if k != "limits"}
         if given.get("limits") is not None:
@@ -228,13 +230,8 @@ def create_app(
         server's clock is under this is flagged (None: the default,
         :data:`~..collect.quality.FAST_SERVER_MS`; 0: never).
     """
-    keywords: dict[str, Any] = {
-        "admin_token": admin_token,
-        "gamma": gamma,
-        "max_queries": max_queries,
-    }
-    keywords.update(random_state=random_state, limits=limits, memory=memory, threads=threads)
-    keywords.update(steps_at_once=steps_at_once, guesses=guesses, fast_server_ms=fast_server_ms)
+    given = locals()  # (the arguments, nothing else bound yet)
+    keywords = {k: given[k] for k in _SETTINGS}
     config = _config(config, database, keywords)
     if study is not None and collect is not None:
         raise ValueError("study and collect: a server runs one experiment; give one")
