@@ -52,7 +52,9 @@ def ended(pid: int) -> bool:
 def test_nice_of_reads_what_the_kernel_says():
     p = subprocess.Popen(["nice", "-n", "7", sys.executable, "-c", "import time; time.sleep(30)"])
     try:  # nice sets the priority, then runs python
-        wait_until(lambda: "python" in cmdline(p.pid), timeout=30, message="python started")
+        # nice's own command line names python too: wait until nice has exec'd it
+        started = lambda: cmdline(p.pid).startswith(sys.executable)  # noqa: E731
+        wait_until(started, timeout=30, message="python started")
         assert nice_of(p.pid) == min(19, os.nice(0) + 7)
     finally:
         p.kill()
