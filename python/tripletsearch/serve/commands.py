@@ -104,7 +104,7 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str] | None:
     None after printing what is wrong (checked before any file or database is touched).
     """
     from .collect import load_collect
-    from .config import ServeConfig
+    from .config import NO_CATALOGUE, ServeConfig
     from .store import default_url
     from .study import load_study
 
@@ -115,9 +115,7 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str] | None:
         experiment: Any = load_study(args.study) if args.study else None
         experiment = load_collect(args.collect) if args.collect else experiment
         if cat is None and experiment is None:
-            raise ValueError(
-                "give --catalogue PATH, --demo colours, --study FILE or --collect FILE"
-            )
+            raise ValueError(NO_CATALOGUE)
         if args.workers < 1:
             raise ValueError("--workers must be >= 1")
         limits = _limits(args)

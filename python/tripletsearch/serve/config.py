@@ -158,6 +158,10 @@ class ServeConfig:
         return None
 
 
+# what a server without a catalogue or an experiment is told
+NO_CATALOGUE = "give --catalogue PATH, --demo colours, --study FILE or --collect FILE"
+
+
 def serving_catalogue(experiment: Any, catalogue: Catalogue | None) -> Catalogue:
     """What a server of ``experiment`` serves: its catalogue, else ``catalogue``.
 
@@ -166,9 +170,7 @@ def serving_catalogue(experiment: Any, catalogue: Catalogue | None) -> Catalogue
     """
     if experiment is None:
         if catalogue is None:
-            raise ValueError(
-                "give --catalogue PATH, --demo colours, --study FILE or --collect FILE"
-            )
+            raise ValueError(NO_CATALOGUE)
         return catalogue
     if catalogue is not None and catalogue.fingerprint == experiment.catalogue.fingerprint:
         return catalogue
