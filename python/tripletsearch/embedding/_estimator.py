@@ -543,35 +543,16 @@ class Embedding(ParamsMixin):
             raise ValueError(f"{name}: malformed Embedding file ({exc})") from None
 
     @classmethod
-    def from_fitted(
-        cls,
-        embedding: Any,
-        *,
-        gamma_: float = math.nan,
-        loss_curve_: Any = None,
-        n_epochs_: int = 0,
-        status_: str = "",
-        **params: Any,
-    ) -> Embedding:
-        """An estimator of ``params`` holding ``embedding`` as if :meth:`fit` had found it.
+    def from_fitted(cls, embedding: Any, *, gamma_: float = math.nan, **record: Any) -> Embedding:
+        """An estimator holding ``embedding`` (n_items x dim, finite) as if ``fit`` found it.
 
-        Parameters
-        ----------
-        embedding : array of shape (n_items, dim)
-            The fitted coordinates (finite; ``dim`` columns).
-        gamma_ : float
-            The fitted gamma of a gamma-CKL model (its oracle's); NaN for other models.
-        loss_curve_, n_epochs_, status_
-            The training record to keep, as after ``fit``.
-        **params
-            The estimator's parameters, as :class:`Embedding` takes them.
-
-        Returns
-        -------
-        Embedding
-            Fitted: ``embedding_``, ``oracle_``, the scores and ``transform`` work as after
-            ``fit``; ``gamma_path_`` is None. ValueError when ``embedding`` does not fit.
+        ``gamma_``: a gamma-CKL model's fitted gamma (NaN for others); ``record``: the
+        estimator's parameters and, optionally, ``loss_curve_``, ``n_epochs_``, ``status_``.
+        The scores and ``transform`` work as after ``fit``; ValueError when it does not fit.
         """
+        loss_curve_ = record.pop("loss_curve_", None)
+        n_epochs_, status_ = record.pop("n_epochs_", 0), record.pop("status_", "")
+        params = record
         obj = cls(**params)
         p = obj._validate_params()
         X = np.ascontiguousarray(embedding, dtype=np.float64)
