@@ -175,10 +175,25 @@ class ParticipantRecords(Database):
             )
         return res.rowcount == 1
 
+    def record_code(self, pid: str, code: str) -> str:
+        """Keep ``code`` as the completion code participant ``pid`` was shown; the kept one.
+
+        Once: the first code kept stays (shown again, the end screen shows it).
+        """
+        with self._tx() as c:
+            c.execute(
+                sa.update(participants)
+                .where(participants.c.id == pid, participants.c.code.is_(None))
+                .values(code=code)
+            )
+            kept = c.execute(sa.select(participants.c.code).where(participants.c.id == pid))
+            return str(kept.scalar_one())
+
     def participant(self, pid: str) -> Any:
         """The participant's row, or None.
 
-        Its columns: id, token_hash, study, number, created, plan, withdrawn.
+        Its columns: id, token_hash, study, number, created, plan, withdrawn, platform_id,
+        arm, platform_params, platform_key, code.
         """
         with self._reading() as c:
             return c.execute(_PARTICIPANT, {"pid": pid}).first()

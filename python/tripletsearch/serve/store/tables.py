@@ -40,7 +40,10 @@ and the collect mode's ``ts_collect_queries`` and ``ts_collect_embeddings``; 5 a
 ``ts_experiments`` (an experiment's rows found by its name, whatever its file's edits) and the
 participants' ``arm`` (a collect's sampler, assigned at enrolment); 6 added the sessions'
 ``experiment`` (the experiment a session belongs to, a column: filled from the
-``collect:<key>`` a collect's session searched and from a study session's participant).
+``collect:<key>`` a collect's session searched and from a study session's participant); 7
+added the participants' ``platform_params`` (their platform link's parameters),
+``platform_key`` (their platform id, unique within their group: one participation per id)
+and ``code`` (the completion code they were shown).
 Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
@@ -65,7 +68,7 @@ __all__ = [
     "experiments",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 metadata = sa.MetaData()
 meta_table = sa.Table(
@@ -139,7 +142,15 @@ participants = sa.Table(
     sa.Column("platform_id", sa.String(128), nullable=True),  # a crowdsourcing platform's
     # a collect's participant: their sampler, assigned at enrolment (version 5)
     sa.Column("arm", sa.String(32), nullable=True),
+    # all the URL parameters of their platform's link, JSON (version 7)
+    sa.Column("platform_params", sa.Text, nullable=True),
+    # their platform id once per group: null for a second participant of one id, which a
+    # database written before version 7 may hold (kept; the dashboard marks them)
+    sa.Column("platform_key", sa.String(128), nullable=True),
+    # the completion code they were shown at the end of their part (version 7)
+    sa.Column("code", sa.String(200), nullable=True),
     sa.UniqueConstraint("study", "number"),
+    sa.Index("ix_ts_participants_platform", "study", "platform_key", unique=True),
 )
 collect_queries = sa.Table(
     "ts_collect_queries",
@@ -264,6 +275,36 @@ def _v5_to_v6(c: Connection) -> None:
         c.exec_driver_sql("CREATE INDEX ix_ts_sessions_experiment ON ts_sessions (experiment)")
 
 
+def _v6_to_v7(c: Connection) -> None:
+    """One participant per platform id and group; the platform's parameters; codes shown.
+
+    ``platform_key`` is the participant's platform id for the first enrolled (lowest
+    number) of each group and id, null for the later ones a database of version 6 may hold
+    (kept: the dashboard and the export mark them as duplicates); the unique index on
+    (group, ``platform_key``) lets no new one in.
+    """
+    have = {col["name"] for col in sa.inspect(c).get_columns("ts_participants")}
+    for column, ddl in (
+        ("platform_params", "platform_params TEXT"),
+        ("platform_key", "platform_key VARCHAR(128)"),
+        ("code", "code VARCHAR(200)"),
+    ):
+        if column not in have:
+            c.exec_driver_sql(f"ALTER TABLE ts_participants ADD COLUMN {ddl}")
+    c.exec_driver_sql(
+        "UPDATE ts_participants SET platform_key = platform_id "
+        "WHERE platform_id IS NOT NULL AND number = (SELECT MIN(p.number) "
+        "FROM ts_participants p WHERE p.study = ts_participants.study "
+        "AND p.platform_id = ts_participants.platform_id)"
+    )
+    indexes = {i["name"] for i in sa.inspect(c).get_indexes("ts_participants")}
+    if "ix_ts_participants_platform" not in indexes:
+        c.exec_driver_sql(
+            "CREATE UNIQUE INDEX ix_ts_participants_platform "
+            "ON ts_participants (study, platform_key)"
+        )
+
+
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
 # an older version is upgraded once, when the service starts
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
@@ -272,4 +313,5 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
+    6: _v6_to_v7,
 }
