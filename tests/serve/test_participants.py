@@ -12,6 +12,7 @@ from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.schema import MAX_RESPONSE_MS
+from tripletsearch.serve.service.participants import Participants
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
@@ -129,6 +130,7 @@ def test_a_study_through_the_participants_routes(study):
     assert len(n) == 2 and all(x.done and x.result["target"] == x.target for x in n)
     end = {
         "done": True,
+        "outcome": "finished",
         "n_slots": 2,
         "completion_code": "S-1",
         "debrief": f"Thank you: all 2 searches are done. Your participant id is {pid}.",
@@ -136,8 +138,10 @@ def test_a_study_through_the_participants_routes(study):
     assert reply == end
     assert post(c, pid, "next", h) == end == post(c, pid, "debrief", h)
     assert c.get(f"/api/participants/{pid}/debrief", headers=h).json() == end
-    assert post(c, pid, "withdraw", h) == {"withdrawn": True}
-    post(c, pid, "next", h, status=409)
+    # withdrawn after the end: the code they were shown stays theirs
+    gone = {**end, "outcome": "withdrawn", "debrief": Participants.WITHDRAWN_TEXT}
+    assert post(c, pid, "withdraw", h) == {"withdrawn": True, **gone}
+    assert post(c, pid, "next", h) == gone
     post(c, pid, "next", {"Authorization": "Bearer nope"}, status=401)
 
 
@@ -203,6 +207,7 @@ def test_a_collect_through_the_participants_routes(collect):
         n += 1
     end = {
         "done": True,
+        "outcome": "finished",
         "n_slots": 1,
         "debrief": "Thanks!",
         "completion_code": "DONE-1",
@@ -215,8 +220,9 @@ def test_a_collect_through_the_participants_routes(collect):
     assert [r["number"] for r in rows] == list(range(6))
     assert [r["response_ms"] for r in rows] == [1500] + [700] * 5
     assert rows[3]["choice"] is None
-    assert post(c, pid, "withdraw", h) == {"withdrawn": True}
-    post(c, pid, "debrief", h, status=409)
+    gone = {**end, "outcome": "withdrawn", "debrief": Participants.WITHDRAWN_TEXT}
+    assert post(c, pid, "withdraw", h) == {"withdrawn": True, **gone}
+    assert post(c, pid, "debrief", h) == gone
 
 
 def test_the_participants_routes_need_an_experiment(tmp_path):

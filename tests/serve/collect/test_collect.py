@@ -76,7 +76,8 @@ def test_a_participant_answers_every_query_and_gets_the_debrief(collect):
         assert c.post("/api/sessions", json={}).status_code == 403  # no free searches
         pr, h = enrol(c, platform_id="prolific-77")
         seen, last = run(c, cfg, pr["id"], h, np.random.default_rng(0), skip_at=(5,))
-        end = {"done": True, "n_slots": 1, "debrief": "Thanks!", "completion_code": "DONE-1"}
+        end = {"done": True, "outcome": "finished", "n_slots": 1, "debrief": "Thanks!"}
+        end["completion_code"] = "DONE-1"
         assert last == end
         again = c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h)
         assert again.json() == last
@@ -517,10 +518,12 @@ def test_a_participant_who_stops_is_left_out_of_the_fits_and_the_export(collect)
         run(c, cfg, b["id"], hb, np.random.default_rng(0))
         url = f"/api/participants/{b['id']}/withdraw"
         assert c.post(url, json={}, headers=ha).status_code == 401  # another's token
-        assert c.post(url, json={}, headers=hb).json() == {"withdrawn": True}
-        assert c.post(url, json={}, headers=hb).json() == {"withdrawn": True}  # repeat
+        gone = c.post(url, json={}, headers=hb).json()
+        assert gone["withdrawn"] is True and gone["outcome"] == "withdrawn"
+        assert c.post(url, json={}, headers=hb).json() == gone  # repeat
         r = c.post(f"/api/participants/{b['id']}/next", json={}, headers=hb)
-        assert r.status_code == 409 and "stopped" in r.json()["error"]
+        assert r.status_code == 200  # their end screen again, as withdraw's reply
+        assert r.json() == {k: v for k, v in gone.items() if k != "withdrawn"}
         board = c.get("/api/admin/collect", headers={"Authorization": "Bearer t"}).json()
     by_id = {p["id"]: p for p in board["participants"]}
     assert by_id[b["id"]]["withdrawn"] and not by_id[a["id"]]["withdrawn"]

@@ -420,6 +420,7 @@ def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
         kept, replies = run_participant(c, study, rng)
         assert json.loads(replies[-1]) == {
             "done": True,
+            "outcome": "finished",
             "n_slots": 4,
             "completion_code": "C0DE-42",
             "debrief": f"Thank you: all 4 searches are done. Your participant id is {kept['id']}.",
@@ -437,9 +438,11 @@ def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
         assert wrong.status_code == 401
         for _ in range(2):  # a repeat answers the same
             r = c.post(f"{base}/withdraw", json={}, headers=h)
-            assert r.status_code == 200 and r.json() == {"withdrawn": True}
-        again = c.post(f"{base}/next", json={}, headers=h)
-        assert again.status_code == 409 and "stopped taking part" in again.json()["error"]
+            assert r.status_code == 200 and r.json()["withdrawn"] is True
+            assert r.json()["outcome"] == "withdrawn" and "completion_code" not in r.json()
+        again = c.post(f"{base}/next", json={}, headers=h)  # their end screen again
+        assert again.status_code == 200 and again.json()["outcome"] == "withdrawn"
+        assert "stopped taking part" in again.json()["debrief"]
         got = c.get(f"/api/sessions/{sid}", headers=h).json()
         assert got["done"] and got["result"]["left"] and got["result"]["target"] is None
     store = Store(db)

@@ -24,11 +24,17 @@ participant sees::
                                      # pair at positions drawn per participant (pairs only)
     instructions = "..."             # shown before the first query
     debrief = "..."                  # shown after the last
-    completion_code = "C0DE42"       # optional (crowdsourcing platforms)
-    redirect = "https://..."         # optional: a link back there
+    completion_code = "C0DE42"       # optional (crowdsourcing platforms): a finished
+    redirect = "https://..."         # participant's code, and a link back there
     show_names = true                # names under the items (false: pictures only)
     seed = 0
     consent = "..."
+    [completion.finished]            # or per outcome (not with the two keys above): a
+    code = "C0DE42"                  # finished participant's code and link back, shown
+    redirect = "https://app.prolific.com/submissions/complete?cc=C0DE42"
+    [completion.withdrawn]           # and one who stopped taking part's
+    code = "STOPPED7"
+    redirect = "https://app.prolific.com/submissions/complete?cc=STOPPED7"
 
 :func:`load_collect` checks every key and names the file and the key of a problem. Once
 people took part, the keys that make the design (catalogue, samplers, n_choices, dim, seed,
@@ -49,7 +55,7 @@ from ..catalogue import Catalogue
 from ..experiment import (
     Experiment,
     check_name,
-    ending,
+    completion,
     file_catalogue,
     legacy_hash,
     read_toml,
@@ -83,6 +89,7 @@ _DEFAULTS: dict[str, Any] = {
     "debrief": "Thank you: your answers help us learn how people see these items.",
     "completion_code": None,
     "redirect": None,
+    "completion": None,
     "seed": 0,
     "consent": DEFAULT_COLLECT_CONSENT,
     "show_names": True,
@@ -126,7 +133,7 @@ class CollectConfig(Experiment):
     repeats: tuple[int, ...]
     instructions: str
     debrief: str
-    completion_code: str | None
+    completion_code: str | None  # the finished outcome's (either spelling)
     redirect: str | None
     seed: int
     consent: str
@@ -137,6 +144,8 @@ class CollectConfig(Experiment):
     key: str = ""  # the key its rows are kept under, once resolved in a database
     path: str = field(default="", compare=False)
     spelled: tuple[tuple[str, str], ...] = ()  # design keys the file writes otherwise
+    # codes and redirects per outcome: {"finished": {"code", "redirect"}, "withdrawn": ...}
+    completion: dict = field(default_factory=dict, compare=False)
 
     @property
     def k(self) -> int:
@@ -259,7 +268,8 @@ def load_collect(path: Any) -> CollectConfig:
     said = texts(name, cfg, {k: _DEFAULTS[k] for k in TEXT_KEYS})
     if not isinstance(cfg["show_names"], bool):
         raise _fail(name, "show_names: true or false")
-    code, redirect = ending(name, cfg)
+    ends = completion(name, cfg)
+    code, redirect = ends.get("finished", {}).get("code"), ends.get("finished", {}).get("redirect")
     named = cfg["name"] is not None
     return CollectConfig(
         title=said["title"],
@@ -285,4 +295,5 @@ def load_collect(path: Any) -> CollectConfig:
         named=named,
         path=name,
         spelled=tuple(spelled.items()),
+        completion=ends,
     )

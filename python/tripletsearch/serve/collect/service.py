@@ -36,7 +36,7 @@ class CollectService(Participants):
     timed = True  # the page's measure of each answer's time is recorded (response_ms)
 
     def __init__(self, config: CollectConfig, service: SearchService):
-        super().__init__(service, config.fingerprint, config.completion_code, config.redirect)
+        super().__init__(service, config.fingerprint, completion=config.completion)
         self.config = config
         self.fingerprint = config.fingerprint
         self.catalogue = config.catalogue

@@ -82,8 +82,12 @@ class Participants:
     group : str
         The experiment's identity: participants are numbered within it.
     completion_code, redirect : str, optional
-        What a participant gets at the end of their part (a crowdsourcing platform's code,
-        a link back to it).
+        What a participant who finished gets at the end of their part (a crowdsourcing
+        platform's code, a link back to it).
+    completion : dict, optional
+        The codes and redirects per outcome (``{"finished": {"code", "redirect"},
+        "withdrawn": {...}}``, :func:`~..experiment.completion`); given, it replaces
+        ``completion_code`` and ``redirect``.
     """
 
     #: The experiment's kind, as ``GET /api/experiment`` names it.
@@ -100,9 +104,17 @@ class Participants:
         group: str,
         completion_code: str | None = None,
         redirect: str | None = None,
+        completion: dict | None = None,
     ):
         self.service, self.store, self.group = service, service.store, group
-        self.completion_code, self.redirect = completion_code, redirect
+        if completion is None:
+            given = completion_code is not None or redirect is not None
+            completion = (
+                {"finished": {"code": completion_code, "redirect": redirect}} if given else {}
+            )
+        self.completion: dict[str, dict] = completion
+        finished = completion.get("finished", {})
+        self.completion_code, self.redirect = finished.get("code"), finished.get("redirect")
         self.catalogue: Any = None  # the kind's (its item(i): a target's record)
 
     def enrol(self, plan: int = 1, platform_id: str | None = None, arms: Any = None) -> dict:
@@ -147,16 +159,18 @@ class Participants:
         return row
 
     def withdraw(self, pid: str, token: str | None) -> dict:
-        """The participant stops taking part: ``{"withdrawn": true}`` (repeats: the same).
+        """The participant stops taking part: ``{"withdrawn": true}`` and their end screen.
 
         Their open sessions end and leave the worker's live searchers; their answers stay in
-        the database, left out of what is computed from it (fits, report, export).
+        the database, left out of what is computed from it (fits, report, export). The
+        reply is :meth:`end`'s (``"outcome": "withdrawn"``, the withdrawn outcome's code
+        and redirect) with ``"withdrawn": true``; repeats answer the same.
         """
         self.authorize(pid, token)
         self.store.withdraw(pid, time.time())
         for s in self.store.participant_sessions(pid):
             self.service.live.drop(s.id)
-        return {"withdrawn": True}
+        return {"withdrawn": True, **self.end(pid, "withdrawn")}
 
     def session(
         self,
@@ -188,15 +202,47 @@ class Participants:
         raise Conflict("could not start the participant's next part; try again")
 
     def done(self, **facts: Any) -> dict:
-        """The reply once the participant's part is over: ``{"done": true, **facts}``.
+        """The deprecated routes' reply once a part is over: ``{"done": true, **facts}``.
 
-        With ``completion_code`` and ``redirect`` when the experiment has them.
+        With the finished outcome's ``completion_code`` and ``redirect`` when the
+        experiment has them (not recorded: :meth:`end` is the participants' routes').
         """
         reply: dict = {"done": True, **facts}
         if self.completion_code is not None:
             reply["completion_code"] = self.completion_code
         if self.redirect is not None:
             reply["redirect"] = self.redirect
+        return reply
+
+    #: What a withdrawn participant reads at the end.
+    WITHDRAWN_TEXT = "You have stopped taking part: your answers will not be used. Thank you."
+
+    def end(self, pid: str, outcome: str) -> dict:
+        """The end of participant ``pid``'s part with ``outcome`` ("finished", "withdrawn").
+
+        ``{"done": true, "outcome", "n_slots", "debrief", "completion_code"?,
+        "redirect"?}``: the outcome's code and redirect as the experiment gives them
+        (:attr:`completion`). The code shown is recorded once (``Store.record_code``):
+        shown again, the end shows the recorded one (with the redirect of the outcome that
+        gives that code, if any). A code never depends on the participant's checks.
+        """
+        given = self.completion.get(outcome, {})
+        code, redirect = given.get("code"), given.get("redirect")
+        kept = self.store.record_code(pid, code) if code is not None else None
+        if kept is None:
+            row = self.store.participant(pid)
+            kept = None if row is None else row.code
+        if kept is not None and kept != code:  # an earlier end's (another outcome, file)
+            redirect = next(
+                (e.get("redirect") for e in self.completion.values() if e.get("code") == kept),
+                redirect,
+            )
+        text = self.WITHDRAWN_TEXT if outcome == "withdrawn" else self.debrief_text(pid)
+        reply: dict = {"done": True, "outcome": outcome, "n_slots": self.n_slots, "debrief": text}
+        if kept is not None:
+            reply["completion_code"] = kept
+        if redirect is not None:
+            reply["redirect"] = redirect
         return reply
 
     # ------------------------------------------------------- one surface for every kind
@@ -248,6 +294,11 @@ class Participants:
         assert token is not None  # authorized
         return row, self.current_session(pid, row, token, self.known(pid))
 
+    def _withdrawn_end(self, pid: str, token: str | None) -> dict | None:
+        """The withdrawn end screen when participant ``pid`` stopped taking part, else None."""
+        row = self.authorize(pid, token)
+        return None if row.withdrawn is None else self.end(pid, "withdrawn")
+
     def _reply(
         self, slot: int, session: SessionRow, screen: dict, n_queries: int, **more: Any
     ) -> dict:
@@ -265,7 +316,7 @@ class Participants:
         }
 
     def _over(self, pid: str) -> dict:
-        return self.done(n_slots=self.n_slots, debrief=self.debrief_text(pid))
+        return self.end(pid, "finished")
 
     def current(self, pid: str, token: str | None) -> dict:
         """The participant's current screen, their next part started when new.
@@ -274,10 +325,14 @@ class Participants:
         "history"}``: the renderer's mode, the part (``slot`` of ``n_slots``; ``target``:
         the item the part searches for, or None), its answers that count, the screen (its
         ``number`` and what it shows) and the part's history (``GET /api/sessions/{id}``'s).
-        After the last part: ``{"done": true, "n_slots", "debrief", "completion_code"?,
-        "redirect"?}`` (:meth:`debrief`).
+        After the last part, or once they withdrew: :meth:`end`'s reply (``"outcome":
+        "finished"`` or ``"withdrawn"``).
         """
-        _, part = self._part(pid, token)
+        row = self.authorize(pid, token)
+        if row.withdrawn is not None:
+            return self.end(pid, "withdrawn")
+        assert token is not None  # authorized
+        part = self.current_session(pid, row, token, self.known(pid))
         if part is None:
             return self._over(pid)
         slot, session = part
@@ -335,11 +390,14 @@ class Participants:
         return self._reply(slot, session, reply["screen"], reply["n_queries"])
 
     def debrief(self, pid: str, token: str | None) -> dict:
-        """The end of the participant's part; Conflict before its end.
+        """The end of the participant's part (:meth:`end`); Conflict before its end.
 
-        ``{"done": true, "n_slots", "debrief", "completion_code"?, "redirect"?}``.
+        ``{"done": true, "outcome", "n_slots", "debrief", "completion_code"?,
+        "redirect"?}``; a withdrawn participant's at any time.
         """
-        self.active(pid, token)
+        withdrawn = self._withdrawn_end(pid, token)
+        if withdrawn is not None:
+            return withdrawn
         known = self.known(pid)
         if not all(j in known and known[j].done for j in range(self.n_slots)):
             raise Conflict("this participant's part is not over yet")

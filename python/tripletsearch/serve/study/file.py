@@ -29,6 +29,13 @@ items per screen and the seed::
     gauss = "embeddings/probit.npy"  # (.npy, .csv or Embedding.save's .npz; relative to
                                      # the file); the others search the catalogue's
 
+    [completion.finished]            # optional, per outcome (not with completion_code and
+    code = "C0DE42"                  # redirect): the code and link back shown when all
+    redirect = "https://app.prolific.com/submissions/complete?cc=C0DE42"  # are done,
+    [completion.withdrawn]           # and when a participant stopped taking part
+    code = "STOPPED7"
+    redirect = "https://app.prolific.com/submissions/complete?cc=STOPPED7"
+
 Once people took part, the keys that make the design (catalogue, exclude, methods,
 targets, n_choices, seed, gamma, sigma, embeddings, guesses) cannot change (:mod:`..experiment`:
 undo the change, or give the file a new ``name``); the others apply to the searches that
@@ -79,7 +86,7 @@ from ..catalogue import DEMO_EXCLUDE, Catalogue
 from ..experiment import (
     Experiment,
     check_name,
-    ending,
+    completion,
     file_catalogue,
     legacy_hash,
     read_toml,
@@ -118,6 +125,7 @@ _KEYS = {
     "consent",
     "completion_code",
     "redirect",
+    "completion",
     "exclude",
     "embeddings",
     "name",
@@ -158,8 +166,10 @@ class Study(Experiment):
     gamma: float | str
     sigma: float
     consent: str
-    completion_code: str | None = None
+    completion_code: str | None = None  # the finished outcome's (either spelling)
     redirect: str | None = None
+    # codes and redirects per outcome: {"finished": {"code", "redirect"}, "withdrawn": ...}
+    completion: dict = field(default_factory=dict, compare=False)
     excluded: tuple[str, ...] = ()
     # a method's own embedding of the catalogue's items (rows as the catalogue's), if given
     embeddings: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
@@ -420,7 +430,8 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
     methods = _methods(name, cfg.get("methods", ["gamma-ckl", "gauss"]))
     embeddings = _embeddings(name, cfg.get("embeddings", {}), methods, cat, new_id)
     gamma, sigma = _gamma_sigma(name, cfg, embeddings.get("gauss", cat.embedding))
-    code, redirect = ending(name, cfg)
+    ends = completion(name, cfg)
+    code, redirect = ends.get("finished", {}).get("code"), ends.get("finished", {}).get("redirect")
     show_names = cfg.get("show_names", True)
     if not isinstance(show_names, bool):
         raise _fail(name, "show_names: true or false")
@@ -440,6 +451,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         consent=said["consent"],
         completion_code=code,
         redirect=redirect,
+        completion=ends,
         excluded=exclude,
         embeddings=embeddings,
         show_names=show_names,

@@ -25,7 +25,7 @@ class StudyService(Participants):
     kind = "study"
 
     def __init__(self, study: Study, service: SearchService):
-        super().__init__(service, study.fingerprint, study.completion_code, study.redirect)
+        super().__init__(service, study.fingerprint, completion=study.completion)
         self.study = study
         self.catalogue = study.catalogue
 

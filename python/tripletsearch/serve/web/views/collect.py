@@ -78,7 +78,9 @@ async def withdraw(request: Request) -> Response:
     schema.empty(await read_json(request))
     reply = await run_in_threadpool(collect.withdraw, request.path_params["pid"], bearer(request))
     new = "POST /api/participants/{id}/withdraw"
-    return ok(reply, warnings=moved("POST /api/collect/.../withdraw", new))
+    return ok(
+        {"withdrawn": reply["withdrawn"]}, warnings=moved("POST /api/collect/.../withdraw", new)
+    )
 
 
 async def dashboard(request: Request) -> Response:

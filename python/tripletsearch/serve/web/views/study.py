@@ -61,7 +61,9 @@ async def withdraw(request: Request) -> Response:
     schema.empty(await read_json(request))
     reply = await run_in_threadpool(studies.withdraw, request.path_params["pid"], bearer(request))
     new = "POST /api/participants/{id}/withdraw"
-    return ok(reply, warnings=moved("POST /api/study/.../withdraw", new))
+    return ok(
+        {"withdrawn": reply["withdrawn"]}, warnings=moved("POST /api/study/.../withdraw", new)
+    )
 
 
 ROUTES = [
