@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from .commands import DEFAULT_TOKEN_FILE, admin_token, export, prune, report, serve
+from .config import HSTS_MAX_AGE
 from .service.memory import DEFAULT_SHARE
 
 __all__ = ["add_commands", "admin_token", "DEFAULT_TOKEN_FILE"]
@@ -72,6 +73,38 @@ def _add_limit_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_tls_arguments(p: argparse.ArgumentParser) -> None:
+    """``serve``'s HTTPS options (uvicorn's TLS; checked by :func:`~.commands.tls_options`)."""
+    g = p.add_argument_group(
+        "HTTPS (uvicorn's TLS, every worker; a renewed certificate takes a restart)"
+    )
+    g.add_argument(
+        "--ssl-certfile",
+        metavar="PEM",
+        help="serve HTTPS with this certificate (its chain after it); with --ssl-keyfile",
+    )
+    g.add_argument("--ssl-keyfile", metavar="PEM", help="the certificate's private key")
+    g.add_argument(
+        "--ssl-keyfile-password",
+        metavar="PASSWORD",
+        help="the key's password (visible in ps: prefer --ssl-keyfile-password-file or "
+        "the TRIPLETSEARCH_SSL_KEYFILE_PASSWORD environment variable)",
+    )
+    g.add_argument(
+        "--ssl-keyfile-password-file",
+        metavar="FILE",
+        help="read the key's password from this owner-only file (its first line)",
+    )
+    g.add_argument(
+        "--hsts-max-age",
+        type=int,
+        default=HSTS_MAX_AGE,
+        metavar="SECONDS",
+        help="over HTTPS, every reply says Strict-Transport-Security: max-age=SECONDS "
+        "(default: %(default)s, a year; 0: not sent); plain HTTP never sends it",
+    )
+
+
 def _add_serve_command(sub: Any) -> None:
     """``serve``'s parser."""
     p = sub.add_parser("serve", help="the search service: a JSON API and a page")
@@ -100,6 +133,7 @@ def _add_serve_command(sub: Any) -> None:
         f"it (default: {DEFAULT_TOKEN_FILE} in the working directory)",
     )
     _add_limit_arguments(p)
+    _add_tls_arguments(p)
     p.add_argument(
         "--gamma",
         type=_gamma_arg,

@@ -25,7 +25,16 @@ from .service.memory import (
     session_estimate,
 )
 
-__all__ = ["serve", "export", "report", "prune", "admin_token", "DEFAULT_TOKEN_FILE"]
+__all__ = [
+    "serve",
+    "export",
+    "report",
+    "prune",
+    "admin_token",
+    "tls_options",
+    "DEFAULT_TOKEN_FILE",
+    "PASSWORD_ENV",
+]
 
 DEFAULT_TOKEN_FILE = "tripletsearch-admin-token"
 
@@ -159,10 +168,103 @@ def _fast(args: argparse.Namespace) -> dict[str, Any]:
     return {"fast_server_ms": ms}
 
 
+PASSWORD_ENV = "TRIPLETSEARCH_SSL_KEYFILE_PASSWORD"
+
+
+def _read(option: str, path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise ValueError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _key_password(args: argparse.Namespace) -> str | None:
+    """The key's password: ``--ssl-keyfile-password``, its file, or the environment's."""
+    given = getattr(args, "ssl_keyfile_password", None)
+    path = getattr(args, "ssl_keyfile_password_file", None)
+    if given is not None and path is not None:
+        raise ValueError("--ssl-keyfile-password and --ssl-keyfile-password-file: give one")
+    if path is not None:
+        if os.name == "posix" and os.path.exists(path) and os.stat(path).st_mode & 0o077:
+            raise ValueError(
+                f"--ssl-keyfile-password-file: {path} can be read or written by others "
+                "(chmod 600 it)"
+            )
+        lines = _read("--ssl-keyfile-password-file", path).decode("utf-8").splitlines()
+        if not lines or not lines[0]:
+            raise ValueError(f"--ssl-keyfile-password-file: {path} is empty")
+        return lines[0]
+    return given if given is not None else os.environ.get(PASSWORD_ENV) or None
+
+
+def tls_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``serve``'s HTTPS options checked: uvicorn's ``ssl_*`` keywords ({}: plain HTTP).
+
+    Both ``--ssl-certfile`` and ``--ssl-keyfile`` or neither; each readable, the
+    certificate a PEM certificate, the key a PEM private key that matches it, opened with
+    its password when it has one (``--ssl-keyfile-password``, ``--ssl-keyfile-password-file``
+    or :data:`PASSWORD_ENV`). Checked by loading them as the server will, before it
+    listens: a ValueError naming the option otherwise (never a prompt on the terminal for
+    a key's password). ``--hsts-max-age``: an integer >= 0.
+    """
+    import ssl
+
+    age = getattr(args, "hsts_max_age", 0)
+    if isinstance(age, bool) or not isinstance(age, int) or age < 0:
+        raise ValueError(f"--hsts-max-age: expected an integer >= 0 (seconds), got {age}")
+    cert, key = getattr(args, "ssl_certfile", None), getattr(args, "ssl_keyfile", None)
+    password = _key_password(args)
+    if cert is None and key is None:
+        named = ("ssl_keyfile_password", "ssl_keyfile_password_file")
+        if any(getattr(args, n, None) is not None for n in named):
+            raise ValueError("--ssl-keyfile-password: the password of --ssl-keyfile; give both")
+        return {}
+    if key is None:
+        raise ValueError("--ssl-certfile: give its private key with --ssl-keyfile too")
+    if cert is None:
+        raise ValueError("--ssl-keyfile: give its certificate with --ssl-certfile too")
+    cert, key = os.path.abspath(cert), os.path.abspath(key)
+    _read("--ssl-certfile", cert)
+    _read("--ssl-keyfile", key)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_verify_locations(cafile=cert)
+    except ssl.SSLError:
+        raise ValueError(f"--ssl-certfile: {cert} holds no PEM certificate") from None
+    asked = []
+
+    def secret() -> str:
+        asked.append(True)
+        if password is None:
+            raise ValueError(
+                f"--ssl-keyfile: {key} is encrypted: give its password (--ssl-keyfile-password"
+                f"-file FILE or {PASSWORD_ENV})"
+            )
+        return password
+
+    try:
+        ctx.load_cert_chain(cert, key, password=secret)
+    except ssl.SSLError as exc:
+        if "KEY_VALUES_MISMATCH" in str(exc):
+            raise ValueError(f"--ssl-keyfile: {key} is not the key of {cert}") from None
+        if asked:
+            raise ValueError(f"--ssl-keyfile-password: wrong password for {key}") from None
+        raise ValueError(
+            f"--ssl-keyfile: {key} holds no PEM private key (or --ssl-certfile {cert} "
+            "begins with no certificate)"
+        ) from None
+    out = {"ssl_certfile": cert, "ssl_keyfile": key}
+    if password is not None:
+        out["ssl_keyfile_password"] = password
+    return out
+
+
 def _announce(args: argparse.Namespace, config: Any, cat: Any, where: str, created: bool) -> None:
     """What ``serve`` starts: the catalogue, address, workers, database, memory, threads."""
     print(
-        f"serving {cat.title!r} ({cat.n_items} items) on http://{args.host}:{args.port}/ "
+        f"serving {cat.title!r} ({cat.n_items} items) on {_scheme(args)}://{args.host}:"
+        f"{args.port}/ "
         f"with {args.workers} worker(s); sessions in {where}" + (" (created)" if created else ""),
         flush=True,
     )
@@ -174,6 +276,10 @@ def _announce(args: argparse.Namespace, config: Any, cat: Any, where: str, creat
         f"{config.threads} thread(s) per search step",
         flush=True,
     )
+
+
+def _scheme(args: argparse.Namespace) -> str:
+    return "https" if getattr(args, "ssl_certfile", None) else "http"
 
 
 def _register(store: Any, experiment: Any) -> tuple[str, Any]:
@@ -209,6 +315,12 @@ def serve(args: argparse.Namespace) -> int:
     if inputs is None:
         return 2
     config, cat, experiment, said = inputs
+    try:  # HTTPS: the certificate and key loaded once here, before anything listens
+        tls = tls_options(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    config = config.replace(hsts_max_age=getattr(args, "hsts_max_age", 0) if tls else 0)
     try:  # once, before any worker starts: the tables, and the experiment by its name
         store = Store(config.database)
         found = store.setup()
@@ -247,7 +359,7 @@ def serve(args: argparse.Namespace) -> int:
         atexit.register(refitter.stop)
     try:
         if args.workers > 1:
-            _workers(args, config)
+            _workers(args, config, tls)
             return 0
         import uvicorn
 
@@ -259,7 +371,12 @@ def serve(args: argparse.Namespace) -> int:
             cat = attach_shared(cat, config.shared)
         app = create_app(cat, config=config, setup=False, **kinds)
         uvicorn.run(
-            app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options()
+            app,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            **uvicorn_options(),
+            **tls,
         )
         return 0
     finally:
@@ -272,13 +389,14 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
-def _workers(args: argparse.Namespace, config: Any) -> None:
+def _workers(args: argparse.Namespace, config: Any, tls: dict | None = None) -> None:
     """Run ``--workers`` uvicorn worker processes.
 
     Each builds its app from the environment (:func:`~.web.app.app_from_env`): the
     configuration (``TRIPLETSEARCH_SERVE``: :meth:`~.config.ServeConfig.to_dict`), and the
     study or collect from its design file (:func:`~.service.processes.write_design`), as
-    this process checked it.
+    this process checked it. ``tls``: :func:`tls_options`' (uvicorn gives it to every
+    worker; the key's password never goes in the environment).
     """
     import uvicorn
 
@@ -293,6 +411,7 @@ def _workers(args: argparse.Namespace, config: Any) -> None:
         workers=args.workers,
         log_level=args.log_level,
         **uvicorn_options(),
+        **(tls or {}),
     )
 
 

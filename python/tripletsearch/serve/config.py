@@ -17,7 +17,10 @@ if TYPE_CHECKING:  # (the limits live with the web layer: imported when first us
     from .catalogue import Catalogue
     from .web.limits import Limits
 
-__all__ = ["ServeConfig", "serving_catalogue"]
+__all__ = ["ServeConfig", "serving_catalogue", "HSTS_MAX_AGE"]
+
+#: Seconds of ``Strict-Transport-Security: max-age`` over HTTPS by default: a year.
+HSTS_MAX_AGE = 31_536_000
 
 
 def _no_limits() -> Limits:
@@ -77,6 +80,10 @@ class ServeConfig:
         the server registered: its workers read it, never the experiment's file.
     shared : dict, optional
         The catalogue's arrays shared by every worker (:func:`~.catalogue.shared.share_catalogue`).
+    hsts_max_age : int
+        Seconds of ``Strict-Transport-Security: max-age`` sent with every reply over HTTPS
+        (:class:`~.web.middleware.StrictTransport`; default :data:`HSTS_MAX_AGE`, a year;
+        0: not sent). Plain HTTP never sends it.
     """
 
     database: str | None = None
@@ -94,6 +101,7 @@ class ServeConfig:
     catalogue: str | None = None
     design: str | None = None
     shared: dict | None = None
+    hsts_max_age: int = HSTS_MAX_AGE
 
     def __post_init__(self) -> None:
         from .modes.find import check_gamma
@@ -105,6 +113,7 @@ class ServeConfig:
         _integer("threads", self.threads, 1)
         _integer("steps_at_once", self.steps_at_once, 1, none=True)
         _integer("guesses", self.guesses, 0)
+        _integer("hsts_max_age", self.hsts_max_age, 0)
         ms = self.fast_server_ms
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms < float("inf"):
             raise ValueError(f"fast_server_ms: expected a number >= 0, got {ms!r}")

@@ -51,7 +51,7 @@ from ..service.search import SearchService
 from ..store import Store
 from ..study import Study, StudyService
 from .limits import Limits, RateLimiter
-from .middleware import MAX_BODY_BYTES, BodyLimit
+from .middleware import MAX_BODY_BYTES, BodyLimit, StrictTransport
 from .views import admin, error, pages, sessions
 from .views import catalogue as catalogue_views
 from .views import collect as collect_views
@@ -273,7 +273,10 @@ def create_app(
             HTTPException: _http_error,
             ValueError: _value_error,
         },
-        middleware=[Middleware(BodyLimit, limit=MAX_BODY_BYTES)],
+        middleware=[
+            Middleware(StrictTransport, max_age=config.hsts_max_age),  # (outermost: every reply)
+            Middleware(BodyLimit, limit=MAX_BODY_BYTES),
+        ],
         lifespan=lifespan,
     )
     app.state.config = config

@@ -1,8 +1,9 @@
-"""The app's ASGI middleware: a body size limit, and no stack trace ever reaching a client.
+"""The app's ASGI middleware: a body size limit, no stack trace ever reaching a client, HSTS.
 
 A database or disk failing (:func:`~..store.unavailable.unavailable`) is a 503 with
 ``Retry-After`` and one line of the log per request; any other exception is a bug: a 500,
-its trace in the log.
+its trace in the log. Over HTTPS, every reply says ``Strict-Transport-Security``
+(:class:`StrictTransport`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..errors import TooLarge
 from ..store.unavailable import unavailable
 from .views import error
 
-__all__ = ["BodyLimit", "MAX_BODY_BYTES", "UNAVAILABLE"]
+__all__ = ["BodyLimit", "StrictTransport", "MAX_BODY_BYTES", "UNAVAILABLE"]
 
 log = logging.getLogger("tripletsearch.serve")
 MAX_BODY_BYTES = 16 * 1024
@@ -91,3 +92,30 @@ class BodyLimit:
                 reply = error(503, UNAVAILABLE)
                 reply.headers["Retry-After"] = str(wait)
                 await reply(scope, receive, send)
+
+
+class StrictTransport:
+    """``Strict-Transport-Security: max-age=<max_age>`` on every reply served over HTTPS.
+
+    HTTPS: the connection's own scheme (uvicorn's TLS, ``serve --ssl-certfile``); a
+    request over plain HTTP gets none, nor one a TLS proxy forwards over plain HTTP
+    (uvicorn believes no ``X-Forwarded-Proto``: :func:`~.protocol.uvicorn_options`): the
+    proxy sets its own. ``max_age`` 0: never sent.
+    """
+
+    def __init__(self, app: ASGIApp, max_age: int = 0):
+        self.app, self.max_age = app, int(max_age)
+        self.header = (b"strict-transport-security", b"max-age=%d" % self.max_age)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the request; the header added to its reply over HTTPS."""
+        if scope["type"] != "http" or scope.get("scheme") != "https" or self.max_age <= 0:
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(msg: Message) -> None:
+            if msg["type"] == "http.response.start":
+                msg = {**msg, "headers": [*msg.get("headers", []), self.header]}
+            await send(msg)
+
+        await self.app(scope, receive, sending)
