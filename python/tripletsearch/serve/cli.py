@@ -74,7 +74,7 @@ def _add_limit_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _add_tls_arguments(p: argparse.ArgumentParser) -> None:
-    """``serve``'s HTTPS options (uvicorn's TLS; checked by :func:`~.commands.tls_options`)."""
+    """``serve``'s HTTPS options (uvicorn's TLS; checked by :func:`~.web.tls.tls_options`)."""
     g = p.add_argument_group(
         "HTTPS (uvicorn's TLS, every worker; a renewed certificate takes a restart)"
     )

@@ -22,9 +22,9 @@ import pytest
 from serve.helpers import free_port, in_process, wait_until
 from tripletsearch.cli import main
 from tripletsearch.serve import demo_catalogue
-from tripletsearch.serve.commands import PASSWORD_ENV
 from tripletsearch.serve.config import HSTS_MAX_AGE, ServeConfig
 from tripletsearch.serve.web.app import create_app
+from tripletsearch.serve.web.tls import PASSWORD_ENV, tls_options
 
 trustme = pytest.importorskip("trustme")
 serialization = pytest.importorskip("cryptography.hazmat.primitives.serialization")
@@ -225,8 +225,6 @@ def test_a_password_file_must_be_owner_only_and_not_empty(certs, tmp_path, monke
 
 def test_the_password_comes_from_the_environment_or_a_file(certs, tmp_path, monkeypatch):
     from argparse import Namespace
-
-    from tripletsearch.serve.commands import tls_options
 
     pw = tmp_path / "pw"
     pw.write_text(PASSWORD + "\n")
