@@ -92,6 +92,7 @@ class Participant:
         self.times: Counter = Counter()  # how often each (head, candidate set) was shown
         self.gold: dict[int, tuple[int, int, int]] = {}  # position -> gold row
         self.rules = 1  # the check rules' version the participant enrolled under
+        self.preview = False  # the owner's preview: takes no query from the buffers
 
     def remember(self, query: dict) -> None:
         """One more query shown (answered), in order."""
@@ -172,6 +173,7 @@ class CollectMode(Mode):
     def searcher(self, n_choices: int, params: dict, seed: int) -> Participant:
         """The participant's state (their queries are replayed into it)."""
         p = Participant(str(params["sampler"]), str(params["participant"]), seed)
+        p.preview = bool(params.get("preview", False))
         if self.settings.collect is not None:  # (the limit the session started with)
             most = int(params.get("max_queries", self.config.max_queries))
             p.rules = int(params.get("checks", 1))
@@ -331,8 +333,12 @@ class CollectMode(Mode):
         return [float(v) for v in p.max(axis=1)]
 
     def _from_buffer(self, searcher: Participant, number: int) -> tuple[dict | None, Any]:
-        """The sampler's next query from its buffer and the claim on it (None: empty)."""
-        if self.store is None:
+        """The sampler's next query from its buffer and the claim on it (None: empty).
+
+        None for the owner's preview (``params["preview"]``): the queries are the real
+        participants'; the preview shows a fallback (random) query instead.
+        """
+        if self.store is None or searcher.preview:
             return None, None
         taker = f"{searcher.participant}:{number}"
         refuse = searcher.refused(self.distinct)

@@ -19,6 +19,7 @@ participant's current one (:meth:`~Participants.current_session`).
 
 from __future__ import annotations
 
+import copy
 import secrets
 import time
 from collections.abc import Callable
@@ -26,11 +27,15 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..errors import Busy, Conflict, Invalid, NotFound, Unauthorized
 from ..schema import Answer, Undo
-from ..store import IdTaken, SessionRow, StoreBusy, WriteConflict
+from ..store import IdTaken, SessionRow, StoreBusy, WriteConflict, is_preview, preview_group
 from .search import Owner, SearchService
 from .tokens import new_token, token_hash, token_matches
 
-__all__ = ["Participants", "Experiment"]
+__all__ = ["Participants", "Experiment", "PREVIEW_ID"]
+
+#: The ids of the owner's preview participants begin so (real ones: ``P-``); they are kept
+#: under the experiment's preview key (``store.preview_group``): nothing of theirs counts.
+PREVIEW_ID = "PREVIEW-"
 
 
 @runtime_checkable
@@ -50,6 +55,9 @@ class Experiment(Protocol):
 
     def enrol(self, plan: int = ..., platform_id: str | None = None, arms: Any = None) -> dict:
         """A new participant (who consented): ``{"id", "token"}``."""
+
+    def enrol_preview(self) -> dict:
+        """The owner's preview participant: ``{"id", "token", "preview": true}``."""
 
     def current(self, pid: str, token: str | None) -> dict:
         """Their current screen (their next part started when new), or the end."""
@@ -128,7 +136,8 @@ class Participants:
         """
         token = new_token()
         for _ in range(8):
-            pid = "P-" + secrets.token_hex(8).upper()
+            prefix = PREVIEW_ID if is_preview(self.group) else "P-"
+            pid = prefix + secrets.token_hex(8).upper()
             try:
                 self.store.enrol(self.group, pid, token_hash(token), plan, platform_id, arms)
             except IdTaken:
@@ -141,15 +150,30 @@ class Participants:
     def authorize(self, pid: str, token: str | None) -> Any:
         """The participant's row (id, token_hash, study, number, created, plan, withdrawn).
 
-        NotFound when there is no such participant in the experiment, Unauthorized when the
-        token is not theirs.
+        NotFound when there is no such participant in the experiment (or its preview:
+        :meth:`enrol_preview`), Unauthorized when the token is not theirs.
         """
         row = self.store.participant(pid) if isinstance(pid, str) and len(pid) <= 64 else None
-        if row is None or row.study != self.group:
+        if row is None or row.study not in (self.group, preview_group(self.group)):
             raise NotFound("no such participant in this study")
         if not token_matches(token, row.token_hash):
             raise Unauthorized("missing or wrong token for this participant")
         return row
+
+    def enrol_preview(self) -> dict:
+        """A preview participant, for the owner: ``{"id", "token", "preview": true}``.
+
+        Enrolled as :meth:`enrol` enrols (the kind's plan and arms) in the experiment's
+        preview group (``store.preview_group``: ``preview:<key>``, numbered apart), with an
+        id beginning :data:`PREVIEW_ID`; then served by the same methods as everyone. Every
+        query by the experiment's key misses them and those over every key leave them out:
+        no count, fit, export, report, dashboard, arm balance or plan number sees them; their
+        sessions take nothing shared (``params["preview"]``: a collect's preview takes no
+        query from the samplers' buffers).
+        """
+        twin = copy.copy(self)
+        twin.group = preview_group(self.group)
+        return {**twin.enrol(), "preview": True}
 
     def active(self, pid: str, token: str | None) -> Any:
         """As :meth:`authorize`, and Conflict when the participant stopped taking part."""
@@ -189,6 +213,8 @@ class Participants:
             if known is not None:
                 return known
             mode, n_choices, params, owner, max_queries = start()
+            if pid.startswith(PREVIEW_ID):  # a preview's: takes nothing others would get
+                params = {**params, "preview": True}
             try:
                 sid, _ = self.service.start_session(
                     mode, n_choices, params, owner=owner, max_queries=max_queries

@@ -39,6 +39,8 @@ export const client = {
   /** The experiment of a participants' page: its kind, title, consent, limits. */
   experiment: () => request("/api/experiment"),
   enrol: () => request("/api/participants", {consent: true}),
+  /** The owner's preview participant (the admin token): {id, token, preview}. */
+  enrolPreview: (adminToken) => request("/api/preview/participants", {}, adminToken),
   /** A participant's current screen (their next part started when new), or the end. */
   next: (p) => request(`/api/participants/${at(p.id)}/next`, {}, p.token),
   /** Their answer ({screen, choice, found, slot, response_ms}): what follows. */

@@ -5,6 +5,7 @@
 // any time: that withdraws them. A reload resumes where they were.
 
 import {attempt, client} from "./api.js";
+import {enrolPreview, previewing, showPreviewBanner} from "./preview.js";
 import {begin, showScreen} from "./session.js";
 import {forget, save, saved, state} from "./state.js";
 import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
@@ -13,6 +14,7 @@ let experiment = null; // GET /api/experiment: title, consent, limits
 
 /** The participants' page: resume the participant kept by the last load, or ask consent. */
 export async function initParticipant() {
+  if (previewing) showPreviewBanner(); // the owner's preview: said plainly, recorded nowhere
   experiment = await client.experiment();
   $("title").textContent = experiment.title;
   state.showNames = experiment.show_names !== false;
@@ -42,7 +44,7 @@ export async function initParticipant() {
 }
 
 async function enrol() {
-  const p = await client.enrol();
+  const p = previewing ? await enrolPreview() : await client.enrol();
   state.participant = {id: p.id, token: p.token};
   save();
   const go = async () => showPart(await client.next(state.participant));

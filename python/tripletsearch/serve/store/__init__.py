@@ -23,6 +23,7 @@ from .engine import (
 )
 from .experiments import ExperimentRecords, ExperimentRow
 from .participants import Arms, ParticipantRecords
+from .records import PREVIEW, is_preview, preview_group
 from .sessions import SessionRecords, SessionRow, counted_answers, is_counted
 from .tables import MIGRATIONS, SCHEMA_VERSION
 
@@ -42,6 +43,9 @@ __all__ = [
     "StoreBusy",
     "IdTaken",
     "default_url",
+    "PREVIEW",
+    "preview_group",
+    "is_preview",
 ]
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .engine import Database, WriteConflict
+from .records import is_preview
 from .tables import (
     collect_embeddings,
     collect_queries,
@@ -128,7 +129,8 @@ class ExperimentRecords(Database):
 
         Its participants (a study's or a collect's group, withdrawn ones included), its
         sessions (those whose ``experiment`` is the key) and their modes (sorted: what the
-        caller tells a study from a collect by).
+        caller tells a study from a collect by). The owner's previews' keys are left out
+        (:data:`~.records.PREVIEW`).
         """
         out: dict[str, dict[str, Any]] = {}
 
@@ -148,4 +150,4 @@ class ExperimentRecords(Database):
                 rec = group(key)
                 rec["sessions"] += int(n)
                 rec["modes"] = sorted({*rec["modes"], str(mode)})
-        return out
+        return {key: g for key, g in out.items() if not is_preview(key)}

@@ -12,6 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .engine import Database, IdTaken, StoreBusy
+from .records import PREVIEW
 from .sessions import SessionRow
 from .tables import participants, sessions
 
@@ -217,6 +218,9 @@ class ParticipantRecords(Database):
         return [SessionRow.from_row(r) for r in rows]
 
     def iter_participants(self) -> Iterator[Any]:
-        """Every participant row, by number."""
+        """Every participant row, by number; the owner's previews' left out (``PREVIEW``)."""
+        q = sa.select(participants).where(
+            sa.not_(participants.c.study.startswith(PREVIEW, autoescape=True))
+        )
         with self._reading() as c:
-            yield from c.execute(sa.select(participants).order_by(participants.c.number))
+            yield from c.execute(q.order_by(participants.c.number))

@@ -10,7 +10,23 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SessionRow", "is_counted", "counted_answers"]
+__all__ = ["SessionRow", "is_counted", "counted_answers", "PREVIEW", "preview_group", "is_preview"]
+
+#: The key an experiment's preview participants are kept under begins so: ``preview:<key>``
+#: (their ``ts_participants.study`` and their sessions' ``experiment``). Every query by the
+#: experiment's key misses them; those over every key leave them out (sessions, participants,
+#: groups): the owner's walk through the participant's pages counts nowhere.
+PREVIEW = "preview:"
+
+
+def preview_group(key: str) -> str:
+    """The key the preview participants of the experiment of key ``key`` are kept under."""
+    return PREVIEW + key
+
+
+def is_preview(key: str | None) -> bool:
+    """Whether ``key`` (a participant's group, a session's experiment) is a preview's."""
+    return key is not None and key.startswith(PREVIEW)
 
 
 def is_counted(record: dict) -> bool:

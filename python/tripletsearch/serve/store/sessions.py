@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from .engine import Database, WriteConflict
-from .records import SessionRow, counted_answers, is_counted
+from .records import PREVIEW, SessionRow, counted_answers, is_counted
 from .tables import answers, participants, screens, sessions
 
 __all__ = ["SessionRecords", "SessionRow", "is_counted", "counted_answers"]
@@ -185,12 +185,16 @@ class SessionRecords(Database):
         """Every session, by creation time (then id), but those of withdrawn participants.
 
         ``withdrawn``: those too (the owner's dashboard counts them). ``experiment``: only
-        the sessions of the study or collect of that key (the sessions' ``experiment``).
+        the sessions of the study or collect of that key (the sessions' ``experiment``);
+        None: every session but the owner's previews' (:data:`~.records.PREVIEW`).
         """
         gone = sa.select(participants.c.id).where(participants.c.withdrawn.is_not(None))
         q = sa.select(sessions).order_by(sessions.c.created, sessions.c.id)
         if experiment is not None:
             q = q.where(sessions.c.experiment == experiment)
+        else:
+            e = sessions.c.experiment
+            q = q.where(sa.or_(e.is_(None), sa.not_(e.startswith(PREVIEW, autoescape=True))))
         if not withdrawn:
             q = q.where(
                 sa.or_(sessions.c.participant.is_(None), sessions.c.participant.not_in(gone))
@@ -276,9 +280,16 @@ class SessionRecords(Database):
             }
 
     def count_answers(self) -> int:
-        """Answers and undos recorded (``ts_answers``' rows), of every session."""
+        """Answers and undos recorded (``ts_answers``' rows), of every session.
+
+        But the owner's previews' (:data:`~.records.PREVIEW`): what the refitter waits for.
+        """
+        previews = sa.select(sessions.c.id).where(
+            sessions.c.experiment.startswith(PREVIEW, autoescape=True)
+        )
+        q = sa.select(sa.func.count()).select_from(answers)
         with self._reading() as c:
-            return int(c.execute(sa.select(sa.func.count()).select_from(answers)).scalar_one())
+            return int(c.execute(q.where(answers.c.session_id.not_in(previews))).scalar_one())
 
     # ------------------------------------------------------------------ writes
     def leave(self, sid: str, now: float) -> bool:

@@ -56,6 +56,7 @@ from .views import admin, error, pages, sessions
 from .views import catalogue as catalogue_views
 from .views import collect as collect_views
 from .views import participants as participant_views
+from .views import preview as preview_views
 from .views import study as study_views
 
 __all__ = ["create_app", "MAX_BODY_BYTES", "STATUS"]
@@ -77,6 +78,7 @@ STATUS: dict[type[ServiceError], int] = {
 ROUTES = [
     *pages.ROUTES,
     *participant_views.ROUTES,
+    *preview_views.ROUTES,
     *study_views.ROUTES,
     *collect_views.ROUTES,
     *admin.ROUTES,

@@ -1,4 +1,4 @@
-"""The page (``/``, ``/study``, ``/collect``), the collect dashboard and their assets.
+"""The page (``/``, ``/study``, ``/collect``, the owner's ``/preview``), the dashboard, assets.
 
 The assets are the ES modules and the stylesheet in ``static/`` (``/static/main.js``,
 ``/static/modes/find.js``, ``/static/app.css``, ...).
@@ -64,16 +64,21 @@ def page(request: Request) -> Response:
     """The search page, or a study's or collect file's participants' page.
 
     The participants' page is served at ``/`` when the server runs a study (collects
-    triplets), and at ``/study`` (``/collect``).
+    triplets), and at ``/study`` (``/collect``); ``/preview`` is it as the owner's preview
+    (``data-page="preview"``: :mod:`.preview`), on a server that runs either.
     """
     studies, collect = request.app.state.study, request.app.state.collect
     path = request.url.path
+    if path == "/preview" and studies is None and collect is None:
+        raise NotFound("this server runs no study or collect to preview")
     if path == "/study" and studies is None:
         raise NotFound("this server runs no study")
     if path == "/collect" and collect is None:
         raise NotFound("this server collects no triplets")
     kind = "search"
-    if studies is not None or path == "/study":
+    if path == "/preview":
+        kind = "preview"
+    elif studies is not None or path == "/study":
         kind = "study"
     elif collect is not None:
         kind = "collect"
@@ -111,6 +116,7 @@ ROUTES = [
     Route("/", page),
     Route("/study", page),
     Route("/collect", page),
+    Route("/preview", page),
     Route("/collect/dashboard", dashboard),
     Route("/static/{name:path}", asset),
 ]
