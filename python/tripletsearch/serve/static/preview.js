@@ -20,7 +20,7 @@ function tokenFromLink() {
 
 /** The banner: what this page is, the admin token's field, a fresh start. */
 export function showPreviewBanner() {
-  const banner = document.createElement("section");
+  const banner = document.createElement("div"); // not a section: show() hides those
   banner.id = "preview-banner";
   banner.className = "preview-banner";
   banner.setAttribute("role", "note");
