@@ -59,6 +59,20 @@ class Certs:
         other.cert_chain_pems[0].write_to_path(str(self.other_cert))
         other.private_key_pem.write_to_path(str(self.other_key))
 
+    def spki(self, cert: Path | None = None) -> str:
+        """The base64 SHA-256 of a certificate's public key (its SPKI): what Chromium's
+        ``--ignore-certificate-errors-spki-list`` trusts (this key only)."""
+        import base64
+        import hashlib
+
+        from cryptography import x509
+
+        c = x509.load_pem_x509_certificate((cert or self.cert).read_bytes())
+        der = c.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
     def trusting(self) -> ssl.SSLContext:
         """A client context that trusts this CA only."""
         return ssl.create_default_context(cafile=str(self.ca_file))
@@ -71,12 +85,15 @@ def certs(tmp_path_factory) -> Certs:
 
 @contextlib.contextmanager
 def serving(tmp_path: Path, *args: str, verify: object, env: dict | None = None) -> Iterator[str]:
-    """``tripletsearch serve --demo colours`` with ``args`` in its own process group; yields
+    """``tripletsearch serve`` with ``args`` (and ``--demo colours`` when they name no study
+    or collect) in its own process group, its database in ``tmp_path``; yields
     its base URL (https when it has a certificate) once its health check answers."""
     port = free_port()
     scheme = "https" if "--ssl-certfile" in args else "http"
     base = f"{scheme}://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "tripletsearch", "serve", "--demo", "colours"]
+    cmd = [sys.executable, "-m", "tripletsearch", "serve"]
+    if "--study" not in args and "--collect" not in args:
+        cmd += ["--demo", "colours"]
     cmd += ["--port", str(port), "--log-level", "warning", "--database"]
     cmd += [f"sqlite:///{tmp_path / f'db-{port}.sqlite'}", *args]
     proc = subprocess.Popen(

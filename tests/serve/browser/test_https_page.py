@@ -1,0 +1,92 @@
+"""A collect's page over HTTPS in Chromium: ``tripletsearch serve --ssl-certfile
+--ssl-keyfile`` with the test's own certificate, a browser that trusts exactly that
+certificate's key (``--ignore-certificate-errors-spki-list``, not Playwright's
+``ignore_https_errors``, which would trust any) loads the page and answers a screen; a
+browser trusting another key, or none, is refused the connection."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Error, expect
+
+from serve.browser.conftest import _without_preload, chromium
+from serve.browser.helpers import DESKTOP, PHONE
+from serve.helpers import collect_toml
+from serve.web.test_https import Certs, serving
+from tripletsearch.serve.store import Store
+
+# a browser and a server process: run once, not again under the sanitizers (.ci/run)
+pytestmark = pytest.mark.once
+
+COLLECT_FILE = collect_toml(catalogue="colours", n_choices=3, max_queries=4, seed=None)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return Certs(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="module")
+def playwright():
+    if chromium() is None:
+        pytest.skip("no chromium (Debian: apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with _without_preload():
+        pw = sync_playwright().start()
+    yield pw
+    pw.stop()
+
+
+def trusting(playwright, spki: str):
+    """Chromium that trusts the certificate of public key ``spki`` only (beyond its own)."""
+    with _without_preload():
+        return playwright.chromium.launch(
+            executable_path=chromium(),
+            args=["--no-sandbox", f"--ignore-certificate-errors-spki-list={spki}"],
+        )
+
+
+@pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_page_over_https_trusting_that_certificate_only(
+    playwright, certs, tmp_path, shots, device
+):
+    (tmp_path / "collect.toml").write_text(COLLECT_FILE)
+    db = tmp_path / "c.sqlite"
+    args = ["--collect", str(tmp_path / "collect.toml"), "--database", f"sqlite:///{db}"]
+    args += ["--ssl-certfile", str(certs.cert), "--ssl-keyfile", str(certs.key)]
+    with serving(tmp_path, *args, verify=certs.trusting()) as base:
+        assert base.startswith("https://")
+        browser = trusting(playwright, certs.spki())
+        try:
+            page = browser.new_context(**device).new_page()
+            reply = page.goto(base + "/collect")
+            assert reply is not None and reply.ok
+            assert reply.headers["strict-transport-security"] == "max-age=31536000"
+            assert page.evaluate("window.isSecureContext && location.protocol") == "https:"
+            page.click("#agree")
+            page.click("#go")  # the instructions
+            expect(page.locator("#grid .pick")).to_have_count(3)
+            with page.expect_response(lambda r: r.url.endswith("/answer")) as answered:
+                page.locator("#grid .pick").nth(1).click()
+            assert answered.value.ok
+            expect(page.locator("#progress")).to_have_text("query 2 of 4")
+            name = "desktop" if device is DESKTOP else "phone"
+            page.screenshot(path=str(shots / f"https-collect-{name}.png"))
+            pid = page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
+        finally:
+            browser.close()
+        # another key trusted, or none: the connection is refused, the page never loads
+        for spki in (certs.spki(certs.other_cert), None):
+            other = (
+                trusting(playwright, spki)
+                if spki
+                else playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+            )
+            try:
+                with pytest.raises(Error, match="ERR_CERT_AUTHORITY_INVALID"):
+                    other.new_page().goto(base + "/collect")
+            finally:
+                other.close()
+    (session,) = Store(f"sqlite:///{db}").participant_sessions(pid)
+    assert session.n_queries == 1
