@@ -55,7 +55,8 @@ def test_the_page_over_https_trusting_that_certificate_only(
     db = tmp_path / "c.sqlite"
     args = ["--collect", str(tmp_path / "collect.toml"), "--database", f"sqlite:///{db}"]
     args += ["--ssl-certfile", str(certs.cert), "--ssl-keyfile", str(certs.key)]
-    with serving(tmp_path, *args, verify=certs.trusting()) as base:
+    said: list[str] = []
+    with serving(tmp_path, *args, verify=certs.trusting(), said=said) as base:
         assert base.startswith("https://")
         browser = trusting(playwright, certs.spki())
         try:
@@ -88,5 +89,8 @@ def test_the_page_over_https_trusting_that_certificate_only(
                     other.new_page().goto(base + "/collect")
             finally:
                 other.close()
+    # the server says where it listens and where its owner previews it, over HTTPS
+    assert f"on {base}/ with 1 worker(s)" in said[0]
+    assert f"preview: {base}/preview#token=<admin token>" in said[0]
     (session,) = Store(f"sqlite:///{db}").participant_sessions(pid)
     assert session.n_queries == 1

@@ -84,10 +84,13 @@ def certs(tmp_path_factory) -> Certs:
 
 
 @contextlib.contextmanager
-def serving(tmp_path: Path, *args: str, verify: object, env: dict | None = None) -> Iterator[str]:
+def serving(
+    tmp_path: Path, *args: str, verify: object, env: dict | None = None, said: list | None = None
+) -> Iterator[str]:
     """``tripletsearch serve`` with ``args`` (and ``--demo colours`` when they name no study
     or collect) in its own process group, its database in ``tmp_path``; yields
-    its base URL (https when it has a certificate) once its health check answers."""
+    its base URL (https when it has a certificate) once its health check answers. ``said``:
+    gets what the server printed, once it stopped."""
     port = free_port()
     scheme = "https" if "--ssl-certfile" in args else "http"
     base = f"{scheme}://127.0.0.1:{port}"
@@ -125,6 +128,8 @@ def serving(tmp_path: Path, *args: str, verify: object, env: dict | None = None)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+        if said is not None and proc.stdout is not None:
+            said.append(proc.stdout.read())
 
 
 # ---------------------------------------------------------------- HSTS, in process
