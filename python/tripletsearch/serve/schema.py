@@ -24,6 +24,7 @@ from typing import Any
 
 from ..utils import REMOVED_IN, RENAMED_IN
 from .errors import Invalid
+from .platforms import PlatformError, check_text
 
 __all__ = [
     "FIELDS",
@@ -44,6 +45,7 @@ __all__ = [
     "undo",
     "consent",
     "enrolment",
+    "enrolment_link",
     "empty",
     "catalogue_page",
     "with_old_keys",
@@ -62,7 +64,7 @@ FIELDS: dict[str, frozenset[str]] = {
     "collect_consent": frozenset({"consent", "platform_id"}),
     "collect_answer": frozenset({"screen", "choice", "skip", "response_ms"}),
     "part_answer": frozenset({"screen", "choice", "found", "response_ms", "slot"}),
-    "enrolment": frozenset({"consent", "platform_id"}),
+    "enrolment": frozenset({"consent", "platform_id", "platform"}),
     "empty": frozenset(),
     "catalogue_page": frozenset({"offset", "limit", "q"}),
 }
@@ -267,46 +269,38 @@ def collect_consent(body: Any) -> str | None:
 def enrolment(body: Any) -> str | None:
     """``POST /api/participants``: ``{"consent": true}``, optional ``platform_id``.
 
-    That id (a crowdsourcing platform's for the participant), or None.
+    That id (a crowdsourcing platform's for the participant), or None. (The link's
+    parameters: :func:`enrolment_link`.)
+    """
+    return enrolment_link(body)[0]
+
+
+def enrolment_link(body: Any) -> tuple[str | None, dict | None]:
+    """``POST /api/participants``: ``{"consent": true}``, optional ``platform_id``, ``platform``.
+
+    The ``platform_id`` given (checked as text) and the ``platform`` object of the link's
+    parameters (``{name: value}``, None when absent; each kept value is checked against the
+    experiment's platform by :meth:`.platforms.Platform.read`).
     """
     fields, _ = json_object(body, FIELDS["enrolment"])
     if fields.get("consent") is not True:
         raise Invalid("consent: taking part needs consent (true) before anything is recorded")
-    return _platform_id(fields)
+    link = fields.get("platform")
+    if link is not None and not (
+        isinstance(link, dict) and len(link) <= 64 and all(isinstance(k, str) for k in link)
+    ):
+        raise Invalid("platform: an object of the link's parameters (name: value)")
+    return _platform_id(fields), link
 
 
 def _platform_id(fields: dict) -> str | None:
     pid = fields.get("platform_id")
-    if pid is not None and (not isinstance(pid, str) or not 0 < len(pid) <= 128):
-        raise Invalid("platform_id: a string of 1 to 128 characters")
-    if pid is not None and not pid.isprintable():  # no NUL, control or format characters
-        raise Invalid("platform_id: printable characters only")
-    if pid is not None and _combining_run(pid) > MAX_COMBINING:
-        raise Invalid(
-            f"platform_id: at most {MAX_COMBINING} combining marks on a character, none first"
-        )
-    return pid
-
-
-# combining marks allowed on one character of a platform id (a run of them draws over the
-# rows around it where the id is shown)
-MAX_COMBINING = 2
-
-
-def _combining_run(text: str) -> int:
-    """The longest run of combining marks in ``text`` (a leading one counts as too long)."""
-    import unicodedata
-
-    longest = run = 0
-    for i, ch in enumerate(text):
-        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
-            if i == 0:
-                return MAX_COMBINING + 1
-            run += 1
-            longest = max(longest, run)
-        else:
-            run = 0
-    return longest
+    if pid is None:
+        return None
+    try:
+        return check_text("platform_id", pid)
+    except PlatformError as exc:
+        raise Invalid(str(exc)) from None
 
 
 def undo(body: Any) -> Undo:

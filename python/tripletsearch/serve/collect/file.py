@@ -27,6 +27,11 @@ participant sees::
     completion_code = "C0DE42"       # optional (crowdsourcing platforms): a finished
     redirect = "https://..."         # participant's code, and a link back there
     show_names = true                # names under the items (false: pictures only)
+    platform = "prolific"            # optional: the link's parameters read and kept
+                                     # ("mturk", "cloudresearch", "sona", or a table
+                                     # {id, params}: see platforms.py); one participation
+                                     # per platform id
+    require_platform_id = false      # true: a link without the id cannot take part
     seed = 0
     consent = "..."
     [completion.finished]            # or per outcome (not with the two keys above): a
@@ -51,6 +56,7 @@ from typing import Any
 
 from ...collect import METHODS
 from ...embedding import MODEL_ALIASES, MODELS
+from .. import platforms
 from ..catalogue import Catalogue
 from ..experiment import (
     Experiment,
@@ -64,6 +70,7 @@ from ..experiment import (
 )
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
+from ..platforms import Platform
 
 __all__ = ["CollectConfig", "load_collect", "DEFAULT_COLLECT_CONSENT"]
 
@@ -90,6 +97,8 @@ _DEFAULTS: dict[str, Any] = {
     "completion_code": None,
     "redirect": None,
     "completion": None,
+    "platform": None,  # a crowdsourcing platform whose link parameters are read (platforms.py)
+    "require_platform_id": False,
     "seed": 0,
     "consent": DEFAULT_COLLECT_CONSENT,
     "show_names": True,
@@ -146,6 +155,9 @@ class CollectConfig(Experiment):
     spelled: tuple[tuple[str, str], ...] = ()  # design keys the file writes otherwise
     # codes and redirects per outcome: {"finished": {"code", "redirect"}, "withdrawn": ...}
     completion: dict = field(default_factory=dict, compare=False)
+    # the platform whose link parameters the page sends (platform, require_platform_id: a
+    # setting, not design); None: none read
+    platform: Platform | None = field(default=None, compare=False)
 
     @property
     def k(self) -> int:
@@ -296,4 +308,13 @@ def load_collect(path: Any) -> CollectConfig:
         path=name,
         spelled=tuple(spelled.items()),
         completion=ends,
+        platform=_platform(name, cfg),
     )
+
+
+def _platform(name: str, cfg: dict) -> Platform | None:
+    """The file's ``platform`` and ``require_platform_id`` (:func:`.platforms.from_file`)."""
+    try:
+        return platforms.from_file(cfg)
+    except platforms.PlatformError as exc:
+        raise _fail(name, str(exc)) from None

@@ -40,6 +40,7 @@ class CollectService(Participants):
         self.config = config
         self.fingerprint = config.fingerprint
         self.catalogue = config.catalogue
+        self.platform = config.platform
 
     def facts(self) -> dict:
         """Title, instructions, consent, ``n_choices``, ``max_queries``, ``show_names``."""
@@ -62,10 +63,16 @@ class CollectService(Participants):
         """
         return {"mode": CollectMode.name, **self.facts(), "k": self.config.n_choices}
 
-    def enrol(self, plan: int = 1, platform_id: str | None = None, arms: Any = None) -> dict:
+    def enrol(
+        self,
+        plan: int = 1,
+        platform_id: str | None = None,
+        arms: Any = None,
+        platform_params: dict | None = None,
+    ) -> dict:
         """A new participant (who consented): ``{"id", "token"}``; their sampler assigned."""
         arms = collect_arms(self.config) if arms is None else arms
-        return super().enrol(plan, platform_id, arms)
+        return super().enrol(plan, platform_id, arms, platform_params)
 
     def sampler_of(self, row: Any) -> str:
         """The sampler of participant ``row`` (:func:`~.rules.participant_sampler`)."""

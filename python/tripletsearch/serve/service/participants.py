@@ -125,13 +125,22 @@ class Participants:
         self.completion_code, self.redirect = finished.get("code"), finished.get("redirect")
         self.catalogue: Any = None  # the kind's (its item(i): a target's record)
 
-    def enrol(self, plan: int = 1, platform_id: str | None = None, arms: Any = None) -> dict:
+    def enrol(
+        self,
+        plan: int = 1,
+        platform_id: str | None = None,
+        arms: Any = None,
+        platform_params: dict | None = None,
+    ) -> dict:
         """A new participant (after their consent): ``{"id", "token"}``.
 
         The id has 64 random bits (``P-`` and 16 hex digits); one already taken is drawn
         again. ``plan``: the experiment's plan version when this is its first participant
         (see :meth:`.store.Store.enrol`); ``platform_id``: a crowdsourcing platform's id
-        for them; ``arms``: the arms to assign them one of (``store.Arms``).
+        for them, ``platform_params`` their link's parameters; ``arms``: the arms to assign
+        them one of (``store.Arms``). One participant per platform id: an id already
+        enrolled resumes its participant (``Store.enrol_as``): ``{"id", "token",
+        "resumed": true}`` with a new token, the previous one no longer valid.
         :class:`~.errors.Busy` (503) when the database keeps losing races.
         """
         token = new_token()
@@ -139,13 +148,48 @@ class Participants:
             prefix = PREVIEW_ID if is_preview(self.group) else "P-"
             pid = prefix + secrets.token_hex(8).upper()
             try:
-                self.store.enrol(self.group, pid, token_hash(token), plan, platform_id, arms)
+                resumed = False
+                if platform_id is None and not platform_params:  # as before 0.5
+                    self.store.enrol(self.group, pid, token_hash(token), plan, None, arms)
+                else:
+                    pid, _, resumed = self.store.enrol_as(
+                        self.group, pid, token_hash(token), plan, platform_id, arms,
+                        platform_params,
+                    )  # fmt: skip
             except IdTaken:
                 continue
             except StoreBusy as exc:
                 raise Busy(f"{exc}; try again in a moment") from None
-            return {"id": pid, "token": token}
+            reply: dict = {"id": pid, "token": token}
+            return {**reply, "resumed": True} if resumed else reply
         raise Busy("could not draw a free participant id; try again")
+
+    #: The crowdsourcing platform the experiment's file names (:mod:`..platforms`), or None.
+    platform: Any = None
+
+    def join(self, link: dict | None = None, platform_id: str | None = None) -> dict:
+        """Enrol from a participant's link: ``POST /api/participants``'s reply.
+
+        ``link``: the platform parameters the page read from its link (``{name: value}``),
+        read by the file's :attr:`platform` (:meth:`.platforms.Platform.read`: unknown
+        names ignored, each value checked, a required id or an MTurk preview refused, 400
+        naming the parameter); its id parameter is the ``platform_id``. Without a platform
+        the old ``platform_id`` alone (and no parameters) as before. A ``platform_id`` that
+        differs from the link's id is refused. Then :meth:`enrol`.
+        """
+        from ..platforms import PlatformError
+
+        params = None
+        if self.platform is not None:
+            given = dict(link or {})
+            if platform_id is not None:
+                if given.setdefault(self.platform.id, platform_id) != platform_id:
+                    raise Invalid(f"platform_id: not the link's {self.platform.id}")
+            try:
+                platform_id, params = self.platform.read(given)
+            except PlatformError as exc:
+                raise Invalid(str(exc)) from None
+        return self.enrol(platform_id=platform_id, platform_params=params or None)
 
     def authorize(self, pid: str, token: str | None) -> Any:
         """The participant's row (id, token_hash, study, number, created, plan, withdrawn).
@@ -299,17 +343,23 @@ class Participants:
 
         The kind's facts: title, consent, ... (:meth:`facts`); the limits: ``undo``
         (whether answers can be taken back), ``max_response_ms`` (the longest time on a
-        screen recorded; None: none recorded) and ``n_slots``.
+        screen recorded; None: none recorded) and ``n_slots``. And, when the file names
+        one, ``platform``: the crowdsourcing platform whose link parameters the page sends
+        at enrolment (``{"name", "id", "params", "required", "preview": {"param",
+        "value"} | null}``, :meth:`.platforms.Platform.facts`).
         """
         from ..schema import MAX_RESPONSE_MS
 
-        return {
+        reply = {
             "kind": self.kind,
             **self.facts(),
             "n_slots": self.n_slots,
             "undo": self.undoable,
             "max_response_ms": MAX_RESPONSE_MS if self.timed else None,
         }
+        if self.platform is not None:
+            reply["platform"] = self.platform.facts()
+        return reply
 
     def known(self, pid: str) -> dict[int, SessionRow]:
         """The participant's sessions, by slot."""

@@ -38,7 +38,13 @@ export const client = {
   leave: (s) => request(`/api/sessions/${at(s.id)}/leave`, {}, s.token),
   /** The experiment of a participants' page: its kind, title, consent, limits. */
   experiment: () => request("/api/experiment"),
-  enrol: () => request("/api/participants", {consent: true}),
+  /** Enrol (consent given) with the platform parameters of the link ({name: value}; none:
+   * null): {id, token}, and resumed: true when the platform id had taken part already. */
+  enrol: (platform) =>
+    request(
+      "/api/participants",
+      platform && Object.keys(platform).length ? {consent: true, platform} : {consent: true},
+    ),
   /** The owner's preview participant (the admin token): {id, token, preview}. */
   enrolPreview: (adminToken) => request("/api/preview/participants", {}, adminToken),
   /** A participant's current screen (their next part started when new), or the end. */

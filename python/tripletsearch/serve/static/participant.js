@@ -11,11 +11,17 @@ import {forget, save, saved, state} from "./state.js";
 import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
 
 let experiment = null; // GET /api/experiment: title, consent, limits
+let link = null; // the platform parameters of the page's link (platformLink), or null
 
-/** The participants' page: resume the participant kept by the last load, or ask consent. */
+/** The participants' page: resume the participant kept by the last load, or ask consent.
+ * With a platform (GET /api/experiment's `platform`), its parameters are read from the
+ * link (platformLink): a kept participant of another platform id is not resumed (the
+ * link's id wins: enrolling it resumes its participant on the server); a required id
+ * missing is said and consent disabled; an MTurk preview shows the task, never enrols. */
 export async function initParticipant() {
   if (previewing) showPreviewBanner(); // the owner's preview: said plainly, recorded nowhere
   experiment = await client.experiment();
+  link = previewing ? null : platformLink(experiment.platform);
   $("title").textContent = experiment.title;
   state.showNames = experiment.show_names !== false;
   state.maxQueries = experiment.max_queries || 0;
@@ -25,7 +31,9 @@ export async function initParticipant() {
   $("stop").hidden = false;
   $("stop").onclick = () => attempt(withdraw);
   const kept = saved();
-  if (kept && kept.participant) {
+  const another = kept && kept.participant && link && link.id !== null &&
+    kept.participant.platformId !== link.id;
+  if (kept && kept.participant && !another && !(link && link.preview)) {
     state.participant = kept.participant;
     try {
       return await showPart(await client.next(state.participant));
@@ -34,6 +42,7 @@ export async function initParticipant() {
       state.participant = null;
     }
   }
+  if (another) forget();
   show("consent");
   $("consent-text").textContent = experiment.consent;
   $("agree").onclick = () => attempt(enrol);
@@ -41,11 +50,56 @@ export async function initParticipant() {
     showResult({text: "No problem: nothing was recorded."});
     $("again").hidden = true;
   };
+  sayPlatform();
+}
+
+/** The link's parameters of the experiment's `platform` ({name, id, params, required,
+ * preview}; null: none): {params: {name: value} of the platform's parameters present,
+ * id: the platform id (or null), preview: whether the link is a preview (MTurk's
+ * assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE)}, or null without a platform. */
+export function platformLink(platform, search = location.search) {
+  if (!platform) return null;
+  const query = new URLSearchParams(search);
+  const params = {};
+  for (const name of platform.params) {
+    const value = query.get(name);
+    if (value !== null && value !== "") params[name] = value;
+  }
+  const id = Object.hasOwn(params, platform.id) ? params[platform.id] : null;
+  const p = platform.preview;
+  const preview = !!p && params[p.param] === p.value;
+  return {params, id, preview, platform};
+}
+
+/** The consent page's word on the link: a preview (agree disabled: "Accept the HIT to
+ * begin", the instructions shown), or a required id missing (a sentence, agree disabled).
+ * Text only (textContent): the link's values are never read as HTML. */
+function sayPlatform() {
+  if (!link) return;
+  let note = $("platform-note");
+  if (!note) {
+    note = document.createElement("p");
+    note.id = "platform-note";
+    note.setAttribute("role", "alert");
+    $("consent-text").after(note);
+  }
+  note.textContent = "";
+  const agree = $("agree");
+  if (link.preview) {
+    agree.disabled = true;
+    agree.textContent = "Accept the HIT to begin";
+    note.textContent = "This is a preview of the task: accept the HIT to take part." +
+      (experiment.instructions ? " " + experiment.instructions : "");
+  } else if (link.platform.required && link.id === null) {
+    agree.disabled = true;
+    note.textContent = `This link has no ${link.platform.id}: open the study from your ` +
+      `${link.platform.name} account's link (it carries your id) to take part.`;
+  }
 }
 
 async function enrol() {
-  const p = previewing ? await enrolPreview() : await client.enrol();
-  state.participant = {id: p.id, token: p.token};
+  const p = previewing ? await enrolPreview() : await client.enrol(link && link.params);
+  state.participant = {id: p.id, token: p.token, platformId: link ? link.id : null};
   save();
   const go = async () => showPart(await client.next(state.participant));
   if (!experiment.instructions) return go();

@@ -107,7 +107,8 @@ class ParticipantRecords(Database):
 
         ``plan``: the version of the study's plan of target orders for a study's first
         participant; later ones take the first one's (a study under way keeps its plan).
-        ``platform_id``: a crowdsourcing platform's id for the participant, when given.
+        ``platform_id``: a crowdsourcing platform's id for the participant, when given (one
+        participant per id: see :meth:`enrol_as`, whose number this returns).
         ``arms``: a collect's :class:`Arms`: the participant is assigned the arm with the
         fewest participants so far (withdrawn ones included; ties: the arms' seeded order
         for the block of enrolments), in the same transaction, kept as ``arm``.
@@ -117,28 +118,67 @@ class ParticipantRecords(Database):
         on the study), so two never draw the same number; :class:`StoreBusy` if a write
         still fails after retries.
         """
+        return self.enrol_as(study, pid, token_hash, plan, platform_id, arms)[1]
+
+    def enrol_as(
+        self,
+        study: str,
+        pid: str,
+        token_hash: str,
+        plan: int = 1,
+        platform_id: str | None = None,
+        arms: Any = None,
+        platform_params: dict | None = None,
+    ) -> tuple[str, int, bool]:
+        """As :meth:`enrol`, one participant per platform id: ``(id, number, resumed)``.
+
+        With a ``platform_id`` that a participant of ``study`` already has (its
+        ``platform_key``), that participant is resumed: ``token_hash`` replaces theirs and
+        their sessions' (the previous token stops working) and their id and number are returned with
+        ``resumed`` True; nothing else of theirs changes (withdrawn or finished ones too).
+        Else a new participant ``pid`` is enrolled with ``platform_key`` = ``platform_id``
+        and ``platform_params`` (the link's parameters, kept as JSON). The look-up runs in
+        the enrolment's transaction (its lock); two enrolments of a new id racing on
+        another server process meet the unique index, and the retry finds the first.
+        """
+        p = participants.c
         for attempt in range(20):
             try:
                 with self._tx() as c:
                     if not self.is_sqlite:
                         key = zlib.crc32(f"ts_enrol:{study}".encode()) - 2**31
                         c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
-                    taken = c.execute(
-                        sa.select(participants.c.id).where(participants.c.id == pid)
-                    ).first()
+                    if platform_id is not None:
+                        had = c.execute(
+                            sa.select(p.id, p.number).where(
+                                p.study == study, p.platform_key == platform_id
+                            )
+                        ).first()
+                        if had is not None:
+                            c.execute(
+                                sa.update(participants)
+                                .where(p.id == had.id)
+                                .values(token_hash=token_hash)
+                            )
+                            c.execute(  # their sessions open with their token
+                                sa.update(sessions)
+                                .where(sessions.c.participant == had.id)
+                                .values(token_hash=token_hash)
+                            )
+                            return str(had.id), int(had.number), True
+                    taken = c.execute(sa.select(p.id).where(p.id == pid)).first()
                     if taken is not None:
                         raise IdTaken(pid)
                     n = c.execute(
-                        sa.select(
-                            sa.func.coalesce(sa.func.max(participants.c.number), -1) + 1
-                        ).where(participants.c.study == study)
+                        sa.select(sa.func.coalesce(sa.func.max(p.number), -1) + 1).where(
+                            p.study == study
+                        )
                     ).scalar_one()
                     first = c.execute(
-                        sa.select(participants.c.plan).where(
-                            participants.c.study == study, participants.c.number == 0
-                        )
+                        sa.select(p.plan).where(p.study == study, p.number == 0)
                     ).scalar()
                     arm = None if arms is None else arms.pick(int(n), _arm_counts(c, study, arms))
+                    params = None if platform_params is None else json.dumps(platform_params)
                     c.execute(
                         sa.insert(participants).values(
                             id=pid,
@@ -149,9 +189,11 @@ class ParticipantRecords(Database):
                             plan=int(plan if first is None else first),
                             platform_id=platform_id,
                             arm=arm,
+                            platform_params=params,
+                            platform_key=platform_id,
                         )
                     )
-                return int(n)
+                return pid, int(n), False
             except (sa.exc.IntegrityError, sa.exc.OperationalError):
                 time.sleep(0.01 * (attempt + 1) * (0.5 + random.random()))
         raise StoreBusy("database: could not enrol a participant (too many at once)")

@@ -21,6 +21,11 @@ items per screen and the seed::
     completion_code = "C0DE42"       # optional: shown when all searches are done
     redirect = "https://..."         # optional: a link back there (a crowdsourcing platform)
     show_names = true                # names under the items (false: pictures only)
+    platform = "prolific"            # optional: the link's parameters read and kept
+                                     # ("mturk", "cloudresearch", "sona", or a table
+                                     # {id, params}: see platforms.py); one participation
+                                     # per platform id
+    require_platform_id = false      # true: a link without the id cannot take part
     exclude = ["..."]                # item names left out of the study (targets and
                                      # screens); on the colour demo by default the survey's
                                      # offensive names (catalogue.DEMO_EXCLUDE); [] keeps all
@@ -82,6 +87,7 @@ import numpy as np
 
 from ...discrete import METHODS
 from ...utils import derived_seed
+from .. import platforms
 from ..catalogue import DEMO_EXCLUDE, Catalogue
 from ..experiment import (
     Experiment,
@@ -96,6 +102,7 @@ from ..experiment import (
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.find import N_CHOICES, check_guesses
+from ..platforms import Platform
 
 __all__ = [
     "Study",
@@ -126,6 +133,8 @@ _KEYS = {
     "completion_code",
     "redirect",
     "completion",
+    "platform",
+    "require_platform_id",
     "exclude",
     "embeddings",
     "name",
@@ -170,6 +179,9 @@ class Study(Experiment):
     redirect: str | None = None
     # codes and redirects per outcome: {"finished": {"code", "redirect"}, "withdrawn": ...}
     completion: dict = field(default_factory=dict, compare=False)
+    # the platform whose link parameters the page sends (platform, require_platform_id: a
+    # setting, not design); None: none read
+    platform: Platform | None = field(default=None, compare=False)
     excluded: tuple[str, ...] = ()
     # a method's own embedding of the catalogue's items (rows as the catalogue's), if given
     embeddings: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
@@ -452,6 +464,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         completion_code=code,
         redirect=redirect,
         completion=ends,
+        platform=_platform(name, cfg),
         excluded=exclude,
         embeddings=embeddings,
         show_names=show_names,
@@ -462,6 +475,14 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         spelled=tuple(cfg.get("_spelled", {}).items()),
         guesses=guesses,
     )
+
+
+def _platform(name: str, cfg: dict) -> Platform | None:
+    """The file's ``platform`` and ``require_platform_id`` (:func:`.platforms.from_file`)."""
+    try:
+        return platforms.from_file(cfg)
+    except platforms.PlatformError as exc:
+        raise _fail(name, str(exc)) from None
 
 
 def _check_guesses(name: str, guesses: Any, methods: tuple, n_choices: int, n_items: int) -> int:

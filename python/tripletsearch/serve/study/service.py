@@ -28,6 +28,7 @@ class StudyService(Participants):
         super().__init__(service, study.fingerprint, completion=study.completion)
         self.study = study
         self.catalogue = study.catalogue
+        self.platform = study.platform
 
     @property
     def n_slots(self) -> int:
@@ -53,10 +54,14 @@ class StudyService(Participants):
         return {**self.facts(), "n_slots": self.n_slots}
 
     def enrol(
-        self, plan: int = PLAN_VERSION, platform_id: str | None = None, arms: Any = None
+        self,
+        plan: int = PLAN_VERSION,
+        platform_id: str | None = None,
+        arms: Any = None,
+        platform_params: dict | None = None,
     ) -> dict:
         """Enrol a new participant (who consented): ``{"id", "token"}``."""
-        return super().enrol(plan, platform_id, arms)
+        return super().enrol(plan, platform_id, arms, platform_params)
 
     def current_session(
         self, pid: str, row: Any, token: str, known: dict[int, SessionRow]

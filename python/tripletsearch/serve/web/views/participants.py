@@ -7,7 +7,7 @@ it, takes an answer back (when the kind allows it), stops taking part, and reads
 their part:
 
 =========================================  ===============================================
-``POST /api/participants``                 ``{"consent": true, "platform_id"?}`` -> 201
+``POST /api/participants``                 ``{"consent": true, "platform"?}`` -> 201
                                            ``{"id", "token"}``
 ``POST /api/participants/{id}/next``       ``{}``: the current screen (started when new)
 ``POST /api/participants/{id}/answer``     ``{"screen", "choice", "found"?, "slot"?,
@@ -57,11 +57,15 @@ def info(request: Request) -> Response:
 
 
 async def enrol(request: Request) -> Response:
-    """``POST /api/participants`` ``{"consent": true, "platform_id"?}``: 201 ``{"id", "token"}``."""
+    """``POST /api/participants`` ``{"consent": true, "platform"?, "platform_id"?}``: 201.
+
+    ``{"id", "token"}``; ``"resumed": true`` when the link's platform id was enrolled
+    already (that participant, a new token: see ``Participants.join``).
+    """
     found = experiment_of(request)
-    platform_id = schema.enrolment(await read_json(request))
+    platform_id, link = schema.enrolment_link(await read_json(request))
     limit(request, request.app.state.enrolment_rate, "enrolments")
-    return ok(await run_in_threadpool(found.enrol, platform_id=platform_id), 201)
+    return ok(await run_in_threadpool(found.join, link, platform_id), 201)
 
 
 async def next_screen(request: Request) -> Response:
