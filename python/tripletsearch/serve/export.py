@@ -38,6 +38,10 @@ the collected triplets in files of their own and wrote records in cells as JSON)
     Every answer and undo: session, screen, mode, kind, choice, found, undone, seconds,
     what was shown (a list of item ids space-separated; a record, JSON: a find screen
     with a strip of guesses ``{"shown", "offered"}``, its ``choice`` counting along both).
+``participants.csv``
+    When the export holds participants: one row per participant of a study or collect,
+    withdrawn ones too: experiment, id, number, enrolled, platform id and parameters,
+    duplicate, outcome, the completion code they were shown, flags (:mod:`.roster`).
 ``export.json``
     Format and library versions, schema version, counts, the files and their sources, the
     experiments the database holds (and the one exported, when one was chosen).
@@ -58,6 +62,7 @@ from .catalogue import Catalogue
 from .collect.export import collect_triplets
 from .collect.rules import FAST_SERVER_MS
 from .experiment import listing
+from .roster import write_participants
 from .service.recorded import RecordedSession, found_flags
 from .store import SCHEMA_VERSION, Store
 
@@ -291,6 +296,7 @@ def write_export(
     keys = ("format", "version", "library", "schema_version", "exported_at", "counts", "files")
     meta = {k: data[k] for k in (*keys, "experiments", "experiment")}
     (d / "export.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    write_participants(store, d, experiment, fast_server_ms=fast_server_ms)
     return data["counts"]
 
 

@@ -1,0 +1,238 @@
+"""The participants' table: who took part in an experiment, how it ended, their code, their flags.
+
+One row per participant of a study or a collect, withdrawn ones too (:data:`COLUMNS`: each
+column's name, Frictionless type and description). The owner pays, rejects or excludes from
+it: the dashboards show it (``GET /api/admin/study``, the collect dashboard's participants)
+and every export that holds participants writes it as ``participants.csv``
+(:func:`write_participants`); ``tripletsearch codes`` checks a platform's submitted codes
+against it (:mod:`.codes`).
+
+A participant's ``outcome`` is ``finished`` (every part done), ``withdrawn`` (they stopped
+taking part: their answers are left out of fits, report and export) or ``started``
+(neither, yet). Their ``code`` is the completion code they were shown, as recorded
+(``Store.record_code``): it never depends on their checks, which a collect's ``flagged``,
+``flagged_by`` and ``why`` give apart (:func:`~.collect.quality.checks`; a study has none).
+A ``duplicate`` is a second participant of one platform id that a database written before
+one participation per id held (schema 7 kept them, without a ``platform_key``).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .collect.rules import FAST_SERVER_MS
+from .store import Store
+
+__all__ = [
+    "COLUMNS",
+    "OUTCOMES",
+    "roster",
+    "experiment_roster",
+    "participant_record",
+    "outcome",
+    "is_duplicate",
+    "write_participants",
+]
+
+#: A participant's outcomes.
+OUTCOMES = ("finished", "withdrawn", "started")
+
+#: ``participants.csv``'s columns: (name, Frictionless Data type, description).
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("experiment", "string", "The experiment's name (a study or a collect of the database)."),
+    ("participant", "string", "The participant's pseudonymous id (P- and 16 hex digits)."),
+    ("number", "integer", "Their enrolment order within the experiment, from 0."),
+    ("enrolled", "datetime", "When they enrolled after their consent (UTC, ISO 8601)."),
+    (
+        "platform_id",
+        "string",
+        "Their crowdsourcing platform's id (Prolific's PROLIFIC_PID, MTurk's workerId, ...); "
+        "empty: none given.",
+    ),
+    (
+        "platform_params",
+        "object",
+        "Every parameter of their platform's link, a JSON object; empty: none given.",
+    ),
+    (
+        "duplicate",
+        "boolean",
+        "A second participant of one platform id, kept from a database written before one "
+        "participation per id.",
+    ),
+    (
+        "outcome",
+        "string",
+        "finished (every part done), withdrawn (stopped taking part: answers left out of "
+        "the results) or started (neither yet).",
+    ),
+    (
+        "code",
+        "string",
+        "The completion code they were shown, as recorded (never depends on their checks); "
+        "empty: none shown.",
+    ),
+    (
+        "flagged",
+        "boolean",
+        "Flagged by a collect's checks (their answers left out of the fits); a study's: false.",
+    ),
+    ("flagged_by", "string", "The check rules that flag them, space-separated."),
+    ("why", "string", "Why, a sentence per flag, separated by '; '."),
+)
+NAMES = [c[0] for c in COLUMNS]
+
+
+def _iso(t: float) -> str:
+    return _dt.datetime.fromtimestamp(t, tz=_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def is_duplicate(row: Any) -> bool:
+    """Whether participant ``row`` is a kept duplicate: a platform id, no ``platform_key``."""
+    return row.platform_id is not None and row.platform_key is None
+
+
+def outcome(row: Any, done: list[bool], n_slots: int | None) -> str:
+    """Participant ``row``'s outcome: "withdrawn", "finished" or "started".
+
+    ``done``: whether each of their sessions is done; ``n_slots``: their parts (None:
+    unknown, every session they have).
+    """
+    if row.withdrawn is not None:
+        return "withdrawn"
+    parts = len(done) if n_slots is None else n_slots
+    finished = parts > 0 and len(done) >= parts and sum(done) >= parts
+    return "finished" if finished else "started"
+
+
+def participant_record(
+    row: Any, done: list[bool], n_slots: int | None, flags: list[dict], experiment: str = ""
+) -> dict[str, Any]:
+    """A participant's row of the table (:data:`COLUMNS`' names as keys).
+
+    ``flags``: the records of the rules that flag them (``rule``, ``why``: a collect's
+    :func:`~.collect.quality.checks`; ``[]``: none).
+    """
+    params = row.platform_params
+    return {
+        "experiment": experiment,
+        "participant": row.id,
+        "number": int(row.number),
+        "enrolled": _iso(float(row.created)),
+        "platform_id": row.platform_id,
+        "platform_params": None if params is None else json.loads(params),
+        "duplicate": is_duplicate(row),
+        "outcome": outcome(row, done, n_slots),
+        "code": row.code,
+        "flagged": bool(flags),
+        "flagged_by": " ".join(f["rule"] for f in flags),
+        "why": "; ".join(f["why"] for f in flags),
+    }
+
+
+def _collect_flags(store: Store, key: str, fast_server_ms: float) -> dict[str, list[dict]]:
+    """The flags of every participant of the collect of key ``key``, by participant id."""
+    from .collect.quality import checks, read_agreement
+    from .collect.rules import collect_sessions
+
+    answered, scores = store.all_answers(), read_agreement(store, key)
+    out = {}
+    for s in collect_sessions(store, key, withdrawn=True):
+        history = answered.get(s.id, [])
+        got = checks(history, scores.get(s.id), fast_server_ms=fast_server_ms)
+        out[str(s.participant)] = got["flags"]
+    return out
+
+
+def roster(
+    store: Store,
+    key: str,
+    *,
+    kind: str,
+    n_slots: int | None = None,
+    name: str = "",
+    fast_server_ms: float = FAST_SERVER_MS,
+) -> list[dict[str, Any]]:
+    """The participants of the experiment of key ``key``, by enrolment number.
+
+    ``kind``: "study" or "collect" (a collect's participants carry their checks' flags,
+    ``fast_server_ms`` the server's clock check); ``n_slots``: a participant's parts (a
+    study's targets; a collect's: 1); ``name``: the experiment's, in each row.
+    """
+    if kind not in ("study", "collect"):
+        raise ValueError(f"kind: 'study' or 'collect', not {kind!r}")
+    if kind == "collect":
+        n_slots = 1
+    done: dict[str, list[bool]] = {}
+    for s in store.iter_sessions(withdrawn=True, experiment=key):
+        if s.participant is not None:
+            done.setdefault(str(s.participant), []).append(bool(s.done))
+    flags = _collect_flags(store, key, fast_server_ms) if kind == "collect" else {}
+    return [
+        participant_record(row, done.get(row.id, []), n_slots, flags.get(row.id, []), name)
+        for row in store.iter_participants()
+        if row.study == key
+    ]
+
+
+def experiment_roster(
+    store: Store, experiment: str | None = None, *, fast_server_ms: float = FAST_SERVER_MS
+) -> list[dict[str, Any]]:
+    """The participants of every experiment ``store`` holds (or of the one of key ``experiment``).
+
+    Each experiment's kind and parts from the database (a study's parts: the targets of its
+    stored design); rows by experiment name, then enrolment number.
+    """
+    from .experiment import listing
+
+    designs = {r.key: r.design for r in store.experiments()}
+    out: list[dict[str, Any]] = []
+    for found in listing(store):
+        if experiment is not None and found["key"] != experiment:
+            continue
+        targets = designs.get(found["key"], {}).get("targets")
+        n_slots = len(targets) if isinstance(targets, list) else None
+        out += roster(
+            store, found["key"], kind=found["kind"], n_slots=n_slots, name=found["name"],
+            fast_server_ms=fast_server_ms,
+        )  # fmt: skip
+    return out
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return value
+
+
+def write_participants(
+    store: Store,
+    out: Any,
+    experiment: str | None = None,
+    *,
+    fast_server_ms: float = FAST_SERVER_MS,
+) -> int:
+    """Write ``participants.csv`` into folder ``out`` when there are participants; how many.
+
+    Of :func:`experiment_roster` (``experiment``: the key of one study or collect; None:
+    every experiment), one row each, :data:`COLUMNS` in order: booleans ``true``/``false``,
+    ``platform_params`` as JSON, an absent value empty. None written for no participant.
+    """
+    rows = experiment_roster(store, experiment, fast_server_ms=fast_server_ms)
+    if not rows:
+        return 0
+    path = Path(os.fspath(out)) / "participants.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(NAMES)
+        w.writerows([_cell(r[k]) for k in NAMES] for r in rows)
+    return len(rows)

@@ -1,0 +1,198 @@
+"""Completion codes per outcome (finished, withdrawn), recorded once and never depending on
+a participant's checks; the participants' table (:mod:`tripletsearch.serve.roster`) of a
+study and a collect, and its ``participants.csv`` in the export."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from serve.helpers import collect_toml, in_process, study_toml, write_design
+from tripletsearch.people import FindPerson
+from tripletsearch.serve import create_app
+from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.export import write_export
+from tripletsearch.serve.roster import COLUMNS, experiment_roster
+from tripletsearch.serve.store import Store
+from tripletsearch.serve.store.tables import participants as t
+from tripletsearch.serve.study import load_study
+
+FIN = "https://app.prolific.com/submissions/complete?cc=FIN-1"
+WD = "https://app.prolific.com/submissions/complete?cc=WD-2"
+TABLES = (
+    f'\n[completion.finished]\ncode = "FIN-1"\nredirect = "{FIN}"\n'
+    f'[completion.withdrawn]\ncode = "WD-2"\nredirect = "{WD}"\n'
+)
+
+
+def enrol(c, **extra):
+    r = c.post("/api/participants", json={"consent": True, **extra})
+    assert r.status_code == 201, r.text
+    p = r.json()
+    return p["id"], {"Authorization": "Bearer " + p["token"]}
+
+
+def post(c, pid, what, h, body=None, status=200):
+    r = c.post(f"/api/participants/{pid}/{what}", json=body or {}, headers=h)
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+def finish_collect(c, pid, h, ms):
+    reply = post(c, pid, "next", h)
+    while not reply["done"]:
+        body = {"screen": reply["screen"]["number"], "choice": 0, "response_ms": ms}
+        reply = post(c, pid, "answer", h, body)
+    return reply
+
+
+@pytest.fixture
+def collect(tmp_path):
+    text = collect_toml(catalogue="colours", n_choices=2, max_queries=6, debrief="Thanks!")
+    cfg = load_collect(write_design(tmp_path, "collect.toml", text + TABLES))
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    with in_process(create_app(cfg.catalogue, url, collect=cfg)) as c:
+        yield cfg, c, Store(url), url
+
+
+def test_the_file_keys_per_outcome_and_their_errors(tmp_path):
+    cfg = load_collect(write_design(tmp_path, "a.toml", collect_toml() + TABLES))
+    assert cfg.completion == {
+        "finished": {"code": "FIN-1", "redirect": FIN},
+        "withdrawn": {"code": "WD-2", "redirect": WD},
+    }
+    assert (cfg.completion_code, cfg.redirect) == ("FIN-1", FIN)  # the finished outcome's
+    old = load_study(
+        write_design(tmp_path, "b.toml", study_toml(completion_code="X", redirect=FIN))
+    )
+    assert old.completion == {"finished": {"code": "X", "redirect": FIN}}
+    assert load_study(write_design(tmp_path, "c.toml", study_toml())).completion == {}
+    bad = [  # (top-level keys, tables, what the error says)
+        ({"completion_code": "X"}, TABLES, "completion_code and completion.finished"),
+        ({}, '[completion.done]\ncode = "A"\n', "completion.done: unknown outcome"),
+        ({}, '[completion.withdrawn]\ncode = ""\n', "completion.withdrawn.code"),
+        ({}, '[completion.withdrawn]\ncode = "a\\tb"\n', "printable"),
+        ({}, '[completion.withdrawn]\nredirect = "ftp://x"\n', "withdrawn.redirect"),
+        ({}, '[completion.withdrawn]\nurl = "https://x"\n', "completion.withdrawn:"),
+        ({}, f'[completion.finished]\ncode = "A"\nredirect = "{FIN}"\n', "cc=FIN-1"),
+    ]
+    for i, (top, tables, said) in enumerate(bad):
+        for load, text in ((load_study, study_toml), (load_collect, collect_toml)):
+            path = write_design(tmp_path, f"bad{i}.toml", text(**top) + tables)
+            with pytest.raises(ValueError, match=said) as err:
+                load(path)
+            assert str(err.value).startswith(str(path))
+
+
+def test_each_outcome_gets_its_code_and_redirect_recorded_once(collect):
+    cfg, c, store, _ = collect
+    a, ha = enrol(c)
+    end = finish_collect(c, a, ha, 900)
+    assert (end["outcome"], end["completion_code"], end["redirect"]) == ("finished", "FIN-1", FIN)
+    assert store.participant(a).code == "FIN-1"
+    assert post(c, a, "next", ha) == end == post(c, a, "debrief", ha)
+    b, hb = enrol(c)
+    post(c, b, "next", hb)
+    post(c, b, "debrief", hb, status=409)  # before the end
+    gone = post(c, b, "withdraw", hb)
+    assert gone["withdrawn"] is True and gone["done"] is True
+    assert (gone["outcome"], gone["completion_code"], gone["redirect"]) == ("withdrawn", "WD-2", WD)
+    assert store.participant(b).code == "WD-2"
+    back = post(c, b, "next", hb)  # they come back: their end screen, not a 409
+    assert back == {k: v for k, v in gone.items() if k != "withdrawn"} == post(c, b, "debrief", hb)
+    post(c, b, "answer", hb, {"screen": 0, "choice": 0}, status=409)
+    # a finished participant who withdraws afterwards keeps the code they were shown
+    late = post(c, a, "withdraw", ha)
+    assert (late["outcome"], late["completion_code"], late["redirect"]) == (
+        "withdrawn",
+        "FIN-1",
+        FIN,
+    )
+    assert store.participant(a).code == "FIN-1"
+
+
+def test_a_flagged_participant_gets_the_same_code(collect):
+    cfg, c, store, url = collect
+    quick, hq = enrol(c)
+    slow, hs = enrol(c)
+    ends = [finish_collect(c, quick, hq, 20), finish_collect(c, slow, hs, 900)]
+    # the server's clock check off (0): in process every answer comes at once
+    rows = {r["participant"]: r for r in experiment_roster(store, fast_server_ms=0)}
+    assert rows[quick]["flagged"] and "page_time" in rows[quick]["flagged_by"]
+    assert "20 ms" in rows[quick]["why"] and not rows[slow]["flagged"]
+    assert ends[0]["completion_code"] == ends[1]["completion_code"] == "FIN-1"
+    assert ends[0] == {**ends[1]}
+    assert rows[quick]["code"] == rows[slow]["code"] == "FIN-1"
+
+
+def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path):
+    cfg, c, store, url = collect
+    done, hd = enrol(c)
+    finish_collect(c, done, hd, 900)
+    gone, hg = enrol(c)
+    post(c, gone, "withdraw", hg)
+    started, hs = enrol(c)
+    post(c, started, "next", hs)
+    params = json.dumps({"PROLIFIC_PID": "pp-1", "STUDY_ID": "s"})
+    with sa.create_engine(url).begin() as conn:  # two of one id, one kept without a key
+        conn.execute(
+            sa.update(t)
+            .where(t.c.id == done)
+            .values(platform_id="pp-1", platform_key="pp-1", platform_params=params)
+        )
+        conn.execute(sa.update(t).where(t.c.id == started).values(platform_id="pp-1"))
+    rows = experiment_roster(store)
+    assert [r["participant"] for r in rows] == [done, gone, started]
+    assert [r["number"] for r in rows] == [0, 1, 2]
+    assert [r["outcome"] for r in rows] == ["finished", "withdrawn", "started"]
+    assert [r["code"] for r in rows] == ["FIN-1", "WD-2", None]
+    assert [r["duplicate"] for r in rows] == [False, False, True]
+    assert rows[0]["platform_params"] == {"PROLIFIC_PID": "pp-1", "STUDY_ID": "s"}
+    assert {r["experiment"] for r in rows} == {cfg.identity().name}
+    write_export(store, tmp_path / "out", experiment=cfg.fingerprint)
+    with open(tmp_path / "out" / "participants.csv", newline="") as fh:
+        got = list(csv.DictReader(fh))
+    assert list(got[0]) == [name for name, _, _ in COLUMNS]
+    assert [g["participant"] for g in got] == [done, gone, started]
+    assert [g["duplicate"] for g in got] == ["false", "false", "true"]
+    assert [g["code"] for g in got] == ["FIN-1", "WD-2", ""]
+    assert json.loads(got[0]["platform_params"]) == {"PROLIFIC_PID": "pp-1", "STUDY_ID": "s"}
+    assert got[1]["platform_params"] == "" and got[2]["flagged"] == "false"
+    assert got[0]["enrolled"].endswith("+00:00")
+
+
+def test_the_roster_of_a_study(tmp_path):
+    s = load_study(write_design(tmp_path, "s.toml", study_toml(targets=2) + TABLES))
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with in_process(create_app(s.catalogue, url, study=s)) as c:
+        a, ha = enrol(c)
+        reply = post(c, a, "next", ha)
+        while not reply["done"]:
+            if reply["screen"]["number"] == 0:
+                person = FindPerson(
+                    s.catalogue, reply["target"]["id"], None, np.random.default_rng(1)
+                )
+            reply = post(c, a, "answer", ha, person.answer(reply["screen"]))
+        assert (reply["outcome"], reply["completion_code"]) == ("finished", "FIN-1")
+        b, hb = enrol(c)
+        post(c, b, "next", hb)
+        out = tmp_path / "out"
+        write_export(Store(url), out)
+    rows = experiment_roster(Store(url))
+    assert [(r["outcome"], r["code"], r["flagged"]) for r in rows] == [
+        ("finished", "FIN-1", False),
+        ("started", None, False),
+    ]
+    with open(out / "participants.csv", newline="") as fh:
+        assert [g["outcome"] for g in csv.DictReader(fh)] == ["finished", "started"]
+
+
+def test_no_participants_no_participants_csv(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'e.sqlite'}")
+    store.setup()
+    write_export(store, tmp_path / "out")
+    assert not (tmp_path / "out" / "participants.csv").exists()
