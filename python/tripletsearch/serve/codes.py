@@ -1,0 +1,151 @@
+"""``tripletsearch codes``: a platform's submitted completion codes checked against the records.
+
+A crowdsourcing platform exports its submissions as a CSV (one row per submission: the
+participant's platform id and the code they typed or their redirect carried).
+:func:`check_codes` reads it and compares each code with the one recorded for that platform
+id (the participants' table, :mod:`.roster`: the code the server showed them, whatever
+their checks), and tells the owner whom to pay, reject or look at::
+
+    tripletsearch codes --database URL --check submissions.csv [--platform prolific]
+        [--id-column NAME] [--code-column NAME] [--experiment NAME]
+
+The id and code columns default by ``--platform`` (:data:`PLATFORM_COLUMNS`):
+
+- ``prolific``: ``Participant id`` and ``Completion code``, the columns of the submissions
+  export of Prolific's researcher app ("Download summary"), where a submission without a
+  code reads ``NOCODE`` (Prolific's codebook, http://help.prolific.ac/general/prolifics-codebook);
+- ``mturk``: ``WorkerId`` and ``Answer.surveycode``, the batch results CSV of the Requester
+  site (its worker ids as in the Assignment structure,
+  https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_AssignmentDataStructureArticle.html;
+  ``Answer.surveycode``: the survey-link project's code field);
+- ``cloudresearch``: ``AmazonIdentifier`` and ``Answer.surveycode`` (its MTurk Toolkit's
+  export; Connect's exports differ: give the columns);
+- ``sona``: ``Survey Code`` and ``Completion code`` (SONA grants credit by its redirect and
+  exports no codes of its own: give the columns of the file you made).
+
+A header that lacks a column is bad input (exit 2, naming the columns it has).
+
+The report, one line each, in four parts: ``MISMATCH <id>: submitted <code>, recorded
+<code> (<outcome>)`` (an id with no record says ``no participant with this id``), ``FLAGGED
+<id>: <rules>: <why>`` (a collect's checks: their code is not the issue, the owner decides),
+``NOT SUBMITTED <id> (<outcome>, code <code>)`` (took part, submitted nothing) and then a
+summary line ``<n> submitted: <m> match, <k> do not; <f> flagged; <s> took part without
+submitting; <u> never took part``. Exit 0 when every submitted code matches its record, 1
+when any does not (a submitted id that never took part included), 2 on bad input (a
+missing file or column, an unknown experiment: one line on stderr).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from typing import Any
+
+__all__ = ["PLATFORM_COLUMNS", "check_codes", "describe_check", "read_submissions"]
+
+#: A platform's export of submissions: (id column, code column).
+PLATFORM_COLUMNS = {
+    "prolific": ("Participant id", "Completion code"),
+    "mturk": ("WorkerId", "Answer.surveycode"),
+    "cloudresearch": ("AmazonIdentifier", "Answer.surveycode"),
+    "sona": ("Survey Code", "Completion code"),
+}
+
+
+def read_submissions(path: Any, id_column: str, code_column: str) -> list[tuple[str, str]]:
+    """The (platform id, submitted code) rows of CSV file ``path``, in order.
+
+    Values stripped; rows without an id skipped. ValueError when the header lacks a column
+    (naming the columns it has); FileNotFoundError when there is no such file.
+    """
+    name = os.fspath(path)
+    if not os.path.isfile(name):
+        raise FileNotFoundError(f"--check: no file {name}")
+    with open(name, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        header = reader.fieldnames or []
+        for column, option in ((id_column, "--id-column"), (code_column, "--code-column")):
+            if column not in header:
+                raise ValueError(
+                    f"{option}: {name} has no column {column!r} (its columns: "
+                    f"{', '.join(repr(h) for h in header) or 'none'})"
+                )
+        rows = []
+        for row in reader:
+            pid = (row.get(id_column) or "").strip()
+            if pid:
+                rows.append((pid, (row.get(code_column) or "").strip()))
+    return rows
+
+
+def check_codes(participants: list[dict], submitted: list[tuple[str, str]]) -> dict[str, Any]:
+    """The submitted codes checked against the participants' table (:func:`~.roster.roster`).
+
+    ``participants``: the roster's rows; ``submitted``: (platform id, code) pairs. A code
+    matches when it is the code recorded for a participant of that platform id (a kept
+    duplicate: any of theirs). Returns ``{"matched", "mismatched", "unknown", "flagged",
+    "not_submitted", "unmatchable", "n_submitted"}``: mismatched and unknown as records
+    ``{"platform_id", "submitted", "recorded", "outcome"}``, flagged and not submitted as
+    roster rows; ``unmatchable``: participants without a platform id (not checked).
+    """
+    by_id: dict[str, list[dict]] = {}
+    for p in participants:
+        if p["platform_id"] is not None:
+            by_id.setdefault(p["platform_id"], []).append(p)
+    matched, mismatched, unknown = [], [], []
+    for pid, code in submitted:
+        mine = by_id.get(pid)
+        if not mine:
+            unknown.append({"platform_id": pid, "submitted": code, "recorded": None})
+        elif any(p["code"] is not None and p["code"] == code for p in mine):
+            matched.append(pid)
+        else:
+            recorded = next((p["code"] for p in mine if p["code"] is not None), None)
+            outcome = mine[0]["outcome"]
+            mismatched.append(
+                {"platform_id": pid, "submitted": code, "recorded": recorded, "outcome": outcome}
+            )
+    ids = {pid for pid, _ in submitted}
+    return {
+        "n_submitted": len(submitted),
+        "matched": matched,
+        "mismatched": mismatched,
+        "unknown": unknown,
+        "flagged": [p for p in participants if p["flagged"]],
+        "not_submitted": [
+            p for p in participants if p["platform_id"] is not None and p["platform_id"] not in ids
+        ],
+        "unmatchable": [p for p in participants if p["platform_id"] is None],
+    }
+
+
+def _who(p: dict) -> str:
+    return p["platform_id"] if p["platform_id"] is not None else p["participant"]
+
+
+def describe_check(found: dict[str, Any]) -> list[str]:
+    """:func:`check_codes`' result as the command prints it (see the module docstring)."""
+    lines = []
+    for m in found["mismatched"]:
+        said = m["recorded"] if m["recorded"] is not None else "none (no code shown)"
+        shown = m["submitted"] or "(empty)"
+        lines.append(
+            f"MISMATCH {m['platform_id']}: submitted {shown}, recorded {said} ({m['outcome']})"
+        )
+    for m in found["unknown"]:
+        shown = m["submitted"] or "(empty)"
+        lines.append(f"MISMATCH {m['platform_id']}: submitted {shown}, no participant with this id")
+    for p in found["flagged"]:
+        lines.append(f"FLAGGED {_who(p)} ({p['participant']}): {p['flagged_by']}: {p['why']}")
+    for p in found["not_submitted"]:
+        code = p["code"] if p["code"] is not None else "none"
+        lines.append(f"NOT SUBMITTED {p['platform_id']} ({p['outcome']}, code {code})")
+    bad = len(found["mismatched"]) + len(found["unknown"])
+    summary = (
+        f"{found['n_submitted']} submitted: {len(found['matched'])} match, {bad} do not; "
+        f"{len(found['flagged'])} flagged; {len(found['not_submitted'])} took part without "
+        f"submitting; {len(found['unknown'])} never took part"
+    )
+    if found["unmatchable"]:
+        summary += f"; {len(found['unmatchable'])} without a platform id (not checked)"
+    return [*lines, summary]
