@@ -159,24 +159,28 @@ async function preload(screen) {
   await Promise.race([Promise.all(loads), new Promise((ok) => setTimeout(ok, 2000))]);
 }
 
-/** Stop taking part, after a confirmation: the participant is withdrawn. */
+/** Stop taking part, after a confirmation: the participant is withdrawn, and sees the
+ * withdrawn end screen (its code and link back, when the experiment gives them). */
 function withdraw() {
-  return stopTakingPart("Stop taking part? Your answers will not be used.", async () => {
-    await client.withdraw(state.participant);
+  const call = async () => {
+    const r = await client.withdraw(state.participant);
     forget();
     state.participant = null;
-  });
+    return r;
+  };
+  return stopTakingPart("Stop taking part? Your answers will not be used.", call, end);
 }
 
-/** The end screen: the debrief, the completion code, the link back. */
+/** The end screen of an outcome (finished, withdrawn): the debrief, the completion code
+ * (as text) and the link back, each when the reply has it. */
 function end(r) {
   state.screen = null; // the header: no screen, part or answers any more
   state.slot = null;
   const lines = r.completion_code ? [`Your completion code: ${r.completion_code}`] : [];
   showResult({text: r.debrief, lines});
+  $("done").dataset.outcome = r.outcome || "";
   $("again").hidden = true;
-  if (r.redirect) {
-    $("redirect").hidden = false;
-    $("redirect").href = r.redirect;
-  }
+  $("redirect").hidden = !r.redirect;
+  if (r.redirect) $("redirect").href = r.redirect;
+  else $("redirect").removeAttribute("href");
 }

@@ -117,12 +117,17 @@ export function showResult({text, item, lines, copy}) {
 }
 
 /** Stop taking part after a confirmation (`question`): `call` withdraws on the server and
- * clears what the page kept. False when the person did not confirm. */
-export async function stopTakingPart(question, call) {
+ * clears what the page kept; `ending`, given, shows the end screen of its reply (else a
+ * plain one). False when the person did not confirm. */
+export async function stopTakingPart(question, call, ending = null) {
   if (!window.confirm(question)) return false;
-  await call();
+  const reply = await call();
   // nothing is under way any more: the header counts no screen, target or answers
   Object.assign(state, {screen: null, slot: null, session: null, nQueries: 0, maxQueries: 0});
+  if (ending && reply && reply.done) {
+    ending(reply);
+    return true;
+  }
   showResult({text: "You have stopped taking part: your answers will not be used. Thank you."});
   $("again").hidden = true;
   return true;

@@ -1,0 +1,69 @@
+"""The end screens in a real browser, at a desktop's and a phone's size: a participant who
+answers every query sees the finished outcome's code (as text) and its link back; one who
+stops taking part sees the withdrawn outcome's code and link; each code recorded."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from serve.browser.helpers import DESKTOP, PHONE
+from serve.helpers import collect_toml, thread_server
+from tripletsearch.serve import create_app
+from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.store import Store
+
+pytestmark = pytest.mark.once  # a browser: run once, not again under the sanitizers
+
+FIN = "https://app.prolific.com/submissions/complete?cc=FIN-1"
+WD = "https://example.org/back?stopped=1"
+TABLES = (
+    f'\n[completion.finished]\ncode = "FIN-1"\nredirect = "{FIN}"\n'
+    f'[completion.withdrawn]\ncode = "<b>WD-2</b>"\nredirect = "{WD}"\n'
+)
+KEYS = dict(title="Alike?", catalogue="colours", n_choices=2, max_queries=4, seed=None)
+
+
+def serve(tmp_path):
+    # (the withdrawn code has markup: shown as text)
+    (tmp_path / "collect.toml").write_text(collect_toml(**KEYS) + TABLES)
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    return url, thread_server(create_app(cfg.catalogue, url, collect=cfg))
+
+
+def start(page, base):
+    page.goto(base + "/collect")
+    page.click("#agree")
+    page.click("#go")
+    expect(page.locator("#grid .pick")).to_have_count(2)
+
+
+@pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, shots, device):
+    url, server = serve(tmp_path)
+    with server as base:
+        done = browser.new_context(**device).new_page()
+        start(done, base)
+        for _ in range(KEYS["max_queries"]):
+            expect(done.locator("#grid .pick")).to_have_count(2)
+            with done.expect_response(lambda r: r.url.endswith("/answer")):
+                done.locator("#grid .pick").nth(0).click()
+        expect(done.locator("#done")).to_be_visible()
+        expect(done.locator("#done")).to_have_attribute("data-outcome", "finished")
+        expect(done.locator("#result-lines")).to_have_text("Your completion code: FIN-1")
+        expect(done.locator("#redirect")).to_be_visible()
+        expect(done.locator("#redirect")).to_have_attribute("href", FIN)
+        done.screenshot(path=shots / f"end_finished_{done.viewport_size['width']}.png")
+        gone = browser.new_context(**device).new_page()
+        start(gone, base)
+        gone.once("dialog", lambda d: d.accept())
+        gone.click("#stop")
+        expect(gone.locator("#done")).to_have_attribute("data-outcome", "withdrawn")
+        expect(gone.locator("#result-lines")).to_have_text("Your completion code: <b>WD-2</b>")
+        assert gone.locator("#result-lines b").count() == 0  # text, not markup
+        expect(gone.locator("#result")).to_contain_text("stopped taking part")
+        expect(gone.locator("#redirect")).to_have_attribute("href", WD)
+        gone.screenshot(path=shots / f"end_withdrawn_{gone.viewport_size['width']}.png")
+    codes = sorted((r.code or "") for r in Store(url).iter_participants())
+    assert codes == ["<b>WD-2</b>", "FIN-1"]
