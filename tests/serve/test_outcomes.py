@@ -196,3 +196,49 @@ def test_no_participants_no_participants_csv(tmp_path):
     store.setup()
     write_export(store, tmp_path / "out")
     assert not (tmp_path / "out" / "participants.csv").exists()
+
+
+def test_the_dashboards_show_outcome_code_and_duplicates(tmp_path):
+    from tripletsearch.serve.config import ServeConfig
+
+    s = load_study(write_design(tmp_path, "s.toml", study_toml(targets=1) + TABLES))
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    admin = {"Authorization": "Bearer t"}
+    app = create_app(s.catalogue, url, study=s, config=ServeConfig(admin_token="t"))
+    with in_process(app) as c:
+        a, ha = enrol(c)
+        post(c, a, "withdraw", ha)
+        b, _ = enrol(c)
+        with sa.create_engine(url).begin() as conn:
+            conn.execute(sa.update(t).where(t.c.id == b).values(platform_id="pp-9"))
+        assert c.get("/api/admin/study").status_code == 401
+        board = c.get("/api/admin/study", headers=admin).json()
+        assert c.get("/study/dashboard").status_code == 200
+        assert c.get("/collect/dashboard").status_code == 404
+    assert board["kind"] == "study" and board["title"] == s.title
+    got = [
+        (p["participant"], p["outcome"], p["code"], p["duplicate"]) for p in board["participants"]
+    ]
+    assert got == [(a, "withdrawn", "WD-2", False), (b, "started", None, True)]
+
+
+def test_the_collect_dashboard_rows_carry_the_table(collect):
+    cfg, c, store, url = collect
+    from tripletsearch.serve.collect.dashboard import collect_dashboard
+
+    a, ha = enrol(c)
+    finish_collect(c, a, ha, 20)
+    b, hb = enrol(c)
+    post(c, b, "withdraw", hb)
+    board = collect_dashboard(store, cfg, fast_server_ms=0)
+    rows = {p["id"]: p for p in board["participants"]}
+    assert (rows[a]["outcome"], rows[a]["code"], rows[a]["flagged_by"]) == (
+        "finished",
+        "FIN-1",
+        "page_time",
+    )
+    assert (rows[b]["outcome"], rows[b]["code"], rows[b]["duplicate"]) == (
+        "withdrawn",
+        "WD-2",
+        False,
+    )

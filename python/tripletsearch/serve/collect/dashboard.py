@@ -15,7 +15,9 @@
     ``flags`` (the rules that flag them, each with its numbers and a sentence,
     :func:`~.quality.checks`), the median response time the page measured and the
     server's (None under :data:`~.rules.FAST_AFTER` answers: the checks' rule), the
-    platform id, withdrawn or done, and ``status`` ("flagged: agreement");
+    platform id, withdrawn or done, and ``status`` ("flagged: agreement"); and the
+    participants' table's columns (:mod:`..roster`): ``platform_params``, ``duplicate``,
+    ``outcome``, ``code`` (as recorded: never depends on the flags) and ``flagged_by``;
 ``rules``
     the check rules' version (:data:`~.quality.CHECK_RULES`), the agreement rule's level,
     the answers it needs, when it last scored and ``text``, the rules in a sentence;
@@ -47,6 +49,7 @@ import numpy as np
 
 from ...collect import SAMPLER_MODELS, TripletSampler
 from ...outcomes import proportion_interval
+from ..roster import participant_record
 from ..store import Store
 from .file import CollectConfig
 from .quality import (
@@ -113,6 +116,8 @@ def _participant(
     """A participant's line: their sampler, answers, checks and response times."""
     counted = counted_answers(history)
     got = checks(history, agreement, fast_server_ms=fast_server_ms)
+    done = [] if session is None else [bool(session.done)]
+    table = participant_record(row, done, 1, got["flags"])
     return {
         "number": int(row.number),
         "id": row.id,
@@ -133,6 +138,7 @@ def _participant(
         "platform_id": row.platform_id,
         "withdrawn": row.withdrawn is not None,
         "done": bool(session is not None and session.done),
+        **{k: table[k] for k in ("platform_params", "duplicate", "outcome", "code", "flagged_by")},
     }
 
 

@@ -1,16 +1,19 @@
-// The collect owner's dashboard (/collect/dashboard): answers over time, held-out accuracy
-// per sampler, the newest embedding as a map, the participants and who is flagged. Asks
-// for the admin token once (kept for this tab only) and refreshes every 10 seconds.
+// The owner's dashboard. A collect's (/collect/dashboard): answers over time, held-out
+// accuracy per sampler, the newest embedding as a map, the participants and who is
+// flagged; a study's (/study/dashboard): its participants' table. Each participant's
+// platform id (a kept duplicate marked), outcome and recorded code. Asks for the admin
+// token once (kept for this tab only) and refreshes every 10 seconds.
 
 import {COLOURS, plotLines, plotMap} from "./plot.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY = "tripletsearch.admin";
 const EVERY_MS = 10000;
+const KIND = location.pathname.startsWith("/study") ? "study" : "collect";
 let timer = null;
 
 async function fetchBoard(token) {
-  const r = await fetch("/api/admin/collect", {headers: {Authorization: `Bearer ${token}`}});
+  const r = await fetch(`/api/admin/${KIND}`, {headers: {Authorization: `Bearer ${token}`}});
   const body = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(body.error || `the server said ${r.status}`);
   return body;
@@ -47,7 +50,9 @@ function participants(list) {
     cell(row, agreement(p.agreement));
     cell(row, p.response_ms_median === null ? "" : Math.round(p.response_ms_median));
     cell(row, p.server_ms_median === null ? "" : Math.round(p.server_ms_median));
-    cell(row, p.platform_id);
+    platform(row, p);
+    cell(row, p.outcome, "outcome");
+    cell(row, p.code, "code");
     cell(row, p.status, "status");
     if (p.flags.length) row.lastChild.title = p.flags.map((f) => f.why).join("\n");
     body.append(row);
@@ -56,7 +61,42 @@ function participants(list) {
   $("flagged").textContent = `${flagged} flagged (left out of the fits, kept in the database)`;
 }
 
+/** A participant's platform id; a kept duplicate (a second participant of one id, from
+ * before one participation per id) marked. */
+function platform(row, p) {
+  cell(row, p.duplicate ? `${p.platform_id} (duplicate)` : p.platform_id, "platform");
+  if (p.duplicate) row.classList.add("duplicate");
+}
+
+/** A study's dashboard: its participants' table. */
+function renderStudy(d) {
+  $("title").textContent = `${d.title}: dashboard`;
+  $("collect-only").hidden = true;
+  $("rules").textContent = "";
+  const done = d.participants.filter((p) => p.outcome === "finished").length;
+  $("summary").textContent = `${d.participants.length} participants, ${done} finished; ` +
+    `updated ${new Date().toLocaleTimeString()}`;
+  const head = $("participants").querySelector("thead tr");
+  head.replaceChildren(...["#", "participant", "enrolled", "platform id", "outcome", "code"]
+    .map((t) => Object.assign(document.createElement("th"), {textContent: t})));
+  const body = $("participants").querySelector("tbody");
+  body.replaceChildren();
+  for (const p of d.participants) {
+    const row = document.createElement("tr");
+    row.dataset.participant = p.participant;
+    cell(row, p.number);
+    cell(row, p.participant.slice(0, 8));
+    cell(row, p.enrolled);
+    platform(row, p);
+    cell(row, p.outcome, "outcome");
+    cell(row, p.code, "code");
+    body.append(row);
+  }
+  $("flagged").textContent = "";
+}
+
 function render(d) {
+  if (d.kind === "study") return renderStudy(d);
   const answers = d.answers.count.length ? d.answers.count.at(-1) : 0;
   $("title").textContent = `${d.title}: dashboard`;
   $("summary").textContent =

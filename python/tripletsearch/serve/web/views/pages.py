@@ -90,8 +90,14 @@ def page(request: Request) -> Response:
 
 
 def dashboard(request: Request) -> Response:
-    """The collect owner's dashboard (its data: ``/api/admin/collect``, admin token)."""
-    if request.app.state.collect is None:
+    """The owner's dashboard of a collect or a study (``/collect|study/dashboard``).
+
+    Its data: ``/api/admin/collect``, ``/api/admin/study`` (admin token).
+    """
+    if request.url.path == "/study/dashboard":
+        if request.app.state.study is None:
+            raise NotFound("this server runs no study")
+    elif request.app.state.collect is None:
         raise NotFound("this server collects no triplets")
     return HTMLResponse(
         _static("dashboard.html").decode("utf-8"),
@@ -118,5 +124,6 @@ ROUTES = [
     Route("/collect", page),
     Route("/preview", page),
     Route("/collect/dashboard", dashboard),
+    Route("/study/dashboard", dashboard),
     Route("/static/{name:path}", asset),
 ]

@@ -15,7 +15,7 @@ from starlette.routing import Route
 from ... import schema
 from ...errors import NotFound
 from ...study import StudyService
-from . import bearer, limit, moved, ok, read_json
+from . import bearer, limit, moved, ok, read_json, require_admin
 
 __all__ = ["ROUTES"]
 
@@ -66,7 +66,25 @@ async def withdraw(request: Request) -> Response:
     )
 
 
+def dashboard(request: Request) -> Response:
+    """``GET /api/admin/study`` + admin token: the study's participants' table.
+
+    ``{"kind": "study", "title", "name", "participants"}``: one record per participant
+    (:func:`~...roster.roster`: outcome, recorded code, platform id and parameters,
+    duplicate), withdrawn ones too; what ``/study/dashboard`` shows.
+    """
+    require_admin(request)
+    studies = _study(request)
+    from ...roster import roster
+
+    s = studies.study
+    ident = s.identity()
+    rows = roster(studies.store, s.fingerprint, kind="study", n_slots=studies.n_slots)
+    return ok({"kind": "study", "title": s.title, "name": ident.name, "participants": rows})
+
+
 ROUTES = [
+    Route("/api/admin/study", dashboard),
     Route("/api/study", info),
     Route("/api/study/participants", enrol, methods=["POST"]),
     Route("/api/study/participants/{pid}/next", next_search, methods=["POST"]),
