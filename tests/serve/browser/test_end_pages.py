@@ -67,3 +67,34 @@ def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, shots, de
         gone.screenshot(path=shots / f"end_withdrawn_{gone.viewport_size['width']}.png")
     codes = sorted((r.code or "") for r in Store(url).iter_participants())
     assert codes == ["<b>WD-2</b>", "FIN-1"]
+
+
+@pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_study_dashboard_lists_outcomes_and_codes(browser, tmp_path, shots, device):
+    from serve.helpers import study_toml
+    from tripletsearch.serve.config import ServeConfig
+    from tripletsearch.serve.study import load_study
+
+    (tmp_path / "study.toml").write_text(study_toml(targets=1) + TABLES)
+    s = load_study(tmp_path / "study.toml")
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    app = create_app(s.catalogue, url, study=s, config=ServeConfig(admin_token="owner"))
+    with thread_server(app) as base:
+        page = browser.new_context(**device).new_page()
+        page.goto(base + "/study")
+        page.click("#agree")
+        page.click("#begin")
+        expect(page.locator("#stop")).to_be_visible()
+        page.once("dialog", lambda d: d.accept())
+        page.click("#stop")
+        expect(page.locator("#done")).to_have_attribute("data-outcome", "withdrawn")
+        owner = browser.new_context(**device).new_page()
+        owner.goto(base + "/study/dashboard")
+        owner.fill("#token", "owner")
+        owner.click("#login button")
+        row = owner.locator("#participants tbody tr")
+        expect(row).to_have_count(1)
+        expect(row.locator(".outcome")).to_have_text("withdrawn")
+        expect(row.locator(".code")).to_have_text("<b>WD-2</b>")
+        expect(owner.locator("#collect-only")).to_be_hidden()
+        owner.screenshot(path=shots / f"study_dashboard_{owner.viewport_size['width']}.png")
