@@ -474,7 +474,8 @@ def _with_file(ident: Identity, stored: dict) -> dict:
     files = [f for f in stored.get("files", []) if isinstance(f, str)]
     if ident.path:
         files.append(os.path.abspath(ident.path))
-    return {**ident.settings, "files": sorted(set(files))}
+    kept = {k: stored[k] for k in ("stimuli",) if k in stored}  # (:mod:`.stimuli`'s manifest)
+    return {**ident.settings, **kept, "files": sorted(set(files))}
 
 
 def experiment_files(store: Any) -> list[tuple[str, str, str]]:
@@ -487,14 +488,21 @@ def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
 
     Its reading that ``store`` runs (:meth:`Experiment.running`: a study under way keeps
     what it began with), resolved as :func:`resolve` says (``register``: a server
-    starting); ExperimentChanged when the file would change an experiment people took
-    part in. One already bound is returned as it is unless ``register``.
+    starting: its catalogue's files recorded or checked, :func:`.stimuli.record_or_check`);
+    ExperimentChanged when the file would change an experiment people took part in,
+    StimuliChanged when a file of its catalogue did. One already bound is returned as it
+    is unless ``register``.
     """
     if experiment.key and not register:
         return experiment
     experiment = experiment.running(store)
     name, key = resolve(store, experiment.identity(), register=register)
-    return dataclasses.replace(experiment, name=name, key=key)
+    experiment = dataclasses.replace(experiment, name=name, key=key)
+    if register:  # its catalogue's files: recorded at the first start, then checked
+        from .stimuli import record_or_check
+
+        record_or_check(store, experiment)
+    return experiment
 
 
 def listing(store: Any) -> list[dict[str, Any]]:

@@ -252,6 +252,7 @@ def load_catalogue(path: Any, *, title: str | None = None, embedding: bool = Tru
             None if images is None else tuple(images),
             p,
             title or p.name,
+            source=p,
         )
     header, body = _read_csv(p)
     if "name" not in header:
@@ -274,6 +275,7 @@ def load_catalogue(path: Any, *, title: str | None = None, embedding: bool = Tru
         None if images is None else tuple(images),
         p.parent if images is not None else None,
         title or p.stem,
+        source=p,
     )
 
 

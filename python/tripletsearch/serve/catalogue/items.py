@@ -40,6 +40,9 @@ class Catalogue:
     store_file : str or None
         The searcher's item store of this embedding in a file to map (:mod:`.shared`), or
         None: each searcher template builds its own.
+    source : Path or None
+        The folder or CSV file it was loaded from (None: a demo, or built in code): whose
+        files :mod:`~tripletsearch.serve.stimuli` records.
     """
 
     names: tuple[str, ...]
@@ -50,6 +53,7 @@ class Catalogue:
     title: str = "catalogue"
     fingerprint: str = field(default="", compare=False)
     store_file: str | None = field(default=None, compare=False)
+    source: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         X = np.ascontiguousarray(self.embedding, dtype=np.float64)
@@ -115,6 +119,7 @@ class Catalogue:
             images=None if self.images is None else tuple(self.images[i] for i in ids),
             root=self.root,
             title=self.title,
+            source=self.source,
         )
         return part, new_id
 

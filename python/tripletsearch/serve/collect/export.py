@@ -14,7 +14,8 @@ triplets, with their details in ``collect_triplets_info.csv``):
 ``catalogue/``
     a catalogue folder that ``tripletsearch serve --catalogue`` takes as it is: the items'
     names, colours and pictures (copied), ``embedding.npy`` the first model's, and
-    ``embeddings/`` the others'.
+    ``embeddings/`` the others'; with pictures, ``stimuli.csv`` (:data:`STIMULI_COLUMNS`):
+    each copied picture's path in the served catalogue, its bytes and SHA-256.
 ``collect_participants.csv``
     one row per participant of the collect, withdrawn ones too: their sampler, answers,
     the check rules' version, whether they are flagged and by which rules
@@ -32,6 +33,7 @@ triplets, with their details in ``collect_triplets_info.csv``):
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -53,7 +55,15 @@ __all__ = [
     "METHOD_MODELS",
     "EXPORT_KINDS",
     "PARTICIPANT_COLUMNS",
+    "STIMULI_FILE",
+    "STIMULI_COLUMNS",
 ]
+
+#: The manifest of the pictures copied into the export's ``catalogue/`` (beside them).
+STIMULI_FILE = "stimuli.csv"
+#: Its columns: the item's id and name, the copy (relative to ``catalogue/``), the picture's
+#: path in the served catalogue's folder, its size in bytes and SHA-256 (of both files).
+STIMULI_COLUMNS = ["item", "name", "file", "source", "bytes", "sha256"]
 
 # the model each search method's embedding is fitted with in the exported study
 METHOD_MODELS = {"gamma-ckl": "gamma-ckl", "gauss": "probit"}
@@ -182,11 +192,15 @@ def _fit(config: CollectConfig, model: str, triplets: np.ndarray) -> tuple[np.nd
 
 
 def _catalogue_folder(cat: Catalogue, out: Path, embeddings: dict[str, np.ndarray]) -> None:
-    """``out`` as a catalogue folder: items.csv, the pictures, the embeddings."""
+    """``out`` as a catalogue folder: items.csv, the pictures, the embeddings.
+
+    With pictures: :data:`STIMULI_FILE`, the manifest of the copied pictures
+    (:data:`STIMULI_COLUMNS`: the bytes and SHA-256 of the copy, which are the original's).
+    """
     out.mkdir(parents=True, exist_ok=True)
     header = ["name"] + (["hex"] if cat.hex is not None else [])
     header += ["image"] if cat.images is not None else []
-    rows = []
+    rows, stimuli = [], []
     for i in range(cat.n_items):
         row = [cat.names[i]] + ([cat.hex[i]] if cat.hex is not None else [])
         if cat.images is not None:
@@ -194,13 +208,21 @@ def _catalogue_folder(cat: Catalogue, out: Path, embeddings: dict[str, np.ndarra
             rel = f"images/{i}{'' if src is None else src.suffix}"
             if src is not None:
                 (out / "images").mkdir(exist_ok=True)
-                shutil.copyfile(src, out / rel)
+                data = src.read_bytes()  # the bytes copied are the bytes hashed
+                (out / rel).write_bytes(data)
+                digest = hashlib.sha256(data).hexdigest()
+                stimuli.append([i, cat.names[i], rel, cat.images[i], len(data), digest])
             row.append(rel)
         rows.append(row)
     with open(out / "items.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(header)
         w.writerows(rows)
+    if cat.images is not None:
+        with open(out / STIMULI_FILE, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(STIMULI_COLUMNS)
+            w.writerows(stimuli)
     first, *_ = embeddings
     np.save(out / "embedding.npy", embeddings[first])
     (out / "embeddings").mkdir(exist_ok=True)

@@ -8,8 +8,9 @@ from starlette.routing import Route
 
 from ... import schema
 from ...catalogue import raster_type
-from ...errors import NotFound
+from ...errors import Conflict, NotFound
 from ...service.search import SearchService
+from ...stimuli import MANIFEST_KEY, StimulusGuard
 from . import ok
 
 __all__ = ["ROUTES"]
@@ -53,8 +54,31 @@ IMAGE_HEADERS = {
 }
 
 
+def _guard(request: Request) -> StimulusGuard | None:
+    """The study's or collect's :class:`StimulusGuard` (made once per process), or None.
+
+    None for a server without an experiment, or one whose manifest is not stored.
+    """
+    state = request.app.state
+    if not hasattr(state, "stimuli"):
+        study, collect = getattr(state, "study", None), getattr(state, "collect", None)
+        experiment = study.study if study is not None else getattr(collect, "config", None)
+        row = None
+        if experiment is not None and experiment.name:
+            row = state.store.experiment(experiment.name)
+        recorded = None if row is None else row.settings.get(MANIFEST_KEY, {}).get("files")
+        cat = state.service.catalogue
+        state.stimuli = None if recorded is None else StimulusGuard(cat, recorded)
+    return state.stimuli
+
+
 def image(request: Request) -> Response:
-    """``GET /images/{item}``: an item's image, from the catalogue's folder only."""
+    """``GET /images/{item}``: an item's image, from the catalogue's folder only.
+
+    A study's or collect's picture is served only as the bytes recorded at its first start
+    (:mod:`~tripletsearch.serve.stimuli`): a picture changed on disk since is a 409 (and
+    one log line), never another stimulus.
+    """
     try:
         i = int(request.path_params["item"])
     except ValueError:
@@ -63,7 +87,13 @@ def image(request: Request) -> Response:
     kind = None if path is None else raster_type(path)  # checked at load; again if replaced
     if path is None or kind is None:
         raise NotFound("no such image")
-    return FileResponse(path, media_type=kind, headers=IMAGE_HEADERS)
+    guard = _guard(request)
+    if guard is None:
+        return FileResponse(path, media_type=kind, headers=IMAGE_HEADERS)
+    data = guard.read(i)
+    if data is None:
+        raise Conflict("this picture changed since the experiment started; it is not served")
+    return Response(data, media_type=kind, headers=IMAGE_HEADERS)
 
 
 ROUTES = [
