@@ -400,6 +400,9 @@ def export(args: argparse.Namespace) -> int:
                 fitted = write_collect_export(
                     store, config, args.collect, folder, rows, title=args.title, **fast
                 )
+            from .datapackage import describe_folder  # every CSV written: described
+
+            describe_folder(folder, title=chosen["name"] if chosen else "tripletsearch export")
             where = publish(folder, out, force=args.force)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,106 @@
+"""A self-describing export: every export folder carries a Frictionless Data Package that
+``frictionless`` validates against its CSVs (every row), and a Psych-DS description; a CSV
+column without a declaration is an error at export time."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from serve.helpers import in_process, study_searches, study_toml
+from serve.test_stimuli import _took_part, start
+from tripletsearch import __version__
+from tripletsearch.people import FindPerson
+from tripletsearch.serve import create_app, datapackage
+from tripletsearch.serve.datapackage import describe_folder
+from tripletsearch.serve.study import load_study
+
+frictionless = pytest.importorskip("frictionless")
+
+
+def export(db, out, *extra):
+    cmd = [sys.executable, "-m", "tripletsearch", "export", "--database", db]
+    cmd += ["--out", str(out), "--fast-server-ms", "0", *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out
+
+
+def csvs(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.csv"))
+
+
+def check_package(folder):
+    """The package: valid (frictionless reads every row of every CSV against its types),
+    one resource per CSV of the folder with every column described; the Psych-DS file."""
+    pkg = json.loads((folder / "datapackage.json").read_text())
+    assert pkg["version"] == __version__ and pkg["created"] and pkg["title"] and pkg["name"]
+    assert sorted(r["path"] for r in pkg["resources"]) == csvs(folder)
+    for res in pkg["resources"]:
+        with open(folder / res["path"], newline="") as fh:
+            header = next(csv.reader(fh))
+        fields = res["schema"]["fields"]
+        assert [f["name"] for f in fields] == header
+        assert all(f["type"] in datapackage.TYPES and f["description"] for f in fields)
+    report = frictionless.validate(str(folder / "datapackage.json"))
+    assert report.valid, report.flatten(["rowNumber", "fieldName", "type", "note"])[:10]
+    desc = json.loads((folder / "dataset_description.json").read_text())
+    assert desc["@context"] == "https://schema.org/" and desc["@type"] == "Dataset"
+    assert desc["name"] and desc["description"] and desc["version"] == __version__
+    names = {v["name"] for v in desc["variableMeasured"]}
+    assert names == {f["name"] for r in pkg["resources"] for f in r["schema"]["fields"]}
+    assert (folder / "export.json").is_file()
+    return pkg
+
+
+def test_a_study_export_describes_itself(tmp_path):
+    (tmp_path / "study.toml").write_text(study_toml(targets=2, max_queries=15))
+    study = load_study(tmp_path / "study.toml")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    rng = np.random.default_rng(2)
+    with in_process(create_app(study.catalogue, db, study=study)) as c:
+        for _ in range(2):
+            for _pr, h, n in study_searches(c):
+                person = FindPerson(study.catalogue, n["target"]["id"], None, rng)
+                screen, sid = n["session"]["screen"], n["session"]["id"]
+                while screen is not None:
+                    r = c.post(f"/api/sessions/{sid}/answer", json=person.answer(screen), headers=h)
+                    screen = r.json()["screen"]
+    out = export(db, tmp_path / "out")
+    pkg = check_package(out)
+    paths = {r["path"] for r in pkg["resources"]}
+    assert {"triplets.csv", "sessions.csv", "answers.csv", "choices.csv"} <= paths
+    sessions = next(r for r in pkg["resources"] if r["path"] == "sessions.csv")
+    assert {f["name"]: f["type"] for f in sessions["schema"]["fields"]}["found"] == "boolean"
+
+
+def test_a_collect_export_describes_itself(tmp_path):
+    app, cfg, db, root = start(tmp_path)
+    _took_part(app, answers=8)
+    out = export(db, tmp_path / "out", "--collect", str(tmp_path / "collect.toml"))
+    pkg = check_package(out)
+    paths = {r["path"] for r in pkg["resources"]}
+    assert {"collect_participants.csv", "catalogue/stimuli.csv", "catalogue/items.csv"} <= paths
+
+
+def test_a_column_without_a_description_is_an_error(tmp_path):
+    (tmp_path / "answers.csv").write_text("session,screen,mood\nS-1,0,fine\n")
+    with pytest.raises(ValueError, match=r"answers.csv: column 'mood' has no description"):
+        describe_folder(tmp_path, title="x")
+    (tmp_path / "answers.csv").unlink()
+    (tmp_path / "notes.csv").write_text("a\n1\n")
+    with pytest.raises(ValueError, match="notes.csv: a CSV of the export without a declaration"):
+        describe_folder(tmp_path, title="x")
+    assert not (tmp_path / "datapackage.json").exists()
+
+
+def test_a_declaration_without_a_description_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(datapackage.COLUMNS, "extra.csv", (("a", "integer", " "),))
+    (tmp_path / "extra.csv").write_text("a\n1\n")
+    with pytest.raises(ValueError, match="extra.csv: column 'a' needs"):
+        describe_folder(tmp_path, title="x")
