@@ -35,7 +35,7 @@ def csvs(folder):
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.csv"))
 
 
-def check_package(folder):
+def check_package(folder, export=True):
     """The package: valid (frictionless reads every row of every CSV against its types),
     one resource per CSV of the folder with every column described; the Psych-DS file."""
     pkg = json.loads((folder / "datapackage.json").read_text())
@@ -54,7 +54,7 @@ def check_package(folder):
     assert desc["name"] and desc["description"] and desc["version"] == __version__
     names = {v["name"] for v in desc["variableMeasured"]}
     assert names == {f["name"] for r in pkg["resources"] for f in r["schema"]["fields"]}
-    assert (folder / "export.json").is_file()
+    assert (folder / "export.json").is_file() == export
     return pkg
 
 
@@ -77,6 +77,12 @@ def test_a_study_export_describes_itself(tmp_path):
     assert {"triplets.csv", "sessions.csv", "answers.csv", "choices.csv"} <= paths
     sessions = next(r for r in pkg["resources"] if r["path"] == "sessions.csv")
     assert {f["name"]: f["type"] for f in sessions["schema"]["fields"]}["found"] == "boolean"
+    cmd = [sys.executable, "-m", "tripletsearch", "report", "--database", db]
+    cmd += ["--out", str(tmp_path / "report"), "--study", str(tmp_path / "study.toml")]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    pkg = check_package(tmp_path / "report", export=False)
+    assert {r["path"] for r in pkg["resources"]} == {"methods.csv", "searches.csv"}
 
 
 def test_a_collect_export_describes_itself(tmp_path):

@@ -1,7 +1,7 @@
 """A self-describing export: ``datapackage.json`` and ``dataset_description.json``.
 
 Every export folder (``tripletsearch export``, with and without ``--collect``) carries,
-beside ``export.json``:
+beside ``export.json``, and so does a study report's folder (``tripletsearch report``):
 
 ``datapackage.json``
     A `Frictionless Data Package <https://datapackage.org/>`_: each CSV of the folder a
@@ -183,6 +183,36 @@ COLUMNS: dict[str, Any] = {
     ),
     "catalogue/stimuli.csv": _stimuli,
     # (a new CSV of the export: its path here, its columns as above)
+    # the study report's folder (``tripletsearch report``: :mod:`.study.report`)
+    "methods.csv": (
+        ("method", "string", "The search method."),
+        ("searches", "integer", "Its searches in the study."),
+        ("finished", "integer", "Its searches that ended (found or not)."),
+        ("unfinished", "integer", "Its searches left before the end."),
+        ("not_found", "integer", "Its finished searches that did not find the target."),
+        ("found_rate", "number", "The share of finished searches that found the target."),
+        ("found_rate_interval", "string", "Its 95 % Wilson interval, a JSON [low, high]."),
+        ("found", "integer", "Its searches that found the target."),
+        ("mean_queries", "number", "The mean screens to find the target (found searches)."),
+        ("se_queries", "number", "The standard error of that mean."),
+        ("median_queries", "number", "The median screens to find the target."),
+        ("seconds_per_answer_median", "number", "The median of its searches' seconds/answer."),
+        ("seconds_per_answer_mean", "number", "The mean of its searches' seconds per answer."),
+    ),
+    "searches.csv": (
+        _SESSION,
+        _PARTICIPANT,
+        ("slot", "integer", "The participant's search slot, from 0."),
+        ("method", "string", "The search method."),
+        ("guesses", "integer", "The size of the strip of guesses (0: none)."),
+        ("target", "integer", "The target item id."),
+        ("done", "boolean", "Whether the search ended."),
+        ("outcome", "string", "found, not found or unfinished."),
+        ("found", "boolean", "Whether it found the target."),
+        ("n_queries", "integer", "Screens answered."),
+        ("undos", "integer", "Answers undone."),
+        ("seconds_per_answer", "number", "The mean seconds per answer."),
+    ),
 }
 
 

@@ -443,7 +443,8 @@ def write_report(
 ) -> dict[str, Any]:
     """Write the report's files into the folder ``out``; returns the report.
 
-    The files: ``report.json``, ``methods.csv``, ``searches.csv``, ``report.txt`` and
+    The files: ``report.json``, ``methods.csv``, ``searches.csv``, ``report.txt``,
+    ``datapackage.json`` and ``dataset_description.json`` (:mod:`..datapackage`) and
     ``cdf.png`` (where matplotlib is installed: the ``serve`` extra brings it; where it is
     not, ``report.txt`` and the returned ``plot_note`` say so). ``study``: the key of the
     study to report (None: every study search of the database).
@@ -463,6 +464,9 @@ def write_report(
     (d / "report.json").write_text(json.dumps(rep, indent=2, default=str) + "\n")
     text = format_report(rep) + ("" if note is None else f"\n{note}")
     (d / "report.txt").write_text(text + "\n")
+    from ..datapackage import describe_folder  # its CSVs described (datapackage.json)
+
+    describe_folder(d, title="tripletsearch study report")
     return rep
 
 
