@@ -369,3 +369,37 @@ def test_gauss_strip_pretest_keeps_the_exact_top(d):
         assert sa.tolist() == sb.tolist()
         a.update(qa, step % 2, sa)
         b.update(qb, step % 2, sb)
+
+
+@pytest.mark.parametrize("d", [3, 10])
+def test_gauss_strip_kept_list_gives_the_exact_top(d):
+    """The strip from the list kept since the last full scan (StripShortlist's bound) is the
+    exact top by Mahalanobis distance to the belief's mean, answer by answer (many chunks, a
+    belief that moves and narrows), and a searcher that replays the answers without a list
+    offers the same."""
+    X = database(40_000, d, seed=10 + d)
+    kw = dict(method="gauss", n_choices=2, guesses=8, miss=0.0)
+    s = native(X, threads=2, **kw)
+    rng, target, gone, answers = np.random.default_rng(d), X[7], set(), []
+    for step in range(25):
+        q = s.select()
+        strip = s.offer(q)
+        mean, cov = np.asarray(s.mean), np.asarray(s.cov)
+        diff = X - mean
+        dist = np.einsum("ij,ij->i", diff @ np.linalg.inv(cov), diff)
+        dist[list(gone | set(q.tolist()))] = np.inf
+        expect = np.lexsort((np.arange(len(X)), dist))[:8]
+        if step > 0:  # the first strip continues the uniform opening's draw
+            assert strip.tolist() == expect.tolist(), step
+        if step in (12, 24):
+            fresh = native(X, threads=1, **kw)
+            for a in answers:
+                fresh.select()
+                fresh.update(*a)
+            assert fresh.select().tolist() == q.tolist()
+            assert fresh.offer(q).tolist() == strip.tolist()
+        near = np.linalg.norm(X[q] - target, axis=1)
+        choice = int(np.argmin(near)) if rng.random() > 0.1 else int(np.argmax(near))
+        s.update(q, choice, strip)
+        answers.append((q, choice, strip))
+        gone |= set(q.tolist()) | set(strip.tolist())

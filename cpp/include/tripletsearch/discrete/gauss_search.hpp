@@ -20,6 +20,7 @@
 #include "gammackl_posterior.hpp"
 #include "scan.hpp"
 #include "searcher.hpp"
+#include "strip_shortlist.hpp"
 
 namespace tripletsearch {
 
@@ -98,7 +99,8 @@ class GaussSearch final : public DiscreteSearcher {
   }
   std::size_t state_bytes() const override {
     return DiscreteSearcher::state_bytes() + (mean_.size() + cov_.size()) * sizeof(double) +
-           passed_.bytes() + blocked_.bytes() + passed_list_.size() * sizeof(std::int64_t);
+           passed_.bytes() + blocked_.bytes() + passed_list_.size() * sizeof(std::int64_t) +
+           (short_.items.size() + short_.mean.size() + short_.L.size()) * 8;
   }
 
   const std::vector<double>& mean() const override { return mean_; }
@@ -143,68 +145,54 @@ class GaussSearch final : public DiscreteSearcher {
   }
 
   // The m items of highest belief density (lowest Mahalanobis distance to the mean; ties:
-  // lower index) neither shown nor passed over nor on q[0..k): a threaded scan, each
-  // chunk's m best kept apart and merged in chunk order (identical for any thread count).
-  // Up to kJacobiMaxDim dimensions a pre-test rejects most items in single precision (the
-  // belief's tightest axes, MahalanobisPretest); the exact distance decides the others.
+  // lower index) neither shown nor passed over nor on q[0..k). From the shortlist of the
+  // last full scan when its bound proves it holds them (StripShortlist), else a full scan:
+  // threaded, each chunk's best kept in a heap, merged in chunk order (identical for any
+  // thread count), which renews the shortlist. Up to kJacobiMaxDim dimensions a pre-test
+  // rejects most items in single precision (the belief's tightest axes,
+  // MahalanobisPretest); the exact distance decides the others.
   int strip(const std::int64_t* q, int k, int m, std::int64_t* out) const override {
-    const std::int64_t n = store_->n(), d = store_->d(), nb = store_->blocks();
-    const std::int64_t C = balanced_chunks(nb / 4);
+    const std::int64_t n = store_->n(), d = store_->d();
     const std::vector<double> L = cholesky(cov_, d);
-    const MahalanobisPretest pre(cov_, mean_, d);
     const Cand worst{std::numeric_limits<double>::infinity(),
                      std::numeric_limits<std::int64_t>::max()};
-    std::vector<Cand> tops(static_cast<std::size_t>(C * m), worst);
-    ParallelErrors errors;
-#pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
-    {
-      std::vector<double> y, yv, x, t;
-      errors.run([&] {
-        y.resize(static_cast<std::size_t>(d * kLanes));
-        yv.resize(static_cast<std::size_t>(std::max(pre.ne, 1) * kLanes));
-        x.resize(static_cast<std::size_t>(d));
-        t.resize(x.size());
-      });
-#pragma omp for schedule(static)
-      for (std::int64_t ch = 0; ch < C; ++ch) {
-        if (errors.failed()) continue;
-        Cand* tc = tops.data() + ch * m;
-        const std::int64_t b1 = chunk_begin(nb, C, ch + 1);
-        for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
-          const StoreFloat* xb = store_->block(b);
-          const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
-          auto offer = [&](std::int64_t l, double score) {
-            const Cand cand{score, b * kLanes + l};
-            if (!better(cand, tc[m - 1]) || shown_[cand.index] || passed_[cand.index] ||
-                std::find(q, q + k, cand.index) != q + k)
-              return;
-            insert_top(tc, m, cand);
-          };
-          if (pre.ne > 0) {
-            alignas(32) double lb[kLanes];
-            pre.block(xb, yv.data(), lb);
-            for (std::int64_t l = 0; l < lanes; ++l) {
-              if (lb[l] > tc[m - 1].score) continue;  // no lane below: not better
-              for (std::int64_t a = 0; a < d; ++a)
-                x[a] = static_cast<double>(xb[a * kLanes + l]) - mean_[a];
-              offer(l, lower_solve_sq_norm(L, d, x.data(), t.data()));
-            }
-            continue;
-          }
-          alignas(32) double acc[kLanes];
-          if (!block_mahalanobis(xb, d, mean_.data(), L.data(), tc[m - 1].score, y.data(), acc))
-            continue;
-          for (std::int64_t l = 0; l < lanes; ++l) offer(l, acc[l]);
-        }
+    auto on_screen = [&](std::int64_t i) { return std::find(q, q + k, i) != q + k; };
+    const bool usable = StripShortlist::usable(L, d);
+    if (usable && short_.valid) {
+      const double bound = short_.bound(mean_, L, d);
+      std::vector<Cand> top(static_cast<std::size_t>(m), worst);
+      std::vector<double> x(static_cast<std::size_t>(d)), t(x.size());
+      for (std::int64_t i : short_.items) {
+        if (shown_[i] || passed_[i] || on_screen(i)) continue;
+        store_->row(i, x.data());
+        for (std::int64_t a = 0; a < d; ++a) x[a] -= mean_[a];
+        insert_top(top.data(), m, Cand{lower_solve_sq_norm(L, d, x.data(), t.data()), i});
+      }
+      const Cand& last = top[static_cast<std::size_t>(m - 1)];
+      if (std::isinf(bound) || (last.index != worst.index && last.score < bound)) {
+        int g = 0;
+        for (const Cand& c : top)
+          if (c.index != worst.index) out[g++] = c.index;
+        return g;
       }
     }
-    errors.rethrow();
-    std::vector<Cand> top(static_cast<std::size_t>(m), worst);
-    for (const Cand& c : tops)  // chunk order
-      if (c.index != worst.index) insert_top(top.data(), m, c);
+    // Each chunk's r best (r >= m + k: they hold its share of the strip) and its (r + 1)-th.
+    const std::int64_t C = balanced_chunks(store_->blocks() / 4);
+    const std::int64_t K = StripShortlist::size_for(m, k);
+    const std::int64_t r = usable ? std::max<std::int64_t>((K + C - 1) / C, m + k) : m + k;
+    double tau = std::numeric_limits<double>::infinity();
+    const std::vector<Cand> best = scan_nearest_mean(L, C, r, tau);
     int g = 0;
-    for (const Cand& c : top)
-      if (c.index != worst.index) out[g++] = c.index;
+    for (const Cand& c : best)
+      if (g < m && !on_screen(c.index)) out[g++] = c.index;
+    short_.valid = usable;
+    if (usable) {
+      short_.items.resize(best.size());
+      for (std::size_t i = 0; i < best.size(); ++i) short_.items[i] = best[i].index;
+      short_.tau = tau;
+      short_.mean = mean_;
+      short_.L = L;
+    }
     return g;
   }
 
@@ -235,7 +223,8 @@ class GaussSearch final : public DiscreteSearcher {
         blocked_(other.blocked_),
         passed_list_(other.passed_list_),
         sigma_(other.sigma_),
-        warm_(other.warm_) {}
+        warm_(other.warm_),
+        short_(other.short_) {}
 
   // Probit: P(i picked over j | x) = Phi((u.x - b) / sigma), u = (x_i - x_j)/||x_i - x_j||,
   // b = (||x_i||^2 - ||x_j||^2) / (2 ||x_i - x_j||): the moment-matched update.
@@ -291,6 +280,87 @@ class GaussSearch final : public DiscreteSearcher {
     }
   }
 
+  // The r items neither shown nor passed over of the lowest Mahalanobis distance to the
+  // mean (L: the belief's Cholesky factor) of each of C chunks of the blocks, all sorted
+  // (ties: lower index); tau: the lowest (r + 1)-th best of a chunk (infinity when no chunk
+  // has more than r), so every other such item's distance is at least tau. A threaded pass,
+  // each chunk's best in a heap, merged in a strict total order (any thread count, the same).
+  std::vector<Cand> scan_nearest_mean(const std::vector<double>& L, std::int64_t C,
+                                      std::int64_t r, double& tau) const {
+    const std::int64_t n = store_->n(), d = store_->d(), nb = store_->blocks();
+    const std::int64_t keep = r + 1;
+    const MahalanobisPretest pre(cov_, mean_, d);
+    std::vector<std::vector<Cand>> heaps(static_cast<std::size_t>(C));
+    ParallelErrors errors;
+#pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
+    {
+      std::vector<double> y, yv, x, t;
+      errors.run([&] {
+        y.resize(static_cast<std::size_t>(d * kLanes));
+        yv.resize(static_cast<std::size_t>(std::max(pre.ne, 1) * kLanes));
+        x.resize(static_cast<std::size_t>(d));
+        t.resize(x.size());
+      });
+#pragma omp for schedule(static)
+      for (std::int64_t ch = 0; ch < C; ++ch) {
+        if (errors.failed()) continue;
+        errors.run([&] {
+          std::vector<Cand>& h = heaps[static_cast<std::size_t>(ch)];
+          h.reserve(static_cast<std::size_t>(keep));
+          auto bar = [&] {  // the heap's worst while full: no item at or above it enters
+            return static_cast<std::int64_t>(h.size()) < keep
+                       ? std::numeric_limits<double>::infinity()
+                       : h.front().score;
+          };
+          auto offer = [&](std::int64_t i, double score) {
+            const Cand cand{score, i};
+            if (shown_[i] || passed_[i]) return;
+            if (static_cast<std::int64_t>(h.size()) < keep) {
+              h.push_back(cand);
+              std::push_heap(h.begin(), h.end(), better);  // front: the worst
+            } else if (better(cand, h.front())) {
+              std::pop_heap(h.begin(), h.end(), better);
+              h.back() = cand;
+              std::push_heap(h.begin(), h.end(), better);
+            }
+          };
+          const std::int64_t b1 = chunk_begin(nb, C, ch + 1);
+          for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
+            const StoreFloat* xb = store_->block(b);
+            const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
+            if (pre.ne > 0) {
+              alignas(32) double lb[kLanes];
+              pre.block(xb, yv.data(), lb);
+              for (std::int64_t l = 0; l < lanes; ++l) {
+                if (lb[l] > bar()) continue;  // its distance is above the bar too
+                for (std::int64_t a = 0; a < d; ++a)
+                  x[a] = static_cast<double>(xb[a * kLanes + l]) - mean_[a];
+                offer(b * kLanes + l, lower_solve_sq_norm(L, d, x.data(), t.data()));
+              }
+              continue;
+            }
+            alignas(32) double acc[kLanes];
+            if (!block_mahalanobis(xb, d, mean_.data(), L.data(), bar(), y.data(), acc)) continue;
+            for (std::int64_t l = 0; l < lanes; ++l) offer(b * kLanes + l, acc[l]);
+          }
+        });
+      }
+    }
+    errors.rethrow();
+    std::vector<Cand> all;
+    tau = std::numeric_limits<double>::infinity();
+    for (auto& h : heaps) {  // chunk order
+      std::sort(h.begin(), h.end(), better);
+      if (static_cast<std::int64_t>(h.size()) == keep) {
+        tau = std::min(tau, h.back().score);
+        h.pop_back();
+      }
+      all.insert(all.end(), h.begin(), h.end());
+    }
+    std::sort(all.begin(), all.end(), better);
+    return all;
+  }
+
   // Block xb's squared Mahalanobis distances to the mean into acc (lower_solve_sq_norm's
   // arithmetic, lane by lane, y: d x kLanes scratch); false, acc unset, when every lane's
   // partial sum already exceeds `bound` (no lane can beat it: the sum only grows).
@@ -328,6 +398,7 @@ class GaussSearch final : public DiscreteSearcher {
   std::vector<std::int64_t> passed_list_;  // passed_'s items, in the order passed over
   double sigma_;                           // the probit noise in the store's frame
   mutable AxesWarmStart warm_;             // the last query's axes, the next one's start
+  mutable StripShortlist short_;           // the strip's candidates since the last full scan
 };
 
 }  // namespace tripletsearch
