@@ -49,8 +49,19 @@ max_queries = {max_queries}
 burn_in = 10
 attention = [5, 50]
 repeats = [30]
-completion_code = "LOAD"
+platform = "prolific"
+require_platform_id = true
+
+[completion.finished]
+code = "LOADDONE"
+
+[completion.withdrawn]
+code = "LOADSTOP"
 """
+
+#: the share of participants who open their link again after their 5th answer (another
+#: browser): the server resumes them with a new token, which they go on with
+REOPEN = 0.1
 
 
 def colour_catalogue(root: Path, n: int, seed: int = 0) -> np.ndarray:
@@ -75,6 +86,8 @@ class _Tally:
     retries: int = 0
     errors: int = 0
     participants: int = 0
+    reopened: int = 0
+    platform_ids: set[str] = field(default_factory=set)
 
 
 async def _post(client: httpx.AsyncClient, tally: _Tally, url: str, **kw: Any) -> Any:
@@ -96,14 +109,18 @@ async def _participant(
     A person whose think time passes the deadline stops there: no new participant after
     it (a burst of enrolments at the end would be load of the client's making).
     """
+    link = {"PROLIFIC_PID": f"load-{rng.integers(2**62):x}", "STUDY_ID": "S", "SESSION_ID": "X"}
+    enrolment = {"consent": True, "platform": link}
     t0 = time.perf_counter()
-    r = await _post(client, tally, "/api/participants", json={"consent": True})
+    r = await _post(client, tally, "/api/participants", json=enrolment)
     if r is None or r.status_code != 201:
         tally.errors += r is not None
         return False
     tally.enrols.append(1e3 * (time.perf_counter() - t0))
     tally.participants += 1
+    tally.platform_ids.add(link["PROLIFIC_PID"])
     p = r.json()
+    reopen = rng.random() < REOPEN
     # a person who looks: the candidate nearest the head in RGB, at random one time in ten
     person = CollectPerson(
         "person", tally.colours, gamma=None, lapse=0.1, rng=rng, seconds=1.0, spread=0.0
@@ -127,6 +144,21 @@ async def _participant(
         tally.latencies.append(1e3 * (time.perf_counter() - t0))
         tally.acked[(p["id"], q["number"])] = body["choice"]
         reply = r.json()
+        if reopen and len([k for k in tally.acked if k[0] == p["id"]]) == 5:
+            reopen = False  # the link again, in another browser: the same participant
+            t0 = time.perf_counter()
+            r = await _post(client, tally, "/api/participants", json=enrolment)
+            if r is None or r.status_code != 201 or r.json()["id"] != p["id"]:
+                tally.errors += 1
+                return False
+            tally.enrols.append(1e3 * (time.perf_counter() - t0))
+            tally.reopened += 1
+            headers = {"Authorization": f"Bearer {r.json()['token']}"}
+            r = await _post(client, tally, f"{base}/next", json={}, headers=headers)
+            if r is None or r.status_code != 200:
+                tally.errors += r is not None
+                return False
+            reply = r.json()
     return True
 
 
@@ -215,6 +247,7 @@ def _summary(
 ) -> dict[str, Any]:
     """What the clients measured against what the database holds."""
     store = Store(url)
+    ids = [row.platform_id for row in store.iter_participants()]
     by_pid = {}
     for s in store.iter_sessions():
         by_pid[s.id] = s.participant
@@ -241,6 +274,9 @@ def _summary(
         "answer_ms": {"p50": q(lat, 50), "p99": q(lat, 99), "max": q(lat, 100)},
         "enrol_ms": {"p50": q(enr, 50), "p99": q(enr, 99)},
         "participants": tally.participants,
+        "reopened": tally.reopened,
+        # one participant per platform id: the database's rows against the ids enrolled
+        "one_per_id": len(ids) == len(set(ids)) == len(tally.platform_ids),
         "errors": tally.errors,
         "retries": tally.retries,
         "restart_s": restarts,
