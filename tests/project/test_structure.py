@@ -270,6 +270,9 @@ SERVE_MODULES = {
     "export",
     "cli",
     "commands",
+    "completion",
+    "roster",
+    "codes",
 }  # serve/*.py
 
 

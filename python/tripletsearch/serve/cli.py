@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .commands import DEFAULT_TOKEN_FILE, admin_token, codes, export, prune, report, serve
+from .codes import add_parser
+from .commands import DEFAULT_TOKEN_FILE, admin_token, export, prune, report, serve
 from .config import HSTS_MAX_AGE
 from .service.memory import DEFAULT_SHARE
 
@@ -253,23 +254,4 @@ def add_commands(sub: Any) -> None:
     )
     q.add_argument("--dry-run", action="store_true", help="count, delete nothing")
     q.set_defaults(func=prune, demo=None, catalogue=None)
-
-    k = sub.add_parser("codes", help="check a platform's submitted completion codes")
-    k.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
-    k.add_argument("--check", required=True, metavar="FILE", help="the platform's CSV export")
-    k.add_argument(
-        "--platform",
-        choices=["prolific", "mturk", "cloudresearch", "sona"],
-        default="prolific",
-        help="the export's default columns (default: prolific)",
-    )
-    k.add_argument("--id-column", metavar="NAME", help="the column of platform ids")
-    k.add_argument("--code-column", metavar="NAME", help="the column of submitted codes")
-    k.add_argument("--experiment", metavar="NAME", help="the study or collect, when several")
-    k.add_argument(
-        "--fast-server-ms",
-        type=float,
-        metavar="MS",
-        help="the collect checks' server-clock bound, as the server ran with",
-    )
-    k.set_defaults(func=codes, demo=None, catalogue=None)
+    add_parser(sub)  # codes

@@ -491,33 +491,3 @@ def prune(args: argparse.Namespace) -> int:
         return 0
 
     return _with_store(args, work)
-
-
-def codes(args: argparse.Namespace) -> int:
-    """``tripletsearch codes``: a platform's submitted codes checked (:mod:`.codes`).
-
-    Exit 0 when every submitted code matches its record, 1 when any does not, 2 on bad
-    input (one line on stderr).
-    """
-    from .codes import PLATFORM_COLUMNS, check_codes, describe_check, read_submissions
-
-    id_column, code_column = PLATFORM_COLUMNS[args.platform]
-
-    def work(store: Any, cat: Any) -> int:
-        from .experiment import listing, pick
-        from .roster import experiment_roster
-
-        try:
-            found = pick(listing(store), None, args.experiment)
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("--name:", "--experiment:", 1)) from None
-        if found is None:
-            raise ValueError("--experiment: this database holds no study or collect")
-        submitted = read_submissions(
-            args.check, args.id_column or id_column, args.code_column or code_column
-        )
-        result = check_codes(experiment_roster(store, found["key"], **_fast(args)), submitted)
-        print("\n".join(describe_check(result)))
-        return 1 if result["mismatched"] or result["unknown"] else 0
-
-    return _with_store(args, work)

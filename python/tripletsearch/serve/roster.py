@@ -23,7 +23,7 @@ import datetime as _dt
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .collect.rules import FAST_SERVER_MS
 from .store import Store
@@ -32,6 +32,8 @@ __all__ = [
     "COLUMNS",
     "OUTCOMES",
     "roster",
+    "collect_flags",
+    "FLAGS",
     "experiment_roster",
     "participant_record",
     "outcome",
@@ -135,7 +137,9 @@ def participant_record(
     }
 
 
-def _collect_flags(store: Store, key: str, fast_server_ms: float) -> dict[str, list[dict]]:
+def collect_flags(
+    store: Store, key: str, fast_server_ms: float = FAST_SERVER_MS
+) -> dict[str, list[dict]]:
     """The flags of every participant of the collect of key ``key``, by participant id."""
     from .collect.quality import checks, read_agreement
     from .collect.rules import collect_sessions
@@ -153,26 +157,21 @@ def roster(
     store: Store,
     key: str,
     *,
-    kind: str,
     n_slots: int | None = None,
+    flags: dict[str, list[dict]] | None = None,
     name: str = "",
-    fast_server_ms: float = FAST_SERVER_MS,
 ) -> list[dict[str, Any]]:
     """The participants of the experiment of key ``key``, by enrolment number.
 
-    ``kind``: "study" or "collect" (a collect's participants carry their checks' flags,
-    ``fast_server_ms`` the server's clock check); ``n_slots``: a participant's parts (a
-    study's targets; a collect's: 1); ``name``: the experiment's, in each row.
+    ``n_slots``: a participant's parts (a study's targets; None: the sessions they have);
+    ``flags``: the records of the rules that flag each participant, by id (a collect's:
+    :func:`collect_flags`; None: none); ``name``: the experiment's, in each row.
     """
-    if kind not in ("study", "collect"):
-        raise ValueError(f"kind: 'study' or 'collect', not {kind!r}")
-    if kind == "collect":
-        n_slots = 1
     done: dict[str, list[bool]] = {}
     for s in store.iter_sessions(withdrawn=True, experiment=key):
         if s.participant is not None:
             done.setdefault(str(s.participant), []).append(bool(s.done))
-    flags = _collect_flags(store, key, fast_server_ms) if kind == "collect" else {}
+    flags = flags or {}
     return [
         participant_record(row, done.get(row.id, []), n_slots, flags.get(row.id, []), name)
         for row in store.iter_participants()
@@ -180,13 +179,20 @@ def roster(
     ]
 
 
+#: Per kind of experiment, what flags its participants (key, fast_server_ms) -> flags.
+FLAGS: dict[str, Callable[[Store, str, float], dict[str, list[dict]]]] = {
+    "collect": collect_flags,
+}
+
+
 def experiment_roster(
     store: Store, experiment: str | None = None, *, fast_server_ms: float = FAST_SERVER_MS
 ) -> list[dict[str, Any]]:
     """The participants of every experiment ``store`` holds (or of the one of key ``experiment``).
 
-    Each experiment's kind and parts from the database (a study's parts: the targets of its
-    stored design); rows by experiment name, then enrolment number.
+    Each experiment's kind from the database (its flags: :data:`FLAGS`) and a study's parts
+    (the targets of its stored design); rows by experiment name, then enrolment number.
+    ``fast_server_ms``: a collect's server-clock check.
     """
     from .experiment import listing
 
@@ -197,10 +203,9 @@ def experiment_roster(
             continue
         targets = designs.get(found["key"], {}).get("targets")
         n_slots = len(targets) if isinstance(targets, list) else None
-        out += roster(
-            store, found["key"], kind=found["kind"], n_slots=n_slots, name=found["name"],
-            fast_server_ms=fast_server_ms,
-        )  # fmt: skip
+        flagger = FLAGS.get(found["kind"])
+        flags = None if flagger is None else flagger(store, found["key"], fast_server_ms)
+        out += roster(store, found["key"], n_slots=n_slots, flags=flags, name=found["name"])
     return out
 
 

@@ -58,10 +58,10 @@ from ...collect import METHODS
 from ...embedding import MODEL_ALIASES, MODELS
 from .. import platforms
 from ..catalogue import Catalogue
+from ..completion import completion
 from ..experiment import (
     Experiment,
     check_name,
-    completion,
     file_catalogue,
     legacy_hash,
     read_toml,

@@ -5,11 +5,12 @@
 // token once (kept for this tab only) and refreshes every 10 seconds.
 
 import {COLOURS, plotLines, plotMap} from "./plot.js";
+import {cell, platform, renderStudy} from "./roster.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY = "tripletsearch.admin";
 const EVERY_MS = 10000;
-const KIND = location.pathname.startsWith("/study") ? "study" : "collect";
+const KIND = location.pathname.split("/")[1]; // /study/dashboard or /collect/dashboard
 let timer = null;
 
 async function fetchBoard(token) {
@@ -17,13 +18,6 @@ async function fetchBoard(token) {
   const body = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(body.error || `the server said ${r.status}`);
   return body;
-}
-
-function cell(row, value, cls) {
-  const td = document.createElement("td");
-  td.textContent = value === null || value === undefined ? "" : String(value);
-  if (cls) td.className = cls;
-  row.append(td);
 }
 
 // a participant's agreement with everyone else's answers ("41/50, p 0.0001")
@@ -59,40 +53,6 @@ function participants(list) {
   }
   const flagged = list.filter((p) => p.flagged).length;
   $("flagged").textContent = `${flagged} flagged (left out of the fits, kept in the database)`;
-}
-
-/** A participant's platform id; a kept duplicate (a second participant of one id, from
- * before one participation per id) marked. */
-function platform(row, p) {
-  cell(row, p.duplicate ? `${p.platform_id} (duplicate)` : p.platform_id, "platform");
-  if (p.duplicate) row.classList.add("duplicate");
-}
-
-/** A study's dashboard: its participants' table. */
-function renderStudy(d) {
-  $("title").textContent = `${d.title}: dashboard`;
-  $("collect-only").hidden = true;
-  $("rules").textContent = "";
-  const done = d.participants.filter((p) => p.outcome === "finished").length;
-  $("summary").textContent = `${d.participants.length} participants, ${done} finished; ` +
-    `updated ${new Date().toLocaleTimeString()}`;
-  const head = $("participants").querySelector("thead tr");
-  head.replaceChildren(...["#", "participant", "enrolled", "platform id", "outcome", "code"]
-    .map((t) => Object.assign(document.createElement("th"), {textContent: t})));
-  const body = $("participants").querySelector("tbody");
-  body.replaceChildren();
-  for (const p of d.participants) {
-    const row = document.createElement("tr");
-    row.dataset.participant = p.participant;
-    cell(row, p.number);
-    cell(row, p.participant.slice(0, 8));
-    cell(row, p.enrolled);
-    platform(row, p);
-    cell(row, p.outcome, "outcome");
-    cell(row, p.code, "code");
-    body.append(row);
-  }
-  $("flagged").textContent = "";
 }
 
 function render(d) {

@@ -9,6 +9,7 @@ import {enrolPreview, previewing, showPreviewBanner} from "./preview.js";
 import {begin, showScreen} from "./session.js";
 import {forget, save, saved, state} from "./state.js";
 import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
+import {end} from "./end.js";
 
 let experiment = null; // GET /api/experiment: title, consent, limits
 let link = null; // the platform parameters of the page's link (platformLink), or null
@@ -169,18 +170,4 @@ function withdraw() {
     return r;
   };
   return stopTakingPart("Stop taking part? Your answers will not be used.", call, end);
-}
-
-/** The end screen of an outcome (finished, withdrawn): the debrief, the completion code
- * (as text) and the link back, each when the reply has it. */
-function end(r) {
-  state.screen = null; // the header: no screen, part or answers any more
-  state.slot = null;
-  const lines = r.completion_code ? [`Your completion code: ${r.completion_code}`] : [];
-  showResult({text: r.debrief, lines});
-  $("done").dataset.outcome = r.outcome || "";
-  $("again").hidden = true;
-  $("redirect").hidden = !r.redirect;
-  if (r.redirect) $("redirect").href = r.redirect;
-  else $("redirect").removeAttribute("href");
 }

@@ -33,13 +33,8 @@ items per screen and the seed::
     [embeddings]                     # optional: a method's own embedding of the same items
     gauss = "embeddings/probit.npy"  # (.npy, .csv or Embedding.save's .npz; relative to
                                      # the file); the others search the catalogue's
-
-    [completion.finished]            # optional, per outcome (not with completion_code and
-    code = "C0DE42"                  # redirect): the code and link back shown when all
-    redirect = "https://app.prolific.com/submissions/complete?cc=C0DE42"  # are done,
-    [completion.withdrawn]           # and when a participant stopped taking part
-    code = "STOPPED7"
-    redirect = "https://app.prolific.com/submissions/complete?cc=STOPPED7"
+    [completion.withdrawn]           # optional: codes and links per outcome (finished,
+    code = "STOPPED7"                # withdrawn; :mod:`..completion`)
 
 Once people took part, the keys that make the design (catalogue, exclude, methods,
 targets, n_choices, seed, gamma, sigma, embeddings, guesses) cannot change (:mod:`..experiment`:
@@ -89,10 +84,10 @@ from ...discrete import METHODS
 from ...utils import derived_seed
 from .. import platforms
 from ..catalogue import DEMO_EXCLUDE, Catalogue
+from ..completion import completion
 from ..experiment import (
     Experiment,
     check_name,
-    completion,
     file_catalogue,
     legacy_hash,
     read_toml,

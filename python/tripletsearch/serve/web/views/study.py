@@ -79,7 +79,7 @@ def dashboard(request: Request) -> Response:
 
     s = studies.study
     ident = s.identity()
-    rows = roster(studies.store, s.fingerprint, kind="study", n_slots=studies.n_slots)
+    rows = roster(studies.store, s.fingerprint, n_slots=studies.n_slots)
     return ok({"kind": "study", "title": s.title, "name": ident.name, "participants": rows})
 
 
