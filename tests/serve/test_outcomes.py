@@ -163,6 +163,15 @@ def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path)
     assert json.loads(got[0]["platform_params"]) == {"PROLIFIC_PID": "pp-1", "STUDY_ID": "s"}
     assert got[1]["platform_params"] == "" and got[2]["flagged"] == "false"
     assert got[0]["enrolled"].endswith("+00:00")
+    # described in the export's Data Package, and valid by it (platform_params: JSON)
+    frictionless = pytest.importorskip("frictionless")
+    from tripletsearch.serve.datapackage import describe_folder
+
+    pkg = describe_folder(tmp_path / "out", title="outcomes")
+    (res,) = [r for r in pkg["resources"] if r["path"] == "participants.csv"]
+    assert [f["name"] for f in res["schema"]["fields"]] == [n for n, _, _ in COLUMNS]
+    report = frictionless.validate(str(tmp_path / "out" / "datapackage.json"))
+    assert report.valid, report.flatten(["rowNumber", "fieldName", "type", "note"])
 
 
 def test_the_roster_of_a_study(tmp_path):
