@@ -183,9 +183,12 @@ class StimulusGuard:
         self._said: set[tuple[str, tuple[int, int, int]]] = set()
         self._lock = threading.Lock()
 
-    def read(self, i: int) -> bytes | None:
-        """Item ``i``'s picture as recorded, or None (no picture; or changed: logged once)."""
-        path = self.cat.image_path(i)
+    def read(self, i: int, path: Path | None = None) -> bytes | None:
+        """Item ``i``'s picture as recorded, or None (no picture; or changed: logged once).
+
+        ``path``: its file, when the caller resolved it already (``cat.image_path(i)``).
+        """
+        path = self.cat.image_path(i) if path is None else path
         if path is None:
             return None
         rel = self.cat.images[i]

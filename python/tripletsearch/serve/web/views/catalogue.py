@@ -90,7 +90,7 @@ def image(request: Request) -> Response:
     guard = _guard(request)
     if guard is None:
         return FileResponse(path, media_type=kind, headers=IMAGE_HEADERS)
-    data = guard.read(i)
+    data = guard.read(i, path)
     if data is None:
         raise Conflict("this picture changed since the experiment started; it is not served")
     return Response(data, media_type=kind, headers=IMAGE_HEADERS)
