@@ -273,6 +273,9 @@ SERVE_MODULES = {
     "completion",
     "roster",
     "codes",
+    "platforms",
+    "stimuli",
+    "datapackage",
 }  # serve/*.py
 
 

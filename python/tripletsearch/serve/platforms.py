@@ -48,6 +48,7 @@ from typing import Any
 
 __all__ = [
     "Platform",
+    "file_platform",
     "PLATFORMS",
     "MAX_COMBINING",
     "MAX_TEXT",
@@ -166,6 +167,14 @@ PLATFORMS: dict[str, Platform] = {
 }
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def file_platform(path: str, cfg: dict) -> Platform | None:
+    """:func:`from_file` of file ``path``'s table: a ValueError ``"<path>: <message>"``."""
+    try:
+        return from_file(cfg)
+    except PlatformError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def from_file(cfg: dict) -> Platform | None:

@@ -308,13 +308,6 @@ def load_collect(path: Any) -> CollectConfig:
         path=name,
         spelled=tuple(spelled.items()),
         completion=ends,
-        platform=_platform(name, cfg),
+        platform=platforms.file_platform(name, cfg),
     )
 
-
-def _platform(name: str, cfg: dict) -> Platform | None:
-    """The file's ``platform`` and ``require_platform_id`` (:func:`.platforms.from_file`)."""
-    try:
-        return platforms.from_file(cfg)
-    except platforms.PlatformError as exc:
-        raise _fail(name, str(exc)) from None

@@ -18,14 +18,9 @@ items per screen and the seed::
     sigma = "auto"                   # gauss's probit noise ("auto": 0.1 of the items' RMS
                                      # distance to their mean, the paper's 0.1 at its scale)
     consent = "..."                  # shown before anything is recorded
-    completion_code = "C0DE42"       # optional: shown when all searches are done
-    redirect = "https://..."         # optional: a link back there (a crowdsourcing platform)
     show_names = true                # names under the items (false: pictures only)
-    platform = "prolific"            # optional: the link's parameters read and kept
-                                     # ("mturk", "cloudresearch", "sona", or a table
-                                     # {id, params}: see platforms.py); one participation
-                                     # per platform id
-    require_platform_id = false      # true: a link without the id cannot take part
+    platform = "prolific"            # optional: the link's ids kept (platforms.py), one
+    require_platform_id = false      # participation each; true: none without the id
     exclude = ["..."]                # item names left out of the study (targets and
                                      # screens); on the colour demo by default the survey's
                                      # offensive names (catalogue.DEMO_EXCLUDE); [] keeps all
@@ -33,8 +28,9 @@ items per screen and the seed::
     [embeddings]                     # optional: a method's own embedding of the same items
     gauss = "embeddings/probit.npy"  # (.npy, .csv or Embedding.save's .npz; relative to
                                      # the file); the others search the catalogue's
-    [completion.withdrawn]           # optional: codes and links per outcome (finished,
-    code = "STOPPED7"                # withdrawn; :mod:`..completion`)
+    [completion.finished]            # optional: the code and link back at the end, per
+    code = "C0DE42"                  # outcome (finished, withdrawn: completion.py; before
+    redirect = "https://..."         # 0.4.0 the top-level completion_code and redirect)
 
 Once people took part, the keys that make the design (catalogue, exclude, methods,
 targets, n_choices, seed, gamma, sigma, embeddings, guesses) cannot change (:mod:`..experiment`:
@@ -96,8 +92,9 @@ from ..experiment import (
 )
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
-from ..modes.find import N_CHOICES, check_guesses
+from ..modes.find import N_CHOICES
 from ..platforms import Platform
+from .keys import check_guesses_key, embeddings_key, gamma_sigma
 
 __all__ = [
     "Study",
@@ -369,21 +366,6 @@ def _targets(
     raise _fail(name, "targets: a count or a list of item ids")
 
 
-def _gamma_sigma(name: str, cfg: dict, X: np.ndarray) -> tuple[float | str, float]:
-    """The gamma and sigma of the file; sigma "auto" from ``X`` (what gauss searches)."""
-    gamma = cfg.get("gamma", 3.0)
-    if gamma != "auto" and (
-        isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma > 0
-    ):
-        raise _fail(name, "gamma: a number > 0 or 'auto'")
-    sigma = cfg.get("sigma", "auto")
-    if sigma == "auto":
-        sigma = 0.1 * float(np.sqrt(np.mean(np.sum((X - X.mean(0)) ** 2, axis=1))))
-    elif isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
-        raise _fail(name, "sigma: a number > 0 or 'auto'")
-    return (gamma if gamma == "auto" else float(gamma)), float(sigma)
-
-
 def load_study(path: Any) -> Study:
     """Read and check a study file (a ``k`` key warns: renamed ``n_choices``)."""
     name = os.fspath(path)
@@ -435,15 +417,15 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         raise _fail(name, "max_queries: an integer >= 1")
     said = texts(name, cfg, {"title": "A search study", "consent": DEFAULT_CONSENT})
     methods = _methods(name, cfg.get("methods", ["gamma-ckl", "gauss"]))
-    embeddings = _embeddings(name, cfg.get("embeddings", {}), methods, cat, new_id)
-    gamma, sigma = _gamma_sigma(name, cfg, embeddings.get("gauss", cat.embedding))
+    embeddings = embeddings_key(name, cfg.get("embeddings", {}), methods, cat, new_id)
+    gamma, sigma = gamma_sigma(name, cfg, embeddings.get("gauss", cat.embedding))
     ends = completion(name, cfg)
     code, redirect = ends.get("finished", {}).get("code"), ends.get("finished", {}).get("redirect")
     show_names = cfg.get("show_names", True)
     if not isinstance(show_names, bool):
         raise _fail(name, "show_names: true or false")
     named = "name" in cfg
-    guesses = _check_guesses(name, cfg.get("guesses", 0), methods, n_choices, cat.n_items)
+    guesses = check_guesses_key(name, cfg.get("guesses", 0), methods, n_choices, cat.n_items)
     return Study(
         title=said["title"],
         catalogue=cat,
@@ -459,7 +441,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         completion_code=code,
         redirect=redirect,
         completion=ends,
-        platform=_platform(name, cfg),
+        platform=platforms.file_platform(name, cfg),
         excluded=exclude,
         embeddings=embeddings,
         show_names=show_names,
@@ -470,55 +452,3 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         spelled=tuple(cfg.get("_spelled", {}).items()),
         guesses=guesses,
     )
-
-
-def _platform(name: str, cfg: dict) -> Platform | None:
-    """The file's ``platform`` and ``require_platform_id`` (:func:`.platforms.from_file`)."""
-    try:
-        return platforms.from_file(cfg)
-    except platforms.PlatformError as exc:
-        raise _fail(name, str(exc)) from None
-
-
-def _check_guesses(name: str, guesses: Any, methods: tuple, n_choices: int, n_items: int) -> int:
-    """The file's ``guesses``: 0 to 8, for every method alike (random offers none)."""
-    try:
-        guesses = check_guesses(guesses, n_choices, n_items)
-    except ValueError as exc:
-        raise _fail(name, str(exc)) from None
-    if guesses and "random" in methods:
-        raise _fail(
-            name,
-            f"guesses: the random method offers no guesses, and every method of a study "
-            f"offers the same strip: write guesses = 0 (the paper's protocol), or leave "
-            f"random out of methods to offer {guesses}",
-        )
-    return guesses
-
-
-def _embeddings(
-    name: str, given: Any, methods: tuple[str, ...], cat: Catalogue, new_id: np.ndarray
-) -> dict[str, np.ndarray]:
-    """The file's ``[embeddings]``: method -> its embedding, rows as the study's catalogue."""
-    from pathlib import Path
-
-    from ..catalogue import load_embedding_file
-
-    if not isinstance(given, dict):
-        raise _fail(name, "embeddings: a table of method = embedding file")
-    out: dict[str, np.ndarray] = {}
-    for method, path in given.items():
-        if method not in methods:
-            raise _fail(name, f"embeddings: {method!r} is not one of the methods {list(methods)}")
-        if not isinstance(path, str) or not path:
-            raise _fail(name, f"embeddings.{method}: a file name")
-        p = Path(path) if Path(path).is_absolute() else Path(name).parent / path
-        if not p.is_file():
-            raise _fail(name, f"embeddings.{method}: no file {p}")
-        try:
-            X = load_embedding_file(p, len(new_id))  # rows of the catalogue before exclude
-        except ValueError as exc:
-            raise _fail(name, f"embeddings.{method}: {exc}") from None
-        out[method] = np.ascontiguousarray(X[new_id >= 0])
-        assert len(out[method]) == cat.n_items
-    return out
