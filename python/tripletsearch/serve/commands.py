@@ -209,14 +209,13 @@ def serve(args: argparse.Namespace) -> int:
     from .catalogue.shared import share_catalogue
     from .config import serving_catalogue
     from .store import Store, StoreError
+    from .web.tls import tls_options
 
     inputs = _serve_inputs(args)
     if inputs is None:
         return 2
     config, cat, experiment, said = inputs
     try:  # HTTPS: the certificate and key loaded once here, before anything listens
-        from .web.tls import tls_options
-
         tls = tls_options(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
