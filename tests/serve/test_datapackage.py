@@ -12,11 +12,11 @@ import sys
 import numpy as np
 import pytest
 
-from serve.helpers import in_process, study_searches, study_toml
-from serve.test_stimuli import _took_part, start
+from serve.helpers import collect_toml, enrol, in_process, study_searches, study_toml
 from tripletsearch import __version__
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app, datapackage
+from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.datapackage import describe_folder
 from tripletsearch.serve.study import load_study
 
@@ -86,8 +86,23 @@ def test_a_study_export_describes_itself(tmp_path):
 
 
 def test_a_collect_export_describes_itself(tmp_path):
-    app, cfg, db, root = start(tmp_path)
-    _took_part(app, answers=8)
+    root = tmp_path / "items"  # named items with pictures of their own
+    (root / "pics").mkdir(parents=True)
+    rows = ["name,image"]
+    for i in range(10):
+        (root / "pics" / f"p{i}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes([i]) * 50)
+        rows.append(f"thing {i},pics/p{i}.png")
+    (root / "items.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "collect.toml").write_text(collect_toml())
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    cfg = load_collect(tmp_path / "collect.toml")
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        pr, h = enrol(c)
+        base = f"/api/collect/participants/{pr['id']}"
+        q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
+        for _ in range(8):
+            body = {"screen": q["screen"], "choice": 0, "response_ms": 900}
+            q = c.post(f"{base}/answer", json=body, headers=h).json()["query"]
     out = export(db, tmp_path / "out", "--collect", str(tmp_path / "collect.toml"))
     pkg = check_package(out)
     paths = {r["path"] for r in pkg["resources"]}

@@ -14,9 +14,9 @@ import numpy as np
 
 from serve.helpers import collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
+from tripletsearch.serve.catalogue.stimuli import MANIFEST_KEY
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.experiment import bind
-from tripletsearch.serve.stimuli import MANIFEST_KEY
 from tripletsearch.serve.store import Store
 
 N = 12
@@ -138,9 +138,7 @@ def test_a_picture_changed_while_running_is_not_served(tmp_path, caplog):
         assert c.get("/images/4").content == (root / "pics" / "p4.png").read_bytes()
 
 
-def test_an_older_experiment_records_its_files_at_its_next_start_and_says_so_once(
-    tmp_path, capsys
-):
+def test_an_older_experiment_records_its_files_at_its_next_start_and_says_so_once(tmp_path, capsys):
     app, cfg, db, root = start(tmp_path)
     _took_part(app)
     store = Store(db)

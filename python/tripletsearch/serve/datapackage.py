@@ -304,8 +304,11 @@ def dataset_description(pkg: dict[str, Any], description: str) -> dict[str, Any]
         "description": description,
         "dateCreated": pkg["created"],
         "version": __version__,
-        "creator": {"@type": "SoftwareApplication", "name": "tripletsearch",
-                    "softwareVersion": __version__},  # fmt: skip
+        "creator": {
+            "@type": "SoftwareApplication",
+            "name": "tripletsearch",
+            "softwareVersion": __version__,
+        },  # fmt: skip
         "variableMeasured": list(seen.values()),
     }
 

@@ -413,10 +413,10 @@ def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
 
     Its reading that ``store`` runs (:meth:`Experiment.running`: a study under way keeps
     what it began with), resolved as :func:`resolve` says (``register``: a server
-    starting: its catalogue's files recorded or checked, :func:`.stimuli.record_or_check`);
-    ExperimentChanged when the file would change an experiment people took part in,
-    StimuliChanged when a file of its catalogue did. One already bound is returned as it
-    is unless ``register``.
+    starting: its catalogue's files recorded or checked,
+    :func:`.catalogue.stimuli.record_or_check`); ExperimentChanged when the file would
+    change an experiment people took part in, StimuliChanged when a file of its catalogue
+    did. One already bound is returned as it is unless ``register``.
     """
     if experiment.key and not register:
         return experiment
@@ -424,7 +424,7 @@ def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
     name, key = resolve(store, experiment.identity(), register=register)
     experiment = dataclasses.replace(experiment, name=name, key=key)
     if register:  # its catalogue's files: recorded at the first start, then checked
-        from .stimuli import record_or_check
+        from .catalogue.stimuli import record_or_check
 
         record_or_check(store, experiment)
     return experiment

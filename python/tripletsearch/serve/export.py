@@ -45,6 +45,9 @@ the collected triplets in files of their own and wrote records in cells as JSON)
 ``export.json``
     Format and library versions, schema version, counts, the files and their sources, the
     experiments the database holds (and the one exported, when one was chosen).
+``datapackage.json`` and ``dataset_description.json``
+    Written by ``tripletsearch export`` once every CSV of the folder is
+    (:func:`~.datapackage.describe_folder`): each CSV's columns, types and descriptions.
 """
 
 from __future__ import annotations

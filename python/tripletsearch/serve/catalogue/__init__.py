@@ -1,8 +1,9 @@
 """Catalogues: what a server lets people search, loaded and validated (NumPy only).
 
 ``items`` (the :class:`Catalogue` itself), ``files`` (a catalogue folder or CSV file read
-and checked), ``demo`` (the bundled colours) and ``shared`` (a catalogue's arrays written
-once for a server's worker processes to map). It imports NumPy, the library and the
+and checked), ``demo`` (the bundled colours), ``shared`` (a catalogue's arrays written
+once for a server's worker processes to map) and ``stimuli`` (its files' SHA-256, recorded
+at an experiment's first start and checked after). It imports NumPy, the library and the
 extension (the item store), nothing of the service.
 """
 

@@ -42,7 +42,7 @@ class Catalogue:
         None: each searcher template builds its own.
     source : Path or None
         The folder or CSV file it was loaded from (None: a demo, or built in code): whose
-        files :mod:`~tripletsearch.serve.stimuli` records.
+        files :mod:`~tripletsearch.serve.catalogue.stimuli` records.
     """
 
     names: tuple[str, ...]

@@ -8,9 +8,9 @@ from starlette.routing import Route
 
 from ... import schema
 from ...catalogue import raster_type
+from ...catalogue.stimuli import MANIFEST_KEY, StimulusGuard
 from ...errors import Conflict, NotFound
 from ...service.search import SearchService
-from ...stimuli import MANIFEST_KEY, StimulusGuard
 from . import ok
 
 __all__ = ["ROUTES"]
@@ -76,7 +76,7 @@ def image(request: Request) -> Response:
     """``GET /images/{item}``: an item's image, from the catalogue's folder only.
 
     A study's or collect's picture is served only as the bytes recorded at its first start
-    (:mod:`~tripletsearch.serve.stimuli`): a picture changed on disk since is a 409 (and
+    (:mod:`~tripletsearch.serve.catalogue.stimuli`): a picture changed on disk since is a 409 (and
     one log line), never another stimulus.
     """
     try:

@@ -1,12 +1,13 @@
 """Stimuli fixed by checksum: the catalogue's files recorded at an experiment's first start.
 
 At a study's or a collect's first start (:func:`record_or_check`, from
-:func:`~.experiment.bind`) every file of its catalogue (each item's picture, the items file,
-the embedding file) is recorded with its size in bytes and SHA-256: the **manifest**
-(:func:`manifest`), ``{path relative to the catalogue's folder: {"bytes", "sha256"}}``, kept
-in the experiment's stored settings (``ts_experiments.settings``, key ``"stimuli"``:
-``{"files": manifest}``; no column of its own). A demo catalogue has no files: its manifest
-is empty (its names and colours are in the experiment's design already).
+:func:`~tripletsearch.serve.experiment.bind`) every file of its catalogue (each item's
+picture, the items file, the embedding file) is recorded with its size in bytes and
+SHA-256: the **manifest** (:func:`manifest`), ``{path relative to the catalogue's folder:
+{"bytes", "sha256"}}``, kept in the experiment's stored settings
+(``ts_experiments.settings``, key ``"stimuli"``: ``{"files": manifest}``; no column of its
+own). A demo catalogue has no files: its manifest is empty (its names and colours are in
+the experiment's design already).
 
 A later start compares the files with it. Once people took part, a changed or missing file
 refuses the start (:class:`StimuliChanged`, a ValueError: ``serve`` prints its one line and
@@ -124,7 +125,7 @@ def _differences(cat: Any, recorded: dict, path: str, kind: str, name: str) -> s
             continue
         return (
             f"{path}: {what}file {where} {state} since {kind} {name!r} was first started; "
-            f"put the recorded file back, or give the file a new name (name = \"...\") to start "
+            f'put the recorded file back, or give the file a new name (name = "...") to start '
             f"a new {kind} with these files"
         )
     return None
@@ -133,7 +134,8 @@ def _differences(cat: Any, recorded: dict, path: str, kind: str, name: str) -> s
 def record_or_check(store: Any, experiment: Any) -> dict[str, dict[str, Any]] | None:
     """Record the catalogue's manifest with the bound ``experiment``, or check it.
 
-    ``experiment``: a Study or CollectConfig bound in ``store`` (:func:`~.experiment.bind`).
+    ``experiment``: a Study or CollectConfig bound in ``store``
+    (:func:`~tripletsearch.serve.experiment.bind`).
     No manifest stored (a new experiment, or one started before this version: said once on
     stderr): the files are recorded. Stored: :class:`StimuliChanged` (its message one line:
     the item and the file) when one is missing or changed and people took part; before
