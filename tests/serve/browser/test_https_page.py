@@ -12,7 +12,7 @@ from playwright.sync_api import Error, expect
 from serve.browser.conftest import _without_preload, chromium
 from serve.browser.helpers import DESKTOP, PHONE
 from serve.helpers import collect_toml
-from serve.web.test_https import Certs, serving
+from serve.tls import Certs, serving
 from tripletsearch.serve.store import Store
 
 # a browser and a server process: run once, not again under the sanitizers (.ci/run)
