@@ -185,14 +185,7 @@ class GaussSearch final : public DiscreteSearcher {
     int g = 0;
     for (const Cand& c : best)
       if (g < m && !on_screen(c.index)) out[g++] = c.index;
-    short_.valid = usable;
-    if (usable) {
-      short_.items.resize(best.size());
-      for (std::size_t i = 0; i < best.size(); ++i) short_.items[i] = best[i].index;
-      short_.tau = tau;
-      short_.mean = mean_;
-      short_.L = L;
-    }
+    short_.renew(usable, best, tau, mean_, L);
     return g;
   }
 

@@ -40,6 +40,17 @@ struct StripShortlist {
   std::vector<double> mean, L;      // mu_s and L_s
   double tau = 0.0;                 // D_s of every other eligible item >= tau (inf: none)
 
+  // After a full scan: its best (each with .index) under the belief (mean_s, L_s), tau_s.
+  template <class Best>
+  void renew(bool use, const std::vector<Best>& best, double tau_s,
+             const std::vector<double>& mean_s, const std::vector<double>& L_s) {
+    valid = use;
+    if (!use) return;
+    items.resize(best.size());
+    for (std::size_t i = 0; i < best.size(); ++i) items[i] = best[i].index;
+    tau = tau_s, mean = mean_s, L = L_s;
+  }
+
   static std::int64_t size_for(int m, int k) {
     return std::max<std::int64_t>(kShortlistMin, kShortlistPerItem * (m + k));
   }
