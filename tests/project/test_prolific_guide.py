@@ -146,9 +146,10 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
                     pass
                 assert time.monotonic() < deadline, "the server did not start"
                 time.sleep(0.2)
-            assert "max-age=31536000" in client.get(base + "/api/experiment").headers[
-                "strict-transport-security"
-            ]
+            assert (
+                "max-age=31536000"
+                in client.get(base + "/api/experiment").headers["strict-transport-security"]
+            )
             link = {"STUDY_ID": "S1", "SESSION_ID": "X1"}
             done = take_part(client, base, {**link, "PROLIFIC_PID": "pp-finished"}, True)
             gone = take_part(client, base, {**link, "PROLIFIC_PID": "pp-withdrawn"}, False)

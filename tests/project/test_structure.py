@@ -256,11 +256,12 @@ def test_the_service_is_laid_out_in_small_packages():
 SERVE_IMPORTS = {
     "catalogue": set(),
     "store": set(),
+    "crowd": set(),  # (codes: the commands' database helpers, the roster: modules)
     "modes": {"catalogue", "store"},
-    "service": {"catalogue", "store", "modes"},
-    "study": {"catalogue", "store", "modes", "service"},
-    "collect": {"catalogue", "store", "modes", "service"},
-    "web": {"catalogue", "store", "modes", "service", "study", "collect"},
+    "service": {"catalogue", "store", "modes", "crowd"},
+    "study": {"catalogue", "store", "modes", "service", "crowd"},
+    "collect": {"catalogue", "store", "modes", "service", "crowd"},
+    "web": {"catalogue", "store", "modes", "service", "study", "collect", "crowd"},
 }
 SERVE_MODULES = {
     "errors",
@@ -270,11 +271,7 @@ SERVE_MODULES = {
     "export",
     "cli",
     "commands",
-    "completion",
     "roster",
-    "codes",
-    "platforms",
-    "stimuli",
     "datapackage",
 }  # serve/*.py
 

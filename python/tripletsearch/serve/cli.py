@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .codes import add_parser
 from .commands import DEFAULT_TOKEN_FILE, admin_token, export, prune, report, serve
 from .config import HSTS_MAX_AGE
+from .crowd.codes import add_parser
 from .service.memory import DEFAULT_SHARE
 
 __all__ = ["add_commands", "admin_token", "DEFAULT_TOKEN_FILE"]

@@ -29,7 +29,7 @@ participant sees::
     show_names = true                # names under the items (false: pictures only)
     platform = "prolific"            # optional: the link's parameters read and kept
                                      # ("mturk", "cloudresearch", "sona", or a table
-                                     # {id, params}: see platforms.py); one participation
+                                     # {id, params}: see crowd/platforms.py); one participation
                                      # per platform id
     require_platform_id = false      # true: a link without the id cannot take part
     seed = 0
@@ -56,9 +56,10 @@ from typing import Any
 
 from ...collect import METHODS
 from ...embedding import MODEL_ALIASES, MODELS
-from .. import platforms
 from ..catalogue import Catalogue
-from ..completion import completion
+from ..crowd import platforms
+from ..crowd.completion import completion
+from ..crowd.platforms import Platform
 from ..experiment import (
     Experiment,
     check_name,
@@ -70,7 +71,6 @@ from ..experiment import (
 )
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
-from ..platforms import Platform
 
 __all__ = ["CollectConfig", "load_collect", "DEFAULT_COLLECT_CONSENT"]
 
@@ -97,7 +97,7 @@ _DEFAULTS: dict[str, Any] = {
     "completion_code": None,
     "redirect": None,
     "completion": None,
-    "platform": None,  # a crowdsourcing platform whose link parameters are read (platforms.py)
+    "platform": None,  # a crowd platform whose link parameters are read (crowd/platforms.py)
     "require_platform_id": False,
     "seed": 0,
     "consent": DEFAULT_COLLECT_CONSENT,
@@ -310,4 +310,3 @@ def load_collect(path: Any) -> CollectConfig:
         completion=ends,
         platform=platforms.file_platform(name, cfg),
     )
-

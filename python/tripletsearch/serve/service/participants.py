@@ -171,13 +171,13 @@ class Participants:
         """Enrol from a participant's link: ``POST /api/participants``'s reply.
 
         ``link``: the platform parameters the page read from its link (``{name: value}``),
-        read by the file's :attr:`platform` (:meth:`.platforms.Platform.read`: unknown
+        read by the file's :attr:`platform` (:meth:`..crowd.platforms.Platform.read`: unknown
         names ignored, each value checked, a required id or an MTurk preview refused, 400
         naming the parameter); its id parameter is the ``platform_id``. Without a platform
         the old ``platform_id`` alone (and no parameters) as before. A ``platform_id`` that
         differs from the link's id is refused. Then :meth:`enrol`.
         """
-        from ..platforms import PlatformError
+        from ..crowd.platforms import PlatformError
 
         params = None
         if self.platform is not None:
@@ -346,7 +346,7 @@ class Participants:
         screen recorded; None: none recorded) and ``n_slots``. And, when the file names
         one, ``platform``: the crowdsourcing platform whose link parameters the page sends
         at enrolment (``{"name", "id", "params", "required", "preview": {"param",
-        "value"} | null}``, :meth:`.platforms.Platform.facts`).
+        "value"} | null}``, :meth:`..crowd.platforms.Platform.facts`).
         """
         from ..schema import MAX_RESPONSE_MS
 

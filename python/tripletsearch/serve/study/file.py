@@ -19,7 +19,7 @@ items per screen and the seed::
                                      # distance to their mean, the paper's 0.1 at its scale)
     consent = "..."                  # shown before anything is recorded
     show_names = true                # names under the items (false: pictures only)
-    platform = "prolific"            # optional: the link's ids kept (platforms.py), one
+    platform = "prolific"            # optional: the link's ids kept (crowd/platforms.py), one
     require_platform_id = false      # participation each; true: none without the id
     exclude = ["..."]                # item names left out of the study (targets and
                                      # screens); on the colour demo by default the survey's
@@ -29,7 +29,7 @@ items per screen and the seed::
     gauss = "embeddings/probit.npy"  # (.npy, .csv or Embedding.save's .npz; relative to
                                      # the file); the others search the catalogue's
     [completion.finished]            # optional: the code and link back at the end, per
-    code = "C0DE42"                  # outcome (finished, withdrawn: completion.py; before
+    code = "C0DE42"                  # outcome (finished, withdrawn: crowd/completion.py; before
     redirect = "https://..."         # 0.4.0 the top-level completion_code and redirect)
 
 Once people took part, the keys that make the design (catalogue, exclude, methods,
@@ -78,9 +78,10 @@ import numpy as np
 
 from ...discrete import METHODS
 from ...utils import derived_seed
-from .. import platforms
 from ..catalogue import DEMO_EXCLUDE, Catalogue
-from ..completion import completion
+from ..crowd import platforms
+from ..crowd.completion import completion
+from ..crowd.platforms import Platform
 from ..experiment import (
     Experiment,
     check_name,
@@ -93,7 +94,6 @@ from ..experiment import (
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.find import N_CHOICES
-from ..platforms import Platform
 from .keys import check_guesses_key, embeddings_key, gamma_sigma
 
 __all__ = [

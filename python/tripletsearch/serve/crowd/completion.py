@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .experiment import fail
+from ..experiment import fail
 
 __all__ = ["completion", "OUTCOMES", "MAX_CODE"]
 

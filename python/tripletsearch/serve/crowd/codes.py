@@ -164,13 +164,13 @@ def run(args: Any) -> int:
     Exit 0 when every submitted code matches its record, 1 when any does not, 2 on bad
     input (one line on stderr).
     """
-    from .commands import _fast, _with_store
+    from ..commands import _fast, _with_store
 
     id_column, code_column = PLATFORM_COLUMNS[args.platform]
 
     def work(store: Any, cat: Any) -> int:
-        from .experiment import listing, pick
-        from .roster import experiment_roster
+        from ..experiment import listing, pick
+        from ..roster import experiment_roster
 
         try:
             found = pick(listing(store), None, args.experiment)
