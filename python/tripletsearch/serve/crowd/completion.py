@@ -12,15 +12,25 @@ the code the end screen shows and the link back to the crowdsourcing platform::
 
 The top-level ``completion_code`` and ``redirect`` (before 0.4.0) are the finished
 outcome's. Settings, not design: they may change between starts.
+
+A redirect may name the participant's link parameters in braces, filled in (URL-encoded)
+at the end of their part (:func:`fill_redirect`): SONA's credit URL takes the
+participant's survey code (``...&survey_code={id}``), an MTurk external question's
+submission its assignment (``...?assignmentId={assignmentId}``); ``{code}`` is the code.
+The names must be the file's platform parameters (:func:`check_redirects`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import quote
 
 from ..experiment import fail
 
-__all__ = ["completion", "OUTCOMES", "MAX_CODE"]
+__all__ = ["completion", "check_redirects", "fill_redirect", "OUTCOMES", "MAX_CODE"]
+
+_NAMED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 
 #: The outcomes of a participant's part a file gives a completion code and redirect for.
 OUTCOMES = ("finished", "withdrawn")
@@ -98,3 +108,34 @@ def _query_cc(url: str | None) -> str | None:
         return None
     found = parse_qs(urlsplit(url).query).get("cc")
     return found[0] if found else None
+
+
+def check_redirects(name: str, ends: dict, params: tuple[str, ...]) -> None:
+    """Each redirect of ``ends`` (:func:`completion`'s) names only ``params`` or ``code``.
+
+    ``params``: the file's platform parameters (none without a platform). A ValueError
+    naming the file, the outcome and the unknown name.
+    """
+    for outcome, given in ends.items():
+        for found in _NAMED.findall(given.get("redirect") or ""):
+            if found != "code" and found not in params:
+                known = ", ".join(["code", *params])
+                raise fail(
+                    name,
+                    f"completion.{outcome}.redirect: {{{found}}} is not a parameter of the "
+                    f"platform's link (known: {known})",
+                )
+
+
+def fill_redirect(url: str, params: dict[str, str], code: str | None) -> str:
+    """``url`` with the participant's link parameters and code filled in, URL-encoded.
+
+    Each ``{name}`` of ``params``' names, and ``{code}``; a parameter their link did not
+    carry: empty.
+    """
+
+    def value(m: re.Match) -> str:
+        got = code if m.group(1) == "code" else params.get(m.group(1))
+        return quote(got or "", safe="")
+
+    return _NAMED.sub(value, url)

@@ -170,11 +170,18 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 
 def file_platform(path: str, cfg: dict) -> Platform | None:
-    """:func:`from_file` of file ``path``'s table: a ValueError ``"<path>: <message>"``."""
+    """:func:`from_file` of file ``path``'s table: a ValueError ``"<path>: <message>"``.
+
+    The file's redirects may name only the platform's parameters (``check_redirects``).
+    """
     try:
-        return from_file(cfg)
+        found = from_file(cfg)
     except PlatformError as exc:
         raise ValueError(f"{path}: {exc}") from None
+    from .completion import check_redirects, completion
+
+    check_redirects(path, completion(path, cfg), () if found is None else found.params)
+    return found
 
 
 def from_file(cfg: dict) -> Platform | None:

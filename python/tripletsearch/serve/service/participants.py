@@ -20,6 +20,7 @@ participant's current one (:meth:`~Participants.current_session`).
 from __future__ import annotations
 
 import copy
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -312,8 +313,18 @@ class Participants:
         if kept is not None:
             reply["completion_code"] = kept
         if redirect is not None:
-            reply["redirect"] = redirect
+            reply["redirect"] = self._filled(pid, redirect, kept)
         return reply
+
+    def _filled(self, pid: str, redirect: str, code: str | None) -> str:
+        """``redirect`` with the participant's link parameters filled in (``{id}``, ...)."""
+        if "{" not in redirect:
+            return redirect
+        from ..crowd.completion import fill_redirect
+
+        row = self.store.participant(pid)
+        params = json.loads(row.platform_params) if row and row.platform_params else {}
+        return fill_redirect(redirect, params, code)
 
     # ------------------------------------------------------- one surface for every kind
     @property

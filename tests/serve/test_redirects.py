@@ -1,0 +1,75 @@
+"""A redirect naming the participant's link parameters (SONA's survey code, MTurk's
+assignment) is filled in, URL-encoded, at the end of their part; a name the platform's link
+does not carry is refused when the file is read."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from serve.helpers import collect_toml, in_process, write_design
+from tripletsearch.serve import create_app
+from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.crowd.completion import fill_redirect
+
+CREDIT = "https://uni.sona-systems.com/webstudy_credit.aspx?experiment_id=7&credit_token=t0k"
+SONA = f"""
+platform = "sona"
+
+[completion.finished]
+code = "DONE"
+redirect = "{CREDIT}&survey_code={{id}}"
+
+[completion.withdrawn]
+redirect = "https://example.org/left?id={{id}}&code={{code}}"
+"""
+
+
+def test_fill_redirect_encodes_each_value_and_leaves_the_rest():
+    url = "https://x.org/a?s={id}&c={code}&h={hitId}&keep=%7B"
+    got = fill_redirect(url, {"id": "a&b c", "hitId": "H/1"}, "C=1")
+    assert got == "https://x.org/a?s=a%26b%20c&c=C%3D1&h=H%2F1&keep=%7B"
+    assert fill_redirect("https://x.org/?s={id}", {}, None) == "https://x.org/?s="
+
+
+def test_sona_credit_url_gets_the_participants_survey_code(tmp_path):
+    text = collect_toml(catalogue="colours", n_choices=2, max_queries=4) + SONA
+    cfg = load_collect(write_design(tmp_path, "collect.toml", text))
+    with in_process(create_app(cfg.catalogue, f"sqlite:///{tmp_path / 'c.db'}", collect=cfg)) as c:
+        ends = {}
+        for code, finish in (("51&2", True), ("77 3", False)):
+            r = c.post("/api/participants", json={"consent": True, "platform": {"id": code}})
+            p = r.json()
+            h = {"Authorization": f"Bearer {p['token']}"}
+            url = f"/api/participants/{p['id']}"
+            reply = c.post(url + "/next", json={}, headers=h).json()
+            if finish:
+                while not reply["done"]:
+                    body = {"screen": reply["screen"]["number"], "choice": 0}
+                    reply = c.post(url + "/answer", json=body, headers=h).json()
+            else:
+                reply = c.post(url + "/withdraw", json={}, headers=h).json()
+            ends[code] = reply
+    done = urlsplit(ends["51&2"]["redirect"])
+    assert parse_qs(done.query) == {
+        "experiment_id": ["7"], "credit_token": ["t0k"], "survey_code": ["51&2"]
+    }  # fmt: skip
+    assert ends["51&2"]["redirect"].startswith(CREDIT + "&survey_code=51%262")
+    assert ends["77 3"]["redirect"] == "https://example.org/left?id=77%203&code="
+
+
+@pytest.mark.parametrize(
+    "platform, redirect, unknown",
+    [
+        ('platform = "sona"', "https://x.org/?s={workerId}", "{workerId}"),
+        ("", "https://x.org/?s={id}", "{id}"),  # no platform: only {code}
+    ],
+)
+def test_a_name_the_link_does_not_carry_is_refused(tmp_path, platform, redirect, unknown):
+    text = collect_toml(catalogue="colours") + f'{platform}\n[completion.finished]\ncode = "A"\n'
+    text += f'redirect = "{redirect}"\n'
+    path = write_design(tmp_path, "collect.toml", text)
+    with pytest.raises(ValueError, match="completion.finished.redirect") as err:
+        load_collect(path)
+    assert unknown in str(err.value) and str(err.value).startswith(str(path))
