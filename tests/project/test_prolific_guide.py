@@ -104,9 +104,15 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     text = GUIDE.read_text()
     cmds = commands(text)
     toml = blocks(text, "toml")
-    assert len(toml) == 1 and len(cmds) == 4, "the page's blocks changed: update this test"
+    assert len(toml) == 2 and len(cmds) == 4, "the page's blocks changed: update this test"
     (tmp_path / "study.toml").write_text(toml[0])
     pictures(tmp_path / "shoes")
+    # the SONA credit redirect: the study file on SONA loads (its {id} a SONA parameter)
+    from tripletsearch.serve.study import load_study
+
+    head = toml[0].split("[completion.finished]")[0].replace('"prolific"', '"sona"')
+    (tmp_path / "sona.toml").write_text(head + toml[1])
+    assert "{id}" in load_study(tmp_path / "sona.toml").completion["finished"]["redirect"]
     ran = []
 
     # the server over HTTPS, with a certificate of a CA the client trusts alone
@@ -183,7 +189,8 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     out = run(codes, tmp_path)
     ran.append(codes)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "pp-unsubmitted" in out.stdout and "PREVIEW" not in out.stdout
+    assert "NOT SUBMITTED pp-unsubmitted (started" in out.stdout and "PREVIEW" not in out.stdout
+    assert "2 submitted: 2 match, 0 do not" in out.stdout, out.stdout
 
     export = cmds[2]
     out = run(export, tmp_path)
@@ -209,7 +216,8 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     out = run(mturk, tmp_path)
     ran.append(mturk)
     assert out.returncode == 1, out.stdout + out.stderr  # a code that does not match
-    assert "pp-withdrawn" in out.stdout
+    said = "MISMATCH pp-withdrawn: submitted WRONG, recorded CWD0R4W5 (withdrawn)"
+    assert said in out.stdout, out.stdout
 
     assert ran == cmds  # every command of the page, in its order
 
