@@ -219,7 +219,7 @@ def from_file(cfg: dict) -> Platform | None:
     pid = given.get("id")
     if pid not in params:
         raise PlatformError(f"platform.id: one of platform.params {params}")
-    return Platform("custom", pid, tuple(params), required)
+    return Platform("custom", str(pid), tuple(params), required)
 
 
 def _replace(p: Platform, required: bool) -> Platform:

@@ -57,6 +57,12 @@ class Experiment(Protocol):
     def enrol(self, plan: int = ..., platform_id: str | None = None, arms: Any = None) -> dict:
         """A new participant (who consented): ``{"id", "token"}``."""
 
+    def join(self, link: dict | None = None, platform_id: str | None = None) -> dict:
+        """Enrol from a participant's link (its platform's parameters).
+
+        ``{"id", "token"}``, with ``"resumed": true`` when its platform id took part already.
+        """
+
     def enrol_preview(self) -> dict:
         """The owner's preview participant: ``{"id", "token", "preview": true}``."""
 
@@ -125,6 +131,8 @@ class Participants:
         finished = completion.get("finished", {})
         self.completion_code, self.redirect = finished.get("code"), finished.get("redirect")
         self.catalogue: Any = None  # the kind's (its item(i): a target's record)
+        # the crowd platform the experiment's file names (crowd.platforms.Platform), or None
+        self.platform: Any = None
 
     def enrol(
         self,
@@ -164,9 +172,6 @@ class Participants:
             reply: dict = {"id": pid, "token": token}
             return {**reply, "resumed": True} if resumed else reply
         raise Busy("could not draw a free participant id; try again")
-
-    #: The crowdsourcing platform the experiment's file names (:mod:`..platforms`), or None.
-    platform: Any = None
 
     def join(self, link: dict | None = None, platform_id: str | None = None) -> dict:
         """Enrol from a participant's link: ``POST /api/participants``'s reply.
