@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from serve.helpers import collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
@@ -172,3 +173,39 @@ def test_the_collect_export_writes_the_manifest_of_the_copied_pictures(tmp_path)
         copied = cat / row["file"]
         assert row["sha256"] == sha(copied) and int(row["bytes"]) == copied.stat().st_size
         assert row["sha256"] == sha(root / row["source"])  # the catalogue's own file
+
+
+def test_the_collect_export_refuses_a_picture_changed_since_the_first_start(tmp_path):
+    app, cfg, db, root = start(tmp_path)
+    _took_part(app, answers=6)
+    recorded = Store(db).experiment("alike").settings[MANIFEST_KEY]["files"]
+    original = (root / "pics" / "p5.png").read_bytes()
+    (root / "pics" / "p5.png").write_bytes(PNG + b"another picture, never shown")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "tripletsearch", "export", "--collect"]
+    cmd += [str(tmp_path / "collect.toml"), "--database", db, "--out", str(out)]
+    cmd += ["--fast-server-ms", "0"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert "'thing 5'" in line and "p5.png" in line and "changed" in line
+    assert not out.exists()
+    (root / "pics" / "p5.png").unlink()  # missing: refused as well
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and not out.exists()
+    assert "p5.png" in r.stderr, r.stderr
+    (root / "pics" / "p5.png").write_bytes(original)  # put back: exported as recorded
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(out / "catalogue" / "stimuli.csv", newline="") as fh:
+        rows = {row["source"]: row for row in csv.DictReader(fh)}
+    assert rows["pics/p5.png"]["sha256"] == recorded["pics/p5.png"]["sha256"]
+    # a picture changed between the check and its copy: refused too
+    from tripletsearch.serve.catalogue.stimuli import StimuliChanged
+    from tripletsearch.serve.collect.export import _catalogue_folder
+
+    cat = load_collect(tmp_path / "collect.toml").catalogue
+    wrong = {**recorded, "pics/p1.png": {"bytes": 1, "sha256": "0" * 64}}
+    X = {"gamma-ckl": np.zeros((N, 2))}
+    with pytest.raises(StimuliChanged, match="thing 1"):
+        _catalogue_folder(cat, tmp_path / "cat", X, wrong)

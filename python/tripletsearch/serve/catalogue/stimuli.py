@@ -35,6 +35,7 @@ __all__ = [
     "StimuliChanged",
     "StimulusGuard",
     "catalogue_files",
+    "check_recorded",
     "file_digest",
     "manifest",
     "record_or_check",
@@ -168,6 +169,27 @@ def record_or_check(store: Any, experiment: Any) -> dict[str, dict[str, Any]] | 
             flush=True,
         )
     return files
+
+
+def check_recorded(store: Any, experiment: Any) -> dict[str, dict[str, Any]] | None:
+    """The manifest recorded for the bound ``experiment``, checked against its files now.
+
+    What an export writes (``tripletsearch export --collect``): the files as recorded at
+    the experiment's first start, never as they are on disk now. Nothing is written.
+    :class:`StimuliChanged` (its message one line: the item and the file, as at a start)
+    when a recorded file is missing or changed; None when no manifest is stored (an
+    experiment not started since stimuli were recorded).
+    """
+    row = store.experiment(experiment.name)
+    stored = None if row is None else row.settings.get(MANIFEST_KEY)
+    if not (isinstance(stored, dict) and isinstance(stored.get("files"), dict)):
+        return None
+    problem = _differences(
+        experiment.catalogue, stored["files"], experiment.path, row.kind, row.name
+    )
+    if problem is not None:
+        raise StimuliChanged(problem)
+    return dict(stored["files"])
 
 
 class StimulusGuard:

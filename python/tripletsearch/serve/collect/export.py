@@ -15,7 +15,9 @@ triplets, with their details in ``collect_triplets_info.csv``):
     a catalogue folder that ``tripletsearch serve --catalogue`` takes as it is: the items'
     names, colours and pictures (copied), ``embedding.npy`` the first model's, and
     ``embeddings/`` the others'; with pictures, ``stimuli.csv`` (:data:`STIMULI_COLUMNS`):
-    each copied picture's path in the served catalogue, its bytes and SHA-256.
+    each copied picture's path in the served catalogue, its bytes and SHA-256 as recorded at
+    the experiment's first start (:mod:`~..catalogue.stimuli`): a catalogue file changed or
+    missing since refuses the export (one line naming the item and the file; exit 2).
 ``collect_participants.csv``
     one row per participant of the collect, withdrawn ones too: their sampler, answers,
     the check rules' version, whether they are flagged and by which rules
@@ -43,6 +45,7 @@ import numpy as np
 
 from ...utils import derived_seed
 from ..catalogue import Catalogue
+from ..catalogue.stimuli import StimuliChanged, check_recorded
 from ..store import Store
 from .file import CollectConfig
 from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
@@ -191,11 +194,16 @@ def _fit(config: CollectConfig, model: str, triplets: np.ndarray) -> tuple[np.nd
     return np.asarray(emb.embedding_, dtype=np.float64), info
 
 
-def _catalogue_folder(cat: Catalogue, out: Path, embeddings: dict[str, np.ndarray]) -> None:
+def _catalogue_folder(
+    cat: Catalogue, out: Path, embeddings: dict[str, np.ndarray], recorded: dict | None = None
+) -> None:
     """``out`` as a catalogue folder: items.csv, the pictures, the embeddings.
 
     With pictures: :data:`STIMULI_FILE`, the manifest of the copied pictures
     (:data:`STIMULI_COLUMNS`: the bytes and SHA-256 of the copy, which are the original's).
+    ``recorded``: the manifest recorded at the experiment's first start
+    (:func:`~..catalogue.stimuli.check_recorded`); a copied picture whose bytes are not
+    the recorded ones raises :class:`~..catalogue.stimuli.StimuliChanged`.
     """
     out.mkdir(parents=True, exist_ok=True)
     header = ["name"] + (["hex"] if cat.hex is not None else [])
@@ -211,6 +219,15 @@ def _catalogue_folder(cat: Catalogue, out: Path, embeddings: dict[str, np.ndarra
                 data = src.read_bytes()  # the bytes copied are the bytes hashed
                 (out / rel).write_bytes(data)
                 digest = hashlib.sha256(data).hexdigest()
+                want = (recorded or {}).get(cat.images[i])
+                if want is not None and (want.get("bytes"), want.get("sha256")) != (
+                    len(data),
+                    digest,
+                ):
+                    raise StimuliChanged(
+                        f"item {cat.names[i]!r}: file {src} changed since the experiment was "
+                        "first started (while exporting); put the recorded file back"
+                    )
                 stimuli.append([i, cat.names[i], rel, cat.images[i], len(data), digest])
             row.append(rel)
         rows.append(row)
@@ -276,7 +293,11 @@ def write_collect_export(
     read them (one snapshot: the triplets written are the triplets fitted; None: read them
     now). ``title``: the study's (None: the collect's). ``fast_server_ms``: the server's
     clock check (:func:`~.quality.checks`). Returns ``{"triplets": n, "models": [...]}``.
+    :class:`~..catalogue.stimuli.StimuliChanged` (a ValueError, one line naming the item
+    and the file) when a catalogue file is not the one recorded at the first start.
     """
+    # the stimuli as recorded at the first start, or refused (before anything is fitted)
+    recorded = check_recorded(store, config)
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(collect_file, d / "collect.toml")
@@ -299,6 +320,6 @@ def write_collect_export(
         np.save(d / "embeddings" / f"{model}.npy", X)
         text = json.dumps(info, indent=2) + "\n"
         (d / "embeddings" / f"{model}.json").write_text(text, encoding="utf-8")
-    _catalogue_folder(config.catalogue, d / "catalogue", embeddings)
+    _catalogue_folder(config.catalogue, d / "catalogue", embeddings, recorded)
     (d / "study.toml").write_text(_study_file(config, embeddings, title), encoding="utf-8")
     return {"triplets": len(triplets), "models": models}
