@@ -223,6 +223,38 @@ def test_the_same_id_resumes_the_same_participant_with_a_new_token(prolific):
     assert other["id"] != first["id"] and "resumed" not in other
 
 
+def test_a_resume_racing_the_first_session_start_leaves_only_the_new_token(prolific, monkeypatch):
+    """Tab A starts the participant's first session; meanwhile another browser resumes the
+    id: the session created holds the resumed browser's token, the old one is refused."""
+    c, store = prolific
+    first = join(c, platform=PROLIFIC)
+    create = Store.create_session
+    entered, resumed = threading.Event(), threading.Event()
+
+    def slow_create(self, **kw):  # the session prepared, not yet written
+        entered.set()
+        resumed.wait(10)
+        return create(self, **kw)
+
+    monkeypatch.setattr(Store, "create_session", slow_create)
+    out = {}
+    url = f"/api/participants/{first['id']}/next"
+    tab = threading.Thread(target=lambda: out.update(a=c.post(url, json={}, headers=bearer(first))))
+    tab.start()
+    assert entered.wait(10)
+    monkeypatch.setattr(Store, "create_session", create)
+    again = join(c, platform=PROLIFIC)
+    assert again["resumed"]
+    resumed.set()
+    tab.join(30)
+    assert out["a"].status_code == 401  # finishing after the resume: the old token refused
+    assert c.post(url, json={}, headers=bearer(again)).status_code == 200  # the new browser
+    assert c.post(url, json={}, headers=bearer(first)).status_code == 401
+    (sid,) = [s.id for s in store.participant_sessions(first["id"])]
+    assert c.get(f"/api/sessions/{sid}", headers=bearer(first)).status_code == 401
+    assert c.get(f"/api/sessions/{sid}", headers=bearer(again)).status_code == 200
+
+
 def test_a_withdrawn_id_is_resumed_to_its_end(prolific):
     c, store = prolific
     p = join(c, platform=PROLIFIC)

@@ -386,13 +386,21 @@ class SessionRecords(Database):
         """A new session and its screen 0, in one transaction.
 
         A participant's session (a study's, a collect's): its participant, slot and target;
-        WriteConflict when that slot already has a session. ``experiment``: the key of the
+        WriteConflict when that slot already has a session. Its token hash is the
+        participant's, read in this transaction (the row locked; ``token_hash`` is then
+        unused): a resume that gave the participant a new token while this session was being
+        prepared leaves it with the new one, never the old. ``experiment``: the key of the
         study or collect it belongs to (default: its participant's group, none for a free
         session).
         """
         now = time.time()
         with self._tx() as c:
             if participant is not None:
+                owner = c.execute(
+                    sa.select(participants.c.token_hash, participants.c.study)
+                    .where(participants.c.id == participant)
+                    .with_for_update()
+                ).first()
                 taken = c.execute(
                     sa.select(sessions.c.id).where(
                         sessions.c.participant == participant, sessions.c.slot == slot
@@ -400,10 +408,9 @@ class SessionRecords(Database):
                 ).first()
                 if taken is not None:
                     raise WriteConflict(taken.id)
-                if experiment is None:
-                    experiment = c.execute(
-                        sa.select(participants.c.study).where(participants.c.id == participant)
-                    ).scalar()
+                if owner is not None:
+                    token_hash = owner.token_hash
+                    experiment = owner.study if experiment is None else experiment
             c.execute(
                 sa.insert(sessions).values(
                     id=sid,
