@@ -172,6 +172,24 @@ def test_the_old_platform_id_still_enrols(prolific):
     assert join(c, platform_id="OLD-1", platform={"PROLIFIC_PID": "OLD-1"})["id"] == p["id"]
 
 
+def test_the_deprecated_enrolment_routes_require_the_id_too(prolific):
+    """``POST /api/study/participants`` and ``/api/collect/participants`` enrol as the new
+    route does: a file requiring a platform id refuses them without one."""
+    c, store = prolific
+    kind = c.get("/api/experiment").json()["kind"]
+    r = c.post(f"/api/{kind}/participants", json={"consent": True})
+    assert r.status_code == 400 and "PROLIFIC_PID" in r.json()["error"], r.text
+    assert not list(store.iter_participants())
+    if kind == "collect":  # its old platform_id: read as the link's id, one participant
+        body = {"consent": True, "platform_id": "OLD-2"}
+        first = c.post("/api/collect/participants", json=body).json()
+        again = c.post("/api/collect/participants", json=body).json()
+        assert again["id"] == first["id"] and again["resumed"]
+        row = store.participant(first["id"])
+        assert row.platform_key == "OLD-2"
+        assert json.loads(row.platform_params) == {"PROLIFIC_PID": "OLD-2"}
+
+
 @pytest.mark.parametrize("kind", ["study", "collect"])
 def test_an_mturk_preview_is_never_enrolled(kind, tmp_path, study_file, collect_file):
     cfg = load(kind, tmp_path, study_file, collect_file, 'platform = "mturk"')

@@ -36,12 +36,15 @@ def info(request: Request) -> Response:
 async def enrol(request: Request) -> Response:
     """``POST /api/collect/participants`` ``{"consent": true}``: 201 ``{"id", "token"}``.
 
-    An optional ``platform_id`` names the participant on a crowdsourcing platform.
+    An optional ``platform_id`` names the participant on a crowdsourcing platform. Enrols
+    as ``POST /api/participants`` with that id alone does (``Participants.join``): checked
+    as the file's platform id, refused (400 naming the parameter) when the file requires
+    one and none is given.
     """
     collect = _collect(request)
     platform_id = schema.collect_consent(await read_json(request))
     limit(request, request.app.state.enrolment_rate, "enrolments")
-    reply = await run_in_threadpool(collect.enrol, platform_id=platform_id)
+    reply = await run_in_threadpool(collect.join, None, platform_id)
     return ok(reply, 201, moved("POST /api/collect/participants", "POST /api/participants"))
 
 

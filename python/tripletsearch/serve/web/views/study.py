@@ -34,11 +34,15 @@ def info(request: Request) -> Response:
 
 
 async def enrol(request: Request) -> Response:
-    """``POST /api/study/participants`` ``{"consent": true}`` -> 201 ``{"id", "token"}``."""
+    """``POST /api/study/participants`` ``{"consent": true}`` -> 201 ``{"id", "token"}``.
+
+    Enrols as ``POST /api/participants`` without a link does (``Participants.join``): a
+    study whose file requires a platform id refuses it (400 naming the parameter).
+    """
     studies = _study(request)
     schema.consent(await read_json(request))
     limit(request, request.app.state.enrolment_rate, "enrolments")
-    reply = await run_in_threadpool(studies.enrol)
+    reply = await run_in_threadpool(studies.join)
     return ok(reply, 201, moved("POST /api/study/participants", "POST /api/participants"))
 
 
