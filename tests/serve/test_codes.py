@@ -137,3 +137,19 @@ def test_check_codes_counts_a_kept_duplicate_by_any_of_its_codes():
     found = check_codes(people, [("x", "B")])
     assert found["matched"] == ["x"] and not found["mismatched"]
     assert [p["participant"] for p in found["unmatchable"]] == ["P-3"]
+
+
+def test_ids_are_compared_in_the_form_the_server_keeps():
+    """NFC on both sides; a Prolific id of 24 hex digits in any case; other ids by case."""
+
+    def row(pid, code):
+        return {"participant": "P-" + pid, "platform_id": pid, "code": code,
+                "outcome": "finished", "flagged": False}  # fmt: skip
+
+    hexid = "5f1a2b3c4d5e6f7a8b9c0d1e"
+    people = [row("jos\u00e9", "A"), row(hexid, "B"), row("abc", "C")]
+    submitted = [("jose\u0301", "A"), (hexid.upper(), "B"), ("ABC", "C")]
+    found = check_codes(people, submitted, "prolific")
+    assert found["matched"] == ["jose\u0301", hexid.upper()]
+    assert [m["platform_id"] for m in found["unknown"]] == ["ABC"]
+    assert [p["platform_id"] for p in found["not_submitted"]] == ["abc"]

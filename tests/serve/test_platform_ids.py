@@ -116,10 +116,37 @@ def test_a_file_naming_a_bad_platform_fails_naming_the_file(
 def test_a_value_is_checked_as_text(value, said):
     with pytest.raises(PlatformError, match=said):
         check_text("PROLIFIC_PID", value)
+    assert check_text("x", "x" * 128) == "x" * 128
+    assert check_text("x", "e\u0301\u0301") == "\u00e9\u0301"  # kept in NFC form
+
+
+@pytest.mark.parametrize("value", ["abc ", " abc", "abc\t", "\u3000abc", "a b "])
+def test_space_at_an_ends_is_refused_naming_the_parameter(value):
+    with pytest.raises(PlatformError, match="PROLIFIC_PID: no space at its start or end"):
+        check_text("PROLIFIC_PID", value)
+
+
+def test_one_id_typed_two_ways_is_one_participant(prolific):
+    """NFC: a decomposed and a composed id are one; leading or trailing space refused; case
+    kept (``ABC`` is not ``abc``) but for a Prolific id of 24 hex digits."""
+    c, store = prolific
+    composed = join(c, platform={"PROLIFIC_PID": "jos\u00e9"})
+    again = join(c, platform={"PROLIFIC_PID": "jose\u0301"})
+    assert again["id"] == composed["id"] and again["resumed"]
+    assert store.participant(composed["id"]).platform_key == "jos\u00e9"
+    for spaced in ("abc ", " abc"):
+        err = join(c, 400, platform={"PROLIFIC_PID": spaced})["error"]
+        assert err == "PROLIFIC_PID: no space at its start or end"
+        assert join(c, 400, platform_id=spaced)["error"].startswith("platform_id: no space")
     assert (
-        check_text("x", "x" * 128) == "x" * 128
-        and check_text("x", "e\u0301\u0301") == "e\u0301\u0301"
-    )
+        join(c, platform={"PROLIFIC_PID": "abc"})["id"]
+        != join(c, platform={"PROLIFIC_PID": "ABC"})["id"]
+    )  # an id that is not Prolific's form: its case kept
+    hexid = PROLIFIC["PROLIFIC_PID"]
+    lower = join(c, platform={"PROLIFIC_PID": hexid})
+    upper = join(c, platform={"PROLIFIC_PID": hexid.upper()})
+    assert upper["id"] == lower["id"] and upper["resumed"]
+    assert len(list(store.iter_participants())) == 4
 
 
 # ------------------------------------------------------------------ the API

@@ -85,23 +85,29 @@ def read_submissions(path: Any, id_column: str, code_column: str) -> list[tuple[
     return rows
 
 
-def check_codes(participants: list[dict], submitted: list[tuple[str, str]]) -> dict[str, Any]:
+def check_codes(
+    participants: list[dict], submitted: list[tuple[str, str]], platform: str | None = None
+) -> dict[str, Any]:
     """The submitted codes checked against the participants' table (:func:`~.roster.roster`).
 
     ``participants``: the roster's rows; ``submitted``: (platform id, code) pairs. A code
     matches when it is the code recorded for a participant of that platform id (a kept
-    duplicate: any of theirs). Returns ``{"matched", "mismatched", "unknown", "flagged",
-    "not_submitted", "unmatchable", "n_submitted"}``: mismatched and unknown as records
+    duplicate: any of theirs); ids compared in the form the server keeps them
+    (:func:`~.platforms.canonical_id` of ``platform``: NFC, a Prolific id lower-case).
+    Returns ``{"matched", "mismatched", "unknown", "flagged", "not_submitted",
+    "unmatchable", "n_submitted"}``: mismatched and unknown as records
     ``{"platform_id", "submitted", "recorded", "outcome"}``, flagged and not submitted as
     roster rows; ``unmatchable``: participants without a platform id (not checked).
     """
+    from .platforms import canonical_id
+
     by_id: dict[str, list[dict]] = {}
     for p in participants:
         if p["platform_id"] is not None:
-            by_id.setdefault(p["platform_id"], []).append(p)
+            by_id.setdefault(canonical_id(platform, p["platform_id"]), []).append(p)
     matched, mismatched, unknown = [], [], []
     for pid, code in submitted:
-        mine = by_id.get(pid)
+        mine = by_id.get(canonical_id(platform, pid))
         if not mine:
             unknown.append({"platform_id": pid, "submitted": code, "recorded": None})
         elif any(p["code"] is not None and p["code"] == code for p in mine):
@@ -112,7 +118,7 @@ def check_codes(participants: list[dict], submitted: list[tuple[str, str]]) -> d
             mismatched.append(
                 {"platform_id": pid, "submitted": code, "recorded": recorded, "outcome": outcome}
             )
-    ids = {pid for pid, _ in submitted}
+    ids = {canonical_id(platform, pid) for pid, _ in submitted}
     return {
         "n_submitted": len(submitted),
         "matched": matched,
@@ -120,7 +126,9 @@ def check_codes(participants: list[dict], submitted: list[tuple[str, str]]) -> d
         "unknown": unknown,
         "flagged": [p for p in participants if p["flagged"]],
         "not_submitted": [
-            p for p in participants if p["platform_id"] is not None and p["platform_id"] not in ids
+            p
+            for p in participants
+            if p["platform_id"] is not None and canonical_id(platform, p["platform_id"]) not in ids
         ],
         "unmatchable": [p for p in participants if p["platform_id"] is None],
     }
@@ -181,7 +189,8 @@ def run(args: Any) -> int:
         submitted = read_submissions(
             args.check, args.id_column or id_column, args.code_column or code_column
         )
-        result = check_codes(experiment_roster(store, found["key"], **_fast(args)), submitted)
+        roster = experiment_roster(store, found["key"], **_fast(args))
+        result = check_codes(roster, submitted, args.platform)
         print("\n".join(describe_check(result)))
         return 1 if result["mismatched"] or result["unknown"] else 0
 

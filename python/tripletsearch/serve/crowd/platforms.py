@@ -36,12 +36,18 @@ sona            id             (Sona Systems' ``?id=%SURVEY_CODE%``: "the system
                                integration guides name, lower case)
 ==============  =============  ====================================================
 
-A value is text (:func:`check_text`): 1 to 128 characters, printable, no run of more than
-:data:`MAX_COMBINING` combining marks (none first).
+A value is text (:func:`check_text`): no space at its start or end (refused, never
+trimmed), kept in Unicode's NFC form (so one id typed two ways is one participant), 1 to 128
+characters, printable, no run of more than :data:`MAX_COMBINING` combining marks (none
+first). Ids are compared as they are otherwise (``ABC`` and ``abc`` are two participants),
+but for a platform whose ids are known case-insensitive: Prolific's ids are 24 hexadecimal
+digits (a MongoDB ObjectId), and one in that form is kept lower-case (:func:`canonical_id`;
+any other form is kept as given). ``tripletsearch codes`` compares ids in the same form.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +58,7 @@ __all__ = [
     "PLATFORMS",
     "MAX_COMBINING",
     "MAX_TEXT",
+    "canonical_id",
     "check_text",
     "from_file",
     "PlatformError",
@@ -85,19 +92,38 @@ def combining_run(text: str) -> int:
 def check_text(name: str, value: Any) -> str:
     """``value`` as a platform id or parameter named ``name``; PlatformError if not.
 
-    A string of 1 to :data:`MAX_TEXT` characters, printable (no NUL, control or format
-    characters), with at most :data:`MAX_COMBINING` combining marks on a character and none
-    first.
+    A string without space (any Unicode white space) at its start or end, returned in NFC
+    form: 1 to :data:`MAX_TEXT` characters, printable (no NUL, control or format
+    characters), with at most :data:`MAX_COMBINING` combining marks on a character (counted
+    decomposed, so a precomposed letter counts its own) and none first.
     """
+    if isinstance(value, str) and value and value != value.strip():
+        raise PlatformError(f"{name}: no space at its start or end")
+    if isinstance(value, str):
+        value = unicodedata.normalize("NFC", value)  # one id typed two ways: one id
     if not isinstance(value, str) or not 0 < len(value) <= MAX_TEXT:
         raise PlatformError(f"{name}: a string of 1 to {MAX_TEXT} characters")
     if not value.isprintable():
         raise PlatformError(f"{name}: printable characters only")
-    if combining_run(value) > MAX_COMBINING:
+    if combining_run(unicodedata.normalize("NFD", value)) > MAX_COMBINING:  # however typed
         raise PlatformError(
             f"{name}: at most {MAX_COMBINING} combining marks on a character, none first"
         )
     return value
+
+
+_HEX_IDS = {"prolific": re.compile(r"[0-9a-fA-F]{24}")}  # ids known case-insensitive
+
+
+def canonical_id(platform: str | None, value: str) -> str:
+    """Platform id ``value`` (checked text) in the form kept and compared.
+
+    NFC; on ``platform`` ``"prolific"`` an id of 24 hexadecimal digits (Prolific's form)
+    lower-case. Other ids and platforms: as given (their case may matter).
+    """
+    value = unicodedata.normalize("NFC", value)
+    form = _HEX_IDS.get(platform or "")
+    return value.lower() if form is not None and form.fullmatch(value) else value
 
 
 @dataclass(frozen=True)
@@ -132,7 +158,8 @@ class Platform:
         """The platform id and the kept parameters of a link's ``given`` ones.
 
         ``given``: ``{name: value}`` (None: none). Names the platform does not have are
-        ignored; each kept value is checked (:func:`check_text`). PlatformError naming the
+        ignored; each kept value is checked (:func:`check_text`), the id in its
+        :func:`canonical_id` form. PlatformError naming the
         parameter: a value refused, a required id missing, or a preview link (never
         enrolled).
         """
@@ -145,6 +172,8 @@ class Platform:
             raise PlatformError(
                 f"{self.preview[0]}: {self.preview[1]} is a preview: accept the task to take part"
             )
+        if kept.get(self.id) is not None:
+            kept[self.id] = canonical_id(self.name, kept[self.id])
         pid = kept.get(self.id)
         if pid is None and self.required:
             raise PlatformError(f"{self.id}: this experiment needs your {self.name} id")
