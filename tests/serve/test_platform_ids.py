@@ -251,14 +251,16 @@ def test_the_same_id_resumes_the_same_participant_with_a_new_token(prolific):
     old = bearer(first)
     screen = c.post(f"/api/participants/{first['id']}/next", json={}, headers=old).json()
     row = store.participant(first["id"])
-    again = join(c, platform={"PROLIFIC_PID": PROLIFIC["PROLIFIC_PID"]})  # another browser
+    back = {"PROLIFIC_PID": PROLIFIC["PROLIFIC_PID"], "SESSION_ID": "X10"}  # another browser
+    again = join(c, platform=back)
     assert again["id"] == first["id"] and again["resumed"] is True
     assert again["token"] != first["token"]
     after = store.participant(first["id"])
     assert (after.number, after.plan, after.arm, after.created) == (
         row.number, row.plan, row.arm, row.created,
     )  # fmt: skip
-    assert json.loads(after.platform_params) == PROLIFIC  # the first link's kept
+    # the new link's parameters recorded, each its latest (was: the first link's kept)
+    assert json.loads(after.platform_params) == {**PROLIFIC, "SESSION_ID": "X10"}
     r = c.post(f"/api/participants/{first['id']}/next", json={}, headers=old)
     assert r.status_code == 401
     same = c.post(f"/api/participants/{first['id']}/next", json={}, headers=bearer(again))

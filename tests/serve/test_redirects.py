@@ -59,6 +59,37 @@ def test_sona_credit_url_gets_the_participants_survey_code(tmp_path):
     assert ends["77 3"]["redirect"] == "https://example.org/left?id=77%203&code="
 
 
+MTURK = """
+platform = "mturk"
+
+[completion.finished]
+code = "C1"
+redirect = "https://www.mturk.com/mturk/externalSubmit?assignmentId={assignmentId}&code={code}"
+"""
+
+
+def test_a_worker_back_with_a_new_assignment_is_redirected_with_it(tmp_path):
+    """On resume the new link's parameters are recorded: the redirect names the latest
+    assignment (MTurk submits to the assignment the worker holds now)."""
+    text = collect_toml(catalogue="colours", n_choices=2, max_queries=4) + MTURK
+    cfg = load_collect(write_design(tmp_path, "collect.toml", text))
+    with in_process(create_app(cfg.catalogue, f"sqlite:///{tmp_path / 'm.db'}", collect=cfg)) as c:
+        link = {"workerId": "A1WORKER", "assignmentId": "ASSIGN_OLD", "hitId": "H1"}
+        first = c.post("/api/participants", json={"consent": True, "platform": link}).json()
+        link = {**link, "assignmentId": "ASSIGN_NEW"}
+        p = c.post("/api/participants", json={"consent": True, "platform": link}).json()
+        assert p["id"] == first["id"] and p["resumed"]
+        h = {"Authorization": f"Bearer {p['token']}"}
+        url = f"/api/participants/{p['id']}"
+        reply = c.post(url + "/next", json={}, headers=h).json()
+        while not reply["done"]:
+            body = {"screen": reply["screen"]["number"], "choice": 0}
+            reply = c.post(url + "/answer", json=body, headers=h).json()
+    assert parse_qs(urlsplit(reply["redirect"]).query) == {
+        "assignmentId": ["ASSIGN_NEW"], "code": ["C1"]
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "platform, redirect, unknown",
     [

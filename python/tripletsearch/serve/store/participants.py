@@ -134,8 +134,11 @@ class ParticipantRecords(Database):
 
         With a ``platform_id`` that a participant of ``study`` already has (its
         ``platform_key``), that participant is resumed: ``token_hash`` replaces theirs and
-        their sessions' (the previous token stops working) and their id and number are returned with
-        ``resumed`` True; nothing else of theirs changes (withdrawn or finished ones too).
+        their sessions' (the previous token stops working), the link's ``platform_params``
+        are recorded over the ones kept (each parameter its latest value: an MTurk worker
+        back with a new ``assignmentId`` is redirected with it), and their id and number are
+        returned with ``resumed`` True; nothing else of theirs changes (withdrawn or
+        finished ones too).
         Else a new participant ``pid`` is enrolled with ``platform_key`` = ``platform_id``
         and ``platform_params`` (the link's parameters, kept as JSON). The look-up runs in
         the enrolment's transaction (its lock); two enrolments of a new id racing on
@@ -150,15 +153,19 @@ class ParticipantRecords(Database):
                         c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
                     if platform_id is not None:
                         had = c.execute(
-                            sa.select(p.id, p.number).where(
+                            sa.select(p.id, p.number, p.platform_params).where(
                                 p.study == study, p.platform_key == platform_id
                             )
                         ).first()
                         if had is not None:
+                            latest = {}  # the new link's parameters (each the latest)
+                            if platform_params:
+                                old = json.loads(had.platform_params or "{}")
+                                latest["platform_params"] = json.dumps({**old, **platform_params})
                             c.execute(
                                 sa.update(participants)
                                 .where(p.id == had.id)
-                                .values(token_hash=token_hash)
+                                .values(token_hash=token_hash, **latest)
                             )
                             c.execute(  # their sessions open with their token
                                 sa.update(sessions)
