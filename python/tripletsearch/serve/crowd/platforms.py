@@ -94,18 +94,19 @@ def check_text(name: str, value: Any) -> str:
 
     A string without space (any Unicode white space) at its start or end, returned in NFC
     form: 1 to :data:`MAX_TEXT` characters, printable (no NUL, control or format
-    characters), with at most :data:`MAX_COMBINING` combining marks on a character (counted
-    decomposed, so a precomposed letter counts its own) and none first.
+    characters), with at most :data:`MAX_COMBINING` combining marks in a row as given and
+    none first.
     """
     if isinstance(value, str) and value and value != value.strip():
         raise PlatformError(f"{name}: no space at its start or end")
+    given = value
     if isinstance(value, str):
         value = unicodedata.normalize("NFC", value)  # one id typed two ways: one id
     if not isinstance(value, str) or not 0 < len(value) <= MAX_TEXT:
         raise PlatformError(f"{name}: a string of 1 to {MAX_TEXT} characters")
     if not value.isprintable():
         raise PlatformError(f"{name}: printable characters only")
-    if combining_run(unicodedata.normalize("NFD", value)) > MAX_COMBINING:  # however typed
+    if combining_run(given) > MAX_COMBINING:  # as typed (NFC only ever shortens a run)
         raise PlatformError(
             f"{name}: at most {MAX_COMBINING} combining marks on a character, none first"
         )
