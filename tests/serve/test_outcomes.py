@@ -105,14 +105,14 @@ def test_each_outcome_gets_its_code_and_redirect_recorded_once(collect):
     back = post(c, b, "next", hb)  # they come back: their end screen, not a 409
     assert back == {k: v for k, v in gone.items() if k != "withdrawn"} == post(c, b, "debrief", hb)
     post(c, b, "answer", hb, {"screen": 0, "choice": 0}, status=409)
-    # a finished participant who withdraws afterwards keeps the code they were shown
-    late = post(c, a, "withdraw", ha)
-    assert (late["outcome"], late["completion_code"], late["redirect"]) == (
-        "withdrawn",
-        "FIN-1",
-        FIN,
-    )
-    assert store.participant(a).code == "FIN-1"
+    # a finished participant cannot withdraw: a 409 carrying the finished end screen
+    late = post(c, a, "withdraw", ha, status=409)
+    assert "finished every part" in late.pop("error")
+    assert late == end
+    assert store.participant(a).withdrawn is None and store.participant(a).code == "FIN-1"
+    assert post(c, a, "next", ha) == end  # still finished
+    rows = {r["participant"]: r for r in experiment_roster(store, fast_server_ms=0)}
+    assert (rows[a]["outcome"], rows[a]["code"]) == ("finished", "FIN-1")
 
 
 def test_a_flagged_participant_gets_the_same_code(collect):

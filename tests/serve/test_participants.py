@@ -12,7 +12,6 @@ from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.schema import MAX_RESPONSE_MS
-from tripletsearch.serve.service.participants import Participants
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
@@ -138,10 +137,10 @@ def test_a_study_through_the_participants_routes(study):
     assert reply == end
     assert post(c, pid, "next", h) == end == post(c, pid, "debrief", h)
     assert c.get(f"/api/participants/{pid}/debrief", headers=h).json() == end
-    # withdrawn after the end: the code they were shown stays theirs
-    gone = {**end, "outcome": "withdrawn", "debrief": Participants.WITHDRAWN_TEXT}
-    assert post(c, pid, "withdraw", h) == {"withdrawn": True, **gone}
-    assert post(c, pid, "next", h) == gone
+    # after the end nothing to withdraw from: a 409 carrying the finished end screen
+    refused = post(c, pid, "withdraw", h, status=409)
+    assert "finished every part" in refused.pop("error") and refused == end
+    assert post(c, pid, "next", h) == end
     post(c, pid, "next", {"Authorization": "Bearer nope"}, status=401)
 
 
@@ -220,9 +219,9 @@ def test_a_collect_through_the_participants_routes(collect):
     assert [r["number"] for r in rows] == list(range(6))
     assert [r["response_ms"] for r in rows] == [1500] + [700] * 5
     assert rows[3]["choice"] is None
-    gone = {**end, "outcome": "withdrawn", "debrief": Participants.WITHDRAWN_TEXT}
-    assert post(c, pid, "withdraw", h) == {"withdrawn": True, **gone}
-    assert post(c, pid, "debrief", h) == gone
+    refused = post(c, pid, "withdraw", h, status=409)  # finished: nothing to withdraw from
+    assert "finished every part" in refused.pop("error") and refused == end
+    assert post(c, pid, "debrief", h) == end
 
 
 def test_the_participants_routes_need_an_experiment(tmp_path):

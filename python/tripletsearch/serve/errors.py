@@ -2,7 +2,7 @@
 
 The service, the modes and the request schema raise these; the app maps each class to an
 HTTP status in one place (:data:`tripletsearch.serve.web.app.STATUS`), and the client gets
-``{"error": message}``.
+``{"error": message}`` (and the error's ``details``, when it has them).
 """
 
 from __future__ import annotations
@@ -22,11 +22,15 @@ __all__ = [
 
 
 class ServiceError(Exception):
-    """A request the service refuses, with a message for the client."""
+    """A request the service refuses, with a message for the client.
 
-    def __init__(self, message: str):
+    ``details``: more keys of the reply beside ``"error"`` (a refused withdrawal's end
+    screen), or None.
+    """
+
+    def __init__(self, message: str, details: dict | None = None):
         super().__init__(message)
-        self.message = message
+        self.message, self.details = message, details
 
 
 class Invalid(ServiceError):

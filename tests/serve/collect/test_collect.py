@@ -515,7 +515,12 @@ def test_a_participant_who_stops_is_left_out_of_the_fits_and_the_export(collect)
     with in_process(app) as c:
         (a, ha), (b, hb) = enrol(c), enrol(c)
         run(c, cfg, a["id"], ha, np.random.default_rng(0))
-        run(c, cfg, b["id"], hb, np.random.default_rng(0))
+        base = f"/api/participants/{b['id']}"  # b stops before the last query
+        reply = c.post(f"{base}/next", json={}, headers=hb).json()
+        for _ in range(cfg.max_queries - 1):
+            body = {"screen": reply["screen"]["number"], "choice": 0, "response_ms": 900}
+            reply = c.post(f"{base}/answer", json=body, headers=hb).json()
+        assert not reply["done"]
         url = f"/api/participants/{b['id']}/withdraw"
         assert c.post(url, json={}, headers=ha).status_code == 401  # another's token
         gone = c.post(url, json={}, headers=hb).json()
@@ -534,4 +539,4 @@ def test_a_participant_who_stops_is_left_out_of_the_fits_and_the_export(collect)
     exported = {t["participant"] for t in collect_triplets(store, **INSTANT)}
     assert exported == {a["id"]} and len(mine) > 0
     (sb,) = store.participant_sessions(b["id"])
-    assert len(store.history(sb.id)) == cfg.max_queries  # kept in the database
+    assert len(store.history(sb.id)) == cfg.max_queries - 1  # kept in the database

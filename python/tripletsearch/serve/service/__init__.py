@@ -2,7 +2,8 @@
 
 ``search`` (:class:`SearchService`: sessions created, answered, undone, replayed),
 ``live`` (the in-process cache of searchers), ``tokens``, ``participants`` (what every
-experiment does with its participants), ``recorded`` (stored sessions read with the
+experiment does with its participants), ``protocol`` (what the participants' routes ask of
+every kind of experiment), ``recorded`` (stored sessions read with the
 outcome rules) and ``memory`` (the process's memory and its budget: NumPy and the standard
 library only, for the command line). It imports the modes, the store and the catalogue,
 never the web layer or an experiment kind.

@@ -24,11 +24,12 @@ import json
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
 from ..errors import Busy, Conflict, Invalid, NotFound, Unauthorized
 from ..schema import Answer, Undo
 from ..store import IdTaken, SessionRow, StoreBusy, WriteConflict, is_preview, preview_group
+from .protocol import Experiment
 from .search import Owner, SearchService
 from .tokens import new_token, token_hash, token_matches
 
@@ -37,51 +38,6 @@ __all__ = ["Participants", "Experiment", "PREVIEW_ID"]
 #: The ids of the owner's preview participants begin so (real ones: ``P-``); they are kept
 #: under the experiment's preview key (``store.preview_group``): nothing of theirs counts.
 PREVIEW_ID = "PREVIEW-"
-
-
-@runtime_checkable
-class Experiment(Protocol):
-    """What the participants' routes ask of an experiment, whatever its kind.
-
-    Every method but :meth:`experiment` and :meth:`enrol` takes the participant's id and
-    token. :meth:`current`, :meth:`respond` and :meth:`undo` reply in one shape (the
-    participant's current screen, or the end of their part: see
-    :meth:`Participants.current`).
-    """
-
-    kind: ClassVar[str]
-
-    def experiment(self) -> dict:
-        """The public facts a participants' page needs before anyone enrols."""
-
-    def enrol(self, plan: int = ..., platform_id: str | None = None, arms: Any = None) -> dict:
-        """A new participant (who consented): ``{"id", "token"}``."""
-
-    def join(self, link: dict | None = None, platform_id: str | None = None) -> dict:
-        """Enrol from a participant's link (its platform's parameters).
-
-        ``{"id", "token"}``, with ``"resumed": true`` when its platform id took part already.
-        """
-
-    def enrol_preview(self) -> dict:
-        """The owner's preview participant: ``{"id", "token", "preview": true}``."""
-
-    def current(self, pid: str, token: str | None) -> dict:
-        """Their current screen (their next part started when new), or the end."""
-
-    def respond(
-        self, pid: str, token: str | None, request: Answer, slot: int | None = None
-    ) -> dict:
-        """Record their answer to a screen of part ``slot`` (None: the current); what follows."""
-
-    def undo(self, pid: str, token: str | None, request: Undo) -> dict:
-        """Take back their last answer that counts."""
-
-    def withdraw(self, pid: str, token: str | None) -> dict:
-        """They stop taking part."""
-
-    def debrief(self, pid: str, token: str | None) -> dict:
-        """The end of their part: the debrief, the completion code, the redirect."""
 
 
 STARTS = 3  # tries to start a participant's session while racing requests start it too
@@ -239,8 +195,17 @@ class Participants:
         the database, left out of what is computed from it (fits, report, export). The
         reply is :meth:`end`'s (``"outcome": "withdrawn"``, the withdrawn outcome's code
         and redirect) with ``"withdrawn": true``; repeats answer the same.
+
+        Once every part is done (finished) there is nothing to withdraw from: a Conflict
+        (409) whose reply carries the finished end screen (:meth:`end`'s), the participant
+        kept finished (their code stays the finished one).
         """
-        self.authorize(pid, token)
+        row = self.authorize(pid, token)
+        if row.withdrawn is None and self._finished(pid):
+            raise Conflict(
+                "this participant has finished every part: there is nothing to withdraw from",
+                details=self._over(pid),
+            )
         self.store.withdraw(pid, time.time())
         for s in self.store.participant_sessions(pid):
             self.service.live.drop(s.id)
@@ -481,6 +446,11 @@ class Participants:
         reply = self.service.undo(session.id, token, request)
         return self._reply(slot, session, reply["screen"], reply["n_queries"])
 
+    def _finished(self, pid: str) -> bool:
+        """Whether every part of participant ``pid`` is done."""
+        known = self.known(pid)
+        return all(j in known and known[j].done for j in range(self.n_slots))
+
     def debrief(self, pid: str, token: str | None) -> dict:
         """The end of the participant's part (:meth:`end`); Conflict before its end.
 
@@ -490,7 +460,6 @@ class Participants:
         withdrawn = self._withdrawn_end(pid, token)
         if withdrawn is not None:
             return withdrawn
-        known = self.known(pid)
-        if not all(j in known and known[j].done for j in range(self.n_slots)):
+        if not self._finished(pid):
             raise Conflict("this participant's part is not over yet")
         return self._over(pid)

@@ -18,7 +18,11 @@ async function request(path, body, token) {
   } catch (e) {
     /* not JSON: the status text says it */
   }
-  if (!r.ok) throw new Error(data.error || r.statusText);
+  if (!r.ok) {
+    const e = new Error(data.error || r.statusText);
+    e.reply = data; // the refusal's other keys (a refused withdrawal: the end screen)
+    throw e;
+  }
   return data;
 }
 

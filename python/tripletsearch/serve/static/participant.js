@@ -118,10 +118,17 @@ async function preload(screen) {
 }
 
 /** Stop taking part, after a confirmation: the participant is withdrawn, and sees the
- * withdrawn end screen (its code and link back, when the experiment gives them). */
+ * withdrawn end screen (its code and link back, when the experiment gives them). One who
+ * finished every part meanwhile (another tab) is refused and sees the finished end. */
 function withdraw() {
   const call = async () => {
-    const r = await client.withdraw(state.participant);
+    let r;
+    try {
+      r = await client.withdraw(state.participant);
+    } catch (e) {
+      if (!(e.reply && e.reply.done)) throw e;
+      r = e.reply; // finished: nothing to withdraw from
+    }
     forget();
     state.participant = null;
     return r;

@@ -90,7 +90,7 @@ ROUTES = [
 async def _service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServiceError)
     status = next(STATUS[c] for c in type(exc).__mro__ if c in STATUS)
-    reply = error(status, exc.message)
+    reply = error(status, exc.message, exc.details)
     retry_after = getattr(exc, "retry_after", None)
     if retry_after is not None:
         reply.headers["Retry-After"] = str(int(retry_after))

@@ -57,9 +57,10 @@ def moved(old: str, new: str) -> tuple[str, ...]:
     return (f"{old} is deprecated: use {new}; the old route is removed in the next release",)
 
 
-def error(status: int, message: str) -> JSONResponse:
-    """``{"error": message}`` with ``status``."""
-    return JSONResponse({"error": message}, status_code=status, headers=HEADERS)
+def error(status: int, message: str, details: dict | None = None) -> JSONResponse:
+    """``{"error": message}`` (and the keys of ``details``) with ``status``."""
+    body = {**(details or {}), "error": message}
+    return JSONResponse(body, status_code=status, headers=HEADERS)
 
 
 def bearer(request: Request) -> str | None:
