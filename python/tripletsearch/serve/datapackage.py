@@ -235,13 +235,15 @@ def _header(path: Path) -> list[str]:
         return next(csv.reader(fh), [])
 
 
-def resources(folder: Path) -> list[dict[str, Any]]:
+def resources(folder: Path, files: Any = None) -> list[dict[str, Any]]:
     """The folder's CSVs as tabular resources (sorted by path), each field declared.
 
-    ValueError naming the file and the column written without a declaration.
+    ``files``: the CSVs to describe, as paths relative to ``folder`` (None: every CSV in
+    it). ValueError naming the file and the column written without a declaration.
     """
     out = []
-    for path in sorted(folder.rglob("*.csv")):
+    paths = folder.rglob("*.csv") if files is None else (folder / f for f in files)
+    for path in sorted(paths):
         rel = path.relative_to(folder).as_posix()
         declared = _declared(rel)
         fields = []
@@ -273,8 +275,8 @@ def _slug(text: str) -> str:
     return s or "tripletsearch-export"
 
 
-def package(folder: Path, title: str, created: str) -> dict[str, Any]:
-    """The ``datapackage.json`` of ``folder`` (its CSVs: :func:`resources`)."""
+def package(folder: Path, title: str, created: str, files: Any = None) -> dict[str, Any]:
+    """The ``datapackage.json`` of ``folder`` (its CSVs, or ``files``: :func:`resources`)."""
     return {
         "profile": "tabular-data-package",
         "name": _slug(title),
@@ -284,7 +286,7 @@ def package(folder: Path, title: str, created: str) -> dict[str, Any]:
         "description": "Answers recorded by tripletsearch's web service, as exported.",
         "sources": [{"title": f"tripletsearch {__version__}"}],
         "tripletsearch": {"library": __version__},
-        "resources": resources(folder),
+        "resources": resources(folder, files),
     }
 
 
@@ -313,19 +315,24 @@ def dataset_description(pkg: dict[str, Any], description: str) -> dict[str, Any]
     }
 
 
-def describe_folder(folder: Any, *, title: str, description: str | None = None) -> dict:
+def describe_folder(
+    folder: Any, *, title: str, description: str | None = None, files: Any = None
+) -> dict:
     """Write ``datapackage.json`` and ``dataset_description.json`` into the export ``folder``.
 
     After every CSV of it is written. ``title``: the package's and dataset's name (e.g. the
-    experiment's); ``description``: the dataset's (default: a sentence naming the library).
-    ValueError (nothing written) when a CSV or one of its columns has no declaration in
-    :data:`COLUMNS`. Returns the package.
+    experiment's); ``description``: the dataset's (default: a sentence naming the library);
+    ``files``: the CSVs written, relative to ``folder`` (None: every CSV in it, for a folder
+    written whole; a folder that may hold other files, such as a report's ``--out``, names
+    its own so another CSV there is neither described nor refused). ValueError (nothing
+    written) when a CSV or one of its columns has no declaration in :data:`COLUMNS`.
+    Returns the package.
     """
     if not isinstance(title, str) or not title:
         raise ValueError("title: a non-empty string")
     d = Path(os.fspath(folder))
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    pkg = package(d, title, created)
+    pkg = package(d, title, created, files)
     text = description or (
         f"{title}: triplet comparisons and searches recorded by tripletsearch "
         f"{__version__}'s web service; each CSV is described in datapackage.json."

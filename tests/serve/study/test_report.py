@@ -166,3 +166,22 @@ def test_a_study_of_one_target_is_reported_between_subjects(tmp_path):
         assert rep["paired"]["se_difference"] == pytest.approx(se)
     text = format_report(rep)
     assert "between-subjects" in text and "paired by target" not in text
+
+
+def test_a_report_into_a_folder_holding_other_csvs_describes_only_its_own(database, tmp_path):
+    """``tripletsearch report --out DIR`` where DIR holds the owner's own CSVs: written, its
+    datapackage naming only the report's CSVs, the others left as they were."""
+    from tripletsearch.cli import main
+
+    study, store = database
+    out = tmp_path / "mine"
+    (out / "more").mkdir(parents=True)
+    (out / "my_analysis.csv").write_text("a,b\n1,2\n")
+    (out / "more" / "notes.csv").write_text("x\n1\n")
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"  # run_study's
+    assert main(["report", "--database", db, "--out", str(out)]) == 0
+    pkg = json.loads((out / "datapackage.json").read_text())
+    assert [r["path"] for r in pkg["resources"]] == ["methods.csv", "searches.csv"]
+    assert (out / "my_analysis.csv").read_text() == "a,b\n1,2\n"
+    desc = json.loads((out / "dataset_description.json").read_text())
+    assert "a" not in {v["name"] for v in desc["variableMeasured"]}

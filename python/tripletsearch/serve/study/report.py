@@ -452,7 +452,8 @@ def write_report(
     rep = study_report(store, catalogue, study)
     d = Path(os.fspath(out))
     d.mkdir(parents=True, exist_ok=True)
-    for name, rows in (("methods.csv", rep["methods"]), ("searches.csv", rep["searches"])):
+    written = {"methods.csv": rep["methods"], "searches.csv": rep["searches"]}
+    for name, rows in written.items():
         with open(d / name, "w", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             cols = list(rows[0]) if rows else ["method"]
@@ -466,7 +467,7 @@ def write_report(
     (d / "report.txt").write_text(text + "\n")
     from ..datapackage import describe_folder  # its CSVs described (datapackage.json)
 
-    describe_folder(d, title="tripletsearch study report")
+    describe_folder(d, title="tripletsearch study report", files=list(written))  # (only ours)
     return rep
 
 
