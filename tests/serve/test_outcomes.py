@@ -174,6 +174,22 @@ def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path)
     assert report.valid, report.flatten(["rowNumber", "fieldName", "type", "note"])
 
 
+def test_participants_csv_never_holds_a_spreadsheet_formula(collect, tmp_path):
+    """A platform id is the participant's own text: one that a spreadsheet would run as a
+    formula is written after a ``'``; others as they are."""
+    from tripletsearch.serve.roster import _cell
+
+    cfg, c, store, url = collect
+    ids = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2", "@SUM(A1)", "pp-2"]
+    for pid in ids:
+        enrol(c, platform_id=pid)
+    write_export(store, tmp_path / "out", experiment=cfg.fingerprint)
+    with open(tmp_path / "out" / "participants.csv", newline="") as fh:
+        got = [g["platform_id"] for g in csv.DictReader(fh)]
+    assert got == ["'" + i for i in ids[:4]] + ["pp-2"]
+    assert [_cell(v) for v in ("\tx", "\rx", "a=b", 5, -1)] == ["'\tx", "'\rx", "a=b", 5, -1]
+
+
 def test_the_roster_of_a_study(tmp_path):
     s = load_study(write_design(tmp_path, "s.toml", study_toml(targets=2) + TABLES))
     url = f"sqlite:///{tmp_path / 's.sqlite'}"

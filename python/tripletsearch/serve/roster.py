@@ -54,7 +54,8 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
         "platform_id",
         "string",
         "Their crowdsourcing platform's id (Prolific's PROLIFIC_PID, MTurk's workerId, ...); "
-        "empty: none given.",
+        "empty: none given. One beginning with = + - @, a tab or a carriage return is "
+        "written after a ' (never a spreadsheet formula): drop it to get the id.",
     ),
     (
         "platform_params",
@@ -209,13 +210,26 @@ def experiment_roster(
     return out
 
 
+#: What a spreadsheet reads as the start of a formula (or hides one behind): a text cell
+#: beginning with one of these is written with a ``'`` before it (:func:`_cell`).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> Any:
+    """A CSV cell of ``participants.csv``.
+
+    A text beginning with one of :data:`FORMULA_STARTS` (a platform id is the
+    participant's own text) gets a leading ``'``, so a spreadsheet opening the file shows
+    it as text and never runs it as a formula (OWASP's advice on CSV injection).
+    """
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
     return value
 
 
@@ -230,7 +244,9 @@ def write_participants(
 
     Of :func:`experiment_roster` (``experiment``: the key of one study or collect; None:
     every experiment), one row each, :data:`COLUMNS` in order: booleans ``true``/``false``,
-    ``platform_params`` as JSON, an absent value empty. None written for no participant.
+    ``platform_params`` as JSON, an absent value empty, a text beginning with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return after a ``'`` (:func:`_cell`: never a formula in
+    a spreadsheet). None written for no participant.
     """
     rows = experiment_roster(store, experiment, fast_server_ms=fast_server_ms)
     if not rows:
