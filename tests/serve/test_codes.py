@@ -128,6 +128,19 @@ def test_bad_input_exits_2_with_one_line(db, tmp_path, capsys):
     assert rc == 0
 
 
+def test_a_malformed_csv_exits_2_naming_check(db, tmp_path, capsys):
+    """A field over the csv module's limit, a file that is not UTF-8: one line naming
+    ``--check``, exit 2 (never a traceback)."""
+    big = tmp_path / "big.csv"
+    big.write_text('Participant id,Completion code\npp-a,"' + "A" * 200_000 + '"\n')
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(b"Participant id,Completion code\npp-a,\xff\xfe\x00\x81\n")
+    for f in (big, binary):
+        rc, out, err = codes(capsys, "--database", db, "--check", str(f))
+        assert rc == 2 and err.count("\n") == 1, err
+        assert err.startswith("error: --check: ") and f.name in err and "Traceback" not in err
+
+
 def test_check_codes_counts_a_kept_duplicate_by_any_of_its_codes():
     def row(pid, platform, code):
         return {"participant": pid, "platform_id": platform, "code": code, "flagged": False,

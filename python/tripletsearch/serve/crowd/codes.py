@@ -63,25 +63,31 @@ def read_submissions(path: Any, id_column: str, code_column: str) -> list[tuple[
     """The (platform id, submitted code) rows of CSV file ``path``, in order.
 
     Values stripped; rows without an id skipped. ValueError when the header lacks a column
-    (naming the columns it has); FileNotFoundError when there is no such file.
+    (naming the columns it has) or the file is not a CSV file it can read (malformed, a
+    field over the csv module's limit, not UTF-8: naming ``--check`` and the file);
+    FileNotFoundError when there is no such file.
     """
     name = os.fspath(path)
     if not os.path.isfile(name):
         raise FileNotFoundError(f"--check: no file {name}")
-    with open(name, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames or []
-        for column, option in ((id_column, "--id-column"), (code_column, "--code-column")):
-            if column not in header:
-                raise ValueError(
-                    f"{option}: {name} has no column {column!r} (its columns: "
-                    f"{', '.join(repr(h) for h in header) or 'none'})"
-                )
-        rows = []
-        for row in reader:
-            pid = (row.get(id_column) or "").strip()
-            if pid:
-                rows.append((pid, (row.get(code_column) or "").strip()))
+    try:
+        with open(name, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            for column, option in ((id_column, "--id-column"), (code_column, "--code-column")):
+                if column not in header:
+                    raise ValueError(
+                        f"{option}: {name} has no column {column!r} (its columns: "
+                        f"{', '.join(repr(h) for h in header) or 'none'})"
+                    )
+            rows = []
+            for row in reader:
+                pid = (row.get(id_column) or "").strip()
+                if pid:
+                    rows.append((pid, (row.get(code_column) or "").strip()))
+    except (csv.Error, UnicodeDecodeError) as exc:  # not a CSV file it can read
+        what = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"--check: {name}: not a readable CSV file ({what})") from None
     return rows
 
 
