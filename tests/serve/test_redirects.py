@@ -59,6 +59,28 @@ def test_sona_credit_url_gets_the_participants_survey_code(tmp_path):
     assert ends["77 3"]["redirect"] == "https://example.org/left?id=77%203&code="
 
 
+def test_a_prolific_redirect_may_name_the_code_by_its_placeholder(tmp_path):
+    """``...?cc={code}`` is the code (not another one): loaded, and filled in at the end."""
+    done = "https://app.prolific.com/submissions/complete?cc="
+    text = collect_toml(catalogue="colours", n_choices=2, max_queries=4)
+    text += 'platform = "prolific"\n[completion.finished]\ncode = "FIN-9"\n'
+    text += f'redirect = "{done}{{code}}"\n'
+    cfg = load_collect(write_design(tmp_path, "collect.toml", text))
+    with in_process(create_app(cfg.catalogue, f"sqlite:///{tmp_path / 'p.db'}", collect=cfg)) as c:
+        link = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e"}
+        p = c.post("/api/participants", json={"consent": True, "platform": link}).json()
+        h = {"Authorization": f"Bearer {p['token']}"}
+        url = f"/api/participants/{p['id']}"
+        reply = c.post(url + "/next", json={}, headers=h).json()
+        while not reply["done"]:
+            body = {"screen": reply["screen"]["number"], "choice": 0}
+            reply = c.post(url + "/answer", json=body, headers=h).json()
+    assert reply["redirect"] == done + "FIN-9" and reply["completion_code"] == "FIN-9"
+    bad = text.replace("{code}", "OTHER")  # another code than the file's: still refused
+    with pytest.raises(ValueError, match="cc=OTHER"):
+        load_collect(write_design(tmp_path, "collect.toml", bad))
+
+
 MTURK = """
 platform = "mturk"
 

@@ -59,10 +59,10 @@ def completion(name: str, cfg: dict) -> dict[str, dict[str, str | None]]:
     ``{outcome: {"code", "redirect"}}`` for the outcomes (:data:`OUTCOMES`) the file gives
     one of (None when absent): its ``[completion.finished]`` and ``[completion.withdrawn]``
     tables (``code``: 1 to 200 printable characters; ``redirect``: an http(s) URL, whose
-    ``cc`` parameter, as in Prolific's completion URL, must be the code when both are
-    given). The top-level ``completion_code`` and ``redirect`` are the finished outcome's
-    (as before 0.4.0); both spellings at once are refused. A ValueError names the file and
-    the key.
+    ``cc`` parameter, as in Prolific's completion URL, must be the code or ``{code}``, its
+    placeholder, when both are given). The top-level ``completion_code`` and ``redirect``
+    are the finished outcome's (as before 0.4.0); both spellings at once are refused. A
+    ValueError names the file and the key.
     """
     code, redirect = cfg.get("completion_code"), cfg.get("redirect")
     _code(name, "completion_code", code, printable=False)  # (as before 0.4.0)
@@ -92,7 +92,7 @@ def completion(name: str, cfg: dict) -> dict[str, dict[str, str | None]]:
         _redirect(name, f"{key}.redirect", given.get("redirect"))
         code, redirect = given.get("code"), given.get("redirect")
         cc = _query_cc(redirect)
-        if code is not None and cc is not None and cc != code:
+        if code is not None and cc is not None and cc not in (code, "{code}"):
             raise fail(
                 name, f"{key}: the redirect's cc={cc} is not the code {code!r} (give the same)"
             )
