@@ -146,6 +146,10 @@ def test_one_id_typed_two_ways_is_one_participant(prolific):
     lower = join(c, platform={"PROLIFIC_PID": hexid})
     upper = join(c, platform={"PROLIFIC_PID": hexid.upper()})
     assert upper["id"] == lower["id"] and upper["resumed"]
+    # the old platform_id beside the link: the same id however typed
+    both = join(c, platform={"PROLIFIC_PID": hexid}, platform_id=hexid.upper())
+    assert both["id"] == lower["id"]
+    assert join(c, platform={"PROLIFIC_PID": "jose\u0301"}, platform_id="jos\u00e9")["resumed"]
     assert len(list(store.iter_participants())) == 4
 
 

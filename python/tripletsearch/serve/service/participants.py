@@ -139,18 +139,20 @@ class Participants:
         the old ``platform_id`` alone (and no parameters) as before. A ``platform_id`` that
         differs from the link's id is refused. Then :meth:`enrol`.
         """
-        from ..crowd.platforms import PlatformError
+        from ..crowd.platforms import PlatformError, canonical_id
 
         params = None
         if self.platform is not None:
             given = dict(link or {})
             if platform_id is not None:
-                if given.setdefault(self.platform.id, platform_id) != platform_id:
-                    raise Invalid(f"platform_id: not the link's {self.platform.id}")
+                given.setdefault(self.platform.id, platform_id)
             try:
-                platform_id, params = self.platform.read(given)
+                read, params = self.platform.read(given)
             except PlatformError as exc:
                 raise Invalid(str(exc)) from None
+            if platform_id is not None and read != canonical_id(self.platform.name, platform_id):
+                raise Invalid(f"platform_id: not the link's {self.platform.id}")
+            platform_id = read
         return self.enrol(platform_id=platform_id, platform_params=params or None)
 
     def authorize(self, pid: str, token: str | None) -> Any:
