@@ -135,10 +135,14 @@ def test_a_malformed_csv_exits_2_naming_check(db, tmp_path, capsys):
     big.write_text('Participant id,Completion code\npp-a,"' + "A" * 200_000 + '"\n')
     binary = tmp_path / "binary.csv"
     binary.write_bytes(b"Participant id,Completion code\npp-a,\xff\xfe\x00\x81\n")
-    for f in (big, binary):
-        rc, out, err = codes(capsys, "--database", db, "--check", str(f))
-        assert rc == 2 and err.count("\n") == 1, err
-        assert err.startswith("error: --check: ") and f.name in err and "Traceback" not in err
+    limit = csv.field_size_limit(131072)  # the csv module's default (frictionless raises it)
+    try:
+        for f in (big, binary):
+            rc, out, err = codes(capsys, "--database", db, "--check", str(f))
+            assert rc == 2 and err.count("\n") == 1, err
+            assert err.startswith("error: --check: ") and f.name in err
+    finally:
+        csv.field_size_limit(limit)
 
 
 def test_check_codes_counts_a_kept_duplicate_by_any_of_its_codes():
