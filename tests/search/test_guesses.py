@@ -371,33 +371,50 @@ def test_gauss_strip_pretest_keeps_the_exact_top(d):
         b.update(qb, step % 2, sb)
 
 
-@pytest.mark.parametrize("d", [3, 10])
-def test_gauss_strip_kept_list_gives_the_exact_top(d):
-    """The strip from the list kept since the last full scan (StripShortlist's bound) is the
-    exact top by Mahalanobis distance to the belief's mean, answer by answer (many chunks, a
-    belief that moves and narrows), and a searcher that replays the answers without a list
-    offers the same."""
+def exact_strip(X, mean, cov, gone, m):
+    """The m items of lowest Mahalanobis distance to the mean, not in `gone` (ties: index)."""
+    diff = X - mean
+    dist = np.einsum("ij,ij->i", diff @ np.linalg.inv(cov), diff)
+    dist[list(gone)] = np.inf
+    return np.lexsort((np.arange(len(X)), dist))[:m]
+
+
+@pytest.fixture
+def simd_isa():
+    before = _core.simd_isa()
+    yield _core.set_simd_isa
+    _core.set_simd_isa(before)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "portable"])
+@pytest.mark.parametrize("d,k", [(1, 2), (3, 2), (10, 2), (10, 4)])
+def test_gauss_strip_from_the_screens_pass_is_the_exact_top(simd_isa, isa, d, k):
+    """The strip taken in the screen's own pass (StripPass: a bound from the distances to the
+    mirrored pair and |x - mean|^2, with either ISA's kernels) is the exact top by
+    Mahalanobis distance to the belief's mean, answer by answer (many chunks, a belief that
+    moves and narrows); a strip asked without a fresh screen (its own pass, after a replay)
+    and one on 1 thread are the same."""
+    if not simd_isa(isa):
+        pytest.skip("this CPU or build has no AVX2")
     X = database(40_000, d, seed=10 + d)
-    kw = dict(method="gauss", n_choices=2, guesses=8, miss=0.0)
+    kw = dict(method="gauss", n_choices=k, guesses=8, miss=0.0)
     s = native(X, threads=2, **kw)
     rng, target, gone, answers = np.random.default_rng(d), X[7], set(), []
     for step in range(25):
         q = s.select()
         strip = s.offer(q)
-        mean, cov = np.asarray(s.mean), np.asarray(s.cov)
-        diff = X - mean
-        dist = np.einsum("ij,ij->i", diff @ np.linalg.inv(cov), diff)
-        dist[list(gone | set(q.tolist()))] = np.inf
-        expect = np.lexsort((np.arange(len(X)), dist))[:8]
         if step > 0:  # the first strip continues the uniform opening's draw
+            expect = exact_strip(X, np.asarray(s.mean), np.asarray(s.cov), gone | set(q), 8)
             assert strip.tolist() == expect.tolist(), step
         if step in (12, 24):
-            fresh = native(X, threads=1, **kw)
+            fresh, alone = native(X, threads=1, **kw), native(X, threads=2, **kw)
             for a in answers:
                 fresh.select()
                 fresh.update(*a)
+                alone.update(*a)  # no screens: its strip takes a pass of its own
             assert fresh.select().tolist() == q.tolist()
             assert fresh.offer(q).tolist() == strip.tolist()
+            assert alone.offer(q).tolist() == strip.tolist()
         near = np.linalg.norm(X[q] - target, axis=1)
         choice = int(np.argmin(near)) if rng.random() > 0.1 else int(np.argmax(near))
         s.update(q, choice, strip)

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "../core/linalg.hpp"
@@ -18,67 +19,11 @@
 #include "../simd/kernels.hpp"
 #include "axes.hpp"
 #include "gammackl_posterior.hpp"
+#include "gauss_strip.hpp"
 #include "scan.hpp"
 #include "searcher.hpp"
-#include "strip_shortlist.hpp"
 
 namespace tripletsearch {
-
-// A lower bound of the squared Mahalanobis distance (x - mean)' cov^-1 (x - mean) of a
-// block's items, from their projections on the belief's ne tightest principal axes in
-// single precision (simd::block_axis_proj, the scans' kernel): sum_e (|p_e| - err)_+^2 /
-// lambda_e, err bounding the projections' rounding as scan.hpp's AxisForm does (twice its
-// g (|y| + |c|)), less a relative 1e-6 for the eigenpairs' and the exact distance's own
-// rounding. ne = min(d, 6): two groups of the AVX2 kernel; in d = 10 about 0.5 % of the
-// items pass it (three axes: 5 % to 25 %, whose exact distances then cost more than the
-// three axes saved); ne = 0 (no pre-test) beyond kJacobiMaxDim or when the belief is degenerate
-// (its smallest variance below 1e-9 of the largest).
-struct MahalanobisPretest {
-  int ne = 0;
-  std::int64_t d;
-  std::vector<float> c32, V32;  // the mean, the ne axes (rows)
-  std::vector<double> inv;      // 1 / lambda_e
-  double cnorm = 0.0, g;
-
-  MahalanobisPretest(const std::vector<double>& cov, const std::vector<double>& mean,
-                     std::int64_t d_)
-      : d(d_), g(double(d_ + 4) * 5.9604644775390625e-8) {
-    if (d > kJacobiMaxDim) return;
-    AxesWarmStart warm;
-    const Axes all = Axes::of(cov, d, static_cast<int>(d), warm);  // largest first
-    const double top = all.values[0], low = all.values[static_cast<std::size_t>(d - 1)];
-    if (!(top > 0.0) || !(low > 1e-9 * top)) return;
-    ne = static_cast<int>(std::min<std::int64_t>(d, 6));
-    for (int e = 0; e < ne; ++e) {  // the tightest first
-      const std::int64_t src = d - 1 - e;
-      inv.push_back(1.0 / all.values[static_cast<std::size_t>(src)]);
-      for (std::int64_t a = 0; a < d; ++a)
-        V32.push_back(static_cast<float>(all.vectors[static_cast<std::size_t>(src * d + a)]));
-    }
-    c32.assign(mean.begin(), mean.end());
-    cnorm = std::sqrt(dot(mean.data(), mean.data(), d));
-  }
-
-  // lb[l] <= each lane's exact distance (yv: ne x kLanes scratch).
-  void block(const StoreFloat* xb, double* yv, double* lb) const {
-    alignas(32) double yy[kLanes];
-    simd::block_axis_proj(xb, d, c32.data(), V32.data(), ne, yy, yv);
-    alignas(32) double err[kLanes];
-    for (int l = 0; l < kLanes; ++l) {
-      err[l] = 2.0 * g * (std::sqrt(std::max(yy[l], 0.0)) * (1.0 + g) + cnorm);
-      lb[l] = 0.0;
-    }
-    for (int e = 0; e < ne; ++e) {  // lane by lane, vectorized
-      const double iv = inv[static_cast<std::size_t>(e)];
-      const double* p = yv + e * kLanes;
-      for (int l = 0; l < kLanes; ++l) {
-        const double a = std::max(std::abs(p[l]) - err[l], 0.0);
-        lb[l] += a * a * iv;
-      }
-    }
-    for (int l = 0; l < kLanes; ++l) lb[l] *= 1.0 - 1e-6;
-  }
-};
 
 class GaussSearch final : public DiscreteSearcher {
  public:
@@ -100,7 +45,7 @@ class GaussSearch final : public DiscreteSearcher {
   std::size_t state_bytes() const override {
     return DiscreteSearcher::state_bytes() + (mean_.size() + cov_.size()) * sizeof(double) +
            passed_.bytes() + blocked_.bytes() + passed_list_.size() * sizeof(std::int64_t) +
-           (short_.items.size() + short_.mean.size() + short_.L.size()) * 8;
+           (fused_.size() + seeds_.size()) * sizeof(std::int64_t);
   }
 
   const std::vector<double>& mean() const override { return mean_; }
@@ -132,60 +77,52 @@ class GaussSearch final : public DiscreteSearcher {
 
  protected:
   // Screens leave out the passed-over items too when the person never misses (miss = 0),
-  // as long as enough others are left.
+  // as long as enough others are left. With guesses, the strip's candidates come from the
+  // same pass (StripPass), kept for strip() until the next answer.
   void select_k(std::int64_t* q, int k) override {
-    std::vector<double> protos(static_cast<std::size_t>(k * store_->d()));
-    sample_mirror(k, protos.data());
+    const std::int64_t d = store_->d();
+    std::vector<double> protos(static_cast<std::size_t>(k * d));
+    MirrorPair pair{protos.data(), 0.0, 0.0, 0.0};
+    sample_mirror(k, protos.data(), pair);
     std::int64_t hidden = 0;  // passed over, not shown
     for (std::int64_t i : passed_list_) hidden += shown_[i] ? 0 : 1;
     const bool block = blocked_.size() > 0 && n_unshown() - hidden >= k;
     const ScanInput in{*store_, nullptr, block ? blocked_ : shown_,
                        balanced_chunks(store_->blocks() / 4), threads_};
-    nearest_items(in, protos.data(), k, ScanRule::Nearest, {}, q);
+    fused_r_ = 0;
+    const int r = cfg_.guesses + k;
+    std::vector<double> L;
+    std::unique_ptr<StripPass> pass;
+    if (cfg_.guesses > 0 && k >= 2 && strip_usable(L = cholesky(cov_, d))) {
+      pass = std::make_unique<StripPass>(*store_, shown_, passed_, mean_, L, r, in.chunks, seeds_,
+                                         pair);
+      if (!pass->ok()) pass.reset();
+    }
+    const BlockHook hook = pass ? pass->hook() : BlockHook{};
+    nearest_items(in, protos.data(), k, ScanRule::Nearest, {}, q, pass ? &hook : nullptr);
+    if (!pass) return;
+    keep_candidates(pass->merged(), r);
+    fused_r_ = r;
+    fused_query_ = n_queries_;
   }
 
   // The m items of highest belief density (lowest Mahalanobis distance to the mean; ties:
-  // lower index) neither shown nor passed over nor on q[0..k). From the shortlist of the
-  // last full scan when its bound proves it holds them (StripShortlist), else a full scan:
-  // threaded, each chunk's best kept in a heap, merged in chunk order (identical for any
-  // thread count), which renews the shortlist. Up to kJacobiMaxDim dimensions a pre-test
-  // rejects most items in single precision (the belief's tightest axes,
-  // MahalanobisPretest); the exact distance decides the others.
+  // lower index) neither shown nor passed over nor on q[0..k): the m + k best of the
+  // screen's own pass when select() just ran (StripPass), else a pass of their own
+  // (scan_nearest_mean, threaded, the same items).
   int strip(const std::int64_t* q, int k, int m, std::int64_t* out) const override {
-    const std::int64_t n = store_->n(), d = store_->d();
-    const std::vector<double> L = cholesky(cov_, d);
-    const Cand worst{std::numeric_limits<double>::infinity(),
-                     std::numeric_limits<std::int64_t>::max()};
     auto on_screen = [&](std::int64_t i) { return std::find(q, q + k, i) != q + k; };
-    const bool usable = StripShortlist::usable(L, d);
-    if (usable && short_.valid) {
-      const double bound = short_.bound(mean_, L, d);
-      std::vector<Cand> top(static_cast<std::size_t>(m), worst);
-      std::vector<double> x(static_cast<std::size_t>(d)), t(x.size());
-      for (std::int64_t i : short_.items) {
-        if (shown_[i] || passed_[i] || on_screen(i)) continue;
-        store_->row(i, x.data());
-        for (std::int64_t a = 0; a < d; ++a) x[a] -= mean_[a];
-        insert_top(top.data(), m, Cand{lower_solve_sq_norm(L, d, x.data(), t.data()), i});
-      }
-      const Cand& last = top[static_cast<std::size_t>(m - 1)];
-      if (std::isinf(bound) || (last.index != worst.index && last.score < bound)) {
-        int g = 0;
-        for (const Cand& c : top)
-          if (c.index != worst.index) out[g++] = c.index;
-        return g;
-      }
+    if (!(fused_query_ == n_queries_ && m + k <= fused_r_)) {
+      const std::int64_t d = store_->d();
+      const std::vector<double> L = cholesky(cov_, d);
+      const std::int64_t C = balanced_chunks(store_->blocks() / 4);
+      const std::vector<Cand> best =
+          scan_nearest_mean(*store_, shown_, passed_, mean_, cov_, L, C, m + k, threads_);
+      keep_candidates(best, m + k);
     }
-    // Each chunk's r best (r >= m + k: they hold its share of the strip) and its (r + 1)-th.
-    const std::int64_t C = balanced_chunks(store_->blocks() / 4);
-    const std::int64_t K = StripShortlist::size_for(m, k);
-    const std::int64_t r = usable ? std::max<std::int64_t>((K + C - 1) / C, m + k) : m + k;
-    double tau = std::numeric_limits<double>::infinity();
-    const std::vector<Cand> best = scan_nearest_mean(L, C, r, tau);
     int g = 0;
-    for (const Cand& c : best)
-      if (g < m && !on_screen(c.index)) out[g++] = c.index;
-    short_.renew(usable, best, tau, mean_, L);
+    for (std::int64_t i : fused_)
+      if (g < m && !on_screen(i)) out[g++] = i;
     return g;
   }
 
@@ -217,7 +154,29 @@ class GaussSearch final : public DiscreteSearcher {
         passed_list_(other.passed_list_),
         sigma_(other.sigma_),
         warm_(other.warm_),
-        short_(other.short_) {}
+        fused_(other.fused_),
+        seeds_(other.seeds_),
+        fused_r_(other.fused_r_),
+        fused_query_(other.fused_query_) {}
+
+  // Whether the belief's Cholesky factor L gives distances (a positive diagonal).
+  bool strip_usable(const std::vector<double>& L) const {
+    const std::int64_t d = store_->d();
+    for (std::int64_t a = 0; a < d; ++a)
+      if (!(L[static_cast<std::size_t>(a * d + a)] > 0.0)) return false;
+    return true;
+  }
+
+  // The r best of `best` (sorted) for the strip, and up to 4 r of them for the next pass's
+  // bar (StripPass's seeds: most are still eligible after this screen and strip).
+  void keep_candidates(const std::vector<Cand>& best, int r) const {
+    fused_.clear();
+    seeds_.clear();
+    for (std::size_t t = 0; t < best.size() && t < 4 * static_cast<std::size_t>(r); ++t) {
+      if (t < static_cast<std::size_t>(r)) fused_.push_back(best[t].index);
+      seeds_.push_back(best[t].index);
+    }
+  }
 
   // Probit: P(i picked over j | x) = Phi((u.x - b) / sigma), u = (x_i - x_j)/||x_i - x_j||,
   // b = (||x_i||^2 - ||x_j||^2) / (2 ||x_i - x_j||): the moment-matched update.
@@ -252,11 +211,17 @@ class GaussSearch final : public DiscreteSearcher {
 
   // SampleMirror: z ~ N(mean, cov) and its mirror across the hyperplane through the mean
   // orthogonal to the top eigenvector; k > 2: further pairs mirror across the hyperplanes
-  // of the next eigenvectors.
-  void sample_mirror(int k, double* protos) const {
+  // of the next eigenvectors. pair: z's offset along the first pair's axis and, with
+  // guesses (Jacobi: the same axes for any count), the two largest eigenvalues.
+  void sample_mirror(int k, double* protos, MirrorPair& pair) const {
     const std::int64_t d = store_->d();
     const int ne = static_cast<int>(std::min<std::int64_t>((k + 1) / 2, d));
-    const Axes axes = Axes::of(cov_, d, ne, warm_);
+    const int count = cfg_.guesses > 0 && d <= kJacobiMaxDim
+                          ? std::max(ne, static_cast<int>(std::min<std::int64_t>(d, 2)))
+                          : ne;
+    const Axes axes = Axes::of(cov_, d, count, warm_);
+    pair.l1 = axes.values[0];
+    pair.l2 = axes.values[static_cast<std::size_t>(count > 1 ? 1 : 0)];
     const std::vector<double>& vecs = axes.vectors;
     const std::vector<double> L = cholesky(cov_, d);
     std::vector<double> g(static_cast<std::size_t>(d)), z(g.size());
@@ -268,121 +233,10 @@ class GaussSearch final : public DiscreteSearcher {
       double proj = 0.0;
       for (std::int64_t a = 0; a < d; ++a) proj += v[a] * (z[a] - mean_[a]);
       for (std::int64_t a = 0; a < d; ++a) protos[c * d + a] = z[a];
+      if (c == 0) pair.s = proj;
       if (c + 1 < k)
         for (std::int64_t a = 0; a < d; ++a) protos[(c + 1) * d + a] = z[a] - 2.0 * proj * v[a];
     }
-  }
-
-  // The r items neither shown nor passed over of the lowest Mahalanobis distance to the
-  // mean (L: the belief's Cholesky factor) of each of C chunks of the blocks, all sorted
-  // (ties: lower index); tau: the lowest (r + 1)-th best of a chunk (infinity when no chunk
-  // has more than r), so every other such item's distance is at least tau. A threaded pass,
-  // each chunk's best in a heap, merged in a strict total order (any thread count, the same).
-  std::vector<Cand> scan_nearest_mean(const std::vector<double>& L, std::int64_t C,
-                                      std::int64_t r, double& tau) const {
-    const std::int64_t n = store_->n(), d = store_->d(), nb = store_->blocks();
-    const std::int64_t keep = r + 1;
-    const MahalanobisPretest pre(cov_, mean_, d);
-    std::vector<std::vector<Cand>> heaps(static_cast<std::size_t>(C));
-    ParallelErrors errors;
-#pragma omp parallel num_threads(threads_) if (nb >= kParallelBlocks)
-    {
-      std::vector<double> y, yv, x, t;
-      errors.run([&] {
-        y.resize(static_cast<std::size_t>(d * kLanes));
-        yv.resize(static_cast<std::size_t>(std::max(pre.ne, 1) * kLanes));
-        x.resize(static_cast<std::size_t>(d));
-        t.resize(x.size());
-      });
-#pragma omp for schedule(static)
-      for (std::int64_t ch = 0; ch < C; ++ch) {
-        if (errors.failed()) continue;
-        errors.run([&] {
-          std::vector<Cand>& h = heaps[static_cast<std::size_t>(ch)];
-          h.reserve(static_cast<std::size_t>(keep));
-          auto bar = [&] {  // the heap's worst while full: no item at or above it enters
-            return static_cast<std::int64_t>(h.size()) < keep
-                       ? std::numeric_limits<double>::infinity()
-                       : h.front().score;
-          };
-          auto offer = [&](std::int64_t i, double score) {
-            const Cand cand{score, i};
-            if (shown_[i] || passed_[i]) return;
-            if (static_cast<std::int64_t>(h.size()) < keep) {
-              h.push_back(cand);
-              std::push_heap(h.begin(), h.end(), better);  // front: the worst
-            } else if (better(cand, h.front())) {
-              std::pop_heap(h.begin(), h.end(), better);
-              h.back() = cand;
-              std::push_heap(h.begin(), h.end(), better);
-            }
-          };
-          const std::int64_t b1 = chunk_begin(nb, C, ch + 1);
-          for (std::int64_t b = chunk_begin(nb, C, ch); b < b1; ++b) {
-            const StoreFloat* xb = store_->block(b);
-            const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
-            if (pre.ne > 0) {
-              alignas(32) double lb[kLanes];
-              pre.block(xb, yv.data(), lb);
-              for (std::int64_t l = 0; l < lanes; ++l) {
-                if (lb[l] > bar()) continue;  // its distance is above the bar too
-                for (std::int64_t a = 0; a < d; ++a)
-                  x[a] = static_cast<double>(xb[a * kLanes + l]) - mean_[a];
-                offer(b * kLanes + l, lower_solve_sq_norm(L, d, x.data(), t.data()));
-              }
-              continue;
-            }
-            alignas(32) double acc[kLanes];
-            if (!block_mahalanobis(xb, d, mean_.data(), L.data(), bar(), y.data(), acc)) continue;
-            for (std::int64_t l = 0; l < lanes; ++l) offer(b * kLanes + l, acc[l]);
-          }
-        });
-      }
-    }
-    errors.rethrow();
-    std::vector<Cand> all;
-    tau = std::numeric_limits<double>::infinity();
-    for (auto& h : heaps) {  // chunk order
-      std::sort(h.begin(), h.end(), better);
-      if (static_cast<std::int64_t>(h.size()) == keep) {
-        tau = std::min(tau, h.back().score);
-        h.pop_back();
-      }
-      all.insert(all.end(), h.begin(), h.end());
-    }
-    std::sort(all.begin(), all.end(), better);
-    return all;
-  }
-
-  // Block xb's squared Mahalanobis distances to the mean into acc (lower_solve_sq_norm's
-  // arithmetic, lane by lane, y: d x kLanes scratch); false, acc unset, when every lane's
-  // partial sum already exceeds `bound` (no lane can beat it: the sum only grows).
-  static bool block_mahalanobis(const StoreFloat* xb, std::int64_t d, const double* mean,
-                                const double* L, double bound, double* y, double* acc) {
-    for (int l = 0; l < kLanes; ++l) acc[l] = 0.0;
-    for (std::int64_t a = 0; a < d; ++a) {
-      double* ya = y + a * kLanes;
-      const StoreFloat* xa = xb + a * kLanes;
-      for (int l = 0; l < kLanes; ++l) ya[l] = static_cast<double>(xa[l]) - mean[a];
-      for (std::int64_t c = 0; c < a; ++c) {
-        const double lac = L[a * d + c];
-        const double* yc = y + c * kLanes;
-        for (int l = 0; l < kLanes; ++l) ya[l] -= lac * yc[l];
-      }
-      const double laa = L[a * d + a];
-      if (laa > 0.0) {
-        for (int l = 0; l < kLanes; ++l) ya[l] = ya[l] / laa;
-      } else {
-        for (int l = 0; l < kLanes; ++l) ya[l] = 0.0;
-      }
-      double lo = std::numeric_limits<double>::infinity();
-      for (int l = 0; l < kLanes; ++l) {
-        acc[l] += ya[l] * ya[l];
-        lo = std::min(lo, acc[l]);
-      }
-      if (lo > bound) return false;
-    }
-    return true;
   }
 
   std::vector<double> mean_, cov_;
@@ -391,7 +245,10 @@ class GaussSearch final : public DiscreteSearcher {
   std::vector<std::int64_t> passed_list_;  // passed_'s items, in the order passed over
   double sigma_;                           // the probit noise in the store's frame
   mutable AxesWarmStart warm_;             // the last query's axes, the next one's start
-  mutable StripShortlist short_;           // the strip's candidates since the last full scan
+  mutable std::vector<std::int64_t> fused_;  // the strip's best, as of answer fused_query_
+  mutable std::vector<std::int64_t> seeds_;  // candidates for the next pass's bar
+  int fused_r_ = 0;                          // their count (0: none)
+  std::int64_t fused_query_ = -1;
 };
 
 }  // namespace tripletsearch

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -59,6 +60,16 @@ inline void keep_top(const double* w, std::int64_t base, Cand* tc, int k) {
 
 // What a scan reads: the store, the block-padded posterior weights (nullptr: all 1), the
 // items shown, the chunking of the blocks and the threads.
+// A second computation over a scan's items while they are in cache (GaussSearch's strip,
+// gauss_strip.hpp): fn(chunk, block, D, yy) right after the scan's own work on each block,
+// by the one thread that owns the chunk; D: the block's distances to the protos (P x
+// kLanes; nullptr with an axis form), yy: |x - center|^2 in single precision when center32
+// is given (block_sqdist_yy), else nullptr. fn must not throw.
+struct BlockHook {
+  const float* center32 = nullptr;
+  std::function<void(std::int64_t, std::int64_t, const double*, const double*)> fn;
+};
+
 struct ScanInput {
   const ItemStore& store;
   const Weight* w;
@@ -107,9 +118,11 @@ struct AxisForm {
 
 inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k, ScanRule rule,
                         const AxisProtos* ax, const AxisForm* form, std::int64_t b0,
-                        std::int64_t b1, double* Dall, const double* ones, Cand* top) {
+                        std::int64_t b1, double* Dall, const double* ones, Cand* top,
+                        const BlockHook* hook, std::int64_t ch) {
   const std::int64_t n = in.store.n(), d = in.store.d();
-  alignas(32) double yy[kLanes], sy[kLanes], Dt[kLanes], wb[kLanes];
+  alignas(32) double yy[kLanes], sy[kLanes], Dt[kLanes], wb[kLanes], hy[kLanes];
+  const bool with_yy = ax == nullptr && hook != nullptr && hook->center32 != nullptr;
   std::vector<double> yv(ax != nullptr ? static_cast<std::size_t>(ax->ne * kLanes) : 0);
   for (std::int64_t b = b0; b < b1; ++b) {
     const double* w = ones;
@@ -119,7 +132,9 @@ inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k,
     }
     const std::int64_t lanes = std::min<std::int64_t>(kLanes, n - b * kLanes);
     const StoreFloat* xb = in.store.block(b);
-    if (ax == nullptr) {
+    if (with_yy) {
+      simd::block_sqdist_yy(xb, d, protos, P, hook->center32, Dall, hy);
+    } else if (ax == nullptr) {
       simd::block_sqdist(xb, d, protos, P, Dall);
     } else {
       simd::block_axis_proj(xb, d, form->c32.data(), form->V32.data(), ax->ne, yy, yv.data());
@@ -145,6 +160,7 @@ inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k,
         insert_top(tc, k, cand);
       }
     }
+    if (hook != nullptr) hook->fn(ch, b, ax == nullptr ? Dall : nullptr, with_yy ? hy : nullptr);
   }
 }
 
@@ -153,10 +169,12 @@ inline void scan_blocks(const ScanInput& in, const double* protos, int P, int k,
 // For each of P protos (P x d), the kb unshown items with the lowest scores, sorted
 // (missing entries have index -1). `seeds`: items to enter every list first (real
 // candidates, so the result is unchanged; the pre-test then rejects most lanes at once).
-// With `ax` (the protos' axis form) the pre-test runs on projections (see AxisProtos).
+// With `ax` (the protos' axis form) the pre-test runs on projections (see AxisProtos);
+// `hook` runs on every block after it (BlockHook).
 inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int P, int kb,
                                   ScanRule rule, const std::vector<std::int64_t>& seeds,
-                                  const AxisProtos* ax = nullptr) {
+                                  const AxisProtos* ax = nullptr,
+                                  const BlockHook* hook = nullptr) {
   const std::int64_t nb = in.store.blocks(), d = in.store.d(), C = in.chunks;
   const Cand worst{std::numeric_limits<double>::infinity(),
                    std::numeric_limits<std::int64_t>::max()};
@@ -189,7 +207,7 @@ inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int
       if (!errors.failed())
         detail::scan_blocks(in, protos, P, kb, rule, ax, &form, chunk_begin(nb, C, ch),
                             chunk_begin(nb, C, ch + 1), Dall.data(), ones.data(),
-                            best.data() + ch * P * kb);
+                            best.data() + ch * P * kb, hook, ch);
   }
   errors.rethrow();
   // merge chunks (any order gives the same set: strict total order on (score, index))
@@ -222,10 +240,11 @@ inline void distinct_picks(const std::vector<Cand>& ranked, int P, int kb, std::
 }
 
 // For proto c (in order), the unshown item with the lowest score not taken by an earlier
-// proto: k protos, k picks.
+// proto: k protos, k picks (`hook`: scan_top's).
 inline void nearest_items(const ScanInput& in, const double* protos, int k, ScanRule rule,
-                          const std::vector<std::int64_t>& seeds, std::int64_t* q) {
-  distinct_picks(scan_top(in, protos, k, k, rule, seeds), k, k, q);
+                          const std::vector<std::int64_t>& seeds, std::int64_t* q,
+                          const BlockHook* hook = nullptr) {
+  distinct_picks(scan_top(in, protos, k, k, rule, seeds, nullptr, hook), k, k, q);
 }
 
 }  // namespace tripletsearch

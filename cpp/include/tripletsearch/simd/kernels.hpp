@@ -18,6 +18,13 @@ inline void block_sqdist(const StoreFloat* xb, std::int64_t d, const double* z, 
   TS_SIMD_DISPATCH(block_sqdist(xb, d, z, k, out));
 }
 
+// block_sqdist's values, and yy[l] = |x_l - c|^2 in single precision (c32: c rounded) from
+// the same pass over the block.
+inline void block_sqdist_yy(const StoreFloat* xb, std::int64_t d, const double* z, int k,
+                            const float* c32, double* out, double* yy) {
+  TS_SIMD_DISPATCH(block_sqdist_yy(xb, d, z, k, c32, out, yy));
+}
+
 // Adds the weighted moments of block xb (weights w) around c to acc (block.hpp layout);
 // y and wy: d x kLanes scratch each.
 inline void block_moments(const StoreFloat* xb, const double* w, std::int64_t d, const double* c,
@@ -61,6 +68,14 @@ inline void axis_lower_bound(const double* yy, const double* sy, const double* y
 inline std::uint64_t block_pretest(const double* D, const double* w, double thr, ScanRule rule) {
   if (!(thr < std::numeric_limits<double>::infinity())) return ~std::uint64_t(0);
   TS_SIMD_DISPATCH(block_pretest(D, w, thr, rule));
+}
+
+// Bit l set when a lower bound of lane l's squared Mahalanobis distance to the belief's
+// mean, from D0, D1 (a mirrored pair's distances, block_sqdist) and yy = |x - mean|^2
+// (block_sqdist_yy), may be at most bar (discrete/gauss_strip.hpp's MirrorBound).
+inline std::uint64_t mirror_pretest(const double* D0, const double* D1, const double* yy,
+                                    const MirrorForm& f, double bar) {
+  TS_SIMD_DISPATCH(mirror_pretest(D0, D1, yy, f, bar));
 }
 
 // lik[l] = P(shown item `chosen` of k named | target = item l) under gamma-CKL, from the

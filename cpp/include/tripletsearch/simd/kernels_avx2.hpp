@@ -32,17 +32,32 @@ TS_TARGET_AVX2 TS_ALWAYS_INLINE void prefetch_next_row(const StoreFloat* xb, std
     _mm_prefetch(reinterpret_cast<const char*>(row + q), _MM_HINT_T0);
 }
 
-// Eight lanes in two registers per point, NJ points at a time.
-template <int NJ>
+// Eight single-precision lanes stored as doubles.
+TS_TARGET_AVX2 TS_ALWAYS_INLINE void store_ps_as_pd(double* dst, __m256 v) {
+  _mm256_storeu_pd(dst, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  _mm256_storeu_pd(dst + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+// Eight lanes in two registers per point, NJ points at a time; with YY also the lanes'
+// |x - c|^2 in single precision into yy (c32: c rounded; one fused multiply-add per
+// coordinate, in order).
+template <int NJ, bool YY = false>
 TS_TARGET_AVX2 TS_ALWAYS_INLINE void sqdist_group(const StoreFloat* __restrict xb, std::int64_t d,
                                                   const double* __restrict z,
-                                                  double* __restrict out) {
+                                                  double* __restrict out,
+                                                  const float* __restrict c32 = nullptr,
+                                                  double* __restrict yy = nullptr) {
   for (int l0 = 0; l0 < kLanes; l0 += 8) {
     __m256d lo[NJ], hi[NJ];
+    __m256 yf = _mm256_setzero_ps();
     for (int j = 0; j < NJ; ++j) lo[j] = hi[j] = _mm256_setzero_pd();
     for (std::int64_t a = 0; a < d; ++a) {
       if (l0 == 0) prefetch_next_row(xb, d, a);
       const __m256 x8 = _mm256_loadu_ps(xb + a * kLanes + l0);
+      if constexpr (YY) {
+        const __m256 u = _mm256_sub_ps(x8, _mm256_broadcast_ss(c32 + a));
+        yf = _mm256_fmadd_ps(u, u, yf);
+      }
       const __m256d x0 = _mm256_cvtps_pd(_mm256_castps256_ps128(x8));
       const __m256d x1 = _mm256_cvtps_pd(_mm256_extractf128_ps(x8, 1));
       for (int j = 0; j < NJ; ++j) {
@@ -56,6 +71,7 @@ TS_TARGET_AVX2 TS_ALWAYS_INLINE void sqdist_group(const StoreFloat* __restrict x
       _mm256_storeu_pd(out + j * kLanes + l0, lo[j]);
       _mm256_storeu_pd(out + j * kLanes + l0 + 4, hi[j]);
     }
+    if constexpr (YY) store_ps_as_pd(yy + l0, yf);
   }
 }
 
@@ -66,6 +82,19 @@ TS_TARGET_AVX2 inline void block_sqdist(const StoreFloat* __restrict xb, std::in
   if (k - j == 3) sqdist_group<3>(xb, d, z + j * d, out + j * kLanes);
   if (k - j == 2) sqdist_group<2>(xb, d, z + j * d, out + j * kLanes);
   if (k - j == 1) sqdist_group<1>(xb, d, z + j * d, out + j * kLanes);
+}
+
+// block_sqdist (the same groups, the same values) with |x - c|^2 in the first group's pass.
+TS_TARGET_AVX2 inline void block_sqdist_yy(const StoreFloat* __restrict xb, std::int64_t d,
+                                           const double* __restrict z, int k,
+                                           const float* __restrict c32, double* __restrict out,
+                                           double* __restrict yy) {
+  const int first = k >= 4 ? 4 : k;
+  if (first == 4) sqdist_group<4, true>(xb, d, z, out, c32, yy);
+  if (first == 3) sqdist_group<3, true>(xb, d, z, out, c32, yy);
+  if (first == 2) sqdist_group<2, true>(xb, d, z, out, c32, yy);
+  if (first == 1) sqdist_group<1, true>(xb, d, z, out, c32, yy);
+  if (k > first) block_sqdist(xb, d, z + first * d, k - first, out + first * kLanes);
 }
 
 // The outer products of the second moment in TA x TB register tiles (3 x 3: 9
@@ -132,12 +161,6 @@ TS_TARGET_AVX2 TS_ALWAYS_INLINE void moment1_lanes(
     m0 = _mm256_fmadd_pd(_mm256_loadu_pd(w + 8 * r), y0, m0);
     mh = _mm256_fmadd_pd(_mm256_loadu_pd(w + 8 * r + 4), y1, mh);
   }
-}
-
-// Eight single-precision lanes stored as doubles.
-TS_TARGET_AVX2 TS_ALWAYS_INLINE void store_ps_as_pd(double* dst, __m256 v) {
-  _mm256_storeu_pd(dst, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-  _mm256_storeu_pd(dst + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
 // portable::block_moment1_project with fused multiply-adds (the same sums in the same
@@ -262,6 +285,29 @@ TS_TARGET_AVX2 inline std::uint64_t block_pretest(const double* __restrict D,
     else
       c = _mm256_cmp_pd(dv, t, _CMP_LE_OQ);
     mask |= std::uint64_t(_mm256_movemask_pd(c)) << l;
+  }
+  return mask;
+}
+
+// portable::mirror_pretest, four lanes at a time (the same bound; fused multiply-adds may
+// round its last bits otherwise, within the bound's margins).
+TS_TARGET_AVX2 inline std::uint64_t mirror_pretest(const double* __restrict D0,
+                                                   const double* __restrict D1,
+                                                   const double* __restrict yy,
+                                                   const MirrorForm& f, double bar) {
+  const __m256d zero = _mm256_setzero_pd(), sign = _mm256_set1_pd(-0.0);
+  const __m256d c1 = _mm256_set1_pd(f.c1), c0 = _mm256_set1_pd(f.c0), i4s = _mm256_set1_pd(f.i4s);
+  const __m256d ed = _mm256_set1_pd(f.ed), e1 = _mm256_set1_pd(f.e1), et = _mm256_set1_pd(f.et);
+  const __m256d av = _mm256_set1_pd(f.a), bv = _mm256_set1_pd(f.b), barv = _mm256_set1_pd(bar);
+  std::uint64_t mask = 0;
+  for (int l = 0; l < kLanes; l += 4) {
+    const __m256d y = _mm256_loadu_pd(yy + l);
+    const __m256d ylow = _mm256_sub_pd(_mm256_fnmadd_pd(c1, _mm256_max_pd(y, zero), y), c0);
+    const __m256d d0 = _mm256_loadu_pd(D0 + l), d1 = _mm256_loadu_pd(D1 + l);
+    __m256d th = _mm256_fmadd_pd(ed, d0, _mm256_fmadd_pd(e1, d1, et));
+    th = _mm256_fmadd_pd(_mm256_andnot_pd(sign, _mm256_sub_pd(d1, d0)), i4s, th);
+    const __m256d lb = _mm256_fmsub_pd(av, ylow, _mm256_mul_pd(bv, _mm256_mul_pd(th, th)));
+    mask |= std::uint64_t(_mm256_movemask_pd(_mm256_cmp_pd(lb, barv, _CMP_LE_OQ))) << l;
   }
   return mask;
 }

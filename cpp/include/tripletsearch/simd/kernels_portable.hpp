@@ -99,6 +99,35 @@ inline std::uint64_t block_pretest(const double* __restrict D, const double* __r
   return mask;
 }
 
+// Bit l set when a lower bound of lane l's squared Mahalanobis distance to the belief's mean
+// (MirrorForm's) may be at most bar >= 0, from yy[l] = |x - mean|^2 and the distances D0,
+// D1 to a mirrored pair (discrete/gauss_strip.hpp's MirrorBound).
+inline std::uint64_t mirror_pretest(const double* __restrict D0, const double* __restrict D1,
+                                    const double* __restrict yy, const MirrorForm& f, double bar) {
+  std::uint64_t mask = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    const double ylow = yy[l] - f.c1 * std::max(yy[l], 0.0) - f.c0;
+    const double th = std::abs(D1[l] - D0[l]) * f.i4s + f.ed * D0[l] + f.e1 * D1[l] + f.et;
+    mask |= std::uint64_t(f.a * ylow - f.b * th * th <= bar) << l;
+  }
+  return mask;
+}
+
+// block_sqdist, and yy[l] = |x_l - c|^2 in single precision (c32: c rounded), summed over
+// the coordinates in order: the strip's pre-test in the screen's pass.
+inline void block_sqdist_yy(const StoreFloat* __restrict xb, std::int64_t d,
+                            const double* __restrict z, int k, const float* __restrict c32,
+                            double* __restrict out, double* __restrict yy) {
+  block_sqdist(xb, d, z, k, out);
+  float acc[kLanes] = {};
+  for (std::int64_t a = 0; a < d; ++a)
+    for (int l = 0; l < kLanes; ++l) {
+      const float u = xb[a * kLanes + l] - c32[a];
+      acc[l] += u * u;
+    }
+  for (int l = 0; l < kLanes; ++l) yy[l] = acc[l];
+}
+
 // For the principal axes beyond kJacobiMaxDim: the weight and first moment of block xb
 // around c into acc (as moments_prep, in double: the mean is exact to rounding), and the
 // block's weighted second moment around c applied to the p rows of Q32 (p x d) added to
