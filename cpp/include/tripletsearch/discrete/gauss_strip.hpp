@@ -66,6 +66,7 @@ struct MirrorBound {
     const double h = 0.5 * (1.0 + g), shrink = 1.0 - 1e-6;  // and 1e-6 of the bound
     f.c1 = 4.0 * g * ((1.0 + g) * (1.0 + g) + cn * h) + 1e-9;
     f.c0 = 4.0 * g * cn * h;
+    f.skip = l1 * (1.0 + 1e-6);
     c32.assign(mean.begin(), mean.end());
     ok = true;
     if (!mirror) {

@@ -28,9 +28,11 @@ inline std::int64_t moment_size(std::int64_t d) { return kAccLanes * (1 + d) + 4
 // The constants of a strip pre-test's lower bound of a squared Mahalanobis distance
 // (simd::mirror_pretest; filled by discrete/gauss_strip.hpp's MirrorBound): lb = a ylow -
 // b th^2 with ylow = yy - c1 max(yy, 0) - c0 (yy at its rounding's worst) and th = |D1 - D0|
-// i4s + ed D0 + e1 D1 + et (|v1 . y| at its worst).
+// i4s + ed D0 + e1 D1 + et (|v1 . y| at its worst); no lane passes when every lane's ylow
+// exceeds skip bar (skip = l1 (1 + 1e-6): D >= |y|^2 / l1), which one minimum tells.
 struct MirrorForm {
   double a = 0.0, b = 0.0, i4s = 0.0, c1 = 0.0, c0 = 0.0, ed = 0.0, e1 = 0.0, et = 0.0;
+  double skip = 0.0;
 };
 
 // Index of the lowest set bit of x != 0 (the lanes of a pre-test mask).

@@ -299,6 +299,12 @@ TS_TARGET_AVX2 inline std::uint64_t mirror_pretest(const double* __restrict D0,
   const __m256d c1 = _mm256_set1_pd(f.c1), c0 = _mm256_set1_pd(f.c0), i4s = _mm256_set1_pd(f.i4s);
   const __m256d ed = _mm256_set1_pd(f.ed), e1 = _mm256_set1_pd(f.e1), et = _mm256_set1_pd(f.et);
   const __m256d av = _mm256_set1_pd(f.a), bv = _mm256_set1_pd(f.b), barv = _mm256_set1_pd(bar);
+  __m256d m4 = _mm256_loadu_pd(yy);  // the block's least |y|^2 first: most blocks stop here
+  for (int l = 4; l < kLanes; l += 4) m4 = _mm256_min_pd(m4, _mm256_loadu_pd(yy + l));
+  alignas(32) double m[4];
+  _mm256_store_pd(m, m4);
+  const double low = std::min(std::min(m[0], m[1]), std::min(m[2], m[3]));
+  if (low - f.c1 * std::max(low, 0.0) - f.c0 > f.skip * bar) return 0;
   std::uint64_t mask = 0;
   for (int l = 0; l < kLanes; l += 4) {
     const __m256d y = _mm256_loadu_pd(yy + l);

@@ -104,6 +104,9 @@ inline std::uint64_t block_pretest(const double* __restrict D, const double* __r
 // D1 to a mirrored pair (discrete/gauss_strip.hpp's MirrorBound).
 inline std::uint64_t mirror_pretest(const double* __restrict D0, const double* __restrict D1,
                                     const double* __restrict yy, const MirrorForm& f, double bar) {
+  double low = yy[0];
+  for (int l = 1; l < kLanes; ++l) low = std::min(low, yy[l]);
+  if (low - f.c1 * std::max(low, 0.0) - f.c0 > f.skip * bar) return 0;
   std::uint64_t mask = 0;
   for (int l = 0; l < kLanes; ++l) {
     const double ylow = yy[l] - f.c1 * std::max(yy[l], 0.0) - f.c0;
