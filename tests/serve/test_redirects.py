@@ -26,6 +26,21 @@ redirect = "https://example.org/left?id={{id}}&code={{code}}"
 """
 
 
+def take_part(c, link, finish=True):
+    """Enrol from a platform link and answer every screen (or withdraw after the first):
+    the participant and the end reply."""
+    p = c.post("/api/participants", json={"consent": True, "platform": link}).json()
+    h = {"Authorization": f"Bearer {p['token']}"}
+    url = f"/api/participants/{p['id']}"
+    reply = c.post(url + "/next", json={}, headers=h).json()
+    if not finish:
+        return p, c.post(url + "/withdraw", json={}, headers=h).json()
+    while not reply["done"]:
+        body = {"screen": reply["screen"]["number"], "choice": 0}
+        reply = c.post(url + "/answer", json=body, headers=h).json()
+    return p, reply
+
+
 def test_fill_redirect_encodes_each_value_and_leaves_the_rest():
     url = "https://x.org/a?s={id}&c={code}&h={hitId}&keep=%7B"
     got = fill_redirect(url, {"id": "a&b c", "hitId": "H/1"}, "C=1")
@@ -39,18 +54,7 @@ def test_sona_credit_url_gets_the_participants_survey_code(tmp_path):
     with in_process(create_app(cfg.catalogue, f"sqlite:///{tmp_path / 'c.db'}", collect=cfg)) as c:
         ends = {}
         for code, finish in (("51&2", True), ("77 3", False)):
-            r = c.post("/api/participants", json={"consent": True, "platform": {"id": code}})
-            p = r.json()
-            h = {"Authorization": f"Bearer {p['token']}"}
-            url = f"/api/participants/{p['id']}"
-            reply = c.post(url + "/next", json={}, headers=h).json()
-            if finish:
-                while not reply["done"]:
-                    body = {"screen": reply["screen"]["number"], "choice": 0}
-                    reply = c.post(url + "/answer", json=body, headers=h).json()
-            else:
-                reply = c.post(url + "/withdraw", json={}, headers=h).json()
-            ends[code] = reply
+            ends[code] = take_part(c, {"id": code}, finish)[1]
     done = urlsplit(ends["51&2"]["redirect"])
     assert parse_qs(done.query) == {
         "experiment_id": ["7"], "credit_token": ["t0k"], "survey_code": ["51&2"]
@@ -67,14 +71,7 @@ def test_a_prolific_redirect_may_name_the_code_by_its_placeholder(tmp_path):
     text += f'redirect = "{done}{{code}}"\n'
     cfg = load_collect(write_design(tmp_path, "collect.toml", text))
     with in_process(create_app(cfg.catalogue, f"sqlite:///{tmp_path / 'p.db'}", collect=cfg)) as c:
-        link = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e"}
-        p = c.post("/api/participants", json={"consent": True, "platform": link}).json()
-        h = {"Authorization": f"Bearer {p['token']}"}
-        url = f"/api/participants/{p['id']}"
-        reply = c.post(url + "/next", json={}, headers=h).json()
-        while not reply["done"]:
-            body = {"screen": reply["screen"]["number"], "choice": 0}
-            reply = c.post(url + "/answer", json=body, headers=h).json()
+        reply = take_part(c, {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e"})[1]
     assert reply["redirect"] == done + "FIN-9" and reply["completion_code"] == "FIN-9"
     bad = text.replace("{code}", "OTHER")  # another code than the file's: still refused
     with pytest.raises(ValueError, match="cc=OTHER"):
@@ -98,15 +95,8 @@ def test_a_worker_back_with_a_new_assignment_is_redirected_with_it(tmp_path):
     with in_process(create_app(cfg.catalogue, f"sqlite:///{tmp_path / 'm.db'}", collect=cfg)) as c:
         link = {"workerId": "A1WORKER", "assignmentId": "ASSIGN_OLD", "hitId": "H1"}
         first = c.post("/api/participants", json={"consent": True, "platform": link}).json()
-        link = {**link, "assignmentId": "ASSIGN_NEW"}
-        p = c.post("/api/participants", json={"consent": True, "platform": link}).json()
+        p, reply = take_part(c, {**link, "assignmentId": "ASSIGN_NEW"})
         assert p["id"] == first["id"] and p["resumed"]
-        h = {"Authorization": f"Bearer {p['token']}"}
-        url = f"/api/participants/{p['id']}"
-        reply = c.post(url + "/next", json={}, headers=h).json()
-        while not reply["done"]:
-            body = {"screen": reply["screen"]["number"], "choice": 0}
-            reply = c.post(url + "/answer", json=body, headers=h).json()
     assert parse_qs(urlsplit(reply["redirect"]).query) == {
         "assignmentId": ["ASSIGN_NEW"], "code": ["C1"]
     }  # fmt: skip
