@@ -98,3 +98,37 @@ def test_a_study_dashboard_lists_outcomes_and_codes(browser, tmp_path, shots, de
         expect(row.locator(".code")).to_have_text("<b>WD-2</b>")
         expect(owner.locator("#collect-only")).to_be_hidden()
         owner.screenshot(path=shots / f"study_dashboard_{owner.viewport_size['width']}.png")
+
+
+@pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_stop_on_a_stale_page_after_finishing_elsewhere_shows_the_finished_end(
+    browser, tmp_path, device
+):
+    """A participant finishes in another tab (the API, with the page's own token), then
+    presses "Stop taking part" on the page still showing a screen: refused (409), the page
+    shows the finished end screen and its code, and the withdrawn code is never recorded."""
+    import httpx
+
+    url, server = serve(tmp_path)
+    with server as base:
+        page = browser.new_context(**device).new_page()
+        start(page, base)
+        kept = page.evaluate("JSON.parse(localStorage.getItem('ts-collect'))")["participant"]
+        head = {"Authorization": f"Bearer {kept['token']}"}
+        path = f"{base}/api/participants/{kept['id']}"
+        with httpx.Client(timeout=30) as other:
+            reply = other.post(path + "/next", json={}, headers=head).json()
+            while not reply["done"]:
+                body = {"screen": reply["screen"]["number"], "choice": 0}
+                reply = other.post(path + "/answer", json=body, headers=head).json()
+            assert reply["outcome"] == "finished"
+            assert other.post(path + "/withdraw", json={}, headers=head).status_code == 409
+        page.once("dialog", lambda d: d.accept())
+        with page.expect_response(lambda r: r.url.endswith("/withdraw")) as refused:
+            page.click("#stop")
+        assert refused.value.status == 409
+        expect(page.locator("#done")).to_have_attribute("data-outcome", "finished")
+        expect(page.locator("#result-lines")).to_have_text("Your completion code: FIN-1")
+        expect(page.locator("#redirect")).to_have_attribute("href", FIN)
+    codes = [r.code for r in Store(url).iter_participants()]
+    assert codes == ["FIN-1"]
