@@ -20,7 +20,6 @@ participant's current one (:meth:`~Participants.current_session`).
 from __future__ import annotations
 
 import copy
-import json
 import secrets
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from typing import Any, ClassVar
 from ..errors import Busy, Conflict, Invalid, NotFound, Unauthorized
 from ..schema import Answer, Undo
 from ..store import IdTaken, SessionRow, StoreBusy, WriteConflict, is_preview, preview_group
+from .endings import Endings
 from .protocol import Experiment
 from .search import Owner, SearchService
 from .tokens import new_token, token_hash, token_matches
@@ -43,7 +43,7 @@ PREVIEW_ID = "PREVIEW-"
 STARTS = 3  # tries to start a participant's session while racing requests start it too
 
 
-class Participants:
+class Participants(Endings):
     """The participants of experiment ``group`` (its identity in the database).
 
     Parameters
@@ -243,60 +243,6 @@ class Participants:
             assert row is not None
             return row
         raise Conflict("could not start the participant's next part; try again")
-
-    def done(self, **facts: Any) -> dict:
-        """The deprecated routes' reply once a part is over: ``{"done": true, **facts}``.
-
-        With the finished outcome's ``completion_code`` and ``redirect`` when the
-        experiment has them (not recorded: :meth:`end` is the participants' routes').
-        """
-        reply: dict = {"done": True, **facts}
-        if self.completion_code is not None:
-            reply["completion_code"] = self.completion_code
-        if self.redirect is not None:
-            reply["redirect"] = self.redirect
-        return reply
-
-    #: What a withdrawn participant reads at the end.
-    WITHDRAWN_TEXT = "You have stopped taking part: your answers will not be used. Thank you."
-
-    def end(self, pid: str, outcome: str) -> dict:
-        """The end of participant ``pid``'s part with ``outcome`` ("finished", "withdrawn").
-
-        ``{"done": true, "outcome", "n_slots", "debrief", "completion_code"?,
-        "redirect"?}``: the outcome's code and redirect as the experiment gives them
-        (:attr:`completion`). The code shown is recorded once (``Store.record_code``):
-        shown again, the end shows the recorded one (with the redirect of the outcome that
-        gives that code, if any). A code never depends on the participant's checks.
-        """
-        given = self.completion.get(outcome, {})
-        code, redirect = given.get("code"), given.get("redirect")
-        kept = self.store.record_code(pid, code) if code is not None else None
-        if kept is None:
-            row = self.store.participant(pid)
-            kept = None if row is None else row.code
-        if kept is not None and kept != code:  # an earlier end's (another outcome, file)
-            redirect = next(
-                (e.get("redirect") for e in self.completion.values() if e.get("code") == kept),
-                redirect,
-            )
-        text = self.WITHDRAWN_TEXT if outcome == "withdrawn" else self.debrief_text(pid)
-        reply: dict = {"done": True, "outcome": outcome, "n_slots": self.n_slots, "debrief": text}
-        if kept is not None:
-            reply["completion_code"] = kept
-        if redirect is not None:
-            reply["redirect"] = self._filled(pid, redirect, kept)
-        return reply
-
-    def _filled(self, pid: str, redirect: str, code: str | None) -> str:
-        """``redirect`` with the participant's link parameters filled in (``{id}``, ...)."""
-        if "{" not in redirect:
-            return redirect
-        from ..crowd.completion import fill_redirect
-
-        row = self.store.participant(pid)
-        params = json.loads(row.platform_params) if row and row.platform_params else {}
-        return fill_redirect(redirect, params, code)
 
     # ------------------------------------------------------- one surface for every kind
     @property
