@@ -26,11 +26,6 @@
 
 namespace tripletsearch {
 
-// The rounding of the single-precision projections (scan.hpp's AxisForm): with g = (d + 4)
-// 2^-24, y's squared norm and dot products with a unit vector are within g (|y|^2 + |c| |y|)
-// and g (|y| + |c|) of their values (c the centre); the margins below take twice that.
-inline double proj_rounding(std::int64_t d) { return double(d + 4) * 5.9604644775390625e-8; }
-
 // The mirrored pair of the screen (SampleMirror): z0 and z1 = z0 - 2 s v1 with s = v1 . (z0 -
 // mean), v1 the belief's widest axis as computed (Jacobi: |v1| = 1 to rounding), l1 >= l2 the
 // covariance's two largest eigenvalues of the same decomposition (l2 = l1 when d = 1).

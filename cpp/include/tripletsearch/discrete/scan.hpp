@@ -101,6 +101,12 @@ inline double scan_score(ScanRule rule, double D, double w) {
   return D;
 }
 
+// The rounding of the single-precision projections (AxisForm below): with g = (d + 4)
+// 2^-24, y's squared norm and dot products with a unit vector are within g (|y|^2 + |c| |y|)
+// and g (|y| + |c|) of their values (c the centre); the bounds built on it (AxisForm,
+// gauss_strip.hpp's) take a multiple of that as their margin.
+inline double proj_rounding(std::int64_t d) { return double(d + 4) * 5.9604644775390625e-8; }
+
 namespace detail {
 
 // The blocks [b0, b1) into the per-proto lists top (P x k): a vectorized pre-test against
@@ -193,7 +199,7 @@ inline std::vector<Cand> scan_top(const ScanInput& in, const double* protos, int
     form.c32.assign(ax->center, ax->center + d);
     form.V32.assign(ax->V, ax->V + ax->ne * d);
     form.cnorm = std::sqrt(dot(ax->center, ax->center, d));
-    form.g = double(d + 4) * 5.9604644775390625e-8;
+    form.g = proj_rounding(d);
     for (int c = 0; c < P; ++c) form.zz.push_back(dot(protos + c * d, protos + c * d, d));
   }
   ParallelErrors errors;
