@@ -55,8 +55,7 @@ def test_find_a_named_colour_by_clicking(browser, server, shots):
             page.screenshot(path=str(shots / "find.png"))
         n = find_by_clicks(page, int(target))
         clicks.append(n)
-        expect(page.locator("#result")).not_to_be_empty()
-        assert f"Found: {CAT.names[target]}" in page.inner_text("#result")
+        expect(page.locator("#result")).to_contain_text(f"Found: {CAT.names[target]}")
         # the database holds every click once, in order
         hist = Store(url).history(session_id(page))
         assert [h["number"] for h in hist] == list(range(n))
@@ -71,9 +70,8 @@ def test_keys_and_undo(browser, server):
     page.goto(base + "/")
     page.select_option("#n-choices-find", "3")
     page.click("#find")
-    page.wait_for_selector("#grid .pick")
-    assert page.locator("#grid .pick").count() == 3
-    assert page.is_disabled("#undo")
+    expect(page.locator("#grid .pick")).to_have_count(3)
+    expect(page.locator("#undo")).to_be_disabled()
     first = page.locator("#grid .card .name").all_inner_texts()
     with page.expect_response(lambda r: r.url.endswith("/answer")):
         page.keyboard.press("2")  # the second item is closest
@@ -100,8 +98,7 @@ def test_keys_and_undo(browser, server):
     with page.expect_response(lambda r: r.url.endswith("/answer")):
         page.click("#confirm-yes")
     page.wait_for_selector("#done:not([hidden])")
-    expect(page.locator("#result")).not_to_be_empty()
-    assert f"Found: {names[1]}" in page.inner_text("#result")
+    expect(page.locator("#result")).to_contain_text(f"Found: {names[1]}")
     hist = Store(url).history(session_id(page))
     assert [(h["kind"], h["choice"], h["found"], h["undone"]) for h in hist] == [
         ("answer", 1, False, True),
@@ -197,12 +194,13 @@ def test_a_picture_catalogue(browser, tmp_path, shots):
         expect(page.locator("#find")).to_be_visible()  # the start screen is up
         assert page.is_hidden("#mode-mix")  # no colours: find only
         page.click("#find")
-        page.wait_for_selector("#grid .pick img")
         imgs = page.locator("#grid .pick img")
-        assert imgs.count() == 4
-        for i in range(4):  # every picture loaded from the catalogue folder
+        expect(imgs).to_have_count(4)
+        for i in range(4):  # every picture loaded from the catalogue folder (waited on:
+            # a picture loads after its screen is drawn)
             expect(imgs.nth(i)).to_have_attribute("src", re.compile(r"^/images/\d+$"))
-            assert imgs.nth(i).evaluate("e => e.complete && e.naturalWidth === 32")
+            expect(imgs.nth(i)).to_have_js_property("complete", True)
+            expect(imgs.nth(i)).to_have_js_property("naturalWidth", 32)
         page.screenshot(path=str(shots / "pictures.png"))
         shown = {imgs.nth(i).get_attribute("src") for i in range(4)}
         with page.expect_response(lambda r: r.url.endswith("/answer")):
@@ -210,6 +208,7 @@ def test_a_picture_catalogue(browser, tmp_path, shots):
         expect(page.locator("#progress")).to_contain_text("1 answered")
         for i in range(4):
             expect(imgs.nth(i)).to_have_js_property("complete", True)
+            expect(imgs.nth(i)).to_have_js_property("naturalWidth", 32)
             shown.add(imgs.nth(i).get_attribute("src"))
         page.close()
     assert set(fetched) == shown and len(fetched) <= 8  # two screens' pictures, no more
@@ -344,6 +343,7 @@ def pictures_fit(page, box_selector: str) -> int:
     for i in range(boxes.count()):
         box, img = boxes.nth(i), boxes.nth(i).locator("img")
         expect(img).to_have_js_property("complete", True)
+        expect(img).not_to_have_js_property("naturalWidth", 0)  # decoded, so laid out
         assert inside(img.bounding_box(), box.bounding_box()), (box_selector, i)
         assert img.evaluate("e => getComputedStyle(e).objectFit") == "contain"
     return boxes.count()
@@ -445,7 +445,8 @@ def test_start_over_change_mode_and_back_leave_the_search(browser, tmp_path):
         with page.expect_response(lambda r: r.url.endswith("/api/sessions")):
             page.click("#start-over")
         expect(page.locator("#progress")).to_have_text("screen 1 · 0 answered")
-        assert session_id(page) != first and page.locator("#grid .pick").count() == 4
+        expect(page.locator("#grid .pick")).to_have_count(4)
+        assert session_id(page) != first
         answer_keys(page, "2")
         with page.expect_response(lambda r: r.url.endswith("/leave")):
             page.go_back()  # the browser's Back

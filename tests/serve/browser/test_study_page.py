@@ -56,8 +56,8 @@ def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
                     page.screenshot(path=str(shots / "study-target.png"))
                 page.click("#begin")
                 find_by_clicks(page, target, max_screens=40)
-            page.wait_for_selector("#done:not([hidden])")
-            assert "Thank you" in page.inner_text("#result")
+            expect(page.locator("#done")).to_be_visible()
+            expect(page.locator("#result")).to_contain_text("Thank you")
             ctx.close()
     out = tmp_path / "report"
     res = subprocess.run(
