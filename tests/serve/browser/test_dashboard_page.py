@@ -103,7 +103,7 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
             " [+l.getAttribute('y1'), +l.getAttribute('y2')]).every(([a, b]) =>"
             " a >= 12 - 1e-6 && b >= 12 - 1e-6 && a <= h - 36 + 1e-6 && b <= h - 36 + 1e-6); }"
         )
-        assert inside and page.locator("#accuracy-plot line.interval").count() >= 2  # drawn with the curves
+        assert inside and page.locator("#accuracy-plot line.interval").count() >= 2
         for label in page.locator("#accuracy-plot text.tick").all_text_contents():
             value = float(label)
             assert any(abs(value / s - round(value / s)) < 1e-9 for s in (0.1, 0.2, 0.5, 1, 2, 5))
