@@ -256,7 +256,7 @@ def test_the_service_is_laid_out_in_small_packages():
 SERVE_IMPORTS = {
     "catalogue": set(),
     "store": set(),
-    "crowd": set(),  # (codes: the commands' database helpers, the roster: modules)
+    "crowd": {"store"},  # (the outcomes: the store's; codes: the commands' helpers, the roster)
     "modes": {"catalogue", "store"},
     "service": {"catalogue", "store", "modes", "crowd"},
     "study": {"catalogue", "store", "modes", "service", "crowd"},

@@ -7,11 +7,13 @@ and every export that holds participants writes it as ``participants.csv``
 (:func:`write_participants`); ``tripletsearch codes`` checks a platform's submitted codes
 against it (:mod:`.codes`).
 
-A participant's ``outcome`` is ``finished`` (every part done), ``withdrawn`` (they stopped
-taking part: their answers are left out of fits, report and export) or ``started``
-(neither, yet). Their ``code`` is the completion code they were shown, as recorded
-(``Store.record_code``): it never depends on their checks, which a collect's ``flagged``,
-``flagged_by`` and ``why`` give apart (:func:`~.collect.quality.checks`; a study has none).
+A participant's ``outcome`` is the stored one (:func:`~.store.participants.outcome`, the
+one rule): ``finished`` (every part done), ``withdrawn`` (they stopped taking part: their
+answers are left out of fits, report and export) or ``started`` (neither, yet); finished
+and withdrawn are each decided once, never both. Their ``code`` is the completion code they
+were shown, recorded with their outcome (``Store.finish``, ``Store.withdraw``): it never
+depends on their checks, which a collect's ``flagged``, ``flagged_by`` and ``why`` give
+apart (:func:`~.collect.quality.checks`; a study has none).
 A ``duplicate`` is a second participant of one platform id that a database written before
 one participation per id held (schema 7 kept them, without a ``platform_key``).
 """
@@ -27,6 +29,7 @@ from typing import Any, Callable
 
 from .collect.rules import FAST_SERVER_MS
 from .store import Store
+from .store.participants import OUTCOMES, outcome
 
 __all__ = [
     "COLUMNS",
@@ -40,9 +43,6 @@ __all__ = [
     "is_duplicate",
     "write_participants",
 ]
-
-#: A participant's outcomes.
-OUTCOMES = ("finished", "withdrawn", "started")
 
 #: ``participants.csv``'s columns: (name, Frictionless Data type, description).
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -100,23 +100,8 @@ def is_duplicate(row: Any) -> bool:
     return row.platform_id is not None and row.platform_key is None
 
 
-def outcome(row: Any, done: list[bool], n_slots: int | None) -> str:
-    """Participant ``row``'s outcome: "withdrawn", "finished" or "started".
-
-    ``done``: whether each of their sessions is done; ``n_slots``: their parts (None:
-    unknown, every session they have).
-    """
-    if row.withdrawn is not None:
-        return "withdrawn"
-    parts = len(done) if n_slots is None else n_slots
-    finished = parts > 0 and len(done) >= parts and sum(done) >= parts
-    return "finished" if finished else "started"
-
-
-def participant_record(
-    row: Any, done: list[bool], n_slots: int | None, flags: list[dict], experiment: str = ""
-) -> dict[str, Any]:
-    """A participant's row of the table (:data:`COLUMNS`' names as keys).
+def participant_record(row: Any, flags: list[dict], experiment: str = "") -> dict[str, Any]:
+    """A participant's row of the table (:data:`COLUMNS`' names as keys); their stored outcome.
 
     ``flags``: the records of the rules that flag them (``rule``, ``why``: a collect's
     :func:`~.collect.quality.checks`; ``[]``: none).
@@ -130,7 +115,7 @@ def participant_record(
         "platform_id": row.platform_id,
         "platform_params": None if params is None else json.loads(params),
         "duplicate": is_duplicate(row),
-        "outcome": outcome(row, done, n_slots),
+        "outcome": outcome(row),
         "code": row.code,
         "flagged": bool(flags),
         "flagged_by": " ".join(f["rule"] for f in flags),
@@ -158,23 +143,17 @@ def roster(
     store: Store,
     key: str,
     *,
-    n_slots: int | None = None,
     flags: dict[str, list[dict]] | None = None,
     name: str = "",
 ) -> list[dict[str, Any]]:
     """The participants of the experiment of key ``key``, by enrolment number.
 
-    ``n_slots``: a participant's parts (a study's targets; None: the sessions they have);
     ``flags``: the records of the rules that flag each participant, by id (a collect's:
     :func:`collect_flags`; None: none); ``name``: the experiment's, in each row.
     """
-    done: dict[str, list[bool]] = {}
-    for s in store.iter_sessions(withdrawn=True, experiment=key):
-        if s.participant is not None:
-            done.setdefault(str(s.participant), []).append(bool(s.done))
     flags = flags or {}
     return [
-        participant_record(row, done.get(row.id, []), n_slots, flags.get(row.id, []), name)
+        participant_record(row, flags.get(row.id, []), name)
         for row in store.iter_participants()
         if row.study == key
     ]
@@ -191,22 +170,19 @@ def experiment_roster(
 ) -> list[dict[str, Any]]:
     """The participants of every experiment ``store`` holds (or of the one of key ``experiment``).
 
-    Each experiment's kind from the database (its flags: :data:`FLAGS`) and a study's parts
-    (the targets of its stored design); rows by experiment name, then enrolment number.
-    ``fast_server_ms``: a collect's server-clock check.
+    Each experiment's kind from the database (its flags: :data:`FLAGS`); rows by
+    experiment name, then enrolment number. ``fast_server_ms``: a collect's server-clock
+    check.
     """
     from .experiment import listing
 
-    designs = {r.key: r.design for r in store.experiments()}
     out: list[dict[str, Any]] = []
     for found in listing(store):
         if experiment is not None and found["key"] != experiment:
             continue
-        targets = designs.get(found["key"], {}).get("targets")
-        n_slots = len(targets) if isinstance(targets, list) else None
         flagger = FLAGS.get(found["kind"])
         flags = None if flagger is None else flagger(store, found["key"], fast_server_ms)
-        out += roster(store, found["key"], n_slots=n_slots, flags=flags, name=found["name"])
+        out += roster(store, found["key"], flags=flags, name=found["name"])
     return out
 
 

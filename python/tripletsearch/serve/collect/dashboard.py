@@ -116,8 +116,7 @@ def _participant(
     """A participant's line: their sampler, answers, checks and response times."""
     counted = counted_answers(history)
     got = checks(history, agreement, fast_server_ms=fast_server_ms)
-    done = [] if session is None else [bool(session.done)]
-    table = participant_record(row, done, 1, got["flags"])
+    table = participant_record(row, got["flags"])
     return {
         "number": int(row.number),
         "id": row.id,
@@ -132,7 +131,7 @@ def _participant(
         "agreement": got["agreement"],
         "flagged": got["flagged"],
         "flags": got["flags"],
-        "status": _status(row, session, got["flags"]),
+        "status": _status(row, got["flags"]),
         "response_ms_median": got["response_ms"],  # (the rule's: .rules.median_ms)
         "server_ms_median": got["server_ms"],
         "platform_id": row.platform_id,
@@ -142,13 +141,13 @@ def _participant(
     }
 
 
-def _status(row: Any, session: Any, flags: list[dict]) -> str:
+def _status(row: Any, flags: list[dict]) -> str:
     """Withdrawn, flagged (by which rules), done or answering."""
     if row.withdrawn is not None:
         return "withdrawn"
     if flags:
         return "flagged: " + ", ".join(f["rule"] for f in flags)
-    return "done" if session is not None and session.done else "answering"
+    return "done" if row.finished is not None else "answering"  # the stored outcome
 
 
 def sampler_state(name: str, burn_in: int | None, answers: int, version: int | None) -> str:

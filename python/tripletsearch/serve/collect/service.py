@@ -116,7 +116,7 @@ class CollectService(Participants):
         """
         session = self._session(pid, token)
         if session.done:
-            return self._done()
+            return self._done(pid)
         screen = self.store.screen(session.id, session.screen)
         assert screen is not None
         return {"query": _public(screen[0])}
@@ -130,11 +130,12 @@ class CollectService(Participants):
         session = self._session(pid, token)
         reply = self.service.answer_row(session, request)
         if reply["done"]:
-            return self._done()
+            return self._done(pid)
         return {"query": _public(reply["screen"])}
 
-    def _done(self) -> dict:
-        return self.done(debrief=self.config.debrief)
+    def _done(self, pid: str) -> dict:
+        """The deprecated routes' end: the part ended finished, its code recorded."""
+        return self.old_end(pid, debrief=self.config.debrief)
 
 
 def _public(payload: dict) -> dict:

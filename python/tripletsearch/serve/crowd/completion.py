@@ -27,13 +27,15 @@ from typing import Any
 from urllib.parse import quote
 
 from ..experiment import fail
+from ..store.participants import ENDED
 
 __all__ = ["completion", "check_redirects", "fill_redirect", "OUTCOMES", "MAX_CODE"]
 
 _NAMED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 
-#: The outcomes of a participant's part a file gives a completion code and redirect for.
-OUTCOMES = ("finished", "withdrawn")
+#: The outcomes of a participant's part a file gives a completion code and redirect for:
+#: those that end a part (``store.participants.OUTCOMES``, declared once).
+OUTCOMES = ENDED
 MAX_CODE = 200  # characters of a completion code (the participants' ``code`` column)
 
 

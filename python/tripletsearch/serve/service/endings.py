@@ -1,14 +1,27 @@
-"""How a participant's part ends: the outcome's completion code and redirect, recorded once.
+"""How a participant's part ends: the outcome, decided once, with its code and redirect.
 
 :class:`Endings` is mixed into :class:`~.participants.Participants`: it reads the
 experiment's ``completion`` (codes and redirects per outcome), its ``store``, the kind's
-``n_slots`` and ``debrief_text``.
+``n_slots`` and ``debrief_text``. A part ends finished or withdrawn, never both: each is one
+row update of the participant (``Store.finish``, ``Store.withdraw``) that records the
+outcome's code with it, and the first to commit decides (:meth:`Endings.conclude`).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
+
+from ..errors import Conflict
+from ..store.participants import outcome as stored_outcome
+
+#: Why a request that would have ended a part the other way is refused (409), by the
+#: outcome it asked for; the reply carries the end of the outcome that was decided.
+REFUSED = {
+    "finished": "this participant has stopped taking part",
+    "withdrawn": "this participant has finished every part: there is nothing to withdraw from",
+}
 
 
 class Endings:
@@ -28,56 +41,77 @@ class Endings:
         """What the participant reads at the end (the kind's: ``Participants``')."""
         raise NotImplementedError
 
-    def done(self, **facts: Any) -> dict:
-        """The deprecated routes' reply once a part is over: ``{"done": true, **facts}``.
-
-        With the finished outcome's ``completion_code`` and ``redirect`` when the
-        experiment has them (not recorded: :meth:`end` is the participants' routes').
-        """
-        reply: dict = {"done": True, **facts}
-        if self.completion_code is not None:
-            reply["completion_code"] = self.completion_code
-        if self.redirect is not None:
-            reply["redirect"] = self.redirect
-        return reply
-
     #: What a withdrawn participant reads at the end.
     WITHDRAWN_TEXT = "You have stopped taking part: your answers will not be used. Thank you."
 
-    def end(self, pid: str, outcome: str) -> dict:
-        """The end of participant ``pid``'s part with ``outcome`` ("finished", "withdrawn").
+    def conclude(self, pid: str, outcome: str) -> dict:
+        """End participant ``pid``'s part with ``outcome`` ("finished", "withdrawn"): its end.
+
+        One row update (``Store.finish`` or ``Store.withdraw``) decides it, with the
+        outcome's completion code, only while the part has not ended: the first of a finish
+        and a withdraw to commit decides. Ended so already (a repeat): the same end. Ended
+        the other way: a Conflict (409) whose reply carries that outcome's end (:meth:`end`).
+        """
+        code = self.completion.get(outcome, {}).get("code")
+        decide = self.store.finish if outcome == "finished" else self.store.withdraw
+        decide(pid, time.time(), code)
+        row = self.store.participant(pid)
+        if stored_outcome(row) != outcome:
+            raise Conflict(REFUSED[outcome], details=self.end(pid, row=row))
+        return self.end(pid, row=row)
+
+    def old_end(self, pid: str, **facts: Any) -> dict:
+        """The deprecated routes' reply once a part is over: ``{"done": true, **facts}``.
+
+        The part ends finished as on the participants' routes (:meth:`conclude`: the code
+        shown is the one recorded), with its ``completion_code`` and ``redirect`` when the
+        experiment has them.
+        """
+        end = self.conclude(pid, "finished")
+        reply: dict = {"done": True, **facts}
+        for key in ("completion_code", "redirect"):
+            if key in end:
+                reply[key] = end[key]
+        return reply
+
+    def end(self, pid: str, outcome: str | None = None, *, row: Any = None) -> dict:
+        """The end of participant ``pid``'s part, by their stored outcome.
 
         ``{"done": true, "outcome", "n_slots", "debrief", "completion_code"?,
-        "redirect"?}``: the outcome's code and redirect as the experiment gives them
-        (:attr:`completion`). The code shown is recorded once (``Store.record_code``):
-        shown again, the end shows the recorded one (with the redirect of the outcome that
-        gives that code, if any). A code never depends on the participant's checks.
+        "redirect"?}``: the code recorded when the outcome was decided (:meth:`conclude`),
+        with the redirect of the outcome that gives that code (the file's, per outcome:
+        :attr:`completion`). A participant whose outcome was decided without a code (before
+        codes were recorded, or the file gave none then) is shown the outcome's code now,
+        recorded once (``Store.record_code``). A code never depends on the participant's
+        checks. ``row``: theirs, as just read (None: read now); ``outcome``: the one the
+        caller expects, ignored (the stored one decides).
         """
-        given = self.completion.get(outcome, {})
+        row = self.store.participant(pid) if row is None else row
+        decided = stored_outcome(row)
+        given = self.completion.get(decided, {})
         code, redirect = given.get("code"), given.get("redirect")
-        kept = self.store.record_code(pid, code) if code is not None else None
-        if kept is None:
-            row = self.store.participant(pid)
-            kept = None if row is None else row.code
-        if kept is not None and kept != code:  # an earlier end's (another outcome, file)
+        kept = row.code
+        if kept is None and code is not None:
+            kept = self.store.record_code(pid, code)
+        if kept is not None and kept != code:  # an earlier end's (another file's)
             redirect = next(
                 (e.get("redirect") for e in self.completion.values() if e.get("code") == kept),
                 redirect,
             )
-        text = self.WITHDRAWN_TEXT if outcome == "withdrawn" else self.debrief_text(pid)
-        reply: dict = {"done": True, "outcome": outcome, "n_slots": self.n_slots, "debrief": text}
+        text = self.WITHDRAWN_TEXT if decided == "withdrawn" else self.debrief_text(pid)
+        reply: dict = {"done": True, "outcome": decided, "n_slots": self.n_slots, "debrief": text}
         if kept is not None:
             reply["completion_code"] = kept
         if redirect is not None:
-            reply["redirect"] = self._filled(pid, redirect, kept)
+            reply["redirect"] = self._filled(pid, redirect, kept, row)
         return reply
 
-    def _filled(self, pid: str, redirect: str, code: str | None) -> str:
+    def _filled(self, pid: str, redirect: str, code: str | None, row: Any = None) -> str:
         """``redirect`` with the participant's link parameters filled in (``{id}``, ...)."""
         if "{" not in redirect:
             return redirect
         from ..crowd.completion import fill_redirect
 
-        row = self.store.participant(pid)
+        row = self.store.participant(pid) if row is None else row
         params = json.loads(row.platform_params) if row and row.platform_params else {}
         return fill_redirect(redirect, params, code)

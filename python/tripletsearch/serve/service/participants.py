@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import copy
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..errors import Busy, Conflict, Invalid, NotFound, Unauthorized
 from ..schema import Answer, Undo
 from ..store import IdTaken, SessionRow, StoreBusy, WriteConflict, is_preview, preview_group
-from .endings import Endings
+from .endings import REFUSED, Endings
 from .protocol import Experiment
 from .search import Owner, SearchService
 from .tokens import new_token, token_hash, token_matches
@@ -184,10 +183,13 @@ class Participants(Endings):
         return {**twin.enrol(), "preview": True}
 
     def active(self, pid: str, token: str | None) -> Any:
-        """As :meth:`authorize`, and Conflict when the participant stopped taking part."""
+        """As :meth:`authorize`, and Conflict when the participant stopped taking part.
+
+        The Conflict's reply carries their end (the withdrawn one: :meth:`end`).
+        """
         row = self.authorize(pid, token)
         if row.withdrawn is not None:
-            raise Conflict("this participant has stopped taking part")
+            raise Conflict(REFUSED["finished"], details=self.end(pid, row=row))
         return row
 
     def withdraw(self, pid: str, token: str | None) -> dict:
@@ -196,22 +198,24 @@ class Participants(Endings):
         Their open sessions end and leave the worker's live searchers; their answers stay in
         the database, left out of what is computed from it (fits, report, export). The
         reply is :meth:`end`'s (``"outcome": "withdrawn"``, the withdrawn outcome's code
-        and redirect) with ``"withdrawn": true``; repeats answer the same.
+        and redirect, recorded) with ``"withdrawn": true``; repeats answer the same.
 
-        Once every part is done (finished) there is nothing to withdraw from: a Conflict
-        (409) whose reply carries the finished end screen (:meth:`end`'s), the participant
-        kept finished (their code stays the finished one).
+        Once finished there is nothing to withdraw from: a Conflict (409) whose reply
+        carries the finished end screen (:meth:`end`'s), the participant kept finished
+        (their code stays the finished one). A part whose every part is done ends finished
+        first (its finish was due). The withdraw and a finish are each one row update: the
+        first to commit decides (:meth:`conclude`).
         """
         row = self.authorize(pid, token)
-        if row.withdrawn is None and self._finished(pid):
-            raise Conflict(
-                "this participant has finished every part: there is nothing to withdraw from",
-                details=self._over(pid),
-            )
-        self.store.withdraw(pid, time.time())
+        if row.withdrawn is None and row.finished is None and self._finished(pid):
+            try:  # every part done: finished
+                self._over(pid)
+            except Conflict:  # withdrawn meanwhile (another request): a repeat below
+                pass
+        end = self.conclude(pid, "withdrawn")
         for s in self.store.participant_sessions(pid):
             self.service.live.drop(s.id)
-        return {"withdrawn": True, **self.end(pid, "withdrawn")}
+        return {"withdrawn": True, **end}
 
     def session(
         self,
@@ -299,10 +303,11 @@ class Participants(Endings):
         assert token is not None  # authorized
         return row, self.current_session(pid, row, token, self.known(pid))
 
-    def _withdrawn_end(self, pid: str, token: str | None) -> dict | None:
-        """The withdrawn end screen when participant ``pid`` stopped taking part, else None."""
+    def _decided_end(self, pid: str, token: str | None) -> dict | None:
+        """Participant ``pid``'s end screen once their part ended (as stored), else None."""
         row = self.authorize(pid, token)
-        return None if row.withdrawn is None else self.end(pid, "withdrawn")
+        ended = row.withdrawn is not None or row.finished is not None
+        return self.end(pid, row=row) if ended else None
 
     def _reply(
         self, slot: int, session: SessionRow, screen: dict, n_queries: int, **more: Any
@@ -321,7 +326,8 @@ class Participants(Endings):
         }
 
     def _over(self, pid: str) -> dict:
-        return self.end(pid, "finished")
+        """Every part done: the part ends finished (:meth:`conclude`), or a Conflict."""
+        return self.conclude(pid, "finished")
 
     def current(self, pid: str, token: str | None) -> dict:
         """The participant's current screen, their next part started when new.
@@ -331,11 +337,12 @@ class Participants(Endings):
         the item the part searches for, or None), its answers that count, the screen (its
         ``number`` and what it shows) and the part's history (``GET /api/sessions/{id}``'s).
         After the last part, or once they withdrew: :meth:`end`'s reply (``"outcome":
-        "finished"`` or ``"withdrawn"``).
+        "finished"`` or ``"withdrawn"``); the last part done, the part ends finished then
+        (:meth:`conclude`: a Conflict carrying the withdrawn end if a withdraw came first).
         """
         row = self.authorize(pid, token)
-        if row.withdrawn is not None:
-            return self.end(pid, "withdrawn")
+        if row.withdrawn is not None or row.finished is not None:
+            return self.end(pid, row=row)
         assert token is not None  # authorized
         part = self.current_session(pid, row, token, self.known(pid))
         if part is None:
@@ -356,7 +363,9 @@ class Participants(Endings):
         part's next screen, else the next part's first, else the end.
 
         The same answer again gets the same reply (a repeat to a finished part: what follows
-        it now); a different one is a Conflict.
+        it now); a different one is a Conflict. The last part's last answer ends the part
+        finished (:meth:`conclude`); a withdraw that came first makes it a Conflict whose
+        reply carries the withdrawn end, as an answer after a withdraw gets.
         """
         if request.response_ms is not None and not self.timed:
             raise Invalid(f"response_ms: this {self.kind} records no response times")
@@ -374,8 +383,13 @@ class Participants(Endings):
             slot, session = found
         else:
             session = known[slot]
-        reply = self.service.answer_row(session, request)
+        try:
+            reply = self.service.answer_row(session, request)
+        except Conflict:
+            self.active(pid, token)  # withdrawn meanwhile (their search ended): their end
+            raise
         if reply["done"]:
+            self.active(pid, token)  # withdrawn meanwhile: their end, refused
             return self.current(pid, token)
         return self._reply(slot, session, reply["screen"], reply["n_queries"])
 
@@ -395,9 +409,31 @@ class Participants(Endings):
         return self._reply(slot, session, reply["screen"], reply["n_queries"])
 
     def _finished(self, pid: str) -> bool:
-        """Whether every part of participant ``pid`` is done."""
+        """Whether every part of participant ``pid`` is done.
+
+        Their sessions: when the part is to end finished (the outcome itself is stored:
+        :meth:`conclude`).
+        """
         known = self.known(pid)
         return all(j in known and known[j].done for j in range(self.n_slots))
+
+    def settle(self, sid: str) -> None:
+        """After session ``sid`` ended on a route of sessions (deprecated for participants).
+
+        When it is a participant's of this experiment and every part of theirs is done,
+        their part ends finished (:meth:`conclude`, the code recorded; a withdraw that came
+        first stands), as their last answer on the participants' routes ends it.
+        """
+        session = self.store.session(sid)
+        pid = None if session is None else session.participant
+        row = None if pid is None else self.store.participant(pid)
+        if row is None or row.study not in (self.group, preview_group(self.group)):
+            return
+        if row.withdrawn is None and row.finished is None and self._finished(pid):
+            try:
+                self._over(pid)
+            except Conflict:  # withdrawn first: that stands
+                pass
 
     def debrief(self, pid: str, token: str | None) -> dict:
         """The end of the participant's part (:meth:`end`); Conflict before its end.
@@ -405,9 +441,9 @@ class Participants(Endings):
         ``{"done": true, "outcome", "n_slots", "debrief", "completion_code"?,
         "redirect"?}``; a withdrawn participant's at any time.
         """
-        withdrawn = self._withdrawn_end(pid, token)
-        if withdrawn is not None:
-            return withdrawn
+        ended = self._decided_end(pid, token)
+        if ended is not None:
+            return ended
         if not self._finished(pid):
             raise Conflict("this participant's part is not over yet")
         return self._over(pid)

@@ -16,7 +16,15 @@ from .records import PREVIEW
 from .sessions import SessionRow
 from .tables import participants, sessions
 
-__all__ = ["ParticipantRecords", "Arms"]
+__all__ = ["ParticipantRecords", "Arms", "OUTCOMES", "ENDED", "outcome"]
+
+#: A participant's outcomes, the one rule (:func:`outcome`): ``finished`` (every part done,
+#: stored when it was decided), ``withdrawn`` (they stopped taking part: their answers are
+#: left out of fits, report and export) or ``started`` (neither, yet). The first two end a
+#: part, each decided once (``ParticipantRecords.finish``, ``withdraw``), never both.
+OUTCOMES = ("finished", "withdrawn", "started")
+#: The outcomes that end a part (a file gives each a completion code and redirect).
+ENDED = OUTCOMES[:2]
 
 _PARTICIPANT = sa.select(participants).where(participants.c.id == sa.bindparam("pid"))
 _PARTICIPANT_SESSIONS = (
@@ -24,6 +32,13 @@ _PARTICIPANT_SESSIONS = (
     .where(sessions.c.participant == sa.bindparam("pid"))
     .order_by(sessions.c.slot)
 )
+
+
+def outcome(row: Any) -> str:
+    """Participant ``row``'s outcome (:data:`OUTCOMES`), as stored."""
+    if row.withdrawn is not None:
+        return "withdrawn"
+    return "finished" if row.finished is not None else "started"
 
 
 class Arms:
@@ -205,25 +220,51 @@ class ParticipantRecords(Database):
                 time.sleep(0.01 * (attempt + 1) * (0.5 + random.random()))
         raise StoreBusy("database: could not enrol a participant (too many at once)")
 
-    def withdraw(self, pid: str, now: float) -> bool:
-        """Record that participant ``pid`` stopped taking part.
+    def _decide(self, c: Any, pid: str, column: str, now: float, code: str | None) -> bool:
+        """Participant ``pid``'s outcome ``column`` set to ``now``, in one row update.
 
-        Once: the first time is kept. Their unfinished searches end, left. True when this
-        call withdrew them.
+        Only while undecided (neither finished nor withdrawn): True when this update
+        decided it. ``code``: the outcome's completion code, recorded in the same update
+        (a code recorded before stays).
+        """
+        p = participants.c
+        values: dict[str, Any] = {column: now}
+        if code is not None:
+            values["code"] = sa.func.coalesce(p.code, code)
+        res = c.execute(
+            sa.update(participants)
+            .where(p.id == pid, p.finished.is_(None), p.withdrawn.is_(None))
+            .values(**values)
+        )
+        return res.rowcount == 1
+
+    def finish(self, pid: str, now: float, code: str | None = None) -> bool:
+        """Record that participant ``pid`` finished every part, with their ``code``.
+
+        One row update, only while they have neither finished nor withdrawn: the first of a
+        finish and a withdraw to commit decides (SQLite: the write lock; PostgreSQL: the
+        row's lock, the second update seeing the first's row). True when this call decided.
+        """
+        with self._tx() as c:
+            return self._decide(c, pid, "finished", now, code)
+
+    def withdraw(self, pid: str, now: float, code: str | None = None) -> bool:
+        """Record that participant ``pid`` stopped taking part, with their ``code``.
+
+        As :meth:`finish`: one row update, only while they have neither finished nor
+        withdrawn. When it decides (True), their unfinished searches end, left, in the same
+        transaction.
         """
         left = json.dumps({"target": None, "left": True, "reason": "withdrawn"})
         with self._tx() as c:
-            res = c.execute(
-                sa.update(participants)
-                .where(participants.c.id == pid, participants.c.withdrawn.is_(None))
-                .values(withdrawn=now)
-            )
+            if not self._decide(c, pid, "withdrawn", now, code):
+                return False
             c.execute(
                 sa.update(sessions)
                 .where(sessions.c.participant == pid, sessions.c.done == sa.false())
                 .values(done=True, result=left, updated=now)
             )
-        return res.rowcount == 1
+        return True
 
     def record_code(self, pid: str, code: str) -> str:
         """Keep ``code`` as the completion code participant ``pid`` was shown; the kept one.
@@ -243,7 +284,7 @@ class ParticipantRecords(Database):
         """The participant's row, or None.
 
         Its columns: id, token_hash, study, number, created, plan, withdrawn, platform_id,
-        arm, platform_params, platform_key, code.
+        arm, platform_params, platform_key, code, finished (its outcome: :func:`outcome`).
         """
         with self._reading() as c:
             return c.execute(_PARTICIPANT, {"pid": pid}).first()

@@ -43,7 +43,8 @@ participants' ``arm`` (a collect's sampler, assigned at enrolment); 6 added the 
 ``collect:<key>`` a collect's session searched and from a study session's participant); 7
 added the participants' ``platform_params`` (their platform link's parameters),
 ``platform_key`` (their platform id, unique within their group: one participation per id)
-and ``code`` (the completion code they were shown).
+and ``code`` (the completion code they were shown); 8 added the participants' ``finished``
+(when they finished every part: their outcome stored, decided once, as ``withdrawn`` is).
 Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
@@ -51,6 +52,7 @@ them).
 
 from __future__ import annotations
 
+import json
 from typing import Callable
 
 import sqlalchemy as sa
@@ -68,7 +70,7 @@ __all__ = [
     "experiments",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 metadata = sa.MetaData()
 meta_table = sa.Table(
@@ -149,6 +151,9 @@ participants = sa.Table(
     sa.Column("platform_key", sa.String(128), nullable=True),
     # the completion code they were shown at the end of their part (version 7)
     sa.Column("code", sa.String(200), nullable=True),
+    # v8: the stored outcome (withdrawn above): when they finished every part, decided once
+    # with their code in one row update, never both finished and withdrawn
+    sa.Column("finished", sa.Float, nullable=True),
     sa.UniqueConstraint("study", "number"),
     sa.Index("ix_ts_participants_platform", "study", "platform_key", unique=True),
 )
@@ -305,6 +310,43 @@ def _v6_to_v7(c: Connection) -> None:
         )
 
 
+def _v8_outcome(c: Connection) -> None:
+    """The stored outcome: ``finished`` filled for those who finished under version 7.
+
+    Version 7 derived it from the sessions: a participant not withdrawn whose every part is
+    done (a study's: one session per target of its stored design; a collect's or an
+    unknown experiment's: every session they have, at least one). Their ``finished`` is
+    when their last session ended (its ``updated``). A withdrawn participant stays
+    withdrawn (whatever code was recorded).
+    """
+    if "finished" not in {col["name"] for col in sa.inspect(c).get_columns("ts_participants")}:
+        c.exec_driver_sql("ALTER TABLE ts_participants ADD COLUMN finished FLOAT")
+    parts = {}  # a study's parts: its stored design's targets
+    for key, design in c.execute(sa.select(experiments.c.key, experiments.c.design)):
+        targets = json.loads(design).get("targets")
+        if isinstance(targets, list):
+            parts[key] = len(targets)
+    p, s = participants.c, sessions.c
+    done: dict[str, tuple[str, list[bool], float]] = {}
+    q = (
+        sa.select(p.id, p.study, s.done, s.updated)
+        .select_from(participants.join(sessions, s.participant == p.id))
+        .where(p.withdrawn.is_(None), p.finished.is_(None))
+    )
+    for pid, study, is_done, updated in c.execute(q):
+        _, flags, last = done.get(pid, (study, [], 0.0))
+        done[pid] = (study, [*flags, bool(is_done)], max(last, float(updated)))
+    for pid, (study, flags, last) in done.items():
+        n = parts.get(study, len(flags))
+        if n > 0 and len(flags) >= n and sum(flags) >= n:
+            c.execute(sa.update(participants).where(p.id == pid).values(finished=last))
+
+
+def _v7_to_v8(c: Connection) -> None:
+    """The participant's outcome stored (``finished``), decided once."""
+    _v8_outcome(c)
+
+
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
 # an older version is upgraded once, when the service starts
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
@@ -314,4 +356,5 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }

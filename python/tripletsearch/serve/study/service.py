@@ -82,14 +82,16 @@ class StudyService(Participants):
         """The participant's current search (started when new); ``/api/study``'s shape.
 
         ``{"done": false, "slot", "n_slots", "target", "n_queries", "session": {"id",
-        "screen"}}``, or ``{"done": true, "n_slots"}`` after the last one. (Deprecated:
-        :meth:`current` is ``POST /api/participants/{id}/next``'s.)
+        "screen"}}``, or ``{"done": true, "n_slots", "completion_code"?, "redirect"?}``
+        after the last one, the part ended finished as on the participants' routes
+        (:meth:`old_end`: the code recorded). (Deprecated: :meth:`current` is
+        ``POST /api/participants/{id}/next``'s.)
         """
         row = self.active(pid, token)
         assert token is not None  # authorized
         part = self.current_session(pid, row, token, self.known(pid))
         if part is None:
-            return self.done(n_slots=self.n_slots)
+            return self.old_end(pid, n_slots=self.n_slots)
         slot, current = part
         screen = self.store.screen(current.id, current.screen)
         return {

@@ -41,11 +41,17 @@ async def create(request: Request) -> Response:
 
 
 async def answer(request: Request) -> Response:
-    """``POST /api/sessions/{sid}/answer`` ``{"screen", "choice", "found"}`` + token."""
+    """``POST /api/sessions/{sid}/answer`` ``{"screen", "choice", "found"}`` + token.
+
+    On a server of participants, the last answer of a participant's last part ends their
+    part finished, as on their own routes (``Participants.settle``).
+    """
     body = schema.answer(await read_json(request))
-    reply = await run_in_threadpool(
-        _service(request).answer, request.path_params["sid"], bearer(request), body
-    )
+    sid = request.path_params["sid"]
+    reply = await run_in_threadpool(_service(request).answer, sid, bearer(request), body)
+    found = request.app.state.study or request.app.state.collect
+    if reply["done"] and found is not None:  # a participant's last: their part ends
+        await run_in_threadpool(found.settle, sid)
     old, new = "POST /api/sessions/{id}/answer", "POST /api/participants/{id}/answer"
     return ok(schema.with_old_keys(reply), warnings=_participants(request, old, new))
 

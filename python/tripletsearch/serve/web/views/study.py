@@ -83,7 +83,7 @@ def dashboard(request: Request) -> Response:
 
     s = studies.study
     ident = s.identity()
-    rows = roster(studies.store, s.fingerprint, n_slots=studies.n_slots)
+    rows = roster(studies.store, s.fingerprint)
     return ok({"kind": "study", "title": s.title, "name": ident.name, "participants": rows})
 
 
