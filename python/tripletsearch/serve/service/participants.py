@@ -389,7 +389,9 @@ class Participants(Endings):
             self.active(pid, token)  # withdrawn meanwhile (their search ended): their end
             raise
         if reply["done"]:
-            self.active(pid, token)  # withdrawn meanwhile: their end, refused
+            row = self.active(pid, token)  # withdrawn meanwhile: their end, refused
+            if self.current_session(pid, row, token, self.known(pid)) is None:
+                return self._over(pid)  # the last part done: it ends finished, or a 409
             return self.current(pid, token)
         return self._reply(slot, session, reply["screen"], reply["n_queries"])
 
