@@ -230,3 +230,53 @@ def test_a_finish_that_was_due_comes_before_a_withdraw(one_screen, monkeypatch):
     )
     row = Store(url).participant(pid)
     assert (row.withdrawn, row.finished is not None, row.code) == (None, True, CODES["finished"])
+
+
+def test_the_deprecated_routes_end_with_the_code_recorded(tmp_path):
+    """Issue 49, item 9: an honest participant answering through the deprecated routes (a
+    study's searches through ``/api/sessions/{id}/answer``, a collect's through
+    ``/api/collect/participants/{id}/answer``) is shown the finished code, recorded: their
+    platform's submission matches (``tripletsearch codes --check``'s rule). Before, the
+    code was shown but not recorded ("MISMATCH ... recorded none")."""
+    from tripletsearch.serve.crowd.codes import check_codes, describe_check
+
+    study = load_study(
+        write_design(tmp_path, "s.toml", study_toml(targets=2, max_queries=2) + TABLES)
+    )
+    collect = tiny("collect", tmp_path)
+    shown = {}
+    for cfg in (study, collect):
+        url = f"sqlite:///{tmp_path / cfg.kind}.sqlite"
+        with in_process(create_app(cfg.catalogue, url, **{cfg.kind: cfg})) as c:
+            body = {"consent": True, "platform_id": f"pp-{cfg.kind}"}
+            p = c.post("/api/participants", json=body).json()
+            h = {"Authorization": "Bearer " + p["token"]}
+            base = f"/api/{cfg.kind}/participants/{p['id']}"
+            reply = c.post(f"{base}/next", json={}, headers=h)
+            while not reply.json()["done"] if cfg.kind == "study" else "query" in reply.json():
+                assert reply.status_code == 200 and reply.headers["Deprecation"] == "true"
+                if cfg.kind == "study":  # a search's screens through the session's route
+                    s = reply.json()["session"]
+                    screen = s["screen"]
+                    while screen is not None:
+                        answer = {"screen": screen["number"], "choice": 0, "found": False}
+                        r = c.post(f"/api/sessions/{s['id']}/answer", json=answer, headers=h)
+                        assert r.status_code == 200 and r.headers["Deprecation"] == "true"
+                        screen = r.json()["screen"]
+                    reply = c.post(f"{base}/next", json={}, headers=h)
+                else:
+                    q = reply.json()["query"]
+                    answer = {"screen": q["screen"], "choice": 0, "response_ms": 900}
+                    reply = c.post(f"{base}/answer", json=answer, headers=h)
+            end = {k: v for k, v in reply.json().items() if k != "warnings"}
+            assert end["done"] and end["completion_code"] == CODES["finished"], end
+            again = c.post(f"{base}/next", json={}, headers=h).json()
+            assert {k: v for k, v in again.items() if k != "warnings"} == end  # shown again
+        row = Store(url).participant(p["id"])
+        assert (row.finished is not None, row.code) == (True, CODES["finished"])
+        roster = experiment_roster(Store(url))
+        shown[cfg.kind] = (roster, [(f"pp-{cfg.kind}", end["completion_code"])])
+    for roster, submitted in shown.values():
+        found = check_codes(roster, submitted)
+        assert found["matched"] == [submitted[0][0]] and not found["mismatched"], found
+        assert not any(line.startswith("MISMATCH") for line in describe_check(found))
