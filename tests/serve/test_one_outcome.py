@@ -263,6 +263,11 @@ def test_the_deprecated_routes_end_with_the_code_recorded(tmp_path):
                         r = c.post(f"/api/sessions/{s['id']}/answer", json=answer, headers=h)
                         assert r.status_code == 200 and r.headers["Deprecation"] == "true"
                         screen = r.json()["screen"]
+                    last = reply.json()["slot"] == reply.json()["n_slots"] - 1
+                    row = Store(url).participant(p["id"])  # the last search ends the part
+                    assert (row.finished is not None, row.code) == (
+                        (True, CODES["finished"]) if last else (False, None)
+                    )
                     reply = c.post(f"{base}/next", json={}, headers=h)
                 else:
                     q = reply.json()["query"]

@@ -427,8 +427,10 @@ class Participants(Endings):
         first stands), as their last answer on the participants' routes ends it.
         """
         session = self.store.session(sid)
-        pid = None if session is None else session.participant
-        row = None if pid is None else self.store.participant(pid)
+        if session is None or session.participant is None:
+            return
+        pid = str(session.participant)
+        row = self.store.participant(pid)
         if row is None or row.study not in (self.group, preview_group(self.group)):
             return
         if row.withdrawn is None and row.finished is None and self._finished(pid):
