@@ -74,11 +74,11 @@ def test_the_first_start_records_every_file_with_its_sha256(tmp_path):
 def _took_part(app, answers=0):
     with in_process(app) as c:
         pr, h = enrol(c)
-        base = f"/api/collect/participants/{pr['id']}"
-        q = c.post(f"{base}/next", json={}, headers=h).json()["query"] if answers else None
+        base = f"/api/participants/{pr['id']}"
+        q = c.post(f"{base}/next", json={}, headers=h).json()["screen"] if answers else None
         for _ in range(answers):
-            body = {"screen": q["screen"], "choice": 0, "response_ms": 900}
-            q = c.post(f"{base}/answer", json=body, headers=h).json()["query"]
+            body = {"screen": q["number"], "choice": 0, "response_ms": 900}
+            q = c.post(f"{base}/answer", json=body, headers=h).json()["screen"]
 
 
 def test_a_changed_picture_refuses_the_start_naming_the_item_and_file(tmp_path):

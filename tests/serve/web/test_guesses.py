@@ -251,7 +251,7 @@ def test_guesses_are_part_of_the_design(tmp_path):
     (tmp_path / "study.toml").write_text(STUDY)
     study = load_study(tmp_path / "study.toml")
     with in_process(create_app(study.catalogue, db, study=study)) as c:
-        assert c.post("/api/study/participants", json={"consent": True}).status_code == 201
+        assert c.post("/api/participants", json={"consent": True}).status_code == 201
     for other in ("guesses = 0", "guesses = 4"):
         (tmp_path / "study.toml").write_text(STUDY.replace("guesses = 3", other))
         edited = load_study(tmp_path / "study.toml")
