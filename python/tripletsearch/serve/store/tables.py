@@ -43,7 +43,11 @@ participants' ``arm`` (a collect's sampler, assigned at enrolment); 6 added the 
 ``collect:<key>`` a collect's session searched and from a study session's participant); 7
 added the participants' ``platform_params`` (their platform link's parameters),
 ``platform_key`` (their platform id, unique within their group: one participation per id)
-and ``code`` (the completion code they were shown).
+and ``code`` (the completion code they were shown); 8 added the participants' ``visit``
+(the platform's value for the visit they enrolled with: a second visit's is refused),
+``released`` (when the owner released them for a fresh start) and ``refused`` (second
+sessions of their id refused), and keeps ``platform_key`` in its compared form (NFKC,
+combining marks and invisible fillers removed).
 Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
@@ -68,7 +72,7 @@ __all__ = [
     "experiments",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 metadata = sa.MetaData()
 meta_table = sa.Table(
@@ -149,6 +153,15 @@ participants = sa.Table(
     sa.Column("platform_key", sa.String(128), nullable=True),
     # the completion code they were shown at the end of their part (version 7)
     sa.Column("code", sa.String(200), nullable=True),
+    # v8: a participant's visit
+    # the platform's value for the visit they enrolled with (Prolific's SESSION_ID, MTurk's
+    # assignmentId, ...; "": none given; null: enrolled before version 8, their next
+    # visit's value becomes theirs): the same id with another visit's value is refused
+    sa.Column("visit", sa.String(128), nullable=True),
+    # when the owner released them (their platform_key then null: a fresh start for the id)
+    sa.Column("released", sa.Float, nullable=True),
+    # second sessions of their platform id refused (another visit's value)
+    sa.Column("refused", sa.Integer, nullable=False, server_default="0"),
     sa.UniqueConstraint("study", "number"),
     sa.Index("ix_ts_participants_platform", "study", "platform_key", unique=True),
 )
@@ -305,6 +318,69 @@ def _v6_to_v7(c: Connection) -> None:
         )
 
 
+_FILLERS = frozenset("\u034f\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _compared_v8(value: str) -> str:
+    """An id's compared form as version 8 has it (``crowd.platforms.compared_text``).
+
+    NFKC, combining marks and the invisible fillers NFKC keeps removed; a Prolific id (24
+    hexadecimal digits) lower-case. Frozen here: the upgrade does what it did.
+    """
+    import re
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", value)
+    kept = "".join(
+        ch for ch in text if unicodedata.category(ch) not in ("Mn", "Me") and ch not in _FILLERS
+    )
+    text = unicodedata.normalize("NFKC", kept) or value
+    return text.lower() if re.fullmatch(r"[0-9a-fA-F]{24}", text) else text
+
+
+def _v8_identity(c: Connection) -> None:
+    """A participant's visit, release and refusals; platform keys in their compared form.
+
+    The columns ``visit`` (null for everyone enrolled before: their next visit's value
+    becomes theirs), ``released`` and ``refused`` (0). Each ``platform_key`` becomes its
+    compared form (:func:`_compared_v8`); of two or more of one group that now compare
+    equal, the first enrolled keeps it and the later ones have none (kept: duplicates, as
+    version 7 marked them). Ids (``platform_id``) and participants' ids stay as they were.
+    """
+    have = {col["name"] for col in sa.inspect(c).get_columns("ts_participants")}
+    for column, ddl in (
+        ("visit", "visit VARCHAR(128)"),
+        ("released", "released FLOAT"),
+        ("refused", "refused INTEGER NOT NULL DEFAULT 0"),
+    ):
+        if column not in have:
+            c.exec_driver_sql(f"ALTER TABLE ts_participants ADD COLUMN {ddl}")
+    rows = c.exec_driver_sql(
+        "SELECT id, study, platform_key FROM ts_participants "
+        "WHERE platform_key IS NOT NULL ORDER BY study, number"
+    ).all()
+    first: dict[tuple[str, str], str] = {}
+    later, renamed = [], []
+    for pid, study, key in rows:
+        form = _compared_v8(key)
+        if (study, form) in first:
+            later.append(pid)
+        else:
+            first[(study, form)] = pid
+            if form != key:
+                renamed.append((pid, form))
+    p = participants.c
+    for pid in later:  # first: their keys free the compared forms
+        c.execute(sa.update(participants).where(p.id == pid).values(platform_key=None))
+    for pid, form in renamed:
+        c.execute(sa.update(participants).where(p.id == pid).values(platform_key=form))
+
+
+def _v7_to_v8(c: Connection) -> None:
+    """Version 8: a participant's visit (:func:`_v8_identity`)."""
+    _v8_identity(c)
+
+
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
 # an older version is upgraded once, when the service starts
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
@@ -314,4 +390,5 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }

@@ -1,0 +1,159 @@
+"""A platform id cannot be taken over (issue 49, found items 3, 5 and 11's MTurk preview):
+a participant resumes by their token, or by their platform id together with the platform's
+value for that visit (Prolific's SESSION_ID, MTurk's assignmentId); the same id with another
+visit's value is refused (409, nothing of theirs shown, no token revoked) and counted; the
+owner releases a participation for a fresh start; ids that look the same are one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from serve.helpers import collect_toml, in_process, study_toml, write_design
+from tripletsearch.serve import create_app
+from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.store import Store
+from tripletsearch.serve.study import load_study
+
+PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
+VICTIM = {"PROLIFIC_PID": PID, "STUDY_ID": "S1", "SESSION_ID": "V-1"}
+WORKER = "A1B2C3D4E5F6G7"
+SUBMIT = "https://www.mturk.com"
+SUBMIT_URL = "https://www.mturk.com/mturk/externalSubmit?assignmentId={assignmentId}&c={code}"
+CODES = f'\n[completion.finished]\ncode = "FIN-1"\nredirect = "{SUBMIT_URL}"\n'
+
+
+def make(tmp_path, kind, platform, tables=""):
+    """A study or collect on ``platform``, in process: (client, store, experiment)."""
+    keys = {"platform": platform}
+    if kind == "study":
+        text = study_toml(targets=2, max_queries=8, **keys)
+        cfg = load_study(write_design(tmp_path, "study.toml", text + tables))
+    else:
+        text = collect_toml(catalogue="colours", n_choices=2, max_queries=4, **keys)
+        cfg = load_collect(write_design(tmp_path, "collect.toml", text + tables))
+    url = f"sqlite:///{tmp_path / 'i.sqlite'}"
+    kw = {"study": cfg} if kind == "study" else {"collect": cfg}
+    return create_app(cfg.catalogue, url, **kw), Store(url), cfg
+
+
+def join(c, link, status=201):
+    r = c.post("/api/participants", json={"consent": True, "platform": link})
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+def bearer(reply):
+    return {"Authorization": "Bearer " + reply["token"]}
+
+
+def post(c, pid, what, h, body=None, status=200):
+    r = c.post(f"/api/participants/{pid}/{what}", json=body or {}, headers=h)
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+def to_end(c, p):
+    """Answer participant ``p``'s screens (the first candidate) to their end."""
+    reply = post(c, p["id"], "next", bearer(p))
+    for _ in range(400):
+        if reply["done"]:
+            return reply
+        body = {"screen": reply["screen"]["number"], "choice": 0}
+        reply = post(c, p["id"], "answer", bearer(p), body)
+    raise AssertionError("no end")
+
+
+# ------------------------------------------------------------------ found item 3
+@pytest.mark.parametrize("kind", ["study", "collect"])
+def test_the_platform_id_alone_takes_nothing_over(tmp_path, kind):
+    """The victim's PROLIFIC_PID with another SESSION_ID: refused in plain words, no token,
+    nothing of theirs; the victim's token still works and their screen is as it was."""
+    app, store, _ = make(tmp_path, kind, "prolific")
+    with in_process(app) as c:
+        victim = join(c, VICTIM)
+        screen = post(c, victim["id"], "next", bearer(victim))
+        attacker = {**VICTIM, "SESSION_ID": "EVIL-2"}
+        refused = join(c, attacker, 409)
+        assert refused["refused"] is True and "token" not in refused and "id" not in refused
+        assert "another" in refused["error"] and "release" in refused["error"]
+        said = json.dumps(refused)
+        assert "FIN" not in said and victim["id"] not in said and "screen" not in refused
+        again = post(c, victim["id"], "next", bearer(victim))  # not revoked
+        assert again == screen
+        assert store.participant(victim["id"]).refused == 1
+        join(c, {**attacker, "STUDY_ID": "S2"}, 409)
+        assert store.participant(victim["id"]).refused == 2
+        # the victim's own visit (another browser, the same SESSION_ID) resumes them
+        back = join(c, VICTIM)
+        assert back["id"] == victim["id"] and back["resumed"]
+        assert post(c, victim["id"], "next", bearer(back)) == screen
+        assert len(list(store.iter_participants())) == 1
+
+
+@pytest.mark.parametrize("kind", ["study", "collect"])
+def test_a_finished_part_is_shown_only_to_its_own_visit_on_mturk(tmp_path, kind):
+    """The victim finished; their workerId with the attacker's own assignmentId gets no
+    code and no externalSubmit redirect (it did, with the attacker's assignment)."""
+    app, store, _ = make(tmp_path, kind, "mturk", CODES)
+    link = {"workerId": WORKER, "assignmentId": "ASG-V", "hitId": "H", "turkSubmitTo": SUBMIT}
+    with in_process(app) as c:
+        victim = join(c, link)
+        end = to_end(c, victim)
+        assert end["completion_code"] == "FIN-1" and "assignmentId=ASG-V&" in end["redirect"]
+        stolen = join(c, {**link, "assignmentId": "ASG-ATTACKER"}, 409)
+        assert "FIN-1" not in json.dumps(stolen) and "redirect" not in stolen
+        assert "completion_code" not in stolen and "token" not in stolen
+        row = store.participant(victim["id"])
+        assert json.loads(row.platform_params)["assignmentId"] == "ASG-V"
+        assert row.visit == "ASG-V"
+        mine = join(c, link)  # the victim's own visit: their end again
+        assert post(c, victim["id"], "next", bearer(mine))["completion_code"] == "FIN-1"
+
+
+@pytest.mark.parametrize("kind", ["study", "collect"])
+def test_an_mturk_preview_in_any_case_is_never_enrolled(tmp_path, kind):
+    app, store, _ = make(tmp_path, kind, "mturk")
+    with in_process(app) as c:
+        for value in ("assignment_id_not_available", "Assignment_Id_Not_Available"):
+            err = join(c, {"workerId": WORKER, "assignmentId": value}, 400)["error"]
+            assert err.startswith("assignmentId: ASSIGNMENT_ID_NOT_AVAILABLE is a preview")
+        assert not list(store.iter_participants())
+
+
+# ------------------------------------------------------------------ found item 5
+FILLERS = "\u034f\u115f\u1160\u3164\uffa0\u2800"
+
+
+def variants(pid: str) -> list[str]:
+    """50 spellings of ``pid`` that look the same (or differ only in case)."""
+    out = [pid, pid.upper()]
+    for i, f in enumerate(FILLERS):  # each invisible filler, at 3 places
+        for at in (1, 12, len(pid)):
+            out.append(pid[:at] + f + pid[at:])
+        out.append(pid[: i + 2] + f + f + pid[i + 2 :])
+    full = "".join(chr(ord(ch) + 0xFEE0) for ch in pid)  # full-width letters and digits
+    out += [full, full.upper(), pid[:10] + full[10:], full[:5] + pid[5:].upper()]
+    for mark in ("\u0301", "\u0308", "\u0327", "\u20dd"):  # combining marks
+        for at in (3, 9, 17):
+            out.append(pid[:at] + mark + pid[at:])
+    out += [pid[:4] + "\u0301\u0308" + pid[4:], pid.upper()[:7] + "\u0303" + pid.upper()[7:]]
+    out += [pid[:2] + FILLERS[0] + full[2:8] + "\u0301" + pid[8:].upper()]
+    out += [pid[:6].upper() + pid[6:], pid[:6] + pid[6:].upper()]
+    out += [pid[:k] + "\u0300" + full[k:] for k in range(5, 20)]  # marks and full width
+    unique = list(dict.fromkeys(out))
+    assert len(unique) >= 50
+    return unique[:50]
+
+
+@pytest.mark.parametrize("kind", ["study", "collect"])
+def test_fifty_variants_of_one_id_enrol_one_participant(tmp_path, kind):
+    app, store, _ = make(tmp_path, kind, "prolific")
+    with in_process(app) as c:
+        first = join(c, VICTIM)
+        for v in variants(PID):
+            again = join(c, {**VICTIM, "PROLIFIC_PID": v})
+            assert again["id"] == first["id"], v
+        (row,) = store.iter_participants()
+        assert row.platform_key == row.platform_id == PID
