@@ -157,15 +157,15 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
                 in client.get(base + "/api/experiment").headers["strict-transport-security"]
             )
             link = {"STUDY_ID": "S1", "SESSION_ID": "X1"}
-            done = take_part(client, base, {**link, "PROLIFIC_PID": "pp-finished"}, True)
-            gone = take_part(client, base, {**link, "PROLIFIC_PID": "pp-withdrawn"}, False)
+            done = take_part(client, base, {**link, "PROLIFIC_PID": "f1f1f1f1f1f1f1f1f1f1f1f1"}, True)
+            gone = take_part(client, base, {**link, "PROLIFIC_PID": "d0d0d0d0d0d0d0d0d0d0d0d0"}, False)
             # the same id again (another browser): the same participant, the same end
-            again = take_part(client, base, {**link, "PROLIFIC_PID": "pp-finished"}, True)
+            again = take_part(client, base, {**link, "PROLIFIC_PID": "f1f1f1f1f1f1f1f1f1f1f1f1"}, True)
             assert again["completion_code"] == done["completion_code"] == "C7F2K9Q1"
             assert gone["completion_code"] == "CWD0R4W5"
             r = client.post(
                 base + "/api/participants",
-                json={"consent": True, "platform": {**link, "PROLIFIC_PID": "pp-unsubmitted"}},
+                json={"consent": True, "platform": {**link, "PROLIFIC_PID": "0a0a0a0a0a0a0a0a0a0a0a0a"}},
             )
             assert r.status_code == 201
             # the owner's preview: nothing of it counts
@@ -183,13 +183,13 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     with open(tmp_path / "prolific_export.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["Submission id", "Participant id", "Status", "Completion code"])
-        w.writerow(["s1", "pp-finished", "AWAITING REVIEW", "C7F2K9Q1"])
-        w.writerow(["s2", "pp-withdrawn", "AWAITING REVIEW", "CWD0R4W5"])
+        w.writerow(["s1", "f1f1f1f1f1f1f1f1f1f1f1f1", "AWAITING REVIEW", "C7F2K9Q1"])
+        w.writerow(["s2", "d0d0d0d0d0d0d0d0d0d0d0d0", "AWAITING REVIEW", "CWD0R4W5"])
     codes = cmds[1]
     out = run(codes, tmp_path)
     ran.append(codes)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "NOT SUBMITTED pp-unsubmitted (started" in out.stdout and "PREVIEW" not in out.stdout
+    assert "NOT SUBMITTED 0a0a0a0a0a0a0a0a0a0a0a0a (started" in out.stdout and "PREVIEW" not in out.stdout
     assert "2 submitted: 2 match, 0 do not" in out.stdout, out.stdout
 
     export = cmds[2]
@@ -199,9 +199,9 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     folder = tmp_path / option(export, "--out")
     with open(folder / "participants.csv", newline="") as fh:
         rows = {r["platform_id"]: r for r in csv.DictReader(fh)}
-    assert set(rows) == {"pp-finished", "pp-withdrawn", "pp-unsubmitted"}
-    assert rows["pp-finished"]["code"] == "C7F2K9Q1"
-    assert json.loads(rows["pp-withdrawn"]["platform_params"])["STUDY_ID"] == "S1"
+    assert set(rows) == {"f1f1f1f1f1f1f1f1f1f1f1f1", "d0d0d0d0d0d0d0d0d0d0d0d0", "0a0a0a0a0a0a0a0a0a0a0a0a"}
+    assert rows["f1f1f1f1f1f1f1f1f1f1f1f1"]["code"] == "C7F2K9Q1"
+    assert json.loads(rows["d0d0d0d0d0d0d0d0d0d0d0d0"]["platform_params"])["STUDY_ID"] == "S1"
     assert {"datapackage.json", "dataset_description.json", "export.json"} <= {
         p.name for p in folder.iterdir()
     }
@@ -210,13 +210,13 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     with open(tmp_path / "Batch_results.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["HITId", "AssignmentId", "WorkerId", "Answer.surveycode"])
-        w.writerow(["h", "a1", "pp-finished", "C7F2K9Q1"])
-        w.writerow(["h", "a2", "pp-withdrawn", "WRONG"])
+        w.writerow(["h", "a1", "f1f1f1f1f1f1f1f1f1f1f1f1", "C7F2K9Q1"])
+        w.writerow(["h", "a2", "d0d0d0d0d0d0d0d0d0d0d0d0", "WRONG"])
     mturk = cmds[3]
     out = run(mturk, tmp_path)
     ran.append(mturk)
     assert out.returncode == 1, out.stdout + out.stderr  # a code that does not match
-    said = "MISMATCH pp-withdrawn: submitted WRONG, recorded CWD0R4W5 (withdrawn)"
+    said = "MISMATCH d0d0d0d0d0d0d0d0d0d0d0d0: submitted WRONG, recorded CWD0R4W5 (withdrawn)"
     assert said in out.stdout, out.stdout
 
     assert ran == cmds  # every command of the page, in its order

@@ -168,7 +168,11 @@ class Participants(Endings):
             platform_id = read
             visit = self.platform.visit_of(params)
             return self.enrol(platform_id=platform_id, platform_params=params or None, visit=visit)
-        return self.enrol(platform_id=platform_id, platform_params=params or None)
+        if platform_id is not None:  # no platform: the id in its compared form, no visit
+            platform_id = canonical_id(None, platform_id)
+            if not platform_id:
+                raise Invalid("platform_id: no visible characters")
+        return self.enrol(platform_id=platform_id)
 
     def refusal(self) -> Conflict:
         """The 409 for a second session of a platform id: said in plain words, nothing else.
