@@ -28,6 +28,9 @@ pytest.importorskip("starlette")
 trustme = pytest.importorskip("trustme")
 httpx = pytest.importorskip("httpx")
 
+# Prolific ids (24 hexadecimal digits): one who finishes, one who withdraws, one who
+# never submits
+FIN_ID, WD_ID, UN_ID = "f1" * 12, "d0" * 12, "0a" * 12
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "prolific.rst"
 pytestmark = [
     pytest.mark.once,
@@ -157,15 +160,15 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
                 in client.get(base + "/api/experiment").headers["strict-transport-security"]
             )
             link = {"STUDY_ID": "S1", "SESSION_ID": "X1"}
-            done = take_part(client, base, {**link, "PROLIFIC_PID": "f1f1f1f1f1f1f1f1f1f1f1f1"}, True)
-            gone = take_part(client, base, {**link, "PROLIFIC_PID": "d0d0d0d0d0d0d0d0d0d0d0d0"}, False)
+            done = take_part(client, base, {**link, "PROLIFIC_PID": FIN_ID}, True)
+            gone = take_part(client, base, {**link, "PROLIFIC_PID": WD_ID}, False)
             # the same id again (another browser): the same participant, the same end
-            again = take_part(client, base, {**link, "PROLIFIC_PID": "f1f1f1f1f1f1f1f1f1f1f1f1"}, True)
+            again = take_part(client, base, {**link, "PROLIFIC_PID": FIN_ID}, True)
             assert again["completion_code"] == done["completion_code"] == "C7F2K9Q1"
             assert gone["completion_code"] == "CWD0R4W5"
             r = client.post(
                 base + "/api/participants",
-                json={"consent": True, "platform": {**link, "PROLIFIC_PID": "0a0a0a0a0a0a0a0a0a0a0a0a"}},
+                json={"consent": True, "platform": {**link, "PROLIFIC_PID": UN_ID}},
             )
             assert r.status_code == 201
             # the owner's preview: nothing of it counts
@@ -183,13 +186,13 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     with open(tmp_path / "prolific_export.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["Submission id", "Participant id", "Status", "Completion code"])
-        w.writerow(["s1", "f1f1f1f1f1f1f1f1f1f1f1f1", "AWAITING REVIEW", "C7F2K9Q1"])
-        w.writerow(["s2", "d0d0d0d0d0d0d0d0d0d0d0d0", "AWAITING REVIEW", "CWD0R4W5"])
+        w.writerow(["s1", FIN_ID, "AWAITING REVIEW", "C7F2K9Q1"])
+        w.writerow(["s2", WD_ID, "AWAITING REVIEW", "CWD0R4W5"])
     codes = cmds[1]
     out = run(codes, tmp_path)
     ran.append(codes)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "NOT SUBMITTED 0a0a0a0a0a0a0a0a0a0a0a0a (started" in out.stdout and "PREVIEW" not in out.stdout
+    assert f"NOT SUBMITTED {UN_ID} (started" in out.stdout and "PREVIEW" not in out.stdout
     assert "2 submitted: 2 match, 0 do not" in out.stdout, out.stdout
 
     export = cmds[2]
@@ -199,9 +202,9 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     folder = tmp_path / option(export, "--out")
     with open(folder / "participants.csv", newline="") as fh:
         rows = {r["platform_id"]: r for r in csv.DictReader(fh)}
-    assert set(rows) == {"f1f1f1f1f1f1f1f1f1f1f1f1", "d0d0d0d0d0d0d0d0d0d0d0d0", "0a0a0a0a0a0a0a0a0a0a0a0a"}
-    assert rows["f1f1f1f1f1f1f1f1f1f1f1f1"]["code"] == "C7F2K9Q1"
-    assert json.loads(rows["d0d0d0d0d0d0d0d0d0d0d0d0"]["platform_params"])["STUDY_ID"] == "S1"
+    assert set(rows) == {FIN_ID, WD_ID, UN_ID}
+    assert rows[FIN_ID]["code"] == "C7F2K9Q1"
+    assert json.loads(rows[WD_ID]["platform_params"])["STUDY_ID"] == "S1"
     assert {"datapackage.json", "dataset_description.json", "export.json"} <= {
         p.name for p in folder.iterdir()
     }
@@ -210,13 +213,13 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     with open(tmp_path / "Batch_results.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["HITId", "AssignmentId", "WorkerId", "Answer.surveycode"])
-        w.writerow(["h", "a1", "f1f1f1f1f1f1f1f1f1f1f1f1", "C7F2K9Q1"])
-        w.writerow(["h", "a2", "d0d0d0d0d0d0d0d0d0d0d0d0", "WRONG"])
+        w.writerow(["h", "a1", FIN_ID, "C7F2K9Q1"])
+        w.writerow(["h", "a2", WD_ID, "WRONG"])
     mturk = cmds[3]
     out = run(mturk, tmp_path)
     ran.append(mturk)
     assert out.returncode == 1, out.stdout + out.stderr  # a code that does not match
-    said = "MISMATCH d0d0d0d0d0d0d0d0d0d0d0d0: submitted WRONG, recorded CWD0R4W5 (withdrawn)"
+    said = f"MISMATCH {WD_ID}: submitted WRONG, recorded CWD0R4W5 (withdrawn)"
     assert said in out.stdout, out.stdout
 
     assert ran == cmds  # every command of the page, in its order
