@@ -157,3 +157,120 @@ def test_fifty_variants_of_one_id_enrol_one_participant(tmp_path, kind):
             assert again["id"] == first["id"], v
         (row,) = store.iter_participants()
         assert row.platform_key == row.platform_id == PID
+
+
+# ------------------------------------------------------------------ release
+def release(url, *args):
+    """``tripletsearch participants release --database url *args``: (exit code, out, err)."""
+    import contextlib
+    import io
+
+    from tripletsearch.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["participants", "release", "--database", url, *args])
+        except SystemExit as exc:  # argparse's errors
+            code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def served(tmp_path, kind, platform, tables=""):
+    app, store, cfg = make(tmp_path, kind, platform, tables)
+    app.state.admin_token = "owner"
+    return app, store, f"sqlite:///{tmp_path / 'i.sqlite'}"
+
+
+def refused_on_dashboard(c, kind):
+    path = "/api/admin/study" if kind == "study" else "/api/admin/collect"
+    r = c.get(path, headers={"Authorization": "Bearer owner"})
+    assert r.status_code == 200, r.text
+    return r.json()["refused"]
+
+
+@pytest.mark.parametrize("kind", ["study", "collect"])
+def test_a_prolific_return_and_retake_after_release(tmp_path, kind):
+    """A reload with the same SESSION_ID keeps the participation; a retake (a new one) is
+    refused until the owner releases the first; then a fresh participant, the first kept
+    (answers, marked released, not a duplicate) and its token opening nothing more."""
+    from tripletsearch.serve.roster import roster
+
+    app, store, url = served(tmp_path, kind, "prolific")
+    with in_process(app) as c:
+        first = join(c, VICTIM)
+        screen = post(c, first["id"], "next", bearer(first))
+        body = {"screen": screen["screen"]["number"], "choice": 0}
+        post(c, first["id"], "answer", bearer(first), body)
+        reload = join(c, VICTIM)
+        assert reload["id"] == first["id"] and reload["resumed"]
+        retake = {**VICTIM, "SESSION_ID": "V-2"}
+        join(c, retake, 409)
+        assert refused_on_dashboard(c, kind) == 1
+        code, out, err = release(url, "--platform-id", PID.upper())
+        assert code == 0, err
+        assert out.startswith(f"released {first['id']} (platform id {PID}")
+        fresh = join(c, retake)
+        assert fresh["id"] != first["id"] and "resumed" not in fresh
+        assert post(c, fresh["id"], "next", bearer(fresh))["n_queries"] == 0
+        gone = post(c, first["id"], "next", bearer(reload), status=409)
+        assert gone["released"] and "released this participation" in gone["error"]
+        join(c, VICTIM, 409)  # the released visit's value: the id is the new one's now
+        old, new = store.participant(first["id"]), store.participant(fresh["id"])
+        assert (old.released is not None, old.platform_key, old.visit) == (True, None, "V-1")
+        assert (new.platform_key, new.visit, new.number) == (PID, "V-2", 1)
+        assert len(store.participant_sessions(first["id"])) == 1  # nothing deleted
+        rows = {r["participant"]: r for r in roster(store, new.study)}
+        assert not rows[first["id"]]["duplicate"] and rows[first["id"]]["released"]
+        assert not rows[fresh["id"]]["duplicate"] and not rows[fresh["id"]]["released"]
+        assert refused_on_dashboard(c, kind) == 2
+
+
+def test_an_mturk_worker_who_re_accepts_after_release(tmp_path):
+    app, store, url = served(tmp_path, "collect", "mturk", CODES)
+    link = {"workerId": WORKER, "assignmentId": "ASG-1", "hitId": "H", "turkSubmitTo": SUBMIT}
+    with in_process(app) as c:
+        first = join(c, link)
+        post(c, first["id"], "next", bearer(first))
+        again = {**link, "assignmentId": "ASG-2"}  # returned the HIT, accepted it again
+        join(c, again, 409)
+        assert release(url, "--participant", first["id"])[0] == 0
+        fresh = join(c, again)
+        end = to_end(c, fresh)
+        assert "assignmentId=ASG-2&" in end["redirect"] and end["completion_code"] == "FIN-1"
+        assert store.participant(first["id"]).code is None  # the released one: no code
+
+
+def test_squatting_on_anothers_id_is_undone_by_release(tmp_path):
+    """Someone enrolled first with another's id: the owner releases theirs; the id's owner
+    then starts afresh, and the squatter neither goes on nor comes back."""
+    app, store, url = served(tmp_path, "study", "prolific")
+    with in_process(app) as c:
+        squatter = join(c, {**VICTIM, "SESSION_ID": "SQUAT"})
+        post(c, squatter["id"], "next", bearer(squatter))
+        join(c, VICTIM, 409)  # the id's owner, refused
+        assert release(url, "--platform-id", PID)[0] == 0
+        owner = join(c, VICTIM)
+        assert owner["id"] != squatter["id"]
+        post(c, squatter["id"], "next", bearer(squatter), status=409)
+        join(c, {**VICTIM, "SESSION_ID": "SQUAT"}, 409)
+        assert post(c, owner["id"], "next", bearer(owner))["done"] is False
+
+
+def test_release_says_what_is_wrong(tmp_path):
+    app, store, url = served(tmp_path, "study", "prolific")
+    with in_process(app) as c:
+        p = join(c, VICTIM)
+    code, _, err = release(url, "--platform-id", "0" * 24)
+    assert code == 2 and "--platform-id: no participant holds" in err
+    code, _, err = release(url, "--participant", "P-NOBODY")
+    assert code == 2 and "--participant: no participant 'P-NOBODY'" in err
+    code, _, err = release(url, "--participant", p["id"], "--experiment", "nope")
+    assert code == 2 and "--experiment: no experiment 'nope'" in err
+    assert release(url, "--participant", p["id"])[0] == 0
+    code, _, err = release(url, "--participant", p["id"])
+    assert code == 2 and "released already" in err
+    code, _, err = release(url, "--platform-id", PID)
+    assert code == 2 and "released ones hold no id: give --participant" in err
+    code, _, err = release(url)
+    assert code == 2 and "one of the arguments --platform-id --participant is required" in err

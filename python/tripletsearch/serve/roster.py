@@ -96,8 +96,12 @@ def _iso(t: float) -> str:
 
 
 def is_duplicate(row: Any) -> bool:
-    """Whether participant ``row`` is a kept duplicate: a platform id, no ``platform_key``."""
-    return row.platform_id is not None and row.platform_key is None
+    """Whether participant ``row`` is a kept duplicate: a platform id, no ``platform_key``.
+
+    A participation the owner released (``released``) holds no key and is none.
+    """
+    released = getattr(row, "released", None)
+    return row.platform_id is not None and row.platform_key is None and released is None
 
 
 def outcome(row: Any, done: list[bool], n_slots: int | None) -> str:
@@ -135,6 +139,8 @@ def participant_record(
         "flagged": bool(flags),
         "flagged_by": " ".join(f["rule"] for f in flags),
         "why": "; ".join(f["why"] for f in flags),
+        # not a column: released by the owner for a fresh start (the dashboards mark it)
+        "released": getattr(row, "released", None) is not None,
     }
 
 

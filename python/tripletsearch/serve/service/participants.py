@@ -196,13 +196,20 @@ class Participants(Endings):
         """The participant's row (id, token_hash, study, number, created, plan, withdrawn).
 
         NotFound when there is no such participant in the experiment (or its preview:
-        :meth:`enrol_preview`), Unauthorized when the token is not theirs.
+        :meth:`enrol_preview`), Unauthorized when the token is not theirs, Conflict (409,
+        ``"released": true``) once the owner released them (``participants release``).
         """
         row = self.store.participant(pid) if isinstance(pid, str) and len(pid) <= 64 else None
         if row is None or row.study not in (self.group, preview_group(self.group)):
             raise NotFound("no such participant in this study")
         if not token_matches(token, row.token_hash):
             raise Unauthorized("missing or wrong token for this participant")
+        if row.released is not None:
+            raise Conflict(
+                "The researcher released this participation for a fresh start: open the "
+                "study's link again to take part.",
+                details={"released": True},
+            )
         return row
 
     def enrol_preview(self) -> dict:
