@@ -101,7 +101,7 @@ def test_a_worker_back_with_a_new_assignment_is_redirected_with_it(tmp_path):
         new = {**link, "assignmentId": "ASSIGN_NEW"}
         r = c.post("/api/participants", json={"consent": True, "platform": new})
         assert r.status_code == 409 and r.json()["refused"]
-        assert Store(url).release(first["id"], 1.0)
+        assert Store(url).release_participant(first["id"], 1.0)
         p, reply = take_part(c, new)
         assert p["id"] != first["id"] and "resumed" not in p
     assert parse_qs(urlsplit(reply["redirect"]).query) == {

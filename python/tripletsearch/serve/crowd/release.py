@@ -71,7 +71,7 @@ def find_participant(store: Any, key: str, platform_id: str | None, pid: str | N
 def release(store: Any, key: str, platform_id: str | None, pid: str | None) -> str:
     """Release the participant of experiment ``key`` (:func:`find_participant`); a line."""
     row = find_participant(store, key, platform_id, pid)
-    if not store.release(row.id, time.time()):
+    if not store.release_participant(row.id, time.time()):
         raise ValueError(f"--participant: {row.id} was released already")
     who = "no platform id" if row.platform_id is None else f"platform id {row.platform_id}"
     state = "withdrawn" if row.withdrawn is not None else "kept as it was"

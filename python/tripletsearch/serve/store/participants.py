@@ -223,7 +223,7 @@ class ParticipantRecords(Database):
             raise StoreBusy("database: could not enrol a participant (too many at once)")
         raise SecondVisit(refused)
 
-    def release(self, pid: str, now: float) -> bool:
+    def release_participant(self, pid: str, now: float) -> bool:
         """Release participant ``pid`` for a fresh start: their platform id is free again.
 
         Their row stays as it was (answers, outcome, code), marked ``released`` (when) and
