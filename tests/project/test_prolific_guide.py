@@ -107,7 +107,7 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     text = GUIDE.read_text()
     cmds = commands(text)
     toml = blocks(text, "toml")
-    assert len(toml) == 2 and len(cmds) == 4, "the page's blocks changed: update this test"
+    assert len(toml) == 2 and len(cmds) == 5, "the page's blocks changed: update this test"
     (tmp_path / "study.toml").write_text(toml[0])
     pictures(tmp_path / "shoes")
     # the SONA credit redirect: the study file on SONA loads (its {id} a SONA parameter)
@@ -171,6 +171,18 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
                 json={"consent": True, "platform": {**link, "PROLIFIC_PID": UN_ID}},
             )
             assert r.status_code == 201
+            # a return and retake: the new SESSION_ID refused until the owner releases
+            release = cmds[1]
+            retake = {"STUDY_ID": "S1", "PROLIFIC_PID": option(release, "--platform-id")}
+            first = take_part(client, base, {**retake, "SESSION_ID": "R1"}, False)
+            again = {"consent": True, "platform": {**retake, "SESSION_ID": "R2"}}
+            r = client.post(base + "/api/participants", json=again)
+            assert r.status_code == 409 and "another session" in r.json()["error"]
+            out = run(release, tmp_path)
+            ran.append(release)
+            assert out.returncode == 0 and out.stdout.startswith("released P-"), out.stderr
+            fresh = take_part(client, base, again["platform"], True)
+            assert fresh["completion_code"] == "C7F2K9Q1" != first["completion_code"]
             # the owner's preview: nothing of it counts
             r = client.post(
                 base + "/api/preview/participants",
@@ -188,21 +200,21 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
         w.writerow(["Submission id", "Participant id", "Status", "Completion code"])
         w.writerow(["s1", FIN_ID, "AWAITING REVIEW", "C7F2K9Q1"])
         w.writerow(["s2", WD_ID, "AWAITING REVIEW", "CWD0R4W5"])
-    codes = cmds[1]
+    codes = cmds[2]
     out = run(codes, tmp_path)
     ran.append(codes)
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"NOT SUBMITTED {UN_ID} (started" in out.stdout and "PREVIEW" not in out.stdout
     assert "2 submitted: 2 match, 0 do not" in out.stdout, out.stdout
 
-    export = cmds[2]
+    export = cmds[3]
     out = run(export, tmp_path)
     ran.append(export)
     assert out.returncode == 0, out.stdout + out.stderr
     folder = tmp_path / option(export, "--out")
     with open(folder / "participants.csv", newline="") as fh:
         rows = {r["platform_id"]: r for r in csv.DictReader(fh)}
-    assert set(rows) == {FIN_ID, WD_ID, UN_ID}
+    assert set(rows) == {FIN_ID, WD_ID, UN_ID, option(cmds[1], "--platform-id")}
     assert rows[FIN_ID]["code"] == "C7F2K9Q1"
     assert json.loads(rows[WD_ID]["platform_params"])["STUDY_ID"] == "S1"
     assert {"datapackage.json", "dataset_description.json", "export.json"} <= {
@@ -215,7 +227,7 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
         w.writerow(["HITId", "AssignmentId", "WorkerId", "Answer.surveycode"])
         w.writerow(["h", "a1", FIN_ID, "C7F2K9Q1"])
         w.writerow(["h", "a2", WD_ID, "WRONG"])
-    mturk = cmds[3]
+    mturk = cmds[4]
     out = run(mturk, tmp_path)
     ran.append(mturk)
     assert out.returncode == 1, out.stdout + out.stderr  # a code that does not match
