@@ -26,12 +26,15 @@ CODES = f'\n[completion.finished]\ncode = "FIN-1"\nredirect = "{SUBMIT_URL}"\n'
 
 def make(tmp_path, kind, platform, tables=""):
     """A study or collect on ``platform``, in process: (client, store, experiment)."""
-    keys = {"platform": platform}
+    keys, head = {"platform": platform}, ""
+    if isinstance(platform, dict):  # a table of one's own: TOML's inline table
+        table = ", ".join(f"{k} = {json.dumps(v)}" for k, v in platform.items())
+        keys, head = {}, "platform = {" + table + "}\n"
     if kind == "study":
-        text = study_toml(targets=2, max_queries=8, **keys)
+        text = head + study_toml(targets=2, max_queries=8, **keys)
         cfg = load_study(write_design(tmp_path, "study.toml", text + tables))
     else:
-        text = collect_toml(catalogue="colours", n_choices=2, max_queries=4, **keys)
+        text = head + collect_toml(catalogue="colours", n_choices=2, max_queries=4, **keys)
         cfg = load_collect(write_design(tmp_path, "collect.toml", text + tables))
     url = f"sqlite:///{tmp_path / 'i.sqlite'}"
     kw = {"study": cfg} if kind == "study" else {"collect": cfg}
@@ -274,3 +277,27 @@ def test_release_says_what_is_wrong(tmp_path):
     assert code == 2 and "released ones hold no id: give --participant" in err
     code, _, err = release(url)
     assert code == 2 and "one of the arguments --platform-id --participant is required" in err
+
+
+def test_sona_resumes_by_its_id_and_a_custom_platform_by_its_visit(tmp_path):
+    """SONA's id is a per-person survey code: the id itself is the visit. A platform of
+    one's own names its visit parameter; without one, its id is the visit."""
+    from tripletsearch.serve.crowd.platforms import PlatformError, from_file
+
+    app, store, _ = make(tmp_path / "sona", "collect", "sona")
+    with in_process(app) as c:
+        first = join(c, {"id": "51234"})
+        assert join(c, {"id": "51234"})["id"] == first["id"]
+    assert store.participant(first["id"]).visit == "51234"
+    own = {"id": "pid", "visit": "sid", "params": ["pid", "sid"]}
+    assert from_file({"platform": own}).visit == "sid"
+    assert from_file({"platform": {"id": "pid", "params": ["pid"]}}).visit is None
+    with pytest.raises(PlatformError, match="platform.visit: one of platform.params"):
+        from_file({"platform": {**own, "visit": "other"}})
+    app, store, _ = make(tmp_path / "own", "study", own)
+    with in_process(app) as c:
+        assert c.get("/api/experiment").json()["platform"]["visit"] == "sid"
+        mine = join(c, {"pid": "abc", "sid": "1"})
+        assert join(c, {"pid": "abc", "sid": "1"})["id"] == mine["id"]
+        assert join(c, {"pid": "abc", "sid": "2"}, 409)["refused"]
+        assert join(c, {"pid": "ABC", "sid": "2"})["id"] != mine["id"]  # its case kept
