@@ -109,7 +109,8 @@ async def _participant(
     A person whose think time passes the deadline stops there: no new participant after
     it (a burst of enrolments at the end would be load of the client's making).
     """
-    link = {"PROLIFIC_PID": f"load-{rng.integers(2**62):x}", "STUDY_ID": "S", "SESSION_ID": "X"}
+    pid = rng.bytes(12).hex()  # Prolific's form: 24 hexadecimal digits
+    link = {"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"}
     enrolment = {"consent": True, "platform": link}
     t0 = time.perf_counter()
     r = await _post(client, tally, "/api/participants", json=enrolment)

@@ -28,6 +28,9 @@ pytest.importorskip("starlette")
 trustme = pytest.importorskip("trustme")
 httpx = pytest.importorskip("httpx")
 
+# Prolific ids (24 hexadecimal digits): one who finishes, one who withdraws, one who
+# never submits
+FIN_ID, WD_ID, UN_ID = "f1" * 12, "d0" * 12, "0a" * 12
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "prolific.rst"
 pytestmark = [
     pytest.mark.once,
@@ -104,7 +107,7 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     text = GUIDE.read_text()
     cmds = commands(text)
     toml = blocks(text, "toml")
-    assert len(toml) == 2 and len(cmds) == 4, "the page's blocks changed: update this test"
+    assert len(toml) == 2 and len(cmds) == 5, "the page's blocks changed: update this test"
     (tmp_path / "study.toml").write_text(toml[0])
     pictures(tmp_path / "shoes")
     # the SONA credit redirect: the study file on SONA loads (its {id} a SONA parameter)
@@ -157,17 +160,29 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
                 in client.get(base + "/api/experiment").headers["strict-transport-security"]
             )
             link = {"STUDY_ID": "S1", "SESSION_ID": "X1"}
-            done = take_part(client, base, {**link, "PROLIFIC_PID": "pp-finished"}, True)
-            gone = take_part(client, base, {**link, "PROLIFIC_PID": "pp-withdrawn"}, False)
+            done = take_part(client, base, {**link, "PROLIFIC_PID": FIN_ID}, True)
+            gone = take_part(client, base, {**link, "PROLIFIC_PID": WD_ID}, False)
             # the same id again (another browser): the same participant, the same end
-            again = take_part(client, base, {**link, "PROLIFIC_PID": "pp-finished"}, True)
+            again = take_part(client, base, {**link, "PROLIFIC_PID": FIN_ID}, True)
             assert again["completion_code"] == done["completion_code"] == "C7F2K9Q1"
             assert gone["completion_code"] == "CWD0R4W5"
             r = client.post(
                 base + "/api/participants",
-                json={"consent": True, "platform": {**link, "PROLIFIC_PID": "pp-unsubmitted"}},
+                json={"consent": True, "platform": {**link, "PROLIFIC_PID": UN_ID}},
             )
             assert r.status_code == 201
+            # a return and retake: the new SESSION_ID refused until the owner releases
+            release = cmds[1]
+            retake = {"STUDY_ID": "S1", "PROLIFIC_PID": option(release, "--platform-id")}
+            first = take_part(client, base, {**retake, "SESSION_ID": "R1"}, False)
+            again = {"consent": True, "platform": {**retake, "SESSION_ID": "R2"}}
+            r = client.post(base + "/api/participants", json=again)
+            assert r.status_code == 409 and "another session" in r.json()["error"]
+            out = run(release, tmp_path)
+            ran.append(release)
+            assert out.returncode == 0 and out.stdout.startswith("released P-"), out.stderr
+            fresh = take_part(client, base, again["platform"], True)
+            assert fresh["completion_code"] == "C7F2K9Q1" != first["completion_code"]
             # the owner's preview: nothing of it counts
             r = client.post(
                 base + "/api/preview/participants",
@@ -183,25 +198,25 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     with open(tmp_path / "prolific_export.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["Submission id", "Participant id", "Status", "Completion code"])
-        w.writerow(["s1", "pp-finished", "AWAITING REVIEW", "C7F2K9Q1"])
-        w.writerow(["s2", "pp-withdrawn", "AWAITING REVIEW", "CWD0R4W5"])
-    codes = cmds[1]
+        w.writerow(["s1", FIN_ID, "AWAITING REVIEW", "C7F2K9Q1"])
+        w.writerow(["s2", WD_ID, "AWAITING REVIEW", "CWD0R4W5"])
+    codes = cmds[2]
     out = run(codes, tmp_path)
     ran.append(codes)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "NOT SUBMITTED pp-unsubmitted (started" in out.stdout and "PREVIEW" not in out.stdout
+    assert f"NOT SUBMITTED {UN_ID} (started" in out.stdout and "PREVIEW" not in out.stdout
     assert "2 submitted: 2 match, 0 do not" in out.stdout, out.stdout
 
-    export = cmds[2]
+    export = cmds[3]
     out = run(export, tmp_path)
     ran.append(export)
     assert out.returncode == 0, out.stdout + out.stderr
     folder = tmp_path / option(export, "--out")
     with open(folder / "participants.csv", newline="") as fh:
         rows = {r["platform_id"]: r for r in csv.DictReader(fh)}
-    assert set(rows) == {"pp-finished", "pp-withdrawn", "pp-unsubmitted"}
-    assert rows["pp-finished"]["code"] == "C7F2K9Q1"
-    assert json.loads(rows["pp-withdrawn"]["platform_params"])["STUDY_ID"] == "S1"
+    assert set(rows) == {FIN_ID, WD_ID, UN_ID, option(cmds[1], "--platform-id")}
+    assert rows[FIN_ID]["code"] == "C7F2K9Q1"
+    assert json.loads(rows[WD_ID]["platform_params"])["STUDY_ID"] == "S1"
     assert {"datapackage.json", "dataset_description.json", "export.json"} <= {
         p.name for p in folder.iterdir()
     }
@@ -210,13 +225,13 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     with open(tmp_path / "Batch_results.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["HITId", "AssignmentId", "WorkerId", "Answer.surveycode"])
-        w.writerow(["h", "a1", "pp-finished", "C7F2K9Q1"])
-        w.writerow(["h", "a2", "pp-withdrawn", "WRONG"])
-    mturk = cmds[3]
+        w.writerow(["h", "a1", FIN_ID, "C7F2K9Q1"])
+        w.writerow(["h", "a2", WD_ID, "WRONG"])
+    mturk = cmds[4]
     out = run(mturk, tmp_path)
     ran.append(mturk)
     assert out.returncode == 1, out.stdout + out.stderr  # a code that does not match
-    said = "MISMATCH pp-withdrawn: submitted WRONG, recorded CWD0R4W5 (withdrawn)"
+    said = f"MISMATCH {WD_ID}: submitted WRONG, recorded CWD0R4W5 (withdrawn)"
     assert said in out.stdout, out.stdout
 
     assert ran == cmds  # every command of the page, in its order

@@ -157,7 +157,8 @@ def test_check_codes_counts_a_kept_duplicate_by_any_of_its_codes():
 
 
 def test_ids_are_compared_in_the_form_the_server_keeps():
-    """NFC on both sides; a Prolific id of 24 hex digits in any case; other ids by case."""
+    """One compared form on both sides (NFKC, combining marks and fillers removed); a
+    Prolific id in any case; another platform's ids by case."""
 
     def row(pid, code):
         return {"participant": "P-" + pid, "platform_id": pid, "code": code,
@@ -165,8 +166,9 @@ def test_ids_are_compared_in_the_form_the_server_keeps():
 
     hexid = "5f1a2b3c4d5e6f7a8b9c0d1e"
     people = [row("jos\u00e9", "A"), row(hexid, "B"), row("abc", "C")]
-    submitted = [("jose\u0301", "A"), (hexid.upper(), "B"), ("ABC", "C")]
+    submitted = [("jose\u0301", "A"), (hexid.upper() + "\u2800", "B"), ("ABC", "C")]
     found = check_codes(people, submitted, "prolific")
-    assert found["matched"] == ["jose\u0301", hexid.upper()]
-    assert [m["platform_id"] for m in found["unknown"]] == ["ABC"]
-    assert [p["platform_id"] for p in found["not_submitted"]] == ["abc"]
+    assert found["matched"] == ["jose\u0301", hexid.upper() + "\u2800", "ABC"]
+    found = check_codes(people, submitted, "sona")
+    assert [m["platform_id"] for m in found["unknown"]] == [hexid.upper() + "\u2800", "ABC"]
+    assert [p["platform_id"] for p in found["not_submitted"]] == [hexid, "abc"]

@@ -126,31 +126,60 @@ def test_space_at_an_ends_is_refused_naming_the_parameter(value):
         check_text("PROLIFIC_PID", value)
 
 
-def test_one_id_typed_two_ways_is_one_participant(prolific):
-    """NFC: a decomposed and a composed id are one; leading or trailing space refused; case
-    kept (``ABC`` is not ``abc``) but for a Prolific id of 24 hex digits."""
-    c, store = prolific
-    composed = join(c, platform={"PROLIFIC_PID": "jos\u00e9"})
-    again = join(c, platform={"PROLIFIC_PID": "jose\u0301"})
+@pytest.fixture(params=["study", "collect"])
+def loose(request, tmp_path, study_file, collect_file):
+    """As ``prolific`` with ``strict_ids = false`` (any id text): (client, store)."""
+    extra = 'platform = "prolific"\nrequire_platform_id = true\nstrict_ids = false\n'
+    cfg = load(request.param, tmp_path, study_file, collect_file, extra)
+    url = f"sqlite:///{tmp_path / 'p.sqlite'}"
+    with in_process(app_of(cfg, url)) as c:
+        yield c, Store(url)
+
+
+def test_one_id_typed_two_ways_is_one_participant(loose):
+    """An id's compared form: NFKC, combining marks removed (``jose\u0301``, ``jos\u00e9``
+    and ``jose`` are one), a Prolific id's case folded (any id, with ``strict_ids =
+    false``); leading or trailing space refused."""
+    c, store = loose
+    visit = {"SESSION_ID": "S-1"}
+    composed = join(c, platform={"PROLIFIC_PID": "jos\u00e9", **visit})
+    again = join(c, platform={"PROLIFIC_PID": "jose\u0301", **visit})
     assert again["id"] == composed["id"] and again["resumed"]
-    assert store.participant(composed["id"]).platform_key == "jos\u00e9"
+    assert store.participant(composed["id"]).platform_key == "jose"
     for spaced in ("abc ", " abc"):
         err = join(c, 400, platform={"PROLIFIC_PID": spaced})["error"]
         assert err == "PROLIFIC_PID: no space at its start or end"
         assert join(c, 400, platform_id=spaced)["error"].startswith("platform_id: no space")
-    assert (
-        join(c, platform={"PROLIFIC_PID": "abc"})["id"]
-        != join(c, platform={"PROLIFIC_PID": "ABC"})["id"]
-    )  # an id that is not Prolific's form: its case kept
+    lower = join(c, platform={"PROLIFIC_PID": "abc", **visit})
+    assert join(c, platform={"PROLIFIC_PID": "ABC", **visit})["id"] == lower["id"]
     hexid = PROLIFIC["PROLIFIC_PID"]
-    lower = join(c, platform={"PROLIFIC_PID": hexid})
-    upper = join(c, platform={"PROLIFIC_PID": hexid.upper()})
-    assert upper["id"] == lower["id"] and upper["resumed"]
+    first = join(c, platform={"PROLIFIC_PID": hexid, **visit})
+    upper = join(c, platform={"PROLIFIC_PID": hexid.upper(), **visit})
+    assert upper["id"] == first["id"] and upper["resumed"]
     # the old platform_id beside the link: the same id however typed
-    both = join(c, platform={"PROLIFIC_PID": hexid}, platform_id=hexid.upper())
-    assert both["id"] == lower["id"]
-    assert join(c, platform={"PROLIFIC_PID": "jose\u0301"}, platform_id="jos\u00e9")["resumed"]
-    assert len(list(store.iter_participants())) == 4
+    both = join(c, platform={"PROLIFIC_PID": hexid, **visit}, platform_id=hexid.upper())
+    assert both["id"] == first["id"]
+    assert join(c, platform={"PROLIFIC_PID": "jose\u0301", **visit}, platform_id="jos\u00e9")[
+        "resumed"
+    ]
+    assert len(list(store.iter_participants())) == 3
+
+
+def test_a_known_platforms_id_is_checked_unless_the_file_says_not(prolific, loose):
+    c, store = prolific
+    for bad in ("abc", "5f1a2b3c4d5e6f7a8b9c0d1", "5f1a2b3c4d5e6f7a8b9c0d1g"):
+        err = join(c, 400, platform={"PROLIFIC_PID": bad})["error"]
+        assert err.startswith("PROLIFIC_PID: not a Prolific id (24 hexadecimal digits)")
+    assert not list(store.iter_participants())
+    assert join(loose[0], platform={"PROLIFIC_PID": "abc"})["id"]
+    mturk = PLATFORMS["mturk"]
+    assert mturk.read({"workerId": "a1b2c3d4e5f6g"})[0] == "A1B2C3D4E5F6G"  # case folded
+    for bad in ("B1B2C3D4E5F6G", "A1B2C3D4E5", "A" + "1" * 21, "A1B2C3D4E5F-G"):
+        with pytest.raises(PlatformError, match="workerId: not an MTurk id"):
+            mturk.read({"workerId": bad})
+    with pytest.raises(PlatformError, match="strict_ids: true or false"):
+        from_file({"platform": "mturk", "strict_ids": "no"})
+    assert from_file({"platform": "mturk", "strict_ids": False}).read({"workerId": "w1"})[0] == "W1"
 
 
 # ------------------------------------------------------------------ the API
@@ -162,6 +191,7 @@ def test_the_experiment_says_its_platform(prolific):
         "params": ["PROLIFIC_PID", "STUDY_ID", "SESSION_ID"],
         "required": True,
         "preview": None,
+        "visit": "SESSION_ID",
     }
 
 
@@ -197,10 +227,13 @@ def test_a_missing_or_bad_id_is_refused_and_nobody_enrolled(prolific, link, said
 
 def test_the_old_platform_id_still_enrols(prolific):
     c, store = prolific
-    p = join(c, platform_id="OLD-1")
-    assert store.participant(p["id"]).platform_key == "OLD-1"
-    assert join(c, 400, platform_id="OLD-1", platform={"PROLIFIC_PID": "OTHER"})["error"]
-    assert join(c, platform_id="OLD-1", platform={"PROLIFIC_PID": "OLD-1"})["id"] == p["id"]
+    hexid, other = PROLIFIC["PROLIFIC_PID"], "0" * 24
+    p = join(c, platform_id=hexid, platform={"SESSION_ID": "S-1"})
+    assert store.participant(p["id"]).platform_key == hexid
+    assert join(c, 400, platform_id=hexid, platform={"PROLIFIC_PID": other})["error"]
+    link = {"PROLIFIC_PID": hexid, "SESSION_ID": "S-1"}
+    assert join(c, platform_id=hexid.upper(), platform=link)["id"] == p["id"]
+    assert join(c, 409, platform_id=hexid)["refused"]  # no visit's value: a second session
 
 
 def test_the_deprecated_enrolment_routes_require_the_id_too(prolific):
@@ -212,13 +245,14 @@ def test_the_deprecated_enrolment_routes_require_the_id_too(prolific):
     assert r.status_code == 400 and "PROLIFIC_PID" in r.json()["error"], r.text
     assert not list(store.iter_participants())
     if kind == "collect":  # its old platform_id: read as the link's id, one participant
-        body = {"consent": True, "platform_id": "OLD-2"}
+        hexid = PROLIFIC["PROLIFIC_PID"]
+        body = {"consent": True, "platform_id": hexid}
         first = c.post("/api/collect/participants", json=body).json()
-        again = c.post("/api/collect/participants", json=body).json()
-        assert again["id"] == first["id"] and again["resumed"]
+        again = c.post("/api/collect/participants", json=body)  # no visit's value
+        assert again.status_code == 409 and again.json()["refused"]
         row = store.participant(first["id"])
-        assert row.platform_key == "OLD-2"
-        assert json.loads(row.platform_params) == {"PROLIFIC_PID": "OLD-2"}
+        assert row.platform_key == hexid and row.visit == ""
+        assert json.loads(row.platform_params) == {"PROLIFIC_PID": hexid}
 
 
 @pytest.mark.parametrize("kind", ["study", "collect"])
@@ -231,7 +265,7 @@ def test_an_mturk_preview_is_never_enrolled(kind, tmp_path, study_file, collect_
         err = join(c, 400, platform={"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"})["error"]
         assert err.startswith("assignmentId: ASSIGNMENT_ID_NOT_AVAILABLE is a preview")
         assert not list(Store(url).iter_participants())
-        link = {"workerId": "W1", "assignmentId": "A1", "hitId": "H1", "turkSubmitTo": "https://x"}
+        link = {"workerId": "A1B2C3D4E5F6G7", "assignmentId": "A1", "hitId": "H1"}
         p = join(c, platform=link)
         assert json.loads(Store(url).participant(p["id"]).platform_params) == link
         assert join(c)["id"] != p["id"]  # not required: no id, a participant as before
@@ -255,7 +289,7 @@ def test_the_same_id_resumes_the_same_participant_with_a_new_token(prolific):
     old = bearer(first)
     screen = c.post(f"/api/participants/{first['id']}/next", json={}, headers=old).json()
     row = store.participant(first["id"])
-    back = {"PROLIFIC_PID": PROLIFIC["PROLIFIC_PID"], "SESSION_ID": "X10"}  # another browser
+    back = {"PROLIFIC_PID": PROLIFIC["PROLIFIC_PID"], "SESSION_ID": "X9"}  # another browser
     again = join(c, platform=back)
     assert again["id"] == first["id"] and again["resumed"] is True
     assert again["token"] != first["token"]
@@ -263,14 +297,14 @@ def test_the_same_id_resumes_the_same_participant_with_a_new_token(prolific):
     assert (after.number, after.plan, after.arm, after.created) == (
         row.number, row.plan, row.arm, row.created,
     )  # fmt: skip
-    # the new link's parameters recorded, each its latest (was: the first link's kept)
-    assert json.loads(after.platform_params) == {**PROLIFIC, "SESSION_ID": "X10"}
+    # the new link's parameters recorded over the kept ones (the visit's the same)
+    assert json.loads(after.platform_params) == PROLIFIC and after.visit == "X9"
     r = c.post(f"/api/participants/{first['id']}/next", json={}, headers=old)
     assert r.status_code == 401
     same = c.post(f"/api/participants/{first['id']}/next", json={}, headers=bearer(again))
     assert same.status_code == 200 and same.json() == screen  # the same screen, same slot
     assert len(list(store.iter_participants())) == 1
-    other = join(c, platform={"PROLIFIC_PID": "someone-else"})
+    other = join(c, platform={"PROLIFIC_PID": "0" * 24, "SESSION_ID": "X9"})
     assert other["id"] != first["id"] and "resumed" not in other
 
 

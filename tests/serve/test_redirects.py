@@ -12,6 +12,7 @@ from serve.helpers import collect_toml, in_process, write_design
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.crowd.completion import fill_redirect
+from tripletsearch.serve.store import Store
 
 CREDIT = "https://uni.sona-systems.com/webstudy_credit.aspx?experiment_id=7&credit_token=t0k"
 SONA = f"""
@@ -88,15 +89,21 @@ redirect = "https://www.mturk.com/mturk/externalSubmit?assignmentId={assignmentI
 
 
 def test_a_worker_back_with_a_new_assignment_is_redirected_with_it(tmp_path):
-    """On resume the new link's parameters are recorded: the redirect names the latest
-    assignment (MTurk submits to the assignment the worker holds now)."""
+    """A worker back with a new assignment is a second session (refused) until the owner
+    releases their participation; then a fresh one, redirected with the new assignment
+    (MTurk submits to the assignment the worker holds now)."""
     text = collect_toml(catalogue="colours", n_choices=2, max_queries=4) + MTURK
     cfg = load_collect(write_design(tmp_path, "collect.toml", text))
-    with in_process(create_app(cfg.catalogue, f"sqlite:///{tmp_path / 'm.db'}", collect=cfg)) as c:
-        link = {"workerId": "A1WORKER", "assignmentId": "ASSIGN_OLD", "hitId": "H1"}
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with in_process(create_app(cfg.catalogue, url, collect=cfg)) as c:
+        link = {"workerId": "A1B2C3D4E5F6G7", "assignmentId": "ASSIGN_OLD", "hitId": "H1"}
         first = c.post("/api/participants", json={"consent": True, "platform": link}).json()
-        p, reply = take_part(c, {**link, "assignmentId": "ASSIGN_NEW"})
-        assert p["id"] == first["id"] and p["resumed"]
+        new = {**link, "assignmentId": "ASSIGN_NEW"}
+        r = c.post("/api/participants", json={"consent": True, "platform": new})
+        assert r.status_code == 409 and r.json()["refused"]
+        assert Store(url).release_participant(first["id"], 1.0)
+        p, reply = take_part(c, new)
+        assert p["id"] != first["id"] and "resumed" not in p
     assert parse_qs(urlsplit(reply["redirect"]).query) == {
         "assignmentId": ["ASSIGN_NEW"], "code": ["C1"]
     }  # fmt: skip

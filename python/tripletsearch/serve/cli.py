@@ -12,6 +12,7 @@ from typing import Any
 from .commands import DEFAULT_TOKEN_FILE, admin_token, export, prune, report, serve
 from .config import HSTS_MAX_AGE
 from .crowd.codes import add_parser
+from .crowd.release import add_parser as add_release_parser
 from .service.memory import DEFAULT_SHARE
 
 __all__ = ["add_commands", "admin_token", "DEFAULT_TOKEN_FILE"]
@@ -255,3 +256,4 @@ def add_commands(sub: Any) -> None:
     q.add_argument("--dry-run", action="store_true", help="count, delete nothing")
     q.set_defaults(func=prune, demo=None, catalogue=None)
     add_parser(sub)  # codes
+    add_release_parser(sub)  # participants release

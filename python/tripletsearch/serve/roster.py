@@ -96,8 +96,12 @@ def _iso(t: float) -> str:
 
 
 def is_duplicate(row: Any) -> bool:
-    """Whether participant ``row`` is a kept duplicate: a platform id, no ``platform_key``."""
-    return row.platform_id is not None and row.platform_key is None
+    """Whether participant ``row`` is a kept duplicate: a platform id, no ``platform_key``.
+
+    A participation the owner released (``released``) holds no key and is none.
+    """
+    released = getattr(row, "released", None)
+    return row.platform_id is not None and row.platform_key is None and released is None
 
 
 def participant_record(row: Any, flags: list[dict], experiment: str = "") -> dict[str, Any]:
@@ -120,6 +124,8 @@ def participant_record(row: Any, flags: list[dict], experiment: str = "") -> dic
         "flagged": bool(flags),
         "flagged_by": " ".join(f["rule"] for f in flags),
         "why": "; ".join(f["why"] for f in flags),
+        # not a column: released by the owner for a fresh start (the dashboards mark it)
+        "released": getattr(row, "released", None) is not None,
     }
 
 

@@ -28,7 +28,7 @@ KEYS = dict(
     instructions="Pick the colour most like the one on top.",
     seed=None,
 )
-PROLIFIC = 'platform = "prolific"\nrequire_platform_id = true\n'
+PROLIFIC = 'platform = "prolific"\nrequire_platform_id = true\nstrict_ids = false\n'
 LINK = {"PROLIFIC_PID": "5f1a<b>&amp;</b>", "STUDY_ID": "ST-1", "SESSION_ID": "SE-1"}
 
 
@@ -88,6 +88,38 @@ def test_a_prolific_link_enrols_with_its_ids_and_a_second_browser_resumes(
         one.close()
         two.close()
     assert [r.id for r in Store(url).iter_participants()] == [row.id]
+
+
+@pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_same_id_from_another_visit_is_told_so_and_takes_nothing(
+    browser, tmp_path, shots, device
+):
+    """The id with another SESSION_ID: a page saying so in plain words (no screen, no
+    code); the first browser goes on with its token."""
+    cfg, url, server = serve(tmp_path, PROLIFIC)
+    with server as base:
+        one = browser.new_context(**device)
+        a = one.new_page()
+        a.goto(base + query(LINK))
+        a.click("#agree")
+        a.click("#go")
+        answer(a, 1)
+        two = browser.new_context(**device)
+        b = two.new_page()
+        b.goto(base + query({**LINK, "SESSION_ID": "SE-OTHER"}))
+        b.click("#agree")
+        expect(b.locator("#result")).to_contain_text("already taking part from another session")
+        expect(b.locator("#result")).to_contain_text("release your earlier participation")
+        expect(b.locator("#grid .pick")).to_have_count(0)
+        expect(b.locator("#status")).to_have_text("")
+        name = "desktop" if device is DESKTOP else "phone"
+        b.screenshot(path=str(shots / f"platform-refused-{name}.png"))
+        answer(a, 1)  # not revoked
+        expect(a.locator("#progress")).to_have_text(f"query 3 of {cfg.max_queries}")
+        one.close()
+        two.close()
+    (row,) = Store(url).iter_participants()
+    assert row.refused == 1
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])

@@ -62,7 +62,8 @@ def upgraded_keeps_duplicates(url: str) -> None:
         "P-ELSEWHERE": ("DUP", "DUP"),  # another experiment: its own
     }
     # the id again: the first of the two, resumed with the new token; nobody new
-    assert store.enrol_as(GROUP, "P-NEW", "h-new", platform_id="DUP") == ("P-FIRST", 0, True)
+    found = store.enrol_as(GROUP, "P-NEW", "h-new", platform_id="DUP", visit="V1")
+    assert found == ("P-FIRST", 0, True)
     assert store.participant("P-FIRST").token_hash == "h-new"
     assert store.participant("P-LATER").token_hash == "h-P-LATER"
     assert store.participant("P-NEW") is None

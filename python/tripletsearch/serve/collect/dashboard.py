@@ -18,6 +18,9 @@
     platform id, withdrawn or done, and ``status`` ("flagged: agreement"); and the
     participants' table's columns (:mod:`..roster`): ``platform_params``, ``duplicate``,
     ``outcome``, ``code`` (as recorded: never depends on the flags) and ``flagged_by``;
+``refused``
+    second sessions refused: a platform id that came from another visit (another
+    Prolific ``SESSION_ID``, MTurk ``assignmentId``) than the one it enrolled with;
 ``rules``
     the check rules' version (:data:`~.quality.CHECK_RULES`), the agreement rule's level,
     the answers it needs, when it last scored and ``text``, the rules in a sentence;
@@ -136,6 +139,7 @@ def _participant(
         "server_ms_median": got["server_ms"],
         "platform_id": row.platform_id,
         "withdrawn": row.withdrawn is not None,
+        "released": row.released is not None,  # by the owner, for a fresh start
         "done": bool(session is not None and session.done),
         **{k: table[k] for k in ("platform_params", "duplicate", "outcome", "code", "flagged_by")},
     }
@@ -290,6 +294,7 @@ def collect_dashboard(
         "answers": _over_time(times),
         "participants": people,
         "flagged": sum(p["flagged"] for p in people),
+        "refused": store.refused_count(fp),  # second sessions of a platform id refused
         "samplers": samplers,
         "arms": _arms(store, config, people, counted, versions),
         "rules": _rules(store, config, fast_server_ms),

@@ -32,6 +32,7 @@ participant sees::
                                      # {id, params}: see crowd/platforms.py); one participation
                                      # per platform id
     require_platform_id = false      # true: a link without the id cannot take part
+    strict_ids = true                # a Prolific or MTurk id checked to have its form
     seed = 0
     consent = "..."
     [completion.finished]            # or per outcome (not with the two keys above): a
@@ -99,6 +100,7 @@ _DEFAULTS: dict[str, Any] = {
     "completion": None,
     "platform": None,  # a crowd platform whose link parameters are read (crowd/platforms.py)
     "require_platform_id": False,
+    "strict_ids": True,  # a known platform's ids checked to have its form
     "seed": 0,
     "consent": DEFAULT_COLLECT_CONSENT,
     "show_names": True,

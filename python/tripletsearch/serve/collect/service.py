@@ -69,10 +69,11 @@ class CollectService(Participants):
         platform_id: str | None = None,
         arms: Any = None,
         platform_params: dict | None = None,
+        visit: str | None = None,
     ) -> dict:
         """A new participant (who consented): ``{"id", "token"}``; their sampler assigned."""
         arms = collect_arms(self.config) if arms is None else arms
-        return super().enrol(plan, platform_id, arms, platform_params)
+        return super().enrol(plan, platform_id, arms, platform_params, visit)
 
     def sampler_of(self, row: Any) -> str:
         """The sampler of participant ``row`` (:func:`~.rules.participant_sampler`)."""

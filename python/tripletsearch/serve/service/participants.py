@@ -26,7 +26,15 @@ from typing import Any, ClassVar
 
 from ..errors import Busy, Conflict, Invalid, NotFound, Unauthorized
 from ..schema import Answer, Undo
-from ..store import IdTaken, SessionRow, StoreBusy, WriteConflict, is_preview, preview_group
+from ..store import (
+    IdTaken,
+    SecondVisit,
+    SessionRow,
+    StoreBusy,
+    WriteConflict,
+    is_preview,
+    preview_group,
+)
 from .endings import REFUSED, Endings
 from .protocol import Experiment
 from .search import Owner, SearchService
@@ -95,6 +103,7 @@ class Participants(Endings):
         platform_id: str | None = None,
         arms: Any = None,
         platform_params: dict | None = None,
+        visit: str | None = None,
     ) -> dict:
         """A new participant (after their consent): ``{"id", "token"}``.
 
@@ -103,8 +112,10 @@ class Participants(Endings):
         (see :meth:`.store.Store.enrol`); ``platform_id``: a crowdsourcing platform's id
         for them, ``platform_params`` their link's parameters; ``arms``: the arms to assign
         them one of (``store.Arms``). One participant per platform id: an id already
-        enrolled resumes its participant (``Store.enrol_as``): ``{"id", "token",
-        "resumed": true}`` with a new token, the previous one no longer valid.
+        enrolled with this ``visit`` (the platform's value for the visit) resumes its
+        participant (``Store.enrol_as``): ``{"id", "token", "resumed": true}`` with a new
+        token, the previous one no longer valid; with another visit's value a
+        :class:`~.errors.Conflict` (409, :meth:`refusal`), nothing of theirs shown.
         :class:`~.errors.Busy` (503) when the database keeps losing races.
         """
         token = new_token()
@@ -118,10 +129,12 @@ class Participants(Endings):
                 else:
                     pid, _, resumed = self.store.enrol_as(
                         self.group, pid, token_hash(token), plan, platform_id, arms,
-                        platform_params,
+                        platform_params, visit,
                     )  # fmt: skip
             except IdTaken:
                 continue
+            except SecondVisit:
+                raise self.refusal() from None
             except StoreBusy as exc:
                 raise Busy(f"{exc}; try again in a moment") from None
             reply: dict = {"id": pid, "token": token}
@@ -152,19 +165,50 @@ class Participants(Endings):
             if platform_id is not None and read != canonical_id(self.platform.name, platform_id):
                 raise Invalid(f"platform_id: not the link's {self.platform.id}")
             platform_id = read
-        return self.enrol(platform_id=platform_id, platform_params=params or None)
+            visit = self.platform.visit_of(params)
+            return self.enrol(platform_id=platform_id, platform_params=params or None, visit=visit)
+        if platform_id is not None:  # no platform: the id in its compared form, no visit
+            platform_id = canonical_id(None, platform_id)
+            if not platform_id:
+                raise Invalid("platform_id: no visible characters")
+        return self.enrol(platform_id=platform_id)
+
+    def refusal(self) -> Conflict:
+        """The 409 for a second session of a platform id: said in plain words, nothing else.
+
+        ``{"error": ..., "refused": true}``: no id, token, code or answer of the participant
+        the id belongs to (their token still works).
+        """
+        from ..crowd.platforms import spelled
+
+        name = spelled("" if self.platform is None else self.platform.name)
+        what = "this id" if name == "the platform" else f"this {name} id"
+        return Conflict(
+            f"You cannot take part from this link: {what} is already taking part "
+            f"from another session. If it is yours and you started again on {name}, ask the "
+            "researcher to release your earlier participation, then open the link again. "
+            "Nothing of yours was recorded here.",
+            details={"refused": True},
+        )
 
     def authorize(self, pid: str, token: str | None) -> Any:
         """The participant's row (id, token_hash, study, number, created, plan, withdrawn).
 
         NotFound when there is no such participant in the experiment (or its preview:
-        :meth:`enrol_preview`), Unauthorized when the token is not theirs.
+        :meth:`enrol_preview`), Unauthorized when the token is not theirs, Conflict (409,
+        ``"released": true``) once the owner released them (``participants release``).
         """
         row = self.store.participant(pid) if isinstance(pid, str) and len(pid) <= 64 else None
         if row is None or row.study not in (self.group, preview_group(self.group)):
             raise NotFound("no such participant in this study")
         if not token_matches(token, row.token_hash):
             raise Unauthorized("missing or wrong token for this participant")
+        if row.released is not None:
+            raise Conflict(
+                "The researcher released this participation for a fresh start: open the "
+                "study's link again to take part.",
+                details={"released": True},
+            )
         return row
 
     def enrol_preview(self) -> dict:

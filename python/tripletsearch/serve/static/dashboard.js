@@ -5,7 +5,7 @@
 // token once (kept for this tab only) and refreshes every 10 seconds.
 
 import {COLOURS, plotLines, plotMap} from "./plot.js";
-import {cell, platform, renderStudy} from "./roster.js";
+import {cell, platform, refused, renderStudy} from "./roster.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY = "tripletsearch.admin";
@@ -61,7 +61,7 @@ function render(d) {
   $("title").textContent = `${d.title}: dashboard`;
   $("summary").textContent =
     `${d.participants.length} participants, ${answers} answers, ${d.flagged} flagged; ` +
-    `updated ${new Date().toLocaleTimeString()}`;
+    `${refused(d)}updated ${new Date().toLocaleTimeString()}`;
   const minutes = d.answers.t.length > 0 && d.answers.t.at(-1) > 120;
   plotLines($("answers-plot"), [{name: "answers", x: d.answers.t.map((t) => minutes ? t / 60 : t),
     y: d.answers.count, colour: COLOURS[0]}], {xLabel: minutes ? "minutes" : "seconds",

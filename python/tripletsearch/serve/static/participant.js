@@ -55,8 +55,19 @@ export async function initParticipant() {
   sayPlatform(link, experiment);
 }
 
+/** Enrol; a second session of the link's platform id (409 `refused`: the id takes part
+ * from another visit) is said on a page of its own, in the server's words. */
 async function enrol() {
-  const p = previewing ? await enrolPreview() : await client.enrol(link && link.params);
+  let p;
+  try {
+    p = previewing ? await enrolPreview() : await client.enrol(link && link.params);
+  } catch (e) {
+    if (!(e.reply && e.reply.refused)) throw e;
+    showResult({text: e.message});
+    $("again").hidden = true;
+    $("stop").hidden = true;
+    return;
+  }
   state.participant = {id: p.id, token: p.token, platformId: link ? link.id : null};
   save();
   const go = async () => showPart(await client.next(state.participant));

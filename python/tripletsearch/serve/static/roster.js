@@ -14,8 +14,15 @@ export function cell(row, value, cls) {
 /** A participant's platform id; a kept duplicate (a second participant of one id, from
  * before one participation per id) marked. */
 export function platform(row, p) {
-  cell(row, p.duplicate ? `${p.platform_id} (duplicate)` : p.platform_id, "platform");
+  const mark = p.duplicate ? " (duplicate)" : p.released ? " (released)" : "";
+  cell(row, p.platform_id === null ? null : `${p.platform_id}${mark}`, "platform");
   if (p.duplicate) row.classList.add("duplicate");
+}
+
+/** The summary's word on second sessions refused (a platform id from another visit): "second
+ * sessions refused: N; ", or nothing when none were. */
+export function refused(d) {
+  return d.refused ? `second sessions refused: ${d.refused}; ` : "";
 }
 
 /** A study's dashboard: its participants' table. */
@@ -25,7 +32,7 @@ export function renderStudy(d) {
   $("rules").textContent = "";
   const done = d.participants.filter((p) => p.outcome === "finished").length;
   $("summary").textContent = `${d.participants.length} participants, ${done} finished; ` +
-    `updated ${new Date().toLocaleTimeString()}`;
+    `${refused(d)}updated ${new Date().toLocaleTimeString()}`;
   const head = $("participants").querySelector("thead tr");
   head.replaceChildren(...["#", "participant", "enrolled", "platform id", "outcome", "code"]
     .map((t) => Object.assign(document.createElement("th"), {textContent: t})));

@@ -22,7 +22,7 @@ from .engine import (
     default_url,
 )
 from .experiments import ExperimentRecords, ExperimentRow
-from .participants import Arms, ParticipantRecords
+from .participants import Arms, ParticipantRecords, SecondVisit
 from .records import PREVIEW, is_preview, preview_group
 from .sessions import SessionRecords, SessionRow, counted_answers, is_counted
 from .tables import MIGRATIONS, SCHEMA_VERSION
@@ -42,6 +42,7 @@ __all__ = [
     "WriteConflict",
     "StoreBusy",
     "IdTaken",
+    "SecondVisit",
     "default_url",
     "PREVIEW",
     "preview_group",

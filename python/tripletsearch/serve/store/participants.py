@@ -16,7 +16,7 @@ from .records import PREVIEW
 from .sessions import SessionRow
 from .tables import participants, sessions
 
-__all__ = ["ParticipantRecords", "Arms", "OUTCOMES", "ENDED", "outcome"]
+__all__ = ["ParticipantRecords", "Arms", "OUTCOMES", "ENDED", "outcome", "SecondVisit"]
 
 #: A participant's outcomes, the one rule (:func:`outcome`): ``finished`` (every part done,
 #: stored when it was decided), ``withdrawn`` (they stopped taking part: their answers are
@@ -25,6 +25,11 @@ __all__ = ["ParticipantRecords", "Arms", "OUTCOMES", "ENDED", "outcome"]
 OUTCOMES = ("finished", "withdrawn", "started")
 #: The outcomes that end a part (a file gives each a completion code and redirect).
 ENDED = OUTCOMES[:2]
+
+
+class SecondVisit(Exception):
+    """A platform id enrolled already came with another visit's value: refused (counted)."""
+
 
 _PARTICIPANT = sa.select(participants).where(participants.c.id == sa.bindparam("pid"))
 _PARTICIPANT_SESSIONS = (
@@ -106,6 +111,23 @@ def _arm_counts(c: Any, study: str, arms: Arms) -> dict[str, int]:
     return counts
 
 
+def _resumes(c: Any, had: Any, token_hash: str, params: dict | None, visit: str | None) -> bool:
+    """Resume participant ``had`` on ``visit`` (True), or count a second session refused."""
+    p = participants.c
+    if visit is None or had.visit not in (None, visit):
+        c.execute(sa.update(participants).where(p.id == had.id).values(refused=p.refused + 1))
+        return False
+    latest: dict = {"visit": visit}  # the new link's parameters (each the latest)
+    if params:
+        old = json.loads(had.platform_params or "{}")
+        latest["platform_params"] = json.dumps({**old, **params})
+    c.execute(sa.update(participants).where(p.id == had.id).values(token_hash=token_hash, **latest))
+    c.execute(  # their sessions open with their token
+        sa.update(sessions).where(sessions.c.participant == had.id).values(token_hash=token_hash)
+    )
+    return True
+
+
 class ParticipantRecords(Database):
     """Participants of studies and collect files: enrolment, withdrawal, their sessions."""
 
@@ -144,18 +166,22 @@ class ParticipantRecords(Database):
         platform_id: str | None = None,
         arms: Any = None,
         platform_params: dict | None = None,
+        visit: str | None = None,
     ) -> tuple[str, int, bool]:
         """As :meth:`enrol`, one participant per platform id: ``(id, number, resumed)``.
 
         With a ``platform_id`` that a participant of ``study`` already has (its
-        ``platform_key``), that participant is resumed: ``token_hash`` replaces theirs and
-        their sessions' (the previous token stops working), the link's ``platform_params``
-        are recorded over the ones kept (each parameter its latest value: an MTurk worker
-        back with a new ``assignmentId`` is redirected with it), and their id and number are
-        returned with ``resumed`` True; nothing else of theirs changes (withdrawn or
-        finished ones too).
-        Else a new participant ``pid`` is enrolled with ``platform_key`` = ``platform_id``
-        and ``platform_params`` (the link's parameters, kept as JSON). The look-up runs in
+        ``platform_key``; a released one has none), that participant is resumed when
+        ``visit`` (the platform's value for this visit; None: none given) is the one they
+        enrolled with, or they enrolled before visits were kept (theirs null: this one
+        becomes theirs): ``token_hash`` replaces theirs and their sessions' (the previous
+        token stops working), the link's ``platform_params`` are recorded over the ones
+        kept, and their id and number are returned with ``resumed`` True; nothing else of
+        theirs changes (withdrawn or finished ones too). Another visit's value (or none):
+        :class:`SecondVisit`, nothing of theirs changed but their ``refused`` count.
+        Else a new participant ``pid`` is enrolled with ``platform_key`` = ``platform_id``,
+        ``visit`` ("" when none given: no visit resumes them, their token does) and
+        ``platform_params`` (the link's parameters, kept as JSON). The look-up runs in
         the enrolment's transaction (its lock); two enrolments of a new id racing on
         another server process meet the unique index, and the retry finds the first.
         """
@@ -168,26 +194,15 @@ class ParticipantRecords(Database):
                         c.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
                     if platform_id is not None:
                         had = c.execute(
-                            sa.select(p.id, p.number, p.platform_params).where(
+                            sa.select(p.id, p.number, p.platform_params, p.visit).where(
                                 p.study == study, p.platform_key == platform_id
                             )
                         ).first()
                         if had is not None:
-                            latest = {}  # the new link's parameters (each the latest)
-                            if platform_params:
-                                old = json.loads(had.platform_params or "{}")
-                                latest["platform_params"] = json.dumps({**old, **platform_params})
-                            c.execute(
-                                sa.update(participants)
-                                .where(p.id == had.id)
-                                .values(token_hash=token_hash, **latest)
-                            )
-                            c.execute(  # their sessions open with their token
-                                sa.update(sessions)
-                                .where(sessions.c.participant == had.id)
-                                .values(token_hash=token_hash)
-                            )
-                            return str(had.id), int(had.number), True
+                            if _resumes(c, had, token_hash, platform_params, visit):
+                                return str(had.id), int(had.number), True
+                            refused = str(had.id)
+                            break
                     taken = c.execute(sa.select(p.id).where(p.id == pid)).first()
                     if taken is not None:
                         raise IdTaken(pid)
@@ -213,12 +228,37 @@ class ParticipantRecords(Database):
                             arm=arm,
                             platform_params=params,
                             platform_key=platform_id,
+                            visit=None if platform_id is None else (visit or ""),
                         )
                     )
                 return pid, int(n), False
             except (sa.exc.IntegrityError, sa.exc.OperationalError):
                 time.sleep(0.01 * (attempt + 1) * (0.5 + random.random()))
-        raise StoreBusy("database: could not enrol a participant (too many at once)")
+        else:
+            raise StoreBusy("database: could not enrol a participant (too many at once)")
+        raise SecondVisit(refused)
+
+    def release_participant(self, pid: str, now: float) -> bool:
+        """Release participant ``pid`` for a fresh start: their platform id is free again.
+
+        Their row stays as it was (answers, outcome, code), marked ``released`` (when) and
+        without a ``platform_key``: the next visit of their id enrols a new participant.
+        Once: True when this call released them.
+        """
+        p = participants.c
+        with self._tx() as c:
+            res = c.execute(
+                sa.update(participants)
+                .where(p.id == pid, p.released.is_(None))
+                .values(released=now, platform_key=None)
+            )
+        return res.rowcount == 1
+
+    def refused_count(self, study: str) -> int:
+        """Second sessions refused in ``study`` (another visit's value of an enrolled id)."""
+        with self._reading() as c:
+            q = sa.select(sa.func.coalesce(sa.func.sum(participants.c.refused), 0))
+            return int(c.execute(q.where(participants.c.study == study)).scalar_one())
 
     def _decide(self, c: Any, pid: str, column: str, now: float, code: str | None) -> bool:
         """Participant ``pid``'s outcome ``column`` set to ``now``, in one row update.
@@ -284,7 +324,8 @@ class ParticipantRecords(Database):
         """The participant's row, or None.
 
         Its columns: id, token_hash, study, number, created, plan, withdrawn, platform_id,
-        arm, platform_params, platform_key, code, finished (its outcome: :func:`outcome`).
+        arm, platform_params, platform_key, code, finished (its outcome: :func:`outcome`),
+        visit, released, refused.
         """
         with self._reading() as c:
             return c.execute(_PARTICIPANT, {"pid": pid}).first()

@@ -44,7 +44,12 @@ participants' ``arm`` (a collect's sampler, assigned at enrolment); 6 added the 
 added the participants' ``platform_params`` (their platform link's parameters),
 ``platform_key`` (their platform id, unique within their group: one participation per id)
 and ``code`` (the completion code they were shown); 8 added the participants' ``finished``
-(when they finished every part: their outcome stored, decided once, as ``withdrawn`` is).
+(when they finished every part: their outcome stored, decided once, as ``withdrawn`` is),
+``visit``
+(the platform's value for the visit they enrolled with: a second visit's is refused),
+``released`` (when the owner released them for a fresh start) and ``refused`` (second
+sessions of their id refused), and keeps ``platform_key`` in its compared form (NFKC,
+combining marks and invisible fillers removed).
 Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
@@ -154,6 +159,15 @@ participants = sa.Table(
     # v8: the stored outcome (withdrawn above): when they finished every part, decided once
     # with their code in one row update, never both finished and withdrawn
     sa.Column("finished", sa.Float, nullable=True),
+    # v8: a participant's visit
+    # the platform's value for the visit they enrolled with (Prolific's SESSION_ID, MTurk's
+    # assignmentId, ...; "": none given; null: enrolled before version 8, their next
+    # visit's value becomes theirs): the same id with another visit's value is refused
+    sa.Column("visit", sa.String(128), nullable=True),
+    # when the owner released them (their platform_key then null: a fresh start for the id)
+    sa.Column("released", sa.Float, nullable=True),
+    # second sessions of their platform id refused (another visit's value)
+    sa.Column("refused", sa.Integer, nullable=False, server_default="0"),
     sa.UniqueConstraint("study", "number"),
     sa.Index("ix_ts_participants_platform", "study", "platform_key", unique=True),
 )
@@ -342,9 +356,68 @@ def _v8_outcome(c: Connection) -> None:
             c.execute(sa.update(participants).where(p.id == pid).values(finished=last))
 
 
+_FILLERS = frozenset("\u034f\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _compared_v8(value: str) -> str:
+    """An id's compared form as version 8 has it (``crowd.platforms.compared_text``).
+
+    NFKC, combining marks and the invisible fillers NFKC keeps removed; a Prolific id (24
+    hexadecimal digits) lower-case. Frozen here: the upgrade does what it did.
+    """
+    import re
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", value)
+    kept = "".join(
+        ch for ch in text if unicodedata.category(ch) not in ("Mn", "Me") and ch not in _FILLERS
+    )
+    text = unicodedata.normalize("NFKC", kept) or value
+    return text.lower() if re.fullmatch(r"[0-9a-fA-F]{24}", text) else text
+
+
+def _v8_identity(c: Connection) -> None:
+    """A participant's visit, release and refusals; platform keys in their compared form.
+
+    The columns ``visit`` (null for everyone enrolled before: their next visit's value
+    becomes theirs), ``released`` and ``refused`` (0). Each ``platform_key`` becomes its
+    compared form (:func:`_compared_v8`); of two or more of one group that now compare
+    equal, the first enrolled keeps it and the later ones have none (kept: duplicates, as
+    version 7 marked them). Ids (``platform_id``) and participants' ids stay as they were.
+    """
+    have = {col["name"] for col in sa.inspect(c).get_columns("ts_participants")}
+    for column, ddl in (
+        ("visit", "visit VARCHAR(128)"),
+        ("released", "released FLOAT"),
+        ("refused", "refused INTEGER NOT NULL DEFAULT 0"),
+    ):
+        if column not in have:
+            c.exec_driver_sql(f"ALTER TABLE ts_participants ADD COLUMN {ddl}")
+    rows = c.exec_driver_sql(
+        "SELECT id, study, platform_key FROM ts_participants "
+        "WHERE platform_key IS NOT NULL ORDER BY study, number"
+    ).all()
+    first: dict[tuple[str, str], str] = {}
+    later, renamed = [], []
+    for pid, study, key in rows:
+        form = _compared_v8(key)
+        if (study, form) in first:
+            later.append(pid)
+        else:
+            first[(study, form)] = pid
+            if form != key:
+                renamed.append((pid, form))
+    p = participants.c
+    for pid in later:  # first: their keys free the compared forms
+        c.execute(sa.update(participants).where(p.id == pid).values(platform_key=None))
+    for pid, form in renamed:
+        c.execute(sa.update(participants).where(p.id == pid).values(platform_key=form))
+
+
 def _v7_to_v8(c: Connection) -> None:
-    """The participant's outcome stored (``finished``), decided once."""
+    """Version 8: the stored outcome and a participant's visit (each its own step)."""
     _v8_outcome(c)
+    _v8_identity(c)
 
 
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at

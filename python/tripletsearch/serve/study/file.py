@@ -21,6 +21,7 @@ items per screen and the seed::
     show_names = true                # names under the items (false: pictures only)
     platform = "prolific"            # optional: the link's ids kept (crowd/platforms.py), one
     require_platform_id = false      # participation each; true: none without the id
+    strict_ids = true                # a Prolific or MTurk id checked to have its form
     exclude = ["..."]                # item names left out of the study (targets and
                                      # screens); on the colour demo by default the survey's
                                      # offensive names (catalogue.DEMO_EXCLUDE); [] keeps all
@@ -127,6 +128,7 @@ _KEYS = {
     "completion",
     "platform",
     "require_platform_id",
+    "strict_ids",
     "exclude",
     "embeddings",
     "name",

@@ -59,9 +59,10 @@ class StudyService(Participants):
         platform_id: str | None = None,
         arms: Any = None,
         platform_params: dict | None = None,
+        visit: str | None = None,
     ) -> dict:
         """Enrol a new participant (who consented): ``{"id", "token"}``."""
-        return super().enrol(plan, platform_id, arms, platform_params)
+        return super().enrol(plan, platform_id, arms, platform_params, visit)
 
     def current_session(
         self, pid: str, row: Any, token: str, known: dict[int, SessionRow]

@@ -73,9 +73,10 @@ async def withdraw(request: Request) -> Response:
 def dashboard(request: Request) -> Response:
     """``GET /api/admin/study`` + admin token: the study's participants' table.
 
-    ``{"kind": "study", "title", "name", "participants"}``: one record per participant
-    (:func:`~...roster.roster`: outcome, recorded code, platform id and parameters,
-    duplicate), withdrawn ones too; what ``/study/dashboard`` shows.
+    ``{"kind": "study", "title", "name", "participants", "refused"}``: one record per
+    participant (:func:`~...roster.roster`: outcome, recorded code, platform id and
+    parameters, duplicate), withdrawn ones too, and the second sessions of a platform id
+    refused; what ``/study/dashboard`` shows.
     """
     require_admin(request)
     studies = _study(request)
@@ -84,7 +85,11 @@ def dashboard(request: Request) -> Response:
     s = studies.study
     ident = s.identity()
     rows = roster(studies.store, s.fingerprint)
-    return ok({"kind": "study", "title": s.title, "name": ident.name, "participants": rows})
+    refused = studies.store.refused_count(s.fingerprint)  # second sessions of an id
+    return ok(
+        {"kind": "study", "title": s.title, "name": ident.name, "participants": rows}
+        | {"refused": refused}
+    )
 
 
 ROUTES = [
