@@ -230,8 +230,11 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     store.dispose()
     cat = serving_catalogue(experiment, cat)  # (a study under way: its own)
-    # once, mapped by every worker (a catalogue still without an embedding: nothing to map)
-    config = config.replace(shared=share_catalogue(cat) if cat.has_embedding else None)
+    try:  # once, mapped by every worker (a catalogue still without an embedding: nothing)
+        config = config.replace(shared=share_catalogue(cat) if cat.has_embedding else None)
+    except ValueError as exc:  # its folder another user could write to
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(said, flush=True)
     _announce(args, config, cat, store.url.render_as_string(hide_password=True), found == 0)
     if registered:  # and where its owner walks through it, counted nowhere (the token: theirs)
@@ -247,7 +250,11 @@ def serve(args: argparse.Namespace) -> int:
     kinds = {} if experiment is None else {experiment.kind: experiment}  # study=, collect=
     # the design this server checked and registered, for its children: never the file again
     if experiment is not None:
-        config = config.replace(design=write_design(kinds))
+        try:
+            config = config.replace(design=write_design(kinds))
+        except ValueError as exc:  # its folder another user could write to
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         atexit.register(_remove, config.design)
     refitter, collect = None, kinds.get("collect")
     if collect is not None:  # fills the buffers, supervised
