@@ -209,18 +209,22 @@ def serve(args: argparse.Namespace) -> int:
     from .catalogue.shared import share_catalogue
     from .config import serving_catalogue
     from .store import Store, StoreError
-    from .web.tls import tls_options
+    from .web.tls import certificate_dates, expiry_notice, tls_options
 
     inputs = _serve_inputs(args)
     if inputs is None:
         return 2
     config, cat, experiment, said = inputs
-    try:  # HTTPS: the certificate and key loaded once here, before anything listens
+    try:  # HTTPS: the certificate (valid now) and key loaded once here, before anything listens
         tls = tls_options(args)
+        certificate = certificate_dates(tls["ssl_certfile"]) if tls else None
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    config = config.replace(hsts_max_age=getattr(args, "hsts_max_age", 0) if tls else 0)
+    if expiry_notice(certificate):  # and on the dashboards, while it runs
+        print(f"warning: {expiry_notice(certificate)}", file=sys.stderr, flush=True)
+    hsts = getattr(args, "hsts_max_age", 0) if tls else 0
+    config = config.replace(hsts_max_age=hsts, certificate=certificate)
     try:  # once, before any worker starts: the tables, and the experiment by its name
         store = Store(config.database)
         found = store.setup()

@@ -55,7 +55,16 @@ function participants(list) {
   $("flagged").textContent = `${flagged} flagged (left out of the fits, kept in the database)`;
 }
 
+// what the owner must know of the server itself (a certificate expiring, writes failing)
+function notices(list) {
+  const box = $("notices");
+  box.replaceChildren(...(list || []).map((text) =>
+    Object.assign(document.createElement("li"), {textContent: text})));
+  box.hidden = !box.children.length;
+}
+
 function render(d) {
+  notices(d.notices);
   if (d.kind === "study") return renderStudy(d);
   const answers = d.answers.count.length ? d.answers.count.at(-1) : 0;
   $("title").textContent = `${d.title}: dashboard`;

@@ -16,6 +16,7 @@ from ... import schema
 from ...errors import NotFound
 from ...study import StudyService
 from . import bearer, limit, moved, ok, read_json, require_admin
+from .admin import notices
 
 __all__ = ["ROUTES"]
 
@@ -73,9 +74,10 @@ async def withdraw(request: Request) -> Response:
 def dashboard(request: Request) -> Response:
     """``GET /api/admin/study`` + admin token: the study's participants' table.
 
-    ``{"kind": "study", "title", "name", "participants"}``: one record per participant
-    (:func:`~...roster.roster`: outcome, recorded code, platform id and parameters,
-    duplicate), withdrawn ones too; what ``/study/dashboard`` shows.
+    ``{"kind": "study", "title", "name", "participants", "notices"}``: one record per
+    participant (:func:`~...roster.roster`: outcome, recorded code, platform id and
+    parameters, duplicate), withdrawn ones too; the server's notices
+    (:func:`~.admin.notices`); what ``/study/dashboard`` shows.
     """
     require_admin(request)
     studies = _study(request)
@@ -84,7 +86,8 @@ def dashboard(request: Request) -> Response:
     s = studies.study
     ident = s.identity()
     rows = roster(studies.store, s.fingerprint, n_slots=studies.n_slots)
-    return ok({"kind": "study", "title": s.title, "name": ident.name, "participants": rows})
+    board = {"kind": "study", "title": s.title, "name": ident.name, "participants": rows}
+    return ok({**board, "notices": notices(request)})  # (the server's own: admin.notices)
 
 
 ROUTES = [
