@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -208,21 +209,19 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     from .catalogue.shared import share_catalogue
     from .config import serving_catalogue
+    from .service.processes import mark_server, write_design
     from .store import Store, StoreError
-    from .web.tls import certificate_dates, expiry_notice, tls_options
+    from .web.tls import checked_tls
 
     inputs = _serve_inputs(args)
     if inputs is None:
         return 2
     config, cat, experiment, said = inputs
     try:  # HTTPS: the certificate (valid now) and key loaded once here, before anything listens
-        tls = tls_options(args)
-        certificate = certificate_dates(tls["ssl_certfile"]) if tls else None
+        tls, certificate = checked_tls(args)  # (its dates: for the dashboards too)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if expiry_notice(certificate):  # and on the dashboards, while it runs
-        print(f"warning: {expiry_notice(certificate)}", file=sys.stderr, flush=True)
     hsts = getattr(args, "hsts_max_age", 0) if tls else 0
     config = config.replace(hsts_max_age=hsts, certificate=certificate)
     try:  # once, before any worker starts: the tables, and the experiment by its name
@@ -234,9 +233,12 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     store.dispose()
     cat = serving_catalogue(experiment, cat)  # (a study under way: its own)
+    kinds = {} if experiment is None else {experiment.kind: experiment}  # study=, collect=
     try:  # once, mapped by every worker (a catalogue still without an embedding: nothing)
         config = config.replace(shared=share_catalogue(cat) if cat.has_embedding else None)
-    except ValueError as exc:  # its folder another user could write to
+        # the design this server checked and registered, for its children: never the file
+        config = config.replace(design=write_design(kinds) if kinds else None)
+    except ValueError as exc:  # their folder another user could write to
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(said, flush=True)
@@ -247,18 +249,9 @@ def serve(args: argparse.Namespace) -> int:
     import atexit
     import socket
 
-    from .service.processes import mark_server, write_design
-
     # every child (workers, refitter) dies with this process, and knows it by its address
     mark_server(f"{socket.gethostname()}:{args.port}")
-    kinds = {} if experiment is None else {experiment.kind: experiment}  # study=, collect=
-    # the design this server checked and registered, for its children: never the file again
-    if experiment is not None:
-        try:
-            config = config.replace(design=write_design(kinds))
-        except ValueError as exc:  # its folder another user could write to
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+    if config.design is not None:
         atexit.register(_remove, config.design)
     refitter, collect = None, kinds.get("collect")
     if collect is not None:  # fills the buffers, supervised
@@ -282,6 +275,8 @@ def serve(args: argparse.Namespace) -> int:
         if config.shared is not None:
             cat = attach_shared(cat, config.shared)
         app = create_app(cat, config=config, setup=False, **kinds)
+        # uvicorn stops on SIGTERM, then raises it again: an exit, the design file removed
+        signal.signal(signal.SIGTERM, _terminated)
         uvicorn.run(
             app,
             host=args.host,
@@ -294,6 +289,10 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         if refitter is not None:  # the server ends: its refitter with it, quietly
             refitter.stop()
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # (the shell's code of a process a signal ended)
 
 
 def _remove(path: str) -> None:

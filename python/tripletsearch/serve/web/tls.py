@@ -21,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "tls_options",
+    "checked_tls",
     "certificate_dates",
     "expiry_notice",
     "PASSWORD_ENV",
@@ -188,3 +189,19 @@ def tls_options(args: argparse.Namespace) -> dict[str, Any]:
     if password is not None:
         out["ssl_keyfile_password"] = password
     return out
+
+
+def checked_tls(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """``serve``'s :func:`tls_options` and its certificate's dates (None: plain HTTP).
+
+    A certificate that expires within :data:`EXPIRES_SOON_DAYS` days is said on stderr
+    (:func:`expiry_notice`); ValueError as :func:`tls_options`.
+    """
+    import sys
+
+    tls = tls_options(args)
+    dates = certificate_dates(tls["ssl_certfile"]) if tls else None
+    said = expiry_notice(dates)
+    if said:
+        print(f"warning: {said}", file=sys.stderr, flush=True)
+    return tls, dates
