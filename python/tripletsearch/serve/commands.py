@@ -265,30 +265,30 @@ def serve(args: argparse.Namespace) -> int:
     try:
         if args.workers > 1:
             _workers(args, config, tls)
-            return 0
-        import uvicorn
-
-        from .catalogue.shared import attach_shared
-        from .web.app import create_app
-        from .web.protocol import uvicorn_options
-
-        if config.shared is not None:
-            cat = attach_shared(cat, config.shared)
-        app = create_app(cat, config=config, setup=False, **kinds)
-        # uvicorn stops on SIGTERM, then raises it again: an exit, the design file removed
-        signal.signal(signal.SIGTERM, _terminated)
-        uvicorn.run(
-            app,
-            host=args.host,
-            port=args.port,
-            log_level=args.log_level,
-            **uvicorn_options(),
-            **tls,
-        )
+        else:
+            _one_worker(args, config, cat, kinds, tls)
         return 0
     finally:
         if refitter is not None:  # the server ends: its refitter with it, quietly
             refitter.stop()
+
+
+def _one_worker(args: argparse.Namespace, config: Any, cat: Any, kinds: dict, tls: dict) -> None:
+    """Serve in this process (``--workers 1``): the app over the shared arrays, uvicorn."""
+    import uvicorn
+
+    from .catalogue.shared import attach_shared
+    from .web.app import create_app
+    from .web.protocol import uvicorn_options
+
+    if config.shared is not None:
+        cat = attach_shared(cat, config.shared)
+    app = create_app(cat, config=config, setup=False, **kinds)
+    # uvicorn stops on SIGTERM, then raises it again: an exit, the design file removed
+    signal.signal(signal.SIGTERM, _terminated)
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options(), **tls
+    )
 
 
 def _terminated(signum: int, frame: Any) -> None:
@@ -368,7 +368,8 @@ def export(args: argparse.Namespace) -> int:
     def work(store: Any, cat: Any) -> int:
         import shutil
 
-        from .export import check_out, fresh_folder, publish, write_export
+        from .export import check_out, fresh_folder, write_export
+        from .outfolder import check_replaceable, publish
 
         config = None
         if args.collect:
@@ -390,11 +391,7 @@ def export(args: argparse.Namespace) -> int:
             chosen = None
         else:
             chosen = _chosen(store, "collect" if config else None, args.name, config)
-        if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
-            raise ValueError(
-                f"--out: {out.resolve()} exists and is not empty; give another folder, or "
-                "--force to replace it whole"
-            )
+        check_replaceable(out, force=args.force)  # before anything is written
         folder = fresh_folder(out)  # written whole, then put in the place of --out
         fast = _fast(args)  # the collect checks' server clock, as the server ran with
         try:

@@ -5,7 +5,7 @@
 // token once (kept for this tab only) and refreshes every 10 seconds.
 
 import {COLOURS, plotLines, plotMap} from "./plot.js";
-import {cell, platform, renderStudy} from "./roster.js";
+import {cell, notices, platform, renderStudy} from "./roster.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY = "tripletsearch.admin";
@@ -53,14 +53,6 @@ function participants(list) {
   }
   const flagged = list.filter((p) => p.flagged).length;
   $("flagged").textContent = `${flagged} flagged (left out of the fits, kept in the database)`;
-}
-
-// what the owner must know of the server itself (a certificate expiring, writes failing)
-function notices(list) {
-  const box = $("notices");
-  box.replaceChildren(...(list || []).map((text) =>
-    Object.assign(document.createElement("li"), {textContent: text})));
-  box.hidden = !box.children.length;
 }
 
 function render(d) {
