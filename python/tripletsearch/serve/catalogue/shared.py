@@ -157,7 +157,11 @@ def share_catalogue(catalogue: Catalogue, directory: str | Path | None = None) -
         _write_atomically(store, ItemStore(X, scaled=True, distinct=True).save)
         hashes = {"source": _array_sha256(X), "embedding": _sha256(emb), "store": _sha256(store)}
         text = json.dumps(hashes, indent=2) + "\n"
-        _write_atomically(record, lambda p: Path(p).write_text(text, encoding="utf-8"))
+
+        def write_record(p: str) -> None:
+            Path(p).write_text(text, encoding="utf-8")
+
+        _write_atomically(record, write_record)
     rec = _recorded(record)
     return {
         "embedding": str(emb),
