@@ -304,13 +304,14 @@ def run_load(
     )
     try:
         started = wait_up(base, proc)
-        health = httpx.get(base + "/api/health", timeout=10).json()["worker"]
+        owner = {"Authorization": "Bearer load"}  # the worker's pid and memory: the owner's
+        health = httpx.get(base + "/api/health", headers=owner, timeout=10).json()["worker"]
         sampler = _MemorySampler(proc.pid)
         sampler.start()
         out = asyncio.run(_drive(base, cat, people, seconds, think, arrivals, seed))
         sampler.stop.set()
         sampler.join()
-        end = httpx.get(base + "/api/health", timeout=30).json()["worker"]  # one worker's
+        end = httpx.get(base + "/api/health", headers=owner, timeout=30).json()["worker"]
     finally:
         stop(proc)
     # the database against what the clients saw confirmed

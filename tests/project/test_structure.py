@@ -273,6 +273,7 @@ SERVE_MODULES = {
     "commands",
     "roster",
     "datapackage",
+    "outfolder",
 }  # serve/*.py
 
 

@@ -45,6 +45,7 @@ def _every_field_set() -> ServeConfig:
         catalogue="/data/items",
         design="/tmp/design.pickle",
         shared={"embedding": "/tmp/e.npy", "store": "/tmp/s.bin"},
+        certificate={"file": "/tmp/cert.pem", "not_before": 1.5e9, "not_after": 1.9e9},
     )
 
 

@@ -205,8 +205,8 @@ def add_commands(sub: Any) -> None:
     e.add_argument(
         "--force",
         action="store_true",
-        help="replace a non-empty --out folder whole (default: refuse it; a folder holding "
-        "the database or an experiment's file is refused even so)",
+        help="replace an earlier export in --out whole (default: refuse a non-empty --out; "
+        "a folder holding anything but an export's own files, or a link, is refused even so)",
     )
     e.add_argument(
         "--title",

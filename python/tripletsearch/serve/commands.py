@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -208,19 +209,21 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     from .catalogue.shared import share_catalogue
     from .config import serving_catalogue
+    from .service.processes import mark_server, write_design
     from .store import Store, StoreError
-    from .web.tls import tls_options
+    from .web.tls import checked_tls
 
     inputs = _serve_inputs(args)
     if inputs is None:
         return 2
     config, cat, experiment, said = inputs
-    try:  # HTTPS: the certificate and key loaded once here, before anything listens
-        tls = tls_options(args)
+    try:  # HTTPS: the certificate (valid now) and key loaded once here, before anything listens
+        tls, certificate = checked_tls(args)  # (its dates: for the dashboards too)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    config = config.replace(hsts_max_age=getattr(args, "hsts_max_age", 0) if tls else 0)
+    hsts = getattr(args, "hsts_max_age", 0) if tls else 0
+    config = config.replace(hsts_max_age=hsts, certificate=certificate)
     try:  # once, before any worker starts: the tables, and the experiment by its name
         store = Store(config.database)
         found = store.setup()
@@ -230,8 +233,14 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     store.dispose()
     cat = serving_catalogue(experiment, cat)  # (a study under way: its own)
-    # once, mapped by every worker (a catalogue still without an embedding: nothing to map)
-    config = config.replace(shared=share_catalogue(cat) if cat.has_embedding else None)
+    kinds = {} if experiment is None else {experiment.kind: experiment}  # study=, collect=
+    try:  # once, mapped by every worker (a catalogue still without an embedding: nothing)
+        config = config.replace(shared=share_catalogue(cat) if cat.has_embedding else None)
+        # the design this server checked and registered, for its children: never the file
+        config = config.replace(design=write_design(kinds) if kinds else None)
+    except ValueError as exc:  # their folder another user could write to
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(said, flush=True)
     _announce(args, config, cat, store.url.render_as_string(hide_password=True), found == 0)
     if registered:  # and where its owner walks through it, counted nowhere (the token: theirs)
@@ -240,14 +249,9 @@ def serve(args: argparse.Namespace) -> int:
     import atexit
     import socket
 
-    from .service.processes import mark_server, write_design
-
     # every child (workers, refitter) dies with this process, and knows it by its address
     mark_server(f"{socket.gethostname()}:{args.port}")
-    kinds = {} if experiment is None else {experiment.kind: experiment}  # study=, collect=
-    # the design this server checked and registered, for its children: never the file again
-    if experiment is not None:
-        config = config.replace(design=write_design(kinds))
+    if config.design is not None:
         atexit.register(_remove, config.design)
     refitter, collect = None, kinds.get("collect")
     if collect is not None:  # fills the buffers, supervised
@@ -261,28 +265,34 @@ def serve(args: argparse.Namespace) -> int:
     try:
         if args.workers > 1:
             _workers(args, config, tls)
-            return 0
-        import uvicorn
-
-        from .catalogue.shared import attach_shared
-        from .web.app import create_app
-        from .web.protocol import uvicorn_options
-
-        if config.shared is not None:
-            cat = attach_shared(cat, config.shared)
-        app = create_app(cat, config=config, setup=False, **kinds)
-        uvicorn.run(
-            app,
-            host=args.host,
-            port=args.port,
-            log_level=args.log_level,
-            **uvicorn_options(),
-            **tls,
-        )
+        else:
+            _one_worker(args, config, cat, kinds, tls)
         return 0
     finally:
         if refitter is not None:  # the server ends: its refitter with it, quietly
             refitter.stop()
+
+
+def _one_worker(args: argparse.Namespace, config: Any, cat: Any, kinds: dict, tls: dict) -> None:
+    """Serve in this process (``--workers 1``): the app over the shared arrays, uvicorn."""
+    import uvicorn
+
+    from .catalogue.shared import attach_shared
+    from .web.app import create_app
+    from .web.protocol import uvicorn_options
+
+    if config.shared is not None:
+        cat = attach_shared(cat, config.shared)
+    app = create_app(cat, config=config, setup=False, **kinds)
+    # uvicorn stops on SIGTERM, then raises it again: an exit, the design file removed
+    signal.signal(signal.SIGTERM, _terminated)
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options(), **tls
+    )
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # (the shell's code of a process a signal ended)
 
 
 def _remove(path: str) -> None:
@@ -358,7 +368,8 @@ def export(args: argparse.Namespace) -> int:
     def work(store: Any, cat: Any) -> int:
         import shutil
 
-        from .export import check_out, fresh_folder, publish, write_export
+        from .export import check_out, fresh_folder, write_export
+        from .outfolder import check_replaceable, publish
 
         config = None
         if args.collect:
@@ -380,11 +391,7 @@ def export(args: argparse.Namespace) -> int:
             chosen = None
         else:
             chosen = _chosen(store, "collect" if config else None, args.name, config)
-        if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
-            raise ValueError(
-                f"--out: {out.resolve()} exists and is not empty; give another folder, or "
-                "--force to replace it whole"
-            )
+        check_replaceable(out, force=args.force)  # before anything is written
         folder = fresh_folder(out)  # written whole, then put in the place of --out
         fast = _fast(args)  # the collect checks' server clock, as the server ran with
         try:

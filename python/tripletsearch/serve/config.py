@@ -84,6 +84,9 @@ class ServeConfig:
         Seconds of ``Strict-Transport-Security: max-age`` sent with every reply over HTTPS
         (:class:`~.web.middleware.StrictTransport`; default :data:`HSTS_MAX_AGE`, a year;
         0: not sent). Plain HTTP never sends it.
+    certificate : dict, optional
+        The HTTPS certificate's file and dates (:func:`~.web.tls.certificate_dates`): the
+        dashboards say when it expires soon (:func:`~.web.tls.expiry_notice`).
     """
 
     database: str | None = None
@@ -102,6 +105,7 @@ class ServeConfig:
     design: str | None = None
     shared: dict | None = None
     hsts_max_age: int = HSTS_MAX_AGE
+    certificate: dict | None = None
 
     def __post_init__(self) -> None:
         from .modes.find import check_gamma

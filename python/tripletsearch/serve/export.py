@@ -269,7 +269,7 @@ def write_export(
 
     ``experiment``: the key of the one study or collect to export (None: every session).
     ``fast_server_ms``: as :func:`export_data`'s. ``tripletsearch export`` writes into a
-    new folder that replaces ``--out`` whole (:func:`publish`).
+    new folder that replaces ``--out`` whole (:func:`~.outfolder.publish`).
     """
     data = export_data(store, catalogue, experiment, fast_server_ms=fast_server_ms)
     d = Path(os.fspath(out))
@@ -349,37 +349,9 @@ def check_out(out: Any, store: Store, files: Any = ()) -> None:
 
 
 def fresh_folder(out: Any) -> Path:
-    """A new, empty folder beside ``out`` to write an export into (then :func:`publish`)."""
+    """A new, empty folder beside ``out`` for an export (then :func:`~.outfolder.publish`)."""
     import tempfile
 
     target = Path(os.fspath(out)).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-
-
-def publish(folder: Path, out: Any, *, force: bool) -> Path:
-    """Put the finished export ``folder`` in the place of ``out``; the folder published.
-
-    ``out`` must not exist or be empty; with ``force`` a folder there is replaced whole
-    (renamed aside, the export renamed in, the old one removed), never mixed with the new.
-    ``FileExistsError`` otherwise (``folder`` removed).
-    """
-    import shutil
-
-    target = Path(os.fspath(out)).resolve()
-    old = None
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        if not force:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise FileExistsError(
-                f"--out: {target} exists and is not empty; give another folder, or --force "
-                "to replace it whole"
-            )
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        os.replace(target, old)
-    elif target.exists():
-        target.rmdir()
-    os.replace(folder, target)
-    if old is not None:
-        shutil.rmtree(old) if old.is_dir() else old.unlink()
-    return target

@@ -159,3 +159,41 @@ def test_a_refitter_that_keeps_failing_shows_its_last_error_line(browser, tmp_pa
         expect(refitter).to_contain_text("Refitter NOT running")
         expect(refitter).to_contain_text(f"It failed 4 times in a row: {error}")
         expect(refitter).to_have_class("small error")
+
+
+def test_both_dashboards_say_the_certificate_expires_soon(browser, tmp_path):
+    """A study's dashboard and a collect's say, above everything, that the server's HTTPS
+    certificate expires within 14 days; a server without that says nothing there."""
+    import time
+
+    from serve.helpers import catalogue_folder, write_study
+    from tripletsearch.serve.collect import load_collect
+    from tripletsearch.serve.config import ServeConfig
+    from tripletsearch.serve.study import load_study
+
+    catalogue_folder(tmp_path)
+    (tmp_path / "collect.toml").write_text('catalogue = "items"\nsamplers = ["random"]\n')
+    kinds = {"study": load_study(write_study(tmp_path / "s")), "collect": None}
+    kinds["collect"] = load_collect(tmp_path / "collect.toml")
+    soon = {"file": "/etc/tls/cert.pem", "not_before": 0.0, "not_after": time.time() + 5.5 * 86400}
+    for kind, experiment in kinds.items():
+        for certificate in (soon, None):
+            url = f"sqlite:///{tmp_path / f'{kind}-{certificate is None}.sqlite'}"
+            config = ServeConfig(database=url, admin_token="owner-token", certificate=certificate)
+            app = create_app(None, config=config, **{kind: experiment})
+            with thread_server(app) as base:
+                page = browser.new_page(**DESKTOP)
+                page.goto(f"{base}/{kind}/dashboard")
+                page.fill("#token", "owner-token")
+                page.click("#login button")
+                expect(page.locator("#summary")).to_contain_text("participants")
+                notices = page.locator("#notices")
+                if certificate is None:
+                    expect(notices).to_be_hidden()
+                else:
+                    expect(notices).to_be_visible()
+                    expect(notices).to_contain_text(
+                        "the HTTPS certificate /etc/tls/cert.pem expires on"
+                    )
+                    expect(notices).to_contain_text("(in 5 days); renew it and restart")
+                page.close()

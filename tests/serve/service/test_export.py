@@ -82,7 +82,8 @@ def test_admin_export_is_off_without_a_token(tmp_path):
 
 
 def test_an_export_never_overwrites_or_mixes(server, tmp_path, capsys):
-    """--out must be new or empty (else exit 2, nothing written); --force replaces it whole;
+    """--out must be new or empty (else exit 2, nothing written); --force replaces an earlier
+    export whole (and nothing else);
     the printed paths are the folder's own; lists in cells space-separated (a record is
     JSON: the collect's export)."""
     from tripletsearch.cli import main
@@ -98,11 +99,18 @@ def test_an_export_never_overwrites_or_mixes(server, tmp_path, capsys):
     assert "exists and is not empty" in err and "--force" in err and len(err.splitlines()) == 1
     assert sorted(p.name for p in out.iterdir()) == ["old-notes.txt"]  # nothing written
     assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]  # no stray folder
+    assert main([*argv, "--force"]) == 2  # --force: an earlier export only
+    err = capsys.readouterr().err
+    assert "is not an earlier export (it holds no datapackage.json of an export)" in err
+    assert sorted(p.name for p in out.iterdir()) == ["old-notes.txt"]  # nothing written
+    (out / "old-notes.txt").unlink()
+    assert main(argv) == 0  # an empty folder: written
+    (out / "answers.csv").write_text("an earlier export's file, edited")
     assert main([*argv, "--force"]) == 0
     said = capsys.readouterr().out
     assert "//" not in said and f"to {out}" in said
     names = sorted(p.name for p in out.iterdir())
-    assert "old-notes.txt" not in names  # replaced whole, never mixed
+    assert "edited" not in (out / "answers.csv").read_text()  # replaced whole, never mixed
     assert {"triplets.csv", "collect_triplets.csv", "answers.csv", "export.json"} <= set(names)
     meta = json.loads((out / "export.json").read_text())
     assert meta["version"] == 5 and set(meta["files"]) == {"triplets.csv", "collect_triplets.csv"}

@@ -79,8 +79,9 @@ def test_an_out_holding_a_study_or_collect_file_of_the_database_is_refused(tmp_p
     # export --collect: its file and its catalogue folder are read, so kept too
     argv = ["--database", url, "--collect", str(tmp_path / "collecting" / "collect.toml")]
     refused(capsys, [*argv, "--out", str(tmp_path / "items")], "items")
-    # elsewhere: written (and --force replaces a folder of no experiment)
+    # elsewhere: written (and --force replaces an earlier export there)
     (tmp_path / "old").mkdir()
-    (tmp_path / "old" / "x.csv").write_text("1\n")
+    assert main(["export", "--database", url, "--out", str(tmp_path / "old")]) == 0
+    (tmp_path / "old" / "export.json").unlink()
     assert main(["export", "--database", url, "--out", str(tmp_path / "old"), "--force"]) == 0
-    assert (tmp_path / "old" / "export.json").exists() and not (tmp_path / "old" / "x.csv").exists()
+    assert (tmp_path / "old" / "export.json").exists()

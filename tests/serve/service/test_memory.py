@@ -23,7 +23,9 @@ def test_evicted_sessions_are_rebuilt_with_the_same_replies(tmp_path, gamma):
     every reply is the one a server that kept all three gives."""
     cat = make_catalogue(tmp_path / "cat", 3000)
     kept = create_app(cat, f"sqlite:///{tmp_path / 'a.db'}", gamma=gamma, random_state=0)
-    tight = create_app(cat, f"sqlite:///{tmp_path / 'b.db'}", gamma=gamma, random_state=0)
+    tight = create_app(
+        cat, f"sqlite:///{tmp_path / 'b.db'}", gamma=gamma, random_state=0, admin_token="owner"
+    )
     service = tight.state.service
     mode = service.modes["find"]
     one = mode.session_bytes(*mode.new_params(4))
@@ -32,7 +34,7 @@ def test_evicted_sessions_are_rebuilt_with_the_same_replies(tmp_path, gamma):
     with in_process(kept) as a, in_process(tight) as b:
         expect, got = interleaved(a, cat), interleaved(b, cat)
         stats = service.live.stats()
-        health = b.get("/api/health").json()["worker"]
+        health = b.get("/api/health", headers=auth("owner")).json()["worker"]  # the owner's
     assert got == expect
     assert stats["evictions"] >= 10 and stats["rebuilds"] >= 10
     assert stats["bytes"] <= service.live.budget and stats["searchers"] <= 2
@@ -150,7 +152,7 @@ def test_a_server_stays_within_its_memory(tmp_path):
                 headers=auth(s["token"]),
             )
             assert r.status_code == 200, r.text
-        worker = c.get("/api/health").json()["worker"]
+        worker = c.get("/api/health", headers=auth("test-admin")).json()["worker"]  # the owner's
     assert worker["budget"] == budget
     assert worker["evictions"] >= 20 and worker["rebuilds"] >= 5
     assert worker["searcher_bytes"] <= budget - worker["baseline"]

@@ -55,6 +55,7 @@ from .rules import FAST_SERVER_MS
 log = logging.getLogger("tripletsearch.serve")
 
 __all__ = [
+    "cause",
     "EmbeddingVersion",
     "refit_once",
     "refitter",
@@ -289,7 +290,32 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, stop)
     logging.basicConfig(level=logging.INFO, format="refitter: %(message)s")
     config = read_design(design)["collect"]
-    refitter(database, config, server=rest[0] if rest else None, fast_server_ms=fast_server_ms)
+    try:
+        refitter(database, config, server=rest[0] if rest else None, fast_server_ms=fast_server_ms)
+    except Exception as exc:  # the trace for the log; its last line the cause, for the dashboard
+        import traceback
+
+        traceback.print_exc()
+        print(cause(exc), file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
+
+
+def cause(exc: BaseException) -> str:
+    """One line saying why ``exc`` happened: the database's own message where it is one.
+
+    The database or its disk failing (:func:`~..store.unavailable.unavailable`): ``the
+    database failed: <the driver's message>``; another database error: its type and the
+    driver's message (``.orig``, without the SQL or SQLAlchemy's link); else the
+    exception's type and first line.
+    """
+    from ..store.unavailable import unavailable
+
+    trouble = unavailable(exc)
+    if trouble is not None:
+        return f"the database failed: {trouble[0]}"
+    orig = getattr(exc, "orig", None) or exc
+    lines = str(orig).strip().splitlines()
+    return f"{type(orig).__name__}: {lines[0]}" if lines else type(orig).__name__
 
 
 if __name__ == "__main__":

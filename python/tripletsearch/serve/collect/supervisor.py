@@ -86,7 +86,11 @@ def _why(code: int, lines: Any) -> str:
         with contextlib.suppress(ValueError):
             return f"killed by {signal.Signals(-code).name}"
         return f"killed by signal {-code}"
-    last = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    said = [line.strip() for line in lines if line.strip()]
+    # a database's trace ends with its SQL and SQLAlchemy's link: the cause is above them
+    noise = ("(Background on this error at:", "[SQL:", "[parameters:")
+    said = [x for x in said if not x.startswith(noise)]
+    last = said[-1] if said else ""
     return last[:300] or f"ended with code {code}"
 
 

@@ -10,7 +10,7 @@ Every process of a server runs the server's design: the experiment the server re
 and registered at its start is handed to its children in a file (:func:`write_design`,
 :func:`read_design`), never read again from the experiment's file, which its owner may edit
 while the server runs. :func:`server_id` names the server a process belongs to.
-NumPy and the standard library only.
+The standard library and :mod:`..catalogue.shared`'s private folder.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from ..catalogue.shared import private_directory
 
 __all__ = [
     "die_with_parent",
@@ -71,11 +73,10 @@ def write_design(design: Any) -> str:
     A pickle in ``tripletsearch-<uid>`` of the temporary directory (owner-only, as the
     shared catalogue's files): the server's children read it (:func:`read_design`), never
     the experiment's file again. The server removes it when it ends; the files of servers
-    gone without (killed) are removed here.
+    gone without (killed) are removed here. ValueError when the folder is not private
+    (:func:`~..catalogue.shared.private_directory`).
     """
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    root = Path(tempfile.gettempdir()) / f"tripletsearch-{uid}"
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    root = private_directory()
     for old in root.glob("design-*-*.pickle"):  # of servers that are gone
         pid = old.name.split("-")[1]
         if pid.isdigit() and not _running(int(pid)):
@@ -98,9 +99,15 @@ def _running(pid: int) -> bool:
 
 
 def read_design(path: str) -> Any:
-    """The design :func:`write_design` kept in ``path`` (a file of this user only)."""
-    if hasattr(os, "getuid") and os.stat(path).st_uid != os.getuid():
-        raise ValueError(f"{path}: not this user's file")
+    """The design :func:`write_design` kept in ``path`` (a file of this user only).
+
+    ValueError when its folder is not private or the file is another user's or writable
+    by others (it is unpickled: it must be this user's server's own).
+    """
+    private_directory(Path(path).parent, create=False)
+    st = os.stat(path)
+    if (hasattr(os, "getuid") and st.st_uid != os.getuid()) or st.st_mode & 0o022:
+        raise ValueError(f"{path}: not this user's own file")
     with open(path, "rb") as fh:
         return pickle.load(fh)  # noqa: S301 - written by this user's server, owner-only
 

@@ -5,7 +5,7 @@
 // token once (kept for this tab only) and refreshes every 10 seconds.
 
 import {COLOURS, plotLines, plotMap} from "./plot.js";
-import {cell, platform, refused, renderStudy} from "./roster.js";
+import {cell, notices, platform, refused, renderStudy} from "./roster.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY = "tripletsearch.admin";
@@ -56,6 +56,7 @@ function participants(list) {
 }
 
 function render(d) {
+  notices(d.notices);
   if (d.kind === "study") return renderStudy(d);
   const answers = d.answers.count.length ? d.answers.count.at(-1) : 0;
   $("title").textContent = `${d.title}: dashboard`;

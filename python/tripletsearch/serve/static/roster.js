@@ -1,5 +1,6 @@
 // The participants' table of the owner's dashboard: a participant's cells, their platform
-// id (a kept duplicate marked), and a study's dashboard (its participants' table only).
+// id (a kept duplicate marked), a study's dashboard (its participants' table only), and the
+// server's notices (a certificate expiring, writes failing) above either dashboard.
 
 import {$} from "./ui.js";
 
@@ -52,3 +53,10 @@ export function renderStudy(d) {
   $("flagged").textContent = "";
 }
 
+// what the owner must know of the server itself (a certificate expiring, writes failing)
+export function notices(list) {
+  const box = $("notices");
+  box.replaceChildren(...(list || []).map((text) =>
+    Object.assign(document.createElement("li"), {textContent: text})));
+  box.hidden = !box.children.length;
+}

@@ -133,6 +133,10 @@ def _sqlite_engine(url: sa.URL, immediate: bool, **kw: Any) -> Engine:
 
 _D = TypeVar("_D", bound="Database")
 
+#: A write that failed for the database or its disk counts this long (seconds) unless one
+#: goes through: the health check says "degraded" meanwhile (:meth:`Database.failing_writes`).
+FAILING_FOR_S = 30.0
+
 
 class Database:
     """A database's engines, write transactions and schema version.
@@ -144,6 +148,8 @@ class Database:
     def __init__(self, url: str | None = None, *, pool_size: int = 8):
         self.url = database_url(url)
         self.is_sqlite = self.url.get_backend_name() == "sqlite"
+        # (since, last, reason) of this process's failing writes (a full disk, a server gone)
+        self.write_failure: tuple[float, float, str] | None = None
         self._snapshots = threading.local()  # the connection of a snapshot, per thread
         if self.is_sqlite:
             if self.url.database in (None, "", ":memory:"):
@@ -360,9 +366,37 @@ class Database:
         handler, whose back-off reaches 100 ms); processes still take turns through the busy
         timeout.
         """
-        if self._write_lock is None:
-            with self.write.begin() as c:
-                yield c
-            return
-        with self._write_lock, self.write.begin() as c:
-            yield c
+        try:
+            if self._write_lock is None:
+                with self.write.begin() as c:
+                    yield c
+            else:
+                with self._write_lock, self.write.begin() as c:
+                    yield c
+        except Exception as exc:
+            self._failed_write(exc)
+            raise
+        self.write_failure = None  # a write went through: writes work (again)
+
+    def _failed_write(self, exc: BaseException) -> None:
+        """Remember a write that failed because the database or its disk did."""
+        from .unavailable import unavailable
+
+        trouble = unavailable(exc)
+        if trouble is not None:
+            now = time.time()
+            since = self.write_failure[0] if self.write_failure else now
+            self.write_failure = (since, now, trouble[0])
+
+    def failing_writes(self, now: float | None = None) -> tuple[float, str] | None:
+        """(since, reason) while this process's writes fail, else None.
+
+        Failing: its last write failed for the database or its disk (a full disk, a server
+        gone), within :data:`FAILING_FOR_S` seconds, and none went through since; after
+        that it is not known to fail any more (nothing was tried: the next write tells).
+        """
+        failure = self.write_failure
+        now = time.time() if now is None else now
+        if failure is None or now - failure[1] > FAILING_FOR_S:
+            return None
+        return failure[0], failure[2]

@@ -36,6 +36,7 @@ HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",  # framed by no site (the page's CSP: frame-ancestors 'none')
 }
 
 

@@ -1,7 +1,13 @@
-"""``/api/health`` and the admin export (``/api/admin/export``, behind its own token)."""
+"""``/api/health``, the owner's notices and the admin export (``/api/admin/export``).
+
+The health check is public but says only whether the server can work; what it runs on
+(the worker's pid and memory) and why it cannot are for the owner (the admin token).
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
+import hmac
 import os
 import time
 
@@ -11,36 +17,70 @@ from starlette.routing import Route
 
 from ...export import export_data
 from ...service.memory import process_memory
-from . import ok, require_admin
+from ..tls import expiry_notice
+from . import bearer, ok, require_admin
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "notices", "is_owner"]
+
+
+def is_owner(request: Request) -> bool:
+    """Whether the request carries the owner's admin token (never an error)."""
+    admin, token = request.app.state.admin_token, bearer(request)
+    return bool(admin and token and hmac.compare_digest(token.encode(), admin.encode()))
+
+
+def notices(request: Request) -> list[str]:
+    """What the owner must know of the server itself, one line each (the dashboards').
+
+    The HTTPS certificate expiring soon (:func:`~..tls.expiry_notice`); writes failing
+    (the database or its disk: participants' answers refused until it is fixed).
+    """
+    state = request.app.state
+    config = getattr(state, "config", None)
+    said = [expiry_notice(getattr(config, "certificate", None))]
+    failure = state.store.failing_writes()
+    if failure is not None:
+        since = _dt.datetime.fromtimestamp(failure[0], tz=_dt.timezone.utc)
+        said.append(
+            f"writes have failed since {since:%Y-%m-%d %H:%M:%S} UTC ({failure[1]}): every "
+            "answer is refused (503) until the database or its disk is fixed"
+        )
+    return [s for s in said if s]
 
 
 def health(request: Request) -> Response:
-    """``{"status": "ok", "database_ms", "worker"}``: a database ping, the worker's memory.
+    """``{"status": "ok" | "degraded", "database_ms"}``: can the server work; 503 if not.
 
-    ``database_ms``: the time the ping took (raises on error); ``worker``: ``{"pid",
-    "process", "budget", "baseline", "searchers", "searcher_bytes", "pinned", "evictions",
-    "rebuilds"}`` (bytes; ``process`` as PSS, :mod:`..memory`; ``budget`` None without
-    ``--memory``).
+    A database ping (raises on error: 503); ``"degraded"`` (503) while writes fail (this
+    worker's last write failed for the database or its disk, lately:
+    :meth:`~...store.engine.Database.failing_writes`). ``database_ms``: the time the checks
+    took. For the owner only (the admin token): ``writes`` (``{"failing_since",
+    "reason"}``, while they fail) and ``worker``: ``{"pid", "process", "budget",
+    "baseline", "searchers", "searcher_bytes", "pinned", "evictions", "rebuilds"}``
+    (bytes; ``process`` as PSS, :mod:`..memory`; ``budget`` None without ``--memory``).
     """
     t0 = time.perf_counter()
     state = request.app.state
     state.store.ping()
-    live = state.service.live.stats()
-    worker = {
-        "pid": os.getpid(),
-        "process": process_memory(),
-        "budget": state.memory,
-        "baseline": state.baseline,
-        "searchers": live["searchers"],
-        "searcher_bytes": live["bytes"],
-        "pinned": live["pinned"],
-        "evictions": live["evictions"],
-        "rebuilds": live["rebuilds"],
-    }
+    failure = state.store.failing_writes()
     ms = round(1e3 * (time.perf_counter() - t0), 2)
-    return ok({"status": "ok", "database_ms": ms, "worker": worker})
+    body: dict = {"status": "ok" if failure is None else "degraded", "database_ms": ms}
+    if is_owner(request):
+        if failure is not None:
+            body["writes"] = {"failing_since": failure[0], "reason": failure[1]}
+        live = state.service.live.stats()
+        body["worker"] = {
+            "pid": os.getpid(),
+            "process": process_memory(),
+            "budget": state.memory,
+            "baseline": state.baseline,
+            "searchers": live["searchers"],
+            "searcher_bytes": live["bytes"],
+            "pinned": live["pinned"],
+            "evictions": live["evictions"],
+            "rebuilds": live["rebuilds"],
+        }
+    return ok(body, status=200 if failure is None else 503)
 
 
 def export(request: Request) -> Response:

@@ -51,6 +51,7 @@ def catalogue(request: Request) -> Response:
 IMAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": "default-src 'none'; sandbox",
+    "X-Frame-Options": "DENY",
 }
 
 

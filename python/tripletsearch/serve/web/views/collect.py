@@ -17,6 +17,7 @@ from ... import schema
 from ...collect.service import CollectService
 from ...errors import NotFound
 from . import bearer, limit, moved, ok, read_json, require_admin
+from .admin import notices
 
 __all__ = ["ROUTES"]
 
@@ -96,7 +97,7 @@ async def dashboard(request: Request) -> Response:
     board = await run_in_threadpool(
         collect_dashboard, collect.store, collect.config, fast_server_ms=fast
     )
-    return ok(board)
+    return ok({**board, "notices": notices(request)})  # (the server's own: admin.notices)
 
 
 ROUTES = [

@@ -16,6 +16,7 @@ from ... import schema
 from ...errors import NotFound
 from ...study import StudyService
 from . import bearer, limit, moved, ok, read_json, require_admin
+from .admin import notices
 
 __all__ = ["ROUTES"]
 
@@ -73,10 +74,11 @@ async def withdraw(request: Request) -> Response:
 def dashboard(request: Request) -> Response:
     """``GET /api/admin/study`` + admin token: the study's participants' table.
 
-    ``{"kind": "study", "title", "name", "participants", "refused"}``: one record per
-    participant (:func:`~...roster.roster`: outcome, recorded code, platform id and
-    parameters, duplicate), withdrawn ones too, and the second sessions of a platform id
-    refused; what ``/study/dashboard`` shows.
+    ``{"kind": "study", "title", "name", "participants", "refused", "notices"}``: one record
+    per participant (:func:`~...roster.roster`: outcome, recorded code, platform id and
+    parameters, duplicate), withdrawn ones too; the second sessions of a platform id
+    refused; the server's notices (:func:`~.admin.notices`); what ``/study/dashboard``
+    shows.
     """
     require_admin(request)
     studies = _study(request)
@@ -86,10 +88,8 @@ def dashboard(request: Request) -> Response:
     ident = s.identity()
     rows = roster(studies.store, s.fingerprint)
     refused = studies.store.refused_count(s.fingerprint)  # second sessions of an id
-    return ok(
-        {"kind": "study", "title": s.title, "name": ident.name, "participants": rows}
-        | {"refused": refused}
-    )
+    board = {"kind": "study", "title": s.title, "name": ident.name, "participants": rows}
+    return ok({**board, "refused": refused, "notices": notices(request)})  # (admin.notices)
 
 
 ROUTES = [
