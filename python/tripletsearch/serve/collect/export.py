@@ -28,8 +28,10 @@ triplets, with their details in ``collect_triplets_info.csv``):
     a study on that catalogue, each method searching the embedding of its own model (the
     paper's pairing: gamma-CKL for gamma-CKLSearch, Probit for GaussSearch, both fitted
     whether or not the collect file lists them), ready for ``tripletsearch serve --study``:
-    the collect's title (``export --title``: another), its ``show_names``, and the
-    study's own consent text (participants search; they no longer compare).
+    the search task's title (:func:`study_title`; ``export --title``: another) and consent
+    text (participants search; they no longer compare), the collect's ``show_names`` and
+    its platform, id rule and completion codes (:data:`CARRIED_KEYS`, as the file wrote
+    them).
 """
 
 from __future__ import annotations
@@ -247,25 +249,69 @@ def _catalogue_folder(
         np.save(out / "embeddings" / f"{model}.npy", X)
 
 
+#: The collect file's keys its study keeps as they are: how participants arrive and leave
+#: (the platform and its id rule, the completion codes and redirects per outcome).
+CARRIED_KEYS = (
+    "platform", "require_platform_id", "strict_ids", "completion_code", "redirect",
+    "completion",
+)  # fmt: skip
+
+
+def _toml_value(value: Any) -> str:
+    """``value`` (a string, boolean, number, list or table of them) as TOML spells it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):  # JSON's strings and numbers are TOML's
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    raise TypeError(f"no TOML spelling for {type(value).__name__}")
+
+
+def study_title(cat: Catalogue) -> str:
+    """The title of the study ``export --collect`` writes.
+
+    The search task's, not the collect's (which asks which items look alike).
+    """
+    return "Find the picture" if cat.images is not None else "Find the item"
+
+
 def _study_file(
-    config: CollectConfig, embeddings: dict[str, np.ndarray], title: str | None = None
+    config: CollectConfig,
+    embeddings: dict[str, np.ndarray],
+    title: str | None = None,
+    carried: dict[str, Any] | None = None,
 ) -> str:
     """A study of gamma-CKLSearch against GaussSearch on the exported catalogue.
 
     Participants see what the collect's saw of the items (``show_names``: pictures only
-    stay pictures only), under its title (or ``title``, the owner's); the texts of the
-    search task are the study's own (the collect's instructions describe another task).
+    stay pictures only), under the search task's title (:func:`study_title`; or
+    ``title``, the owner's); the texts of the search task are the study's own (the
+    collect's title, instructions and consent describe another task). ``carried``: the
+    collect file's :data:`CARRIED_KEYS` it gives, written as they are (its platform, id
+    rule and completion codes: people arrive from and return to the same platform).
     """
+    carried = carried or {}
     lines = [
-        f"title = {json.dumps(config.title if title is None else title)}",
+        f"title = {json.dumps(study_title(config.catalogue) if title is None else title)}",
         'catalogue = "catalogue"',
         'methods = ["gamma-ckl", "gauss"]',
         f"targets = {min(10, config.catalogue.n_items)}",
         f"n_choices = {min(4, config.catalogue.n_items)}",
         f"seed = {config.seed}",
         f"show_names = {'true' if config.show_names else 'false'}",
-        "# consent: the study's own text (what the collect's said was of another task);",
-        '# write consent = "..." to give another',
+        "# title and consent: the search task's own (the collect's were of another task);",
+        '# write title = "..." or consent = "..." to give others',
+    ]
+    flat = [k for k in CARRIED_KEYS if k in carried and k != "completion"]
+    if flat or "completion" in carried:
+        lines += ["", "# the collect's platform, id rule and completion codes, kept: on a platform"]
+        lines += ["# where the study is a study of its own, give it its own codes"]
+    lines += [f"{k} = {_toml_value(carried[k])}" for k in flat]
+    lines += [
         "",
         "# each method searches the embedding of its own model, fitted to the collected",
         "# triplets (the paper's pairing): gamma-ckl the gamma-CKL fit, gauss the Probit fit",
@@ -274,6 +320,10 @@ def _study_file(
     for method, model in METHOD_MODELS.items():
         assert model in embeddings  # write_collect_export fits every study method's model
         lines.append(f'{method} = "catalogue/embeddings/{model}.npy"')
+    ends = carried.get("completion")
+    for outcome, given in ends.items() if isinstance(ends, dict) else ():
+        lines += ["", f"[completion.{outcome}]"]
+        lines += [f"{k} = {_toml_value(v)}" for k, v in given.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -321,5 +371,9 @@ def write_collect_export(
         text = json.dumps(info, indent=2) + "\n"
         (d / "embeddings" / f"{model}.json").write_text(text, encoding="utf-8")
     _catalogue_folder(config.catalogue, d / "catalogue", embeddings, recorded)
-    (d / "study.toml").write_text(_study_file(config, embeddings, title), encoding="utf-8")
+    from ..experiment import read_toml
+
+    carried = {k: v for k, v in read_toml(str(collect_file)).items() if k in CARRIED_KEYS}
+    text = _study_file(config, embeddings, title, carried)
+    (d / "study.toml").write_text(text, encoding="utf-8")
     return {"triplets": len(triplets), "models": models}
