@@ -63,18 +63,34 @@ _TRIPLET: tuple[Column, ...] = (
     ("closer", "integer", "The item id judged closer to head."),
     ("farther", "integer", "The item id judged farther from head."),
 )
-_INFO: tuple[Column, ...] = (
-    ("source", "string", "search (a search's answer) or collect (a collect's answer)."),
-    _SESSION,
-    _PARTICIPANT,
-    _SCREEN,
-    ("sampler", "string", "The collect's sampler that chose the query; empty: a search."),
-    ("kind", "string", "The kind of query (sampler, test, ...); empty: a search."),
-    ("response_ms", "number", "The response time the page measured, in ms; empty: unknown."),
-    ("head_name", "string", "The head item's name (given the catalogue)."),
-    ("closer_name", "string", "The closer item's name (given the catalogue)."),
-    ("farther_name", "string", "The farther item's name (given the catalogue)."),
+_KINDS = (
+    "The kind of query, by what chose it: burn-in (one of the participant's first queries, "
+    "random), random (a sampler's random query: the random sampler's, or another's before "
+    "its burn-in's end and first fit), active or arr (that sampler's method chose it), test "
+    "(a held-out random query) or fallback (random: the sampler had no query ready). "
+    "Exports of collects run before 0.4.0 say adaptive for any sampler's query."
 )
+
+
+def _info(collect: bool) -> tuple[Column, ...]:
+    """The columns of ``triplets_info.csv`` (searches) or ``collect_triplets_info.csv``."""
+    if collect:
+        sampler = "The collect's sampler the participant was assigned (random, active, arr)."
+        kind = _KINDS
+    else:
+        sampler = kind = "Empty: a search's answer has no sampler or kind of query."
+    return (
+        ("source", "string", "collect (a collect's answer)." if collect else "search."),
+        _SESSION,
+        _PARTICIPANT,
+        _SCREEN,
+        ("sampler", "string", sampler),
+        ("kind", "string", kind),
+        ("response_ms", "number", "The response time the page measured, in ms; empty: unknown."),
+        ("head_name", "string", "The head item's name (given the catalogue)."),
+        ("closer_name", "string", "The closer item's name (given the catalogue)."),
+        ("farther_name", "string", "The farther item's name (given the catalogue)."),
+    )
 
 
 def _roster() -> tuple[Column, ...]:
@@ -101,7 +117,12 @@ def _collect_participants() -> tuple[Column, ...]:
         ("number", "integer", "Their enrolment order within the collect, from 0."),
         ("session", "string", "Their session's id; empty: none started."),
         ("sampler", "string", "The sampler that chose their queries."),
-        ("answers", "integer", "Their answers that count (the samplers' and test queries')."),
+        (
+            "answers",
+            "integer",
+            "Their answers that count: picks on the samplers' and test "
+            "queries, not undone (k - 1 triplets each; checks, repeats and skips not counted).",
+        ),
         ("withdrawn", "boolean", "Whether they withdrew (their answers left out)."),
         ("rules", "string", "The version of the check rules they were judged by."),
         ("flagged", "boolean", "Flagged by the checks (their answers left out of the fits)."),
@@ -111,8 +132,16 @@ def _collect_participants() -> tuple[Column, ...]:
         ("agreement_answers", "integer", "Their answers scored for agreement."),
         ("agreement_z", "number", "The z-score of their agreement."),
         ("agreement_p", "number", "The p-value of their agreement (by chance alone)."),
-        ("server_ms_median", "number", "The median time per screen by the server's clock, ms."),
-        ("response_ms_median", "number", "The median response time the page measured, ms."),
+        (
+            "server_ms_median",
+            "number",
+            "The median time per screen by the server's clock, ms, to the microsecond.",
+        ),
+        (
+            "response_ms_median",
+            "number",
+            "The median response time the page measured, ms, to 0.1 ms.",
+        ),
         ("why", "string", "Why they are flagged, a sentence per flag, separated by '; '."),
     )
 
@@ -134,9 +163,9 @@ def _stimuli() -> tuple[Column, ...]:
 #: docstring); ``participants.csv``: :data:`.roster.COLUMNS`.
 COLUMNS: dict[str, Any] = {
     "triplets.csv": _TRIPLET,
-    "triplets_info.csv": _INFO,
+    "triplets_info.csv": _info(False),
     "collect_triplets.csv": _TRIPLET,
-    "collect_triplets_info.csv": _INFO,
+    "collect_triplets_info.csv": _info(True),
     "choices.csv": (
         _SESSION,
         _SCREEN,

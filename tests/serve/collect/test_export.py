@@ -25,6 +25,7 @@ from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue import load_catalogue
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.modes.find import FindMode
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
@@ -83,7 +84,7 @@ def expected_triplets(store, flagged_pid):
             continue
         for h in store.history(s.id):
             q = h["query"]
-            kinds = ("burn-in", "adaptive", "random", "fallback", "test")
+            kinds = ("burn-in", *BUFFER_KINDS, "fallback", "test")
             if q["kind"] in kinds and h["choice"] is not None:
                 picked = q["candidates"][h["choice"]]
                 rows += [(q["head"], picked, o) for o in q["candidates"] if o != picked]
@@ -115,7 +116,7 @@ def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_stu
     names = cfg.catalogue.names
     for row, meta in zip(T, info):
         assert meta["source"] == "collect" and meta["participant"] in pids[:6]
-        assert meta["kind"] in ("burn-in", "adaptive", "random", "fallback", "test")
+        assert meta["kind"] in ("burn-in", *BUFFER_KINDS, "fallback", "test")
         assert meta["response_ms"] == "700" and meta["sampler"] in ("random", "test")
         assert [meta["head_name"], meta["closer_name"], meta["farther_name"]] == [
             names[i] for i in row

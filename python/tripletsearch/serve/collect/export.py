@@ -124,6 +124,25 @@ PARTICIPANT_COLUMNS = [
 ]  # fmt: skip
 
 
+def _picks(history: list[dict]) -> list[dict]:
+    """The answers that count: picks (not skips) on the samplers' and test queries.
+
+    Not undone; each gives k - 1 triplets; checks and repeats give none.
+    """
+    return [
+        h for h in counted_answers(history)
+        if h["query"].get("kind") in EXPORT_KINDS and h["choice"] is not None
+    ]  # fmt: skip
+
+
+def _ms(value: float | None, digits: int) -> float | None:
+    """A median time in ms to the digits its clock carries.
+
+    The server's: microseconds; the page's: a tenth of a millisecond at best.
+    """
+    return None if value is None else round(value, digits)
+
+
 def participant_checks(
     store: Store, config: CollectConfig, *, fast_server_ms: float = FAST_SERVER_MS
 ) -> list[dict[str, Any]]:
@@ -149,7 +168,7 @@ def participant_checks(
                 "participant": row.id, "number": int(row.number),
                 "session": None if s is None else s.id,
                 "sampler": participant_sampler(config, row, s),
-                "answers": len(counted_answers(history)),
+                "answers": len(_picks(history)),
                 "withdrawn": row.withdrawn is not None, "rules": got["rules"],
                 "flagged": got["flagged"], "flagged_by": " ".join(f["rule"] for f in got["flags"]),
                 "attention_passed": got["attention"][0], "attention_of": got["attention"][1],
@@ -159,7 +178,8 @@ def participant_checks(
                 "clear_repeats_of": got["clear_repeats"][1],
                 "agreement_agreed": a.get("agreed"), "agreement_answers": a.get("answers"),
                 "agreement_z": a.get("z"), "agreement_p": a.get("p_value"),
-                "server_ms_median": got["server_ms"], "response_ms_median": got["response_ms"],
+                "server_ms_median": _ms(got["server_ms"], 3),
+                "response_ms_median": _ms(got["response_ms"], 1),
                 "why": "; ".join(f["why"] for f in got["flags"]),
             }
         )  # fmt: skip
