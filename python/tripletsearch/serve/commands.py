@@ -432,7 +432,9 @@ def _collected(folder: Path) -> list[list[int]]:
     """The collected triplets the export wrote (``collect_triplets.csv``), to fit."""
     import csv
 
-    with open(folder / "collect_triplets.csv", newline="") as fh:
+    from .datapackage import data_path
+
+    with open(folder / data_path("collect_triplets.csv"), newline="") as fh:
         return [[int(v) for v in row] for row in list(csv.reader(fh))[1:]]
 
 

@@ -3,6 +3,9 @@
 Every export folder (``tripletsearch export``, with and without ``--collect``) carries,
 beside ``export.json``, and so does a study report's folder (``tripletsearch report``):
 
+``data/``
+    The data files, named as `Psych-DS <https://psych-ds.github.io/>`_ asks
+    (:data:`DATA_FILES`, :func:`data_path`: ``data/description-answers_data.csv``, ...).
 ``datapackage.json``
     A `Frictionless Data Package <https://datapackage.org/>`_: each CSV of the folder a
     tabular resource (its path, format, encoding and schema: every field's name, type and
@@ -35,6 +38,10 @@ from .. import __version__
 
 __all__ = [
     "COLUMNS",
+    "DATA_DIR",
+    "DATA_FILES",
+    "DATA_FILE_PATTERN",
+    "data_path",
     "TYPES",
     "describe_folder",
     "package",
@@ -42,6 +49,33 @@ __all__ = [
     "PACKAGE_FILE",
     "DESCRIPTION_FILE",
 ]
+
+#: Psych-DS: an export's data files live in this folder, each named by keyword-value pairs
+#: (its official keywords ``task`` and ``description``) and the ``_data.csv`` suffix.
+DATA_DIR = "data"
+#: Each data file of an export (by the name :data:`COLUMNS` declares it under) -> its
+#: Psych-DS keywords (:func:`data_path`: its path in the export).
+DATA_FILES = {
+    "triplets.csv": "task-search_description-triplets",
+    "triplets_info.csv": "task-search_description-tripletsinfo",
+    "choices.csv": "task-search_description-choices",
+    "collect_triplets.csv": "task-collect_description-triplets",
+    "collect_triplets_info.csv": "task-collect_description-tripletsinfo",
+    "collect_participants.csv": "task-collect_description-participants",
+    "sessions.csv": "description-sessions",
+    "answers.csv": "description-answers",
+    "participants.csv": "description-participants",
+}
+#: The Psych-DS rule of a data file's name (its validator's ``fileRegex``).
+DATA_FILE_PATTERN = r"([a-z]+-[a-zA-Z0-9]+)(_[a-z]+-[a-zA-Z0-9]+)*_data\.csv"
+
+
+def data_path(name: str) -> str:
+    """Where data file ``name`` (a key of :data:`DATA_FILES`) lives in an export folder."""
+    return f"{DATA_DIR}/{DATA_FILES[name]}_data.csv"
+
+
+_DECLARED_AS = {data_path(name): name for name in DATA_FILES}
 
 PACKAGE_FILE = "datapackage.json"
 DESCRIPTION_FILE = "dataset_description.json"
@@ -246,7 +280,7 @@ COLUMNS: dict[str, Any] = {
 
 
 def _declared(rel: str) -> dict[str, Column]:
-    found = COLUMNS.get(rel)
+    found = COLUMNS.get(_DECLARED_AS.get(rel, rel))
     if found is None:
         raise ValueError(f"{rel}: a CSV of the export without a declaration in datapackage.COLUMNS")
     cols = found() if callable(found) else found
@@ -284,7 +318,8 @@ def resources(folder: Path, files: Any = None) -> list[dict[str, Any]]:
                 )
             _, kind, text = declared[name]
             fields.append({"name": name, "type": kind, "description": text})
-        stem = re.sub(r"[^a-z0-9._-]+", "-", rel.lower().removesuffix(".csv"))
+        named = _DECLARED_AS.get(rel, rel)  # a data file: by the name it is declared under
+        stem = re.sub(r"[^a-z0-9._-]+", "-", named.lower().removesuffix(".csv"))
         out.append(
             {
                 "name": stem.replace("/", "-"),

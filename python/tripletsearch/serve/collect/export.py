@@ -48,6 +48,7 @@ import numpy as np
 from ...utils import derived_seed
 from ..catalogue import Catalogue
 from ..catalogue.stimuli import StimuliChanged, check_recorded
+from ..datapackage import data_path
 from ..store import Store
 from .file import CollectConfig
 from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
@@ -371,7 +372,9 @@ def write_collect_export(
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(collect_file, d / "collect.toml")
-    _write_participants(store, config, d / "collect_participants.csv", fast_server_ms)
+    where = d / data_path("collect_participants.csv")  # Psych-DS's place and name
+    where.parent.mkdir(exist_ok=True)
+    _write_participants(store, config, where, fast_server_ms)
     if rows is None:
         got = collect_triplets(store, fingerprint=config.fingerprint, fast_server_ms=fast_server_ms)
         rows = [t["row"] for t in got]
