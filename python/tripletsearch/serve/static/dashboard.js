@@ -20,8 +20,9 @@ async function fetchBoard(token) {
   return body;
 }
 
-// a participant's agreement with everyone else's answers ("41/50, p 0.0001")
-const agreement = (a) => !a ? "" : a.p_value === null ? `${a.answers} answers, not scored yet`
+// a participant's agreement with everyone else's answers ("41/50, p 0.0001"); not scored
+// yet: their picks the refitter last read (not their answers now: checks, skips, since)
+const agreement = (a) => !a ? "" : a.p_value === null ? `not scored yet (${a.answers} picks at the last refit)`
   : `${a.agreed}/${a.answers}, p ${Number(a.p_value).toPrecision(2)}`;
 
 function participants(list) {
