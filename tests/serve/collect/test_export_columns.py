@@ -17,7 +17,7 @@ from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.refitter import refit_once
-from tripletsearch.serve.datapackage import COLUMNS
+from tripletsearch.serve.datapackage import COLUMNS, data_path
 from tripletsearch.serve.store import Store
 
 KINDS = {"burn-in", "random", "active", "arr", "test", "fallback"}
@@ -63,8 +63,7 @@ def test_each_query_is_said_by_the_sampler_that_chose_it(tmp_path, collect_file)
     argv = ["export", "--database", db, "--out", str(out), "--fast-server-ms=0"]
     argv += ["--collect", str(path)]
     assert main(argv) == 0
-    (info,) = out.rglob("*collect_triplets_info*.csv") or out.rglob("*tripletsinfo*.csv")
-    with open(info, newline="") as fh:
+    with open(out / data_path("collect_triplets_info.csv"), newline="") as fh:
         rows = list(csv.DictReader(fh))
     said = {(r["sampler"], r["kind"]) for r in rows}
     assert {k for _, k in said} <= KINDS and ("active", "active") in said
@@ -72,8 +71,7 @@ def test_each_query_is_said_by_the_sampler_that_chose_it(tmp_path, collect_file)
     (text,) = [d for n, _, d in COLUMNS["collect_triplets_info.csv"] if n == "kind"]
     assert all(k in text for k in KINDS)  # (and adaptive: old collects only)
     # answers: the picks that give triplets (not the attention check's, not skips)
-    (listed,) = out.rglob("*collect*participants*.csv")
-    with open(listed, newline="") as fh:
+    with open(out / data_path("collect_participants.csv"), newline="") as fh:
         people = list(csv.DictReader(fh))
     for p in people:
         (s,) = store.participant_sessions(p["participant"])
