@@ -399,7 +399,7 @@ def export(args: argparse.Namespace) -> int:
                 fitted = write_collect_export(
                     store, config, args.collect, folder, rows, title=args.title, **fast
                 )
-            from .datapackage import describe_folder  # every CSV written: described
+            from .datapackage import data_path, describe_folder  # every CSV written: described
 
             describe_folder(folder, title=chosen["name"] if chosen else "tripletsearch export")
             where = publish(folder, out, force=args.force)
@@ -409,8 +409,9 @@ def export(args: argparse.Namespace) -> int:
         what = "every session" if chosen is None else f"{chosen['kind']} {chosen['name']!r}"
         print(
             f"exported {what}: {counts['sessions']} sessions, {counts['answers']} answers, "
-            f"{counts['triplets']} search triplets (triplets.csv), {counts['collect_triplets']} "
-            f"collected triplets (collect_triplets.csv), {counts['choices']} choices to {where}"
+            f"{counts['triplets']} search triplets ({data_path('triplets.csv')}), "
+            f"{counts['collect_triplets']} collected triplets "
+            f"({data_path('collect_triplets.csv')}), {counts['choices']} choices to {where}"
         )
         if fitted is not None:
             print(
