@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tripletsearch.serve.datapackage import data_path
+
 pytest.importorskip("starlette")
 trustme = pytest.importorskip("trustme")
 httpx = pytest.importorskip("httpx")
@@ -212,7 +214,7 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     ran.append(export)
     assert out.returncode == 0, out.stdout + out.stderr
     folder = tmp_path / option(export, "--out")
-    with open(folder / "participants.csv", newline="") as fh:
+    with open(folder / data_path("participants.csv"), newline="") as fh:
         rows = {r["platform_id"]: r for r in csv.DictReader(fh)}
     assert set(rows) == {FIN_ID, WD_ID, UN_ID, option(cmds[1], "--platform-id")}
     assert rows[FIN_ID]["code"] == "C7F2K9Q1"

@@ -172,3 +172,72 @@ def test_ids_are_compared_in_the_form_the_server_keeps():
     found = check_codes(people, submitted, "sona")
     assert [m["platform_id"] for m in found["unknown"]] == [hexid.upper() + "\u2800", "ABC"]
     assert [p["platform_id"] for p in found["not_submitted"]] == [hexid, "abc"]
+
+
+def with_status(path, rows, columns=(*PLATFORM_COLUMNS["prolific"], "Status")):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["Submission id", *columns])
+        w.writerows(["s-" + r[0], *r] for r in rows)
+    return str(path)
+
+
+def test_prolific_rows_that_are_no_submission_are_counted_by_status(db, tmp_path, capsys):
+    """Returned, timed-out, rejected and screened-out rows (their code empty) are no
+    submission, an ACTIVE one not yet one: counted by status, never a MISMATCH."""
+    rows = [
+        ("pp-a", "FIN-1", "AWAITING REVIEW"),
+        ("pp-b", "FIN-1", "APPROVED"),
+        ("pp-c", "", "RETURNED"),
+        ("pp-d", "", "TIMED-OUT"),
+        ("pp-x", "", "SCREENED OUT"),
+        ("pp-y", "", "Rejected"),
+        ("pp-z", "", "ACTIVE"),
+    ]
+    f = with_status(tmp_path / "p.csv", rows)
+    rc, out, err = codes(capsys, "--database", db, "--check", f, "--fast-server-ms", "0")
+    assert rc == 0, out + err
+    lines = out.splitlines()
+    assert not any(x.startswith("MISMATCH") for x in lines)
+    assert "NOT SUBMITTED pp-c (withdrawn, code WD-2, RETURNED on the platform)" in lines
+    assert "NOT SUBMITTED pp-d (started, code none, TIMED-OUT on the platform)" in lines
+    assert lines[-1] == (
+        "2 submitted: 2 match, 0 do not; 1 flagged; 2 took part without submitting; "
+        "0 never took part; not submissions: 1 REJECTED, 1 RETURNED, 1 SCREENED OUT, "
+        "1 TIMED-OUT, 1 ACTIVE (not yet submitted)"
+    )
+
+
+def test_mturk_rejected_assignments_are_no_submission(db, tmp_path, capsys):
+    columns = (*PLATFORM_COLUMNS["mturk"], "AssignmentStatus")
+    rows = [("pp-a", "FIN-1", "Submitted"), ("pp-c", "FIN-1", "Rejected")]
+    f = with_status(tmp_path / "m.csv", rows, columns)
+    rc, out, _ = codes(capsys, "--database", db, "--check", f, "--platform", "mturk")
+    assert rc == 0
+    assert out.splitlines()[-1].startswith("1 submitted: 1 match, 0 do not;")
+    assert out.splitlines()[-1].endswith("; not submissions: 1 REJECTED")
+
+
+def test_one_id_submitted_twice_is_said_once_as_such(db, tmp_path, capsys):
+    rows = [("pp-a", "FIN-1", "APPROVED"), ("pp-a", "FIN-1", "AWAITING REVIEW")]
+    f = with_status(tmp_path / "p.csv", [*rows, ("pp-c", "WD-2", "APPROVED")])
+    rc, out, _ = codes(capsys, "--database", db, "--check", f, "--fast-server-ms", "0")
+    assert rc == 1  # a platform pays each submission: the owner looks
+    lines = out.splitlines()
+    assert "TWICE pp-a: submitted 2 times (FIN-1, FIN-1)" in lines
+    assert lines[-1].startswith("2 submitted: 2 match, 0 do not;")
+    assert lines[-1].endswith("; 1 submitted more than once")
+
+
+def test_a_status_column_named_but_missing_is_bad_input_and_a_default_one_is_said(
+    db, tmp_path, capsys
+):
+    f = submissions(tmp_path / "p.csv", [("pp-a", "FIN-1")])
+    rc, _, err = codes(capsys, "--database", db, "--check", f, "--status-column", "State")
+    assert rc == 2 and "--status-column" in err and "'State'" in err
+    f = submissions(tmp_path / "m.csv", [("pp-a", "FIN-1")], PLATFORM_COLUMNS["mturk"])
+    rc, out, _ = codes(capsys, "--database", db, "--check", f, "--platform", "mturk")
+    assert rc == 0
+    assert out.splitlines()[-1].endswith(
+        "; no 'AssignmentStatus' column: every row read as a submission"
+    )

@@ -1,11 +1,14 @@
 """A self-describing export: every export folder carries a Frictionless Data Package that
-``frictionless`` validates against its CSVs (every row), and a Psych-DS description; a CSV
-column without a declaration is an error at export time."""
+``frictionless`` validates against its CSVs (every row), and is a Psych-DS dataset by the
+rules its validator checks (a ``data/`` folder of keyword-named ``_data.csv`` files whose
+columns are all in ``dataset_description.json``'s ``variableMeasured``); a CSV column
+without a declaration is an error at export time."""
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -55,7 +58,29 @@ def check_package(folder, export=True):
     names = {v["name"] for v in desc["variableMeasured"]}
     assert names == {f["name"] for r in pkg["resources"] for f in r["schema"]["fields"]}
     assert (folder / "export.json").is_file() == export
+    if export:
+        psych_ds(folder, desc)
     return pkg
+
+
+# Psych-DS (its schema's rules, psych-ds.github.io): a data file's name (fileRegex), and
+# the keys dataset_description.json must have
+DATA_FILE = re.compile(r"([a-z]+-[a-zA-Z0-9]+)(_[a-z]+-[a-zA-Z0-9]+)*_data\.csv")
+REQUIRED = ("@context", "@type", "name", "description", "variableMeasured")
+
+
+def psych_ds(folder, desc):
+    """The export as a Psych-DS dataset: dataset_description.json at the top with its
+    required keys; data/ with at least one data file, each named by keywords, each column
+    a variable measured; no data file elsewhere (the catalogue's are materials)."""
+    assert all(desc.get(k) for k in REQUIRED) and desc["@type"] == "Dataset"
+    data = sorted((folder / "data").rglob("*.csv"))
+    assert data and all(DATA_FILE.fullmatch(p.name) for p in data), [p.name for p in data]
+    measured = {v["name"] for v in desc["variableMeasured"]}
+    for p in data:
+        with open(p, newline="") as fh:
+            assert set(next(csv.reader(fh))) <= measured, p.name
+    assert not list(folder.glob("*.csv"))  # no data file outside data/
 
 
 def test_a_study_export_describes_itself(tmp_path):
@@ -73,9 +98,11 @@ def test_a_study_export_describes_itself(tmp_path):
                     screen = r.json()["screen"]
     out = export(db, tmp_path / "out")
     pkg = check_package(out)
-    paths = {r["path"] for r in pkg["resources"]}
-    assert {"triplets.csv", "sessions.csv", "answers.csv", "choices.csv"} <= paths
-    sessions = next(r for r in pkg["resources"] if r["path"] == "sessions.csv")
+    paths = {r["path"]: r["name"] for r in pkg["resources"]}
+    names = ("triplets.csv", "sessions.csv", "answers.csv", "choices.csv")
+    assert {datapackage.data_path(n) for n in names} <= set(paths)
+    assert paths[datapackage.data_path("answers.csv")] == "answers"  # named as before
+    sessions = next(r for r in pkg["resources"] if r["name"] == "sessions")
     assert {f["name"]: f["type"] for f in sessions["schema"]["fields"]}["found"] == "boolean"
     cmd = [sys.executable, "-m", "tripletsearch", "report", "--database", db]
     cmd += ["--out", str(tmp_path / "report"), "--study", str(tmp_path / "study.toml")]
@@ -106,7 +133,8 @@ def test_a_collect_export_describes_itself(tmp_path):
     out = export(db, tmp_path / "out", "--collect", str(tmp_path / "collect.toml"))
     pkg = check_package(out)
     paths = {r["path"] for r in pkg["resources"]}
-    assert {"collect_participants.csv", "catalogue/stimuli.csv", "catalogue/items.csv"} <= paths
+    collect = datapackage.data_path("collect_participants.csv")
+    assert {collect, "catalogue/stimuli.csv", "catalogue/items.csv"} <= paths
 
 
 def test_a_column_without_a_description_is_an_error(tmp_path):

@@ -15,6 +15,7 @@ from serve.helpers import collect_toml, in_process, study_toml, write_design
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.datapackage import data_path
 from tripletsearch.serve.export import write_export
 from tripletsearch.serve.roster import COLUMNS, experiment_roster
 from tripletsearch.serve.store import Store
@@ -154,7 +155,7 @@ def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path)
     assert rows[0]["platform_params"] == {"PROLIFIC_PID": "pp-1", "STUDY_ID": "s"}
     assert {r["experiment"] for r in rows} == {cfg.identity().name}
     write_export(store, tmp_path / "out", experiment=cfg.fingerprint)
-    with open(tmp_path / "out" / "participants.csv", newline="") as fh:
+    with open(tmp_path / "out" / data_path("participants.csv"), newline="") as fh:
         got = list(csv.DictReader(fh))
     assert list(got[0]) == [name for name, _, _ in COLUMNS]
     assert [g["participant"] for g in got] == [done, gone, started]
@@ -168,7 +169,7 @@ def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path)
     from tripletsearch.serve.datapackage import describe_folder
 
     pkg = describe_folder(tmp_path / "out", title="outcomes")
-    (res,) = [r for r in pkg["resources"] if r["path"] == "participants.csv"]
+    (res,) = [r for r in pkg["resources"] if r["path"] == data_path("participants.csv")]
     assert [f["name"] for f in res["schema"]["fields"]] == [n for n, _, _ in COLUMNS]
     report = frictionless.validate(str(tmp_path / "out" / "datapackage.json"))
     assert report.valid, report.flatten(["rowNumber", "fieldName", "type", "note"])
@@ -184,7 +185,7 @@ def test_participants_csv_never_holds_a_spreadsheet_formula(collect, tmp_path):
     for pid in ids:
         enrol(c, platform_id=pid)
     write_export(store, tmp_path / "out", experiment=cfg.fingerprint)
-    with open(tmp_path / "out" / "participants.csv", newline="") as fh:
+    with open(tmp_path / "out" / data_path("participants.csv"), newline="") as fh:
         got = [g["platform_id"] for g in csv.DictReader(fh)]
     assert got == ["'" + i for i in ids[:4]] + ["pp-2"]
     assert [_cell(v) for v in ("\tx", "\rx", "a=b", 5, -1)] == ["'\tx", "'\rx", "a=b", 5, -1]
@@ -212,7 +213,7 @@ def test_the_roster_of_a_study(tmp_path):
         ("finished", "FIN-1", False),
         ("started", None, False),
     ]
-    with open(out / "participants.csv", newline="") as fh:
+    with open(out / data_path("participants.csv"), newline="") as fh:
         assert [g["outcome"] for g in csv.DictReader(fh)] == ["finished", "started"]
 
 
@@ -220,7 +221,7 @@ def test_no_participants_no_participants_csv(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'e.sqlite'}")
     store.setup()
     write_export(store, tmp_path / "out")
-    assert not (tmp_path / "out" / "participants.csv").exists()
+    assert not (tmp_path / "out" / data_path("participants.csv")).exists()
 
 
 def test_the_dashboards_show_outcome_code_and_duplicates(tmp_path):

@@ -406,7 +406,7 @@ def export(args: argparse.Namespace) -> int:
                 fitted = write_collect_export(
                     store, config, args.collect, folder, rows, title=args.title, **fast
                 )
-            from .datapackage import describe_folder  # every CSV written: described
+            from .datapackage import data_path, describe_folder  # every CSV written: described
 
             describe_folder(folder, title=chosen["name"] if chosen else "tripletsearch export")
             where = publish(folder, out, force=args.force)
@@ -416,8 +416,9 @@ def export(args: argparse.Namespace) -> int:
         what = "every session" if chosen is None else f"{chosen['kind']} {chosen['name']!r}"
         print(
             f"exported {what}: {counts['sessions']} sessions, {counts['answers']} answers, "
-            f"{counts['triplets']} search triplets (triplets.csv), {counts['collect_triplets']} "
-            f"collected triplets (collect_triplets.csv), {counts['choices']} choices to {where}"
+            f"{counts['triplets']} search triplets ({data_path('triplets.csv')}), "
+            f"{counts['collect_triplets']} collected triplets "
+            f"({data_path('collect_triplets.csv')}), {counts['choices']} choices to {where}"
         )
         if fitted is not None:
             print(
@@ -439,7 +440,9 @@ def _collected(folder: Path) -> list[list[int]]:
     """The collected triplets the export wrote (``collect_triplets.csv``), to fit."""
     import csv
 
-    with open(folder / "collect_triplets.csv", newline="") as fh:
+    from .datapackage import data_path
+
+    with open(folder / data_path("collect_triplets.csv"), newline="") as fh:
         return [[int(v) for v in row] for row in list(csv.reader(fh))[1:]]
 
 

@@ -3,6 +3,9 @@
 Every export folder (``tripletsearch export``, with and without ``--collect``) carries,
 beside ``export.json``, and so does a study report's folder (``tripletsearch report``):
 
+``data/``
+    The data files, named as `Psych-DS <https://psych-ds.github.io/>`_ asks
+    (:data:`DATA_FILES`, :func:`data_path`: ``data/description-answers_data.csv``, ...).
 ``datapackage.json``
     A `Frictionless Data Package <https://datapackage.org/>`_: each CSV of the folder a
     tabular resource (its path, format, encoding and schema: every field's name, type and
@@ -35,6 +38,10 @@ from .. import __version__
 
 __all__ = [
     "COLUMNS",
+    "DATA_DIR",
+    "DATA_FILES",
+    "DATA_FILE_PATTERN",
+    "data_path",
     "TYPES",
     "describe_folder",
     "package",
@@ -42,6 +49,33 @@ __all__ = [
     "PACKAGE_FILE",
     "DESCRIPTION_FILE",
 ]
+
+#: Psych-DS: an export's data files live in this folder, each named by keyword-value pairs
+#: (its official keywords ``task`` and ``description``) and the ``_data.csv`` suffix.
+DATA_DIR = "data"
+#: Each data file of an export (by the name :data:`COLUMNS` declares it under) -> its
+#: Psych-DS keywords (:func:`data_path`: its path in the export).
+DATA_FILES = {
+    "triplets.csv": "task-search_description-triplets",
+    "triplets_info.csv": "task-search_description-tripletsinfo",
+    "choices.csv": "task-search_description-choices",
+    "collect_triplets.csv": "task-collect_description-triplets",
+    "collect_triplets_info.csv": "task-collect_description-tripletsinfo",
+    "collect_participants.csv": "task-collect_description-participants",
+    "sessions.csv": "description-sessions",
+    "answers.csv": "description-answers",
+    "participants.csv": "description-participants",
+}
+#: The Psych-DS rule of a data file's name (its validator's ``fileRegex``).
+DATA_FILE_PATTERN = r"([a-z]+-[a-zA-Z0-9]+)(_[a-z]+-[a-zA-Z0-9]+)*_data\.csv"
+
+
+def data_path(name: str) -> str:
+    """Where data file ``name`` (a key of :data:`DATA_FILES`) lives in an export folder."""
+    return f"{DATA_DIR}/{DATA_FILES[name]}_data.csv"
+
+
+_DECLARED_AS = {data_path(name): name for name in DATA_FILES}
 
 PACKAGE_FILE = "datapackage.json"
 DESCRIPTION_FILE = "dataset_description.json"
@@ -63,18 +97,34 @@ _TRIPLET: tuple[Column, ...] = (
     ("closer", "integer", "The item id judged closer to head."),
     ("farther", "integer", "The item id judged farther from head."),
 )
-_INFO: tuple[Column, ...] = (
-    ("source", "string", "search (a search's answer) or collect (a collect's answer)."),
-    _SESSION,
-    _PARTICIPANT,
-    _SCREEN,
-    ("sampler", "string", "The collect's sampler that chose the query; empty: a search."),
-    ("kind", "string", "The kind of query (sampler, test, ...); empty: a search."),
-    ("response_ms", "number", "The response time the page measured, in ms; empty: unknown."),
-    ("head_name", "string", "The head item's name (given the catalogue)."),
-    ("closer_name", "string", "The closer item's name (given the catalogue)."),
-    ("farther_name", "string", "The farther item's name (given the catalogue)."),
+_KINDS = (
+    "The kind of query, by what chose it: burn-in (one of the participant's first queries, "
+    "random), random (a sampler's random query: the random sampler's, or another's before "
+    "its burn-in's end and first fit), active or arr (that sampler's method chose it), test "
+    "(a held-out random query) or fallback (random: the sampler had no query ready). "
+    "Exports of collects run before 0.4.0 say adaptive for any sampler's query."
 )
+
+
+def _info(collect: bool) -> tuple[Column, ...]:
+    """The columns of ``triplets_info.csv`` (searches) or ``collect_triplets_info.csv``."""
+    if collect:
+        sampler = "The collect's sampler the participant was assigned (random, active, arr)."
+        kind = _KINDS
+    else:
+        sampler = kind = "Empty: a search's answer has no sampler or kind of query."
+    return (
+        ("source", "string", "collect (a collect's answer)." if collect else "search."),
+        _SESSION,
+        _PARTICIPANT,
+        _SCREEN,
+        ("sampler", "string", sampler),
+        ("kind", "string", kind),
+        ("response_ms", "number", "The response time the page measured, in ms; empty: unknown."),
+        ("head_name", "string", "The head item's name (given the catalogue)."),
+        ("closer_name", "string", "The closer item's name (given the catalogue)."),
+        ("farther_name", "string", "The farther item's name (given the catalogue)."),
+    )
 
 
 def _roster() -> tuple[Column, ...]:
@@ -101,7 +151,12 @@ def _collect_participants() -> tuple[Column, ...]:
         ("number", "integer", "Their enrolment order within the collect, from 0."),
         ("session", "string", "Their session's id; empty: none started."),
         ("sampler", "string", "The sampler that chose their queries."),
-        ("answers", "integer", "Their answers that count (the samplers' and test queries')."),
+        (
+            "answers",
+            "integer",
+            "Their answers that count: picks on the samplers' and test "
+            "queries, not undone (k - 1 triplets each; checks, repeats and skips not counted).",
+        ),
         ("withdrawn", "boolean", "Whether they withdrew (their answers left out)."),
         ("rules", "string", "The version of the check rules they were judged by."),
         ("flagged", "boolean", "Flagged by the checks (their answers left out of the fits)."),
@@ -111,8 +166,16 @@ def _collect_participants() -> tuple[Column, ...]:
         ("agreement_answers", "integer", "Their answers scored for agreement."),
         ("agreement_z", "number", "The z-score of their agreement."),
         ("agreement_p", "number", "The p-value of their agreement (by chance alone)."),
-        ("server_ms_median", "number", "The median time per screen by the server's clock, ms."),
-        ("response_ms_median", "number", "The median response time the page measured, ms."),
+        (
+            "server_ms_median",
+            "number",
+            "The median time per screen by the server's clock, ms, to the microsecond.",
+        ),
+        (
+            "response_ms_median",
+            "number",
+            "The median response time the page measured, ms, to 0.1 ms.",
+        ),
         ("why", "string", "Why they are flagged, a sentence per flag, separated by '; '."),
     )
 
@@ -134,9 +197,9 @@ def _stimuli() -> tuple[Column, ...]:
 #: docstring); ``participants.csv``: :data:`.roster.COLUMNS`.
 COLUMNS: dict[str, Any] = {
     "triplets.csv": _TRIPLET,
-    "triplets_info.csv": _INFO,
+    "triplets_info.csv": _info(False),
     "collect_triplets.csv": _TRIPLET,
-    "collect_triplets_info.csv": _INFO,
+    "collect_triplets_info.csv": _info(True),
     "choices.csv": (
         _SESSION,
         _SCREEN,
@@ -217,7 +280,7 @@ COLUMNS: dict[str, Any] = {
 
 
 def _declared(rel: str) -> dict[str, Column]:
-    found = COLUMNS.get(rel)
+    found = COLUMNS.get(_DECLARED_AS.get(rel, rel))
     if found is None:
         raise ValueError(f"{rel}: a CSV of the export without a declaration in datapackage.COLUMNS")
     cols = found() if callable(found) else found
@@ -255,7 +318,8 @@ def resources(folder: Path, files: Any = None) -> list[dict[str, Any]]:
                 )
             _, kind, text = declared[name]
             fields.append({"name": name, "type": kind, "description": text})
-        stem = re.sub(r"[^a-z0-9._-]+", "-", rel.lower().removesuffix(".csv"))
+        named = _DECLARED_AS.get(rel, rel)  # a data file: by the name it is declared under
+        stem = re.sub(r"[^a-z0-9._-]+", "-", named.lower().removesuffix(".csv"))
         out.append(
             {
                 "name": stem.replace("/", "-"),

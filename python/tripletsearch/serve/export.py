@@ -17,7 +17,9 @@ to the samplers' and the held-out test queries of participants not flagged by th
 Files written by :func:`write_export` (format version :data:`EXPORT_VERSION`; version 3
 renamed ``k``, ``queries`` and ``chosen`` to the library's ``n_choices``, ``n_queries`` and
 ``item``; version 4 added the collected triplets and ``triplets_info.csv``; version 5 put
-the collected triplets in files of their own and wrote records in cells as JSON):
+the collected triplets in files of their own and wrote records in cells as JSON; version 6
+put the data files in ``data/``, each named as Psych-DS asks, :data:`~.datapackage.DATA_FILES`:
+``triplets.csv`` is ``data/task-search_description-triplets_data.csv``, ...):
 
 ``triplets.csv``
     The searches' triplets: ``head,closer,farther`` item ids, ready for ``Embedding.fit``
@@ -64,6 +66,7 @@ from .. import __version__
 from .catalogue import Catalogue
 from .collect.export import collect_triplets
 from .collect.rules import FAST_SERVER_MS
+from .datapackage import DATA_DIR, data_path
 from .experiment import listing
 from .roster import write_participants
 from .service.recorded import RecordedSession, found_flags
@@ -74,8 +77,8 @@ __all__ = ["export_data", "write_export", "check_out", "EXPORT_VERSION"]
 # 2: undos (kind, undone), study columns; 3: the vocabulary of 0.2.0 (sessions.csv: k ->
 # n_choices, queries -> n_queries; choices.csv: chosen -> item); 5: collected triplets in
 # collect_triplets.csv, records in cells as JSON; 4: collected triplets,
-# triplets_info.csv
-EXPORT_VERSION = 5
+# triplets_info.csv; 6: the data files in data/, named as Psych-DS asks (DATA_FILES)
+EXPORT_VERSION = 6
 INFO_COLUMNS = [
     "source",
     "session",
@@ -140,11 +143,12 @@ def _session_row(rec: RecordedSession, found: bool, catalogue: Catalogue | None)
     }
 
 
-FILES = {
-    "triplets.csv": "searches: the triplets of answers to screens without the target, of "
-    "sessions whose target is known (a study's, or the item found)",
-    "collect_triplets.csv": "collects: the triplets people gave to the samplers' and the "
-    "held-out test queries (participants flagged by their checks or withdrawn left out)",
+FILES = {  # (the data files' paths in the export folder: datapackage.DATA_FILES)
+    data_path("triplets.csv"): "searches: the triplets of answers to screens without the "
+    "target, of sessions whose target is known (a study's, or the item found)",
+    data_path("collect_triplets.csv"): "collects: the triplets people gave to the samplers' "
+    "and the held-out test queries (participants flagged by their checks or withdrawn left "
+    "out)",
 }
 
 
@@ -272,20 +276,24 @@ def write_export(
     new folder that replaces ``--out`` whole (:func:`~.outfolder.publish`).
     """
     data = export_data(store, catalogue, experiment, fast_server_ms=fast_server_ms)
-    d = Path(os.fspath(out))
-    d.mkdir(parents=True, exist_ok=True)
+    top = Path(os.fspath(out))
+    (top / DATA_DIR).mkdir(parents=True, exist_ok=True)
+
+    def at(name: str) -> Path:  # a data file's path, as Psych-DS names it (DATA_FILES)
+        return top / data_path(name)
+
     for prefix, rows, info in (
         ("", data["triplets"], data["triplet_info"]),
         ("collect_", data["collect_triplets"], data["collect_triplet_info"]),
     ):
-        _write_csv(d / f"{prefix}triplets.csv", ["head", "closer", "farther"], rows)
+        _write_csv(at(f"{prefix}triplets.csv"), ["head", "closer", "farther"], rows)
         _write_csv(
-            d / f"{prefix}triplets_info.csv",
+            at(f"{prefix}triplets_info.csv"),
             INFO_COLUMNS,
             [[_cell(r[k]) for k in INFO_COLUMNS] for r in info],
         )
     _write_csv(
-        d / "choices.csv",
+        at("choices.csv"),
         ["session", "screen", "target", "item", "shown"],
         [
             [_cell(c[k]) for k in ("session", "screen", "target", "item", "shown")]
@@ -293,13 +301,14 @@ def write_export(
         ],
     )
     scols = list(data["sessions"][0]) if data["sessions"] else ["session"]
-    _write_csv(d / "sessions.csv", scols, [[_cell(s[k]) for k in scols] for s in data["sessions"]])
+    _write_csv(at("sessions.csv"), scols, [[_cell(s[k]) for k in scols] for s in data["sessions"]])
     acols = ["session", "screen", "mode", "kind", "choice", "found", "undone", "seconds", "shown"]
-    _write_csv(d / "answers.csv", acols, [[_cell(a[k]) for k in acols] for a in data["answers"]])
+    _write_csv(at("answers.csv"), acols, [[_cell(a[k]) for k in acols] for a in data["answers"]])
     keys = ("format", "version", "library", "schema_version", "exported_at", "counts", "files")
     meta = {k: data[k] for k in (*keys, "experiments", "experiment")}
-    (d / "export.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    write_participants(store, d, experiment, fast_server_ms=fast_server_ms)
+    (top / "export.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    if write_participants(store, top, experiment, fast_server_ms=fast_server_ms):
+        (top / "participants.csv").replace(at("participants.csv"))  # Psych-DS's place
     return data["counts"]
 
 

@@ -88,6 +88,14 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
         expect(flagged).to_have_count(1)
         expect(flagged.locator(".status")).to_have_text("flagged: attention")
         expect(page.locator("#rules")).to_contain_text("Check rules version 2")
+        # the participants' table fits its box (the page's width: no sideways scroll)
+        sizes = page.evaluate(
+            "() => { const t = document.getElementById('participants');"
+            " const box = t.parentElement.getBoundingClientRect().width;"
+            " return [t.getBoundingClientRect().width, box, t.parentElement.scrollWidth,"
+            " t.parentElement.clientWidth]; }"
+        )
+        assert sizes[0] <= sizes[1] + 0.5 and sizes[2] <= sizes[3], sizes
         # the plots are drawn from their own fetches: waited on, then read
         points = page.locator("#answers-plot polyline")
         expect(points).to_have_attribute("data-points", re.compile(r"^(1[1-9]|[2-9]\d|\d{3,})$"))

@@ -73,18 +73,30 @@ def test_a_prolific_link_enrols_with_its_ids_and_a_second_browser_resumes(
         two = browser.new_context(**device)
         b = two.new_page()
         b.goto(base + query(LINK))
-        b.click("#agree")
-        b.click("#go")
+        b.click("#agree")  # (resumed: no instructions again, on where they were)
         expect(b.locator("#progress")).to_have_text(f"query 3 of {cfg.max_queries}")
+        expect(b.locator("#instructions")).to_be_hidden()
         kept = b.evaluate("JSON.parse(localStorage.getItem('ts-collect'))")["participant"]
         assert kept["id"] == row.id and kept["platformId"] == LINK["PROLIFIC_PID"]
         name = "desktop" if device is DESKTOP else "phone"
         b.screenshot(path=str(shots / f"platform-resumed-{name}.png"))
-        # the first browser's token is no longer valid: its next answer is refused
+        # the first browser's token is no longer valid: its next answer is refused, and
+        # the page says where the part went on, its screen gone (nothing to click)
         a.locator("#grid .pick").nth(0).click()
-        expect(a.locator("#status")).to_contain_text("wrong token")
+        expect(a.locator("#elsewhere")).to_be_visible()
+        expect(a.locator("#elsewhere-text")).to_contain_text("continued in another window")
+        expect(a.locator("#search")).to_be_hidden()
+        expect(a.locator("#status")).to_have_text("")
+        a.screenshot(path=str(shots / f"platform-elsewhere-{name}.png"))
         answer(b, 1)
         expect(b.locator("#progress")).to_have_text(f"query 4 of {cfg.max_queries}")
+        # going on in the first window takes the part back, where it was
+        a.click("#elsewhere-here")
+        expect(a.locator("#progress")).to_have_text(f"query 4 of {cfg.max_queries}")
+        answer(a, 1)
+        expect(a.locator("#progress")).to_have_text(f"query 5 of {cfg.max_queries}")
+        b.locator("#grid .pick").nth(0).click()
+        expect(b.locator("#elsewhere")).to_be_visible()
         one.close()
         two.close()
     assert [r.id for r in Store(url).iter_participants()] == [row.id]

@@ -23,6 +23,7 @@ from tripletsearch.serve.collect.dashboard import collect_dashboard, sampler_sta
 from tripletsearch.serve.collect.export import participant_checks, write_collect_export
 from tripletsearch.serve.collect.refitter import EmbeddingVersion, refit_once
 from tripletsearch.serve.config import ServeConfig
+from tripletsearch.serve.datapackage import data_path
 from tripletsearch.serve.modes.collect import (
     GOLD_SHOWN,
     REPEAT_CLEAR,
@@ -245,7 +246,7 @@ def test_the_dashboard_and_export_say_which_rule_flagged_each_participant(tmp_pa
     assert rows[good["id"]]["status"] in ("done", "flagged: repeats", "flagged: gold")
     assert board["rules"]["text"].startswith(f"Check rules version {quality.CHECK_RULES}:")
     write_collect_export(store, cfg, tmp_path / "collect.toml", tmp_path / "out", **INSTANT)
-    with open(tmp_path / "out" / "collect_participants.csv", newline="") as fh:
+    with open(tmp_path / "out" / data_path("collect_participants.csv"), newline="") as fh:
         listed = {r["participant"]: r for r in csv.DictReader(fh)}
     assert set(listed) == {good["id"], bad["id"]}
     assert listed[bad["id"]]["flagged"] == "True"

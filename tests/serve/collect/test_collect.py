@@ -18,6 +18,7 @@ from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.quality import held_out_rows, sampler_rows
 from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.config import ServeConfig
+from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 
 COLLECT = dict(  # this collect file's keys over the shared ones
@@ -162,7 +163,7 @@ def test_the_refit_fills_each_samplers_buffer_and_queries_are_taken_once(collect
     adaptive = Counter()
     for s in sessions:
         for h in store.history(s.id):
-            if h["query"]["kind"] == "adaptive":
+            if h["query"]["kind"] in BUFFER_KINDS:
                 adaptive[s.params["sampler"]] += 1
                 assert h["query"]["sampler"] == s.params["sampler"]
     assert sum(adaptive.values()) == len(takers)
@@ -173,7 +174,7 @@ def test_the_refit_fills_each_samplers_buffer_and_queries_are_taken_once(collect
         expect = 0
         for s in mine:
             for h in store.history(s.id):
-                if h["query"]["kind"] in ("burn-in", "adaptive", "random"):
+                if h["query"]["kind"] in ("burn-in", *BUFFER_KINDS):
                     expect += cfg.k - 1
         assert len(rows) == expect
         assert all(r[0] not in (r[1], r[2]) for r in rows)
@@ -279,7 +280,7 @@ def test_serve_collect_runs_the_refitter_in_a_process_of_its_own(tmp_path, colle
         assert last["done"] and last["completion_code"] == "DONE-1"
     (session,) = store.participant_sessions(pr["id"])
     kinds = Counter(h["query"]["kind"] for h in store.history(session.id))
-    assert kinds["adaptive"] > 0  # from the buffer the refitter filled
+    assert sum(kinds[k] for k in BUFFER_KINDS) > 0  # from the buffer the refitter filled
 
 
 def record(number, kind, choice, candidates, **extra):
@@ -386,7 +387,7 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
         for sid, last in v["used"].items():
             for h in store.history(sid):
                 q = h["query"]
-                kinds = ("burn-in", "adaptive", "random", "fallback")
+                kinds = ("burn-in", *BUFFER_KINDS, "fallback")
                 if q["kind"] in kinds and h["number"] <= last:
                     picked = q["candidates"][h["choice"]]
                     rows += [(q["head"], picked, o) for o in q["candidates"] if o != picked]

@@ -12,9 +12,10 @@ from serve.collect.collected import INSTANT, collected_database
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.export import collect_triplets, participant_checks
 from tripletsearch.serve.collect.refitter import refit_once
+from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 
-SAMPLED = ("burn-in", "adaptive", "random", "fallback")  # what a sampler fits
+SAMPLED = ("burn-in", *BUFFER_KINDS, "fallback")  # what a sampler fits
 
 
 def raw_counts(path: str, roles: dict[str, str]) -> dict:
@@ -84,9 +85,14 @@ def test_the_refitter_the_dashboard_and_the_export_count_the_same_rows(tmp_path)
             r["withdrawn"],
             r["sampler"],
         )
-        assert p["answers"] == r["answers"]  # skips counted as answers by both
+        # the dashboard's answers: every screen answered (skips and checks too); the
+        # export's: those that count, k - 1 triplets each
+        assert r["answers"] < p["answers"]
         kept = not p["flagged"] and not p["withdrawn"]
         assert kept == (sessions[pid] in counted), pid
+        if kept:
+            mine = sum(t["session"] == sessions[pid] for t in exported)
+            assert r["answers"] * (cfg.k - 1) == mine, pid
     assert [f["rule"] for f in people[roles["flagged"]]["flags"]] == ["attention"]
     assert people[roles["withdrawn"]]["withdrawn"] and not people[roles["withdrawn"]]["flagged"]
     assert people[roles["skipper"]]["skips"] == 2

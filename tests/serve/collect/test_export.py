@@ -25,6 +25,8 @@ from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue import load_catalogue
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.modes.find import FindMode
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
@@ -83,7 +85,7 @@ def expected_triplets(store, flagged_pid):
             continue
         for h in store.history(s.id):
             q = h["query"]
-            kinds = ("burn-in", "adaptive", "random", "fallback", "test")
+            kinds = ("burn-in", *BUFFER_KINDS, "fallback", "test")
             if q["kind"] in kinds and h["choice"] is not None:
                 picked = q["candidates"][h["choice"]]
                 rows += [(q["head"], picked, o) for o in q["candidates"] if o != picked]
@@ -101,26 +103,26 @@ def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_stu
     said = capsys.readouterr().out
     assert "fitted gamma-ckl, probit" in said and "--study" in said
     # the collected triplets in their own file (no searches in this database: none apart)
-    assert (out / "triplets.csv").read_text().splitlines() == ["head,closer,farther"]
-    lines = (out / "collect_triplets.csv").read_text().splitlines()
+    assert (out / data_path("triplets.csv")).read_text().splitlines() == ["head,closer,farther"]
+    lines = (out / data_path("collect_triplets.csv")).read_text().splitlines()
     assert lines[0] == "head,closer,farther"
     assert all(re.fullmatch(r"\d+,\d+,\d+", line) for line in lines[1:])  # integers only
-    T = np.loadtxt(out / "collect_triplets.csv", delimiter=",", skiprows=1, dtype=int)
+    T = np.loadtxt(out / data_path("collect_triplets.csv"), delimiter=",", skiprows=1, dtype=int)
     store = Store(db)
     want = expected_triplets(store, pids[6])
     assert sorted(map(tuple, T.tolist())) == sorted(want)
-    with open(out / "collect_triplets_info.csv", newline="") as fh:
+    with open(out / data_path("collect_triplets_info.csv"), newline="") as fh:
         info = list(csv.DictReader(fh))
     assert len(info) == len(T)
     names = cfg.catalogue.names
     for row, meta in zip(T, info):
         assert meta["source"] == "collect" and meta["participant"] in pids[:6]
-        assert meta["kind"] in ("burn-in", "adaptive", "random", "fallback", "test")
+        assert meta["kind"] in ("burn-in", *BUFFER_KINDS, "fallback", "test")
         assert meta["response_ms"] == "700" and meta["sampler"] in ("random", "test")
         assert [meta["head_name"], meta["closer_name"], meta["farther_name"]] == [
             names[i] for i in row
         ]
-    with open(out / "answers.csv", newline="") as fh:  # a record in a cell: JSON
+    with open(out / data_path("answers.csv"), newline="") as fh:  # a record in a cell: JSON
         shown = [json.loads(r["shown"]) for r in csv.DictReader(fh) if r["mode"] == "collect"]
     assert shown and all(set(s) == {"head", "candidates", "kind"} for s in shown)
     assert (out / "collect.toml").read_text() == (tmp_path / "collect.toml").read_text()
@@ -217,8 +219,9 @@ def test_a_sqlite_backup_taken_while_serving_exports_the_same(collected, tmp_pat
         assert main(["export", "--database", url, "--out", str(out)]) == 0
         outs.append(out)
     for name in ("triplets.csv", "triplets_info.csv", "answers.csv", "sessions.csv"):
+        name = data_path(name)
         assert (outs[0] / name).read_text() == (outs[1] / name).read_text(), name
-    assert len((outs[1] / "answers.csv").read_text().splitlines()) == 1 + 7 * 30 + 1
+    assert len((outs[1] / data_path("answers.csv")).read_text().splitlines()) == 1 + 7 * 30 + 1
 
 
 def answering(base: str, stop: threading.Event) -> None:
@@ -260,12 +263,12 @@ def test_an_export_under_concurrent_writes_fits_the_triplets_it_writes(tmp_path,
                 t.join(30)
     sizes = []
     for out in outs:
-        written = len((out / "collect_triplets.csv").read_text().splitlines()) - 1
+        written = len((out / data_path("collect_triplets.csv")).read_text().splitlines()) - 1
         for model in ("gamma-ckl", "probit"):
             info = json.loads((out / "embeddings" / f"{model}.json").read_text())
             assert info["n_triplets"] == written, (out.name, model)
         # and the answers written are the ones those triplets came from (k - 1 each)
-        with open(out / "answers.csv", newline="") as fh:
+        with open(out / data_path("answers.csv"), newline="") as fh:
             picks = [
                 r for r in csv.DictReader(fh)
                 if r["mode"] == "collect" and r["kind"] == "answer" and r["choice"] != ""

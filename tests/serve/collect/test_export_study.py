@@ -1,5 +1,5 @@
 """The study ``export --collect`` writes keeps the participants' task: the collect's
-``show_names`` (pictures only stay pictures only), its title without a suffix (or the
+``show_names`` (pictures only stay pictures only), the search task's title (or the
 owner's ``--title``), and the search task's own texts, never the collect's instructions or
 consent (they describe another task)."""
 
@@ -11,6 +11,7 @@ from serve.helpers import enrol, in_process
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.collect.export import study_title
 from tripletsearch.serve.study import load_study
 from tripletsearch.serve.study.file import DEFAULT_CONSENT
 
@@ -51,7 +52,7 @@ def test_the_exported_study_keeps_the_participants_task(collected, tmp_path, tit
     text = (out / "study.toml").read_text()
     assert "Pick the picture" not in text and "which pictures look alike" not in text
     study = load_study(out / "study.toml")
-    assert study.title == (title or "Pictures alike")
+    assert study.title == (title or study_title(study.catalogue))
     assert study.show_names is False
     assert study.consent == DEFAULT_CONSENT  # the search task's own text
     app = create_app(study.catalogue, f"sqlite:///{tmp_path / 'study.sqlite'}", study=study)
@@ -67,3 +68,46 @@ def test_title_is_for_a_collects_study_only(collected, tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         "error: --title: the title of the study an export --collect writes"
     )
+
+
+ENDS = (
+    '\n[completion.finished]\ncode = "FIN-7"\n'
+    'redirect = "https://app.prolific.com/submissions/complete?cc=FIN-7"\n'
+    '[completion.withdrawn]\ncode = "WD-8"\n'
+)
+PID = "5f1a2b3c4d5e6f7a8b9c0d1e"
+
+
+def test_the_exported_study_keeps_the_collects_platform_and_codes(tmp_path, collect_file):
+    """Served as written, the study of a collect on Prolific asks for the id, and a
+    withdraw returns the collect's code; its title is the search task's, not the collect's."""
+    path = collect_file(tmp_path, **{**COLLECT, "max_queries": 12, "burn_in": 2})
+    path.write_text('platform = "prolific"\nrequire_platform_id = true\n' + path.read_text() + ENDS)
+    cfg = load_collect(path)
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
+        for i in range(2):
+            ids = {"PROLIFIC_PID": PID[:-1] + str(i), "SESSION_ID": f"v{i}"}
+            pr = c.post("/api/participants", json={"consent": True, "platform": ids}).json()
+            h, base = {"Authorization": "Bearer " + pr["token"]}, f"/api/participants/{pr['id']}"
+            reply = c.post(f"{base}/next", json={}, headers=h).json()
+            while not reply["done"]:
+                body = {"screen": reply["screen"]["number"], "choice": 0, "response_ms": 800}
+                reply = c.post(f"{base}/answer", json=body, headers=h).json()
+    out = tmp_path / "export"
+    argv = ["export", "--database", db, "--out", str(out), "--fast-server-ms=0"]
+    assert main([*argv, "--collect", str(path)]) == 0
+    study = load_study(out / "study.toml")
+    assert study.platform is not None and study.platform.name == "prolific"
+    assert study.platform.required and study.completion == cfg.completion
+    assert study.title != cfg.title and "alike" not in (out / "study.toml").read_text()
+    app = create_app(study.catalogue, f"sqlite:///{tmp_path / 'study.sqlite'}", study=study)
+    with in_process(app) as c:
+        assert c.get("/api/study").json()["title"] == study.title
+        r = c.post("/api/participants", json={"consent": True})
+        assert r.status_code >= 400 and "PROLIFIC_PID" in r.text  # no id: no participant
+        ids = {"PROLIFIC_PID": PID, "SESSION_ID": "s1"}
+        p = c.post("/api/participants", json={"consent": True, "platform": ids}).json()
+        h = {"Authorization": "Bearer " + p["token"]}
+        gone = c.post(f"/api/participants/{p['id']}/withdraw", json={}, headers=h).json()
+        assert gone["outcome"] == "withdrawn" and gone["completion_code"] == "WD-8"

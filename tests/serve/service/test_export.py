@@ -14,6 +14,7 @@ import tripletsearch as ts
 from serve.helpers import ADMIN, auth, in_process, run_search, start
 from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
+from tripletsearch.serve.datapackage import data_path
 
 CAT = demo_catalogue()
 
@@ -29,7 +30,7 @@ def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
     assert client.get("/api/admin/export").status_code == 401
     assert client.get("/api/admin/export", headers=auth("wrong")).status_code == 401
     data = client.get("/api/admin/export", headers=auth(ADMIN)).json()
-    assert data["format"] == "tripletsearch.export" and data["version"] == 5
+    assert data["format"] == "tripletsearch.export" and data["version"] == 6
     T = np.array(data["triplets"])
     by_session = {s["session"]: s for s in data["sessions"]}
     for c in data["choices"]:  # one triplet per other shown item, head = the target
@@ -50,14 +51,16 @@ def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
         main(["export", "--database", f"sqlite:///{db}", "--out", str(out), "--demo", "colours"])
         == 0
     )
-    rows = np.loadtxt(out / "triplets.csv", delimiter=",", skiprows=1, dtype=int, ndmin=2)
+    path = out / data_path("triplets.csv")
+    rows = np.loadtxt(path, delimiter=",", skiprows=1, dtype=int, ndmin=2)
     np.testing.assert_array_equal(rows, T)
-    sessions = (out / "sessions.csv").read_text().splitlines()
+    sessions = (out / data_path("sessions.csv")).read_text().splitlines()
     header = sessions[0].split(",")
     assert header[:3] == ["session", "mode", "n_choices"] and "n_queries" in header
     assert len(sessions) == 1 + len(data["sessions"])
-    assert (out / "choices.csv").read_text().startswith("session,screen,target,item,shown\n")
-    with open(out / "triplets_info.csv", newline="") as fh:  # row for row with triplets.csv
+    choices = (out / data_path("choices.csv")).read_text()
+    assert choices.startswith("session,screen,target,item,shown\n")
+    with open(out / data_path("triplets_info.csv"), newline="") as fh:  # row for row
         info = list(csv.DictReader(fh))
     assert len(info) == len(rows) and {i["source"] for i in info} == {"search"}
     screens = {(c["session"], c["screen"]) for c in data["choices"]}
@@ -105,16 +108,19 @@ def test_an_export_never_overwrites_or_mixes(server, tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir()) == ["old-notes.txt"]  # nothing written
     (out / "old-notes.txt").unlink()
     assert main(argv) == 0  # an empty folder: written
-    (out / "answers.csv").write_text("an earlier export's file, edited")
+    (out / data_path("answers.csv")).write_text("an earlier export's file, edited")
     assert main([*argv, "--force"]) == 0
     said = capsys.readouterr().out
     assert "//" not in said and f"to {out}" in said
-    names = sorted(p.name for p in out.iterdir())
-    assert "edited" not in (out / "answers.csv").read_text()  # replaced whole, never mixed
-    assert {"triplets.csv", "collect_triplets.csv", "answers.csv", "export.json"} <= set(names)
+    names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    edited = (out / data_path("answers.csv")).read_text()
+    assert "edited" not in edited  # replaced whole, never mixed
+    data = {data_path(n) for n in ("triplets.csv", "collect_triplets.csv", "answers.csv")}
+    assert {*data, "export.json"} <= set(names)
     meta = json.loads((out / "export.json").read_text())
-    assert meta["version"] == 5 and set(meta["files"]) == {"triplets.csv", "collect_triplets.csv"}
-    with open(out / "answers.csv", newline="") as fh:
+    assert meta["version"] == 6
+    assert set(meta["files"]) == {data_path("triplets.csv"), data_path("collect_triplets.csv")}
+    with open(out / data_path("answers.csv"), newline="") as fh:
         rows = list(csv.DictReader(fh))
     mixes = [r["shown"] for r in rows if r["mode"] == "mix"]  # a list: space-separated
     assert mixes and all(re.fullmatch(r"#[0-9a-f]{6} #[0-9a-f]{6}", s) for s in mixes)

@@ -77,7 +77,8 @@ def test_only_an_earlier_export_is_replaced(tmp_path, capsys):
     capsys.readouterr()
     strangers = {
         "notes.txt": b"my thesis",  # a stranger file beside the export's
-        "data/notes.csv": b"a\n1\n",  # in a folder of its own
+        "notes/notes.csv": b"a\n1\n",  # in a folder of its own
+        "data/notes.csv": b"a\n1\n",  # in the export's data folder
         "export.json/x": None,  # a folder where the export has a file
         "link.csv": "../elsewhere.csv",  # a link
     }
@@ -99,7 +100,7 @@ def test_only_an_earlier_export_is_replaced(tmp_path, capsys):
         assert tree(out) == before, name  # untouched
         refused(capsys, argv, "exists and is not empty")
         path.unlink()
-        if path.parent != out:
+        if path.parent != out and not any(path.parent.iterdir()):
             path.parent.rmdir()
     (out / "datapackage.json").unlink()  # no manifest: not an export
     refused(capsys, [*argv, "--force"], "holds no datapackage.json of an export")

@@ -38,8 +38,9 @@ def search(c, pid, h, rng, answers=None):
 
 def run_study(tmp_path, text, parts, seed):
     """A study of file ``text`` whose participants do ``parts`` in enrolment order: "all"
-    (every search to its end), "one" (one screen, then stop there) or "withdraw" (one
-    screen, then stop taking part). The study and its store."""
+    (every search to its end), "one" (one screen, then stop there), "withdraw" (one
+    screen, then stop taking part) or "none" (enrolled, no search). The study and its
+    store."""
     (tmp_path / "study.toml").write_text(text)
     study = load_study(tmp_path / "study.toml")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
@@ -48,6 +49,8 @@ def run_study(tmp_path, text, parts, seed):
         for part in parts:
             pr = c.post("/api/study/participants", json={"consent": True}).json()
             h = {"Authorization": "Bearer " + pr["token"]}
+            if part == "none":  # consented, then left before any search
+                continue
             if part == "all":
                 while search(c, pr["id"], h, rng) is not None:
                     pass
@@ -185,3 +188,18 @@ def test_a_report_into_a_folder_holding_other_csvs_describes_only_its_own(databa
     assert (out / "my_analysis.csv").read_text() == "a,b\n1,2\n"
     desc = json.loads((out / "dataset_description.json").read_text())
     assert "a" not in {v["name"] for v in desc["variableMeasured"]}
+
+
+def test_the_report_says_what_became_of_every_participant_enrolled(tmp_path):
+    """Enrolled = withdrew + searched + never began a search, each said; those who
+    searched but stopped before the end said among the searchers."""
+    parts = ["all", "one", "none", "withdraw", "all", "none"]
+    study, store = run_study(tmp_path, STUDY, parts, 6)
+    rep = study_report(store, study.catalogue, study.fingerprint)
+    d = rep["design"]
+    assert (d["enrolled"], d["withdrawn"], d["searched"]) == (6, 1, 3)
+    assert (d["not_finished"], d["not_started"]) == (1, 2)
+    assert d["withdrawn"] + d["searched"] + d["not_started"] == d["enrolled"]
+    text = format_report(rep)
+    assert "6 participants enrolled, 1 withdrew" in text
+    assert "3 searched (1 of them did not finish), 2 never began a search:" in text

@@ -19,6 +19,7 @@ from tripletsearch.cli import main
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve import store as store_mod
+from tripletsearch.serve.datapackage import data_path
 from tripletsearch.serve.service import participants as participants_mod
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import PLAN_VERSION, load_study, williams_orders
@@ -455,7 +456,7 @@ def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
     assert "2 participants enrolled, 1 withdrew" in said and "1 searched" in said
     assert "enrolment numbers 1)" in said and ": 4 searches" in said
     assert main(["export", "--database", db, "--out", str(tmp_path / "e")]) == 0
-    sessions_csv = (tmp_path / "e" / "sessions.csv").read_text()
+    sessions_csv = (tmp_path / "e" / data_path("sessions.csv")).read_text()
     assert sid not in sessions_csv and len(sessions_csv.splitlines()) == 1 + 4
     # prune: the withdrawn participant's search goes, whatever its age; the others stay
     assert main(["prune", "--database", db, "--older-than", "365"]) == 0

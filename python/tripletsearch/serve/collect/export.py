@@ -28,8 +28,10 @@ triplets, with their details in ``collect_triplets_info.csv``):
     a study on that catalogue, each method searching the embedding of its own model (the
     paper's pairing: gamma-CKL for gamma-CKLSearch, Probit for GaussSearch, both fitted
     whether or not the collect file lists them), ready for ``tripletsearch serve --study``:
-    the collect's title (``export --title``: another), its ``show_names``, and the
-    study's own consent text (participants search; they no longer compare).
+    the search task's title (:func:`study_title`; ``export --title``: another) and consent
+    text (participants search; they no longer compare), the collect's ``show_names`` and
+    its platform, id rule and completion codes (:data:`CARRIED_KEYS`, as the file wrote
+    them).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import numpy as np
 from ...utils import derived_seed
 from ..catalogue import Catalogue
 from ..catalogue.stimuli import StimuliChanged, check_recorded
+from ..datapackage import data_path
 from ..store import Store
 from .file import CollectConfig
 from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
@@ -122,6 +125,25 @@ PARTICIPANT_COLUMNS = [
 ]  # fmt: skip
 
 
+def _picks(history: list[dict]) -> list[dict]:
+    """The answers that count: picks (not skips) on the samplers' and test queries.
+
+    Not undone; each gives k - 1 triplets; checks and repeats give none.
+    """
+    return [
+        h for h in counted_answers(history)
+        if h["query"].get("kind") in EXPORT_KINDS and h["choice"] is not None
+    ]  # fmt: skip
+
+
+def _ms(value: float | None, digits: int) -> float | None:
+    """A median time in ms to the digits its clock carries.
+
+    The server's: microseconds; the page's: a tenth of a millisecond at best.
+    """
+    return None if value is None else round(value, digits)
+
+
 def participant_checks(
     store: Store, config: CollectConfig, *, fast_server_ms: float = FAST_SERVER_MS
 ) -> list[dict[str, Any]]:
@@ -147,7 +169,7 @@ def participant_checks(
                 "participant": row.id, "number": int(row.number),
                 "session": None if s is None else s.id,
                 "sampler": participant_sampler(config, row, s),
-                "answers": len(counted_answers(history)),
+                "answers": len(_picks(history)),
                 "withdrawn": row.withdrawn is not None, "rules": got["rules"],
                 "flagged": got["flagged"], "flagged_by": " ".join(f["rule"] for f in got["flags"]),
                 "attention_passed": got["attention"][0], "attention_of": got["attention"][1],
@@ -157,7 +179,8 @@ def participant_checks(
                 "clear_repeats_of": got["clear_repeats"][1],
                 "agreement_agreed": a.get("agreed"), "agreement_answers": a.get("answers"),
                 "agreement_z": a.get("z"), "agreement_p": a.get("p_value"),
-                "server_ms_median": got["server_ms"], "response_ms_median": got["response_ms"],
+                "server_ms_median": _ms(got["server_ms"], 3),
+                "response_ms_median": _ms(got["response_ms"], 1),
                 "why": "; ".join(f["why"] for f in got["flags"]),
             }
         )  # fmt: skip
@@ -247,25 +270,69 @@ def _catalogue_folder(
         np.save(out / "embeddings" / f"{model}.npy", X)
 
 
+#: The collect file's keys its study keeps as they are: how participants arrive and leave
+#: (the platform and its id rule, the completion codes and redirects per outcome).
+CARRIED_KEYS = (
+    "platform", "require_platform_id", "strict_ids", "completion_code", "redirect",
+    "completion",
+)  # fmt: skip
+
+
+def _toml_value(value: Any) -> str:
+    """``value`` (a string, boolean, number, list or table of them) as TOML spells it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):  # JSON's strings and numbers are TOML's
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    raise TypeError(f"no TOML spelling for {type(value).__name__}")
+
+
+def study_title(cat: Catalogue) -> str:
+    """The title of the study ``export --collect`` writes.
+
+    The search task's, not the collect's (which asks which items look alike).
+    """
+    return "Find the picture" if cat.images is not None else "Find the item"
+
+
 def _study_file(
-    config: CollectConfig, embeddings: dict[str, np.ndarray], title: str | None = None
+    config: CollectConfig,
+    embeddings: dict[str, np.ndarray],
+    title: str | None = None,
+    carried: dict[str, Any] | None = None,
 ) -> str:
     """A study of gamma-CKLSearch against GaussSearch on the exported catalogue.
 
     Participants see what the collect's saw of the items (``show_names``: pictures only
-    stay pictures only), under its title (or ``title``, the owner's); the texts of the
-    search task are the study's own (the collect's instructions describe another task).
+    stay pictures only), under the search task's title (:func:`study_title`; or
+    ``title``, the owner's); the texts of the search task are the study's own (the
+    collect's title, instructions and consent describe another task). ``carried``: the
+    collect file's :data:`CARRIED_KEYS` it gives, written as they are (its platform, id
+    rule and completion codes: people arrive from and return to the same platform).
     """
+    carried = carried or {}
     lines = [
-        f"title = {json.dumps(config.title if title is None else title)}",
+        f"title = {json.dumps(study_title(config.catalogue) if title is None else title)}",
         'catalogue = "catalogue"',
         'methods = ["gamma-ckl", "gauss"]',
         f"targets = {min(10, config.catalogue.n_items)}",
         f"n_choices = {min(4, config.catalogue.n_items)}",
         f"seed = {config.seed}",
         f"show_names = {'true' if config.show_names else 'false'}",
-        "# consent: the study's own text (what the collect's said was of another task);",
-        '# write consent = "..." to give another',
+        "# title and consent: the search task's own (the collect's were of another task);",
+        '# write title = "..." or consent = "..." to give others',
+    ]
+    flat = [k for k in CARRIED_KEYS if k in carried and k != "completion"]
+    if flat or "completion" in carried:
+        lines += ["", "# the collect's platform, id rule and completion codes, kept: on a platform"]
+        lines += ["# where the study is a study of its own, give it its own codes"]
+    lines += [f"{k} = {_toml_value(carried[k])}" for k in flat]
+    lines += [
         "",
         "# each method searches the embedding of its own model, fitted to the collected",
         "# triplets (the paper's pairing): gamma-ckl the gamma-CKL fit, gauss the Probit fit",
@@ -274,6 +341,10 @@ def _study_file(
     for method, model in METHOD_MODELS.items():
         assert model in embeddings  # write_collect_export fits every study method's model
         lines.append(f'{method} = "catalogue/embeddings/{model}.npy"')
+    ends = carried.get("completion")
+    for outcome, given in ends.items() if isinstance(ends, dict) else ():
+        lines += ["", f"[completion.{outcome}]"]
+        lines += [f"{k} = {_toml_value(v)}" for k, v in given.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -301,7 +372,9 @@ def write_collect_export(
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(collect_file, d / "collect.toml")
-    _write_participants(store, config, d / "collect_participants.csv", fast_server_ms)
+    where = d / data_path("collect_participants.csv")  # Psych-DS's place and name
+    where.parent.mkdir(exist_ok=True)
+    _write_participants(store, config, where, fast_server_ms)
     if rows is None:
         got = collect_triplets(store, fingerprint=config.fingerprint, fast_server_ms=fast_server_ms)
         rows = [t["row"] for t in got]
@@ -321,5 +394,9 @@ def write_collect_export(
         text = json.dumps(info, indent=2) + "\n"
         (d / "embeddings" / f"{model}.json").write_text(text, encoding="utf-8")
     _catalogue_folder(config.catalogue, d / "catalogue", embeddings, recorded)
-    (d / "study.toml").write_text(_study_file(config, embeddings, title), encoding="utf-8")
+    from ..experiment import read_toml
+
+    carried = {k: v for k, v in read_toml(str(collect_file)).items() if k in CARRIED_KEYS}
+    text = _study_file(config, embeddings, title, carried)
+    (d / "study.toml").write_text(text, encoding="utf-8")
     return {"triplets": len(triplets), "models": models}

@@ -132,6 +132,16 @@ def _refit_sampler(
     return sampler, number
 
 
+def asks_random(sampler: TripletSampler) -> bool:
+    """Whether ``sampler`` asks random queries now.
+
+    The ``random`` method always; the others until their burn-in's end
+    (:attr:`~tripletsearch.collect.TripletSampler.burn_in_`) and an embedding.
+    """
+    until = sampler.burn_in_
+    return until is None or sampler.embedding_ is None or sampler.n_answers_ < until
+
+
 def refit_once(
     store: Store,
     config: CollectConfig,
@@ -161,7 +171,8 @@ def refit_once(
         sampler, version = _refit_sampler(store, config, i, counted, tests)
         missing = buffer - store.free_queries(fp, name)
         got: Any = sampler.ask(missing, k=config.k) if missing > 0 else []
-        added[name] = store.add_queries(fp, name, version, got)
+        # (asked at random, as the method does before its burn-in's end: version 0)
+        added[name] = store.add_queries(fp, name, 0 if asks_random(sampler) else version, got)
     return added
 
 

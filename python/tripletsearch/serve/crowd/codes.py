@@ -7,9 +7,10 @@ id (the participants' table, :mod:`.roster`: the code the server showed them, wh
 their checks), and tells the owner whom to pay, reject or look at::
 
     tripletsearch codes --database URL --check submissions.csv [--platform prolific]
-        [--id-column NAME] [--code-column NAME] [--experiment NAME]
+        [--id-column NAME] [--code-column NAME] [--status-column NAME] [--experiment NAME]
 
-The id and code columns default by ``--platform`` (:data:`PLATFORM_COLUMNS`):
+The id, code and status columns default by ``--platform`` (:data:`PLATFORM_COLUMNS`,
+:data:`STATUS_COLUMNS`):
 
 - ``prolific``: ``Participant id`` and ``Completion code``, the columns of the submissions
   export of Prolific's researcher app ("Download summary"), where a submission without a
@@ -23,16 +24,27 @@ The id and code columns default by ``--platform`` (:data:`PLATFORM_COLUMNS`):
 - ``sona``: ``Survey Code`` and ``Completion code`` (SONA grants credit by its redirect and
   exports no codes of its own: give the columns of the file you made).
 
-A header that lacks a column is bad input (exit 2, naming the columns it has).
+A header that lacks a column is bad input (exit 2, naming the columns it has); a default
+status column the file lacks reads every row as a submission, said in the summary.
+
+The status column tells a submission from a row that is none (:data:`NOT_SUBMITTED`):
+Prolific's ``Status`` of ``RETURNED``, ``TIMED-OUT``, ``REJECTED`` or ``SCREENED OUT``
+(https://researcher-help.prolific.com, "submission statuses") and MTurk's
+``AssignmentStatus`` of ``Rejected`` are no submission; ``ACTIVE`` (Prolific: still taking
+part) is not one yet. Such rows are counted by status in the summary, never checked. One id
+submitted twice is checked once and said as such: ``TWICE <id>: submitted <n> times
+(<codes>)``, a finding (exit 1) since a platform would pay each submission.
 
 The report, one line each, in four parts: ``MISMATCH <id>: submitted <code>, recorded
 <code> (<outcome>)`` (an id with no record says ``no participant with this id``), ``FLAGGED
 <id>: <rules>: <why>`` (a collect's checks: their code is not the issue, the owner decides),
 ``NOT SUBMITTED <id> (<outcome>, code <code>)`` (took part, submitted nothing) and then a
 summary line ``<n> submitted: <m> match, <k> do not; <f> flagged; <s> took part without
-submitting; <u> never took part``. Exit 0 when every submitted code matches its record, 1
-when any does not (a submitted id that never took part included), 2 on bad input (a
-missing file or column, an unknown experiment: one line on stderr).
+submitting; <u> never took part``, followed where there are any by ``; <d> submitted more
+than once`` and ``; not submissions: <c> RETURNED, <c> TIMED-OUT, ...`` (each status's
+count, ``ACTIVE`` as ``not yet submitted``). Exit 0 when every submitted code matches
+its record, 1 when any does not (a submitted id that never took part, an id submitted twice
+included), 2 on bad input (a missing file or column, an unknown experiment: one line on stderr).
 """
 
 from __future__ import annotations
@@ -42,7 +54,9 @@ import os
 from typing import Any
 
 __all__ = [
+    "NOT_SUBMITTED",
     "PLATFORM_COLUMNS",
+    "STATUS_COLUMNS",
     "check_codes",
     "describe_check",
     "read_submissions",
@@ -58,14 +72,30 @@ PLATFORM_COLUMNS = {
     "sona": ("Survey Code", "Completion code"),
 }
 
+#: A platform's status column in that export (none known for SONA).
+STATUS_COLUMNS = {
+    "prolific": "Status",
+    "mturk": "AssignmentStatus",
+    "cloudresearch": "AssignmentStatus",
+}
 
-def read_submissions(path: Any, id_column: str, code_column: str) -> list[tuple[str, str]]:
-    """The (platform id, submitted code) rows of CSV file ``path``, in order.
+#: Statuses (upper-cased) of rows that are no submission: returned, timed out, rejected or
+#: screened out on Prolific, rejected on MTurk; ``ACTIVE``: still taking part, none yet.
+NOT_SUBMITTED = frozenset({"RETURNED", "TIMED-OUT", "REJECTED", "SCREENED OUT", "ACTIVE"})
 
-    Values stripped; rows without an id skipped. ValueError when the header lacks a column
-    (naming the columns it has) or the file is not a CSV file it can read (malformed, a
-    field over the csv module's limit, not UTF-8: naming ``--check`` and the file);
-    FileNotFoundError when there is no such file.
+
+def read_submissions(
+    path: Any, id_column: str, code_column: str, status_column: str | None = None,
+    status_required: bool = False,
+) -> tuple[list[tuple[str, str, str | None]], bool]:  # fmt: skip
+    """The (platform id, submitted code, status) rows of CSV file ``path``, in order.
+
+    Values stripped; rows without an id skipped; a status upper-cased, None without a
+    status column. Returns the rows and whether the status column was read. ValueError
+    when the header lacks the id or code column, or the status column when
+    ``status_required`` (naming the columns it has), or the file is not a CSV file it can
+    read (malformed, a field over the csv module's limit, not UTF-8: naming ``--check`` and
+    the file); FileNotFoundError when there is no such file.
     """
     name = os.fspath(path)
     if not os.path.isfile(name):
@@ -74,36 +104,70 @@ def read_submissions(path: Any, id_column: str, code_column: str) -> list[tuple[
         with open(name, newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
             header = reader.fieldnames or []
-            for column, option in ((id_column, "--id-column"), (code_column, "--code-column")):
+            needed = [(id_column, "--id-column"), (code_column, "--code-column")]
+            if status_column is not None and status_required:
+                needed.append((status_column, "--status-column"))
+            for column, option in needed:
                 if column not in header:
                     raise ValueError(
                         f"{option}: {name} has no column {column!r} (its columns: "
                         f"{', '.join(repr(h) for h in header) or 'none'})"
                     )
+            status = status_column if status_column in header else None
             rows = []
             for row in reader:
                 pid = (row.get(id_column) or "").strip()
                 if pid:
-                    rows.append((pid, (row.get(code_column) or "").strip()))
+                    said = (row.get(status) or "").strip().upper() if status else None
+                    rows.append((pid, (row.get(code_column) or "").strip(), said))
     except (csv.Error, UnicodeDecodeError) as exc:  # not a CSV file it can read
         what = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(f"--check: {name}: not a readable CSV file ({what})") from None
-    return rows
+    return rows, status is not None
+
+
+def _submissions(submitted: list, platform: str | None) -> tuple[dict, dict, dict]:
+    """The rows of a platform's export, sorted.
+
+    Returns the rows that are submissions, by canonical id (first id as written, its codes
+    in order); the rows that are none, counted by status; the statuses of those ids.
+    """
+    from .platforms import canonical_id
+
+    by_id: dict[str, tuple[str, list[str]]] = {}
+    other: dict[str, int] = {}
+    status_of: dict[str, str] = {}
+    for row in submitted:
+        pid, code = row[0], row[1]
+        status = row[2] if len(row) > 2 else None
+        key = canonical_id(platform, pid)
+        if status in NOT_SUBMITTED:
+            other[status] = other.get(status, 0) + 1
+            status_of[key] = status
+            continue
+        by_id.setdefault(key, (pid, []))[1].append(code)
+    return by_id, other, status_of
 
 
 def check_codes(
-    participants: list[dict], submitted: list[tuple[str, str]], platform: str | None = None
+    participants: list[dict], submitted: list, platform: str | None = None
 ) -> dict[str, Any]:
     """The submitted codes checked against the participants' table (:func:`~.roster.roster`).
 
-    ``participants``: the roster's rows; ``submitted``: (platform id, code) pairs. A code
+    ``participants``: the roster's rows; ``submitted``: (platform id, code) or (platform id,
+    code, status) rows (:func:`read_submissions`); a row whose status is in
+    :data:`NOT_SUBMITTED` is no submission (counted by status, not checked). A code
     matches when it is the code recorded for a participant of that platform id (a kept
     duplicate: any of theirs); ids compared in the form the server keeps them
-    (:func:`~.platforms.canonical_id` of ``platform``: NFC, a Prolific id lower-case).
-    Returns ``{"matched", "mismatched", "unknown", "flagged", "not_submitted",
-    "unmatchable", "n_submitted"}``: mismatched and unknown as records
-    ``{"platform_id", "submitted", "recorded", "outcome"}``, flagged and not submitted as
-    roster rows; ``unmatchable``: participants without a platform id (not checked).
+    (:func:`~.platforms.canonical_id` of ``platform``: NFC, a Prolific id lower-case); an
+    id submitted more than once is checked once (every code it submitted must match) and
+    listed in ``twice``. Returns ``{"matched", "mismatched", "unknown", "twice",
+    "flagged", "not_submitted", "unmatchable", "n_submitted", "not_submissions"}``:
+    mismatched and unknown as records ``{"platform_id", "submitted", "recorded",
+    "outcome"}``, twice as ``{"platform_id", "codes"}``, flagged and not submitted as
+    roster rows (a not submitted one with ``"status"``: its platform status, or None);
+    ``unmatchable``: participants without a platform id (not checked);
+    ``not_submissions``: the rows that are none, counted by status.
     """
     from .platforms import canonical_id
 
@@ -111,32 +175,38 @@ def check_codes(
     for p in participants:
         if p["platform_id"] is not None:
             by_id.setdefault(canonical_id(platform, p["platform_id"]), []).append(p)
-    matched, mismatched, unknown = [], [], []
-    for pid, code in submitted:
-        mine = by_id.get(canonical_id(platform, pid))
+    sent, other, status_of = _submissions(submitted, platform)
+    matched, mismatched, unknown, twice = [], [], [], []
+    for key, (pid, codes) in sent.items():
+        if len(codes) > 1:
+            twice.append({"platform_id": pid, "codes": codes})
+        mine = by_id.get(key)
+        wrong = [c for c in codes if not mine or not any(p["code"] == c for p in mine)]
         if not mine:
-            unknown.append({"platform_id": pid, "submitted": code, "recorded": None})
-        elif any(p["code"] is not None and p["code"] == code for p in mine):
+            unknown.append({"platform_id": pid, "submitted": codes[0], "recorded": None})
+        elif not wrong:
             matched.append(pid)
         else:
             recorded = next((p["code"] for p in mine if p["code"] is not None), None)
-            outcome = mine[0]["outcome"]
             mismatched.append(
-                {"platform_id": pid, "submitted": code, "recorded": recorded, "outcome": outcome}
-            )
-    ids = {canonical_id(platform, pid) for pid, _ in submitted}
+                {"platform_id": pid, "submitted": wrong[0], "recorded": recorded,
+                 "outcome": mine[0]["outcome"]}
+            )  # fmt: skip
+    not_submitted = []
+    for p in participants:
+        key = None if p["platform_id"] is None else canonical_id(platform, p["platform_id"])
+        if key is not None and key not in sent:
+            not_submitted.append({**p, "status": status_of.get(key)})
     return {
-        "n_submitted": len(submitted),
+        "n_submitted": len(sent),
         "matched": matched,
         "mismatched": mismatched,
         "unknown": unknown,
+        "twice": twice,
         "flagged": [p for p in participants if p["flagged"]],
-        "not_submitted": [
-            p
-            for p in participants
-            if p["platform_id"] is not None and canonical_id(platform, p["platform_id"]) not in ids
-        ],
+        "not_submitted": not_submitted,
         "unmatchable": [p for p in participants if p["platform_id"] is None],
+        "not_submissions": other,
     }
 
 
@@ -156,11 +226,15 @@ def describe_check(found: dict[str, Any]) -> list[str]:
     for m in found["unknown"]:
         shown = m["submitted"] or "(empty)"
         lines.append(f"MISMATCH {m['platform_id']}: submitted {shown}, no participant with this id")
+    for t in found.get("twice", []):
+        said = ", ".join(c or "(empty)" for c in t["codes"])
+        lines.append(f"TWICE {t['platform_id']}: submitted {len(t['codes'])} times ({said})")
     for p in found["flagged"]:
         lines.append(f"FLAGGED {_who(p)} ({p['participant']}): {p['flagged_by']}: {p['why']}")
     for p in found["not_submitted"]:
         code = p["code"] if p["code"] is not None else "none"
-        lines.append(f"NOT SUBMITTED {p['platform_id']} ({p['outcome']}, code {code})")
+        status = f", {p['status']} on the platform" if p.get("status") else ""
+        lines.append(f"NOT SUBMITTED {p['platform_id']} ({p['outcome']}, code {code}{status})")
     bad = len(found["mismatched"]) + len(found["unknown"])
     summary = (
         f"{found['n_submitted']} submitted: {len(found['matched'])} match, {bad} do not; "
@@ -169,14 +243,24 @@ def describe_check(found: dict[str, Any]) -> list[str]:
     )
     if found["unmatchable"]:
         summary += f"; {len(found['unmatchable'])} without a platform id (not checked)"
+    if found.get("twice"):
+        summary += f"; {len(found['twice'])} submitted more than once"
+    other = found.get("not_submissions") or {}
+    if other:
+        said = [f"{n} {s}" for s, n in sorted(other.items()) if s != "ACTIVE"]
+        if "ACTIVE" in other:
+            said.append(f"{other['ACTIVE']} ACTIVE (not yet submitted)")
+        summary += "; not submissions: " + ", ".join(said)
+    if found.get("no_status"):
+        summary += f"; no {found['no_status']} column: every row read as a submission"
     return [*lines, summary]
 
 
 def run(args: Any) -> int:
     """``tripletsearch codes``: a platform's submitted codes checked (:mod:`.codes`).
 
-    Exit 0 when every submitted code matches its record, 1 when any does not, 2 on bad
-    input (one line on stderr).
+    Exit 0 when every submitted code matches its record, 1 when any does not or an id
+    submitted twice, 2 on bad input (one line on stderr).
     """
     from ..commands import _fast, _with_store
 
@@ -192,13 +276,20 @@ def run(args: Any) -> int:
             raise ValueError(str(exc).replace("--name:", "--experiment:", 1)) from None
         if found is None:
             raise ValueError("--experiment: this database holds no study or collect")
-        submitted = read_submissions(
-            args.check, args.id_column or id_column, args.code_column or code_column
+        status = args.status_column or STATUS_COLUMNS.get(args.platform)
+        submitted, read = read_submissions(
+            args.check,
+            args.id_column or id_column,
+            args.code_column or code_column,
+            status,
+            status_required=args.status_column is not None,
         )
         roster = experiment_roster(store, found["key"], **_fast(args))
         result = check_codes(roster, submitted, args.platform)
+        if status is not None and not read:
+            result["no_status"] = repr(status)
         print("\n".join(describe_check(result)))
-        return 1 if result["mismatched"] or result["unknown"] else 0
+        return 1 if result["mismatched"] or result["unknown"] or result["twice"] else 0
 
     return _with_store(args, work)
 
@@ -216,6 +307,12 @@ def add_parser(sub: Any) -> None:
     )
     k.add_argument("--id-column", metavar="NAME", help="the column of platform ids")
     k.add_argument("--code-column", metavar="NAME", help="the column of submitted codes")
+    k.add_argument(
+        "--status-column",
+        metavar="NAME",
+        help="the column of submission statuses (default: Status on Prolific, "
+        "AssignmentStatus on MTurk and CloudResearch)",
+    )
     k.add_argument("--experiment", metavar="NAME", help="the study or collect, when several")
     k.add_argument(
         "--fast-server-ms",

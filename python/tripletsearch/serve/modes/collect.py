@@ -44,11 +44,15 @@ from ..errors import Invalid
 from ..schema import Answer
 from .base import Mode, Screen, ScreenSizes, SessionInfo
 
-__all__ = ["CollectMode", "ANSWER_KINDS"]
+__all__ = ["CollectMode", "ANSWER_KINDS", "BUFFER_KINDS"]
 
 # the kinds of query whose answers a sampler fits (attention checks, gold queries, repeats
-# and the held-out test queries are kept apart); "random": a fallback before 0.3.0
-ANSWER_KINDS = ("burn-in", "adaptive", "random", "fallback")
+# and the held-out test queries are kept apart): the participant's burn-in, a sampler's
+# random query or its method's own ("active", "arr"), a fallback (the buffer empty);
+# "adaptive": any sampler's query before 0.4.0; "random" also a fallback before 0.3.0
+ANSWER_KINDS = ("burn-in", "random", "active", "arr", "fallback", "adaptive")
+#: The kinds of a query a sampler's buffer gave (what its method asked).
+BUFFER_KINDS = ("random", "active", "arr")
 GOLD_SEED = 0x601D  # purpose of the draws of a participant's gold positions
 # from the check rules' version 2 on (a session's ``params["checks"]``, set at enrolment):
 # each participant meets GOLD_SHOWN rows of the file's gold (a pool), drawn per
@@ -345,8 +349,11 @@ class CollectMode(Mode):
         got = self.store.take_query(self.fingerprint, searcher.sampler, taker, refuse=refuse)
         if got is None:
             return None, None
-        query_id, head, cands = got
-        return {"head": head, "candidates": cands, "kind": "adaptive"}, (query_id, taker)
+        query_id, head, cands, version = got
+        # the kind of query the sampler asked: random (the random sampler's, or another's
+        # before its burn-in's end), or its method's own ("active", "arr")
+        kind = "random" if version == 0 else searcher.sampler
+        return {"head": head, "candidates": cands, "kind": kind}, (query_id, taker)
 
     def discard(self, screen: Screen) -> None:
         """A query taken from the buffer for a screen never recorded: free again."""

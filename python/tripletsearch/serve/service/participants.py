@@ -202,7 +202,10 @@ class Participants(Endings):
         if row is None or row.study not in (self.group, preview_group(self.group)):
             raise NotFound("no such participant in this study")
         if not token_matches(token, row.token_hash):
-            raise Unauthorized("missing or wrong token for this participant")
+            # a token given and not theirs (any more): the part continued with another
+            # (the same link opened in another window resumed them), as the page says
+            elsewhere = {"continued_elsewhere": True} if token else None
+            raise Unauthorized("missing or wrong token for this participant", elsewhere)
         if row.released is not None:
             raise Conflict(
                 "The researcher released this participation for a fresh start: open the "

@@ -60,8 +60,17 @@ export const client = {
   withdraw: (p) => request(`/api/participants/${at(p.id)}/withdraw`, {}, p.token),
 };
 
+let elsewhere = null; // the page's handler of a part that continued in another window
+
+/** Call `handler(e)` instead of showing the error of a request refused because the
+ * participant's part continued in another window (a 401 with `continued_elsewhere`). */
+export function onContinuedElsewhere(handler) {
+  elsewhere = handler;
+}
+
 /** The error display: the message under the page, read out by screen readers. */
 export function showError(e) {
+  if (elsewhere && e && e.reply && e.reply.continued_elsewhere) return elsewhere(e);
   $("status").textContent = "Error: " + (e && e.message ? e.message : String(e));
 }
 

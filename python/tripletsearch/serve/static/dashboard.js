@@ -1,7 +1,6 @@
-// The owner's dashboard. A collect's (/collect/dashboard): answers over time, held-out
-// accuracy per sampler, the newest embedding as a map, the participants and who is
-// flagged; a study's (/study/dashboard): its participants' table. Each participant's
-// platform id (a kept duplicate marked), outcome and recorded code. Asks for the admin
+// The owner's dashboard. A collect's: answers over time, held-out accuracy per sampler, the
+// newest embedding as a map, the participants and who is flagged; a study's: its
+// participants' table (platform id, outcome, recorded code, checks). Asks for the admin
 // token once (kept for this tab only) and refreshes every 10 seconds.
 
 import {COLOURS, plotLines, plotMap} from "./plot.js";
@@ -20,8 +19,9 @@ async function fetchBoard(token) {
   return body;
 }
 
-// a participant's agreement with everyone else's answers ("41/50, p 0.0001")
-const agreement = (a) => !a ? "" : a.p_value === null ? `${a.answers} answers, not scored yet`
+// a participant's agreement with everyone else's answers ("41/50, p 0.0001"); not scored
+// yet: their picks the refitter last read (not their answers now: checks, skips, since)
+const agreement = (a) => !a ? "" : a.p_value === null ? `not scored yet (${a.answers} picks at the last refit)`
   : `${a.agreed}/${a.answers}, p ${Number(a.p_value).toPrecision(2)}`;
 
 function participants(list) {

@@ -1,16 +1,15 @@
-// A participant's page, whatever the experiment's kind (GET /api/experiment): consent, the
-// instructions (when it has them), then their parts one after the other (a part with a
-// target begins with its page), each screen drawn by its mode's renderer (modes/), until
-// the end screen (the debrief, a completion code, a link back). A participant may stop at
-// any time: that withdraws them. A reload resumes where they were.
+// A participant's page, any experiment's kind: consent, instructions, their parts in turn
+// (each screen by its mode's renderer, modes/), then the end screen (debrief, code, link).
+// Stopping withdraws them; a reload resumes where they were.
 
-import {attempt, client} from "./api.js";
+import {attempt, client, onContinuedElsewhere} from "./api.js";
 import {enrolPreview, previewing, showPreviewBanner} from "./preview.js";
 import {begin, showScreen} from "./session.js";
 import {forget, save, saved, state} from "./state.js";
 import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
 import {end} from "./end.js";
 import {platformLink, sayPlatform} from "./platform.js";
+import {continuedElsewhere} from "./elsewhere.js";
 
 let experiment = null; // GET /api/experiment: title, consent, limits
 let link = null; // the platform parameters of the page's link (platformLink), or null
@@ -32,6 +31,7 @@ export async function initParticipant() {
   $("undo").hidden = !experiment.undo;
   $("stop").hidden = false;
   $("stop").onclick = () => attempt(withdraw);
+  onContinuedElsewhere(() => continuedElsewhere(link, showPart));
   const kept = saved();
   const another = kept && kept.participant && link && link.id !== null &&
     kept.participant.platformId !== link.id;
@@ -71,7 +71,9 @@ async function enrol() {
   state.participant = {id: p.id, token: p.token, platformId: link ? link.id : null};
   save();
   const go = async () => showPart(await client.next(state.participant));
-  if (!experiment.instructions) return go();
+  // one who took part already (resumed by their platform id) read the instructions: on
+  // to where they were, or to their end
+  if (!experiment.instructions || p.resumed) return go();
   show("instructions");
   $("instructions-text").textContent = experiment.instructions;
   $("go").onclick = () => attempt(go);

@@ -38,7 +38,7 @@ export function swatch(el, item) {
   if (item && item.image) {
     const img = document.createElement("img");
     img.src = item.image;
-    img.alt = item.name || "";
+    img.alt = item.name || "a picture"; // (pictures only: no name sent)
     el.append(img);
   } else if (item && item.hex) {
     el.style.background = item.hex;

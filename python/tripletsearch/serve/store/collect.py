@@ -19,8 +19,12 @@ from .tables import collect_embeddings, collect_queries
 
 __all__ = ["CollectRecords"]
 
+_QUERY_COLUMNS = (
+    collect_queries.c.id, collect_queries.c.head, collect_queries.c.candidates,
+    collect_queries.c.version,
+)  # fmt: skip
 _FREE_QUERIES = (
-    sa.select(collect_queries.c.id, collect_queries.c.head, collect_queries.c.candidates)
+    sa.select(*_QUERY_COLUMNS)
     .where(
         collect_queries.c.collect == sa.bindparam("collect"),
         collect_queries.c.sampler == sa.bindparam("sampler"),
@@ -31,7 +35,7 @@ _FREE_QUERIES = (
     .limit(64)
 )
 _HELD_QUERY = (
-    sa.select(collect_queries.c.id, collect_queries.c.head, collect_queries.c.candidates)
+    sa.select(*_QUERY_COLUMNS)
     .where(
         collect_queries.c.collect == sa.bindparam("collect"),
         collect_queries.c.sampler == sa.bindparam("sampler"),
@@ -53,6 +57,16 @@ _RELEASE_QUERY = (
     )
     .values(taken_by=None)
 )
+
+
+def _taken(row: Any) -> tuple[int, int, list[int], int]:
+    """A buffer's row as :meth:`CollectRecords.take_query` returns it."""
+    return (
+        int(row.id),
+        int(row.head),
+        [int(x) for x in json.loads(row.candidates)],
+        int(row.version),
+    )
 
 
 class CollectRecords(Database):
@@ -79,10 +93,11 @@ class CollectRecords(Database):
 
     def take_query(
         self, collect: str, sampler: str, taker: str, refuse: Any = ()
-    ) -> tuple[int, int, list[int]] | None:
+    ) -> tuple[int, int, list[int], int] | None:
         """The oldest free query of ``sampler``'s buffer, now taken by ``taker``.
 
-        Returns (its id, head, candidates), or None when the buffer has none left. Queries
+        Returns (its id, head, candidates, the embedding version it was chosen with: 0, a
+        random query), or None when the buffer has none left. Queries
         whose (head, candidate set) is in ``refuse`` are passed over (and stay free for
         others), however many: the buffer is read 64 queries at a time until one fits. Two
         takers never get the same query (a conditional update, retried). A query taken for
@@ -95,11 +110,11 @@ class CollectRecords(Database):
             if pick is None:
                 return None
             if held:
-                return int(pick.id), int(pick.head), [int(x) for x in json.loads(pick.candidates)]
+                return _taken(pick)
             with self._tx() as c:
                 done = c.execute(_TAKE_QUERY, {"b_id": pick.id, "b_taker": taker})
             if done.rowcount == 1:
-                return int(pick.id), int(pick.head), [int(x) for x in json.loads(pick.candidates)]
+                return _taken(pick)
         return None
 
     def _free_query(self, collect: str, sampler: str, taker: str, refuse: Any) -> Any:

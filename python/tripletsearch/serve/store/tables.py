@@ -177,7 +177,8 @@ collect_queries = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("collect", sa.String(64), nullable=False),  # the collect file's fingerprint
     sa.Column("sampler", sa.String(32), nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),  # its embedding version (0: none)
+    # the embedding version it was chosen with (0: none, a random query)
+    sa.Column("version", sa.Integer, nullable=False),
     sa.Column("head", sa.Integer, nullable=False),
     sa.Column("candidates", sa.Text, nullable=False),  # JSON: item ids
     sa.Column("created", sa.Float, nullable=False),

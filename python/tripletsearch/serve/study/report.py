@@ -205,8 +205,21 @@ def _design(store: Store, study: str | None, searches: list[dict[str, Any]]) -> 
         if block
         else None
     )
+    # every participant who did not withdraw: searched (some not to the end) or never began
+    mine: dict[str, list[dict[str, Any]]] = {}
+    for srch in searches:
+        mine.setdefault(srch["participant"], []).append(srch)
+    slots = max((len(v) for v in mine.values()), default=0)
+    stayed = [r.id for r in rows if r.withdrawn is None]
+    searched = [p for p in stayed if p in mine]
     return {
         "enrolled": len(rows),
+        "searched": len(searched),
+        "not_finished": sum(
+            len(mine[p]) < slots or any(x["outcome"] == "unfinished" for x in mine[p])
+            for p in searched
+        ),
+        "not_started": len(stayed) - len(searched),
         "withdrawn": len(withdrawn),
         "holes": withdrawn,
         "plans": plans,
@@ -338,14 +351,19 @@ def format_report(rep: dict[str, Any]) -> str:
     unfinished = sum(r["unfinished"] for r in rep["methods"])
     d = rep.get("design") or {}
     who = f"{rep['participants']} participants searched"
-    if d:
-        who = (
-            f"{d['enrolled']} participants enrolled, {d['withdrawn']} withdrew (left out; "
-            f"holes in the design at enrolment numbers {_numbers(d['holes'])}), "
-            f"{rep['participants']} searched"
+    if d:  # every participant enrolled said: withdrew, searched or never began
+        searched = d.get("searched", rep["participants"])
+        who = f"{d['enrolled']} participants enrolled, " + (
+            f"{d['withdrawn']} withdrew (left out; holes in the design at enrolment numbers "
+            f"{_numbers(d['holes'])}), "
             if d["withdrawn"]
-            else f"{d['enrolled']} participants enrolled, {rep['participants']} searched"
+            else ""
         )
+        who += f"{searched} searched"
+        if d.get("not_finished"):
+            who += f" ({d['not_finished']} of them did not finish)"
+        if d.get("not_started"):
+            who += f", {d['not_started']} never began a search"
     lines = [
         f"{who}: {len(rep['searches'])} searches ({unfinished} unfinished, counted apart)",
         f"{'method':<12}{'searches':>9}{'finished':>9}{'unfinished':>11}{'found':>7}"

@@ -64,6 +64,30 @@ def error(status: int, message: str, details: dict | None = None) -> JSONRespons
     return JSONResponse(body, status_code=status, headers=HEADERS)
 
 
+def names_hidden(request: Request) -> bool:
+    """Whether the server's experiment shows pictures only (``show_names = false``)."""
+    for kind in ("study", "collect"):
+        found = getattr(request.app.state, kind, None)
+        if found is not None:
+            return found.facts().get("show_names", True) is False
+    return False
+
+
+def without_names(value: Any) -> Any:
+    """``value`` (a reply) with every item record's ``name`` left out.
+
+    An item record: a dict with an ``id`` and a ``name`` beside its ``hex`` or ``image``
+    (:meth:`~...catalogue.Catalogue.item`). For an experiment that shows pictures only: its
+    names never reach the browser (a name would tell a picture's answer).
+    """
+    if isinstance(value, list):
+        return [without_names(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    item = "id" in value and "name" in value and ("hex" in value or "image" in value)
+    return {k: without_names(v) for k, v in value.items() if not (item and k == "name")}
+
+
 def bearer(request: Request) -> str | None:
     """The request's bearer token (``Authorization: Bearer <token>``), or None."""
     h = request.headers.get("authorization", "")

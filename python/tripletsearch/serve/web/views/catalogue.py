@@ -9,9 +9,9 @@ from starlette.routing import Route
 from ... import schema
 from ...catalogue import raster_type
 from ...catalogue.stimuli import MANIFEST_KEY, StimulusGuard
-from ...errors import Conflict, NotFound
+from ...errors import Conflict, Invalid, NotFound
 from ...service.search import SearchService
-from . import ok
+from . import names_hidden, ok, without_names
 
 __all__ = ["ROUTES"]
 
@@ -30,6 +30,9 @@ def catalogue(request: Request) -> Response:
     )
     service: SearchService = request.app.state.service
     cat = service.catalogue
+    hidden = names_hidden(request)  # pictures only: no name, and none searched by
+    if hidden and page.q:
+        raise Invalid("q: this experiment shows pictures only (no names to search)")
     n_matches, ids = cat.page(page.offset, page.limit, page.q)
     return ok(
         {
@@ -41,7 +44,7 @@ def catalogue(request: Request) -> Response:
             "limit": page.limit,
             "q": page.q,
             "n_matches": n_matches,
-            "items": [cat.item(i) for i in ids],
+            "items": [without_names(cat.item(i)) if hidden else cat.item(i) for i in ids],
         }
     )
 

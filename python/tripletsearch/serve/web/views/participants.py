@@ -33,7 +33,7 @@ from starlette.routing import Route
 from ... import schema
 from ...errors import NotFound
 from ...service.participants import Experiment
-from . import bearer, limit, ok, read_json
+from . import bearer, limit, names_hidden, ok, read_json, without_names
 
 __all__ = ["ROUTES", "KINDS", "experiment_of"]
 
@@ -72,7 +72,8 @@ async def next_screen(request: Request) -> Response:
     """``POST /api/participants/{pid}/next`` ``{}`` + token: the current screen, or the end."""
     found = experiment_of(request)
     schema.empty(await read_json(request))
-    return ok(await run_in_threadpool(found.current, request.path_params["pid"], bearer(request)))
+    reply = await run_in_threadpool(found.current, request.path_params["pid"], bearer(request))
+    return ok(without_names(reply) if names_hidden(request) else reply)
 
 
 async def answer(request: Request) -> Response:
@@ -80,7 +81,8 @@ async def answer(request: Request) -> Response:
     found = experiment_of(request)
     body = schema.part_answer(await read_json(request))
     pid, token = request.path_params["pid"], bearer(request)
-    return ok(await run_in_threadpool(found.respond, pid, token, body.answer, body.slot))
+    reply = await run_in_threadpool(found.respond, pid, token, body.answer, body.slot)
+    return ok(without_names(reply) if names_hidden(request) else reply)
 
 
 async def undo(request: Request) -> Response:
@@ -88,7 +90,8 @@ async def undo(request: Request) -> Response:
     found = experiment_of(request)
     body = schema.undo(await read_json(request))
     pid, token = request.path_params["pid"], bearer(request)
-    return ok(await run_in_threadpool(found.undo, pid, token, body))
+    reply = await run_in_threadpool(found.undo, pid, token, body)
+    return ok(without_names(reply) if names_hidden(request) else reply)
 
 
 async def withdraw(request: Request) -> Response:
