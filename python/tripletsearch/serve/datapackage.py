@@ -212,6 +212,11 @@ COLUMNS: dict[str, Any] = {
         ("n_queries", "integer", "Screens answered."),
         ("undos", "integer", "Answers undone."),
         ("seconds_per_answer", "number", "The mean seconds per answer."),
+        (
+            "flagged",
+            "boolean",
+            "Its participant is flagged by the study's checks: reported apart, not compared.",
+        ),
     ),
 }
 

@@ -75,7 +75,7 @@ def dashboard(request: Request) -> Response:
 
     ``{"kind": "study", "title", "name", "participants"}``: one record per participant
     (:func:`~...roster.roster`: outcome, recorded code, platform id and parameters,
-    duplicate), withdrawn ones too; what ``/study/dashboard`` shows.
+    duplicate, the study's checks' flags), withdrawn ones too; what ``/study/dashboard`` shows.
     """
     require_admin(request)
     studies = _study(request)
@@ -83,7 +83,11 @@ def dashboard(request: Request) -> Response:
 
     s = studies.study
     ident = s.identity()
-    rows = roster(studies.store, s.fingerprint, n_slots=studies.n_slots)
+    from ...study.checks import study_flags
+
+    fast = request.app.state.config.fast_server_ms  # the server's clock check
+    flags = study_flags(studies.store, s.fingerprint, fast)
+    rows = roster(studies.store, s.fingerprint, n_slots=studies.n_slots, flags=flags)
     return ok({"kind": "study", "title": s.title, "name": ident.name, "participants": rows})
 
 

@@ -1,0 +1,208 @@
+"""A study's checks on its participants: the server's clock, their picks, attention screens.
+
+:func:`participant_checks` flags a participant by the rules of version :data:`CHECK_RULES`,
+each flag naming its rule with its numbers (as a collect's checks do, ``collect/quality.py``):
+
+* ``server_time``: the median of the server's own time per screen (from sending a screen to
+  receiving its answer, over at least :data:`FAST_AFTER` answers) under the server's bound
+  (``fast_server_ms``, a server setting: :func:`server_clock_bound`), whatever the page
+  claims;
+* ``agreement``: their picks do not agree with their searches' own targets more often than
+  chance. An honest person picks the candidate nearest the target (in the catalogue's
+  embedding) far more often than 1/k. Each screen records, when it is made, which candidate
+  is nearest and how clear that is (:func:`~..modes.find.clarity`: the log-odds of the
+  nearest under gamma-CKL, 0 for a tie, capped at 5): a pick agrees when it is the nearest;
+  a skip never agrees. A pick at random agrees with probability 1/k whatever the weights,
+  so ``S = sum w (agreed - 1/k)`` has mean 0 and variance ``sum w^2 (1/k)(1 - 1/k)`` under
+  chance; ``p_value`` is the one-sided normal tail of ``S`` over its standard deviation.
+  A participant with at least :data:`AGREEMENT_AFTER` weighed picks whose ``p_value`` is
+  not below :data:`AGREEMENT_LEVEL` is flagged. The rule's error rates: a script picking at
+  random (or by anything that does not know the target's neighbours) passes with
+  probability :data:`AGREEMENT_LEVEL` (1 %), however many picks it makes; an honest person
+  is flagged only when their picks fail to beat chance at that level, which the bench
+  measures (``bench/study_checks.py``: 0 of 120 people of gamma 3 with 5 % lapses). The
+  "this is it" answers and the attention screens are not picks (the target is on them);
+* ``attention``: fewer than :data:`PASS_SHARE` of the attention screens answered with
+  "this is it" on the target (a study file's ``attention``: screens that show the target
+  among the candidates, served along the path and in the form of any other screen).
+
+A study's checks never change the code a participant was shown; a flagged participant's
+searches are reported apart (:mod:`.report`) and their flags are in the participants'
+table (``flagged``, ``flagged_by``, ``why``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..store import Store, counted_answers
+
+__all__ = [
+    "participant_checks",
+    "study_flags",
+    "server_clock_bound",
+    "flagged_summary",
+    "flagged_text",
+    "CHECK_RULES",
+    "AGREEMENT_LEVEL",
+    "AGREEMENT_AFTER",
+    "PASS_SHARE",
+    "FAST_AFTER",
+]
+
+CHECK_RULES = 1  # the version of a study's rules (none before it)
+AGREEMENT_LEVEL = 0.01  # the one-sided test's alpha: a random script's chance to pass
+AGREEMENT_AFTER = 8  # weighed picks before the agreement rule judges
+PASS_SHARE = 0.5  # attention screens passed fewer than this: flagged
+FAST_AFTER = 5  # screens timed before the server's clock judges (as a collect's)
+
+
+def server_clock_bound(store: Store, key: str | None, given: float | None = None) -> float:
+    """The server-clock bound (ms) a study's checks use: the server's ``fast_server_ms``.
+
+    The one place the study's checks read it: today the server's setting as the caller
+    has it (``given``: ``--fast-server-ms``, :attr:`~..config.ServeConfig.fast_server_ms`;
+    None: its default), as a collect's checks; ``store`` and ``key`` (the study's) are for
+    reading the bound recorded with the experiment instead.
+    """
+    if given is not None:
+        return float(given)
+    from ..config import ServeConfig
+
+    return float(ServeConfig().fast_server_ms)
+
+
+def _agreement(answers: list[dict]) -> dict[str, Any]:
+    """The agreement record of ``answers`` (counted, in order): counts and the weighed test."""
+    w, a, chance = [], [], []
+    for h in answers:
+        q = h["query"]
+        if h["found"] or "weight" not in q:  # "this is it", or a screen made before rules 1
+            continue
+        w.append(float(q["weight"]))
+        a.append(float(h["choice"] is not None and h["choice"] == q["nearest"]))
+        chance.append(1.0 / len(q["shown"]))
+    W, A, C = np.array(w), np.array(a), np.array(chance)
+    var = float(np.sum(W**2 * C * (1 - C)))
+    z = float(np.sum(W * (A - C)) / math.sqrt(var)) if var > 0 else None
+    judged = z is not None and len(w) >= AGREEMENT_AFTER
+    return {
+        "agreed": int(A.sum()), "picks": len(w), "chance": float(C.mean()) if len(C) else None,
+        "z": z, "p_value": 0.5 * math.erfc(z / math.sqrt(2)) if judged else None,
+    }  # fmt: skip
+
+
+def _median(values: list[float]) -> float | None:
+    return float(np.median(values)) if len(values) >= FAST_AFTER else None
+
+
+def participant_checks(
+    searches: list[tuple[int | None, list[dict]]], fast_server_ms: float
+) -> dict[str, Any]:
+    """A participant's checks from their searches: (target, answered screens) each.
+
+    ``agreement``: ``{"agreed", "picks", "chance", "z", "p_value"}`` (None p: not judged);
+    ``attention``: (passed, answered); ``server_ms``: the median time per screen by the
+    server's clock (None: fewer than :data:`FAST_AFTER`); ``flags``: one record per rule
+    that flags them (``rule``, its numbers, ``why``); ``flagged``; ``rules``.
+    """
+    answers = [h for _, hist in searches for h in counted_answers(hist)]
+    checked = [(t, h) for t, hist in searches for h in hist if h["kind"] == "check"]
+    timed = [h for _, hist in searches for h in hist if h["kind"] in ("answer", "check")]
+    server = _median([1e3 * (h["answered_at"] - h["shown_at"]) for h in timed])
+    agree = _agreement(answers)
+    passed = sum(_on_target(t, h) for t, h in checked)
+    flags = []
+    if server is not None and server < fast_server_ms:
+        why = f"time per screen by the server's clock: median {server:.0f} ms (under "
+        rec = {"rule": "server_time", "median_ms": server, "bound_ms": fast_server_ms}
+        flags.append({**rec, "why": why + f"{fast_server_ms:.0f} ms)"})
+    if agree["p_value"] is not None and agree["p_value"] >= AGREEMENT_LEVEL:
+        why = (
+            f"picks of the candidate nearest the target: {agree['agreed']} of {agree['picks']} "
+            f"(chance {agree['chance']:.2f}); weighed by how clear each was, p = "
+            f"{agree['p_value']:.3g}, not below {AGREEMENT_LEVEL}"
+        )
+        rec = {"rule": "agreement", "agreed": agree["agreed"], "of": agree["picks"]}
+        flags.append({**rec, "p_value": agree["p_value"], "level": AGREEMENT_LEVEL, "why": why})
+    if checked and passed < PASS_SHARE * len(checked):
+        why = f"attention screens: {passed} of {len(checked)} (fewer than {PASS_SHARE:.0%})"
+        flags.append({"rule": "attention", "passed": passed, "of": len(checked), "why": why})
+    return {
+        "agreement": agree,
+        "attention": (passed, len(checked)),
+        "server_ms": server,
+        "flags": flags,
+        "flagged": bool(flags),
+        "rules": CHECK_RULES,
+    }
+
+
+def _on_target(target: int | None, h: dict) -> bool:
+    """Whether an attention screen was answered "this is it" on the target."""
+    q = h["query"]
+    if target is None or not h["found"] or h["choice"] is None:
+        return False
+    return int((q["shown"] + q.get("offered", []))[h["choice"]]) == int(target)
+
+
+def study_flags(
+    store: Store, key: str | None, fast_server_ms: float | None = None
+) -> dict[str, list[dict]]:
+    """The flags of every participant of the study of key ``key``, by participant id.
+
+    Withdrawn participants too; ``key`` None: every study's (a session with a target);
+    ``fast_server_ms``: the server's setting (:func:`server_clock_bound`).
+    """
+    return {p: got["flags"] for p, got in study_checks(store, key, fast_server_ms).items()}
+
+
+def study_checks(
+    store: Store, key: str | None, fast_server_ms: float | None = None
+) -> dict[str, dict]:
+    """:func:`participant_checks` of every participant of the study of key ``key``, by id."""
+    bound = server_clock_bound(store, key, fast_server_ms)
+    answered = store.all_answers()
+    mine: dict[str, list[tuple[int | None, list[dict]]]] = {}
+    for s in store.iter_sessions(withdrawn=True, experiment=key):
+        if s.participant is not None and s.target is not None:
+            got = (int(s.target), answered.get(s.id, []))
+            mine.setdefault(str(s.participant), []).append(got)
+    return {p: participant_checks(searches, bound) for p, searches in mine.items()}
+
+
+def flagged_summary(flags: dict[str, list[dict]], searched: set[str]) -> dict[str, Any]:
+    """The report's flagged part: how many of those who ``searched`` are flagged, and why.
+
+    ``{"participants", "by_rule": {rule: count}, "who": [{"participant", "rules", "why"}]}``.
+    """
+    who = [
+        {"participant": p, "rules": [f["rule"] for f in f_], "why": "; ".join(f["why"] for f in f_)}
+        for p, f_ in sorted(flags.items())
+        if f_ and p in searched
+    ]
+    by_rule: dict[str, int] = {}
+    for w in who:
+        for r in w["rules"]:
+            by_rule[r] = by_rule.get(r, 0) + 1
+    return {"participants": len(who), "by_rule": by_rule, "who": who, "rules": CHECK_RULES}
+
+
+def flagged_text(flagged: dict | None) -> list[str]:
+    """The report's lines on the flagged participants (none when no one is flagged)."""
+    if not flagged or not flagged["participants"]:
+        return []
+    n, rules = flagged["participants"], flagged["by_rule"]
+    why = ", ".join(f"{r} {c}" for r, c in sorted(rules.items()))
+    lines = [
+        f"flagged by the study's checks: {n} participant{'s' if n != 1 else ''} (their "
+        f"{flagged['searches']} searches reported apart, not in the comparison below); by "
+        f"rule: {why}"
+    ]
+    lines += [f"  {w['participant']}: {w['why']}" for w in flagged["who"][:20]]
+    if len(flagged["who"]) > 20:
+        lines.append(f"  and {len(flagged['who']) - 20} more (participants.csv of the export)")
+    return lines
