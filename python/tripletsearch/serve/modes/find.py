@@ -15,17 +15,7 @@ from ..schema import Answer
 from ..store import Store
 from .base import Mode, Screen, ScreenSizes, SessionInfo, Settings
 
-__all__ = [
-    "FindMode",
-    "N_CHOICES",
-    "MAX_GUESSES",
-    "check_gamma",
-    "check_guesses",
-    "opening_of",
-    "clarity",
-    "CLARITY_GAMMA",
-    "MAX_WEIGHT",
-]
+__all__ = ["FindMode", "N_CHOICES", "MAX_GUESSES", "check_gamma", "check_guesses", "opening_of"]
 
 N_CHOICES = ScreenSizes(2, 8, 4)  # items per screen (at most the catalogue's)
 # best guesses offered with each screen at most (0, the default: the paper's protocol)
@@ -35,29 +25,6 @@ OPENING = "uniform"
 # the opening of a session stored before its params recorded one: 0.3.0's default (an
 # opening decides screen 0 only, which is stored: a rebuilt session replays its screens)
 STORED_OPENING = "random"
-# how clear a screen is for a person looking for a given target (the study's checks):
-# gamma-CKL's probabilities at this power, their log-odds capped at MAX_WEIGHT
-CLARITY_GAMMA, MAX_WEIGHT = 3.0, 5.0
-
-
-def clarity(X: Any, target: int, shown: list[int]) -> tuple[int, float]:
-    """(the position of the candidate nearest ``target`` in ``X``, how clear that is).
-
-    The weight is the log-odds of the nearest against the average other under gamma-CKL
-    (:data:`CLARITY_GAMMA`; ``P(c) ~ ||x_c - x_t||^-gamma``): ``log(p (k - 1) / (1 - p))``,
-    0 for a tie, at most :data:`MAX_WEIGHT` (the target itself shown: the cap). As the
-    collect's agreement rule weighs a pick: a near-tie says little of a person.
-    """
-    d = np.sqrt(((np.asarray(X)[shown] - np.asarray(X)[target]) ** 2).sum(axis=1))
-    best = int(np.argmin(d))
-    if d[best] <= 0:
-        return best, MAX_WEIGHT
-    a = -CLARITY_GAMMA * np.log(d)
-    p = np.exp(a - a.max())
-    p /= p.sum()
-    k = len(shown)
-    w = np.log(max(p[best], 1e-300) * (k - 1) / max(1.0 - p[best], 1e-300))
-    return best, float(min(max(w, 0.0), MAX_WEIGHT))
 
 
 def check_gamma(value: Any) -> float | str:
@@ -231,12 +198,13 @@ class FindMode(Mode):
         return Screen(payload, query)
 
     def for_target(self, screen: Screen, target: int, attention: bool, seed: int) -> Screen:
-        """``screen`` of a search for ``target`` (a study's): its clarity kept in its query.
+        """``screen`` of a search for ``target`` (a study's), as the study's checks read it.
 
-        The query gains ``nearest`` and ``weight`` (:func:`clarity`, in the catalogue's
-        embedding), which the study's checks read; an ``attention`` screen shows the target
-        in place of a candidate (at a position drawn from ``seed``) and is marked
-        ``check = "attention"`` in the query only: the payload's form is every screen's.
+        The query gains ``distances``: each candidate's distance to the target in the
+        catalogue's embedding (6 significant digits), from which the checks judge the pick;
+        an ``attention`` screen shows the target in place of a candidate (at a position
+        drawn from ``seed``) and is marked ``check = "attention"`` in the query only: the
+        payload's form is every screen's.
         """
         shown, query = list(screen.query["shown"]), dict(screen.query)
         payload = screen.payload
@@ -247,7 +215,9 @@ class FindMode(Mode):
             payload = {**payload, "items": [self.catalogue.item(i) for i in shown]}
         if attention:
             query["check"] = "attention"
-        query["nearest"], query["weight"] = clarity(self.catalogue.embedding, target, shown)
+        X = np.asarray(self.catalogue.embedding)
+        d = np.sqrt(((X[shown] - X[int(target)]) ** 2).sum(axis=1))
+        query["distances"] = [float(f"{v:.6g}") for v in d]
         return Screen(payload, query, screen.claim)
 
     def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:

@@ -7,21 +7,23 @@ each flag naming its rule with its numbers (as a collect's checks do, ``collect/
   receiving its answer, over at least :data:`FAST_AFTER` answers) under the server's bound
   (``fast_server_ms``, a server setting: :func:`server_clock_bound`), whatever the page
   claims;
-* ``agreement``: their picks do not agree with their searches' own targets more often than
-  chance. An honest person picks the candidate nearest the target (in the catalogue's
-  embedding) far more often than 1/k. Each screen records, when it is made, which candidate
-  is nearest and how clear that is (:func:`~..modes.find.clarity`: the log-odds of the
-  nearest under gamma-CKL, 0 for a tie, capped at 5): a pick agrees when it is the nearest;
-  a skip never agrees. A pick at random agrees with probability 1/k whatever the weights,
-  so ``S = sum w (agreed - 1/k)`` has mean 0 and variance ``sum w^2 (1/k)(1 - 1/k)`` under
-  chance; ``p_value`` is the one-sided normal tail of ``S`` over its standard deviation.
-  A participant with at least :data:`AGREEMENT_AFTER` weighed picks whose ``p_value`` is
-  not below :data:`AGREEMENT_LEVEL` is flagged. The rule's error rates: a script picking at
-  random (or by anything that does not know the target's neighbours) passes with
-  probability :data:`AGREEMENT_LEVEL` (1 %), however many picks it makes; an honest person
-  is flagged only when their picks fail to beat chance at that level, which the bench
-  measures (``bench/study_checks.py``: 0 of 120 people of gamma 3 with 5 % lapses). The
-  "this is it" answers and the attention screens are not picks (the target is on them);
+* ``agreement``: their picks agree with their searches' own targets less often than an
+  honest person's would. An honest person picks the candidate nearest the target (in the
+  catalogue's embedding) far more often than 1/k. Each screen of a study records, when it is
+  made, its candidates' distances to the target (the query's ``distances``); a pick agrees
+  when it is the nearest, a skip never does. Each pick weighs by how clear its screen is
+  (``w``: the log-odds of the nearest against the average other under gamma-CKL at
+  :data:`CLARITY_GAMMA`, 0 for a tie, at most :data:`MAX_WEIGHT`: a near-tie says little),
+  and ``p0`` is the chance that the :data:`REFERENCE` person (gamma-CKL of gamma 1.5 with
+  10 % lapses: an honest person at worst) picks the nearest there. Under that person,
+  ``S = sum w (agreed - p0)`` has mean 0 and variance ``sum w^2 p0 (1 - p0)``; ``p_value``
+  is the one-sided normal lower tail of ``S`` over its standard deviation, and a
+  ``p_value`` below :data:`AGREEMENT_LEVEL` flags. The rule's false-flag rate is that
+  level, 5 %, for a person as reliable as the reference, and less for a more reliable one
+  (``bench/study_checks.py`` measures both kinds of error); a script that does not know
+  the target's neighbours agrees near 1/k, far below ``p0`` on clear screens, and is
+  caught once it has made enough clear picks. The "this is it" answers and the attention
+  screens are not picks;
 * ``attention``: fewer than :data:`PASS_SHARE` of the attention screens answered with
   "this is it" on the target (a study file's ``attention``: screens that show the target
   among the candidates, served along the path and in the form of any other screen).
@@ -48,14 +50,15 @@ __all__ = [
     "flagged_text",
     "CHECK_RULES",
     "AGREEMENT_LEVEL",
-    "AGREEMENT_AFTER",
+    "REFERENCE",
     "PASS_SHARE",
     "FAST_AFTER",
 ]
 
 CHECK_RULES = 1  # the version of a study's rules (none before it)
-AGREEMENT_LEVEL = 0.01  # the one-sided test's alpha: a random script's chance to pass
-AGREEMENT_AFTER = 8  # weighed picks before the agreement rule judges
+AGREEMENT_LEVEL = 0.05  # the one-sided test's alpha: its false-flag rate (see above)
+REFERENCE = (1.5, 0.1)  # the honest person the test assumes at worst: gamma-CKL, lapses
+CLARITY_GAMMA, MAX_WEIGHT = 3.0, 5.0  # a pick's weight: how clear its screen is
 PASS_SHARE = 0.5  # attention screens passed fewer than this: flagged
 FAST_AFTER = 5  # screens timed before the server's clock judges (as a collect's)
 
@@ -75,23 +78,48 @@ def server_clock_bound(store: Store, key: str | None, given: float | None = None
     return float(ServeConfig().fast_server_ms)
 
 
+def _pick_terms(distances: list[float]) -> tuple[int, float, float]:
+    """(the nearest candidate's position, the pick's weight, a reference person's chance).
+
+    The weight: how clear the screen is, the log-odds of the nearest against the average
+    other under gamma-CKL at :data:`CLARITY_GAMMA` (``P(c) ~ d_c^-gamma``), 0 for a tie,
+    at most :data:`MAX_WEIGHT` (the target itself shown: the cap). The chance: that a
+    :data:`REFERENCE` person (gamma-CKL with lapses) picks the nearest.
+    """
+    d = np.asarray(distances, dtype=np.float64)
+    k, best = len(d), int(np.argmin(d))
+    gamma, lapse = REFERENCE
+    if d[best] <= 0:  # the target shown
+        return best, MAX_WEIGHT, (1 - lapse) + lapse / k
+    logd = np.log(d)
+
+    def p_nearest(g: float) -> float:
+        a = -g * logd
+        e = np.exp(a - a.max())
+        return float(e[best] / e.sum())
+
+    p = p_nearest(CLARITY_GAMMA)
+    w = math.log(max(p, 1e-300) * (k - 1) / max(1.0 - p, 1e-300))
+    return best, float(min(max(w, 0.0), MAX_WEIGHT)), (1 - lapse) * p_nearest(gamma) + lapse / k
+
+
 def _agreement(answers: list[dict]) -> dict[str, Any]:
     """The agreement record of ``answers`` (counted, in order): counts and the weighed test."""
-    w, a, chance = [], [], []
+    w, a, ref = [], [], []
     for h in answers:
         q = h["query"]
-        if h["found"] or "weight" not in q:  # "this is it", or a screen made before rules 1
+        if h["found"] or "distances" not in q:  # "this is it", or a screen made before
             continue
-        w.append(float(q["weight"]))
-        a.append(float(h["choice"] is not None and h["choice"] == q["nearest"]))
-        chance.append(1.0 / len(q["shown"]))
-    W, A, C = np.array(w), np.array(a), np.array(chance)
-    var = float(np.sum(W**2 * C * (1 - C)))
-    z = float(np.sum(W * (A - C)) / math.sqrt(var)) if var > 0 else None
-    judged = z is not None and len(w) >= AGREEMENT_AFTER
+        best, weight, chance = _pick_terms(q["distances"])
+        w.append(weight)
+        a.append(float(h["choice"] is not None and h["choice"] == best))
+        ref.append(chance)
+    W, A, R = np.array(w), np.array(a), np.array(ref)
+    var = float(np.sum(W**2 * R * (1 - R)))
+    z = float(np.sum(W * (A - R)) / math.sqrt(var)) if var > 0 else None
     return {
-        "agreed": int(A.sum()), "picks": len(w), "chance": float(C.mean()) if len(C) else None,
-        "z": z, "p_value": 0.5 * math.erfc(z / math.sqrt(2)) if judged else None,
+        "agreed": int(A.sum()), "picks": len(w), "expected": float(R.sum()), "z": z,
+        "p_value": None if z is None else 0.5 * math.erfc(-z / math.sqrt(2)),
     }  # fmt: skip
 
 
@@ -120,11 +148,11 @@ def participant_checks(
         why = f"time per screen by the server's clock: median {server:.0f} ms (under "
         rec = {"rule": "server_time", "median_ms": server, "bound_ms": fast_server_ms}
         flags.append({**rec, "why": why + f"{fast_server_ms:.0f} ms)"})
-    if agree["p_value"] is not None and agree["p_value"] >= AGREEMENT_LEVEL:
+    if agree["p_value"] is not None and agree["p_value"] < AGREEMENT_LEVEL:
         why = (
             f"picks of the candidate nearest the target: {agree['agreed']} of {agree['picks']} "
-            f"(chance {agree['chance']:.2f}); weighed by how clear each was, p = "
-            f"{agree['p_value']:.3g}, not below {AGREEMENT_LEVEL}"
+            f"(an honest person: {agree['expected']:.0f}); weighed by how clear each was, "
+            f"p = {agree['p_value']:.3g}, below {AGREEMENT_LEVEL}"
         )
         rec = {"rule": "agreement", "agreed": agree["agreed"], "of": agree["picks"]}
         flags.append({**rec, "p_value": agree["p_value"], "level": AGREEMENT_LEVEL, "why": why})
