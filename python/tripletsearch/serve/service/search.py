@@ -230,21 +230,9 @@ class SearchService:
             self.live.put(sid, searcher, 0, 0, 0, the_mode.state_bytes(searcher))
         return sid, token
 
-    def _next_screen(
-        self,
-        mode: Mode,
-        params: dict,
-        number: int,
-        searcher: Any,
-        target: int | None = None,
-        seed: int = 0,
-    ) -> Screen | None:
-        """Screen ``number``, or None when the search is over or at its screen limit.
-
-        A session with a ``target`` (a study's) gets it as its mode makes it for the
-        study's checks (:meth:`~..modes.Mode.for_target`, from the same step as any other):
-        screen ``number + 1`` named in its params' ``attention`` is an attention screen.
-        """
+    def _next_screen(self, mode: Mode, params: dict, number: int, searcher: Any,
+                     target: int | None = None, seed: int = 0) -> Screen | None:  # fmt: skip
+        """Screen ``number`` (with a ``target``: :meth:`~..modes.Mode.for_target`'s), or None."""
         if number >= int(params.get("max_queries", self.max_queries)):
             return None
         screen = mode.next_screen(searcher, number)
@@ -319,8 +307,9 @@ class SearchService:
             searcher = self.live.at(row, mode)
             if not check:
                 mode.apply(searcher, screen.query, request.choice)
-            at, seed = request.screen + 1, int(row.seed)
-            nxt = self._next_screen(mode, row.params, at, searcher, row.target, seed)
+            nxt = self._next_screen(
+                mode, row.params, request.screen + 1, searcher, row.target, int(row.seed)
+            )
             end = mode.end_result(searcher, request.screen + 1) if nxt is None else None
         return searcher, nxt, end
 
@@ -334,8 +323,7 @@ class SearchService:
         if fresh is None or fresh.screen != number or fresh.done:
             return self._repeat(sid, number, "answer", *key)
         nxt: Screen | None = None
-        # an attention screen's answer is kept apart: it counts in no query (nor undo)
-        counts = screen.query.get("check") is None
+        counts = screen.query.get("check") is None  # (an attention screen's: in no query)
         n_queries = fresh.n_queries + counts
         try:
             searcher, nxt, result = self._step(fresh, mode, screen, request)

@@ -202,11 +202,13 @@ def study_checks(
     return {p: participant_checks(searches, bound) for p, searches in mine.items()}
 
 
-def flagged_summary(flags: dict[str, list[dict]], searched: set[str]) -> dict[str, Any]:
-    """The report's flagged part: how many of those who ``searched`` are flagged, and why.
+def flagged_summary(flags: dict[str, list[dict]], searches: list[dict]) -> dict[str, Any]:
+    """The report's flagged part: how many of those who did ``searches`` are flagged, and why.
 
-    ``{"participants", "by_rule": {rule: count}, "who": [{"participant", "rules", "why"}]}``.
+    ``{"participants", "searches", "by_rule": {rule: count}, "who": [{"participant",
+    "rules", "why"}]}`` (``searches``: theirs, each with its ``flagged``).
     """
+    searched = {str(s["participant"]) for s in searches}
     who = [
         {"participant": p, "rules": [f["rule"] for f in f_], "why": "; ".join(f["why"] for f in f_)}
         for p, f_ in sorted(flags.items())
@@ -216,7 +218,9 @@ def flagged_summary(flags: dict[str, list[dict]], searched: set[str]) -> dict[st
     for w in who:
         for r in w["rules"]:
             by_rule[r] = by_rule.get(r, 0) + 1
-    return {"participants": len(who), "by_rule": by_rule, "who": who, "rules": CHECK_RULES}
+    n = sum(bool(s["flagged"]) for s in searches)
+    return {"participants": len(who), "searches": n, "by_rule": by_rule, "who": who,
+            "rules": CHECK_RULES}  # fmt: skip
 
 
 def flagged_text(flagged: dict | None) -> list[str]:

@@ -286,9 +286,8 @@ def study_report(
     the key of the study (its participants' group; None: every study's searches).
     With one target the study is between-subjects: the methods are
     compared across people (``paired`` holds Welch's difference), not paired by target.
-    The searches of participants the study's checks flag (:mod:`.checks`;
-    ``fast_server_ms``: the server's clock bound) are reported apart (``flagged``, and
-    each search's ``flagged``), not in the methods' comparison.
+    Flagged participants' searches (:mod:`.checks`, ``fast_server_ms``: the clock's bound)
+    are reported apart (``flagged``; each search's), not in the methods' comparison.
     """
     members = None if study is None else store.participant_ids(study)
     # a study's searches: a participant's, with the target they were given (a collect
@@ -319,10 +318,7 @@ def study_report(
         "paired": compare(searches, methods[0], methods[1]) if len(methods) >= 2 else None,
         "people": None if catalogue is None else _people(kept, catalogue),
         "guesses": sorted({s["guesses"] for s in searches}),  # one, but for a mix of studies
-        "flagged": {
-            **flagged_summary(flags, {str(s["participant"]) for s in every}),
-            "searches": len(every) - len(searches),
-        },
+        "flagged": flagged_summary(flags, every),
     }
 
 
@@ -472,8 +468,8 @@ def write_report(
     ``datapackage.json`` and ``dataset_description.json`` (:mod:`..datapackage`) and
     ``cdf.png`` (where matplotlib is installed: the ``serve`` extra brings it; where it is
     not, ``report.txt`` and the returned ``plot_note`` say so). ``study``: the key of the
-    study to report (None: every study search of the database). ``fast_server_ms``: the
-    study checks' server-clock bound (:func:`.checks.server_clock_bound`).
+    study to report (None: every study search of the database); ``fast_server_ms``: as
+    :func:`study_report`'s.
     """
     rep = study_report(store, catalogue, study, fast_server_ms=fast_server_ms)
     d = Path(os.fspath(out))
