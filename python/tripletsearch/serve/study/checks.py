@@ -20,7 +20,8 @@ each flag naming its rule with its numbers (as a collect's checks do, ``collect/
   is the one-sided normal lower tail of ``S`` over its standard deviation, and a
   ``p_value`` below :data:`AGREEMENT_LEVEL` flags. The rule's false-flag rate is that
   level, 5 %, for a person as reliable as the reference, and less for a more reliable one
-  (``bench/study_checks.py`` measures both kinds of error); a script that does not know
+  (``bench/study_checks.py``: 6 of 80 at the reference, 0 of 80 at gamma 3 with 5 %
+  lapses; each of five scripts 20 of 20); a script that does not know
   the target's neighbours agrees near 1/k, far below ``p0`` on clear screens, and is
   caught once it has made enough clear picks. The "this is it" answers and the attention
   screens are not picks;
