@@ -167,7 +167,12 @@ COLUMNS: dict[str, Any] = {
         _SESSION,
         _SCREEN,
         ("mode", "string", "The session's mode."),
-        ("kind", "string", "answer or undo (and a collect query's kind)."),
+        (
+            "kind",
+            "string",
+            "answer, undo or check (a study's attention screen: in no query) (and a collect "
+            "query's kind).",
+        ),
         ("choice", "integer", "The position picked among those shown; empty: none (a skip)."),
         ("found", "boolean", "Whether the answer said the target was shown; empty: n/a."),
         ("undone", "boolean", "Whether the answer was undone later."),
