@@ -16,7 +16,9 @@ their own:
 * :class:`CollectPerson` answers a collect screen (a head and its candidates, as the
   service sends it): a person by gamma-CKL with lapses, or one of the scripts the checks
   must catch (random picks; random picks but the checks it can recognise on the screen
-  answered right; answers at 100 ms).
+  answered right; answers at 100 ms);
+* :class:`StudyPerson` answers a study's find screens: a person by gamma-CKL with lapses,
+  or one of the scripts a study's checks must catch.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .colour import srgb_to_lab
 from .oracles import GammaCKL, Oracle
 from .outcomes import triplet_agreement
 
-__all__ = ["FindPerson", "MixPerson", "TripletPeople", "CollectPerson"]
+__all__ = ["FindPerson", "MixPerson", "TripletPeople", "CollectPerson", "StudyPerson"]
 
 _ONE_ROW = np.array([[0, 1, 2]], dtype=np.int64)
 
@@ -271,3 +273,77 @@ class CollectPerson:
         ms = int(round(1e3 * self.seconds_))
         number = query["number"] if "number" in query else query["screen"]
         return {"screen": number, "choice": choice, "response_ms": ms}
+
+
+class StudyPerson:
+    """Answers a study's find screens (``{"number", "items"}``) looking for ``target``.
+
+    Parameters
+    ----------
+    kind : {"person", "random", "first", "reader", "fake", "fast"}
+        ``"person"``: "this is it" when the target is shown, else a pick by gamma-CKL from
+        ``X`` (``P(c) ~ ||x_c - x_t||^-gamma``), at random at rate ``lapse``. The scripts:
+        ``"random"`` picks uniformly and never says "this is it"; ``"first"`` always picks
+        the first item; ``"reader"`` says "this is it" when the target is shown (an
+        attention screen answered right) and picks uniformly otherwise; ``"fake"`` does as
+        a person of a fixed fake geometry (its own random points, "this is it" on the
+        target); ``"fast"`` picks as ``"random"`` at 100 ms.
+    X : array_like (n, d)
+        What a ``"person"`` perceives (and the fake geometry's shape).
+    target : int
+        The item looked for.
+    gamma, lapse : float
+        A person's gamma-CKL power and share of random answers.
+    rng : numpy.random.Generator
+        Its draws.
+    seconds : float
+        The median time per screen (log-normal, sigma 0.4 of its logarithm), but
+        ``"fast"``'s 0.1 s; :attr:`seconds_` is the last answer's.
+    """
+
+    KINDS = ("person", "random", "first", "reader", "fake", "fast")
+
+    def __init__(
+        self,
+        kind: str,
+        X: Any,
+        target: int,
+        gamma: float = 3.0,
+        lapse: float = 0.05,
+        rng: Any = None,
+        seconds: float = 2.0,
+    ):
+        if kind not in self.KINDS:
+            raise ValueError(f"kind: one of {self.KINDS}, got {kind!r}")
+        if not 0.0 <= float(lapse) <= 1.0:
+            raise ValueError(f"lapse: expected a number in [0, 1], got {lapse!r}")
+        self.kind, self.target, self.lapse = kind, int(target), float(lapse)
+        self.rng = check_random_state(rng)
+        X = _coordinates(X)
+        self.X = self.rng.normal(size=X.shape) if kind == "fake" else X
+        self.oracle = GammaCKL(gamma)
+        self.seconds, self.seconds_ = float(seconds), 0.0
+
+    def _choice(self, ids: list[int]) -> tuple[int, bool]:
+        shown = self.target in ids
+        if self.kind in ("random", "fast"):
+            return int(self.rng.integers(len(ids))), False
+        if self.kind == "first":
+            return 0, False
+        if shown:
+            return ids.index(self.target), True
+        if self.kind == "reader" or self.rng.random() < self.lapse:
+            return int(self.rng.integers(len(ids))), False
+        if self.kind == "fake":  # the nearest in its own geometry
+            return int(np.argmin(((self.X[ids] - self.X[self.target]) ** 2).sum(axis=1))), False
+        rows = self.X[[self.target, *ids]]
+        p = self.oracle.choice_prob(rows, [0], [list(range(1, len(ids) + 1))], n_jobs=1)[0]
+        return int(self.rng.choice(len(ids), p=p / p.sum())), False
+
+    def answer(self, screen: dict[str, Any]) -> dict[str, Any]:
+        """The answer's body: ``{"screen", "choice", "found", "response_ms"}``."""
+        choice, found = self._choice([int(it["id"]) for it in screen["items"]])
+        spread = 0.4 * self.rng.standard_normal()
+        self.seconds_ = 0.1 if self.kind == "fast" else float(self.seconds * np.exp(spread))
+        ms = int(round(1e3 * self.seconds_))
+        return {"screen": screen["number"], "choice": choice, "found": found, "response_ms": ms}

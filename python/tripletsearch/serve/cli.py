@@ -234,6 +234,13 @@ def add_commands(sub: Any) -> None:
         metavar="NAME",
         help="the study to report when the database holds several (the command lists them)",
     )
+    r.add_argument(
+        "--fast-server-ms",
+        type=float,
+        metavar="MS",
+        help="the study checks' bound on the median time per screen by the server's clock, "
+        "as the server ran with (default: 250; 0: never)",
+    )
     r.set_defaults(func=report)
 
     q = sub.add_parser("prune", help="delete old finished and abandoned free sessions")

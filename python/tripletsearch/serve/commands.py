@@ -462,7 +462,7 @@ def report(args: argparse.Namespace) -> int:
         if chosen is None:
             print("no study searches in this database", file=sys.stderr)
             return 1
-        rep = write_report(store, args.out, cat, chosen["key"])
+        rep = write_report(store, args.out, cat, chosen["key"], **_fast(args))
         if not rep["searches"]:
             print(f"no searches in study {chosen['name']!r}", file=sys.stderr)
             return 1

@@ -230,7 +230,12 @@ COLUMNS: dict[str, Any] = {
         _SESSION,
         _SCREEN,
         ("mode", "string", "The session's mode."),
-        ("kind", "string", "answer or undo (and a collect query's kind)."),
+        (
+            "kind",
+            "string",
+            "answer, undo or check (a study's attention screen: in no query) (and a collect "
+            "query's kind).",
+        ),
         ("choice", "integer", "The position picked among those shown; empty: none (a skip)."),
         ("found", "boolean", "Whether the answer said the target was shown; empty: n/a."),
         ("undone", "boolean", "Whether the answer was undone later."),
@@ -275,6 +280,11 @@ COLUMNS: dict[str, Any] = {
         ("n_queries", "integer", "Screens answered."),
         ("undos", "integer", "Answers undone."),
         ("seconds_per_answer", "number", "The mean seconds per answer."),
+        (
+            "flagged",
+            "boolean",
+            "Its participant is flagged by the study's checks: reported apart, not compared.",
+        ),
     ),
 }
 

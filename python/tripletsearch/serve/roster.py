@@ -13,7 +13,8 @@ answers are left out of fits, report and export) or ``started`` (neither, yet); 
 and withdrawn are each decided once, never both. Their ``code`` is the completion code they
 were shown, recorded with their outcome (``Store.finish``, ``Store.withdraw``): it never
 depends on their checks, which a collect's ``flagged``, ``flagged_by`` and ``why`` give
-apart (:func:`~.collect.quality.checks`; a study has none).
+apart (:func:`~.collect.quality.checks`, a study's
+:func:`~.study.checks.participant_checks`).
 A ``duplicate`` is a second participant of one platform id that a database written before
 one participation per id held (schema 7 kept them, without a ``platform_key``).
 """
@@ -36,6 +37,7 @@ __all__ = [
     "OUTCOMES",
     "roster",
     "collect_flags",
+    "study_flags",
     "FLAGS",
     "experiment_roster",
     "participant_record",
@@ -83,7 +85,8 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     (
         "flagged",
         "boolean",
-        "Flagged by a collect's checks (their answers left out of the fits); a study's: false.",
+        "Flagged by the checks on people (a collect's: answers left out of the fits; a "
+        "study's: searches reported apart); never changes the code shown.",
     ),
     ("flagged_by", "string", "The check rules that flag them, space-separated."),
     ("why", "string", "Why, a sentence per flag, separated by '; '."),
@@ -165,9 +168,19 @@ def roster(
     ]
 
 
+def study_flags(
+    store: Store, key: str, fast_server_ms: float = FAST_SERVER_MS
+) -> dict[str, list[dict]]:
+    """The flags of every participant of the study of key ``key`` (:mod:`.study.checks`)."""
+    from .study.checks import study_flags as flags
+
+    return flags(store, key, fast_server_ms)
+
+
 #: Per kind of experiment, what flags its participants (key, fast_server_ms) -> flags.
 FLAGS: dict[str, Callable[[Store, str, float], dict[str, list[dict]]]] = {
     "collect": collect_flags,
+    "study": study_flags,
 }
 
 

@@ -4,6 +4,8 @@ stops taking part sees the withdrawn outcome's code and link; each code recorded
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -69,6 +71,19 @@ def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, shots, de
     assert codes == ["<b>WD-2</b>", "FIN-1"]
 
 
+def script_clicks_first(base):
+    """A participant whose script clicks the first item of 6 screens at once (the API)."""
+    import httpx
+
+    with httpx.Client(base_url=base, timeout=30) as c:
+        pr = c.post("/api/participants", json={"consent": True}).json()
+        h, path = {"Authorization": f"Bearer {pr['token']}"}, f"/api/participants/{pr['id']}"
+        reply = c.post(path + "/next", json={}, headers=h).json()
+        for _ in range(6):
+            body = {"screen": reply["screen"]["number"], "choice": 0, "slot": reply["slot"]}
+            reply = c.post(path + "/answer", json=body, headers=h).json()
+
+
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_a_study_dashboard_lists_outcomes_and_codes(browser, tmp_path, shots, device):
     from serve.helpers import study_toml
@@ -88,14 +103,21 @@ def test_a_study_dashboard_lists_outcomes_and_codes(browser, tmp_path, shots, de
         page.once("dialog", lambda d: d.accept())
         page.click("#stop")
         expect(page.locator("#done")).to_have_attribute("data-outcome", "withdrawn")
+        script_clicks_first(base)
         owner = browser.new_context(**device).new_page()
         owner.goto(base + "/study/dashboard")
         owner.fill("#token", "owner")
         owner.click("#login button")
-        row = owner.locator("#participants tbody tr")
-        expect(row).to_have_count(1)
+        rows = owner.locator("#participants tbody tr")
+        expect(rows).to_have_count(2)
+        row = rows.nth(0)
         expect(row.locator(".outcome")).to_have_text("withdrawn")
         expect(row.locator(".code")).to_have_text("<b>WD-2</b>")
+        expect(row.locator(".checks")).to_have_text("")
+        # a script clicking the first item at once: flagged by the server's clock, and why
+        expect(rows.nth(1).locator(".checks")).to_contain_text("server_time")
+        expect(rows.nth(1).locator(".checks")).to_have_attribute("title", re.compile("ms"))
+        expect(owner.locator("#summary")).to_contain_text("1 flagged")
         expect(owner.locator("#collect-only")).to_be_hidden()
         owner.screenshot(path=shots / f"study_dashboard_{owner.viewport_size['width']}.png")
 

@@ -187,7 +187,7 @@ def test_a_version_2_database_is_upgraded_and_reads_the_same(tmp_path):
         }
         for s in data["sessions"]
     ] == old["sessions"]
-    rep = study_report(Store(url), CAT)
+    rep = study_report(Store(url), CAT, fast_server_ms=0)  # (recorded in process, instantly)
     before = v2["as_reported_before"]["people"]  # the report has since added the fit's range
     assert {k: rep["people"][k] for k in before} == before
     assert rep["people"]["gamma_range"] == [0.05, 60.0] and rep["people"]["max_lapse"] == 0.5

@@ -70,7 +70,7 @@ def database(tmp_path):
 
 def test_unfinished_searches_are_counted_apart(database, tmp_path):
     study, store = database
-    rep = study_report(store, study.catalogue)
+    rep = study_report(store, study.catalogue, fast_server_ms=0)  # (answered instantly)
     outcomes = [s["outcome"] for s in rep["searches"]]
     assert outcomes.count("unfinished") == 1 and len(outcomes) == 5
     for row in rep["methods"]:
@@ -92,7 +92,7 @@ def test_unfinished_searches_are_counted_apart(database, tmp_path):
             assert not row.done
     text = format_report(rep)
     assert "unfinished" in text.splitlines()[1] and "1 unfinished, counted apart" in text
-    out = write_report(store, tmp_path / "r", study.catalogue, study.fingerprint)
+    out = write_report(store, tmp_path / "r", study.catalogue, study.fingerprint, fast_server_ms=0)
     assert "unfinished" in (tmp_path / "r" / "report.txt").read_text()
     saved = json.loads((tmp_path / "r" / "report.json").read_text())
     assert [m["unfinished"] for m in saved["methods"]] == [m["unfinished"] for m in rep["methods"]]
@@ -120,7 +120,7 @@ def test_a_report_without_matplotlib_says_so(database, tmp_path, monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    rep = write_report(store, tmp_path / "r", study.catalogue)
+    rep = write_report(store, tmp_path / "r", study.catalogue, fast_server_ms=0)
     assert rep["plot"] is None and "matplotlib is not installed" in rep["plot_note"]
     assert "matplotlib is not installed" in (tmp_path / "r" / "report.txt").read_text()
     assert not (tmp_path / "r" / "cdf.png").exists()
@@ -132,7 +132,7 @@ def test_the_report_shows_methods_by_position_the_withdrawn_and_their_holes(tmp_
     counted independently from the sessions), 5 enrolled, 1 withdrew at enrolment number 4,
     one complete block, and says so in its text."""
     study, store = run_study(tmp_path, STUDY, ["all"] * 4 + ["withdraw"], 4)
-    rep = study_report(store, study.catalogue, study.fingerprint)
+    rep = study_report(store, study.catalogue, study.fingerprint, fast_server_ms=0)
     sessions = [s for s in store.iter_sessions() if s.participant is not None]
     realised = Counter(
         (s.slot, s.params["method"])
@@ -156,7 +156,7 @@ def test_the_report_shows_methods_by_position_the_withdrawn_and_their_holes(tmp_
 def test_a_study_of_one_target_is_reported_between_subjects(tmp_path):
     study, store = run_study(tmp_path, STUDY.replace("targets = 2", "targets = 1"), ["all"] * 4, 5)
     assert [study.plan(p)[0][1] for p in range(4)] == ["gamma-ckl", "gauss"] * 2
-    rep = study_report(store, study.catalogue, study.fingerprint)
+    rep = study_report(store, study.catalogue, study.fingerprint, fast_server_ms=0)
     assert rep["design"]["between_subjects"] and rep["paired"]["between_subjects"]
     found = {
         m: [s["n_queries"] for s in rep["searches"] if s["found"] and s["method"] == m]
@@ -182,7 +182,7 @@ def test_a_report_into_a_folder_holding_other_csvs_describes_only_its_own(databa
     (out / "my_analysis.csv").write_text("a,b\n1,2\n")
     (out / "more" / "notes.csv").write_text("x\n1\n")
     db = f"sqlite:///{tmp_path / 's.sqlite'}"  # run_study's
-    assert main(["report", "--database", db, "--out", str(out)]) == 0
+    assert main(["report", "--database", db, "--out", str(out), "--fast-server-ms", "0"]) == 0
     pkg = json.loads((out / "datapackage.json").read_text())
     assert [r["path"] for r in pkg["resources"]] == ["methods.csv", "searches.csv"]
     assert (out / "my_analysis.csv").read_text() == "a,b\n1,2\n"

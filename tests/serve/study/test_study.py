@@ -213,7 +213,7 @@ def test_this_is_it_on_another_item_is_refused_by_the_server(tmp_path):
             screen = reply["screen"]
         got = c.get(f"/api/sessions/{sid}", headers=h).json()
         assert got["history"][-1]["found"] and got["result"]["target"] == target
-    assert [s["found"] for s in study_report(Store(db))["searches"]] == [True]
+    assert [s["found"] for s in study_report(Store(db), fast_server_ms=0)["searches"]] == [True]
 
 
 def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, monkeypatch):
@@ -321,6 +321,7 @@ def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
     }
     out = tmp_path / "report"
     args = ["report", "--database", db, "--out", str(out), "--study", str(tmp_path / "study.toml")]
+    args += ["--fast-server-ms", "0"]  # (its people answer instantly, in process)
     assert main(args) == 0
     text = capsys.readouterr().out
     # every searcher's seed comes from the study's seed: a study replays
@@ -451,6 +452,7 @@ def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
     assert {s.participant for s in store.iter_sessions()} == {kept["id"]}
     out = tmp_path / "report"
     args = ["report", "--database", db, "--out", str(out), "--study", str(tmp_path / "study.toml")]
+    args += ["--fast-server-ms", "0"]  # (its people answer instantly, in process)
     assert main(args) == 0
     said = capsys.readouterr().out
     assert "2 participants enrolled, 1 withdrew" in said and "1 searched" in said

@@ -148,6 +148,14 @@ class Mode(ABC):
     def next_screen(self, searcher: Any, number: int) -> Screen | None:
         """Screen ``number`` from the searcher, or None when the search is over."""
 
+    def for_target(self, screen: Screen, target: int, attention: bool, seed: int) -> Screen:
+        """``screen`` of a session with a ``target`` (a study's), as the study's checks need.
+
+        ``attention``: an attention screen (the target among the candidates). Default: the
+        screen as it is (a mode without checks).
+        """
+        return screen
+
     def discard(self, screen: Screen) -> None:  # noqa: B027 - most modes take nothing
         """Give back what ``screen`` took (its ``claim``): it was made but never recorded.
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import numpy as np
+
 from ...colour import hex_to_srgb, srgb_to_lab
 from ...discrete import DiscreteSearch, ItemStore
 from ..catalogue import Catalogue
@@ -194,6 +196,29 @@ class FindMode(Mode):
             payload["guesses"] = [self.catalogue.item(i) for i in strip]
             query["offered"] = strip
         return Screen(payload, query)
+
+    def for_target(self, screen: Screen, target: int, attention: bool, seed: int) -> Screen:
+        """``screen`` of a search for ``target`` (a study's), as the study's checks read it.
+
+        The query gains ``distances``: each candidate's distance to the target in the
+        catalogue's embedding (6 significant digits), from which the checks judge the pick;
+        an ``attention`` screen shows the target in place of a candidate (at a position
+        drawn from ``seed``) and is marked ``check = "attention"`` in the query only: the
+        payload's form is every screen's.
+        """
+        shown, query = list(screen.query["shown"]), dict(screen.query)
+        payload = screen.payload
+        if attention and target not in shown + query.get("offered", []):
+            at = int(np.random.default_rng([seed, 0xA77]).integers(len(shown)))
+            shown[at] = int(target)
+            query["shown"] = shown
+            payload = {**payload, "items": [self.catalogue.item(i) for i in shown]}
+        if attention:
+            query["check"] = "attention"
+        X = np.asarray(self.catalogue.embedding)
+        d = np.sqrt(((X[shown] - X[int(target)]) ** 2).sum(axis=1))
+        query["distances"] = [float(f"{v:.6g}") for v in d]
+        return Screen(payload, query, screen.claim)
 
     def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:
         """A position on the screen or the strip, or null.

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ... import __version__
+from ...utils import derived_seed
 from ..catalogue import Catalogue
 from ..config import ServeConfig
 from ..errors import Busy, Closed, Conflict, Invalid, NotFound, Unauthorized
@@ -204,7 +205,8 @@ class SearchService:
                 self.live.reserve(sid, the_mode.session_bytes(n_choices, params))
                 searcher = the_mode.searcher(n_choices, params, seed)
                 params = {**the_mode.started(searcher, params), "max_queries": limit}
-                screen = self._next_screen(the_mode, params, 0, searcher)
+                target = None if owner is None else owner.target
+                screen = self._next_screen(the_mode, params, 0, searcher, target, seed)
             assert screen is not None  # a catalogue has >= 2 items
             try:
                 self.store.create_session(
@@ -228,11 +230,16 @@ class SearchService:
             self.live.put(sid, searcher, 0, 0, 0, the_mode.state_bytes(searcher))
         return sid, token
 
-    def _next_screen(self, mode: Mode, params: dict, number: int, searcher: Any) -> Screen | None:
-        """Screen ``number``, or None when the search is over or at its screen limit."""
+    def _next_screen(self, mode: Mode, params: dict, number: int, searcher: Any,
+                     target: int | None = None, seed: int = 0) -> Screen | None:  # fmt: skip
+        """Screen ``number`` (with a ``target``: :meth:`~..modes.Mode.for_target`'s), or None."""
         if number >= int(params.get("max_queries", self.max_queries)):
             return None
-        return mode.next_screen(searcher, number)
+        screen = mode.next_screen(searcher, number)
+        if screen is None or target is None:
+            return screen
+        attention = number + 1 in params.get("attention", ())
+        return mode.for_target(screen, int(target), attention, derived_seed(seed, number))
 
     # ------------------------------------------------------------------ answers
     def _authorized(self, sid: str, token: str | None) -> SessionRow:
@@ -293,12 +300,16 @@ class SearchService:
         self, row: SessionRow, mode: Mode, screen: Screen, request: Answer
     ) -> tuple[Any, Screen | None, dict | None]:
         """(the searcher after the answer or None, the next screen or None, the result)."""
-        if request.found:
+        check = screen.query.get("check") is not None  # (an attention screen: not applied)
+        if request.found and not check:
             return None, None, mode.found_result(screen, request.choice)
         with self._steps:
             searcher = self.live.at(row, mode)
-            mode.apply(searcher, screen.query, request.choice)
-            nxt = self._next_screen(mode, row.params, request.screen + 1, searcher)
+            if not check:
+                mode.apply(searcher, screen.query, request.choice)
+            nxt = self._next_screen(
+                mode, row.params, request.screen + 1, searcher, row.target, int(row.seed)
+            )
             end = mode.end_result(searcher, request.screen + 1) if nxt is None else None
         return searcher, nxt, end
 
@@ -312,12 +323,14 @@ class SearchService:
         if fresh is None or fresh.screen != number or fresh.done:
             return self._repeat(sid, number, "answer", *key)
         nxt: Screen | None = None
+        counts = screen.query.get("check") is None  # (an attention screen's: in no query)
+        n_queries = fresh.n_queries + counts
         try:
             searcher, nxt, result = self._step(fresh, mode, screen, request)
             reply = {
                 "screen": None if nxt is None else nxt.payload,
                 "done": nxt is None,
-                "n_queries": fresh.n_queries + 1,
+                "n_queries": n_queries,
             }
             self.store.record_answer(
                 sid,
@@ -330,6 +343,7 @@ class SearchService:
                 next_payload=None if nxt is None else nxt.payload,
                 next_query=None if nxt is None else nxt.query,
                 response_ms=request.response_ms,
+                counts=counts,
             )
         except WriteConflict:  # another worker answered this screen first: nothing written
             self._discard(sid, mode, nxt, lambda: (sid, number + 1))
@@ -346,7 +360,7 @@ class SearchService:
                     searcher,
                     number + 1,
                     fresh.undos,
-                    fresh.n_queries + 1,
+                    n_queries,
                     mode.state_bytes(searcher),
                 )
         except BaseException:  # recorded, but not cached: rebuilt on the next request
@@ -420,6 +434,7 @@ class SearchService:
         if stored is None:
             raise Conflict("this session is finished")
         was, s_choice, s_found, reply = stored
+        was = "answer" if was == "check" else was  # (an attention screen's answer)
         if was != kind:
             raise Conflict(
                 f"screen {number} was "

@@ -32,10 +32,12 @@ export function renderStudy(d) {
   $("collect-only").hidden = true;
   $("rules").textContent = "";
   const done = d.participants.filter((p) => p.outcome === "finished").length;
-  $("summary").textContent = `${d.participants.length} participants, ${done} finished; ` +
-    `${refused(d)}updated ${new Date().toLocaleTimeString()}`;
+  const flagged = d.participants.filter((p) => p.flagged).length;
+  $("summary").textContent = `${d.participants.length} participants, ${done} finished, ` +
+    `${flagged} flagged; ${refused(d)}updated ${new Date().toLocaleTimeString()}`;
   const head = $("participants").querySelector("thead tr");
-  head.replaceChildren(...["#", "participant", "enrolled", "platform id", "outcome", "code"]
+  const names = ["#", "participant", "enrolled", "platform id", "outcome", "code", "checks"];
+  head.replaceChildren(...names
     .map((t) => Object.assign(document.createElement("th"), {textContent: t})));
   const body = $("participants").querySelector("tbody");
   body.replaceChildren();
@@ -48,6 +50,8 @@ export function renderStudy(d) {
     platform(row, p);
     cell(row, p.outcome, "outcome");
     cell(row, p.code, "code");
+    cell(row, p.flagged ? p.flagged_by : "", "checks"); // (why: the cell's title)
+    if (p.flagged) row.lastChild.title = p.why;
     body.append(row);
   }
   $("flagged").textContent = "";

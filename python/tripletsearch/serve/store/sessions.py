@@ -58,6 +58,8 @@ _ANSWERED = (
         result=sa.bindparam("b_result"),
     )
 )
+# (an attention screen's answer: the session moves on, its queries do not count it)
+_CHECKED = _ANSWERED.values(n_queries=sessions.c.n_queries)
 _INSERT_SCREEN = sa.insert(screens)
 _INSERT_ANSWER = sa.insert(answers)
 
@@ -117,8 +119,8 @@ class SessionRecords(Database):
     def _answered(self, *where: Any) -> list[tuple[str, dict]]:
         """(session id, record) of the answered screens matching ``where``, by session and number.
 
-        A record: number, payload, query, choice, found, kind ("answer" or "undo"), undone,
-        shown_at, answered_at, response_ms (the page's measure, None when not sent).
+        A record: number, payload, query, choice, found, kind ("answer", "undo" or "check"),
+        undone, shown_at, answered_at, response_ms (the page's measure, None when not sent).
         """
         on = sa.and_(
             answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
@@ -447,16 +449,19 @@ class SessionRecords(Database):
         next_payload: dict | None,
         next_query: dict | None,
         response_ms: int | None = None,
+        counts: bool = True,
     ) -> None:
         """Record the answer to screen ``number`` and the next screen, committed before returning.
 
         :class:`WriteConflict` when the session is no longer at that screen (another request
-        answered it first: nothing is written).
+        answered it first: nothing is written). ``counts`` False: an attention screen's
+        answer (a study's check), kept as kind ``"check"``: not counted in ``n_queries``,
+        never undone, never replayed into the searcher.
         """
         now = time.time()
         with self._tx() as c:
             moved = c.execute(
-                _ANSWERED,
+                _ANSWERED if counts else _CHECKED,
                 {
                     "b_sid": sid,
                     "b_number": number,
@@ -468,6 +473,7 @@ class SessionRecords(Database):
             )
             if moved.rowcount != 1:  # as _advance: not at that screen (any more), or done
                 raise WriteConflict(sid)
-            _insert_answer(c, sid, number, choice, found, reply, now, response_ms=response_ms)
+            kind = "answer" if counts else "check"
+            _insert_answer(c, sid, number, choice, found, reply, now, kind, response_ms)
             if next_payload is not None:
                 _insert_screen(c, sid, number + 1, next_payload, next_query, now)

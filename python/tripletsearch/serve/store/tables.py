@@ -130,7 +130,8 @@ answers = sa.Table(
     sa.Column("found", sa.Boolean, nullable=False),
     sa.Column("reply", sa.Text, nullable=False),  # JSON: the reply it got
     sa.Column("answered_at", sa.Float, nullable=False),
-    # "answer" or "undo" (an undo takes back the last answer that counts)
+    # "answer", "undo" (takes back the last answer that counts) or "check" (a study's
+    # attention screen's answer: counted in no query)
     sa.Column("kind", sa.String(8), nullable=False, server_default="answer"),
     sa.Column("undone", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("response_ms", sa.Integer, nullable=True),  # the page's measure (version 4)

@@ -12,6 +12,9 @@ items per screen and the seed::
     n_choices = 4                    # items per screen (before 0.2.0: k)
     seed = 0                         # targets, orders and every searcher's seed
     max_queries = 60                 # screens before a search gives up
+    attention = [5, 20]              # optional: attention screens, by number within each
+                                     # search (1 to max_queries): the target among the
+                                     # candidates ("found" expected); counted in no query
     guesses = 0                      # best guesses under each screen, every method alike
                                      # (0: none, the paper's protocol; 1 to 8: a strip)
     gamma = 3.0                      # gamma-ckl's user model ("auto": inferred per person)
@@ -95,7 +98,7 @@ from ..experiment import (
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.find import N_CHOICES
-from .keys import check_guesses_key, embeddings_key, gamma_sigma
+from .keys import check_attention, check_guesses_key, embeddings_key, gamma_sigma
 
 __all__ = [
     "Study",
@@ -134,13 +137,16 @@ _KEYS = {
     "name",
     "show_names",
     "guesses",
+    "attention",
 }
 # the keys that make the design (cannot change once people took part) and the others
 DESIGN_KEYS = (
     "catalogue", "exclude", "methods", "targets", "n_choices", "seed", "gamma", "sigma",
     "embeddings", "guesses",
 )  # fmt: skip
-SETTING_KEYS = ("title", "consent", "max_queries", "completion_code", "redirect", "show_names")
+SETTING_KEYS = (
+    "title", "consent", "max_queries", "completion_code", "redirect", "show_names", "attention",
+)  # fmt: skip
 DEFAULT_CONSENT = (
     "This is a study of how people search by comparisons. You will be shown a target and "
     "will look for it by picking, on each screen, the item closest to it.\n\n"
@@ -190,6 +196,8 @@ class Study(Experiment):
     path: str = field(default="", compare=False)
     spelled: tuple[tuple[str, str], ...] = ()  # design keys the file writes otherwise
     guesses: int = 0  # best guesses with each screen, for every method (0: the paper's)
+    # attention screens by number within each search (1-based; checks.py); () none
+    attention: tuple[int, ...] = ()
 
     def design_value(self, key: str) -> Any:
         """A design key as stored: the catalogue's before ``exclude``, the embeddings' hashes.
@@ -296,7 +304,16 @@ class Study(Experiment):
 
         And its ``guesses`` when it has some: the same for every method.
         """
-        return {"method": method, "gamma": self.gamma, "sigma": self.sigma, **self._guesses()}
+        checks = {"attention": list(self.attention)} if self.attention else {}
+        return {
+            "method": method, "gamma": self.gamma, "sigma": self.sigma, **self._guesses(),
+            **checks,
+        }  # fmt: skip
+
+    @property
+    def search_screens(self) -> int:
+        """A search's screens at most: ``max_queries`` and its attention screens."""
+        return self.max_queries + len(self.attention)
 
 
 def williams_orders(n: int) -> list[list[int]]:
@@ -427,6 +444,7 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
     if not isinstance(show_names, bool):
         raise _fail(name, "show_names: true or false")
     named = "name" in cfg
+    attention = check_attention(name, cfg.get("attention", []), max_queries)
     guesses = check_guesses_key(name, cfg.get("guesses", 0), methods, n_choices, cat.n_items)
     return Study(
         title=said["title"],
@@ -453,4 +471,5 @@ def _study(name: str, cfg: dict, full: Catalogue, exclude: tuple[str, ...]) -> S
         path=name,
         spelled=tuple(cfg.get("_spelled", {}).items()),
         guesses=guesses,
+        attention=attention,
     )

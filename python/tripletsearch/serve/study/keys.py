@@ -12,9 +12,10 @@ import numpy as np
 
 from ..catalogue import Catalogue
 from ..experiment import fail as _fail
+from ..experiment import is_integer as _integer
 from ..modes.find import check_guesses
 
-__all__ = ["gamma_sigma", "check_guesses_key", "embeddings_key"]
+__all__ = ["gamma_sigma", "check_guesses_key", "embeddings_key", "check_attention"]
 
 
 def gamma_sigma(name: str, cfg: dict, X: np.ndarray) -> tuple[float | str, float]:
@@ -30,6 +31,20 @@ def gamma_sigma(name: str, cfg: dict, X: np.ndarray) -> tuple[float | str, float
     elif isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
         raise _fail(name, "sigma: a number > 0 or 'auto'")
     return (gamma if gamma == "auto" else float(gamma)), float(sigma)
+
+
+def check_attention(name: str, given: Any, max_queries: int) -> tuple[int, ...]:
+    """The file's ``attention``: distinct screen numbers 1 to ``max_queries``, in order."""
+    what = f"attention: a list of distinct screen numbers from 1 to max_queries ({max_queries})"
+    if not isinstance(given, list) or not all(_integer(n) for n in given):
+        raise _fail(name, f"{what}, got {given!r}")
+    if len(set(given)) != len(given):
+        twice = sorted({n for n in given if given.count(n) > 1})
+        raise _fail(name, f"{what}: {twice} given twice")
+    wrong = [n for n in given if not 1 <= n <= max_queries]
+    if wrong:
+        raise _fail(name, f"{what}: {wrong} out of range")
+    return tuple(sorted(int(n) for n in given))
 
 
 def check_guesses_key(name: str, guesses: Any, methods: tuple, n_choices: int, n_items: int) -> int:

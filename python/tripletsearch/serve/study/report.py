@@ -32,6 +32,7 @@ from ...users import fit_choice_model
 from ..catalogue import Catalogue
 from ..service.recorded import RecordedSession, found_flags, recorded_sessions
 from ..store import Store
+from .checks import flagged_summary, flagged_text, study_flags
 
 # where the people's gamma and lapse rate are searched (fit_choice_model's defaults)
 GAMMA_RANGE = (0.05, 60.0)
@@ -286,7 +287,11 @@ def _estimate(
 
 
 def study_report(
-    store: Store, catalogue: Catalogue | None = None, study: str | None = None
+    store: Store,
+    catalogue: Catalogue | None = None,
+    study: str | None = None,
+    *,
+    fast_server_ms: float | None = None,
 ) -> dict[str, Any]:
     """The comparison of the study sessions in ``store``.
 
@@ -294,6 +299,8 @@ def study_report(
     the key of the study (its participants' group; None: every study's searches).
     With one target the study is between-subjects: the methods are
     compared across people (``paired`` holds Welch's difference), not paired by target.
+    Flagged participants' searches (:mod:`.checks`, ``fast_server_ms``: the clock's bound)
+    are reported apart (``flagged``; each search's), not in the methods' comparison.
     """
     members = None if study is None else store.participant_ids(study)
     # a study's searches: a participant's, with the target they were given (a collect
@@ -305,19 +312,26 @@ def study_report(
         and r.row.target is not None
         and (members is None or r.row.participant in members)
     ]
-    searches = [_search(rec, bool(f)) for rec, f in zip(recorded, found_flags(recorded))]
+    flags = study_flags(store, study, fast_server_ms)
+    every = [
+        {**_search(rec, bool(f)), "flagged": bool(flags.get(str(rec.row.participant)))}
+        for rec, f in zip(recorded, found_flags(recorded))
+    ]
+    searches = [s for s in every if not s["flagged"]]  # (the comparison's)
     methods = sorted({s["method"] for s in searches})
-    design = _design(store, study, searches)
+    design = _design(store, study, every)
     compare = _welch if design["between_subjects"] else _paired
+    kept = [r for r in recorded if not flags.get(str(r.row.participant))]
     return {
-        "participants": len({s["participant"] for s in searches}),
+        "participants": len({s["participant"] for s in every}),
         "design": design,
-        "searches": searches,
+        "searches": every,
         "methods": [_method_row(m, searches) for m in methods],
         "positions": _positions(searches, methods),
         "paired": compare(searches, methods[0], methods[1]) if len(methods) >= 2 else None,
-        "people": None if catalogue is None else _people(recorded, catalogue),
+        "people": None if catalogue is None else _people(kept, catalogue),
         "guesses": sorted({s["guesses"] for s in searches}),  # one, but for a mix of studies
+        "flagged": flagged_summary(flags, every),
     }
 
 
@@ -349,6 +363,7 @@ def format_report(rep: dict[str, Any]) -> str:
     (in progress, abandoned, left) are counted apart.
     """
     unfinished = sum(r["unfinished"] for r in rep["methods"])
+    kept = [s for s in rep["searches"] if not s.get("flagged")]
     d = rep.get("design") or {}
     who = f"{rep['participants']} participants searched"
     if d:  # every participant enrolled said: withdrew, searched or never began
@@ -365,7 +380,8 @@ def format_report(rep: dict[str, Any]) -> str:
         if d.get("not_started"):
             who += f", {d['not_started']} never began a search"
     lines = [
-        f"{who}: {len(rep['searches'])} searches ({unfinished} unfinished, counted apart)",
+        f"{who}: {len(kept)} searches ({unfinished} unfinished, counted apart)",
+        *flagged_text(rep.get("flagged")),
         f"{'method':<12}{'searches':>9}{'finished':>9}{'unfinished':>11}{'found':>7}"
         f"{'found % [95% CI]':>20}{'mean +- se':>16}{'median':>8}{'s/answer':>10}",
     ]
@@ -437,7 +453,7 @@ def _plot_cdf(rep: dict[str, Any], path: Path) -> str | None:
         return "no plot: matplotlib is not installed (pip install matplotlib)"
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in rep["methods"]:
-        mine = [s for s in rep["searches"] if s["method"] == r["method"]]
+        mine = [s for s in rep["searches"] if s["method"] == r["method"] and not s.get("flagged")]
         finished = [s for s in mine if s["outcome"] != "unfinished"]
         q = np.sort([s["n_queries"] for s in finished if s["found"]])
         if not finished:
@@ -457,7 +473,12 @@ def _plot_cdf(rep: dict[str, Any], path: Path) -> str | None:
 
 
 def write_report(
-    store: Store, out: Any, catalogue: Catalogue | None = None, study: str | None = None
+    store: Store,
+    out: Any,
+    catalogue: Catalogue | None = None,
+    study: str | None = None,
+    *,
+    fast_server_ms: float | None = None,
 ) -> dict[str, Any]:
     """Write the report's files into the folder ``out``; returns the report.
 
@@ -465,9 +486,10 @@ def write_report(
     ``datapackage.json`` and ``dataset_description.json`` (:mod:`..datapackage`) and
     ``cdf.png`` (where matplotlib is installed: the ``serve`` extra brings it; where it is
     not, ``report.txt`` and the returned ``plot_note`` say so). ``study``: the key of the
-    study to report (None: every study search of the database).
+    study to report (None: every study search of the database); ``fast_server_ms``: as
+    :func:`study_report`'s.
     """
-    rep = study_report(store, catalogue, study)
+    rep = study_report(store, catalogue, study, fast_server_ms=fast_server_ms)
     d = Path(os.fspath(out))
     d.mkdir(parents=True, exist_ok=True)
     written = {"methods.csv": rep["methods"], "searches.csv": rep["searches"]}

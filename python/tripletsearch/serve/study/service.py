@@ -112,7 +112,7 @@ class StudyService(Participants):
             target, method = self.study.plan(number, int(row.plan))[slot]
             owner = Owner(pid, slot, target, token, self.study.session_seed(number, slot))
             s = self.study
-            return FindMode.name, s.n_choices, s.params(method), owner, s.max_queries
+            return FindMode.name, s.n_choices, s.params(method), owner, s.search_screens
 
         return start
 

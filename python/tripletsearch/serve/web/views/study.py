@@ -76,9 +76,9 @@ def dashboard(request: Request) -> Response:
 
     ``{"kind": "study", "title", "name", "participants", "refused", "notices"}``: one record
     per participant (:func:`~...roster.roster`: outcome, recorded code, platform id and
-    parameters, duplicate), withdrawn ones too; the second sessions of a platform id
-    refused; the server's notices (:func:`~.admin.notices`); what ``/study/dashboard``
-    shows.
+    parameters, duplicate, the study's checks' flags), withdrawn ones too; the second
+    sessions of a platform id refused; the server's notices (:func:`~.admin.notices`); what
+    ``/study/dashboard`` shows.
     """
     require_admin(request)
     studies = _study(request)
@@ -86,7 +86,11 @@ def dashboard(request: Request) -> Response:
 
     s = studies.study
     ident = s.identity()
-    rows = roster(studies.store, s.fingerprint)
+    from ...study.checks import study_flags
+
+    fast = request.app.state.config.fast_server_ms  # the server's clock check
+    flags = study_flags(studies.store, s.fingerprint, fast)
+    rows = roster(studies.store, s.fingerprint, flags=flags)
     refused = studies.store.refused_count(s.fingerprint)  # second sessions of an id
     board = {"kind": "study", "title": s.title, "name": ident.name, "participants": rows}
     return ok({**board, "refused": refused, "notices": notices(request)})  # (admin.notices)
