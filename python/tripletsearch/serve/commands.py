@@ -207,6 +207,7 @@ def serve(args: argparse.Namespace) -> int:
     if _missing_dependencies():
         return 2
     from .catalogue.shared import share_catalogue
+    from .clock import record_fast_server_ms
     from .config import serving_catalogue
     from .store import Store, StoreError
     from .web.tls import tls_options
@@ -225,6 +226,8 @@ def serve(args: argparse.Namespace) -> int:
         store = Store(config.database)
         found = store.setup()
         registered, experiment = _register(store, experiment)
+        if experiment is not None:  # the server's clock bound, read by every check
+            record_fast_server_ms(store, experiment.fingerprint, config.fast_server_ms)
     except (StoreError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -253,10 +256,8 @@ def serve(args: argparse.Namespace) -> int:
     if collect is not None:  # fills the buffers, supervised
         from .collect.supervisor import start_refitter
 
-        refitter = start_refitter(
-            config.database, config.design, collect.fingerprint,
-            fast_server_ms=config.fast_server_ms,
-        )  # fmt: skip
+        # (its checks read the server's clock bound recorded with the collect)
+        refitter = start_refitter(config.database, config.design, collect.fingerprint)
         atexit.register(refitter.stop)
     try:
         if args.workers > 1:

@@ -399,7 +399,8 @@ def _with_file(ident: Identity, stored: dict) -> dict:
     files = [f for f in stored.get("files", []) if isinstance(f, str)]
     if ident.path:
         files.append(os.path.abspath(ident.path))
-    kept = {k: stored[k] for k in ("stimuli",) if k in stored}  # (:mod:`.stimuli`'s manifest)
+    # (:mod:`.stimuli`'s manifest; the server's clock bound, :mod:`.clock`)
+    kept = {k: stored[k] for k in ("stimuli", "fast_server_ms") if k in stored}
     return {**ident.settings, **kept, "files": sorted(set(files))}
 
 

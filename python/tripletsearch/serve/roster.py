@@ -25,7 +25,6 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from .collect.rules import FAST_SERVER_MS
 from .store import Store
 
 __all__ = [
@@ -139,13 +138,18 @@ def participant_record(
 
 
 def collect_flags(
-    store: Store, key: str, fast_server_ms: float = FAST_SERVER_MS
+    store: Store, key: str, fast_server_ms: float | None = None
 ) -> dict[str, list[dict]]:
-    """The flags of every participant of the collect of key ``key``, by participant id."""
+    """The flags of every participant of the collect of key ``key``, by participant id.
+
+    ``fast_server_ms`` None: as its server recorded it (:func:`.clock.fast_server_ms`).
+    """
+    from .clock import bound
     from .collect.quality import checks, read_agreement
     from .collect.rules import collect_sessions
 
     answered, scores = store.all_answers(), read_agreement(store, key)
+    fast_server_ms = bound(store, key, fast_server_ms)
     out = {}
     for s in collect_sessions(store, key, withdrawn=True):
         history = answered.get(s.id, [])
@@ -181,13 +185,13 @@ def roster(
 
 
 #: Per kind of experiment, what flags its participants (key, fast_server_ms) -> flags.
-FLAGS: dict[str, Callable[[Store, str, float], dict[str, list[dict]]]] = {
+FLAGS: dict[str, Callable[[Store, str, float | None], dict[str, list[dict]]]] = {
     "collect": collect_flags,
 }
 
 
 def experiment_roster(
-    store: Store, experiment: str | None = None, *, fast_server_ms: float = FAST_SERVER_MS
+    store: Store, experiment: str | None = None, *, fast_server_ms: float | None = None
 ) -> list[dict[str, Any]]:
     """The participants of every experiment ``store`` holds (or of the one of key ``experiment``).
 
@@ -238,7 +242,7 @@ def write_participants(
     out: Any,
     experiment: str | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> int:
     """Write ``participants.csv`` into folder ``out`` when there are participants; how many.
 

@@ -49,6 +49,7 @@ import numpy as np
 
 from ...collect import SAMPLER_MODELS, TripletSampler
 from ...outcomes import proportion_interval
+from .. import clock
 from ..roster import participant_record
 from ..store import Store
 from .file import CollectConfig
@@ -65,7 +66,6 @@ from .quality import (
 )
 from .rules import (
     FAST_MS,
-    FAST_SERVER_MS,
     collect_sessions,
     counted_answers,
     is_counted,
@@ -259,13 +259,15 @@ def _map(store: Store, config: CollectConfig, fp: str, versions: list[dict]) -> 
 
 
 def collect_dashboard(
-    store: Store, config: CollectConfig, *, fast_server_ms: float = FAST_SERVER_MS
+    store: Store, config: CollectConfig, *, fast_server_ms: float | None = None
 ) -> dict[str, Any]:
     """The dashboard's numbers for the collect design ``config`` (see the module docstring).
 
-    ``fast_server_ms``: the server's clock check (its setting; :func:`~.quality.checks`).
+    ``fast_server_ms``: the server's clock check (:func:`~.quality.checks`; None: as the
+    server recorded it with the collect, :func:`~..clock.fast_server_ms`).
     """
     fp = config.fingerprint
+    fast_server_ms = clock.bound(store, fp, fast_server_ms)
     by_session = store.all_answers()
     sessions = {s.participant: s for s in collect_sessions(store, fp, withdrawn=True)}
     scores = read_agreement(store, fp)

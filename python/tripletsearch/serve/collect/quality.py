@@ -24,6 +24,7 @@ import numpy as np
 from ...collect import refit_due
 from ...outcomes import triplet_agreement
 from ...utils import derived_seed
+from .. import clock
 from ..modes.collect import ANSWER_KINDS
 from ..store import SessionRow, Store
 from .rules import (
@@ -197,7 +198,7 @@ def counted_sessions(
     fingerprint: str | None,
     answered: dict | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> Counted:
     """The sessions of collect design ``fingerprint`` whose answers count, with them.
 
@@ -206,17 +207,20 @@ def counted_sessions(
     ``iter_sessions``) or flagged by their :func:`checks` (with their agreement as the
     refitter last stored it, :func:`read_agreement`, and ``fast_server_ms``) are left out.
     ``answered``: the store's ``all_answers()`` when the caller read them already (one
-    read for everything it computes).
+    read for everything it computes). ``fast_server_ms`` None: each collect's own, as its
+    server recorded it (:func:`~..clock.fast_server_ms`).
     """
     by_session = store.all_answers() if answered is None else answered
     scored: dict[str, dict] = {}
+    bounds: dict[str, float] = {}
     out = []
     for s in collect_sessions(store, fingerprint):
         design = str(s.experiment)
         if design not in scored:
             scored[design] = read_agreement(store, design)
+            bounds[design] = clock.bound(store, design, fast_server_ms)
         history = by_session.get(s.id, [])
-        got = checks(history, scored[design].get(s.id), fast_server_ms=fast_server_ms)
+        got = checks(history, scored[design].get(s.id), fast_server_ms=bounds[design])
         if not got["flagged"]:
             out.append((s, history))
     return out
@@ -273,7 +277,7 @@ def sampler_rows(
     sampler: str,
     answered: dict | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> np.ndarray:
     """The triplet rows ``(head, picked, other)`` that ``sampler`` fits, read from ``store``.
 
@@ -293,7 +297,7 @@ def held_out_rows(
     fingerprint: str,
     answered: dict | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> np.ndarray:
     """The held-out triplets of the collect design ``fingerprint``, read from ``store``."""
     return held_out(counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms))
@@ -463,7 +467,7 @@ def refresh_agreement(
     answered: dict | None = None,
     *,
     force: bool = False,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> bool:
     """Score every participant's agreement again when the answers grew; whether it did.
 
@@ -475,9 +479,10 @@ def refresh_agreement(
     computed afresh at each round from the same answers, never from an earlier round's
     flags), and the scores are kept in ``ts_meta`` (:func:`agreement_key`) with the
     rules' version, the triplets and when. ``fast_server_ms``: the server's clock check
-    (:func:`checks`).
+    (:func:`checks`; None: as the server recorded it, :func:`~..clock.fast_server_ms`).
     """
     fp = config.fingerprint
+    fast_server_ms = clock.bound(store, fp, fast_server_ms)
     by_session = store.all_answers() if answered is None else answered
     last = store.get_meta(agreement_key(fp)) or {}
     judged = [
