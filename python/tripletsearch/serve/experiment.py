@@ -249,6 +249,12 @@ class Experiment:
         """What the service's modes take from it (:class:`~.modes.Settings` fields)."""
         return {}
 
+    def registered(self, store: Any) -> None:
+        """Its server registered it in ``store`` (:func:`bind`).
+
+        A ValueError refuses the start (default: nothing to check).
+        """
+
     def server_settings(self, config: Any) -> Any:
         """The settings of a server of it: ``config`` (a ServeConfig) with its own, if any."""
         return config
@@ -428,6 +434,7 @@ def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
         from .catalogue.stimuli import record_or_check
 
         record_or_check(store, experiment)
+        experiment.registered(store)  # (its own checks of a start: e.g. a collect's rules)
     return experiment
 
 

@@ -25,9 +25,10 @@ from ...collect import refit_due
 from ...outcomes import triplet_agreement
 from ...utils import derived_seed
 from .. import clock
-from ..modes.collect import ANSWER_KINDS
+from ..modes.collect import ANSWER_KINDS, CHECK_RULES
 from ..store import SessionRow, Store
 from .rules import (
+    AGREEMENT_AFTER,
     FAST_AFTER,
     FAST_MS,
     FAST_SERVER_MS,
@@ -63,11 +64,10 @@ __all__ = [
     "AGREEMENT_ROWS_PER_ITEM",
 ]
 
-# the version of the rules below: 1 (0.3.0) flagged by every repeat and had no agreement
-# rule; 2 judges repeats of clear queries only and adds the agreement rule (flags are
-# recomputed under it for collects under way; the gold pool and the choice of repeats
-# apply to participants who enrolled under it, ``params["checks"]``)
-CHECK_RULES = 2
+# the version of the rules below, CHECK_RULES, is written once with its history in
+# ..modes.collect (flags are recomputed under it for collects under way, for analysis; the
+# gold pool and the choice of repeats apply to participants who enrolled under it,
+# ``params["checks"]``)
 # the kinds of query whose answers are exported as triplets (the checks are not)
 EXPORT_KINDS = (*ANSWER_KINDS, "test")
 PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
@@ -76,9 +76,10 @@ PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is fla
 # picks agree with an embedding fitted without them (K-fold over the participants,
 # AGREEMENT_FOLDS folds) no more often than chance allows at level AGREEMENT_LEVEL
 # (a one-sided test against 1/k, each pick weighed by how sure the embedding is) is
-# flagged; judged once the others' answers give AGREEMENT_ROWS_PER_ITEM triplets per item
+# flagged; judged once the others' answers give AGREEMENT_ROWS_PER_ITEM triplets per item.
+# Since the check rules 3 a skip on any screen is a pick that does not agree.
+# (AGREEMENT_AFTER: .rules, which the collect file's check of max_queries reads too)
 AGREEMENT_LEVEL = 0.1
-AGREEMENT_AFTER = 40
 AGREEMENT_FOLDS = 10
 AGREEMENT_ROWS_PER_ITEM = 10
 AGREEMENT_SEED = 0xA9EE  # purpose of the seeds of the folds and their fits
@@ -110,7 +111,8 @@ def _agreement_flag(agreement: dict | None) -> dict | None:
         return None
     a, n, chance = agreement["agreed"], agreement["answers"], agreement["chance"]
     why = (
-        f"agreement with everyone else's answers: {a} of {n} picks as they predict (chance "
+        f"agreement with everyone else's answers: {a} of {n} picks as they predict (skips "
+        "count as picks that do not agree; chance "
         f"{chance:.2f}); weighted by how sure they are, p = {agreement['p_value']:.3g}, "
         f"not below {AGREEMENT_LEVEL}"
     )
@@ -316,19 +318,24 @@ def triplet_accuracy(X: np.ndarray, rows: np.ndarray) -> float | None:
 
 # ---------------------------------------------------------------------- agreement
 def _picks(history: list[dict]) -> list[tuple[int, list[int], int]]:
-    """The picks the agreement rule scores: (head, candidates, position picked).
+    """The picks the agreement rule scores: (head, candidates, position picked; -1: a skip).
 
     The counted answers (:data:`EXPORT_KINDS`) and the gold queries' (known answers, which
     look like any query: a pick at random agrees with chance there too); not the attention
-    checks (which a script recognises) nor the repeats (a second pick of the same query).
+    checks answered (which a script recognises) nor the repeats answered (a second pick of
+    the same query). A skip on any screen is a pick that does not agree (check rules 3): a
+    script cannot stay under :data:`AGREEMENT_AFTER` picks, nor skip what it cannot fake.
     """
     out = []
     for h in history:
         q = h["query"]
-        if not is_counted(h) or h["choice"] is None:
+        if not is_counted(h):
             continue
-        if q.get("kind") in (*EXPORT_KINDS, "gold"):
-            out.append((int(q["head"]), [int(c) for c in q["candidates"]], int(h["choice"])))
+        cands = [int(c) for c in q["candidates"]]
+        if h["choice"] is None:
+            out.append((int(q["head"]), cands, -1))
+        elif q.get("kind") in (*EXPORT_KINDS, "gold"):
+            out.append((int(q["head"]), cands, int(h["choice"])))
     return out
 
 
@@ -352,7 +359,8 @@ def _agree(emb: Any, picks: list[tuple[int, list[int], int]]) -> dict[str, Any]:
     P = emb.oracle_.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
     best = np.argmax(P, axis=1)
     agreed = np.array([int(b == c) for b, (_, _, c) in zip(best, picks)], dtype=np.float64)
-    top = np.clip(P.max(axis=1), 1.0 / k, 1.0 - 1e-12)
+    # (a skipped attention check: the head among its candidates, as sure as can be)
+    top = np.clip(np.nan_to_num(P.max(axis=1), nan=1.0), 1.0 / k, 1.0 - 1e-12)
     w = np.minimum(np.log(top * (k - 1) / (1.0 - top)), MAX_WEIGHT)
     var = float(np.sum(w**2) * (1.0 / k) * (1.0 - 1.0 / k))
     z = float(np.sum(w * (agreed - 1.0 / k)) / math.sqrt(var)) if var > 0 else None

@@ -39,6 +39,7 @@ __all__ = [
     "FAST_MS",
     "FAST_AFTER",
     "FAST_SERVER_MS",
+    "AGREEMENT_AFTER",
 ]
 
 # a participant whose median response time (as the page measured it, over at least
@@ -48,6 +49,9 @@ FAST_MS, FAST_AFTER = 250, 5
 # the same bound on the server's own time per screen (shown to answered), whatever the
 # page claims, is :data:`..clock.FAST_SERVER_MS`'s default: a server's setting, recorded with
 # the experiment (:func:`..clock.fast_server_ms`)
+# the agreement rule (.quality) judges a participant from this many picks (skips count):
+# a collect file whose max_queries, less its check screens, leaves fewer cannot be judged
+AGREEMENT_AFTER = 40
 ARM_SEED = 7  # purpose of the seeds that drew participants' samplers before arms were kept
 
 
