@@ -34,6 +34,7 @@ def test_the_workers_and_the_refitter_run_the_servers_configuration(tmp_path):
     catalogue_folder(tmp_path)
     (tmp_path / "collect.toml").write_text(
         'title = "Alike?"\ncatalogue = "items"\nsamplers = ["random"]\nmax_queries = 12\n'
+        "agreement = false\n"
     )
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     args = ["--collect", str(tmp_path / "collect.toml"), "--database", db]

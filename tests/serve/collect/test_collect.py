@@ -308,7 +308,7 @@ def test_checks_flag_a_participant_who_fails_them():
         "agreement": None,
         "flags": [],
         "flagged": False,
-        "rules": 2,
+        "rules": 3,
     }
     wrong = [*good[:1], record(1, "attention", 0, [7, 8, 0], expected=2), good[2]]
     assert checks(wrong)["flagged"] and checks(wrong)["attention"] == (0, 1)

@@ -30,6 +30,7 @@ def design(tmp_path, extra: str = ""):
     max_queries = 10
     burn_in = 9
     seed = 3
+    agreement = false
     {extra}
     """
     (tmp_path / "collect.toml").write_text(textwrap.dedent(text))

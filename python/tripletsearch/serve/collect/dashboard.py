@@ -207,18 +207,27 @@ def _rules(store: Store, config: CollectConfig, fast_server_ms: float) -> dict[s
         if scored.get("created") is not None
         else "not scored yet"
     )
+    left = config.judged_picks  # (max_queries less the check screens)
+    agreement = (
+        "or picks agreeing with everyone else's answers no more than chance (a one-sided "
+        "test, each pick weighed by how sure the embedding of the others' answers is, a skip "
+        f"a pick that does not agree, at {AGREEMENT_LEVEL}, judged from {AGREEMENT_AFTER} "
+        f"picks once the others gave {rows} triplets; {last})"
+        if left >= AGREEMENT_AFTER
+        else f"not judged by agreement with everyone else's answers: max_queries = "
+        f"{config.max_queries} less its check screens leaves {left} picks, and that rule "
+        f"judges from {AGREEMENT_AFTER}"
+    )
     text = (
         f"Check rules version {CHECK_RULES}: attention checks, gold queries and repeats of "
         f"clear queries passed by fewer than half, a median time per screen under {bound:g} "
-        "ms, or picks agreeing with everyone else's answers no more than chance (a one-sided "
-        "test, each pick weighed by how sure the embedding of the others' answers is, at "
-        f"{AGREEMENT_LEVEL}, judged from {AGREEMENT_AFTER} picks once the others gave {rows} "
-        f"triplets; {last}). Hover a status for why."
+        f"ms, {agreement}. Hover a status for why."
     )
     return {
         "version": CHECK_RULES,
         "agreement_level": AGREEMENT_LEVEL,
         "agreement_after": AGREEMENT_AFTER,
+        "agreement_judges": left >= AGREEMENT_AFTER,
         "agreement_rows": rows,
         "scored": scored.get("created"),
         "scored_triplets": scored.get("triplets"),

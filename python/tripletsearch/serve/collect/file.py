@@ -343,8 +343,11 @@ def _drawn(name: str, cfg: dict, n_items: int) -> tuple:
         raise _fail(name, "gold_drawn: give gold rows or gold_drawn, not both")
     if cfg["n_choices"] != 2:
         raise _fail(name, "gold_drawn: known answers are pairs: give n_choices = 2")
-    cat = file_catalogue(name, cfg["catalogue"])
-    if not cat.has_embedding:
+    try:
+        cat = file_catalogue(name, cfg["catalogue"])
+    except ValueError:
+        cat = None
+    if cat is None or not cat.has_embedding:
         raise _fail(name, "gold_drawn: the catalogue has no embedding to draw clear queries from")
     X = np.asarray(cat.embedding, dtype=np.float64)
     rng = np.random.default_rng([int(cfg["seed"]), DRAWN_SEED])

@@ -28,9 +28,10 @@ No participant sees a query (head and candidate set) twice, but for the planned 
 on a catalogue so small that a participant has seen every query, the queries they have
 seen least often come next, never the one just shown. The draws of screen ``number`` come
 from the session's seed and ``number``, so a rebuilt session asks what the first one would
-have. Every screen from the burn-in's end on reads the sampler's buffer and claims a query
-the same way, a check or test screen leaving it free (:meth:`CollectMode._from_buffer`):
-check screens are served along the adaptive screens' path, in their time.
+have. Every screen reads the sampler's buffer and claims a query the same way, a check,
+test or burn-in screen leaving it free (:meth:`CollectMode._from_buffer`), and the
+embedding that chooses repeats is kept between screens: check screens are served along the
+adaptive screens' path, in their time.
 """
 
 from __future__ import annotations
@@ -237,8 +238,8 @@ class CollectMode(Mode):
         if query is None:  # before the burn-in's end, or no query in the buffer: random
             kind = "burn-in" if number < cfg.burn_in else "fallback"
             query = {**self._random(searcher, rng), "kind": kind}
-        elif claim is None and number >= cfg.burn_in:  # a check or test: the adaptive work
-            self._from_buffer(searcher, number, keep=False)
+        if number < cfg.burn_in or query.get("kind") not in ("adaptive", "fallback"):
+            self._from_buffer(searcher, number, keep=False)  # (the adaptive screens' work)
         query.setdefault("sampler", searcher.sampler)
         cat = self.catalogue
         try:
@@ -354,9 +355,13 @@ class CollectMode(Mode):
         if not enough or not queries or self.store is None:
             return [0.0] * len(queries)
         best = max(enough, key=lambda v: (v["n_rows"], v["version"]))
-        got = self.store.latest_embedding(self.fingerprint, best["sampler"])
-        assert got is not None
-        emb = embedding_from_state(got["embedding"], n)
+        key = (self.fingerprint, best["sampler"], best["version"])
+        emb = getattr(self, "_embeddings", {}).get(key)
+        if emb is None:  # (one kept: a repeat costs what another screen costs)
+            got = self.store.latest_embedding(self.fingerprint, best["sampler"])
+            assert got is not None
+            emb = embedding_from_state(got["embedding"], n)
+            self._embeddings = {key: emb}
         heads = [int(q["head"]) for q in queries]
         cands = [[int(c) for c in q["candidates"]] for q in queries]
         oracle: Any = emb.oracle_  # a model with a log-odds form (the samplers')
