@@ -273,7 +273,11 @@ HONEST = {
 
 
 def simulate(
-    seeds: int = 3, n_honest: int = 24, n_scripts: int = 4, catalogues: tuple = CATALOGUES
+    seeds: int = 3,
+    n_honest: int = 24,
+    n_scripts: int = 4,
+    catalogues: tuple = CATALOGUES,
+    refit_every: int = 1,
 ) -> dict[str, Any]:
     """Every collect: per catalogue, honest kind and seed. The table's counts."""
     people: list[dict] = []
@@ -282,7 +286,10 @@ def simulate(
         for label, honest in HONEST.items():
             for seed in range(seeds):
                 with tempfile.TemporaryDirectory() as tmp:
-                    got = run_collect(catalogue, honest, n_honest, n_scripts, seed, Path(tmp))
+                    got = run_collect(
+                        catalogue, honest, n_honest, n_scripts, seed, Path(tmp),
+                        refit_every=refit_every,
+                    )  # fmt: skip
                 for rec in got:
                     kind = label if rec["kind"] == "person" else rec["kind"]
                     people.append({**rec, "kind": kind, "catalogue": catalogue})
@@ -342,8 +349,10 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--honest", type=int, default=24)
     ap.add_argument("--scripts", type=int, default=4)
+    ap.add_argument("--catalogues", nargs="+", default=list(CATALOGUES), choices=CATALOGUES)
+    ap.add_argument("--refit-every", type=int, default=1)
     args = ap.parse_args()
-    res = simulate(args.seeds, args.honest, args.scripts)
+    res = simulate(args.seeds, args.honest, args.scripts, tuple(args.catalogues), args.refit_every)
     for row in table(res["people"]):
         print(json.dumps(row))
     print(json.dumps(reply_times(res["people"])))
