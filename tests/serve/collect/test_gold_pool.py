@@ -96,3 +96,11 @@ def test_a_bad_gold_drawn_names_the_key(tmp_path, keys, says):
     path = write_design(tmp_path, "c.toml", collect_toml(**{"catalogue": "colours", **keys}))
     with pytest.raises(ValueError, match=says):
         load_collect(path)
+
+
+def test_a_gold_pool_may_hold_more_rows_than_a_participant_has_screens(tmp_path):
+    rows = [[i, (i + 1) % 30, (i + 2) % 30] for i in range(30)] * 1
+    rows += [[i, (i + 3) % 30, (i + 5) % 30] for i in range(30)]
+    text = collect_toml(max_queries=44, attention=[3], repeats=[9], gold=rows)
+    cfg = load_collect(write_design(tmp_path, "c.toml", text))
+    assert len(cfg.gold_pool) == 60 > cfg.max_queries and cfg.check_problems() == []

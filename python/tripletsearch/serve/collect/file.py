@@ -372,8 +372,9 @@ def _gold(name: str, value: Any, cfg: dict, n_items: int, checks: int) -> tuple:
         raise _fail(name, f"gold: rows of 3 distinct item ids in 0..{n_items - 1}")
     if value and cfg["n_choices"] != 2:
         raise _fail(name, "gold: known answers are pairs: give n_choices = 2 with gold")
-    if len(value) > cfg["max_queries"] - checks:
-        raise _fail(name, "gold: more rows than the queries left beside the other checks")
+    shown = min(GOLD_SHOWN, len(value) // GOLD_POOL_RATIO)  # (a pool: a few rows each)
+    if shown > cfg["max_queries"] - checks:
+        raise _fail(name, "gold: more rows shown than the queries left beside the other checks")
     return tuple(tuple(int(v) for v in r) for r in value)
 
 
