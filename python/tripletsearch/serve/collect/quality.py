@@ -71,6 +71,10 @@ __all__ = [
 # the kinds of query whose answers are exported as triplets (the checks are not)
 EXPORT_KINDS = (*ANSWER_KINDS, "test")
 PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
+# the repeats rule judges from this many repeats of clear queries (rules 3): an honest
+# person's second answer to a query an embedding predicts at 0.95 differs about 1 time in
+# 5 (the embedding is surer than the person), so one repeat flagged 20 % of honest people
+REPEATS_AFTER = 2
 # the response-time rule (FAST_MS, FAST_AFTER, FAST_SERVER_MS): .rules
 # the agreement rule: a participant with at least AGREEMENT_AFTER counted answers whose
 # picks agree with an embedding fitted without them (K-fold over the participants,
@@ -140,8 +144,9 @@ def checks(
 
     ``flags``: one record per rule that flags the participant (``rule``, its numbers and
     ``why``, a sentence): ``attention``, ``gold`` or ``repeats`` passed by fewer than
-    :data:`PASS_SHARE`, ``server_time`` a median under ``fast_server_ms`` (the server's
-    clock, default :data:`FAST_SERVER_MS`; 0: never) or ``page_time`` under
+    :data:`PASS_SHARE` (repeats: of at least :data:`REPEATS_AFTER` clear ones),
+    ``server_time`` a median under ``fast_server_ms`` (the server's clock, default
+    :data:`FAST_SERVER_MS`; 0: never) or ``page_time`` under
     :data:`FAST_MS` (clicking without looking, whatever the page claims), ``agreement`` (at least
     :data:`AGREEMENT_AFTER` answers agreeing with everyone else's no more than chance at
     level :data:`AGREEMENT_LEVEL`); ``flagged``: any flag; ``rules``: :data:`CHECK_RULES`.
@@ -175,7 +180,12 @@ def checks(
     found = [
         _share_flag("attention", passed["attention"], len(known["attention"]), "attention checks"),
         _share_flag("gold", passed["gold"], len(known["gold"]), "gold queries right"),
-        _share_flag("repeats", clear_agreed, clear_total, "repeats of clear queries agreed"),
+        _share_flag(
+            "repeats",
+            clear_agreed,
+            clear_total if clear_total >= REPEATS_AFTER else 0,
+            "repeats of clear queries agreed",
+        ),  # fmt: skip
         _time_flag("server_time", server, fast_server_ms, "time per screen by the server's clock"),
         _time_flag("page_time", page, FAST_MS, "response time the page measured"),
         _agreement_flag(agreement),
