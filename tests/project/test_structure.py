@@ -273,6 +273,7 @@ SERVE_MODULES = {
     "commands",
     "roster",
     "datapackage",
+    "clock",
 }  # serve/*.py
 
 

@@ -181,19 +181,22 @@ def _scheme(args: argparse.Namespace) -> str:
     return "https" if getattr(args, "ssl_certfile", None) else "http"
 
 
-def _register(store: Any, experiment: Any) -> tuple[str, Any]:
+def _register(store: Any, experiment: Any, fast_server_ms: float) -> tuple[str, Any]:
     """Register the study or collect by its name in ``store``: what the log says of it.
 
     And the experiment as registered (its name and key; None without one): the design every
     process of the server runs.
 
     ``ExperimentChanged`` (a ValueError) when the file changes one people took part in.
+    The server's clock bound ``fast_server_ms`` is recorded with it (what its checks read).
     """
+    from .clock import record_fast_server_ms
     from .experiment import bind
 
     if experiment is None:
         return "", None
     experiment = bind(experiment, store)  # (a study under way: what it began with)
+    record_fast_server_ms(store, experiment.fingerprint, fast_server_ms)
     people = store.participant_count(experiment.fingerprint)
     return f"{experiment.kind} {experiment.name!r}: {people} participants so far", experiment
 
@@ -207,7 +210,6 @@ def serve(args: argparse.Namespace) -> int:
     if _missing_dependencies():
         return 2
     from .catalogue.shared import share_catalogue
-    from .clock import record_fast_server_ms
     from .config import serving_catalogue
     from .store import Store, StoreError
     from .web.tls import tls_options
@@ -225,9 +227,7 @@ def serve(args: argparse.Namespace) -> int:
     try:  # once, before any worker starts: the tables, and the experiment by its name
         store = Store(config.database)
         found = store.setup()
-        registered, experiment = _register(store, experiment)
-        if experiment is not None:  # the server's clock bound, read by every check
-            record_fast_server_ms(store, experiment.fingerprint, config.fast_server_ms)
+        registered, experiment = _register(store, experiment, config.fast_server_ms)
     except (StoreError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -249,12 +249,6 @@ class Experiment:
         """What the service's modes take from it (:class:`~.modes.Settings` fields)."""
         return {}
 
-    def registered(self, store: Any) -> None:
-        """Its server registered it in ``store`` (:func:`bind`).
-
-        A ValueError refuses the start (default: nothing to check).
-        """
-
     def server_settings(self, config: Any) -> Any:
         """The settings of a server of it: ``config`` (a ServeConfig) with its own, if any."""
         return config
@@ -405,8 +399,7 @@ def _with_file(ident: Identity, stored: dict) -> dict:
     files = [f for f in stored.get("files", []) if isinstance(f, str)]
     if ident.path:
         files.append(os.path.abspath(ident.path))
-    # (:mod:`.stimuli`'s manifest; the server's clock bound, :mod:`.clock`)
-    kept = {k: stored[k] for k in ("stimuli", "fast_server_ms") if k in stored}
+    kept = {k: stored[k] for k in ("stimuli", "fast_server_ms") if k in stored}  # (.clock)
     return {**ident.settings, **kept, "files": sorted(set(files))}
 
 
@@ -434,7 +427,7 @@ def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
         from .catalogue.stimuli import record_or_check
 
         record_or_check(store, experiment)
-        experiment.registered(store)  # (its own checks of a start: e.g. a collect's rules)
+        getattr(experiment, "registered", lambda store: None)(store)  # (a collect's checks)
     return experiment
 
 

@@ -24,9 +24,9 @@ participant sees::
                                      # pair at positions drawn per participant (pairs only):
                                      # a pool, each participant meeting a quarter of it at
                                      # most (4 of 16 or more; at least 4 rows)
-    gold_drawn = 64                  # or: so many clear known answers drawn from the
+    gold_drawn = 64                  # and/or: so many clear known answers drawn from the
                                      # catalogue's embedding (the closer item at most half
-                                     # as far as the other; not with gold)
+                                     # as far as the other), in the same pool
     agreement = false                # only for a collect too short for the agreement rule
                                      # (max_queries less its check screens under 40): said
                                      # so, its participants judged by the other checks
@@ -195,7 +195,7 @@ class CollectConfig(Experiment):
 
         A new collect's key, and where an older version kept its rows.
         """
-        keys = [k for k in DESIGN_KEYS if k != "gold"]  # (gold came later)
+        keys = [k for k in DESIGN_KEYS if k not in ("gold", "gold_drawn")]  # (came later)
         return legacy_hash(
             {**{k: self.design_value(k) for k in keys}, "max_queries": self.max_queries}
         )
@@ -203,6 +203,12 @@ class CollectConfig(Experiment):
     def mode_settings(self) -> dict[str, Any]:
         """The collect mode serves this file."""
         return {"collect": self}
+
+    def design_value(self, key: str) -> Any:
+        """As stored; ``gold_drawn`` left out when not given (as before it was a key)."""
+        if key == "gold_drawn" and self.gold_drawn is None:
+            return self.OMIT
+        return super().design_value(key)
 
     @property
     def judged_picks(self) -> int:
@@ -339,8 +345,6 @@ def _drawn(name: str, cfg: dict, n_items: int) -> tuple:
         return ()
     if not _integer(n) or not GOLD_POOL_RATIO <= n <= MAX_DRAWN:
         raise _fail(name, f"gold_drawn: an integer from {GOLD_POOL_RATIO} to {MAX_DRAWN}")
-    if cfg["gold"]:
-        raise _fail(name, "gold_drawn: give gold rows or gold_drawn, not both")
     if cfg["n_choices"] != 2:
         raise _fail(name, "gold_drawn: known answers are pairs: give n_choices = 2")
     try:
@@ -431,7 +435,7 @@ def load_collect(path: Any) -> CollectConfig:
         gold=gold,
         gold_drawn=cfg["gold_drawn"],
         agreement=agreement,
-        gold_pool=drawn or gold,
+        gold_pool=tuple(dict.fromkeys(gold + drawn)),
         name=check_name(name, cfg["name"]) if named else "",
         named=named,
         path=name,

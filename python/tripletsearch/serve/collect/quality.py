@@ -39,30 +39,12 @@ from .rules import (
 )
 
 __all__ = [
-    "checks",
-    "counted_sessions",
-    "triplet_rows",
-    "sampler_answers",
-    "sampler_rows",
-    "held_out",
-    "held_out_rows",
-    "triplet_accuracy",
-    "score_agreement",
-    "agreement_scores",
-    "refresh_agreement",
-    "read_agreement",
-    "agreement_key",
-    "EXPORT_KINDS",
-    "CHECK_RULES",
-    "PASS_SHARE",
-    "FAST_MS",
-    "FAST_SERVER_MS",
-    "FAST_AFTER",
-    "AGREEMENT_LEVEL",
-    "AGREEMENT_AFTER",
-    "AGREEMENT_FOLDS",
-    "AGREEMENT_ROWS_PER_ITEM",
-]
+    "checks", "counted_sessions", "triplet_rows", "sampler_answers", "sampler_rows",
+    "held_out", "held_out_rows", "triplet_accuracy", "score_agreement", "agreement_scores",
+    "refresh_agreement", "read_agreement", "agreement_key", "EXPORT_KINDS", "CHECK_RULES",
+    "PASS_SHARE", "FAST_MS", "FAST_SERVER_MS", "FAST_AFTER", "AGREEMENT_LEVEL",
+    "AGREEMENT_AFTER", "AGREEMENT_FOLDS", "AGREEMENT_ROWS_PER_ITEM",
+]  # fmt: skip
 
 # the version of the rules below, CHECK_RULES, is written once with its history in
 # ..modes.collect (flags are recomputed under it for collects under way, for analysis; the
@@ -71,9 +53,8 @@ __all__ = [
 # the kinds of query whose answers are exported as triplets (the checks are not)
 EXPORT_KINDS = (*ANSWER_KINDS, "test")
 PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
-# the repeats rule judges from this many repeats of clear queries (rules 3): an honest
-# person's second answer to a query an embedding predicts at 0.95 differs about 1 time in
-# 5 (the embedding is surer than the person), so one repeat flagged 20 % of honest people
+# the repeats rule judges from this many repeats of clear queries (rules 3): an honest person's
+# second answer to a query predicted at 0.95 differs about 1 time in 5 (one flagged 20 %)
 REPEATS_AFTER = 2
 # the response-time rule (FAST_MS, FAST_AFTER, FAST_SERVER_MS): .rules
 # the agreement rule: a participant with at least AGREEMENT_AFTER counted answers whose
@@ -177,15 +158,11 @@ def checks(
     server = median_ms(
         [1e3 * (h["answered_at"] - h["shown_at"]) for h in counted if "answered_at" in h]
     )
+    judged = clear_total if clear_total >= REPEATS_AFTER else 0
     found = [
         _share_flag("attention", passed["attention"], len(known["attention"]), "attention checks"),
         _share_flag("gold", passed["gold"], len(known["gold"]), "gold queries right"),
-        _share_flag(
-            "repeats",
-            clear_agreed,
-            clear_total if clear_total >= REPEATS_AFTER else 0,
-            "repeats of clear queries agreed",
-        ),  # fmt: skip
+        _share_flag("repeats", clear_agreed, judged, "repeats of clear queries agreed"),
         _time_flag("server_time", server, fast_server_ms, "time per screen by the server's clock"),
         _time_flag("page_time", page, FAST_MS, "response time the page measured"),
         _agreement_flag(agreement),
