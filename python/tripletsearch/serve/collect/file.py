@@ -135,7 +135,7 @@ DESIGN_KEYS = (
 )  # fmt: skip
 SETTING_KEYS = (
     "title", "instructions", "debrief", "consent", "completion_code", "redirect",
-    "show_names", "models", "max_queries", "agreement",
+    "show_names", "models", "max_queries",
 )  # fmt: skip
 TEXT_KEYS = ("title", "instructions", "debrief", "consent")  # what people read
 
