@@ -145,3 +145,28 @@ def test_a_finished_participants_code_does_not_depend_on_their_checks(tmp_path):
     assert "DONE-7" in str(reply) and "DONE-7" in str(again)
     row = collect_dashboard(Store(db), cfg)["participants"][0]
     assert row["flagged"] and board.status_code in (401, 403, 404)
+
+
+def test_a_samplers_queries_are_shown_in_an_order_drawn_per_screen(tmp_path):
+    """A sampler's buffer may list a query's candidates in an order that says the answer
+    (the script that always picks the first passed 7 of 20 times): each adaptive screen
+    shows them in an order of its own draw."""
+    keys = {"max_queries": 40, "burn_in": 0, "test_share": 0.0, "samplers": ["random"]}
+    path = write_design(tmp_path, "c.toml", collect_toml(**keys))
+    cfg = load_collect(path)
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    store = Store(db)
+    with in_process(create_app(cfg.catalogue, db, collect=cfg, config=ServeConfig())) as c:
+        rows = [(h, h + 1, h + 2) for h in range(28)]  # the smaller id always first
+        store.add_queries(cfg.fingerprint, "random", 0, rows)
+        p, h = enrol(c)
+        base = f"/api/participants/{p['id']}"
+        reply = c.post(f"{base}/next", json={}, headers=h).json()
+        while not reply["done"]:
+            body = {"screen": reply["screen"]["number"], "choice": 0}
+            reply = c.post(f"{base}/answer", json=body, headers=h).json()
+    (s,) = store.participant_sessions(p["id"])
+    shown = [r["query"] for r in store.history(s.id) if r["query"]["kind"] == "adaptive"]
+    assert len(shown) == 28
+    first = sum(q["candidates"][0] < q["candidates"][1] for q in shown)
+    assert 6 <= first <= 22  # as a fair coin (P outside: 0.4 %), not 28 of 28

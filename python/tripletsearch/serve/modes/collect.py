@@ -235,6 +235,8 @@ class CollectMode(Mode):
             query = {**self._random(searcher, rng), "kind": "test", "sampler": "test"}
         elif number >= cfg.burn_in:
             query, claim = self._from_buffer(searcher, number)
+            if query is not None:  # (a sampler's order may say the answer: shown shuffled)
+                query["candidates"] = [int(c) for c in rng.permutation(query["candidates"])]
         if query is None:  # before the burn-in's end, or no query in the buffer: random
             kind = "burn-in" if number < cfg.burn_in else "fallback"
             query = {**self._random(searcher, rng), "kind": kind}
