@@ -1,21 +1,26 @@
 """Simulated collects for the checks on people: how often they flag an honest person, and
-how often they catch a script (DESIGN.md, "a check on people has two error rates").
+how often they catch a script (DESIGN.md, "a check on people has two error rates"), through
+the HTTP API; and how long the server takes to reply with each kind of screen.
 
-A collect is served in process (the app through Starlette's TestClient, a SQLite file, a
-simulated clock for the server's time per screen) to honest people (gamma-CKL from a
-truth, with lapses) and three scripts (:class:`tripletsearch.people.CollectPerson`):
-``random`` picks at random, ``reader`` picks at random but answers right the checks it
-can recognise on the screen (the head among the candidates, a query shown before),
-``fast`` picks at random at 100 ms a screen. Each person answers 60 screens, one after the
-other, the refitter's round (:func:`~tripletsearch.serve.collect.refitter.refit_once`:
-the samplers' fits and buffers, the agreement scores) run after each; at the end the
-dashboard's flags are read, with the rule of each.
+A collect is served in process (the app through Starlette's TestClient: every answer an
+HTTP request, a SQLite file, a simulated clock for the server's time per screen). First
+``warmup`` honest people (gamma 3, 5 % lapses) take part, as a collect under way; then the
+measured people, in a random order: honest people (gamma-CKL from a truth, with lapses) and
+the scripts of a farm (:class:`tripletsearch.people.CollectPerson`), each at a human pace
+but ``fast``: ``random`` picks at random; ``first`` always picks the first candidate;
+``reader`` answers right every check it can recognise (the head among the candidates, a
+query shown before), knows the gold rows (the file leaked) and skips a third of the rest,
+picking the others at random; ``geometry`` answers from a fixed fake geometry (the nearest
+candidate in random points, the same for every such script); ``fast`` picks at random at
+100 ms a screen. Each answers 60 screens; the refitter's round
+(:func:`~tripletsearch.serve.collect.refitter.refit_once`: the samplers' fits and buffers,
+the agreement scores) runs after each; at the end the dashboard's flags are read, with the
+rule of each, and the wall time of each reply by the kind of screen it brought.
 
 Two catalogues: 60 of the demo's colours (every sixteenth; people perceive CIELAB, the
 collect fits d = 3) and 40 items in d = 2 (the pictures' stand-ins: standard normal
 points). ``python bench/collect_checks.py`` prints the table; ``bench/test_bench_checks.py``
-runs it under pytest; ``tests/serve/collect/test_checks.py`` asserts the bounds on a
-smaller count.
+runs it under pytest; ``tests/serve/collect/test_check_rates.py`` runs a smaller one.
 """
 
 from __future__ import annotations
@@ -45,7 +50,9 @@ from tripletsearch.serve.store import Store
 from tripletsearch.serve.store import sessions as _sessions
 
 SCREENS = 60
-SCRIPTS = ("random", "reader", "fast")
+WARMUP = 30  # honest people before the measured ones: a collect under way
+SCRIPTS = ("random", "first", "reader", "geometry", "fast")
+READER_SKIPS = 1 / 3  # the reader's share of skips of the screens it cannot read
 CATALOGUES = ("colours", "points")
 COLLECT = """
 title = "Which looks more alike?"
@@ -106,6 +113,50 @@ def _simulated_time(clock: _Clock) -> Any:
         _sessions.time = real
 
 
+def _person(kind: str, X: np.ndarray, fake: np.ndarray, gold: list, honest: dict, rng: Any):
+    """A measured person of ``kind`` (an honest one, or a script of :data:`SCRIPTS`)."""
+    seed = np.random.default_rng(rng.integers(2**63))
+    if kind == "person":
+        return CollectPerson("person", X, rng=seed, **honest)
+    if kind == "geometry":
+        return CollectPerson("person", fake, gamma=None, lapse=0.0, rng=seed)
+    if kind == "reader":
+        known = {(h, frozenset((a, b))): a for h, a, b in gold}
+        return CollectPerson("reader", rng=seed, known=known, skip=READER_SKIPS)
+    return CollectPerson(kind, rng=seed)
+
+
+def _take_part(c: Any, person: Any, clock: _Clock, times: list | None) -> str:
+    """One participant's whole part through the HTTP API; their id. ``times``: (ms, screen)
+    of each reply that brought a screen, appended."""
+    r = c.post("/api/participants", json={"consent": True}).json()
+    h, base = {"Authorization": "Bearer " + r["token"]}, f"/api/participants/{r['id']}"
+    reply = c.post(f"{base}/next", json={}, headers=h).json()
+    while not reply["done"]:
+        body = person.answer(reply["screen"])
+        clock.now += person.seconds_
+        t0 = time.perf_counter()
+        got = c.post(f"{base}/answer", json=body, headers=h)
+        took = 1e3 * (time.perf_counter() - t0)
+        assert got.status_code == 200, got.text
+        reply = got.json()
+        if times is not None and not reply["done"]:
+            times.append((took, reply["screen"]["number"]))
+    return str(r["id"])
+
+
+def _write(root: Path, catalogue: str, seed: int, screens: int, rng: Any) -> tuple:
+    X, hexes, dim = truth(catalogue, seed)
+    folder = root / "items"
+    folder.mkdir(parents=True)
+    rows = ["name,hex"] + [f"item {i},{h}" for i, h in enumerate(hexes)]
+    (folder / "items.csv").write_text("\n".join(rows) + "\n")
+    gold = gold_pool(X, rng)
+    text = COLLECT.format(dim=dim, screens=screens, gold=gold, seed=seed)
+    (root / "collect.toml").write_text(textwrap.dedent(text))
+    return X, gold, load_collect(root / "collect.toml")
+
+
 def run_collect(
     catalogue: str,
     honest: dict,
@@ -114,67 +165,72 @@ def run_collect(
     seed: int,
     root: Path,
     screens: int = SCREENS,
+    warmup: int = WARMUP,
+    by_answers: bool = True,
+    refit_every: int = 1,
 ) -> list[dict]:
-    """One simulated collect; per participant: kind, flagged, the rules, agreement, answers.
+    """One simulated collect; per measured participant: kind, flagged, rules, agreement...
 
-    ``honest``: the honest people's ``gamma`` and ``lapse``; ``n_scripts`` of each script.
+    ``honest``: the measured honest people's ``gamma`` and ``lapse``; ``n_scripts`` of each
+    script. Each record has ``times``: the ms of the server's replies, by the kind of screen
+    each brought. ``by_answers``: also the agreement rule on the first m answers.
+    ``refit_every``: the refitter's round after so many people (1: after each).
     """
     from starlette.testclient import TestClient
 
     rng = np.random.default_rng([seed, 7])
-    X, hexes, dim = truth(catalogue, seed)
-    folder = root / "items"
-    folder.mkdir(parents=True)
-    rows = ["name,hex"] + [f"item {i},{h}" for i, h in enumerate(hexes)]
-    (folder / "items.csv").write_text("\n".join(rows) + "\n")
-    text = COLLECT.format(dim=dim, screens=screens, gold=gold_pool(X, rng), seed=seed)
-    (root / "collect.toml").write_text(textwrap.dedent(text))
-    cfg = load_collect(root / "collect.toml")
+    X, gold, cfg = _write(root, catalogue, seed, screens, rng)
+    fake = np.random.default_rng([seed, 11]).normal(size=X.shape)  # the farm's geometry
     db = f"sqlite:///{root / 'c.sqlite'}"
     kinds = ["person"] * n_honest + [k for k in SCRIPTS for _ in range(n_scripts)]
     kinds = [kinds[int(i)] for i in rng.permutation(len(kinds))]
-    clock, store, who = _Clock(), Store(db), {}
+    clock, store, who, times = _Clock(), Store(db), {}, {}
     app = create_app(cfg.catalogue, db, collect=cfg, admin_token="owner")
     with _simulated_time(clock), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with TestClient(app) as c:
-            for kind in kinds:
-                person = CollectPerson(
-                    kind, X, rng=np.random.default_rng(rng.integers(2**63)), **honest
-                )
-                r = c.post("/api/participants", json={"consent": True}).json()
-                who[r["id"]] = kind
-                h, base = (
-                    {"Authorization": "Bearer " + r["token"]},
-                    f"/api/participants/{r['id']}",
-                )
-                reply = c.post(f"{base}/next", json={}, headers=h).json()
-                while not reply["done"]:
-                    body = person.answer(reply["screen"])
-                    clock.now += person.seconds_
-                    got = c.post(f"{base}/answer", json=body, headers=h)
-                    assert got.status_code == 200, got.text
-                    reply = got.json()
-                refit_once(store, cfg, buffer=80)
+            for i in range(warmup):
+                _take_part(c, CollectPerson("person", X, rng=rng.integers(2**63)), clock, None)
+                if (i + 1) % refit_every == 0:
+                    refit_once(store, cfg, buffer=80)
+            for i, kind in enumerate(kinds):
+                mine: list = []
+                pid = _take_part(c, _person(kind, X, fake, gold, honest, rng), clock, mine)
+                who[pid], times[pid] = kind, mine
+                if (i + 1) % refit_every == 0:
+                    refit_once(store, cfg, buffer=80)
             quality.refresh_agreement(store, cfg, force=True)
             board = collect_dashboard(store, cfg)
+    kinds_of = _screen_kinds(store, who)
     out = []
     for p in board["participants"]:
+        if p["id"] not in who:
+            continue
+        by_kind: dict[str, list[float]] = defaultdict(list)
+        for ms, number in times[p["id"]]:
+            by_kind[kinds_of[p["id"]].get(number, "?")].append(ms)
         out.append(
             {
-                "id": p["id"],
-                "kind": who[p["id"]],
-                "sampler": p["sampler"],
-                "flagged": p["flagged"],
-                "rules": [f["rule"] for f in p["flags"]],
-                "agreement": p["agreement"],
-                "answers": p["answers"],
-                "clear_repeats": p["clear_repeats"],
+                "id": p["id"], "kind": who[p["id"]], "sampler": p["sampler"],
+                "flagged": p["flagged"], "rules": [f["rule"] for f in p["flags"]],
+                "agreement": p["agreement"], "answers": p["answers"],
+                "clear_repeats": p["clear_repeats"], "times": dict(by_kind),
             }
-        )
-    out_by_m = _agreement_by_answers(store, cfg, who)
+        )  # fmt: skip
+    out_by_m = _agreement_by_answers(store, cfg, who) if by_answers else {}
     store.dispose()
     return [{**rec, "by_answers": out_by_m.get(rec["id"], {})} for rec in out]
+
+
+def _screen_kinds(store: Store, who: dict) -> dict[str, dict[int, str]]:
+    """Per participant of ``who``: the kind of each of their screens, by number."""
+    answered = store.all_answers()
+    out: dict[str, dict[int, str]] = {}
+    for s in store.iter_sessions():
+        if s.participant in who:
+            h = answered.get(s.id, [])
+            out[str(s.participant)] = {int(r["number"]): r["query"]["kind"] for r in h}
+    return out
 
 
 def _agreement_by_answers(
@@ -217,7 +273,11 @@ HONEST = {
 
 
 def simulate(
-    seeds: int = 3, n_honest: int = 24, n_scripts: int = 4, catalogues: tuple = CATALOGUES
+    seeds: int = 3,
+    n_honest: int = 24,
+    n_scripts: int = 4,
+    catalogues: tuple = CATALOGUES,
+    refit_every: int = 1,
 ) -> dict[str, Any]:
     """Every collect: per catalogue, honest kind and seed. The table's counts."""
     people: list[dict] = []
@@ -226,7 +286,10 @@ def simulate(
         for label, honest in HONEST.items():
             for seed in range(seeds):
                 with tempfile.TemporaryDirectory() as tmp:
-                    got = run_collect(catalogue, honest, n_honest, n_scripts, seed, Path(tmp))
+                    got = run_collect(
+                        catalogue, honest, n_honest, n_scripts, seed, Path(tmp),
+                        refit_every=refit_every,
+                    )  # fmt: skip
                 for rec in got:
                     kind = label if rec["kind"] == "person" else rec["kind"]
                     people.append({**rec, "kind": kind, "catalogue": catalogue})
@@ -265,15 +328,34 @@ def table(people: list[dict]) -> list[dict]:
     return rows
 
 
+def reply_times(people: list[dict]) -> dict[str, dict[str, float]]:
+    """Per kind of screen: the median ms of the replies that brought it, their count, and
+    that median over the adaptive screens' (the timing side channel: within 20 %)."""
+    pooled: dict[str, list[float]] = defaultdict(list)
+    for p in people:
+        for kind, ms in p["times"].items():
+            pooled[kind] += ms
+    med = {k: float(np.median(v)) for k, v in pooled.items()}
+    base = med.get("adaptive")
+    return {
+        k: {"median_ms": round(m, 2), "n": len(pooled[k]),
+            "over_adaptive": None if not base else round(m / base, 3)}
+        for k, m in sorted(med.items())
+    }  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--honest", type=int, default=24)
     ap.add_argument("--scripts", type=int, default=4)
+    ap.add_argument("--catalogues", nargs="+", default=list(CATALOGUES), choices=CATALOGUES)
+    ap.add_argument("--refit-every", type=int, default=1)
     args = ap.parse_args()
-    res = simulate(args.seeds, args.honest, args.scripts)
+    res = simulate(args.seeds, args.honest, args.scripts, tuple(args.catalogues), args.refit_every)
     for row in table(res["people"]):
         print(json.dumps(row))
+    print(json.dumps(reply_times(res["people"])))
     print(f"{res['seconds']} s")
 
 

@@ -181,14 +181,16 @@ class CollectPerson:
 
     Parameters
     ----------
-    kind : {"person", "random", "reader", "fast"}
+    kind : {"person", "random", "reader", "fast", "first"}
         ``"person"``: picks by gamma-CKL from the truth ``X`` (``P(c) ~ ||x_c -
         x_head||^-gamma``; the nearest candidate when ``gamma`` is None, the first of
         equals), at random at rate ``lapse``. The scripts: ``"random"`` picks
         uniformly; ``"reader"`` reads the screen: the head when it is among the candidates
         (an attention check), the same item as before when the head and candidates were
-        shown before (a repeat), else uniformly; ``"fast"`` picks as ``"random"`` and
-        answers at 100 ms.
+        shown before (a repeat), the known answer when it has one (``known``), else it skips
+        at rate ``skip`` and picks uniformly; ``"fast"`` picks as ``"random"`` and answers
+        at 100 ms; ``"first"`` always picks the first candidate. (A script answering from a
+        fixed fake geometry is a ``"person"`` given that geometry as ``X``.)
     X : array_like (n, d) or None
         What a ``"person"`` perceives.
     gamma : float or None
@@ -201,12 +203,17 @@ class CollectPerson:
         The median time per screen (log-normal), but ``"fast"``'s 0.1 s.
     spread : float
         The sigma of that log-normal's logarithm; 0: every screen takes ``seconds``.
+    known : dict, optional
+        A ``"reader"``'s known answers (leaked gold rows): ``{(head, frozenset(candidates)):
+        item}``.
+    skip : float
+        A ``"reader"``'s share of skips (``choice`` None) of the screens it cannot read.
 
     :meth:`answer` gives the answer's body (with the ``response_ms`` the page would
     measure); :attr:`seconds_` is the time it took. :meth:`pick` is the choice alone.
     """
 
-    KINDS = ("person", "random", "reader", "fast")
+    KINDS = ("person", "random", "reader", "fast", "first")
 
     def __init__(
         self,
@@ -217,6 +224,8 @@ class CollectPerson:
         rng: Any = None,
         seconds: float = 2.0,
         spread: float = 0.4,
+        known: dict | None = None,
+        skip: float = 0.0,
     ):
         if kind not in self.KINDS:
             raise ValueError(f"kind: one of {self.KINDS}, got {kind!r}")
@@ -228,19 +237,28 @@ class CollectPerson:
             raise ValueError(f"spread: expected a number >= 0, got {spread!r}")
         self.kind, self.lapse, self.seconds = kind, float(lapse), float(seconds)
         self.spread = float(spread)
+        if not 0.0 <= float(skip) <= 1.0:
+            raise ValueError(f"skip: expected a number in [0, 1], got {skip!r}")
+        self.known, self.skip = dict(known or {}), float(skip)
         self.X = None if X is None else _coordinates(X)
         self.oracle = None if gamma is None else GammaCKL(gamma)
         self.rng = check_random_state(rng)
         self.picked: dict[tuple[int, frozenset], int] = {}  # what the reader picked
         self.seconds_ = 0.0
 
-    def _pick(self, head: int, ids: list[int]) -> int:
+    def _pick(self, head: int, ids: list[int]) -> int | None:
+        if self.kind == "first":
+            return 0
         if self.kind == "reader":
             if head in ids:
                 return ids.index(head)
             seen = self.picked.get((head, frozenset(ids)))
+            if seen is None:
+                seen = self.known.get((head, frozenset(ids)))
             if seen is not None:
                 return ids.index(seen)
+            if self.skip and self.rng.random() < self.skip:
+                return None
         if self.kind != "person" or self.rng.random() < self.lapse:
             return int(self.rng.integers(len(ids)))
         if head in ids:
@@ -252,12 +270,16 @@ class CollectPerson:
         p = self.oracle.choice_prob(rows, [0], [list(range(1, len(ids) + 1))], n_jobs=1)[0]
         return int(self.rng.choice(len(ids), p=p / p.sum()))
 
-    def pick(self, query: dict[str, Any]) -> int:
-        """The position of the candidate picked on screen ``query`` (and remembered)."""
+    def pick(self, query: dict[str, Any]) -> int | None:
+        """The position of the candidate picked on screen ``query`` (and remembered).
+
+        None: a skip (a ``"reader"`` with ``skip``).
+        """
         head = int(query["head"]["id"])
         ids = [int(c["id"]) for c in query["candidates"]]
         choice = self._pick(head, ids)
-        self.picked[(head, frozenset(ids))] = ids[choice]
+        if choice is not None:
+            self.picked[(head, frozenset(ids))] = ids[choice]
         return choice
 
     def answer(self, query: dict[str, Any]) -> dict[str, Any]:

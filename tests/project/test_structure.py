@@ -274,6 +274,7 @@ SERVE_MODULES = {
     "roster",
     "datapackage",
     "outfolder",
+    "clock",
 }  # serve/*.py
 
 

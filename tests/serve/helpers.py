@@ -30,6 +30,7 @@ import numpy as np
 
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import load_catalogue
+from tripletsearch.serve.collect.rules import AGREEMENT_AFTER
 
 ADMIN = "admin-secret"  # the admin token of the shared server (conftest's ``server``)
 
@@ -349,8 +350,17 @@ def toml_text(keys: dict[str, Any]) -> str:
 
 
 def collect_toml(**keys: Any) -> str:
-    """A collect file's text: :data:`COLLECT_KEYS` with ``keys`` (None: a key left out)."""
-    return toml_text({**COLLECT_KEYS, **keys})
+    """A collect file's text: :data:`COLLECT_KEYS` with ``keys`` (None: a key left out).
+
+    A collect too short for the agreement rule (``max_queries`` less its check screens
+    under 40) says ``agreement = false`` unless ``keys`` give it, as its file must.
+    """
+    got = {**COLLECT_KEYS, **keys}
+    most = got.get("max_queries") or 100
+    left = most - len(got.get("attention") or []) - len(got.get("repeats") or [])
+    if "agreement" not in got and left < AGREEMENT_AFTER:
+        got["agreement"] = False
+    return toml_text(got)
 
 
 def study_toml(**keys: Any) -> str:

@@ -18,6 +18,8 @@ from serve.helpers import (
     wait_until,
 )
 from tripletsearch.cli import main
+from tripletsearch.serve import clock
+from tripletsearch.serve.store import Store
 
 pytestmark = pytest.mark.once  # worker processes: once, not again under the sanitizers
 
@@ -32,13 +34,20 @@ def test_the_workers_and_the_refitter_run_the_servers_configuration(tmp_path):
     catalogue_folder(tmp_path)
     (tmp_path / "collect.toml").write_text(
         'title = "Alike?"\ncatalogue = "items"\nsamplers = ["random"]\nmax_queries = 12\n'
+        "agreement = false\n"
     )
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     args = ["--collect", str(tmp_path / "collect.toml"), "--database", db]
     args += ["--workers", "2", "--fast-server-ms", "40", "--max-queries", "17"]
     with ServeProcess(*args) as srv:
         refitter = wait_until(lambda: refitter_of(srv.proc.pid), message="the refitter")
-        assert cmdline(refitter).split()[-1] == "--fast-server-ms=40.0"
+        # the server recorded its clock bound with the collect: the refitter (and every
+        # other reader of the checks) reads it there, not from its command line
+        assert "--fast-server-ms" not in cmdline(refitter)
+        store = Store(db)
+        (row,) = store.experiments()
+        assert clock.fast_server_ms(store, row.key) == 40.0
+        store.dispose()
 
         def workers():
             mine = [c for c in children(srv.proc.pid) if c != refitter]

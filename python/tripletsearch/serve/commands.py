@@ -182,19 +182,22 @@ def _scheme(args: argparse.Namespace) -> str:
     return "https" if getattr(args, "ssl_certfile", None) else "http"
 
 
-def _register(store: Any, experiment: Any) -> tuple[str, Any]:
+def _register(store: Any, experiment: Any, fast_server_ms: float) -> tuple[str, Any]:
     """Register the study or collect by its name in ``store``: what the log says of it.
 
     And the experiment as registered (its name and key; None without one): the design every
     process of the server runs.
 
     ``ExperimentChanged`` (a ValueError) when the file changes one people took part in.
+    The server's clock bound ``fast_server_ms`` is recorded with it (what its checks read).
     """
+    from .clock import record_fast_server_ms
     from .experiment import bind
 
     if experiment is None:
         return "", None
     experiment = bind(experiment, store)  # (a study under way: what it began with)
+    record_fast_server_ms(store, experiment.fingerprint, fast_server_ms)
     people = store.participant_count(experiment.fingerprint)
     return f"{experiment.kind} {experiment.name!r}: {people} participants so far", experiment
 
@@ -227,7 +230,7 @@ def serve(args: argparse.Namespace) -> int:
     try:  # once, before any worker starts: the tables, and the experiment by its name
         store = Store(config.database)
         found = store.setup()
-        registered, experiment = _register(store, experiment)
+        registered, experiment = _register(store, experiment, config.fast_server_ms)
     except (StoreError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -257,10 +260,8 @@ def serve(args: argparse.Namespace) -> int:
     if collect is not None:  # fills the buffers, supervised
         from .collect.supervisor import start_refitter
 
-        refitter = start_refitter(
-            config.database, config.design, collect.fingerprint,
-            fast_server_ms=config.fast_server_ms,
-        )  # fmt: skip
+        # (its checks read the server's clock bound recorded with the collect)
+        refitter = start_refitter(config.database, config.design, collect.fingerprint)
         atexit.register(refitter.stop)
     try:
         if args.workers > 1:

@@ -399,7 +399,7 @@ def _with_file(ident: Identity, stored: dict) -> dict:
     files = [f for f in stored.get("files", []) if isinstance(f, str)]
     if ident.path:
         files.append(os.path.abspath(ident.path))
-    kept = {k: stored[k] for k in ("stimuli",) if k in stored}  # (:mod:`.stimuli`'s manifest)
+    kept = {k: stored[k] for k in ("stimuli", "fast_server_ms") if k in stored}  # (.clock)
     return {**ident.settings, **kept, "files": sorted(set(files))}
 
 
@@ -427,6 +427,7 @@ def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
         from .catalogue.stimuli import record_or_check
 
         record_or_check(store, experiment)
+        getattr(experiment, "registered", lambda store: None)(store)  # (a collect's checks)
     return experiment
 
 

@@ -65,7 +65,6 @@ from typing import Any
 from .. import __version__
 from .catalogue import Catalogue
 from .collect.export import collect_triplets
-from .collect.rules import FAST_SERVER_MS
 from .datapackage import DATA_DIR, data_path
 from .experiment import listing
 from .roster import write_participants
@@ -166,7 +165,7 @@ def export_data(
     catalogue: Catalogue | None = None,
     experiment: str | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> dict[str, Any]:
     """Everything recorded in ``store``, as JSON-ready lists (see the module docstring).
 
@@ -267,7 +266,7 @@ def write_export(
     catalogue: Catalogue | None = None,
     experiment: str | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> dict[str, Any]:
     """Write the export files into the folder ``out`` (created); returns the counts.
 

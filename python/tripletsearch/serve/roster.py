@@ -28,7 +28,6 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from .collect.rules import FAST_SERVER_MS
 from .store import Store
 from .store.participants import OUTCOMES, outcome
 
@@ -133,13 +132,18 @@ def participant_record(row: Any, flags: list[dict], experiment: str = "") -> dic
 
 
 def collect_flags(
-    store: Store, key: str, fast_server_ms: float = FAST_SERVER_MS
+    store: Store, key: str, fast_server_ms: float | None = None
 ) -> dict[str, list[dict]]:
-    """The flags of every participant of the collect of key ``key``, by participant id."""
+    """The flags of every participant of the collect of key ``key``, by participant id.
+
+    ``fast_server_ms`` None: as its server recorded it (:func:`.clock.fast_server_ms`).
+    """
+    from .clock import bound
     from .collect.quality import checks, read_agreement
     from .collect.rules import collect_sessions
 
     answered, scores = store.all_answers(), read_agreement(store, key)
+    fast_server_ms = bound(store, key, fast_server_ms)
     out = {}
     for s in collect_sessions(store, key, withdrawn=True):
         history = answered.get(s.id, [])
@@ -169,7 +173,7 @@ def roster(
 
 
 def study_flags(
-    store: Store, key: str, fast_server_ms: float = FAST_SERVER_MS
+    store: Store, key: str, fast_server_ms: float | None = None
 ) -> dict[str, list[dict]]:
     """The flags of every participant of the study of key ``key`` (:mod:`.study.checks`)."""
     from .study.checks import study_flags as flags
@@ -178,14 +182,14 @@ def study_flags(
 
 
 #: Per kind of experiment, what flags its participants (key, fast_server_ms) -> flags.
-FLAGS: dict[str, Callable[[Store, str, float], dict[str, list[dict]]]] = {
+FLAGS: dict[str, Callable[[Store, str, float | None], dict[str, list[dict]]]] = {
     "collect": collect_flags,
     "study": study_flags,
 }
 
 
 def experiment_roster(
-    store: Store, experiment: str | None = None, *, fast_server_ms: float = FAST_SERVER_MS
+    store: Store, experiment: str | None = None, *, fast_server_ms: float | None = None
 ) -> list[dict[str, Any]]:
     """The participants of every experiment ``store`` holds (or of the one of key ``experiment``).
 
@@ -233,7 +237,7 @@ def write_participants(
     out: Any,
     experiment: str | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> int:
     """Write ``participants.csv`` into folder ``out`` when there are participants; how many.
 

@@ -14,7 +14,7 @@ import pytest
 
 from serve.collect.collected import INSTANT, collected_database
 from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
-from tripletsearch.serve import create_app
+from tripletsearch.serve import clock, create_app
 from tripletsearch.serve.collect import load_collect, quality, refitter
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.export import participant_checks
@@ -85,20 +85,29 @@ def test_the_response_time_rule_is_a_median_of_at_least_five():
     assert quality.checks(few * 2)["response_ms"] == 900.0
 
 
-def test_the_servers_clock_runs_as_it_ships_unless_a_reader_is_given_fast_server_ms(tmp_path):
-    """People in process answer at once: by the shipped rule every one is flagged by the
-    server's clock and nothing is fitted; with ``fast_server_ms=0`` they count."""
+def test_every_reader_takes_the_servers_clock_bound_recorded_with_the_collect(tmp_path):
+    """People in process answer at once. The server that collected them ran with
+    ``fast_server_ms=0`` and recorded it with the collect: the dashboard, the counted
+    sessions and the refitter read it there (they count); a bound given to a reader (an
+    export's ``--fast-server-ms``) overrides it, and a server started again with the shipped
+    bound records that one, by which every one of them is flagged."""
     cfg, db, roles = collected_database(tmp_path)
     store = Store(db)
-    assert quality.FAST_SERVER_MS == 250
+    assert clock.fast_server_ms(store, cfg.fingerprint) == 0
+    board = collect_dashboard(store, cfg)
+    assert not any("server_time" in [f["rule"] for f in p["flags"]] for p in board["participants"])
+    assert len(quality.counted_sessions(store, cfg.fingerprint)) == 5
+    assert quality.counted_sessions(store, cfg.fingerprint, fast_server_ms=250) == []
+    create_app(cfg.catalogue, db, collect=cfg, admin_token="owner")  # the shipped bound
+    assert clock.fast_server_ms(store, cfg.fingerprint) == quality.FAST_SERVER_MS == 250
     board = collect_dashboard(store, cfg)
     assert all("server_time" in [f["rule"] for f in p["flags"]] for p in board["participants"])
     assert quality.counted_sessions(store, cfg.fingerprint) == []
     refit_once(store, cfg, buffer=5)
     assert store.embedding_versions(cfg.fingerprint) == []
-    assert len(quality.counted_sessions(store, cfg.fingerprint, **INSTANT)) == 5
     refit_once(store, cfg, buffer=5, **INSTANT)
     assert len(store.embedding_versions(cfg.fingerprint)) == 1
+    assert clock.fast_server_ms(store, "no such key") == 250  # nothing recorded: the default
 
 
 def test_the_refitter_takes_its_servers_clock_check_on_its_command_line():

@@ -52,6 +52,7 @@ import numpy as np
 
 from ...collect import SAMPLER_MODELS, TripletSampler
 from ...outcomes import proportion_interval
+from .. import clock
 from ..roster import participant_record
 from ..store import Store
 from .file import CollectConfig
@@ -68,7 +69,6 @@ from .quality import (
 )
 from .rules import (
     FAST_MS,
-    FAST_SERVER_MS,
     collect_sessions,
     counted_answers,
     is_counted,
@@ -210,18 +210,27 @@ def _rules(store: Store, config: CollectConfig, fast_server_ms: float) -> dict[s
         if scored.get("created") is not None
         else "not scored yet"
     )
+    left = config.judged_picks  # (max_queries less the check screens)
+    agreement = (
+        "or picks agreeing with everyone else's answers no more than chance (a one-sided "
+        "test, each pick weighed by how sure the embedding of the others' answers is, a skip "
+        f"a pick that does not agree, at {AGREEMENT_LEVEL}, judged from {AGREEMENT_AFTER} "
+        f"picks once the others gave {rows} triplets; {last})"
+        if left >= AGREEMENT_AFTER
+        else f"not judged by agreement with everyone else's answers: max_queries = "
+        f"{config.max_queries} less its check screens leaves {left} picks, and that rule "
+        f"judges from {AGREEMENT_AFTER}"
+    )
     text = (
         f"Check rules version {CHECK_RULES}: attention checks, gold queries and repeats of "
         f"clear queries passed by fewer than half, a median time per screen under {bound:g} "
-        "ms, or picks agreeing with everyone else's answers no more than chance (a one-sided "
-        "test, each pick weighed by how sure the embedding of the others' answers is, at "
-        f"{AGREEMENT_LEVEL}, judged from {AGREEMENT_AFTER} picks once the others gave {rows} "
-        f"triplets; {last}). Hover a status for why."
+        f"ms, {agreement}. Hover a status for why."
     )
     return {
         "version": CHECK_RULES,
         "agreement_level": AGREEMENT_LEVEL,
         "agreement_after": AGREEMENT_AFTER,
+        "agreement_judges": left >= AGREEMENT_AFTER,
         "agreement_rows": rows,
         "scored": scored.get("created"),
         "scored_triplets": scored.get("triplets"),
@@ -262,13 +271,15 @@ def _map(store: Store, config: CollectConfig, fp: str, versions: list[dict]) -> 
 
 
 def collect_dashboard(
-    store: Store, config: CollectConfig, *, fast_server_ms: float = FAST_SERVER_MS
+    store: Store, config: CollectConfig, *, fast_server_ms: float | None = None
 ) -> dict[str, Any]:
     """The dashboard's numbers for the collect design ``config`` (see the module docstring).
 
-    ``fast_server_ms``: the server's clock check (its setting; :func:`~.quality.checks`).
+    ``fast_server_ms``: the server's clock check (:func:`~.quality.checks`; None: as the
+    server recorded it with the collect, :func:`~..clock.fast_server_ms`).
     """
     fp = config.fingerprint
+    fast_server_ms = clock.bound(store, fp, fast_server_ms)
     by_session = store.all_answers()
     sessions = {s.participant: s for s in collect_sessions(store, fp, withdrawn=True)}
     scores = read_agreement(store, fp)

@@ -46,13 +46,14 @@ from typing import Any
 import numpy as np
 
 from ...utils import derived_seed
+from .. import clock
 from ..catalogue import Catalogue
 from ..catalogue.stimuli import StimuliChanged, check_recorded
 from ..datapackage import data_path
 from ..store import Store
 from .file import CollectConfig
 from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
-from .rules import FAST_SERVER_MS, collect_sessions, counted_answers, participant_sampler
+from .rules import collect_sessions, counted_answers, participant_sampler
 
 __all__ = [
     "collect_triplets",
@@ -81,7 +82,7 @@ def collect_triplets(
     answered: dict | None = None,
     fingerprint: str | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> list[dict[str, Any]]:
     """Every collected triplet that counts, with where it came from.
 
@@ -145,7 +146,7 @@ def _ms(value: float | None, digits: int) -> float | None:
 
 
 def participant_checks(
-    store: Store, config: CollectConfig, *, fast_server_ms: float = FAST_SERVER_MS
+    store: Store, config: CollectConfig, *, fast_server_ms: float | None = None
 ) -> list[dict[str, Any]]:
     """Per participant of the collect: their checks and flags (``collect_participants.csv``).
 
@@ -154,6 +155,7 @@ def participant_checks(
     """
     fp = config.fingerprint
     answered, scores = store.all_answers(), read_agreement(store, fp)
+    fast_server_ms = clock.bound(store, fp, fast_server_ms)  # (None: as recorded)
     sessions = {s.participant: s for s in collect_sessions(store, fp, withdrawn=True)}
     out = []
     for row in store.iter_participants():
@@ -188,7 +190,7 @@ def participant_checks(
 
 
 def _write_participants(
-    store: Store, config: CollectConfig, path: Path, fast_server_ms: float
+    store: Store, config: CollectConfig, path: Path, fast_server_ms: float | None
 ) -> None:
     """``collect_participants.csv``: :func:`participant_checks`, one row each."""
     with open(path, "w", newline="", encoding="utf-8") as fh:
@@ -356,7 +358,7 @@ def write_collect_export(
     rows: Any = None,
     *,
     title: str | None = None,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> dict[str, Any]:
     """Write the collect design's part of the export into ``out``; what was fitted.
 

@@ -21,7 +21,15 @@ participant sees::
     attention = [10, 40]             # positions of checks with a known answer
     repeats = [25, 60]               # positions of repeated queries (agreement)
     gold = [[3, 7, 12], [5, 2, 9]]   # known answers (head, closer, farther), shown as any
-                                     # pair at positions drawn per participant (pairs only)
+                                     # pair at positions drawn per participant (pairs only):
+                                     # a pool, each participant meeting a quarter of it at
+                                     # most (4 of 16 or more; at least 4 rows)
+    gold_drawn = 64                  # and/or: so many clear known answers drawn from the
+                                     # catalogue's embedding (the closer item at most half
+                                     # as far as the other), in the same pool
+    agreement = false                # only for a collect too short for the agreement rule
+                                     # (max_queries less its check screens under 40): said
+                                     # so, its participants judged by the other checks
     instructions = "..."             # shown before the first query
     debrief = "..."                  # shown after the last
     completion_code = "C0DE42"       # optional (crowdsourcing platforms): a finished
@@ -44,16 +52,22 @@ participant sees::
 
 :func:`load_collect` checks every key and names the file and the key of a problem. Once
 people took part, the keys that make the design (catalogue, samplers, n_choices, dim, seed,
-test_share, burn_in, attention, repeats) cannot change (:mod:`..experiment`); the others
-apply to the queries that follow (``max_queries`` only upward).
+test_share, burn_in, attention, repeats, gold, gold_drawn) cannot change
+(:mod:`..experiment`); the others apply to the queries that follow (``max_queries`` only
+upward). A new collect whose checks cannot work (:meth:`CollectConfig.check_problems`: the
+agreement rule unable to judge anyone, a gold pool too small to draw from) is refused when
+its server registers it; one people took part in already is served with a warning.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from ...collect import METHODS
 from ...embedding import MODEL_ALIASES, MODELS
@@ -72,6 +86,8 @@ from ..experiment import (
 )
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
+from ..modes.collect import GOLD_POOL_RATIO, GOLD_SHOWN, gold_shown
+from .rules import AGREEMENT_AFTER
 
 __all__ = ["CollectConfig", "load_collect", "DEFAULT_COLLECT_CONSENT"]
 
@@ -93,6 +109,8 @@ _DEFAULTS: dict[str, Any] = {
     "attention": [],
     "repeats": [],
     "gold": [],
+    "gold_drawn": None,  # clear known answers drawn from the catalogue's embedding
+    "agreement": True,  # false: a collect too short for the agreement rule, said so
     "instructions": "Pick the item most similar to the one on top.",
     "debrief": "Thank you: your answers help us learn how people see these items.",
     "completion_code": None,
@@ -110,10 +128,12 @@ MAX_K = 8  # candidates per query at most (a screen's worth)
 MAX_QUERIES = 10_000  # queries per participant at most
 MAX_DIM = 64  # the embeddings' dimension at most (and below the items' number)
 BURN_IN = 20  # the default burn-in (at most max_queries)
+MAX_DRAWN = 10_000  # gold_drawn at most
+DRAWN_RATIO, DRAWN_SEED = 0.5, 0xD6A1  # a drawn gold row's distance ratio; its draws' purpose
 # the keys that make the design: cannot change once people took part
 DESIGN_KEYS = (
     "catalogue", "samplers", "n_choices", "dim", "seed", "test_share", "burn_in",
-    "attention", "repeats", "gold",
+    "attention", "repeats", "gold", "gold_drawn",
 )  # fmt: skip
 SETTING_KEYS = (
     "title", "instructions", "debrief", "consent", "completion_code", "redirect",
@@ -150,6 +170,11 @@ class CollectConfig(Experiment):
     consent: str
     show_names: bool = True
     gold: tuple[tuple[int, int, int], ...] = ()  # known answers: (head, closer, farther)
+    gold_drawn: int | None = None  # clear known answers drawn from the embedding (or None)
+    agreement: bool = True  # False: too short for the agreement rule, and said so
+    # the gold pool participants' rows are drawn from (check rules 3): the file's rows, or
+    # ``gold_drawn`` rows drawn from the catalogue's embedding
+    gold_pool: tuple[tuple[int, int, int], ...] = field(default=(), compare=False)
     name: str = ""  # the file's, or derived from the title (see experiment.resolve)
     named: bool = False  # the file gives it
     key: str = ""  # the key its rows are kept under, once resolved in a database
@@ -172,7 +197,7 @@ class CollectConfig(Experiment):
 
         A new collect's key, and where an older version kept its rows.
         """
-        keys = [k for k in DESIGN_KEYS if k != "gold"]  # (gold came later)
+        keys = [k for k in DESIGN_KEYS if k not in ("gold", "gold_drawn")]  # (came later)
         return legacy_hash(
             {**{k: self.design_value(k) for k in keys}, "max_queries": self.max_queries}
         )
@@ -180,6 +205,61 @@ class CollectConfig(Experiment):
     def mode_settings(self) -> dict[str, Any]:
         """The collect mode serves this file."""
         return {"collect": self}
+
+    def design_value(self, key: str) -> Any:
+        """As stored; ``gold_drawn`` left out when not given (as before it was a key)."""
+        if key == "gold_drawn" and self.gold_drawn is None:
+            return self.OMIT
+        return super().design_value(key)
+
+    @property
+    def judged_picks(self) -> int:
+        """The most picks the agreement rule can judge a participant by.
+
+        ``max_queries`` less the check screens (attention checks and repeats).
+        """
+        return self.max_queries - len(self.attention) - len(self.repeats)
+
+    def check_problems(self) -> list[str]:
+        """Why this collect's checks cannot work as the rules mean them (none: []).
+
+        ``max_queries`` less the check screens under :data:`~.rules.AGREEMENT_AFTER`
+        (unless the file says ``agreement = false``), a gold pool under
+        :data:`~..modes.collect.GOLD_POOL_RATIO` rows.
+        """
+        out = []
+        left = self.judged_picks
+        if left < AGREEMENT_AFTER and self.agreement:
+            out.append(
+                f"max_queries = {self.max_queries} less its {self.max_queries - left} check "
+                f"screens (attention, repeats) leaves {left} picks, and the agreement rule "
+                f"judges a participant from {AGREEMENT_AFTER}: give max_queries = "
+                f"{self.max_queries + AGREEMENT_AFTER - left} or more, or write agreement = "
+                "false (its participants then judged by the other checks only)"
+            )
+        pool = len(self.gold_pool)
+        if pool and gold_shown(pool) == 0:
+            out.append(
+                f"gold: a pool of {pool} rows, and each participant meets at most a "
+                f"quarter of it: give at least {GOLD_POOL_RATIO} rows (16 for the "
+                f"{GOLD_SHOWN} a participant meets), or gold_drawn = N"
+            )
+        return out
+
+    def registered(self, store: Any) -> None:
+        """Its server registers it: refused when its checks cannot work and nobody took part.
+
+        A ValueError naming the numbers (:meth:`check_problems`); a warning when people
+        took part already (served as it is).
+        """
+        said = self.check_problems()
+        if not said:
+            return
+        people = store.participant_count(self.fingerprint)
+        text = f"{self.path or 'collect'}: " + "; ".join(said)
+        if not people:
+            raise ValueError(text)
+        warnings.warn(f"{text} ({people} took part already: served as it is)", stacklevel=2)
 
 
 def _read(name: str) -> tuple[dict, dict]:
@@ -241,6 +321,53 @@ def _integers(name: str, cfg: dict, n_items: int) -> None:
         )
 
 
+def _agreement(name: str, cfg: dict) -> bool:
+    """``agreement``: true, or false for a collect too short for the agreement rule only."""
+    value = cfg["agreement"]
+    if not isinstance(value, bool):
+        raise _fail(name, "agreement: true or false")
+    left = cfg["max_queries"] - len(cfg["attention"]) - len(cfg["repeats"])
+    if not value and left >= AGREEMENT_AFTER:
+        raise _fail(
+            name,
+            f"agreement = false is for a collect too short for the agreement rule; this one "
+            f"leaves {left} picks (it judges from {AGREEMENT_AFTER}): leave the key out",
+        )
+    return value
+
+
+def _drawn(name: str, cfg: dict, n_items: int) -> tuple:
+    """``gold_drawn`` clear known answers from the catalogue's embedding (() without the key).
+
+    Rows (head, closer, farther) of distinct items whose closer item is at most
+    :data:`DRAWN_RATIO` as far from the head as the farther, drawn from the file's seed.
+    """
+    n = cfg["gold_drawn"]
+    if n is None:
+        return ()
+    if not _integer(n) or not GOLD_POOL_RATIO <= n <= MAX_DRAWN:
+        raise _fail(name, f"gold_drawn: an integer from {GOLD_POOL_RATIO} to {MAX_DRAWN}")
+    if cfg["n_choices"] != 2:
+        raise _fail(name, "gold_drawn: known answers are pairs: give n_choices = 2")
+    try:
+        cat = file_catalogue(name, cfg["catalogue"])
+    except ValueError:
+        cat = None
+    if cat is None or not cat.has_embedding:
+        raise _fail(name, "gold_drawn: the catalogue has no embedding to draw clear queries from")
+    X = np.asarray(cat.embedding, dtype=np.float64)
+    rng = np.random.default_rng([int(cfg["seed"]), DRAWN_SEED])
+    out: dict[tuple[int, int, int], None] = {}
+    for _ in range(200 * n):
+        h, a, b = (int(v) for v in rng.choice(n_items, 3, replace=False))
+        da, db = np.linalg.norm(X[a] - X[h]), np.linalg.norm(X[b] - X[h])
+        if min(da, db) <= DRAWN_RATIO * max(da, db):
+            out[(h, a, b) if da < db else (h, b, a)] = None
+            if len(out) == n:
+                return tuple(out)
+    raise _fail(name, f"gold_drawn: only {len(out)} clear queries found in the embedding")
+
+
 def _gold(name: str, value: Any, cfg: dict, n_items: int, checks: int) -> tuple:
     """The file's known answers: rows (head, closer, farther) of distinct item ids."""
     if not isinstance(value, list) or not all(
@@ -251,8 +378,9 @@ def _gold(name: str, value: Any, cfg: dict, n_items: int, checks: int) -> tuple:
         raise _fail(name, f"gold: rows of 3 distinct item ids in 0..{n_items - 1}")
     if value and cfg["n_choices"] != 2:
         raise _fail(name, "gold: known answers are pairs: give n_choices = 2 with gold")
-    if len(value) > cfg["max_queries"] - checks:
-        raise _fail(name, "gold: more rows than the queries left beside the other checks")
+    shown = min(GOLD_SHOWN, len(value) // GOLD_POOL_RATIO)  # (a pool: a few rows each)
+    if shown > cfg["max_queries"] - checks:
+        raise _fail(name, "gold: more rows shown than the queries left beside the other checks")
     return tuple(tuple(int(v) for v in r) for r in value)
 
 
@@ -279,6 +407,8 @@ def load_collect(path: Any) -> CollectConfig:
     if any(r == 0 for r in repeats):
         raise _fail(name, "repeats: a repeat needs an earlier query (position >= 1)")
     gold = _gold(name, cfg["gold"], cfg, cat.n_items, len(attention) + len(repeats))
+    cfg["attention"], cfg["repeats"] = attention, repeats
+    drawn, agreement = _drawn(name, cfg, cat.n_items), _agreement(name, cfg)
     said = texts(name, cfg, {k: _DEFAULTS[k] for k in TEXT_KEYS})
     if not isinstance(cfg["show_names"], bool):
         raise _fail(name, "show_names: true or false")
@@ -305,6 +435,9 @@ def load_collect(path: Any) -> CollectConfig:
         consent=said["consent"],
         show_names=cfg["show_names"],
         gold=gold,
+        gold_drawn=cfg["gold_drawn"],
+        agreement=agreement,
+        gold_pool=tuple(dict.fromkeys(gold + drawn)),
         name=check_name(name, cfg["name"]) if named else "",
         named=named,
         path=name,

@@ -24,9 +24,11 @@ import numpy as np
 from ...collect import refit_due
 from ...outcomes import triplet_agreement
 from ...utils import derived_seed
-from ..modes.collect import ANSWER_KINDS
+from .. import clock
+from ..modes.collect import ANSWER_KINDS, CHECK_RULES
 from ..store import SessionRow, Store
 from .rules import (
+    AGREEMENT_AFTER,
     FAST_AFTER,
     FAST_MS,
     FAST_SERVER_MS,
@@ -37,47 +39,32 @@ from .rules import (
 )
 
 __all__ = [
-    "checks",
-    "counted_sessions",
-    "triplet_rows",
-    "sampler_answers",
-    "sampler_rows",
-    "held_out",
-    "held_out_rows",
-    "triplet_accuracy",
-    "score_agreement",
-    "agreement_scores",
-    "refresh_agreement",
-    "read_agreement",
-    "agreement_key",
-    "EXPORT_KINDS",
-    "CHECK_RULES",
-    "PASS_SHARE",
-    "FAST_MS",
-    "FAST_SERVER_MS",
-    "FAST_AFTER",
-    "AGREEMENT_LEVEL",
-    "AGREEMENT_AFTER",
-    "AGREEMENT_FOLDS",
-    "AGREEMENT_ROWS_PER_ITEM",
-]
+    "checks", "counted_sessions", "triplet_rows", "sampler_answers", "sampler_rows",
+    "held_out", "held_out_rows", "triplet_accuracy", "score_agreement", "agreement_scores",
+    "refresh_agreement", "read_agreement", "agreement_key", "EXPORT_KINDS", "CHECK_RULES",
+    "PASS_SHARE", "FAST_MS", "FAST_SERVER_MS", "FAST_AFTER", "AGREEMENT_LEVEL",
+    "AGREEMENT_AFTER", "AGREEMENT_FOLDS", "AGREEMENT_ROWS_PER_ITEM",
+]  # fmt: skip
 
-# the version of the rules below: 1 (0.3.0) flagged by every repeat and had no agreement
-# rule; 2 judges repeats of clear queries only and adds the agreement rule (flags are
-# recomputed under it for collects under way; the gold pool and the choice of repeats
-# apply to participants who enrolled under it, ``params["checks"]``)
-CHECK_RULES = 2
+# the version of the rules below, CHECK_RULES, is written once with its history in
+# ..modes.collect (flags are recomputed under it for collects under way, for analysis; the
+# gold pool and the choice of repeats apply to participants who enrolled under it,
+# ``params["checks"]``)
 # the kinds of query whose answers are exported as triplets (the checks are not)
 EXPORT_KINDS = (*ANSWER_KINDS, "test")
 PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
+# the repeats rule judges from this many repeats of clear queries (rules 3): an honest person's
+# second answer to a query predicted at 0.95 differs about 1 time in 5 (one flagged 20 %)
+REPEATS_AFTER = 2
 # the response-time rule (FAST_MS, FAST_AFTER, FAST_SERVER_MS): .rules
 # the agreement rule: a participant with at least AGREEMENT_AFTER counted answers whose
 # picks agree with an embedding fitted without them (K-fold over the participants,
 # AGREEMENT_FOLDS folds) no more often than chance allows at level AGREEMENT_LEVEL
 # (a one-sided test against 1/k, each pick weighed by how sure the embedding is) is
-# flagged; judged once the others' answers give AGREEMENT_ROWS_PER_ITEM triplets per item
+# flagged; judged once the others' answers give AGREEMENT_ROWS_PER_ITEM triplets per item.
+# Since the check rules 3 a skip on any screen is a pick that does not agree.
+# (AGREEMENT_AFTER: .rules, which the collect file's check of max_queries reads too)
 AGREEMENT_LEVEL = 0.1
-AGREEMENT_AFTER = 40
 AGREEMENT_FOLDS = 10
 AGREEMENT_ROWS_PER_ITEM = 10
 AGREEMENT_SEED = 0xA9EE  # purpose of the seeds of the folds and their fits
@@ -109,7 +96,8 @@ def _agreement_flag(agreement: dict | None) -> dict | None:
         return None
     a, n, chance = agreement["agreed"], agreement["answers"], agreement["chance"]
     why = (
-        f"agreement with everyone else's answers: {a} of {n} picks as they predict (chance "
+        f"agreement with everyone else's answers: {a} of {n} picks as they predict (skips "
+        "count as picks that do not agree; chance "
         f"{chance:.2f}); weighted by how sure they are, p = {agreement['p_value']:.3g}, "
         f"not below {AGREEMENT_LEVEL}"
     )
@@ -137,8 +125,9 @@ def checks(
 
     ``flags``: one record per rule that flags the participant (``rule``, its numbers and
     ``why``, a sentence): ``attention``, ``gold`` or ``repeats`` passed by fewer than
-    :data:`PASS_SHARE`, ``server_time`` a median under ``fast_server_ms`` (the server's
-    clock, default :data:`FAST_SERVER_MS`; 0: never) or ``page_time`` under
+    :data:`PASS_SHARE` (repeats: of at least :data:`REPEATS_AFTER` clear ones),
+    ``server_time`` a median under ``fast_server_ms`` (the server's clock, default
+    :data:`FAST_SERVER_MS`; 0: never) or ``page_time`` under
     :data:`FAST_MS` (clicking without looking, whatever the page claims), ``agreement`` (at least
     :data:`AGREEMENT_AFTER` answers agreeing with everyone else's no more than chance at
     level :data:`AGREEMENT_LEVEL`); ``flagged``: any flag; ``rules``: :data:`CHECK_RULES`.
@@ -169,10 +158,11 @@ def checks(
     server = median_ms(
         [1e3 * (h["answered_at"] - h["shown_at"]) for h in counted if "answered_at" in h]
     )
+    judged = clear_total if clear_total >= REPEATS_AFTER else 0
     found = [
         _share_flag("attention", passed["attention"], len(known["attention"]), "attention checks"),
         _share_flag("gold", passed["gold"], len(known["gold"]), "gold queries right"),
-        _share_flag("repeats", clear_agreed, clear_total, "repeats of clear queries agreed"),
+        _share_flag("repeats", clear_agreed, judged, "repeats of clear queries agreed"),
         _time_flag("server_time", server, fast_server_ms, "time per screen by the server's clock"),
         _time_flag("page_time", page, FAST_MS, "response time the page measured"),
         _agreement_flag(agreement),
@@ -197,7 +187,7 @@ def counted_sessions(
     fingerprint: str | None,
     answered: dict | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> Counted:
     """The sessions of collect design ``fingerprint`` whose answers count, with them.
 
@@ -206,17 +196,20 @@ def counted_sessions(
     ``iter_sessions``) or flagged by their :func:`checks` (with their agreement as the
     refitter last stored it, :func:`read_agreement`, and ``fast_server_ms``) are left out.
     ``answered``: the store's ``all_answers()`` when the caller read them already (one
-    read for everything it computes).
+    read for everything it computes). ``fast_server_ms`` None: each collect's own, as its
+    server recorded it (:func:`~..clock.fast_server_ms`).
     """
     by_session = store.all_answers() if answered is None else answered
     scored: dict[str, dict] = {}
+    bounds: dict[str, float] = {}
     out = []
     for s in collect_sessions(store, fingerprint):
         design = str(s.experiment)
         if design not in scored:
             scored[design] = read_agreement(store, design)
+            bounds[design] = clock.bound(store, design, fast_server_ms)
         history = by_session.get(s.id, [])
-        got = checks(history, scored[design].get(s.id), fast_server_ms=fast_server_ms)
+        got = checks(history, scored[design].get(s.id), fast_server_ms=bounds[design])
         if not got["flagged"]:
             out.append((s, history))
     return out
@@ -273,7 +266,7 @@ def sampler_rows(
     sampler: str,
     answered: dict | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> np.ndarray:
     """The triplet rows ``(head, picked, other)`` that ``sampler`` fits, read from ``store``.
 
@@ -293,7 +286,7 @@ def held_out_rows(
     fingerprint: str,
     answered: dict | None = None,
     *,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> np.ndarray:
     """The held-out triplets of the collect design ``fingerprint``, read from ``store``."""
     return held_out(counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms))
@@ -312,19 +305,24 @@ def triplet_accuracy(X: np.ndarray, rows: np.ndarray) -> float | None:
 
 # ---------------------------------------------------------------------- agreement
 def _picks(history: list[dict]) -> list[tuple[int, list[int], int]]:
-    """The picks the agreement rule scores: (head, candidates, position picked).
+    """The picks the agreement rule scores: (head, candidates, position picked; -1: a skip).
 
     The counted answers (:data:`EXPORT_KINDS`) and the gold queries' (known answers, which
     look like any query: a pick at random agrees with chance there too); not the attention
-    checks (which a script recognises) nor the repeats (a second pick of the same query).
+    checks answered (which a script recognises) nor the repeats answered (a second pick of
+    the same query). A skip on any screen is a pick that does not agree (check rules 3): a
+    script cannot stay under :data:`AGREEMENT_AFTER` picks, nor skip what it cannot fake.
     """
     out = []
     for h in history:
         q = h["query"]
-        if not is_counted(h) or h["choice"] is None:
+        if not is_counted(h):
             continue
-        if q.get("kind") in (*EXPORT_KINDS, "gold"):
-            out.append((int(q["head"]), [int(c) for c in q["candidates"]], int(h["choice"])))
+        cands = [int(c) for c in q["candidates"]]
+        if h["choice"] is None:
+            out.append((int(q["head"]), cands, -1))
+        elif q.get("kind") in (*EXPORT_KINDS, "gold"):
+            out.append((int(q["head"]), cands, int(h["choice"])))
     return out
 
 
@@ -348,7 +346,8 @@ def _agree(emb: Any, picks: list[tuple[int, list[int], int]]) -> dict[str, Any]:
     P = emb.oracle_.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
     best = np.argmax(P, axis=1)
     agreed = np.array([int(b == c) for b, (_, _, c) in zip(best, picks)], dtype=np.float64)
-    top = np.clip(P.max(axis=1), 1.0 / k, 1.0 - 1e-12)
+    # (a skipped attention check: the head among its candidates, as sure as can be)
+    top = np.clip(np.nan_to_num(P.max(axis=1), nan=1.0), 1.0 / k, 1.0 - 1e-12)
     w = np.minimum(np.log(top * (k - 1) / (1.0 - top)), MAX_WEIGHT)
     var = float(np.sum(w**2) * (1.0 / k) * (1.0 - 1.0 / k))
     z = float(np.sum(w * (agreed - 1.0 / k)) / math.sqrt(var)) if var > 0 else None
@@ -463,7 +462,7 @@ def refresh_agreement(
     answered: dict | None = None,
     *,
     force: bool = False,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> bool:
     """Score every participant's agreement again when the answers grew; whether it did.
 
@@ -475,9 +474,10 @@ def refresh_agreement(
     computed afresh at each round from the same answers, never from an earlier round's
     flags), and the scores are kept in ``ts_meta`` (:func:`agreement_key`) with the
     rules' version, the triplets and when. ``fast_server_ms``: the server's clock check
-    (:func:`checks`).
+    (:func:`checks`; None: as the server recorded it, :func:`~..clock.fast_server_ms`).
     """
     fp = config.fingerprint
+    fast_server_ms = clock.bound(store, fp, fast_server_ms)
     by_session = store.all_answers() if answered is None else answered
     last = store.get_meta(agreement_key(fp)) or {}
     judged = [

@@ -50,7 +50,6 @@ from .quality import (
     sampler_answers,
     triplet_accuracy,
 )
-from .rules import FAST_SERVER_MS
 
 log = logging.getLogger("tripletsearch.serve")
 
@@ -147,7 +146,7 @@ def refit_once(
     config: CollectConfig,
     *,
     buffer: int = BUFFER,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> dict[str, int]:
     """Refit every sampler whose answers grew, refill the buffers; queries added per sampler.
 
@@ -157,7 +156,8 @@ def refit_once(
     it used and its accuracy on the held-out test triplets. Then each sampler asks the
     queries its buffer lacks. First, the participants' agreement with everyone else's
     answers is scored again when due (:func:`~.quality.refresh_agreement`: a check rule).
-    ``fast_server_ms``: the server's clock check (:func:`~.quality.checks`; its setting).
+    ``fast_server_ms``: the server's clock check (:func:`~.quality.checks`; None: as the
+    server recorded it with the collect, :func:`~..clock.fast_server_ms`).
     Runs outside any request.
     """
     fp = config.fingerprint
@@ -203,7 +203,7 @@ def refitter(
     every: float = 2.0,
     rounds: int = 0,
     ready: Any = None,
-    fast_server_ms: float = FAST_SERVER_MS,
+    fast_server_ms: float | None = None,
 ) -> None:
     """The refitter: :func:`refit_once` every ``every`` seconds, under a lease.
 
@@ -279,13 +279,13 @@ def main(argv: list[str] | None = None) -> None:
 
     The refitter as its server's child: the collect of the server's design file, its state
     kept under ``SERVER`` (default: the server named in the environment), the server's
-    clock check ``--fast-server-ms=MS`` (default :data:`~.rules.FAST_SERVER_MS`); it ends
+    clock check ``--fast-server-ms=MS`` (default: as its server recorded it); it ends
     with its parent, and on SIGTERM or SIGINT (its server's stop: no traceback).
     """
     from ..service.processes import die_with_parent, read_design
 
     args = list(sys.argv[1:] if argv is None else argv)
-    fast_server_ms: float = FAST_SERVER_MS
+    fast_server_ms: float | None = None
     for a in [a for a in args if a.startswith("--fast-server-ms=")]:
         args.remove(a)
         fast_server_ms = float(a.partition("=")[2])

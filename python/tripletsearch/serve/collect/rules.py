@@ -11,8 +11,8 @@ rows through these:
   kept), the same rule that balances the arms at enrolment (:func:`collect_arms`);
 * the response-time rule: :func:`median_ms` (a median of at least :data:`FAST_AFTER`
   times) and its bounds :data:`FAST_MS` (the page's measure) and :data:`FAST_SERVER_MS`
-  (the server's clock; the check functions and the refitter take it as
-  ``fast_server_ms``, a server setting).
+  (the server's clock's default: a server setting recorded with the experiment, which
+  every check reads, :func:`..clock.fast_server_ms`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...utils import derived_seed
+from ..clock import FAST_SERVER_MS
 from ..modes.collect import CollectMode
 from ..store import Arms, SessionRow, Store, counted_answers, is_counted
 
@@ -38,6 +39,7 @@ __all__ = [
     "FAST_MS",
     "FAST_AFTER",
     "FAST_SERVER_MS",
+    "AGREEMENT_AFTER",
 ]
 
 # a participant whose median response time (as the page measured it, over at least
@@ -45,8 +47,11 @@ __all__ = [
 # per triplet in NEXT's and salmon's studies.
 FAST_MS, FAST_AFTER = 250, 5
 # the same bound on the server's own time per screen (shown to answered), whatever the
-# page claims: the default of the checks' ``fast_server_ms`` (a server's setting)
-FAST_SERVER_MS = FAST_MS
+# page claims, is :data:`..clock.FAST_SERVER_MS`'s default: a server's setting, recorded with
+# the experiment (:func:`..clock.fast_server_ms`)
+# the agreement rule (.quality) judges a participant from this many picks (skips count):
+# a collect file whose max_queries, less its check screens, leaves fewer cannot be judged
+AGREEMENT_AFTER = 40
 ARM_SEED = 7  # purpose of the seeds that drew participants' samplers before arms were kept
 
 

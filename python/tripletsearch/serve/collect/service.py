@@ -16,13 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from ...utils import derived_seed
-from ..modes.collect import CollectMode
+from ..modes.collect import CHECK_RULES, CollectMode
 from ..schema import Answer
 from ..service.participants import Participants
 from ..service.search import Owner, SearchService
 from ..store import SessionRow
 from .file import CollectConfig
-from .quality import CHECK_RULES
 from .rules import ARM_SEED, collect_arms, participant_sampler
 
 __all__ = ["CollectService", "ARM_SEED"]

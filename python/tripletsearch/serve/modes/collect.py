@@ -14,7 +14,8 @@ picked (or a skip). What screen ``number`` asks is decided by the collect file:
 * a **repeat** at the ``repeats`` positions: an earlier query of the participant again,
   its candidates in a new order (the agreement check); since the check rules of version 2,
   of a query asked at least 5 screens before that an embedding predicts clearly, and
-  gold rows drawn from the file's as a pool per participant (:func:`gold_positions`);
+  gold rows drawn from the file's as a pool per participant (:func:`gold_positions`;
+  since version 3, from a pool at least :data:`GOLD_POOL_RATIO` times what one sees);
 * a **burn-in** query (random) before ``burn_in``;
 * a **test** query (random, kept apart: the held-out set) with probability
   ``test_share``;
@@ -27,7 +28,10 @@ No participant sees a query (head and candidate set) twice, but for the planned 
 on a catalogue so small that a participant has seen every query, the queries they have
 seen least often come next, never the one just shown. The draws of screen ``number`` come
 from the session's seed and ``number``, so a rebuilt session asks what the first one would
-have.
+have. Every screen reads the sampler's buffer and claims a query the same way, a check,
+test or burn-in screen leaving it free (:meth:`CollectMode._from_buffer`), and the
+embedding that chooses repeats is kept between screens: check screens are served along the
+adaptive screens' path, in their time.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from ..errors import Invalid
 from ..schema import Answer
 from .base import Mode, Screen, ScreenSizes, SessionInfo
 
-__all__ = ["CollectMode", "ANSWER_KINDS", "BUFFER_KINDS"]
+__all__ = ["CollectMode", "ANSWER_KINDS", "BUFFER_KINDS", "CHECK_RULES", "gold_shown"]
 
 # the kinds of query whose answers a sampler fits (attention checks, gold queries, repeats
 # and the held-out test queries are kept apart): the participant's burn-in, a sampler's
@@ -54,34 +58,60 @@ ANSWER_KINDS = ("burn-in", "random", "active", "arr", "fallback", "adaptive")
 #: The kinds of a query a sampler's buffer gave (what its method asked).
 BUFFER_KINDS = ("random", "active", "arr")
 GOLD_SEED = 0x601D  # purpose of the draws of a participant's gold positions
-# from the check rules' version 2 on (a session's ``params["checks"]``, set at enrolment):
-# each participant meets GOLD_SHOWN rows of the file's gold (a pool), drawn per
-# participant, and a repeat asks again a query asked at least REPEAT_GAP screens before
-# whose majority answer an embedding predicts with at least REPEAT_CLEAR: the newest of
-# the sampler with the most answers, once it has REPEAT_ROWS_PER_ITEM triplets per item
-POOLED_RULES, GOLD_SHOWN, REPEAT_GAP, REPEAT_CLEAR = 2, 4, 5, 0.95
+# The version of the check rules on people, written here once (a participant's session
+# keeps the one they enrolled under, ``params["checks"]``; flags are recomputed under the
+# current one for collects under way, for analysis: a code shown stays shown):
+#   1 (0.3.0): every repeat judged, no agreement rule, every gold row shown to everyone;
+#   2: repeats of clear queries only, the agreement rule, GOLD_SHOWN gold rows drawn per
+#      participant (POOLED_RULES);
+#   3: a skip on any screen counts in the agreement rule as a pick that does not agree;
+#      the gold pool at least GOLD_POOL_RATIO times what one participant sees (the file's
+#      rows or ``gold_drawn`` clear queries of the embedding; GOLD_POOL_RULES); check
+#      screens served along the adaptive screens' path.
+CHECK_RULES = 3
+POOLED_RULES, GOLD_POOL_RULES = 2, 3
+# each participant meets GOLD_SHOWN gold rows at most, drawn per participant from a pool
+# GOLD_POOL_RATIO times that (fewer from a smaller pool), and a repeat asks again a query
+# asked at least REPEAT_GAP screens before whose majority answer an embedding predicts with
+# at least REPEAT_CLEAR: the newest of the sampler with the most answers, once it has
+# REPEAT_ROWS_PER_ITEM triplets per item
+GOLD_SHOWN, GOLD_POOL_RATIO, REPEAT_GAP, REPEAT_CLEAR = 4, 4, 5, 0.95
 REPEAT_ROWS_PER_ITEM = 10
 # a catalogue with at most this many distinct queries has them listed when random draws
 # keep finding queries the participant was asked (the least asked of them come next)
 LISTED_QUERIES = 1 << 15
 
 
+def gold_shown(pool: int) -> int:
+    """The gold rows one participant meets (check rules 3) of a pool of ``pool`` rows.
+
+    :data:`GOLD_SHOWN`, fewer when the pool is not :data:`GOLD_POOL_RATIO` times that.
+    """
+    return min(GOLD_SHOWN, pool // GOLD_POOL_RATIO)
+
+
 def gold_positions(
-    cfg: Any, seed: int, most: int, pooled: bool = False
+    cfg: Any, seed: int, most: int, rules: int = 1
 ) -> dict[int, tuple[int, int, int]]:
-    """Where a participant of seed ``seed`` meets the file's gold queries: position -> row.
+    """Where a participant of seed ``seed`` meets the gold queries: position -> row.
 
     Drawn among their ``most`` positions that hold no attention check or repeat, each gold
-    row once. ``pooled``: :data:`GOLD_SHOWN` rows of the file's drawn per participant (all
-    of them when it has no more), so that a few enrolments do not reveal them all.
+    row once. By the check rules ``rules`` the participant enrolled under: 1, every row of
+    the file's; from :data:`POOLED_RULES`, :data:`GOLD_SHOWN` of them drawn per participant
+    (all of them when it has no more); from :data:`GOLD_POOL_RULES`, :func:`gold_shown` of
+    the pool (``cfg.gold_pool``: the file's rows or those drawn from the embedding), so that
+    enrolling again meets other rows, each as often as the pool's size says.
     """
     gold = tuple(getattr(cfg, "gold", ()))
+    if rules >= GOLD_POOL_RULES:
+        gold = tuple(getattr(cfg, "gold_pool", gold))
     if not gold:
         return {}
     free = [p for p in range(most) if p not in cfg.attention and p not in cfg.repeats]
     rng = np.random.default_rng([seed, GOLD_SEED])
-    if pooled and len(gold) > GOLD_SHOWN:
-        gold = tuple(gold[int(j)] for j in rng.choice(len(gold), size=GOLD_SHOWN, replace=False))
+    shown = gold_shown(len(gold)) if rules >= GOLD_POOL_RULES else GOLD_SHOWN
+    if rules >= POOLED_RULES and len(gold) > shown:
+        gold = tuple(gold[int(j)] for j in rng.choice(len(gold), size=shown, replace=False))
     picks = rng.choice(len(free), size=min(len(gold), len(free)), replace=False)
     return {int(free[int(i)]): tuple(gold[j]) for j, i in enumerate(picks)}
 
@@ -181,7 +211,7 @@ class CollectMode(Mode):
         if self.settings.collect is not None:  # (the limit the session started with)
             most = int(params.get("max_queries", self.config.max_queries))
             p.rules = int(params.get("checks", 1))
-            p.gold = gold_positions(self.config, seed, most, p.rules >= POOLED_RULES)
+            p.gold = gold_positions(self.config, seed, most, p.rules)
         return p
 
     def session_bytes(self, n_choices: int, params: dict) -> int:
@@ -209,9 +239,13 @@ class CollectMode(Mode):
             query = {**self._random(searcher, rng), "kind": "test", "sampler": "test"}
         elif number >= cfg.burn_in:
             query, claim = self._from_buffer(searcher, number)
+            if query is not None:  # (a sampler's order may say the answer: shown shuffled)
+                query["candidates"] = [int(c) for c in rng.permutation(query["candidates"])]
         if query is None:  # before the burn-in's end, or no query in the buffer: random
             kind = "burn-in" if number < cfg.burn_in else "fallback"
             query = {**self._random(searcher, rng), "kind": kind}
+        if number < cfg.burn_in or query.get("kind") not in ("adaptive", "fallback"):
+            self._from_buffer(searcher, number, keep=False)  # (the adaptive screens' work)
         query.setdefault("sampler", searcher.sampler)
         cat = self.catalogue
         try:
@@ -327,26 +361,39 @@ class CollectMode(Mode):
         if not enough or not queries or self.store is None:
             return [0.0] * len(queries)
         best = max(enough, key=lambda v: (v["n_rows"], v["version"]))
-        got = self.store.latest_embedding(self.fingerprint, best["sampler"])
-        assert got is not None
-        emb = embedding_from_state(got["embedding"], n)
+        key = (self.fingerprint, best["sampler"], best["version"])
+        emb = getattr(self, "_embeddings", {}).get(key)
+        if emb is None:  # (one kept: a repeat costs what another screen costs)
+            got = self.store.latest_embedding(self.fingerprint, best["sampler"])
+            assert got is not None
+            emb = embedding_from_state(got["embedding"], n)
+            self._embeddings = {key: emb}
         heads = [int(q["head"]) for q in queries]
         cands = [[int(c) for c in q["candidates"]] for q in queries]
         oracle: Any = emb.oracle_  # a model with a log-odds form (the samplers')
         p = oracle.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
         return [float(v) for v in p.max(axis=1)]
 
-    def _from_buffer(self, searcher: Participant, number: int) -> tuple[dict | None, Any]:
+    def _from_buffer(
+        self, searcher: Participant, number: int, keep: bool = True
+    ) -> tuple[dict | None, Any]:
         """The sampler's next query from its buffer and the claim on it (None: empty).
 
         None for the owner's preview (``params["preview"]``): the queries are the real
-        participants'; the preview shows a fallback (random) query instead.
+        participants'; the preview shows a fallback (random) query instead. ``keep`` False
+        (a check or test screen from the burn-in's end on): the same reads and claim, the
+        query left free (the store's ``take_query(keep=False)``), so that every screen is
+        served along one path in one time (a script cannot tell a check by its reply time).
         """
         if self.store is None or searcher.preview:
             return None, None
         taker = f"{searcher.participant}:{number}"
         refuse = searcher.refused(self.distinct)
-        got = self.store.take_query(self.fingerprint, searcher.sampler, taker, refuse=refuse)
+        got = self.store.take_query(
+            self.fingerprint, searcher.sampler, taker, refuse=refuse, keep=keep
+        )
+        if not keep:
+            return None, None
         if got is None:
             return None, None
         query_id, head, cands, version = got

@@ -92,7 +92,7 @@ class CollectRecords(Database):
         return len(rows)
 
     def take_query(
-        self, collect: str, sampler: str, taker: str, refuse: Any = ()
+        self, collect: str, sampler: str, taker: str, refuse: Any = (), keep: bool = True
     ) -> tuple[int, int, list[int], int] | None:
         """The oldest free query of ``sampler``'s buffer, now taken by ``taker``.
 
@@ -103,7 +103,9 @@ class CollectRecords(Database):
         takers never get the same query (a conditional update, retried). A query taken for
         a screen that is never recorded is given back with :meth:`release_query`; one that
         ``taker`` holds still (its reply lost, its release failed: the database failing)
-        is given again, so that a retry of the same screen gets the same query.
+        is given again, so that a retry of the same screen gets the same query. ``keep``
+        False: the same reads and the same conditional update, the query left free (a screen
+        that asks something else served along the same path in the same time).
         """
         for _ in range(8):
             pick, held = self._free_query(collect, sampler, taker, refuse)
@@ -112,7 +114,7 @@ class CollectRecords(Database):
             if held:
                 return _taken(pick)
             with self._tx() as c:
-                done = c.execute(_TAKE_QUERY, {"b_id": pick.id, "b_taker": taker})
+                done = c.execute(_TAKE_QUERY, {"b_id": pick.id, "b_taker": taker if keep else None})
             if done.rowcount == 1:
                 return _taken(pick)
         return None

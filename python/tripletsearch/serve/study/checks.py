@@ -5,7 +5,7 @@ each flag naming its rule with its numbers (as a collect's checks do, ``collect/
 
 * ``server_time``: the median of the server's own time per screen (from sending a screen to
   receiving its answer, over at least :data:`FAST_AFTER` answers) under the server's bound
-  (``fast_server_ms``, a server setting: :func:`server_clock_bound`), whatever the page
+  (``fast_server_ms``, recorded with the study: :func:`server_clock_bound`), whatever the page
   claims;
 * ``agreement``: their picks agree with their searches' own targets less often than an
   honest person's would. An honest person picks the candidate nearest the target (in the
@@ -67,16 +67,13 @@ FAST_AFTER = 5  # screens timed before the server's clock judges (as a collect's
 def server_clock_bound(store: Store, key: str | None, given: float | None = None) -> float:
     """The server-clock bound (ms) a study's checks use: the server's ``fast_server_ms``.
 
-    The one place the study's checks read it: today the server's setting as the caller
-    has it (``given``: ``--fast-server-ms``, :attr:`~..config.ServeConfig.fast_server_ms`;
-    None: its default), as a collect's checks; ``store`` and ``key`` (the study's) are for
-    reading the bound recorded with the experiment instead.
+    The one place the study's checks read it: ``given`` (``report --fast-server-ms``) when
+    the caller has one, else the bound the server recorded with the study when it started
+    (:func:`~..clock.bound`, as a collect's checks read theirs).
     """
-    if given is not None:
-        return float(given)
-    from ..config import ServeConfig
+    from ..clock import bound
 
-    return float(ServeConfig().fast_server_ms)
+    return bound(store, key, given)
 
 
 def _pick_terms(distances: list[float]) -> tuple[int, float, float]:

@@ -29,6 +29,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from ..catalogue import Catalogue
+from ..clock import record_fast_server_ms
 from ..collect import CollectConfig
 from ..collect.service import CollectService
 from ..config import ServeConfig, serving_catalogue
@@ -247,6 +248,8 @@ def create_app(
     experiment = study if study is not None else collect
     if experiment is not None:
         experiment = bind(experiment, store, register=setup)
+        if setup:  # the server's clock bound, recorded with it: what its checks read
+            record_fast_server_ms(store, experiment.fingerprint, config.fast_server_ms)
     study, collect = (experiment, None) if study is not None else (None, experiment)
     catalogue = serving_catalogue(experiment, catalogue)
     # what the experiment sets of the server's settings and gives its modes: decided here

@@ -88,8 +88,8 @@ def export(request: Request) -> Response:
     require_admin(request)
     state = request.app.state
     with state.store.snapshot():  # one read of the database, whatever is written meanwhile
-        fast = state.config.fast_server_ms  # the server's clock check, as its refitter's
-        data = export_data(state.store, state.service.catalogue, fast_server_ms=fast)
+        # (the server's clock check: as the server recorded it with the experiment)
+        data = export_data(state.store, state.service.catalogue)
     return ok(data)
 
 

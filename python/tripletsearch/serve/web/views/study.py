@@ -88,8 +88,8 @@ def dashboard(request: Request) -> Response:
     ident = s.identity()
     from ...study.checks import study_flags
 
-    fast = request.app.state.config.fast_server_ms  # the server's clock check
-    flags = study_flags(studies.store, s.fingerprint, fast)
+    # (the server's clock check: as the server recorded it with the study)
+    flags = study_flags(studies.store, s.fingerprint)
     rows = roster(studies.store, s.fingerprint, flags=flags)
     refused = studies.store.refused_count(s.fingerprint)  # second sessions of an id
     board = {"kind": "study", "title": s.title, "name": ident.name, "participants": rows}
