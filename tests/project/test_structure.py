@@ -256,12 +256,15 @@ def test_the_service_is_laid_out_in_small_packages():
 SERVE_IMPORTS = {
     "catalogue": set(),
     "store": set(),
-    "crowd": {"store"},  # (the outcomes: the store's; codes: the commands' helpers, the roster)
     "modes": {"catalogue", "store"},
-    "service": {"catalogue", "store", "modes", "crowd"},
-    "study": {"catalogue", "store", "modes", "service", "crowd"},
-    "collect": {"catalogue", "store", "modes", "service", "crowd"},
-    "web": {"catalogue", "store", "modes", "service", "study", "collect", "crowd"},
+    "service": {"catalogue", "store", "modes"},
+    # a participant's whole part (identity, parts, outcome, ending, table; platform rules)
+    "participation": {"catalogue", "store", "modes", "service"},
+    "study": {"catalogue", "store", "modes", "service", "participation"},
+    "collect": {"catalogue", "store", "modes", "service", "participation"},
+    "web": {"catalogue", "store", "modes", "service", "study", "collect", "participation"},
+    "commands": {"catalogue", "store", "modes", "service", "study", "collect", "participation"}
+    | {"web"},
 }
 SERVE_MODULES = {
     "errors",
@@ -270,7 +273,6 @@ SERVE_MODULES = {
     "experiment",
     "export",
     "cli",
-    "commands",
     "roster",
     "datapackage",
     "outfolder",

@@ -13,7 +13,7 @@ from serve.helpers import collect_toml, in_process, write_design
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.crowd.codes import PLATFORM_COLUMNS, check_codes
+from tripletsearch.serve.participation.codes import PLATFORM_COLUMNS, check_codes
 from tripletsearch.serve.store.tables import participants as t
 
 TABLES = '\n[completion.finished]\ncode = "FIN-1"\n[completion.withdrawn]\ncode = "WD-2"\n'

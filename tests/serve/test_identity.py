@@ -197,7 +197,7 @@ def test_a_prolific_return_and_retake_after_release(tmp_path, kind):
     """A reload with the same SESSION_ID keeps the participation; a retake (a new one) is
     refused until the owner releases the first; then a fresh participant, the first kept
     (answers, marked released, not a duplicate) and its token opening nothing more."""
-    from tripletsearch.serve.roster import roster
+    from tripletsearch.serve.participation.roster import roster
 
     app, store, url = served(tmp_path, kind, "prolific")
     with in_process(app) as c:
@@ -282,7 +282,7 @@ def test_release_says_what_is_wrong(tmp_path):
 def test_sona_resumes_by_its_id_and_a_custom_platform_by_its_visit(tmp_path):
     """SONA's id is a per-person survey code: the id itself is the visit. A platform of
     one's own names its visit parameter; without one, its id is the visit."""
-    from tripletsearch.serve.crowd.platforms import PlatformError, from_file
+    from tripletsearch.serve.participation.platforms import PlatformError, from_file
 
     app, store, _ = make(tmp_path / "sona", "collect", "sona")
     with in_process(app) as c:

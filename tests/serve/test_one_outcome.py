@@ -28,8 +28,7 @@ from serve.helpers import (
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.errors import Conflict, ServiceError
-from tripletsearch.serve.export import write_export
-from tripletsearch.serve.roster import experiment_roster
+from tripletsearch.serve.export import experiment_roster, write_export
 from tripletsearch.serve.schema import Answer
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
@@ -238,7 +237,7 @@ def test_the_deprecated_routes_end_with_the_code_recorded(tmp_path):
     ``/api/collect/participants/{id}/answer``) is shown the finished code, recorded: their
     platform's submission matches (``tripletsearch codes --check``'s rule). Before, the
     code was shown but not recorded ("MISMATCH ... recorded none")."""
-    from tripletsearch.serve.crowd.codes import check_codes, describe_check
+    from tripletsearch.serve.participation.codes import check_codes, describe_check
 
     study = load_study(
         write_design(tmp_path, "s.toml", study_toml(targets=2, max_queries=2) + TABLES)

@@ -1,6 +1,7 @@
 """Completion codes per outcome (finished, withdrawn), recorded once and never depending on
-a participant's checks; the participants' table (:mod:`tripletsearch.serve.roster`) of a
-study and a collect, and its ``participants.csv`` in the export."""
+a participant's checks; the participants' table
+(:mod:`tripletsearch.serve.participation.roster`) of a study and a collect, and its
+``participants.csv`` in the export."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.datapackage import data_path
-from tripletsearch.serve.export import write_export
-from tripletsearch.serve.roster import COLUMNS, experiment_roster
+from tripletsearch.serve.export import experiment_roster, write_export
+from tripletsearch.serve.participation.roster import COLUMNS
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store.tables import participants as t
 from tripletsearch.serve.study import load_study
@@ -178,7 +179,7 @@ def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path)
 def test_participants_csv_never_holds_a_spreadsheet_formula(collect, tmp_path):
     """A platform id is the participant's own text: one that a spreadsheet would run as a
     formula is written after a ``'``; others as they are."""
-    from tripletsearch.serve.roster import _cell
+    from tripletsearch.serve.participation.roster import _cell
 
     cfg, c, store, url = collect
     ids = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2", "@SUM(A1)", "pp-2"]

@@ -304,7 +304,7 @@ def test_a_free_search_is_not_deprecated(tmp_path):
 
 def test_both_kinds_are_one_experiment_protocol(study, collect):
     """A study's and a collect's services are what the participants' routes ask for."""
-    from tripletsearch.serve.service.participants import Experiment
+    from tripletsearch.serve.participation.participants import Experiment
 
     for _, c, _ in (study, collect):
         found = c.app.state.study or c.app.state.collect

@@ -16,7 +16,12 @@ import pytest
 from serve.helpers import in_process, postgres_bindir, postgres_cluster, thread_server
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.crowd.platforms import PLATFORMS, PlatformError, check_text, from_file
+from tripletsearch.serve.participation.platforms import (
+    PLATFORMS,
+    PlatformError,
+    check_text,
+    from_file,
+)
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 

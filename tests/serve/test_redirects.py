@@ -11,7 +11,7 @@ import pytest
 from serve.helpers import collect_toml, in_process, write_design
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.crowd.completion import fill_redirect
+from tripletsearch.serve.participation.completion import fill_redirect
 from tripletsearch.serve.store import Store
 
 CREDIT = "https://uni.sona-systems.com/webstudy_credit.aspx?experiment_id=7&credit_token=t0k"

@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .commands import DEFAULT_TOKEN_FILE, admin_token, export, prune, report, serve
+from .commands import DEFAULT_TOKEN_FILE, admin_token, export, prune, serve
+from .commands.codes import add_parser
+from .commands.participants import add_parser as add_release_parser
+from .commands.report import report
 from .config import HSTS_MAX_AGE
-from .crowd.codes import add_parser
-from .crowd.release import add_parser as add_release_parser
 from .service.memory import DEFAULT_SHARE
 
 __all__ = ["add_commands", "admin_token", "DEFAULT_TOKEN_FILE"]

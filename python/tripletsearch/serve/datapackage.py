@@ -20,8 +20,8 @@ Both are built from ONE declaration of the CSVs' columns, :data:`COLUMNS` (file 
 header lines) and every column is looked up there, so that a column written without a
 description is a ValueError at export time (:func:`describe_folder`), never a package that
 says less than the files. A new CSV (or column) of the export: add its rows here (or, for
-a module that declares its own columns, as ``participants.csv`` does in :mod:`.roster`,
-name that declaration in :data:`COLUMNS`).
+a module that declares its own columns, as ``participants.csv`` does in
+:mod:`.participation.roster`, name that declaration in :data:`COLUMNS`).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def _info(collect: bool) -> tuple[Column, ...]:
 
 
 def _roster() -> tuple[Column, ...]:
-    from .roster import COLUMNS as ROSTER
+    from .participation.roster import COLUMNS as ROSTER
 
     return tuple(ROSTER)
 

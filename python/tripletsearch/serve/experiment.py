@@ -132,7 +132,7 @@ def ending(name: str, cfg: dict) -> tuple[str | None, str | None]:
 
     :func:`~.completion.completion`'s (the file's codes per outcome).
     """
-    from .crowd.completion import completion
+    from .participation.completion import completion
 
     finished = completion(name, cfg).get("finished", {})
     return finished.get("code"), finished.get("redirect")

@@ -43,7 +43,7 @@ put the data files in ``data/``, each named as Psych-DS asks, :data:`~.datapacka
 ``participants.csv``
     When the export holds participants: one row per participant of a study or collect,
     withdrawn ones too: experiment, id, number, enrolled, platform id and parameters,
-    duplicate, outcome, the completion code they were shown, flags (:mod:`.roster`).
+    duplicate, outcome, the completion code they were shown, flags (:mod:`.participation.roster`).
 ``export.json``
     Format and library versions, schema version, counts, the files and their sources, the
     experiments the database holds (and the one exported, when one was chosen).
@@ -60,18 +60,27 @@ import json
 import os
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import __version__
 from .catalogue import Catalogue
 from .collect.export import collect_triplets
+from .collect.rules import collect_flags
 from .datapackage import DATA_DIR, data_path
 from .experiment import listing
-from .roster import write_participants
+from .participation.roster import roster, write_participants
 from .service.recorded import RecordedSession, found_flags
 from .store import SCHEMA_VERSION, Store
+from .study.checks import study_flags
 
-__all__ = ["export_data", "write_export", "check_out", "EXPORT_VERSION"]
+__all__ = [
+    "export_data",
+    "write_export",
+    "check_out",
+    "experiment_roster",
+    "FLAGS",
+    "EXPORT_VERSION",
+]
 
 # 2: undos (kind, undone), study columns; 3: the vocabulary of 0.2.0 (sessions.csv: k ->
 # n_choices, queries -> n_queries; choices.csv: chosen -> item); 5: collected triplets in
@@ -306,7 +315,8 @@ def write_export(
     keys = ("format", "version", "library", "schema_version", "exported_at", "counts", "files")
     meta = {k: data[k] for k in (*keys, "experiments", "experiment")}
     (top / "export.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    if write_participants(store, top, experiment, fast_server_ms=fast_server_ms):
+    rows = experiment_roster(store, experiment, fast_server_ms=fast_server_ms)
+    if write_participants(rows, top):
         (top / "participants.csv").replace(at("participants.csv"))  # Psych-DS's place
     return data["counts"]
 
@@ -363,3 +373,33 @@ def fresh_folder(out: Any) -> Path:
     target = Path(os.fspath(out)).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+
+
+#: Per kind of experiment, what flags its participants (key, fast_server_ms) -> flags.
+FLAGS: dict[str, Callable[[Store, str, float | None], dict[str, list[dict]]]] = {
+    "collect": collect_flags,
+    "study": study_flags,
+}
+
+
+def experiment_roster(
+    store: Store, experiment: str | None = None, *, fast_server_ms: float | None = None
+) -> list[dict[str, Any]]:
+    """The participants of every experiment ``store`` holds (or of the one of key ``experiment``).
+
+    Each experiment's kind from the database (its flags: :data:`FLAGS`); rows by
+    experiment name, then enrolment number. ``fast_server_ms``: a collect's server-clock
+    check.
+    """
+    out: list[dict[str, Any]] = []
+    for found in listing(store):
+        if experiment is not None and found["key"] != experiment:
+            continue
+        flagger = FLAGS.get(found["kind"])
+        flags = None if flagger is None else flagger(store, found["key"], fast_server_ms)
+        out += roster(store, found["key"], flags=flags, name=found["name"])
+    return out
+
+
+#: What a spreadsheet reads as the start of a formula (or hides one behind): a text cell
+#: beginning with one of these is written with a ``'`` before it (:func:`_cell`).

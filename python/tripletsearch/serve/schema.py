@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..utils import REMOVED_IN, RENAMED_IN
-from .crowd.platforms import PlatformError, check_text
 from .errors import Invalid
+from .participation.platforms import PlatformError, check_text
 
 __all__ = [
     "FIELDS",
@@ -280,7 +280,7 @@ def enrolment_link(body: Any) -> tuple[str | None, dict | None]:
 
     The ``platform_id`` given (checked as text) and the ``platform`` object of the link's
     parameters (``{name: value}``, None when absent; each kept value is checked against the
-    experiment's platform by :meth:`.crowd.platforms.Platform.read`).
+    experiment's platform by :meth:`.participation.platforms.Platform.read`).
     """
     fields, _ = json_object(body, FIELDS["enrolment"])
     if fields.get("consent") is not True:

@@ -206,8 +206,8 @@ def as_version_2(url):
 def test_enrolments_under_contention_on_postgresql():
     # 150 enrolments of one study from 30 threads at once (13 of 150 answered 500: numbers
     # drawn twice, retried until the retries ran out): each gets its own number and id
+    from tripletsearch.serve.participation.participants import Participants
     from tripletsearch.serve.service import SearchService
-    from tripletsearch.serve.service.participants import Participants
 
     with postgres_cluster() as url:
         store = Store(url, pool_size=32)

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from serve.helpers import postgres_bindir, postgres_cluster
 from serve.store import schema_v7_identity as v7
-from tripletsearch.serve.roster import is_duplicate
+from tripletsearch.serve.participation.roster import is_duplicate
 from tripletsearch.serve.store import SCHEMA_VERSION, SecondVisit, Store
 
 GROUP, OTHER = "a" * 32, "b" * 32

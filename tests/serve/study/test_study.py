@@ -20,7 +20,7 @@ from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve import store as store_mod
 from tripletsearch.serve.datapackage import data_path
-from tripletsearch.serve.service import participants as participants_mod
+from tripletsearch.serve.participation import participants as participants_mod
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import PLAN_VERSION, load_study, williams_orders
 from tripletsearch.serve.study.report import study_report

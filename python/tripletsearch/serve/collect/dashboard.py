@@ -16,7 +16,8 @@
     :func:`~.quality.checks`), the median response time the page measured and the
     server's (None under :data:`~.rules.FAST_AFTER` answers: the checks' rule), the
     platform id, withdrawn or done, and ``status`` ("flagged: agreement"); and the
-    participants' table's columns (:mod:`..roster`): ``platform_params``, ``duplicate``,
+    participants' table's columns (:mod:`..participation.roster`): ``platform_params``,
+    ``duplicate``,
     ``outcome``, ``code`` (as recorded: never depends on the flags) and ``flagged_by``;
 ``refused``
     second sessions refused: a platform id that came from another visit (another
@@ -53,7 +54,7 @@ import numpy as np
 from ...collect import SAMPLER_MODELS, TripletSampler
 from ...outcomes import proportion_interval
 from .. import clock
-from ..roster import participant_record
+from ..participation.roster import participant_record
 from ..store import Store
 from .file import CollectConfig
 from .quality import (

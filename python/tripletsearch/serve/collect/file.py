@@ -72,9 +72,6 @@ import numpy as np
 from ...collect import METHODS
 from ...embedding import MODEL_ALIASES, MODELS
 from ..catalogue import Catalogue
-from ..crowd import platforms
-from ..crowd.completion import completion
-from ..crowd.platforms import Platform
 from ..experiment import (
     Experiment,
     check_name,
@@ -87,6 +84,9 @@ from ..experiment import (
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.collect import GOLD_POOL_RATIO, GOLD_SHOWN, gold_shown
+from ..participation import platforms
+from ..participation.completion import completion
+from ..participation.platforms import Platform
 from .rules import AGREEMENT_AFTER
 
 __all__ = ["CollectConfig", "load_collect", "DEFAULT_COLLECT_CONSENT"]

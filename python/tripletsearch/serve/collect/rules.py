@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from ...utils import derived_seed
-from ..clock import FAST_SERVER_MS
+from ..clock import FAST_SERVER_MS, bound
 from ..modes.collect import CollectMode
 from ..store import Arms, SessionRow, Store, counted_answers, is_counted
 
 __all__ = [
+    "collect_flags",
     "is_counted",
     "counted_answers",
     "collect_sessions",
@@ -106,3 +107,22 @@ def participant_sampler(config: Any, row: Any, session: SessionRow | None = None
     got = collect_arms(config).sampler(getattr(row, "arm", None), int(row.number), params)
     assert got is not None  # (collect_arms draws one when nothing names it)
     return got
+
+
+def collect_flags(
+    store: Store, key: str, fast_server_ms: float | None = None
+) -> dict[str, list[dict]]:
+    """The flags of every participant of the collect of key ``key``, by participant id.
+
+    ``fast_server_ms`` None: as its server recorded it (:func:`~..clock.fast_server_ms`).
+    """
+    from .quality import checks, read_agreement
+
+    answered, scores = store.all_answers(), read_agreement(store, key)
+    fast_server_ms = bound(store, key, fast_server_ms)
+    out = {}
+    for s in collect_sessions(store, key, withdrawn=True):
+        history = answered.get(s.id, [])
+        got = checks(history, scores.get(s.id), fast_server_ms=fast_server_ms)
+        out[str(s.participant)] = got["flags"]
+    return out

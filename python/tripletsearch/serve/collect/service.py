@@ -17,8 +17,8 @@ from typing import Any
 
 from ...utils import derived_seed
 from ..modes.collect import CHECK_RULES, CollectMode
+from ..participation.participants import Participants
 from ..schema import Answer
-from ..service.participants import Participants
 from ..service.search import Owner, SearchService
 from ..store import SessionRow
 from .file import CollectConfig

@@ -1,12 +1,11 @@
-"""Sessions without HTTP: the search service, live searchers, participants, records.
+"""Sessions without HTTP: the search service, live searchers, records.
 
 ``search`` (:class:`SearchService`: sessions created, answered, undone, replayed),
-``live`` (the in-process cache of searchers), ``tokens``, ``participants`` (what every
-experiment does with its participants), ``protocol`` (what the participants' routes ask of
-every kind of experiment), ``recorded`` (stored sessions read with the
-outcome rules) and ``memory`` (the process's memory and its budget: NumPy and the standard
-library only, for the command line). It imports the modes, the store and the catalogue,
-never the web layer or an experiment kind.
+``live`` (the in-process cache of searchers), ``tokens``, ``recorded`` (stored sessions
+read with the outcome rules) and ``memory`` (the process's memory and its budget: NumPy
+and the standard library only, for the command line). It imports the modes, the store and
+the catalogue, never the web layer, the participants (:mod:`..participation`) or an
+experiment kind.
 """
 
 from __future__ import annotations

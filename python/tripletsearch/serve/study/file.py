@@ -83,9 +83,6 @@ import numpy as np
 from ...discrete import METHODS
 from ...utils import derived_seed
 from ..catalogue import DEMO_EXCLUDE, Catalogue
-from ..crowd import platforms
-from ..crowd.completion import completion
-from ..crowd.platforms import Platform
 from ..experiment import (
     Experiment,
     check_name,
@@ -98,6 +95,9 @@ from ..experiment import (
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.find import N_CHOICES
+from ..participation import platforms
+from ..participation.completion import completion
+from ..participation.platforms import Platform
 from .keys import check_attention, check_guesses_key, embeddings_key, gamma_sigma
 
 __all__ = [

@@ -28,17 +28,13 @@ from typing import Any
 import numpy as np
 
 from ...outcomes import proportion_interval as wilson
-from ...users import fit_choice_model
 from ..catalogue import Catalogue
 from ..service.recorded import RecordedSession, found_flags, recorded_sessions
 from ..store import Store
 from .checks import flagged_summary, flagged_text, study_flags
+from .people import GAMMA_RANGE, MAX_LAPSE, people_fit
 
-# where the people's gamma and lapse rate are searched (fit_choice_model's defaults)
-GAMMA_RANGE = (0.05, 60.0)
-MAX_LAPSE = 0.5
-
-__all__ = ["study_report", "write_report", "format_report"]
+__all__ = ["study_report", "write_report", "format_report", "GAMMA_RANGE", "MAX_LAPSE"]
 
 
 def _mean_se(x: list[float]) -> tuple[float, float]:
@@ -230,36 +226,6 @@ def _design(store: Store, study: str | None, searches: list[dict[str, Any]]) -> 
     }
 
 
-def _people(recorded: list[RecordedSession], catalogue: Catalogue) -> dict[str, Any] | None:
-    """The people's gamma and lapse rate, fitted to their choices (comparisons only)."""
-    heads, shown, picked = [], [], []
-    for rec in recorded:
-        for c in rec.choices:
-            heads.append(rec.row.target)
-            shown.append(c.shown)
-            picked.append(c.item)
-    if not heads:
-        return None
-    fit = fit_choice_model(
-        catalogue.embedding,
-        heads,
-        np.array(shown),
-        picked,
-        gamma_range=GAMMA_RANGE,
-        max_lapse=MAX_LAPSE,
-    )
-    return {
-        "gamma": fit.gamma,
-        "gamma_interval": list(fit.gamma_interval),
-        "gamma_range": list(GAMMA_RANGE),
-        "lapse": fit.lapse,
-        "lapse_interval": list(fit.lapse_interval),
-        "max_lapse": MAX_LAPSE,
-        "choices": fit.n_answers,
-        "level": fit.level,
-    }
-
-
 def _estimate(
     name: str, value: float, interval: list[float], bounds: list[float], digits: int
 ) -> str:
@@ -329,7 +295,7 @@ def study_report(
         "methods": [_method_row(m, searches) for m in methods],
         "positions": _positions(searches, methods),
         "paired": compare(searches, methods[0], methods[1]) if len(methods) >= 2 else None,
-        "people": None if catalogue is None else _people(kept, catalogue),
+        "people": None if catalogue is None else people_fit(kept, catalogue),
         "guesses": sorted({s["guesses"] for s in searches}),  # one, but for a mix of studies
         "flagged": flagged_summary(flags, every),
     }

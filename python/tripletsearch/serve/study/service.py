@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..modes.find import FindMode
-from ..service.participants import Participants
+from ..participation.participants import Participants
 from ..service.search import Owner, SearchService
 from ..store import SessionRow
 from .file import PLAN_VERSION, Study

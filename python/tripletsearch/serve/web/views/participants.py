@@ -1,10 +1,10 @@
 """``/api/experiment`` and ``/api/participants``: every experiment's participants, one surface.
 
-The server's experiment (a study, a collect file: an :class:`~...service.participants.Experiment`)
-gives its public facts at ``GET /api/experiment``; a participant enrols after consent and
-then, with their token (``Authorization: Bearer``), asks for their current screen, answers
-it, takes an answer back (when the kind allows it), stops taking part, and reads the end of
-their part:
+The server's experiment (a study, a collect file: an
+:class:`~...participation.participants.Experiment`) gives its public facts at ``GET
+/api/experiment``; a participant enrols after consent and then, with their token
+(``Authorization: Bearer``), asks for their current screen, answers it, takes an answer
+back (when the kind allows it), stops taking part, and reads the end of their part:
 
 =========================================  ===============================================
 ``POST /api/participants``                 ``{"consent": true, "platform"?}`` -> 201
@@ -18,7 +18,7 @@ their part:
 =========================================  ===============================================
 
 ``next``, ``answer`` and ``undo`` reply in one shape for every kind
-(:meth:`~...service.participants.Participants.current`): the screen as stored (its
+(:meth:`~...participation.participants.Participants.current`): the screen as stored (its
 ``number`` and what it shows), the ``mode`` that draws it, the part (``slot`` of
 ``n_slots``, its ``target``) and ``n_queries``; or ``{"done": true, "debrief", ...}``.
 """
@@ -32,7 +32,7 @@ from starlette.routing import Route
 
 from ... import schema
 from ...errors import NotFound
-from ...service.participants import Experiment
+from ...participation.participants import Experiment
 from . import bearer, limit, names_hidden, ok, read_json, without_names
 
 __all__ = ["ROUTES", "KINDS", "experiment_of"]

@@ -13,7 +13,7 @@ and no ``Referer``). The page then enrols a preview participant:
 and walks through the consent, the instructions, the screens and the end (its code and
 redirect included) with the participants' own routes (``/api/participants/{id}/...``) and
 the preview participant's token, as any participant
-(:meth:`~...service.participants.Participants.enrol_preview`): their id begins
+(:meth:`~...participation.participants.Participants.enrol_preview`): their id begins
 ``PREVIEW-``, they are kept under the experiment's preview key (``preview:<key>``), which no
 count, fit, export, report, dashboard, arm balance or plan numbering reads.
 """

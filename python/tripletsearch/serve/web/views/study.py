@@ -82,7 +82,7 @@ def dashboard(request: Request) -> Response:
     """
     require_admin(request)
     studies = _study(request)
-    from ...roster import roster
+    from ...participation.roster import roster
 
     s = studies.study
     ident = s.identity()

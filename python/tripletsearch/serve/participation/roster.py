@@ -26,19 +26,15 @@ import datetime as _dt
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .store import Store
-from .store.participants import OUTCOMES, outcome
+from ..store import Store
+from ..store.participants import OUTCOMES, outcome
 
 __all__ = [
     "COLUMNS",
     "OUTCOMES",
     "roster",
-    "collect_flags",
-    "study_flags",
-    "FLAGS",
-    "experiment_roster",
     "participant_record",
     "outcome",
     "is_duplicate",
@@ -131,27 +127,6 @@ def participant_record(row: Any, flags: list[dict], experiment: str = "") -> dic
     }
 
 
-def collect_flags(
-    store: Store, key: str, fast_server_ms: float | None = None
-) -> dict[str, list[dict]]:
-    """The flags of every participant of the collect of key ``key``, by participant id.
-
-    ``fast_server_ms`` None: as its server recorded it (:func:`.clock.fast_server_ms`).
-    """
-    from .clock import bound
-    from .collect.quality import checks, read_agreement
-    from .collect.rules import collect_sessions
-
-    answered, scores = store.all_answers(), read_agreement(store, key)
-    fast_server_ms = bound(store, key, fast_server_ms)
-    out = {}
-    for s in collect_sessions(store, key, withdrawn=True):
-        history = answered.get(s.id, [])
-        got = checks(history, scores.get(s.id), fast_server_ms=fast_server_ms)
-        out[str(s.participant)] = got["flags"]
-    return out
-
-
 def roster(
     store: Store,
     key: str,
@@ -172,45 +147,6 @@ def roster(
     ]
 
 
-def study_flags(
-    store: Store, key: str, fast_server_ms: float | None = None
-) -> dict[str, list[dict]]:
-    """The flags of every participant of the study of key ``key`` (:mod:`.study.checks`)."""
-    from .study.checks import study_flags as flags
-
-    return flags(store, key, fast_server_ms)
-
-
-#: Per kind of experiment, what flags its participants (key, fast_server_ms) -> flags.
-FLAGS: dict[str, Callable[[Store, str, float | None], dict[str, list[dict]]]] = {
-    "collect": collect_flags,
-    "study": study_flags,
-}
-
-
-def experiment_roster(
-    store: Store, experiment: str | None = None, *, fast_server_ms: float | None = None
-) -> list[dict[str, Any]]:
-    """The participants of every experiment ``store`` holds (or of the one of key ``experiment``).
-
-    Each experiment's kind from the database (its flags: :data:`FLAGS`); rows by
-    experiment name, then enrolment number. ``fast_server_ms``: a collect's server-clock
-    check.
-    """
-    from .experiment import listing
-
-    out: list[dict[str, Any]] = []
-    for found in listing(store):
-        if experiment is not None and found["key"] != experiment:
-            continue
-        flagger = FLAGS.get(found["kind"])
-        flags = None if flagger is None else flagger(store, found["key"], fast_server_ms)
-        out += roster(store, found["key"], flags=flags, name=found["name"])
-    return out
-
-
-#: What a spreadsheet reads as the start of a formula (or hides one behind): a text cell
-#: beginning with one of these is written with a ``'`` before it (:func:`_cell`).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -232,22 +168,16 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def write_participants(
-    store: Store,
-    out: Any,
-    experiment: str | None = None,
-    *,
-    fast_server_ms: float | None = None,
-) -> int:
+def write_participants(rows: list[dict[str, Any]], out: Any) -> int:
     """Write ``participants.csv`` into folder ``out`` when there are participants; how many.
 
-    Of :func:`experiment_roster` (``experiment``: the key of one study or collect; None:
-    every experiment), one row each, :data:`COLUMNS` in order: booleans ``true``/``false``,
+    ``rows``: the participants' records (:func:`roster`; every experiment's with its kind's
+    flags: :func:`~..export.experiment_roster`), one row each, :data:`COLUMNS` in order:
+    booleans ``true``/``false``,
     ``platform_params`` as JSON, an absent value empty, a text beginning with ``=``, ``+``,
     ``-``, ``@``, a tab or a carriage return after a ``'`` (:func:`_cell`: never a formula in
     a spreadsheet). None written for no participant.
     """
-    rows = experiment_roster(store, experiment, fast_server_ms=fast_server_ms)
     if not rows:
         return 0
     path = Path(os.fspath(out)) / "participants.csv"

@@ -110,7 +110,7 @@ class Endings:
         """``redirect`` with the participant's link parameters filled in (``{id}``, ...)."""
         if "{" not in redirect:
             return redirect
-        from ..crowd.completion import fill_redirect
+        from .completion import fill_redirect
 
         row = self.store.participant(pid) if row is None else row
         params = json.loads(row.platform_params) if row and row.platform_params else {}

@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 
 from ..errors import Busy, Conflict, Invalid, NotFound, Unauthorized
 from ..schema import Answer, Undo
+from ..service.search import Owner, SearchService
+from ..service.tokens import new_token, token_hash, token_matches
 from ..store import (
     IdTaken,
     SecondVisit,
@@ -37,8 +39,6 @@ from ..store import (
 )
 from .endings import REFUSED, Endings
 from .protocol import Experiment
-from .search import Owner, SearchService
-from .tokens import new_token, token_hash, token_matches
 
 __all__ = ["Participants", "Experiment", "PREVIEW_ID"]
 
@@ -145,13 +145,13 @@ class Participants(Endings):
         """Enrol from a participant's link: ``POST /api/participants``'s reply.
 
         ``link``: the platform parameters the page read from its link (``{name: value}``),
-        read by the file's :attr:`platform` (:meth:`..crowd.platforms.Platform.read`: unknown
+        read by the file's :attr:`platform` (:meth:`.platforms.Platform.read`: unknown
         names ignored, each value checked, a required id or an MTurk preview refused, 400
         naming the parameter); its id parameter is the ``platform_id``. Without a platform
         the old ``platform_id`` alone (and no parameters) as before. A ``platform_id`` that
         differs from the link's id is refused. Then :meth:`enrol`.
         """
-        from ..crowd.platforms import PlatformError, canonical_id
+        from .platforms import PlatformError, canonical_id
 
         params = None
         if self.platform is not None:
@@ -179,7 +179,7 @@ class Participants(Endings):
         ``{"error": ..., "refused": true}``: no id, token, code or answer of the participant
         the id belongs to (their token still works).
         """
-        from ..crowd.platforms import spelled
+        from .platforms import spelled
 
         name = spelled("" if self.platform is None else self.platform.name)
         what = "this id" if name == "the platform" else f"this {name} id"
@@ -326,7 +326,7 @@ class Participants(Endings):
         screen recorded; None: none recorded) and ``n_slots``. And, when the file names
         one, ``platform``: the crowdsourcing platform whose link parameters the page sends
         at enrolment (``{"name", "id", "params", "required", "preview": {"param",
-        "value"} | null}``, :meth:`..crowd.platforms.Platform.facts`).
+        "value"} | null}``, :meth:`.platforms.Platform.facts`).
         """
         from ..schema import MAX_RESPONSE_MS
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .service.memory import (
+from ..service.memory import (
     DEFAULT_SHARE,
     default_memory,
     format_size,
@@ -65,7 +65,7 @@ def admin_token(token: str | None, path: str | None) -> tuple[str, str]:
 
 
 def _catalogue(args: argparse.Namespace) -> Any:
-    from .catalogue import demo_catalogue, load_catalogue
+    from ..catalogue import demo_catalogue, load_catalogue
 
     given = [g for g in (args.demo, args.catalogue, getattr(args, "study", None)) if g]
     if len(given) > 1:
@@ -89,7 +89,7 @@ def _missing_dependencies() -> bool:
 
 def _limits(args: argparse.Namespace) -> Any:
     """The :class:`~.limits.Limits` of the command line (ValueError naming a bad one)."""
-    from .web.limits import Limits
+    from ..web.limits import Limits
 
     return Limits(
         sessions_per_minute=args.sessions_per_minute,
@@ -104,10 +104,10 @@ def _serve_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, str] | None:
 
     None after printing what is wrong (checked before any file or database is touched).
     """
-    from .collect import load_collect
-    from .config import NO_CATALOGUE, ServeConfig
-    from .store import default_url
-    from .study import load_study
+    from ..collect import load_collect
+    from ..config import NO_CATALOGUE, ServeConfig
+    from ..store import default_url
+    from ..study import load_study
 
     try:
         cat = _catalogue(args)  # (refuses two sources)
@@ -191,8 +191,8 @@ def _register(store: Any, experiment: Any, fast_server_ms: float) -> tuple[str, 
     ``ExperimentChanged`` (a ValueError) when the file changes one people took part in.
     The server's clock bound ``fast_server_ms`` is recorded with it (what its checks read).
     """
-    from .clock import record_fast_server_ms
-    from .experiment import bind
+    from ..clock import record_fast_server_ms
+    from ..experiment import bind
 
     if experiment is None:
         return "", None
@@ -210,11 +210,11 @@ def serve(args: argparse.Namespace) -> int:
     """
     if _missing_dependencies():
         return 2
-    from .catalogue.shared import share_catalogue
-    from .config import serving_catalogue
-    from .service.processes import mark_server, write_design
-    from .store import Store, StoreError
-    from .web.tls import checked_tls
+    from ..catalogue.shared import share_catalogue
+    from ..config import serving_catalogue
+    from ..service.processes import mark_server, write_design
+    from ..store import Store, StoreError
+    from ..web.tls import checked_tls
 
     inputs = _serve_inputs(args)
     if inputs is None:
@@ -258,7 +258,7 @@ def serve(args: argparse.Namespace) -> int:
         atexit.register(_remove, config.design)
     refitter, collect = None, kinds.get("collect")
     if collect is not None:  # fills the buffers, supervised
-        from .collect.supervisor import start_refitter
+        from ..collect.supervisor import start_refitter
 
         # (its checks read the server's clock bound recorded with the collect)
         refitter = start_refitter(config.database, config.design, collect.fingerprint)
@@ -278,9 +278,9 @@ def _one_worker(args: argparse.Namespace, config: Any, cat: Any, kinds: dict, tl
     """Serve in this process (``--workers 1``): the app over the shared arrays, uvicorn."""
     import uvicorn
 
-    from .catalogue.shared import attach_shared
-    from .web.app import create_app
-    from .web.protocol import uvicorn_options
+    from ..catalogue.shared import attach_shared
+    from ..web.app import create_app
+    from ..web.protocol import uvicorn_options
 
     if config.shared is not None:
         cat = attach_shared(cat, config.shared)
@@ -312,7 +312,7 @@ def _workers(args: argparse.Namespace, config: Any, tls: dict | None = None) -> 
     """
     import uvicorn
 
-    from .web.protocol import uvicorn_options
+    from ..web.protocol import uvicorn_options
 
     os.environ["TRIPLETSEARCH_SERVE"] = json.dumps(config.to_dict())
     uvicorn.run(
@@ -334,7 +334,7 @@ def _with_store(args: argparse.Namespace, work: Any) -> int:
     """
     if _missing_dependencies():
         return 2
-    from .store import Store, StoreError, default_url
+    from ..store import Store, StoreError, default_url
 
     try:
         cat = _catalogue(args)
@@ -351,7 +351,7 @@ def _chosen(store: Any, kind: str | None, name: str | None, bound: Any = None) -
     The file's (``bound``), ``--name``'s, or the database's only one of ``kind`` (None:
     none).
     """
-    from .experiment import describe, listing, pick
+    from ..experiment import describe, listing, pick
 
     found = listing(store)
     print(describe(found))
@@ -369,13 +369,13 @@ def export(args: argparse.Namespace) -> int:
     def work(store: Any, cat: Any) -> int:
         import shutil
 
-        from .export import check_out, fresh_folder, write_export
-        from .outfolder import check_replaceable, publish
+        from ..export import check_out, fresh_folder, write_export
+        from ..outfolder import check_replaceable, publish
 
         config = None
         if args.collect:
-            from .collect import load_collect
-            from .experiment import bind
+            from ..collect import load_collect
+            from ..experiment import bind
 
             if cat is not None:
                 raise ValueError("--collect names the catalogue: no --catalogue or --demo too")
@@ -386,7 +386,7 @@ def export(args: argparse.Namespace) -> int:
         out = Path(args.out)
         check_out(out, store, _read_files(args.collect, config))
         if args.name is None and config is None:  # no name: every session of the database
-            from .experiment import describe, listing
+            from ..experiment import describe, listing
 
             print(describe(listing(store)))
             chosen = None
@@ -402,12 +402,12 @@ def export(args: argparse.Namespace) -> int:
                 rows = _collected(folder) if config is not None else None
             fitted = None
             if config is not None:
-                from .collect.export import write_collect_export
+                from ..collect.export import write_collect_export
 
                 fitted = write_collect_export(
                     store, config, args.collect, folder, rows, title=args.title, **fast
                 )
-            from .datapackage import data_path, describe_folder  # every CSV written: described
+            from ..datapackage import data_path, describe_folder  # every CSV written: described
 
             describe_folder(folder, title=chosen["name"] if chosen else "tripletsearch export")
             where = publish(folder, out, force=args.force)
@@ -441,40 +441,10 @@ def _collected(folder: Path) -> list[list[int]]:
     """The collected triplets the export wrote (``collect_triplets.csv``), to fit."""
     import csv
 
-    from .datapackage import data_path
+    from ..datapackage import data_path
 
     with open(folder / data_path("collect_triplets.csv"), newline="") as fh:
         return [[int(v) for v in row] for row in list(csv.reader(fh))[1:]]
-
-
-def report(args: argparse.Namespace) -> int:
-    """``tripletsearch report``: one study's methods compared, into ``--out``."""
-
-    def work(store: Any, cat: Any) -> int:
-        from .experiment import bind
-        from .study import load_study
-        from .study.report import format_report, write_report
-
-        study = None
-        if args.study:  # (a study under way: what it began with)
-            study = bind(load_study(args.study), store, register=False)
-            cat = study.catalogue
-        chosen = _chosen(store, "study", args.name, study)
-        if chosen is None:
-            print("no study searches in this database", file=sys.stderr)
-            return 1
-        rep = write_report(store, args.out, cat, chosen["key"], **_fast(args))
-        if not rep["searches"]:
-            print(f"no searches in study {chosen['name']!r}", file=sys.stderr)
-            return 1
-        out = Path(args.out).resolve()
-        print(f"study {chosen['name']!r}")
-        print(format_report(rep))
-        print(rep["plot_note"] or f"plot: {out / 'cdf.png'}")
-        print(f"written to {out}")
-        return 0
-
-    return _with_store(args, work)
 
 
 def prune(args: argparse.Namespace) -> int:

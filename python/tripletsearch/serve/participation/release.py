@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-__all__ = ["find_participant", "release", "run", "add_parser"]
+__all__ = ["find_participant", "release"]
 
 
 def find_participant(store: Any, key: str, platform_id: str | None, pid: str | None) -> Any:
@@ -79,39 +79,3 @@ def release(store: Any, key: str, platform_id: str | None, pid: str | None) -> s
         f"released {row.id} ({who}, enrolled as number {row.number}; its answers {state}): "
         "the next visit of its platform id starts afresh"
     )
-
-
-def run(args: Any) -> int:
-    """``tripletsearch participants release``: exit 0 when released, 2 on bad input."""
-    from ..commands import _with_store
-
-    def work(store: Any, cat: Any) -> int:
-        from ..experiment import listing, pick
-
-        try:
-            found = pick(listing(store), None, args.experiment)
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("--name:", "--experiment:", 1)) from None
-        if found is None:
-            raise ValueError("--experiment: this database holds no study or collect")
-        print(release(store, found["key"], args.platform_id, args.participant))
-        return 0
-
-    return _with_store(args, work)
-
-
-def add_parser(sub: Any) -> None:
-    """The ``participants`` subcommand (``release``), added to ``tripletsearch``'s ``sub``."""
-    p = sub.add_parser("participants", help="an experiment's participants: release one")
-    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    r = actions.add_parser(
-        "release",
-        help="release a participation for a fresh start (a retake, a re-accepted HIT, "
-        "squatting): kept, marked released; the next visit of its id enrols anew",
-    )
-    r.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
-    r.add_argument("--experiment", metavar="NAME", help="the study or collect, when several")
-    who = r.add_mutually_exclusive_group(required=True)
-    who.add_argument("--platform-id", metavar="ID", help="the participant's platform id")
-    who.add_argument("--participant", metavar="P-...", help="the participant's id")
-    r.set_defaults(func=run, demo=None, catalogue=None)
