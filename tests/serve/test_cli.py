@@ -70,7 +70,7 @@ def test_a_database_without_the_service_tables_is_named(tmp_path, capsys):
 def people_report(gamma, interval, lapse=0.02, lapse_interval=(0.0, 0.1)):
     return {
         "methods": [],
-        "searches": [1],
+        "searches": [{"method": "gamma-CKL"}],
         "participants": 1,
         "paired": None,
         "people": {

@@ -42,7 +42,6 @@ __all__ = [
     "Experiment",
     "read_toml",
     "file_catalogue",
-    "ending",
     "check_name",
     "derive_name",
     "Identity",
@@ -125,17 +124,6 @@ def file_catalogue(name: str, source: Any, *, embedding: bool = True) -> Catalog
         return demo_catalogue(source)
     p = Path(source)
     return load_catalogue(p if p.is_absolute() else Path(name).parent / p, embedding=embedding)
-
-
-def ending(name: str, cfg: dict) -> tuple[str | None, str | None]:
-    """The finished outcome's code and redirect (None when absent).
-
-    :func:`~.completion.completion`'s (the file's codes per outcome).
-    """
-    from .participation.completion import completion
-
-    finished = completion(name, cfg).get("finished", {})
-    return finished.get("code"), finished.get("redirect")
 
 
 def check_name(path: str, value: Any) -> str:
@@ -253,12 +241,17 @@ class Experiment:
         """The settings of a server of it: ``config`` (a ServeConfig) with its own, if any."""
         return config
 
+    NEWER_SETTINGS: ClassVar[tuple[str, ...]] = ()  # added later: left out while unset
+
     def identity(self) -> Identity:
         """What makes this file the experiment it is (:func:`resolve`)."""
         values = {k: self.design_value(k) for k in self.DESIGN_KEYS}
         kept = {k: v for k, v in values.items() if v is not self.OMIT}
         design = json.loads(json.dumps(kept))  # tuples as lists: as stored
-        settings = json.loads(json.dumps({k: getattr(self, k) for k in self.SETTING_KEYS}))
+        values = {k: getattr(self, k) for k in self.SETTING_KEYS}  # (a newer one if set)
+        settings = json.loads(
+            json.dumps({k: v for k, v in values.items() if v or k not in self.NEWER_SETTINGS})
+        )
         me: Any = self
         return Identity(
             me.path, self.kind, me.name or derive_name(me.title, self.kind), me.named,

@@ -87,7 +87,7 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
         flagged = page.locator("#participants tbody tr.flagged")
         expect(flagged).to_have_count(1)
         expect(flagged.locator(".status")).to_have_text("flagged: attention")
-        expect(page.locator("#rules")).to_contain_text("Check rules version 2")
+        expect(page.locator("#rules")).to_contain_text("Check rules version 3")
         # the participants' table fits its box (the page's width: no sideways scroll)
         sizes = page.evaluate(
             "() => { const t = document.getElementById('participants');"

@@ -16,6 +16,7 @@ from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.config import ServeConfig
+from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 
 
@@ -166,7 +167,8 @@ def test_a_samplers_queries_are_shown_in_an_order_drawn_per_screen(tmp_path):
             body = {"screen": reply["screen"]["number"], "choice": 0}
             reply = c.post(f"{base}/answer", json=body, headers=h).json()
     (s,) = store.participant_sessions(p["id"])
-    shown = [r["query"] for r in store.history(s.id) if r["query"]["kind"] == "adaptive"]
+    # the buffer's queries (the random sampler's: kind "random")
+    shown = [r["query"] for r in store.history(s.id) if r["query"]["kind"] in BUFFER_KINDS]
     assert len(shown) == 28
     first = sum(q["candidates"][0] < q["candidates"][1] for q in shown)
     assert 6 <= first <= 22  # as a fair coin (P outside: 0.4 %), not 28 of 28

@@ -76,7 +76,7 @@ import hashlib
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -158,6 +158,8 @@ DEFAULT_CONSENT = (
 @dataclass(frozen=True)
 class Study(Experiment):
     """A study's configuration (see the module docstring)."""
+
+    NEWER_SETTINGS: ClassVar[tuple[str, ...]] = ("attention",)  # (issue 49's checks)
 
     kind = "study"
     DESIGN_KEYS = DESIGN_KEYS
