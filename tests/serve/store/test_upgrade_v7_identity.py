@@ -1,4 +1,4 @@
-"""A version-7 database (built from the tables version 7 laid out, ``schema_v7_identity``)
+"""A version-7 database (built from the tables version 7 laid out, ``schema_v7``)
 upgraded to version 8's visits: platform keys in their compared form (ids that look the
 same now one: the first enrolled keeps the key, the later a duplicate, both rows kept),
 the ids as given kept; everyone enrolled before has no visit, and their next visit's value
@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from serve.helpers import postgres_bindir, postgres_cluster
-from serve.store import schema_v7_identity as v7
+from serve.store import schema_v7 as v7
 from tripletsearch.serve.participation.roster import is_duplicate
 from tripletsearch.serve.store import SCHEMA_VERSION, SecondVisit, Store
 

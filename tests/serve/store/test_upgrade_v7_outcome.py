@@ -1,4 +1,4 @@
-"""A version-7 database (built from the tables version 7 laid out, ``schema_v7_outcome``),
+"""A version-7 database (built from the tables version 7 laid out, ``schema_v7``),
 where a participant's outcome "finished" was derived from their sessions: upgraded to
 version 8, the outcome is stored (``finished``) for exactly those version 7 called finished
 (not withdrawn, every part done: a study's targets, a collect's session), at their last
@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from serve.helpers import postgres_bindir, postgres_cluster
-from serve.store import schema_v7_outcome as v7
+from serve.store import schema_v7 as v7
 from tripletsearch.serve.store import SCHEMA_VERSION, Store
 from tripletsearch.serve.store.participants import outcome
 

@@ -218,7 +218,9 @@ def test_the_papers_protocol_by_default(tmp_path):
     rows = [r for r in store.iter_sessions() if r.participant is not None]
     assert all("guesses" not in r.params for r in rows)  # stored as before the strip
     assert "guesses" not in study.identity().design
-    assert "protocol: the paper's (no guesses)" in format_report(study_report(store, fast_server_ms=0))
+    assert "protocol: the paper's (no guesses)" in format_report(
+        study_report(store, fast_server_ms=0)
+    )
     # a report over two studies of different protocols says so
     rep = study_report(store, fast_server_ms=0)
     assert "protocols mixed" in format_report({**rep, "guesses": [0, 3]})

@@ -363,6 +363,19 @@ def _chosen(store: Any, kind: str | None, name: str | None, bound: Any = None) -
     return pick(found, kind, name)
 
 
+def named_experiment(store: Any, name: str | None) -> dict:
+    """The study or collect ``--experiment NAME`` names (the only one when None)."""
+    from ..experiment import listing, pick
+
+    try:
+        found = pick(listing(store), None, name)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("--name:", "--experiment:", 1)) from None
+    if found is None:
+        raise ValueError("--experiment: this database holds no study or collect")
+    return found
+
+
 def export(args: argparse.Namespace) -> int:
     """``tripletsearch export``: everything (or one experiment) into a new ``--out``."""
 

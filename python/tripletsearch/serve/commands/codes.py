@@ -21,20 +21,14 @@ def run(args: Any) -> int:
     Exit 0 when every submitted code matches its record, 1 when any does not or an id
     submitted twice, 2 on bad input (one line on stderr).
     """
-    from . import _fast, _with_store
+    from . import _fast, _with_store, named_experiment
 
     id_column, code_column = PLATFORM_COLUMNS[args.platform]
 
     def work(store: Any, cat: Any) -> int:
-        from ..experiment import listing, pick
         from ..export import experiment_roster
 
-        try:
-            found = pick(listing(store), None, args.experiment)
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("--name:", "--experiment:", 1)) from None
-        if found is None:
-            raise ValueError("--experiment: this database holds no study or collect")
+        found = named_experiment(store, args.experiment)
         status = args.status_column or STATUS_COLUMNS.get(args.platform)
         submitted, read = read_submissions(
             args.check,

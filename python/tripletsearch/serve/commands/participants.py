@@ -11,17 +11,11 @@ __all__ = ["run", "add_parser"]
 
 def run(args: Any) -> int:
     """``tripletsearch participants release``: exit 0 when released, 2 on bad input."""
-    from . import _with_store
+    from . import _with_store, named_experiment
 
     def work(store: Any, cat: Any) -> int:
-        from ..experiment import listing, pick
 
-        try:
-            found = pick(listing(store), None, args.experiment)
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("--name:", "--experiment:", 1)) from None
-        if found is None:
-            raise ValueError("--experiment: this database holds no study or collect")
+        found = named_experiment(store, args.experiment)
         print(release(store, found["key"], args.platform_id, args.participant))
         return 0
 

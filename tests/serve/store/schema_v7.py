@@ -1,7 +1,7 @@
 """The sessions database's tables as schema version 7 laid them out (tripletsearch at
-commit 81f9895, ``serve/store/tables.py``, copied as it was): the identity upgrade test
-builds a version-7 database from it (platform keys as given, no visits), on SQLite or
-PostgreSQL."""
+commit 81f9895, ``serve/store/tables.py``, copied as it was): the upgrade tests build a
+version-7 database from it (the outcome "finished" derived from the sessions, not stored;
+platform keys as given, no visits), on SQLite or PostgreSQL."""
 
 import sqlalchemy as sa
 
