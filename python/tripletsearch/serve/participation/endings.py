@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from ..errors import Conflict
+from ..store import preview_group
 from ..store.participants import outcome as stored_outcome
 
 #: Why a request that would have ended a part the other way is refused (409), by the
@@ -31,6 +32,10 @@ class Endings:
     completion_code: str | None
     redirect: str | None
     store: Any
+    group: str
+    # (the participant's row authorized and their sessions by slot: ``Participants``')
+    authorize: Any
+    known: Any
 
     @property
     def n_slots(self) -> int:
@@ -115,3 +120,55 @@ class Endings:
         row = self.store.participant(pid) if row is None else row
         params = json.loads(row.platform_params) if row and row.platform_params else {}
         return fill_redirect(redirect, params, code)
+
+    def _decided_end(self, pid: str, token: str | None) -> dict | None:
+        """Participant ``pid``'s end screen once their part ended (as stored), else None."""
+        row = self.authorize(pid, token)
+        ended = row.withdrawn is not None or row.finished is not None
+        return self.end(pid, row=row) if ended else None
+
+    def _over(self, pid: str) -> dict:
+        """Every part done: the part ends finished (:meth:`conclude`), or a Conflict."""
+        return self.conclude(pid, "finished")
+
+    def _finished(self, pid: str) -> bool:
+        """Whether every part of participant ``pid`` is done.
+
+        Their sessions: when the part is to end finished (the outcome itself is stored:
+        :meth:`conclude`).
+        """
+        known = self.known(pid)
+        return all(j in known and known[j].done for j in range(self.n_slots))
+
+    def settle(self, sid: str) -> None:
+        """After session ``sid`` ended on a route of sessions (deprecated for participants).
+
+        When it is a participant's of this experiment and every part of theirs is done,
+        their part ends finished (:meth:`conclude`, the code recorded; a withdraw that came
+        first stands), as their last answer on the participants' routes ends it.
+        """
+        session = self.store.session(sid)
+        if session is None or session.participant is None:
+            return
+        pid = str(session.participant)
+        row = self.store.participant(pid)
+        if row is None or row.study not in (self.group, preview_group(self.group)):
+            return
+        if row.withdrawn is None and row.finished is None and self._finished(pid):
+            try:
+                self._over(pid)
+            except Conflict:  # withdrawn first: that stands
+                pass
+
+    def debrief(self, pid: str, token: str | None) -> dict:
+        """The end of the participant's part (:meth:`end`); Conflict before its end.
+
+        ``{"done": true, "outcome", "n_slots", "debrief", "completion_code"?,
+        "redirect"?}``; a withdrawn participant's at any time.
+        """
+        ended = self._decided_end(pid, token)
+        if ended is not None:
+            return ended
+        if not self._finished(pid):
+            raise Conflict("this participant's part is not over yet")
+        return self._over(pid)

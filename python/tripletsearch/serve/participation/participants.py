@@ -350,12 +350,6 @@ class Participants(Endings):
         assert token is not None  # authorized
         return row, self.current_session(pid, row, token, self.known(pid))
 
-    def _decided_end(self, pid: str, token: str | None) -> dict | None:
-        """Participant ``pid``'s end screen once their part ended (as stored), else None."""
-        row = self.authorize(pid, token)
-        ended = row.withdrawn is not None or row.finished is not None
-        return self.end(pid, row=row) if ended else None
-
     def _reply(
         self, slot: int, session: SessionRow, screen: dict, n_queries: int, **more: Any
     ) -> dict:
@@ -371,10 +365,6 @@ class Participants(Endings):
             "screen": screen,
             **more,
         }
-
-    def _over(self, pid: str) -> dict:
-        """Every part done: the part ends finished (:meth:`conclude`), or a Conflict."""
-        return self.conclude(pid, "finished")
 
     def current(self, pid: str, token: str | None) -> dict:
         """The participant's current screen, their next part started when new.
@@ -456,45 +446,3 @@ class Participants(Endings):
         slot, session = part
         reply = self.service.undo(session.id, token, request)
         return self._reply(slot, session, reply["screen"], reply["n_queries"])
-
-    def _finished(self, pid: str) -> bool:
-        """Whether every part of participant ``pid`` is done.
-
-        Their sessions: when the part is to end finished (the outcome itself is stored:
-        :meth:`conclude`).
-        """
-        known = self.known(pid)
-        return all(j in known and known[j].done for j in range(self.n_slots))
-
-    def settle(self, sid: str) -> None:
-        """After session ``sid`` ended on a route of sessions (deprecated for participants).
-
-        When it is a participant's of this experiment and every part of theirs is done,
-        their part ends finished (:meth:`conclude`, the code recorded; a withdraw that came
-        first stands), as their last answer on the participants' routes ends it.
-        """
-        session = self.store.session(sid)
-        if session is None or session.participant is None:
-            return
-        pid = str(session.participant)
-        row = self.store.participant(pid)
-        if row is None or row.study not in (self.group, preview_group(self.group)):
-            return
-        if row.withdrawn is None and row.finished is None and self._finished(pid):
-            try:
-                self._over(pid)
-            except Conflict:  # withdrawn first: that stands
-                pass
-
-    def debrief(self, pid: str, token: str | None) -> dict:
-        """The end of the participant's part (:meth:`end`); Conflict before its end.
-
-        ``{"done": true, "outcome", "n_slots", "debrief", "completion_code"?,
-        "redirect"?}``; a withdrawn participant's at any time.
-        """
-        ended = self._decided_end(pid, token)
-        if ended is not None:
-            return ended
-        if not self._finished(pid):
-            raise Conflict("this participant's part is not over yet")
-        return self._over(pid)

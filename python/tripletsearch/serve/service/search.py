@@ -2,9 +2,8 @@
 
 Every screen and answer is in the database (:mod:`..store`); a session's searcher is rebuilt
 from them (:mod:`.live`). What a session shows and how an answer moves it is its mode's
-business (:mod:`..modes`): the service creates sessions, checks tokens, keeps answers
-idempotent and durable, undoes, and asks the session's mode object for everything else. It
-takes requests parsed by :mod:`..schema` and raises the domain errors of :mod:`..errors`.
+(:mod:`..modes`): the service creates sessions, checks tokens, keeps answers idempotent and
+durable, undoes, and asks the mode for the rest; requests parsed by :mod:`..schema`.
 """
 
 from __future__ import annotations
@@ -60,6 +59,14 @@ def _slot_start(store: Store, owner: Owner | None) -> tuple[str, int] | None:
         return None
     ours = store.participant_sessions(owner.participant)
     return next(((s.id, 0) for s in ours if s.slot == owner.slot), None)
+
+
+def _for_target(mode: Mode, params: dict, n: int, screen: Any, target: Any, seed: int) -> Any:
+    """``screen`` as a search for ``target`` shows it (:meth:`~..modes.Mode.for_target`)."""
+    if screen is None or target is None:
+        return screen
+    check = n + 1 in params.get("attention", ())  # screen n + 1: an attention screen?
+    return mode.for_target(screen, int(target), check, derived_seed(seed, n))
 
 
 class SearchService:
@@ -232,14 +239,10 @@ class SearchService:
 
     def _next_screen(self, mode: Mode, params: dict, number: int, searcher: Any,
                      target: int | None = None, seed: int = 0) -> Screen | None:  # fmt: skip
-        """Screen ``number`` (with a ``target``: :meth:`~..modes.Mode.for_target`'s), or None."""
+        """Screen ``number`` (with a ``target``: :func:`_for_target`'s), or None."""
         if number >= int(params.get("max_queries", self.max_queries)):
             return None
-        screen = mode.next_screen(searcher, number)
-        if screen is None or target is None:
-            return screen
-        attention = number + 1 in params.get("attention", ())
-        return mode.for_target(screen, int(target), attention, derived_seed(seed, number))
+        return _for_target(mode, params, number, mode.next_screen(searcher, number), target, seed)
 
     # ------------------------------------------------------------------ answers
     def _authorized(self, sid: str, token: str | None) -> SessionRow:
