@@ -5,6 +5,8 @@ searcher cannot fit, sizes as ``--memory`` reads them, and a real server that st
 
 from __future__ import annotations
 
+import contextlib
+
 import threading
 
 import httpx
@@ -45,7 +47,9 @@ def test_evicted_sessions_are_rebuilt_with_the_same_replies(tmp_path, gamma):
 def test_a_searcher_that_cannot_fit_gets_503(tmp_path):
     """Requests in flight pin their searchers: a new one that cannot fit beside them gets 503
     with Retry-After (and a message), and fits once they are done; a budget below one
-    searcher tells the operator to raise --memory."""
+    searcher tells the operator to raise --memory. The requests in flight hold every lock
+    stripe: a new session waits on none of them (its id was 1 in 256 times on the stripe
+    of the one request in flight, and the POST then waited it out and fitted)."""
     cat = make_catalogue(tmp_path / "cat", 2000)
     app = create_app(cat, f"sqlite:///{tmp_path / 'a.db'}", random_state=0)
     live = app.state.service.live
@@ -55,9 +59,14 @@ def test_a_searcher_that_cannot_fit_gets_503(tmp_path):
     with in_process(app) as c:
         held, release = threading.Event(), threading.Event()
 
-        def in_flight():  # a request answering another session, holding its searcher
-            with live.hold("other"):
-                live.reserve("other", one)
+        stripe = {hash(f"other {i}") % live.STRIPES: f"other {i}" for i in range(8000)}
+        assert len(stripe) == live.STRIPES  # (a miss: 256 e^(-8000/256), under 1e-11)
+
+        def in_flight():  # requests answering other sessions, one holding its searcher
+            with contextlib.ExitStack() as stack:
+                for sid in stripe.values():
+                    stack.enter_context(live.hold(sid))
+                live.reserve(stripe[0], one)
                 held.set()
                 release.wait(30)
 

@@ -32,6 +32,19 @@ from .memory import format_size
 __all__ = ["LiveSearchers"]
 
 
+class _Unlocked:
+    """A lock no one else takes (:meth:`LiveSearchers.hold` of a fresh session)."""
+
+    def acquire(self, blocking: bool = True) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+
+_NO_LOCK: Any = _Unlocked()
+
+
 @dataclass
 class _Live:
     """A live searcher and the session state it reflects.
@@ -61,6 +74,9 @@ class LiveSearchers:
         Bytes the searchers may hold together (None: no bound but ``size``).
     """
 
+    #: Requests of sessions whose ids hash alike share a lock (a stripe) of so many.
+    STRIPES = 256
+
     def __init__(self, store: Store, size: int, budget: int | None = None):
         if budget is not None and budget < 0:
             raise ValueError(f"budget: expected bytes >= 0, got {budget}")
@@ -68,7 +84,7 @@ class LiveSearchers:
         self._d: OrderedDict[str, _Live] = OrderedDict()
         self._used = 0
         self._lock = threading.Lock()
-        self._stripes = [threading.Lock() for _ in range(256)]
+        self._stripes = [threading.Lock() for _ in range(self.STRIPES)]
         self.evictions = 0  # searchers evicted to make room
         self.rebuilds = 0  # searchers built from the database (not new sessions)
 
@@ -124,13 +140,17 @@ class LiveSearchers:
 
     # ------------------------------------------------------------------ sessions
     @contextmanager
-    def hold(self, sid: str) -> Iterator[bool]:
+    def hold(self, sid: str, *, fresh: bool = False) -> Iterator[bool]:
         """Serialize this process's requests to session ``sid``; unpin its searcher after.
 
         Yields whether it waited for another request (of any session sharing the lock's
-        stripe): the session may have moved on meanwhile.
+        stripe): the session may have moved on meanwhile. ``fresh``: a session being
+        created, whose id no other request can know yet: no lock to wait on (a request of
+        another session sharing its stripe never delays a new one), only the unpinning.
         """
         stripe = self._stripes[hash(sid) % len(self._stripes)]
+        if fresh:
+            stripe = _NO_LOCK
         waited = not stripe.acquire(blocking=False)
         if waited:
             stripe.acquire()

@@ -207,7 +207,7 @@ class SearchService:
         token = owner.token if owner is not None else new_token()
         seed = owner.seed if owner is not None else self._new_seed()
         limit = self.max_queries if max_queries is None else int(max_queries)
-        with self.live.hold(sid):
+        with self.live.hold(sid, fresh=True):
             with self._steps:  # the memory reserved only once it is this step's turn
                 self.live.reserve(sid, the_mode.session_bytes(n_choices, params))
                 searcher = the_mode.searcher(n_choices, params, seed)
