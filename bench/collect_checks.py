@@ -46,6 +46,7 @@ from tripletsearch.serve.catalogue.demo import demo_catalogue
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.refitter import refit_once
+from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store import sessions as _sessions
 
@@ -330,11 +331,14 @@ def table(people: list[dict]) -> list[dict]:
 
 def reply_times(people: list[dict]) -> dict[str, dict[str, float]]:
     """Per kind of screen: the median ms of the replies that brought it, their count, and
-    that median over the adaptive screens' (the timing side channel: within 20 %)."""
+    that median over the adaptive screens' (a sampler's buffer: random, active, arr; the
+    timing side channel: within 20 %)."""
     pooled: dict[str, list[float]] = defaultdict(list)
     for p in people:
         for kind, ms in p["times"].items():
             pooled[kind] += ms
+            if kind in BUFFER_KINDS:
+                pooled["adaptive"] += ms
     med = {k: float(np.median(v)) for k, v in pooled.items()}
     base = med.get("adaptive")
     return {

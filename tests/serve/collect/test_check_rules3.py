@@ -85,7 +85,9 @@ def test_a_collect_too_short_for_the_agreement_rule_is_refused_naming_the_number
 
 def test_every_screen_is_served_along_the_adaptive_screens_path(tmp_path, monkeypatch):
     """Each screen reads the buffer and claims a query once (a check, test or burn-in screen
-    leaving it free): the same work whatever the screen asks."""
+    leaving it free) and looks up the embedding that judges repeats once: the same work
+    whatever the screen asks, a screen from the buffer included (it read the buffer twice
+    before: the side channel of a check's faster reply)."""
     keys = {"max_queries": 44, "burn_in": 4, "attention": [2, 8], "repeats": [12], "seed": 5}
     gold = [[1, 2, 20], [4, 5, 25], [6, 7, 26], [8, 9, 27]]
     path = write_design(tmp_path, "c.toml", collect_toml(test_share=0.2, gold=gold, **keys))
@@ -99,12 +101,24 @@ def test_every_screen_is_served_along_the_adaptive_screens_path(tmp_path, monkey
         return real(self, collect, sampler, taker, refuse=refuse, keep=keep)
 
     monkeypatch.setattr(Store, "take_query", spy)
+    looked: list[str] = []
+    newest = Store.newest_embeddings
+
+    def look(self, collect):
+        looked.append(collect)
+        return newest(self, collect)
+
+    monkeypatch.setattr(Store, "newest_embeddings", look)
+    rng = np.random.default_rng(2)
+    queries = [[int(v) for v in rng.choice(cfg.catalogue.n_items, 3, replace=False)]
+               for _ in range(40)]  # fmt: skip
     config = ServeConfig(fast_server_ms=0)
     with (
         warnings.catch_warnings(),
         in_process(create_app(cfg.catalogue, db, collect=cfg, config=config)) as c,
     ):
         store = Store(db)
+        store.add_queries(cfg.fingerprint, "random", 0, queries)  # (the samplers: random)
         p, h = enrol(c)
         base = f"/api/participants/{p['id']}"
         reply = c.post(f"{base}/next", json={}, headers=h).json()
@@ -114,6 +128,8 @@ def test_every_screen_is_served_along_the_adaptive_screens_path(tmp_path, monkey
     (s,) = store.participant_sessions(p["id"])
     kinds = [r["query"]["kind"] for r in store.history(s.id)]
     assert {"attention", "gold", "burn-in"} <= set(kinds) and len(kinds) == 44
+    assert set(BUFFER_KINDS) & set(kinds)  # screens from the buffer among them
+    assert looked == [cfg.fingerprint] * 44
     takers = [t for t, _ in calls]
     assert sorted(set(takers), key=lambda t: int(t.split(":")[1])) == [
         f"{p['id']}:{n}" for n in range(44)

@@ -71,9 +71,9 @@ def histories(X, kinds, answers, rng):
 def test_the_agreement_rule_flags_random_pickers_and_spares_honest_people():
     """30 honest people (gamma 3, 5 % lapses) and 10 random pickers, 52 answers each, on
     40 points in d = 2. The honest flag rate is at most 5 % and a random picker's pass rate
-    at most the test's level (0.1): with these counts, more than 4 honest flagged happens
-    with probability under 0.02 at a true 5 %, and fewer than 7 of 10 random pickers
-    flagged with probability under 0.07 at a true 90 %."""
+    at most the test's level (0.05): with these counts, more than 4 honest flagged happens
+    with probability under 0.02 at a true 5 %, and fewer than 8 of 10 random pickers
+    flagged with probability under 0.02 at a true 95 %."""
     rng = np.random.default_rng(11)
     X = rng.normal(size=(40, 2))
     kinds = ["person"] * 30 + ["random"] * 10
@@ -84,8 +84,8 @@ def test_the_agreement_rule_flags_random_pickers_and_spares_honest_people():
     }  # only the agreement rule can flag these
     honest = sum(flagged[i] for (i, _), k in zip(people, kinds) if k == "person")
     scripts = sum(flagged[i] for (i, _), k in zip(people, kinds) if k == "random")
-    assert 1 - binomial_cdf(4, 30, 0.05) < 0.02 and binomial_cdf(6, 10, 0.9) < 0.07
-    assert honest <= 4 and scripts >= 7
+    assert 1 - binomial_cdf(4, 30, 0.05) < 0.02 and binomial_cdf(7, 10, 0.95) < 0.02
+    assert honest <= 4 and scripts >= 8
     for i, _ in people:
         rec = got[i]
         assert rec["answers"] == 52 and rec["chance"] == 0.5 and rec["rows"] >= 400
@@ -131,14 +131,21 @@ def test_every_flag_names_its_rule_with_its_numbers():
         screen(2, "random", 1, [2, 3], 0),
         screen(8, "repeat", 1, [3, 2], 0, of=2, clear=0.95),
         screen(9, "repeat", 1, [3, 2], 0, of=2, clear=0.96),
+        screen(10, "repeat", 1, [2, 3], 1, of=2, clear=0.97),
+        screen(11, "repeat", 1, [3, 2], 1, of=2, clear=0.95),
     ]
     got = quality.checks(h)
     rules = {f["rule"]: f for f in got["flags"]}
     assert set(rules) == {"attention", "gold", "repeats"} and got["rules"] == 3
     assert rules["attention"]["passed"] == 0 and rules["attention"]["of"] == 1
-    assert rules["repeats"]["passed"] == 0 and rules["repeats"]["of"] == 2
-    # one clear repeat disagreeing is no flag (an honest person's, 1 time in 5): from two
+    assert rules["repeats"]["passed"] == 1 and rules["repeats"]["of"] == 4
+    assert quality.REPEATS_AFTER == 4
+    # three clear repeats disagreeing are no flag yet (an honest person's second answer
+    # differs 1 time in 5; two of two differing is 1 honest person in 25): from four
     assert "repeats" not in [f["rule"] for f in quality.checks(h[:-1])["flags"]]
+    agreeing = [screen(n, "repeat", 1, [2, 3], 0, of=2, clear=0.95) for n in (10, 11)]
+    two_of_four = [*h[:-2], *agreeing]
+    assert "repeats" not in [f["rule"] for f in quality.checks(two_of_four)["flags"]]
     assert all(f["why"] for f in got["flags"])
     fast = [{**r, "answered_at": r["shown_at"] + 0.1} for r in h * 2]
     (clock,) = [f for f in quality.checks(fast)["flags"] if f["rule"] == "server_time"]

@@ -316,9 +316,10 @@ def test_checks_flag_a_participant_who_fails_them():
     wrong = [*good[:1], record(1, "attention", 0, [7, 8, 0], expected=2), good[2]]
     assert checks(wrong)["flagged"] and checks(wrong)["attention"] == (0, 1)
     fickle = [*good[:2], record(2, "repeat", 1, [5, 4, 6], of=0, clear=0.9)]  # picked 4
-    fickle.append(record(3, "repeat", 2, [6, 5, 4], of=0, clear=0.9))  # picked 4 again
-    assert checks(fickle)["repeats"] == (0, 2) and checks(fickle)["flagged"]
-    assert not checks(fickle[:-1])["flagged"]  # one clear repeat: not judged (rules 3)
+    for n, (choice, cands) in enumerate([(2, [6, 5, 4]), (0, [4, 6, 5]), (1, [6, 4, 5])], 3):
+        fickle.append(record(n, "repeat", choice, cands, of=0, clear=0.9))  # picked 4 again
+    assert checks(fickle)["repeats"] == (0, 4) and checks(fickle)["flagged"]
+    assert not checks(fickle[:-1])["flagged"]  # three clear repeats: not judged (rules 3)
     assert [f["rule"] for f in checks(fickle)["flags"]] == ["repeats"]
     # a repeat of a query no embedding predicted clearly (rules 1's): shown, not judged
     tie = [*good[:2], record(2, "repeat", 1, [5, 4, 6], of=0)]

@@ -229,23 +229,26 @@ class CollectMode(Mode):
         rng = np.random.default_rng([searcher.seed, number])
         query: dict | None = None
         claim = None
+        consulted = False  # (the buffer read for this screen)
+        judge = self._judging_embedding()  # (every screen: a repeat costs what others cost)
         if number in searcher.gold:
             query = self._gold(searcher.gold[number], rng)
         elif number in cfg.attention:
             query = self._attention(rng)
-        elif number in cfg.repeats and (query := self._repeat(searcher, rng, number)):
+        elif number in cfg.repeats and (query := self._repeat(searcher, rng, number, judge)):
             pass  # (no earlier query clear enough: an ordinary query instead)
         elif number >= cfg.burn_in and rng.random() < cfg.test_share:
             query = {**self._random(searcher, rng), "kind": "test", "sampler": "test"}
         elif number >= cfg.burn_in:
             query, claim = self._from_buffer(searcher, number)
+            consulted = True
             if query is not None:  # (a sampler's order may say the answer: shown shuffled)
                 query["candidates"] = [int(c) for c in rng.permutation(query["candidates"])]
         if query is None:  # before the burn-in's end, or no query in the buffer: random
             kind = "burn-in" if number < cfg.burn_in else "fallback"
             query = {**self._random(searcher, rng), "kind": kind}
-        if number < cfg.burn_in or query.get("kind") not in ("adaptive", "fallback"):
-            self._from_buffer(searcher, number, keep=False)  # (the adaptive screens' work)
+        if not consulted:  # (the work of a screen from the buffer, on every other screen)
+            self._from_buffer(searcher, number, keep=False)
         query.setdefault("sampler", searcher.sampler)
         cat = self.catalogue
         try:
@@ -319,14 +322,16 @@ class CollectMode(Mode):
             "sampler": "check",
         }
 
-    def _repeat(self, searcher: Participant, rng: np.random.Generator, number: int) -> dict | None:
+    def _repeat(
+        self, searcher: Participant, rng: np.random.Generator, number: int, judge: Any
+    ) -> dict | None:
         """An earlier query (not a check) again, its candidates reordered.
 
         From the rules of :data:`POOLED_RULES` on, one asked at least :data:`REPEAT_GAP`
         screens before whose majority answer an embedding predicts with at least
         :data:`REPEAT_CLEAR` (``clear``: that probability; a repeat of a near-tie is a coin
-        flip for anyone); None when there is none (or no embedding fitted to
-        :data:`REPEAT_ROWS_PER_ITEM` triplets per item yet).
+        flip for anyone) by ``judge`` (:meth:`_judging_embedding`); None when there is none
+        (or no embedding fitted to :data:`REPEAT_ROWS_PER_ITEM` triplets per item yet).
         """
         earlier = [
             (i, q) for i, q in enumerate(searcher.shown) if q["kind"] in (*ANSWER_KINDS, "test")
@@ -334,7 +339,7 @@ class CollectMode(Mode):
         clear: list[float] = []
         if searcher.rules >= POOLED_RULES:
             earlier = [(i, q) for i, q in earlier if i <= number - REPEAT_GAP]
-            sure = self._predicted([q for _, q in earlier])
+            sure = _predicted(judge, [q for _, q in earlier])
             earlier = [e for e, p in zip(earlier, sure) if p >= REPEAT_CLEAR]
             clear = [p for p in sure if p >= REPEAT_CLEAR]
         if not earlier:
@@ -347,32 +352,33 @@ class CollectMode(Mode):
             out["clear"] = round(clear[pick], 4)
         return {**out, "sampler": "check"}
 
-    def _predicted(self, queries: list[dict]) -> list[float]:
-        """Per query, the probability of its likeliest answer by the best embedding.
+    def _judging_embedding(self) -> Any:
+        """The embedding that judges which queries are clear, or None (none fitted enough).
 
-        The newest of the sampler with the most answers, once it has
-        :data:`REPEAT_ROWS_PER_ITEM` triplets per item; zeros before.
+        The newest version of the sampler with the most answers, once it has
+        :data:`REPEAT_ROWS_PER_ITEM` triplets per item. Looked up on every screen (one
+        indexed read; a new version loaded on whichever screen first sees it), so that a
+        repeat's reply takes what any other's does.
         """
         from ...collect import embedding_from_state
 
+        if self.store is None or self.settings.collect is None:
+            return None
         n = self.catalogue.n_items
-        versions = [] if self.store is None else self.store.embedding_versions(self.fingerprint)
-        enough = [v for v in versions if v["n_rows"] >= REPEAT_ROWS_PER_ITEM * n]
-        if not enough or not queries or self.store is None:
-            return [0.0] * len(queries)
-        best = max(enough, key=lambda v: (v["n_rows"], v["version"]))
-        key = (self.fingerprint, best["sampler"], best["version"])
-        emb = getattr(self, "_embeddings", {}).get(key)
-        if emb is None:  # (one kept: a repeat costs what another screen costs)
-            got = self.store.latest_embedding(self.fingerprint, best["sampler"])
-            assert got is not None
-            emb = embedding_from_state(got["embedding"], n)
-            self._embeddings = {key: emb}
-        heads = [int(q["head"]) for q in queries]
-        cands = [[int(c) for c in q["candidates"]] for q in queries]
-        oracle: Any = emb.oracle_  # a model with a log-odds form (the samplers')
-        p = oracle.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
-        return [float(v) for v in p.max(axis=1)]
+        newest = self.store.newest_embeddings(self.fingerprint)
+        enough = [v for v in newest if v[2] >= REPEAT_ROWS_PER_ITEM * n]
+        if not enough:
+            return None
+        sampler, version, _ = max(enough, key=lambda v: (v[2], v[1]))
+        key = (self.fingerprint, sampler, version)
+        kept = getattr(self, "_embeddings", {})
+        if key not in kept:  # (one kept)
+            got = self.store.latest_embedding(self.fingerprint, sampler)
+            if got is None or got["version"] != version:  # (a newer one since: next screen)
+                return next(iter(kept.values()), None)
+            kept = {key: embedding_from_state(got["embedding"], n)}
+            self._embeddings = kept
+        return kept[key]
 
     def _from_buffer(
         self, searcher: Participant, number: int, keep: bool = True
@@ -435,3 +441,14 @@ class CollectMode(Mode):
     def shown_record(cls, payload: dict, query: dict) -> Any:
         """``{"head", "candidates", "kind"}``."""
         return {"head": query["head"], "candidates": query["candidates"], "kind": query["kind"]}
+
+
+def _predicted(emb: Any, queries: list[dict]) -> list[float]:
+    """Per query, the probability of its likeliest answer by ``emb`` (zeros: None)."""
+    if emb is None or not queries:
+        return [0.0] * len(queries)
+    heads = [int(q["head"]) for q in queries]
+    cands = [[int(c) for c in q["candidates"]] for q in queries]
+    oracle: Any = emb.oracle_  # a model with a log-odds form (the samplers')
+    p = oracle.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
+    return [float(v) for v in p.max(axis=1)]

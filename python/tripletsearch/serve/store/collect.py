@@ -221,6 +221,28 @@ class CollectRecords(Database):
             out.append(rec)
         return out
 
+    def newest_embeddings(self, collect: str) -> list[tuple[str, int, int]]:
+        """Each sampler's newest version of a collect design: (sampler, version, n_rows).
+
+        One indexed read whatever the number of versions kept (the collect mode reads it on
+        every screen, so that no screen's reply time tells a check from another).
+        """
+        e = collect_embeddings
+        newest = (
+            sa.select(e.c.sampler, sa.func.max(e.c.version).label("version"))
+            .where(e.c.collect == collect)
+            .group_by(e.c.sampler)
+            .subquery()
+        )
+        q = (
+            sa.select(e.c.sampler, e.c.version, e.c.n_rows)
+            .join(newest, sa.and_(e.c.sampler == newest.c.sampler, e.c.version == newest.c.version))
+            .where(e.c.collect == collect)
+            .order_by(e.c.sampler)
+        )
+        with self._reading() as c:
+            return [(str(r[0]), int(r[1]), int(r[2])) for r in c.execute(q).all()]
+
     def latest_embedding(self, collect: str, sampler: str) -> dict | None:
         """The sampler's newest version (as :meth:`embedding_versions`, with its state)."""
         e = collect_embeddings
