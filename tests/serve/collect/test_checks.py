@@ -212,6 +212,14 @@ def test_repeats_ask_again_clear_queries_at_least_five_screens_later(tmp_path):
             "random",
             EmbeddingVersion(**state, accuracy=None, embedding=embedding_state(emb)),
         )
+        more = {**state, "n_rows": 20 * len(X)}  # a newer version: the one looked up
+        store.add_embedding(
+            cfg.fingerprint,
+            "random",
+            EmbeddingVersion(**more, accuracy=None, embedding=embedding_state(emb)),
+        )
+        assert store.newest_embeddings(cfg.fingerprint) == [("random", 2, 20 * len(X))]
+        assert store.newest_embeddings("another collect") == []
         again, h2 = enrol(c)
         answer_all(c, again["id"], h2)
     first = store.history(store.participant_sessions(pr["id"])[0].id)

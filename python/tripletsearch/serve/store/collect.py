@@ -19,6 +19,26 @@ from .tables import collect_embeddings, collect_queries
 
 __all__ = ["CollectRecords"]
 
+_e = collect_embeddings
+_NEWEST_VERSION = (
+    sa.select(_e.c.sampler, sa.func.max(_e.c.version).label("version"))
+    .where(_e.c.collect == sa.bindparam("collect"))
+    .group_by(_e.c.sampler)
+    .subquery()
+)
+# each sampler's newest version of a collect (CollectRecords.newest_embeddings)
+_NEWEST = (
+    sa.select(_e.c.sampler, _e.c.version, _e.c.n_rows)
+    .join(
+        _NEWEST_VERSION,
+        sa.and_(
+            _e.c.sampler == _NEWEST_VERSION.c.sampler, _e.c.version == _NEWEST_VERSION.c.version
+        ),
+    )
+    .where(_e.c.collect == sa.bindparam("collect"))
+    .order_by(_e.c.sampler)
+)
+
 _QUERY_COLUMNS = (
     collect_queries.c.id, collect_queries.c.head, collect_queries.c.candidates,
     collect_queries.c.version,
@@ -224,24 +244,13 @@ class CollectRecords(Database):
     def newest_embeddings(self, collect: str) -> list[tuple[str, int, int]]:
         """Each sampler's newest version of a collect design: (sampler, version, n_rows).
 
-        One indexed read whatever the number of versions kept (the collect mode reads it on
-        every screen, so that no screen's reply time tells a check from another).
+        One indexed read whatever the number of versions kept, its statement built once (the
+        collect mode reads it on every screen, so that no screen's reply time tells a check
+        from another).
         """
-        e = collect_embeddings
-        newest = (
-            sa.select(e.c.sampler, sa.func.max(e.c.version).label("version"))
-            .where(e.c.collect == collect)
-            .group_by(e.c.sampler)
-            .subquery()
-        )
-        q = (
-            sa.select(e.c.sampler, e.c.version, e.c.n_rows)
-            .join(newest, sa.and_(e.c.sampler == newest.c.sampler, e.c.version == newest.c.version))
-            .where(e.c.collect == collect)
-            .order_by(e.c.sampler)
-        )
         with self._reading() as c:
-            return [(str(r[0]), int(r[1]), int(r[2])) for r in c.execute(q).all()]
+            rows = c.execute(_NEWEST, {"collect": collect}).all()
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
     def latest_embedding(self, collect: str, sampler: str) -> dict | None:
         """The sampler's newest version (as :meth:`embedding_versions`, with its state)."""
