@@ -45,6 +45,7 @@ export async function initParticipant() {
     }
   }
   if (another) forget();
+  if (link && link.id !== null && !link.preview && (await rejoined())) return;
   show("consent");
   $("consent-text").textContent = experiment.consent;
   $("agree").onclick = () => attempt(enrol);
@@ -55,6 +56,28 @@ export async function initParticipant() {
   sayPlatform(link, experiment);
 }
 
+/** One whose part ended (finished, withdrew) from this link's platform id and visit, back
+ * on another device: their end at once, without consent or instructions again (true).
+ * False for anyone else (a 404, nothing recorded): consent, as before. */
+async function rejoined() {
+  let p;
+  try {
+    p = await client.resume(link.params);
+  } catch (e) {
+    return false;
+  }
+  state.participant = {id: p.id, token: p.token, platformId: link.id};
+  save();
+  end(p.end);
+  return true;
+}
+
+function refused(e) {
+  showResult({text: e.message});
+  $("again").hidden = true;
+  $("stop").hidden = true;
+}
+
 /** Enrol; a second session of the link's platform id (409 `refused`: the id takes part
  * from another visit) is said on a page of its own, in the server's words. */
 async function enrol() {
@@ -63,10 +86,7 @@ async function enrol() {
     p = previewing ? await enrolPreview() : await client.enrol(link && link.params);
   } catch (e) {
     if (!(e.reply && e.reply.refused)) throw e;
-    showResult({text: e.message});
-    $("again").hidden = true;
-    $("stop").hidden = true;
-    return;
+    return refused(e);
   }
   state.participant = {id: p.id, token: p.token, platformId: link ? link.id : null};
   save();
