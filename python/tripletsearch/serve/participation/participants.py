@@ -428,7 +428,8 @@ class Participants(Endings):
         The same answer again gets the same reply (a repeat to a finished part: what follows
         it now); a different one is a Conflict. The last part's last answer ends the part
         finished (:meth:`conclude`); a withdraw that came first makes it a Conflict whose
-        reply carries the withdrawn end, as an answer after a withdraw gets.
+        reply carries the withdrawn end, as an answer after a withdraw gets; a different
+        answer to a part finished elsewhere first, a Conflict carrying the finished end.
         """
         if request.response_ms is not None and not self.timed:
             raise Invalid(f"response_ms: this {self.kind} records no response times")
@@ -448,8 +449,10 @@ class Participants(Endings):
             session = known[slot]
         try:
             reply = self.service.answer_row(session, request)
-        except Conflict:
-            self.active(pid, token)  # withdrawn meanwhile (their search ended): their end
+        except Conflict as exc:
+            row = self.active(pid, token)  # withdrawn meanwhile (their search ended): their end
+            if row.finished is not None and not exc.details:  # finished elsewhere: its end
+                raise Conflict(exc.message, details=self.end(pid, row=row)) from None
             raise
         if reply["done"]:
             row = self.active(pid, token)  # withdrawn meanwhile: their end, refused

@@ -121,12 +121,19 @@ async function showPart(r) {
 }
 
 /** Send an answer of the screen shown; what session.js shows next ({done} when the part
- * is over: the reply, kept, is shown by showPart). */
+ * is over: the reply, kept, is shown by showPart; a 409 carrying the end decided first
+ * elsewhere, a withdraw's or a finish's, too). */
 async function send(screen, choice, found, ms) {
   const body = {screen, choice, found, slot: state.slot.slot};
   const most = experiment.max_response_ms;
   if (most) body.response_ms = Math.max(0, Math.min(ms, most));
-  const r = await client.respond(state.participant, body);
+  let r;
+  try {
+    r = await client.respond(state.participant, body);
+  } catch (e) {
+    if (!(e.reply && e.reply.done)) throw e;
+    r = e.reply; // the part ended first elsewhere (a withdraw, a finish): that end, shown
+  }
   state.reply = r;
   if (r.done || r.slot !== state.slot.slot) return {done: true};
   await preload(r.screen);
