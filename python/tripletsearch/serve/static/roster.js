@@ -20,6 +20,41 @@ export function platform(row, p) {
   if (p.duplicate) row.classList.add("duplicate");
 }
 
+let releaser = null; // the dashboard's call to release a participant (setReleaser)
+
+/** How the dashboard releases a participant: `call(id)`, a promise (the owner's token). */
+export function setReleaser(call) {
+  releaser = call;
+}
+
+/** The row's release cell: a button for a participant holding a platform id, which after
+ * a confirmation frees the id for a fresh start (`tripletsearch participants release`:
+ * their answers and outcome kept); empty for the others. */
+export function releaseCell(row, id, p) {
+  const td = document.createElement("td");
+  td.className = "release";
+  row.append(td);
+  if (p.platform_id === null || p.released || p.duplicate) return;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = "release";
+  button.title = "Free this platform id for a fresh start (its answers are kept)";
+  button.onclick = async () => {
+    const ask = `Release participant ${id} (platform id ${p.platform_id})? The id's next ` +
+      "visit starts afresh as a new participant; this participation is kept as it is and " +
+      "its page stops working.";
+    if (!window.confirm(ask) || !releaser) return;
+    button.disabled = true;
+    try {
+      await releaser(id);
+    } catch (e) {
+      button.disabled = false;
+      $("release-error").textContent = `Not released: ${e.message}`;
+    }
+  };
+  td.append(button);
+}
+
 /** The summary's word on second sessions refused (a platform id from another visit): "second
  * sessions refused: N; ", or nothing when none were. */
 export function refused(d) {
@@ -36,7 +71,8 @@ export function renderStudy(d) {
   $("summary").textContent = `${d.participants.length} participants, ${done} finished, ` +
     `${flagged} flagged; ${refused(d)}updated ${new Date().toLocaleTimeString()}`;
   const head = $("participants").querySelector("thead tr");
-  const names = ["#", "participant", "enrolled", "platform id", "outcome", "code", "checks"];
+  const names = ["#", "participant", "enrolled", "platform id", "outcome", "code", "checks",
+    "release"];
   head.replaceChildren(...names
     .map((t) => Object.assign(document.createElement("th"), {textContent: t})));
   const body = $("participants").querySelector("tbody");
@@ -52,6 +88,7 @@ export function renderStudy(d) {
     cell(row, p.code, "code");
     cell(row, p.flagged ? p.flagged_by : "", "checks"); // (why: the cell's title)
     if (p.flagged) row.lastChild.title = p.why;
+    releaseCell(row, p.participant, p);
     body.append(row);
   }
   $("flagged").textContent = "";
