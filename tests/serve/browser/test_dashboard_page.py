@@ -231,18 +231,18 @@ def test_the_owner_releases_a_participant_from_the_dashboard(browser, tmp_path):
         page.fill("#token", "owner-token")
         page.click("#login button")
         row = page.locator(f'#participants tbody tr[data-participant="{first["id"]}"]')
-        expect(row.locator(".release button")).to_have_count(1)
-        expect(page.locator("#participants tbody tr .release button")).to_have_count(1)
+        expect(row.locator("button.release")).to_have_count(1)
+        expect(page.locator("#participants tbody tr button.release")).to_have_count(1)
         page.once("dialog", lambda d: d.dismiss())
-        row.locator(".release button").click()
-        expect(row.locator(".release button")).to_be_enabled()
+        row.locator("button.release").click()
+        expect(row.locator("button.release")).to_be_enabled()
         assert Store(url).participant(first["id"]).released is None
         page.once("dialog", lambda d: d.accept())
         with page.expect_response(lambda r: r.url.endswith("/release")) as done:
-            row.locator(".release button").click()
+            row.locator("button.release").click()
         assert done.value.status == 200
         expect(row.locator(".platform")).to_have_text(f"{link['PROLIFIC_PID']} (released)")
-        expect(row.locator(".release button")).to_have_count(0)
+        expect(row.locator("button.release")).to_have_count(0)
         expect(page.locator("#release-error")).to_have_text("")
         kept = Store(url).participant(first["id"])
         assert kept.released is not None and kept.platform_key is None

@@ -4,7 +4,7 @@
 // token once (kept for this tab only) and refreshes every 10 seconds.
 
 import {COLOURS, plotLines, plotMap} from "./plot.js";
-import {cell, notices, platform, refused, releaseCell, renderStudy, setReleaser} from "./roster.js";
+import {cell, notices, platform, refused, renderStudy} from "./roster.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY = "tripletsearch.admin";
@@ -49,7 +49,6 @@ function participants(list) {
     cell(row, p.code, "code");
     cell(row, p.status, "status");
     if (p.flags.length) row.lastChild.title = p.flags.map((f) => f.why).join("\n");
-    releaseCell(row, p.id, p);
     body.append(row);
   }
   const flagged = list.filter((p) => p.flagged).length;
@@ -127,21 +126,7 @@ function arms(byName, refitter) {
   $("refitter").className = r.alive && !r.error ? "small" : "small error";
 }
 
-/** Release participant `id` (the owner's token; roster.js asks first), then refresh. */
-async function release(token, id) {
-  const r = await fetch(`/api/admin/participants/${encodeURIComponent(id)}/release`, {
-    method: "POST",
-    headers: {Authorization: `Bearer ${token}`, "Content-Type": "application/json"},
-    body: "{}",
-  });
-  const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error || `the server said ${r.status}`);
-  $("release-error").textContent = "";
-  await refresh(token);
-}
-
 async function refresh(token) {
-  setReleaser((id) => release(token, id));
   try {
     render(await fetchBoard(token));
     $("login").hidden = true;

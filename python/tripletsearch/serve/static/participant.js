@@ -6,9 +6,9 @@ import {attempt, client, onContinuedElsewhere} from "./api.js";
 import {enrolPreview, previewing, showPreviewBanner} from "./preview.js";
 import {begin, showScreen} from "./session.js";
 import {forget, save, saved, state} from "./state.js";
-import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
+import {$, preload, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
 import {end} from "./end.js";
-import {platformLink, sayPlatform} from "./platform.js";
+import {endedPart, platformLink, sayPlatform} from "./platform.js";
 import {continuedElsewhere} from "./elsewhere.js";
 
 let experiment = null; // GET /api/experiment: title, consent, limits
@@ -45,7 +45,12 @@ export async function initParticipant() {
     }
   }
   if (another) forget();
-  if (link && link.id !== null && !link.preview && (await rejoined())) return;
+  const back = await endedPart(link); // finished or withdrew: on another device, at once
+  if (back) {
+    state.participant = {id: back.id, token: back.token, platformId: link.id};
+    save();
+    return end(back.end);
+  }
   show("consent");
   $("consent-text").textContent = experiment.consent;
   $("agree").onclick = () => attempt(enrol);
@@ -56,28 +61,6 @@ export async function initParticipant() {
   sayPlatform(link, experiment);
 }
 
-/** One whose part ended (finished, withdrew) from this link's platform id and visit, back
- * on another device: their end at once, without consent or instructions again (true).
- * False for anyone else (a 404, nothing recorded): consent, as before. */
-async function rejoined() {
-  let p;
-  try {
-    p = await client.resume(link.params);
-  } catch (e) {
-    return false;
-  }
-  state.participant = {id: p.id, token: p.token, platformId: link.id};
-  save();
-  end(p.end);
-  return true;
-}
-
-function refused(e) {
-  showResult({text: e.message});
-  $("again").hidden = true;
-  $("stop").hidden = true;
-}
-
 /** Enrol; a second session of the link's platform id (409 `refused`: the id takes part
  * from another visit) is said on a page of its own, in the server's words. */
 async function enrol() {
@@ -86,7 +69,10 @@ async function enrol() {
     p = previewing ? await enrolPreview() : await client.enrol(link && link.params);
   } catch (e) {
     if (!(e.reply && e.reply.refused)) throw e;
-    return refused(e);
+    showResult({text: e.message});
+    $("again").hidden = true;
+    $("stop").hidden = true;
+    return;
   }
   state.participant = {id: p.id, token: p.token, platformId: link ? link.id : null};
   save();
@@ -142,19 +128,6 @@ async function send(screen, choice, found, ms) {
 
 function takeBack(screen) {
   return client.takeBack(state.participant, screen);
-}
-
-/** Load a screen's pictures before it is shown (at most 2 s): no picture appears late. */
-async function preload(screen) {
-  const items = Object.values(screen || {}).flatMap((v) => (Array.isArray(v) ? v : [v]));
-  const urls = items.map((item) => item && item.image).filter(Boolean);
-  if (!urls.length) return;
-  const loads = urls.map((url) => {
-    const img = new Image();
-    img.src = url;
-    return img.decode().catch(() => null);
-  });
-  await Promise.race([Promise.all(loads), new Promise((ok) => setTimeout(ok, 2000))]);
 }
 
 /** Stop taking part, after a confirmation: the participant is withdrawn, and sees the

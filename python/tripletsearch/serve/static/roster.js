@@ -13,46 +13,41 @@ export function cell(row, value, cls) {
 }
 
 /** A participant's platform id; a kept duplicate (a second participant of one id, from
- * before one participation per id) marked. */
+ * before one participation per id) marked; a "release" button beside an id they hold. */
 export function platform(row, p) {
   const mark = p.duplicate ? " (duplicate)" : p.released ? " (released)" : "";
   cell(row, p.platform_id === null ? null : `${p.platform_id}${mark}`, "platform");
   if (p.duplicate) row.classList.add("duplicate");
+  if (p.platform_id !== null && !mark) releaseButton(row.lastChild, p);
 }
 
-let releaser = null; // the dashboard's call to release a participant (setReleaser)
+const ADMIN = "tripletsearch.admin"; // where dashboard.js keeps the owner's token (the tab's)
 
-/** How the dashboard releases a participant: `call(id)`, a promise (the owner's token). */
-export function setReleaser(call) {
-  releaser = call;
-}
-
-/** The row's release cell: a button for a participant holding a platform id, which after
- * a confirmation frees the id for a fresh start (`tripletsearch participants release`:
- * their answers and outcome kept); empty for the others. */
-export function releaseCell(row, id, p) {
-  const td = document.createElement("td");
-  td.className = "release";
-  row.append(td);
-  if (p.platform_id === null || p.released || p.duplicate) return;
+/** A "release" button in `td` (a participant's platform id cell) that, confirmed, frees
+ * their platform id for a fresh start (as `tripletsearch participants release`: the
+ * participation kept as it is, its page no longer answering). */
+function releaseButton(td, p) {
+  const id = p.participant || p.id;
   const button = document.createElement("button");
   button.type = "button";
+  button.className = "release";
   button.textContent = "release";
   button.title = "Free this platform id for a fresh start (its answers are kept)";
   button.onclick = async () => {
     const ask = `Release participant ${id} (platform id ${p.platform_id})? The id's next ` +
       "visit starts afresh as a new participant; this participation is kept as it is and " +
       "its page stops working.";
-    if (!window.confirm(ask) || !releaser) return;
+    if (!window.confirm(ask)) return;
     button.disabled = true;
-    try {
-      await releaser(id);
-    } catch (e) {
-      button.disabled = false;
-      $("release-error").textContent = `Not released: ${e.message}`;
-    }
+    const r = await fetch(`/api/admin/participants/${encodeURIComponent(id)}/release`, {
+      method: "POST", body: "{}", headers: {"Content-Type": "application/json",
+        Authorization: `Bearer ${sessionStorage.getItem(ADMIN)}`}});
+    const body = await r.json().catch(() => ({}));
+    $("release-error").textContent = r.ok ? "" : `Not released: ${body.error || r.status}`;
+    if (r.ok) td.textContent = `${p.platform_id} (released)`;
+    else button.disabled = false;
   };
-  td.append(button);
+  td.append(" ", button);
 }
 
 /** The summary's word on second sessions refused (a platform id from another visit): "second
@@ -71,8 +66,7 @@ export function renderStudy(d) {
   $("summary").textContent = `${d.participants.length} participants, ${done} finished, ` +
     `${flagged} flagged; ${refused(d)}updated ${new Date().toLocaleTimeString()}`;
   const head = $("participants").querySelector("thead tr");
-  const names = ["#", "participant", "enrolled", "platform id", "outcome", "code", "checks",
-    "release"];
+  const names = ["#", "participant", "enrolled", "platform id", "outcome", "code", "checks"];
   head.replaceChildren(...names
     .map((t) => Object.assign(document.createElement("th"), {textContent: t})));
   const body = $("participants").querySelector("tbody");
@@ -88,7 +82,6 @@ export function renderStudy(d) {
     cell(row, p.code, "code");
     cell(row, p.flagged ? p.flagged_by : "", "checks"); // (why: the cell's title)
     if (p.flagged) row.lastChild.title = p.why;
-    releaseCell(row, p.participant, p);
     body.append(row);
   }
   $("flagged").textContent = "";
