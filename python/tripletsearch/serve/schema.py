@@ -46,6 +46,7 @@ __all__ = [
     "consent",
     "enrolment",
     "enrolment_link",
+    "resume_link",
     "empty",
     "catalogue_page",
     "with_old_keys",
@@ -65,6 +66,7 @@ FIELDS: dict[str, frozenset[str]] = {
     "collect_answer": frozenset({"screen", "choice", "skip", "response_ms"}),
     "part_answer": frozenset({"screen", "choice", "found", "response_ms", "slot"}),
     "enrolment": frozenset({"consent", "platform_id", "platform"}),
+    "resume": frozenset({"platform"}),
     "empty": frozenset(),
     "catalogue_page": frozenset({"offset", "limit", "q"}),
 }
@@ -285,12 +287,24 @@ def enrolment_link(body: Any) -> tuple[str | None, dict | None]:
     fields, _ = json_object(body, FIELDS["enrolment"])
     if fields.get("consent") is not True:
         raise Invalid("consent: taking part needs consent (true) before anything is recorded")
+    return _platform_id(fields), _link(fields)
+
+
+def resume_link(body: Any) -> dict:
+    """``POST /api/participants/resume``: ``{"platform": {name: value}}``, the link's parameters."""
+    link = _link(json_object(body, FIELDS["resume"])[0])
+    if link is None:
+        raise Invalid("platform: the link's parameters are required")
+    return link
+
+
+def _link(fields: dict) -> dict | None:
     link = fields.get("platform")
     if link is not None and not (
         isinstance(link, dict) and len(link) <= 64 and all(isinstance(k, str) for k in link)
     ):
         raise Invalid("platform: an object of the link's parameters (name: value)")
-    return _platform_id(fields), link
+    return link
 
 
 def _platform_id(fields: dict) -> str | None:

@@ -205,3 +205,48 @@ def test_both_dashboards_say_the_certificate_expires_soon(browser, tmp_path):
                     )
                     expect(notices).to_contain_text("(in 5 days); renew it and restart")
                 page.close()
+
+
+def test_the_owner_releases_a_participant_from_the_dashboard(browser, tmp_path):
+    """A participant's release button asks first (dismissed: nothing released); confirmed,
+    the participation is marked released (its answers kept), its button gone, and the
+    platform id's next visit enrols a new participant, as ``participants release`` does."""
+    import httpx
+
+    from tripletsearch.serve.collect import load_collect
+
+    head = 'platform = "prolific"\n'
+    keys = dict(catalogue="colours", n_choices=3, max_queries=6, seed=None)
+    (tmp_path / "collect.toml").write_text(head + collect_toml(**keys))
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token")
+    link = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S1", "SESSION_ID": "V1"}
+    with thread_server(app) as base:
+        with httpx.Client(base_url=base, timeout=30) as c:
+            first = c.post("/api/participants", json={"consent": True, "platform": link}).json()
+            assert c.post("/api/participants", json={"consent": True}).status_code == 201
+        page = browser.new_page(**DESKTOP)
+        page.goto(base + "/collect/dashboard")
+        page.fill("#token", "owner-token")
+        page.click("#login button")
+        row = page.locator(f'#participants tbody tr[data-participant="{first["id"]}"]')
+        expect(row.locator("button.release")).to_have_count(1)
+        expect(page.locator("#participants tbody tr button.release")).to_have_count(1)
+        page.once("dialog", lambda d: d.dismiss())
+        row.locator("button.release").click()
+        expect(row.locator("button.release")).to_be_enabled()
+        assert Store(url).participant(first["id"]).released is None
+        page.once("dialog", lambda d: d.accept())
+        with page.expect_response(lambda r: r.url.endswith("/release")) as done:
+            row.locator("button.release").click()
+        assert done.value.status == 200
+        expect(row.locator(".platform")).to_have_text(f"{link['PROLIFIC_PID']} (released)")
+        expect(row.locator("button.release")).to_have_count(0)
+        expect(page.locator("#release-error")).to_have_text("")
+        kept = Store(url).participant(first["id"])
+        assert kept.released is not None and kept.platform_key is None
+        with httpx.Client(base_url=base, timeout=30) as c:
+            again = c.post("/api/participants", json={"consent": True, "platform": link}).json()
+        assert again["id"] != first["id"] and "resumed" not in again
+        page.close()

@@ -154,3 +154,77 @@ def test_stop_on_a_stale_page_after_finishing_elsewhere_shows_the_finished_end(
         expect(page.locator("#redirect")).to_have_attribute("href", FIN)
     codes = [r.code for r in Store(url).iter_participants()]
     assert codes == ["FIN-1"]
+
+
+@pytest.mark.parametrize("first", ["withdrawn", "finished"])
+def test_an_answer_after_the_part_ended_elsewhere_shows_that_end(browser, tmp_path, first):
+    """The page still shows a screen while the part ends elsewhere first (a withdraw, or
+    every screen answered, through the API with the page's own token): the page's next
+    answer is refused (409) and the page shows the end the refusal carries, not an error."""
+    import httpx
+
+    url, server = serve(tmp_path)
+    with server as base:
+        page = browser.new_context(**DESKTOP).new_page()
+        start(page, base)
+        kept = page.evaluate("JSON.parse(localStorage.getItem('ts-collect'))")["participant"]
+        head = {"Authorization": f"Bearer {kept['token']}"}
+        path = f"{base}/api/participants/{kept['id']}"
+        with httpx.Client(timeout=30) as other:
+            if first == "withdrawn":
+                assert other.post(path + "/withdraw", json={}, headers=head).status_code == 200
+            else:
+                reply = other.post(path + "/next", json={}, headers=head).json()
+                while not reply["done"]:
+                    body = {"screen": reply["screen"]["number"], "choice": 0}
+                    reply = other.post(path + "/answer", json=body, headers=head).json()
+        with page.expect_response(lambda r: r.url.endswith("/answer")) as refused:
+            page.locator("#grid .pick").nth(1).click()  # (another answer than the API's)
+        assert refused.value.status == 409
+        expect(page.locator("#done")).to_have_attribute("data-outcome", first)
+        code = "FIN-1" if first == "finished" else "<b>WD-2</b>"
+        expect(page.locator("#result-lines")).to_have_text(f"Your completion code: {code}")
+        expect(page.locator("#redirect")).to_have_attribute("href", FIN if code == "FIN-1" else WD)
+        expect(page.locator("#status")).to_have_text("")
+    assert [r.code for r in Store(url).iter_participants()] == [code]
+
+
+@pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_finished_participant_on_a_new_device_sees_their_end_at_once(
+    browser, tmp_path, shots, device
+):
+    """A Prolific participant who finished opens their link (the same id and SESSION_ID)
+    in another browser: their end at once, its code and link back, without consent or
+    instructions again; the same id from another visit is asked consent as before."""
+    from urllib.parse import urlencode
+
+    head = 'platform = "prolific"\n'
+    keys = {**KEYS, "instructions": "Pick the colour most like the one on top."}
+    (tmp_path / "collect.toml").write_text(head + collect_toml(**keys) + TABLES)
+    cfg = load_collect(tmp_path / "collect.toml")
+    url = f"sqlite:///{tmp_path / 'c.sqlite'}"
+    link = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S1", "SESSION_ID": "V1"}
+    with thread_server(create_app(cfg.catalogue, url, collect=cfg)) as base:
+        first = browser.new_context(**device).new_page()
+        first.goto(base + "/collect?" + urlencode(link))
+        first.click("#agree")
+        first.click("#go")
+        for _ in range(KEYS["max_queries"]):
+            expect(first.locator("#grid .pick")).to_have_count(2)
+            with first.expect_response(lambda r: r.url.endswith("/answer")):
+                first.locator("#grid .pick").nth(0).click()
+        expect(first.locator("#done")).to_have_attribute("data-outcome", "finished")
+        again = browser.new_context(**device).new_page()
+        again.goto(base + "/collect?" + urlencode(link))
+        expect(again.locator("#done")).to_have_attribute("data-outcome", "finished")
+        expect(again.locator("#result-lines")).to_have_text("Your completion code: FIN-1")
+        expect(again.locator("#redirect")).to_have_attribute("href", FIN)
+        expect(again.locator("#consent")).to_be_hidden()
+        expect(again.locator("#instructions")).to_be_hidden()
+        again.screenshot(path=shots / f"end_on_a_new_device_{again.viewport_size['width']}.png")
+        other = browser.new_context(**device).new_page()
+        other.goto(base + "/collect?" + urlencode({**link, "SESSION_ID": "V2"}))
+        expect(other.locator("#agree")).to_be_visible()
+        expect(other.locator("#done")).to_be_hidden()
+    (row,) = Store(url).iter_participants()
+    assert (row.code, row.refused) == ("FIN-1", 0)

@@ -173,6 +173,32 @@ class Participants(Endings):
                 raise Invalid("platform_id: no visible characters")
         return self.enrol(platform_id=platform_id)
 
+    def rejoin(self, link: dict | None) -> dict:
+        """A returning participant whose part ended: ``POST /api/participants/resume``.
+
+        The link's platform id with its visit's value (read as :meth:`join` reads them), of
+        a participant who finished or withdrew, resumes them without consent again
+        (``{"id", "token", "resumed": true, "end"}``: a new token, and :meth:`end`'s reply,
+        their code and redirect), on any device. NotFound, nothing recorded, for anyone else
+        (no platform, no id, another visit's value, a part not over): the page asks consent.
+        """
+        from .platforms import PlatformError
+
+        if self.platform is None or is_preview(self.group):
+            raise NotFound("no part to resume here: consent to take part")
+        try:
+            platform_id, params = self.platform.read(link)
+        except PlatformError as exc:
+            raise Invalid(str(exc)) from None
+        token, pid = new_token(), None
+        if platform_id is not None:
+            visit = self.platform.visit_of(params)
+            hashed = token_hash(token)
+            pid = self.store.resume_ended(self.group, platform_id, hashed, params, visit)
+        if pid is None:
+            raise NotFound("no ended part of this link to resume: consent to take part")
+        return {"id": pid, "token": token, "resumed": True, "end": self.end(pid)}
+
     def refusal(self) -> Conflict:
         """The 409 for a second session of a platform id: said in plain words, nothing else.
 
@@ -402,7 +428,8 @@ class Participants(Endings):
         The same answer again gets the same reply (a repeat to a finished part: what follows
         it now); a different one is a Conflict. The last part's last answer ends the part
         finished (:meth:`conclude`); a withdraw that came first makes it a Conflict whose
-        reply carries the withdrawn end, as an answer after a withdraw gets.
+        reply carries the withdrawn end, as an answer after a withdraw gets; a different
+        answer to a part finished elsewhere first, a Conflict carrying the finished end.
         """
         if request.response_ms is not None and not self.timed:
             raise Invalid(f"response_ms: this {self.kind} records no response times")
@@ -422,8 +449,10 @@ class Participants(Endings):
             session = known[slot]
         try:
             reply = self.service.answer_row(session, request)
-        except Conflict:
-            self.active(pid, token)  # withdrawn meanwhile (their search ended): their end
+        except Conflict as exc:
+            row = self.active(pid, token)  # withdrawn meanwhile (their search ended): their end
+            if row.finished is not None and not exc.details:  # finished elsewhere: its end
+                raise Conflict(exc.message, details=self.end(pid, row=row)) from None
             raise
         if reply["done"]:
             row = self.active(pid, token)  # withdrawn meanwhile: their end, refused

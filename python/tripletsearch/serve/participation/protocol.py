@@ -37,6 +37,9 @@ class Experiment(Protocol):
         ``{"id", "token"}``, with ``"resumed": true`` when its platform id took part already.
         """
 
+    def rejoin(self, link: dict | None) -> dict:
+        """Resume the link's participant whose part ended (no consent again): their end."""
+
     def enrol_preview(self) -> dict:
         """The owner's preview participant: ``{"id", "token", "preview": true}``."""
 

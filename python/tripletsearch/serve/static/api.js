@@ -49,6 +49,9 @@ export const client = {
       "/api/participants",
       platform && Object.keys(platform).length ? {consent: true, platform} : {consent: true},
     ),
+  /** The participant of the link's platform id and visit whose part ended, without
+   * consent again: {id, token, resumed, end}; a 404 for anyone else. */
+  resume: (platform) => request("/api/participants/resume", {platform}),
   /** The owner's preview participant (the admin token): {id, token, preview}. */
   enrolPreview: (adminToken) => request("/api/preview/participants", {}, adminToken),
   /** A participant's current screen (their next part started when new), or the end. */

@@ -6,9 +6,9 @@ import {attempt, client, onContinuedElsewhere} from "./api.js";
 import {enrolPreview, previewing, showPreviewBanner} from "./preview.js";
 import {begin, showScreen} from "./session.js";
 import {forget, save, saved, state} from "./state.js";
-import {$, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
+import {$, preload, progress, show, showResult, stopTakingPart, swatch} from "./ui.js";
 import {end} from "./end.js";
-import {platformLink, sayPlatform} from "./platform.js";
+import {endedPart, platformLink, sayPlatform} from "./platform.js";
 import {continuedElsewhere} from "./elsewhere.js";
 
 let experiment = null; // GET /api/experiment: title, consent, limits
@@ -45,6 +45,12 @@ export async function initParticipant() {
     }
   }
   if (another) forget();
+  const back = await endedPart(link); // finished or withdrew: on another device, at once
+  if (back) {
+    state.participant = {id: back.id, token: back.token, platformId: link.id};
+    save();
+    return end(back.end);
+  }
   show("consent");
   $("consent-text").textContent = experiment.consent;
   $("agree").onclick = () => attempt(enrol);
@@ -101,12 +107,19 @@ async function showPart(r) {
 }
 
 /** Send an answer of the screen shown; what session.js shows next ({done} when the part
- * is over: the reply, kept, is shown by showPart). */
+ * is over: the reply, kept, is shown by showPart; a 409 carrying the end decided first
+ * elsewhere, a withdraw's or a finish's, too). */
 async function send(screen, choice, found, ms) {
   const body = {screen, choice, found, slot: state.slot.slot};
   const most = experiment.max_response_ms;
   if (most) body.response_ms = Math.max(0, Math.min(ms, most));
-  const r = await client.respond(state.participant, body);
+  let r;
+  try {
+    r = await client.respond(state.participant, body);
+  } catch (e) {
+    if (!(e.reply && e.reply.done)) throw e;
+    r = e.reply; // the part ended first elsewhere (a withdraw, a finish): that end, shown
+  }
   state.reply = r;
   if (r.done || r.slot !== state.slot.slot) return {done: true};
   await preload(r.screen);
@@ -115,19 +128,6 @@ async function send(screen, choice, found, ms) {
 
 function takeBack(screen) {
   return client.takeBack(state.participant, screen);
-}
-
-/** Load a screen's pictures before it is shown (at most 2 s): no picture appears late. */
-async function preload(screen) {
-  const items = Object.values(screen || {}).flatMap((v) => (Array.isArray(v) ? v : [v]));
-  const urls = items.map((item) => item && item.image).filter(Boolean);
-  if (!urls.length) return;
-  const loads = urls.map((url) => {
-    const img = new Image();
-    img.src = url;
-    return img.decode().catch(() => null);
-  });
-  await Promise.race([Promise.all(loads), new Promise((ok) => setTimeout(ok, 2000))]);
 }
 
 /** Stop taking part, after a confirmation: the participant is withdrawn, and sees the

@@ -2,7 +2,16 @@
 // reads from it and sends at enrolment, and what the consent page says about it (an MTurk
 // preview, a required id missing).
 
+import {client} from "./api.js";
 import {$} from "./ui.js";
+
+/** The server's {id, token, end} for the participant of `link`'s platform id and visit
+ * whose part ended (finished, withdrew), back on another device; null for anyone else
+ * (a 404, nothing recorded: consent, as before) and without a platform id. */
+export async function endedPart(link) {
+  if (!link || link.id === null || link.preview) return null;
+  return client.resume(link.params).catch(() => null);
+}
 
 /** The link's parameters of the experiment's `platform` ({name, id, params, required,
  * preview}; null: none): {params: {name: value} of the platform's parameters present,

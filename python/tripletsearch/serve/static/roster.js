@@ -13,11 +13,41 @@ export function cell(row, value, cls) {
 }
 
 /** A participant's platform id; a kept duplicate (a second participant of one id, from
- * before one participation per id) marked. */
+ * before one participation per id) marked; a "release" button beside an id they hold. */
 export function platform(row, p) {
   const mark = p.duplicate ? " (duplicate)" : p.released ? " (released)" : "";
   cell(row, p.platform_id === null ? null : `${p.platform_id}${mark}`, "platform");
   if (p.duplicate) row.classList.add("duplicate");
+  if (p.platform_id !== null && !mark) releaseButton(row.lastChild, p);
+}
+
+const ADMIN = "tripletsearch.admin"; // where dashboard.js keeps the owner's token (the tab's)
+
+/** A "release" button in `td` (a participant's platform id cell) that, confirmed, frees
+ * their platform id for a fresh start (as `tripletsearch participants release`: the
+ * participation kept as it is, its page no longer answering). */
+function releaseButton(td, p) {
+  const id = p.participant || p.id;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "release";
+  button.textContent = "release";
+  button.title = "Free this platform id for a fresh start (its answers are kept)";
+  button.onclick = async () => {
+    const ask = `Release participant ${id} (platform id ${p.platform_id})? The id's next ` +
+      "visit starts afresh as a new participant; this participation is kept as it is and " +
+      "its page stops working.";
+    if (!window.confirm(ask)) return;
+    button.disabled = true;
+    const r = await fetch(`/api/admin/participants/${encodeURIComponent(id)}/release`, {
+      method: "POST", body: "{}", headers: {"Content-Type": "application/json",
+        Authorization: `Bearer ${sessionStorage.getItem(ADMIN)}`}});
+    const body = await r.json().catch(() => ({}));
+    $("release-error").textContent = r.ok ? "" : `Not released: ${body.error || r.status}`;
+    if (r.ok) td.textContent = `${p.platform_id} (released)`;
+    else button.disabled = false;
+  };
+  td.append(" ", button);
 }
 
 /** The summary's word on second sessions refused (a platform id from another visit): "second

@@ -132,3 +132,16 @@ export async function stopTakingPart(question, call, ending = null) {
   $("again").hidden = true;
   return true;
 }
+
+/** Load a screen's pictures before it is shown (at most 2 s): no picture appears late. */
+export async function preload(screen) {
+  const items = Object.values(screen || {}).flatMap((v) => (Array.isArray(v) ? v : [v]));
+  const urls = items.map((item) => item && item.image).filter(Boolean);
+  if (!urls.length) return;
+  const loads = urls.map((url) => {
+    const img = new Image();
+    img.src = url;
+    return img.decode().catch(() => null);
+  });
+  await Promise.race([Promise.all(loads), new Promise((ok) => setTimeout(ok, 2000))]);
+}

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from .engine import Database, IdTaken, StoreBusy
 from .records import PREVIEW
-from .sessions import SessionRow
+from .sessions import SESSION_READ, SessionRow
 from .tables import participants, sessions
 
 __all__ = ["ParticipantRecords", "Arms", "OUTCOMES", "ENDED", "outcome", "SecondVisit"]
@@ -32,11 +32,8 @@ class SecondVisit(Exception):
 
 
 _PARTICIPANT = sa.select(participants).where(participants.c.id == sa.bindparam("pid"))
-_PARTICIPANT_SESSIONS = (
-    sa.select(sessions)
-    .where(sessions.c.participant == sa.bindparam("pid"))
-    .order_by(sessions.c.slot)
-)
+_ONES = sessions.c.participant == sa.bindparam("pid")
+_PARTICIPANT_SESSIONS = SESSION_READ.where(_ONES).order_by(sessions.c.slot)
 
 
 def outcome(row: Any) -> str:
@@ -121,10 +118,8 @@ def _resumes(c: Any, had: Any, token_hash: str, params: dict | None, visit: str 
     if params:
         old = json.loads(had.platform_params or "{}")
         latest["platform_params"] = json.dumps({**old, **params})
+    # their sessions open with this token alone (they keep none of their own)
     c.execute(sa.update(participants).where(p.id == had.id).values(token_hash=token_hash, **latest))
-    c.execute(  # their sessions open with their token
-        sa.update(sessions).where(sessions.c.participant == had.id).values(token_hash=token_hash)
-    )
     return True
 
 
@@ -174,8 +169,8 @@ class ParticipantRecords(Database):
         ``platform_key``; a released one has none), that participant is resumed when
         ``visit`` (the platform's value for this visit; None: none given) is the one they
         enrolled with, or they enrolled before visits were kept (theirs null: this one
-        becomes theirs): ``token_hash`` replaces theirs and their sessions' (the previous
-        token stops working), the link's ``platform_params`` are recorded over the ones
+        becomes theirs): ``token_hash`` replaces theirs, which their sessions open with (the
+        previous token stops working), the link's ``platform_params`` are recorded over the ones
         kept, and their id and number are returned with ``resumed`` True; nothing else of
         theirs changes (withdrawn or finished ones too). Another visit's value (or none):
         :class:`SecondVisit`, nothing of theirs changed but their ``refused`` count.
@@ -237,6 +232,30 @@ class ParticipantRecords(Database):
         else:
             raise StoreBusy("database: could not enrol a participant (too many at once)")
         raise SecondVisit(refused)
+
+    def resume_ended(
+        self, study: str, platform_id: str, token_hash: str, platform_params: dict | None,
+        visit: str | None,
+    ) -> str | None:  # fmt: skip
+        """Resume the participant of ``study`` holding ``platform_id`` if their part ended.
+
+        Only one who finished or withdrew, on the ``visit`` they enrolled with (or any, when
+        theirs was never kept), is resumed as :meth:`enrol_as` resumes them: their id (their
+        token now ``token_hash``). Else None, nothing changed (no refusal counted).
+        """
+        p = participants.c
+        with self._tx() as c:
+            had = c.execute(
+                sa.select(p.id, p.number, p.platform_params, p.visit, p.finished, p.withdrawn)
+                .where(p.study == study, p.platform_key == platform_id)
+                .with_for_update()
+            ).first()
+            if had is None or visit is None or had.visit not in (None, visit):
+                return None
+            if outcome(had) not in ENDED:
+                return None
+            _resumes(c, had, token_hash, platform_params, visit)  # (the visit is theirs)
+            return str(had.id)
 
     def release_participant(self, pid: str, now: float) -> bool:
         """Release participant ``pid`` for a fresh start: their platform id is free again.

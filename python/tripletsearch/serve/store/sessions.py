@@ -39,7 +39,14 @@ def _insert_screen(
 
 # the hot path's statements, built once (SQLAlchemy builds and keys a new statement object
 # at every call otherwise: a millisecond per answer on this machine)
-_SESSION = sa.select(sessions).where(sessions.c.id == sa.bindparam("sid"))
+# a session as read: its token hash its participant's when it has one (a participant's
+# sessions keep none of their own, ``""``: one token, revoked or replaced in one place), its
+# own for a free session
+_TOKEN = sa.func.coalesce(participants.c.token_hash, sessions.c.token_hash).label("token_hash")
+SESSION_READ = sa.select(
+    *(_TOKEN if col.name == "token_hash" else col for col in sessions.c)
+).select_from(sessions.outerjoin(participants, participants.c.id == sessions.c.participant))
+_SESSION = SESSION_READ.where(sessions.c.id == sa.bindparam("sid"))
 _SCREEN = sa.select(screens.c.payload, screens.c.query).where(
     screens.c.session_id == sa.bindparam("sid"), screens.c.number == sa.bindparam("number")
 )
@@ -191,7 +198,7 @@ class SessionRecords(Database):
         None: every session but the owner's previews' (:data:`~.records.PREVIEW`).
         """
         gone = sa.select(participants.c.id).where(participants.c.withdrawn.is_not(None))
-        q = sa.select(sessions).order_by(sessions.c.created, sessions.c.id)
+        q = SESSION_READ.order_by(sessions.c.created, sessions.c.id)
         if experiment is not None:
             q = q.where(sessions.c.experiment == experiment)
         else:
@@ -388,18 +395,18 @@ class SessionRecords(Database):
         """A new session and its screen 0, in one transaction.
 
         A participant's session (a study's, a collect's): its participant, slot and target;
-        WriteConflict when that slot already has a session. Its token hash is the
-        participant's, read in this transaction (the row locked; ``token_hash`` is then
-        unused): a resume that gave the participant a new token while this session was being
-        prepared leaves it with the new one, never the old. ``experiment``: the key of the
-        study or collect it belongs to (default: its participant's group, none for a free
-        session).
+        WriteConflict when that slot already has a session. It keeps no token of its own
+        (``token_hash`` unused, ``""`` stored): it opens with its participant's token, read
+        whenever the session is (:data:`SESSION_READ`), so a resume that gives the
+        participant a new token, even while this session is being prepared, leaves the old
+        one opening nothing. ``experiment``: the key of the study or collect it belongs to
+        (default: its participant's group, none for a free session).
         """
         now = time.time()
         with self._tx() as c:
             if participant is not None:
                 owner = c.execute(
-                    sa.select(participants.c.token_hash, participants.c.study)
+                    sa.select(participants.c.study)
                     .where(participants.c.id == participant)
                     .with_for_update()
                 ).first()
@@ -411,7 +418,7 @@ class SessionRecords(Database):
                 if taken is not None:
                     raise WriteConflict(taken.id)
                 if owner is not None:
-                    token_hash = owner.token_hash
+                    token_hash = ""  # its participant's (:data:`SESSION_READ`)
                     experiment = owner.study if experiment is None else experiment
             c.execute(
                 sa.insert(sessions).values(

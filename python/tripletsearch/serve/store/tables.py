@@ -3,12 +3,14 @@
 Schema version :data:`SCHEMA_VERSION`, kept in ``ts_meta``:
 
 ``ts_sessions``
-    one row per search: id, the hash of its token, mode, screen size (``n_choices``), seed
-    and parameters, what it searches (the catalogue's fingerprint), the library version
-    that started it, the current screen's number (``screen``), the answers that count
-    (``n_queries``), undos, ``done`` and the result; a study session's participant, slot
-    and target; the experiment it belongs to (``experiment``: the key of its participant's
-    study or collect, null for a free session).
+    one row per search: id, the hash of its token (a free session's; ``""`` for a
+    participant's session, which opens with its participant's token alone), mode, screen
+    size (``n_choices``), seed and parameters, what it searches (the catalogue's
+    fingerprint), the library version that started it, the current screen's number
+    (``screen``), the answers that count (``n_queries``), undos, ``done`` and the result; a
+    study session's participant, slot and target; the experiment it belongs to
+    (``experiment``: the key of its participant's study or collect, null for a free
+    session).
 ``ts_screens``
     every screen as shown (its public JSON and the query behind it), keyed by
     (session, number).
@@ -49,7 +51,8 @@ and ``code`` (the completion code they were shown); 8 added the participants' ``
 (the platform's value for the visit they enrolled with: a second visit's is refused),
 ``released`` (when the owner released them for a fresh start) and ``refused`` (second
 sessions of their id refused), and keeps ``platform_key`` in its compared form (NFKC,
-combining marks and invisible fillers removed).
+combining marks and invisible fillers removed); a participant's sessions keep no copy of
+their token (``token_hash`` ``""``: the participant's opens them, one place to revoke it).
 Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
@@ -88,6 +91,7 @@ sessions = sa.Table(
     "ts_sessions",
     metadata,
     sa.Column("id", sa.String(64), primary_key=True),
+    # a free session's token hash; "" for a participant's (their token opens it; v8)
     sa.Column("token_hash", sa.String(64), nullable=False),
     sa.Column("mode", sa.String(16), nullable=False),
     sa.Column("n_choices", sa.Integer, nullable=False),  # items per screen (version 2: k)
@@ -416,10 +420,25 @@ def _v8_identity(c: Connection) -> None:
         c.execute(sa.update(participants).where(p.id == pid).values(platform_key=form))
 
 
+def _v8_tokens(c: Connection) -> None:
+    """A participant's sessions keep no copy of their token: the participant's opens them.
+
+    Each session of a participant who has a row gets ``token_hash`` ``""`` (read as the
+    participant's: ``sessions.SESSION_READ``); a copy that differed from the participant's
+    (a resume racing a session's start before version 7's fix) opens nothing any more. A
+    session whose participant has no row, and a free session, keep their own.
+    """
+    c.exec_driver_sql(
+        "UPDATE ts_sessions SET token_hash = '' WHERE participant IS NOT NULL AND EXISTS "
+        "(SELECT 1 FROM ts_participants p WHERE p.id = ts_sessions.participant)"
+    )
+
+
 def _v7_to_v8(c: Connection) -> None:
-    """Version 8: the stored outcome and a participant's visit (each its own step)."""
+    """Version 8: the stored outcome, a participant's visit, one token (each its own step)."""
     _v8_outcome(c)
     _v8_identity(c)
+    _v8_tokens(c)
 
 
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at

@@ -30,6 +30,7 @@ __all__ = [
     "limit",
     "require_admin",
     "moved",
+    "as_shown",
 ]
 
 HEADERS = {
@@ -86,6 +87,11 @@ def without_names(value: Any) -> Any:
         return value
     item = "id" in value and "name" in value and ("hex" in value or "image" in value)
     return {k: without_names(v) for k, v in value.items() if not (item and k == "name")}
+
+
+def as_shown(request: Request, reply: Any) -> Any:
+    """``reply`` as the experiment shows items: without names when it shows pictures only."""
+    return without_names(reply) if names_hidden(request) else reply
 
 
 def bearer(request: Request) -> str | None:

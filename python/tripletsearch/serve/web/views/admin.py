@@ -1,4 +1,7 @@
-"""``/api/health``, the owner's notices and the admin export (``/api/admin/export``).
+"""``/api/health``, the owner's notices, the admin export, a participant's release.
+
+The admin export is ``/api/admin/export``; the dashboards release a participant for a
+fresh start at ``/api/admin/participants/{id}/release`` (the owner's token).
 
 The health check is public but says only whether the server can work; what it runs on
 (the worker's pid and memory) and why it cannot are for the owner (the admin token).
@@ -15,10 +18,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ... import schema
+from ...errors import Conflict, NotFound
 from ...export import export_data
 from ...service.memory import process_memory
 from ..tls import expiry_notice
-from . import bearer, ok, require_admin
+from . import bearer, ok, read_json, require_admin
 
 __all__ = ["ROUTES", "notices", "is_owner"]
 
@@ -93,7 +98,30 @@ def export(request: Request) -> Response:
     return ok(data)
 
 
+async def release(request: Request) -> Response:
+    """``POST /api/admin/participants/{pid}/release`` ``{}`` + admin token: a fresh start.
+
+    As ``tripletsearch participants release --participant``: the participant of the
+    server's experiment is kept as they were, marked released, and their platform id is
+    free (its next visit enrols anew). ``{"released": true, "id"}``; 404 for no such
+    participant of this experiment, 409 when released already.
+    """
+    from .participants import experiment_of
+
+    require_admin(request)
+    schema.empty(await read_json(request))
+    group = getattr(experiment_of(request), "group", None)
+    pid, store = request.path_params["pid"], request.app.state.store
+    row = store.participant(pid) if len(pid) <= 64 else None
+    if row is None or row.study != group:
+        raise NotFound("no such participant in this experiment")
+    if not store.release_participant(pid, time.time()):
+        raise Conflict(f"{pid} was released already")
+    return ok({"released": True, "id": pid})
+
+
 ROUTES = [
     Route("/api/health", health),
+    Route("/api/admin/participants/{pid}/release", release, methods=["POST"]),
     Route("/api/admin/export", export),
 ]

@@ -16,7 +16,7 @@ from starlette.routing import Route
 from ... import schema
 from ...collect.service import CollectService
 from ...errors import NotFound
-from . import bearer, limit, moved, ok, read_json, require_admin
+from . import as_shown, bearer, limit, moved, ok, read_json, require_admin
 from .admin import notices
 
 __all__ = ["ROUTES"]
@@ -55,7 +55,7 @@ async def next_query(request: Request) -> Response:
     schema.empty(await read_json(request))
     reply = await run_in_threadpool(collect.next, request.path_params["pid"], bearer(request))
     new = "POST /api/participants/{id}/next (its reply: the screen as stored, its mode)"
-    return ok(reply, warnings=moved("POST /api/collect/.../next", new))
+    return ok(as_shown(request, reply), warnings=moved("POST /api/collect/.../next", new))
 
 
 async def answer(request: Request) -> Response:
@@ -70,7 +70,7 @@ async def answer(request: Request) -> Response:
         collect.answer, request.path_params["pid"], bearer(request), body
     )
     new = 'POST /api/participants/{id}/answer ({"screen", "choice": null} for a skip)'
-    return ok(reply, warnings=moved("POST /api/collect/.../answer", new))
+    return ok(as_shown(request, reply), warnings=moved("POST /api/collect/.../answer", new))
 
 
 async def withdraw(request: Request) -> Response:

@@ -9,6 +9,8 @@ back (when the kind allows it), stops taking part, and reads the end of their pa
 =========================================  ===============================================
 ``POST /api/participants``                 ``{"consent": true, "platform"?}`` -> 201
                                            ``{"id", "token"}``
+``POST /api/participants/resume``          ``{"platform"}`` -> ``{"id", "token",
+                                           "resumed": true, "end"}`` (an ended part's)
 ``POST /api/participants/{id}/next``       ``{}``: the current screen (started when new)
 ``POST /api/participants/{id}/answer``     ``{"screen", "choice", "found"?, "slot"?,
                                            "response_ms"?}``: recorded; what follows
@@ -68,6 +70,19 @@ async def enrol(request: Request) -> Response:
     return ok(await run_in_threadpool(found.join, link, platform_id), 201)
 
 
+async def resume(request: Request) -> Response:
+    """``POST /api/participants/resume`` ``{"platform"}``: an ended part's participant.
+
+    One who finished (or withdrew) from this link's platform id and visit sees their end
+    on a new device without consenting again (``Participants.rejoin``); 404 for anyone
+    else, nothing recorded (the page then asks consent).
+    """
+    found = experiment_of(request)
+    link = schema.resume_link(await read_json(request))
+    limit(request, request.app.state.enrolment_rate, "enrolments")
+    return ok(await run_in_threadpool(found.rejoin, link))
+
+
 async def next_screen(request: Request) -> Response:
     """``POST /api/participants/{pid}/next`` ``{}`` + token: the current screen, or the end."""
     found = experiment_of(request)
@@ -121,6 +136,7 @@ async def debrief(request: Request) -> Response:
 ROUTES = [
     Route("/api/experiment", info),
     Route("/api/participants", enrol, methods=["POST"]),
+    Route("/api/participants/resume", resume, methods=["POST"]),
     Route("/api/participants/{pid}/next", next_screen, methods=["POST"]),
     Route("/api/participants/{pid}/answer", answer, methods=["POST"]),
     Route("/api/participants/{pid}/undo", undo, methods=["POST"]),

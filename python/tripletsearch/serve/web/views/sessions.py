@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from ... import schema
 from ...service.search import SearchService
-from . import bearer, limit, moved, ok, read_json
+from . import as_shown, bearer, limit, moved, ok, read_json
 
 __all__ = ["ROUTES"]
 
@@ -53,7 +53,8 @@ async def answer(request: Request) -> Response:
     if reply["done"] and found is not None:  # a participant's last: their part ends
         await run_in_threadpool(found.settle, sid)
     old, new = "POST /api/sessions/{id}/answer", "POST /api/participants/{id}/answer"
-    return ok(schema.with_old_keys(reply), warnings=_participants(request, old, new))
+    reply = as_shown(request, schema.with_old_keys(reply))  # (pictures only: no names)
+    return ok(reply, warnings=_participants(request, old, new))
 
 
 async def undo(request: Request) -> Response:
@@ -63,7 +64,8 @@ async def undo(request: Request) -> Response:
         _service(request).undo, request.path_params["sid"], bearer(request), body
     )
     old, new = "POST /api/sessions/{id}/undo", "POST /api/participants/{id}/undo"
-    return ok(schema.with_old_keys(reply), warnings=_participants(request, old, new))
+    reply = as_shown(request, schema.with_old_keys(reply))
+    return ok(reply, warnings=_participants(request, old, new))
 
 
 async def leave(request: Request) -> Response:
@@ -82,7 +84,8 @@ def get(request: Request) -> Response:
     """``GET /api/sessions/{sid}`` + token: the session, its current screen, its history."""
     reply = _service(request).get(request.path_params["sid"], bearer(request))
     old, new = "GET /api/sessions/{id}", "POST /api/participants/{id}/next"
-    return ok(schema.with_old_keys(reply), warnings=_participants(request, old, new))
+    reply = as_shown(request, schema.with_old_keys(reply))
+    return ok(reply, warnings=_participants(request, old, new))
 
 
 ROUTES = [

@@ -15,7 +15,7 @@ from starlette.routing import Route
 from ... import schema
 from ...errors import NotFound
 from ...study import StudyService
-from . import bearer, limit, moved, ok, read_json, require_admin
+from . import as_shown, bearer, limit, moved, ok, read_json, require_admin
 from .admin import notices
 
 __all__ = ["ROUTES"]
@@ -53,7 +53,8 @@ async def next_search(request: Request) -> Response:
     schema.empty(await read_json(request))
     reply = await run_in_threadpool(studies.next, request.path_params["pid"], bearer(request))
     new = "POST /api/participants/{id}/next (its reply: the screen, its mode and history)"
-    return ok(schema.with_old_keys(reply), warnings=moved("POST /api/study/.../next", new))
+    reply = as_shown(request, schema.with_old_keys(reply))  # (pictures only: no names)
+    return ok(reply, warnings=moved("POST /api/study/.../next", new))
 
 
 async def withdraw(request: Request) -> Response:
