@@ -312,6 +312,23 @@ def claiming(ms: int, pick=first):
     }
 
 
+def finding(catalogue, gamma=None, rng=None, answer=None):
+    """:func:`answer_all`'s ``body`` for a study: a :class:`FindPerson` (``gamma``, ``rng``)
+    for each search, made when its first screen shows (the reply's ``target``), answers
+    its screens (``answer(person, screen)``: their answer otherwise), with the ``slot``."""
+    people: dict[int, FindPerson] = {}
+
+    def body(reply: dict) -> dict:
+        slot = reply["slot"]
+        if slot not in people:
+            people[slot] = FindPerson(catalogue, reply["target"]["id"], gamma, rng)
+        person = people[slot]
+        said = person.answer(reply["screen"]) if answer is None else answer(person, reply["screen"])
+        return {**said, "slot": slot}
+
+    return body
+
+
 def answer_all(c, pid, h, pick=first, *, body=None, seen=None, most=None):
     """Participant ``pid`` (header ``h``) asks for their current screen, then answers each
     screen through the participants' routes until their part ends, or after ``most``
