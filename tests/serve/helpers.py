@@ -274,20 +274,6 @@ def run_search(client, session, person, limit=400):
     raise AssertionError("the search did not end")
 
 
-def study_searches(c):
-    """A consenting study participant enrolled through client ``c``: yields (their
-    enrolment reply, authorization header, the ``/next`` reply) for each of their searches
-    (the participants' routes: the reply's ``screen``, ``slot``, ``target``), the next one
-    asked for when the loop comes back (after the test answered that search to its end),
-    until they are done."""
-    pr, h = enrol(c)
-    while True:
-        n = c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h).json()
-        if n["done"]:
-            return
-        yield pr, h, n
-
-
 def enrol(c, status=201, **extra):
     """A participant enrolled with consent through ``POST /api/participants`` (``extra``:
     the body's other keys, ``platform`` or ``platform_id``): their reply and authorization

@@ -15,7 +15,16 @@ import sys
 import numpy as np
 import pytest
 
-from serve.helpers import collect_toml, enrol, finding, in_process, study_toml, take_part
+from serve.helpers import (
+    answer_all,
+    claiming,
+    collect_toml,
+    enrol,
+    finding,
+    in_process,
+    study_toml,
+    take_part,
+)
 from tripletsearch import __version__
 from tripletsearch.serve import create_app, datapackage
 from tripletsearch.serve.collect import load_collect
@@ -119,11 +128,7 @@ def test_a_collect_export_describes_itself(tmp_path):
     cfg = load_collect(tmp_path / "collect.toml")
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
         pr, h = enrol(c)
-        base = f"/api/collect/participants/{pr['id']}"
-        q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
-        for _ in range(8):
-            body = {"screen": q["screen"], "choice": 0, "response_ms": 900}
-            q = c.post(f"{base}/answer", json=body, headers=h).json()["query"]
+        assert not answer_all(c, pr["id"], h, body=claiming(900), most=8)["done"]
     out = export(db, tmp_path / "out", "--collect", str(tmp_path / "collect.toml"))
     pkg = check_package(out)
     paths = {r["path"] for r in pkg["resources"]}

@@ -194,3 +194,14 @@ def test_the_old_collect_answer_route_keeps_its_skip_spelling(collect):
         r = c.post(f"{base}/answer", json=body, headers=h)
         assert r.status_code == 400 and re.search(match, r.json()["error"]), (body, r.text)
     assert c.post("/api/collect/participants", json={"consent": False}).status_code == 400
+
+
+def test_the_old_routes_on_a_server_without_their_experiment_are_404(server):
+    """The demo's free search server runs neither a study nor a collect."""
+    client, _, _ = server
+    assert client.get("/api/study").json() == {"error": "this server runs no study"}
+    assert client.get("/api/collect").status_code == 404
+    for path in ("/api/study/participants", "/api/study/participants/P-1/next"):
+        assert client.post(path, json={"consent": False}).status_code == 404, path
+    for path in ("/api/collect/participants", "/api/collect/participants/P-1/next"):
+        assert client.post(path, json={"consent": True}).status_code == 404, path
