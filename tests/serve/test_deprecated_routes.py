@@ -8,6 +8,7 @@ the only one that uses these routes, and goes with them."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -205,3 +206,56 @@ def test_the_old_routes_on_a_server_without_their_experiment_are_404(server):
         assert client.post(path, json={"consent": False}).status_code == 404, path
     for path in ("/api/collect/participants", "/api/collect/participants/P-1/next"):
         assert client.post(path, json={"consent": True}).status_code == 404, path
+
+
+PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S1", "SESSION_ID": "X9"}
+
+
+@pytest.fixture(params=["study", "collect"])
+def prolific(request, tmp_path, study_file, collect_file):
+    """A study or collect on Prolific (the id required), in process: (client, store)."""
+    write = study_file if request.param == "study" else collect_file
+    keys = dict(targets=2, max_queries=40) if request.param == "study" else dict(max_queries=6)
+    path = write(tmp_path, **keys)
+    path.write_text('platform = "prolific"\nrequire_platform_id = true\n' + path.read_text())
+    cfg = (load_study if request.param == "study" else load_collect)(path)
+    url = f"sqlite:///{tmp_path / 'p.sqlite'}"
+    with in_process(create_app(cfg.catalogue, url, **{cfg.kind: cfg})) as c:
+        yield c, Store(url)
+
+
+def test_the_deprecated_enrolment_routes_require_the_id_too(prolific):
+    """``POST /api/study/participants`` and ``/api/collect/participants`` enrol as the new
+    route does: a file requiring a platform id refuses them without one."""
+    c, store = prolific
+    kind = c.get("/api/experiment").json()["kind"]
+    r = c.post(f"/api/{kind}/participants", json={"consent": True})
+    assert r.status_code == 400 and "PROLIFIC_PID" in r.json()["error"], r.text
+    assert not list(store.iter_participants())
+    if kind == "collect":  # its old platform_id: read as the link's id, one participant
+        hexid = PROLIFIC["PROLIFIC_PID"]
+        body = {"consent": True, "platform_id": hexid}
+        first = c.post("/api/collect/participants", json=body).json()
+        again = c.post("/api/collect/participants", json=body)  # no visit's value
+        assert again.status_code == 409 and again.json()["refused"]
+        row = store.participant(first["id"])
+        assert row.platform_key == hexid and row.visit == ""
+        assert json.loads(row.platform_params) == {"PROLIFIC_PID": hexid}
+
+
+def test_a_resumed_participants_old_token_is_refused_on_the_session_routes(prolific):
+    """The same link resumes its participant with a new token: their session, read through
+    ``GET /api/sessions/{id}``, refuses the old one and answers the new."""
+    c, store = prolific
+    first = c.post("/api/participants", json={"consent": True, "platform": PROLIFIC}).json()
+    url = f"/api/participants/{first['id']}/next"
+    assert c.post(url, json={}, headers=bearer(first)).status_code == 200
+    again = c.post("/api/participants", json={"consent": True, "platform": PROLIFIC}).json()
+    assert again["resumed"] and again["id"] == first["id"]
+    (sid,) = [s.id for s in store.participant_sessions(first["id"])]
+    assert c.get(f"/api/sessions/{sid}", headers=bearer(first)).status_code == 401
+    assert deprecated(c.get(f"/api/sessions/{sid}", headers=bearer(again)))["id"] == sid
+
+
+def bearer(reply):
+    return {"Authorization": "Bearer " + reply["token"]}
