@@ -49,24 +49,20 @@ def collect(tmp_path, collect_file):
 def run(c, cfg, pid, h, rng, skip_at=()):
     """Answer every query through the participants' routes (the candidate nearest the head
     by a hidden 1-D order, a skip at ``skip_at``); the screens seen and the last reply."""
-    base = f"/api/participants/{pid}"
     order = np.arange(cfg.catalogue.n_items, dtype=float)[:, None]  # the hidden 1-D order
     person = CollectPerson("person", order, gamma=None, lapse=0.0, seconds=0.9, spread=0.0)
-    reply = c.post(f"{base}/next", json={}, headers=h).json()
     seen = []
-    while not reply["done"]:
+
+    def body(reply: dict) -> dict:
         q = reply["screen"]
         seen.append(q)
         assert reply["mode"] == "collect" and reply["target"] is None
         assert len(q["candidates"]) == cfg.k and set(q["head"]) >= {"id", "name", "hex"}
         if q["number"] in skip_at:
-            body = {"screen": q["number"], "choice": None}
-        else:
-            body = person.answer(q)
-        r = c.post(f"{base}/answer", json=body, headers=h)
-        assert r.status_code == 200, r.text
-        reply = r.json()
-    return seen, reply
+            return {"screen": q["number"], "choice": None}
+        return person.answer(q)
+
+    return seen, answer_all(c, pid, h, body=body)
 
 
 def test_a_participant_answers_every_query_and_gets_the_debrief(collect):
