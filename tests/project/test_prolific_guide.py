@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from serve.helpers import answer_all
 
 from tripletsearch.serve.datapackage import data_path
 
@@ -85,22 +86,18 @@ def run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(exe, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
-def take_part(client, base: str, params: dict, finish: bool) -> dict:
+def take_part(client, params: dict, finish: bool) -> dict:
     """A Prolific participant: enrols from the link's parameters, answers the first screen
     of every search (then each search runs to max_queries) or withdraws after one answer."""
-    r = client.post(base + "/api/participants", json={"consent": True, "platform": params})
+    r = client.post("/api/participants", json={"consent": True, "platform": params})
     assert r.status_code in (200, 201), r.text
     p = r.json()
     head = {"Authorization": f"Bearer {p['token']}"}
-    url = f"{base}/api/participants/{p['id']}"
-    reply = client.post(url + "/next", json={}, headers=head).json()
-    while not reply["done"]:
-        body = {"screen": reply["screen"]["number"], "choice": 0}
-        reply = client.post(url + "/answer", json=body, headers=head).json()
-        if not finish:
-            reply = client.post(url + "/withdraw", json={}, headers=head).json()
-            reply = client.post(url + "/next", json={}, headers=head).json()
-            break
+    seen: list = []
+    reply = answer_all(client, p["id"], head, most=None if finish else 1, seen=seen)
+    if seen and not finish:  # one answer, then "Stop taking part"
+        client.post(f"/api/participants/{p['id']}/withdraw", json={}, headers=head)
+        reply = client.post(f"/api/participants/{p['id']}/next", json={}, headers=head).json()
     assert reply["done"], reply
     return reply
 
@@ -146,7 +143,7 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
     base = f"https://127.0.0.1:{port}"
     try:
         trust = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))  # this CA alone
-        with httpx.Client(verify=trust, timeout=30) as client:
+        with httpx.Client(base_url=base, verify=trust, timeout=30) as client:
             deadline = time.monotonic() + 90
             while True:
                 assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
@@ -162,10 +159,10 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
                 in client.get(base + "/api/experiment").headers["strict-transport-security"]
             )
             link = {"STUDY_ID": "S1", "SESSION_ID": "X1"}
-            done = take_part(client, base, {**link, "PROLIFIC_PID": FIN_ID}, True)
-            gone = take_part(client, base, {**link, "PROLIFIC_PID": WD_ID}, False)
+            done = take_part(client, {**link, "PROLIFIC_PID": FIN_ID}, True)
+            gone = take_part(client, {**link, "PROLIFIC_PID": WD_ID}, False)
             # the same id again (another browser): the same participant, the same end
-            again = take_part(client, base, {**link, "PROLIFIC_PID": FIN_ID}, True)
+            again = take_part(client, {**link, "PROLIFIC_PID": FIN_ID}, True)
             assert again["completion_code"] == done["completion_code"] == "C7F2K9Q1"
             assert gone["completion_code"] == "CWD0R4W5"
             r = client.post(
@@ -176,14 +173,14 @@ def test_every_command_of_the_prolific_guide_runs(tmp_path):
             # a return and retake: the new SESSION_ID refused until the owner releases
             release = cmds[1]
             retake = {"STUDY_ID": "S1", "PROLIFIC_PID": option(release, "--platform-id")}
-            first = take_part(client, base, {**retake, "SESSION_ID": "R1"}, False)
+            first = take_part(client, {**retake, "SESSION_ID": "R1"}, False)
             again = {"consent": True, "platform": {**retake, "SESSION_ID": "R2"}}
             r = client.post(base + "/api/participants", json=again)
             assert r.status_code == 409 and "another session" in r.json()["error"]
             out = run(release, tmp_path)
             ran.append(release)
             assert out.returncode == 0 and out.stdout.startswith("released P-"), out.stderr
-            fresh = take_part(client, base, again["platform"], True)
+            fresh = take_part(client, again["platform"], True)
             assert fresh["completion_code"] == "C7F2K9Q1" != first["completion_code"]
             # the owner's preview: nothing of it counts
             r = client.post(

@@ -354,13 +354,15 @@ def _session_replies(c):
 
 
 def _study_replies(c):
-    out = [c.get("/api/study").json()]
-    p = c.post("/api/study/participants", json={"consent": True}).json()
+    """A study's participant through the participants' routes: the replies' JSON."""
+    out = [c.get("/api/experiment").json()]
+    p = c.post("/api/participants", json={"consent": True}).json()
     h = {"Authorization": "Bearer " + p["token"]}
-    n = c.post(f"/api/study/participants/{p['id']}/next", json={}, headers=h).json()
-    url = f"/api/sessions/{n['session']['id']}"
+    url = f"/api/participants/{p['id']}"
+    n = c.post(url + "/next", json={}, headers=h).json()
     out += [p, n, c.post(url + "/answer", json={"screen": 0, "choice": 0}, headers=h).json()]
-    return out + [c.get(url, headers=h).json()]
+    out.append(c.post(url + "/undo", json={"screen": 1}, headers=h).json())
+    return out + [c.post(url + "/withdraw", json={}, headers=h).json()]
 
 
 def test_the_json_api_uses_the_current_names(tmp_path):

@@ -274,25 +274,79 @@ def run_search(client, session, person, limit=400):
     raise AssertionError("the search did not end")
 
 
-def study_searches(c):
-    """A consenting study participant enrolled through client ``c``: yields (their
-    enrolment reply, authorization header, the ``/next`` reply) for each of their searches,
-    the next one asked for when the loop comes back, until they are done."""
-    pr = c.post("/api/study/participants", json={"consent": True}).json()
-    h = {"Authorization": "Bearer " + pr["token"]}
-    while True:
-        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
-        if n["done"]:
-            return
-        yield pr, h, n
-
-
-def enrol(c, **extra):
-    """A collect participant enrolled with consent: their reply and authorization header."""
-    r = c.post("/api/collect/participants", json={"consent": True, **extra})
-    assert r.status_code == 201, r.text
+def enrol(c, status=201, **extra):
+    """A participant enrolled with consent through ``POST /api/participants`` (``extra``:
+    the body's other keys, ``platform`` or ``platform_id``): their reply and authorization
+    header. The reply's status is asserted (``status``: 200 for a resume)."""
+    r = c.post("/api/participants", json={"consent": True, **extra})
+    assert r.status_code == status, r.text
     pr = r.json()
     return pr, {"Authorization": "Bearer " + pr["token"]}
+
+
+def first(screen: dict) -> int:
+    """The first candidate of ``screen`` (a script's pick)."""
+    return 0
+
+
+def claiming(ms: int, pick=first):
+    """:func:`answer_all`'s ``body``: ``pick(screen)`` with ``"response_ms": ms``."""
+    return lambda reply: {
+        "screen": reply["screen"]["number"],
+        "choice": pick(reply["screen"]),
+        "response_ms": ms,
+    }
+
+
+def finding(catalogue, gamma=None, rng=None, answer=None):
+    """:func:`answer_all`'s ``body`` for a study: a :class:`FindPerson` (``gamma``, ``rng``)
+    for each search, made when its first screen shows (the reply's ``target``), answers
+    its screens (``answer(person, screen)``: their answer otherwise), with the ``slot``."""
+    people: dict[int, FindPerson] = {}
+
+    def body(reply: dict) -> dict:
+        slot = reply["slot"]
+        if slot not in people:
+            people[slot] = FindPerson(catalogue, reply["target"]["id"], gamma, rng)
+        person = people[slot]
+        said = person.answer(reply["screen"]) if answer is None else answer(person, reply["screen"])
+        return {**said, "slot": slot}
+
+    return body
+
+
+def answer_all(c, pid, h, pick=first, *, body=None, seen=None, most=None):
+    """Participant ``pid`` (header ``h``) asks for their current screen, then answers each
+    screen through the participants' routes until their part ends, or after ``most``
+    answers; the last reply (their end, or the screen then shown).
+
+    Each answer: ``{"screen", "choice": pick(screen)}`` (None: a skip), or ``body(reply)``,
+    the whole body from the reply that showed the screen (``found``, ``slot``,
+    ``response_ms``). ``seen``: a list to which each (reply shown, body sent, answer's
+    reply) is appended. Every reply must be 200.
+    """
+    url = f"/api/participants/{pid}"
+    r = c.post(url + "/next", json={}, headers=h)
+    for n in range(100_000 if most is None else most + 1):
+        assert r.status_code == 200, r.text
+        reply = r.json()
+        if reply["done"] or n == most:
+            return reply
+        sent = body(reply) if body else {"screen": reply["screen"]["number"]}
+        if body is None:
+            sent["choice"] = pick(reply["screen"])
+        r = c.post(url + "/answer", json=sent, headers=h)
+        if seen is not None:
+            seen.append((reply, sent, r.json()))
+    raise AssertionError(f"{pid}'s part did not end within 100,000 answers")
+
+
+def take_part(c, pick=first, *, body=None, seen=None, **extra):
+    """A participant enrolled (:func:`enrol` with ``extra``) who answers every screen
+    (:func:`answer_all` with ``pick``, ``body``, ``seen``): their enrolment reply,
+    authorization header and end reply."""
+    pr, h = enrol(c, **extra)
+    return pr, h, answer_all(c, pr["id"], h, pick, body=body, seen=seen)
 
 
 def interleaved(client, cat, people=3, rounds=8):

@@ -9,7 +9,7 @@ import csv
 import pytest
 import sqlalchemy as sa
 
-from serve.helpers import collect_toml, in_process, write_design
+from serve.helpers import answer_all, claiming, collect_toml, in_process, write_design
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -17,15 +17,6 @@ from tripletsearch.serve.participation.codes import PLATFORM_COLUMNS, check_code
 from tripletsearch.serve.store.tables import participants as t
 
 TABLES = '\n[completion.finished]\ncode = "FIN-1"\n[completion.withdrawn]\ncode = "WD-2"\n'
-
-
-def _finish(c, pid, h, ms):
-    url = f"/api/participants/{pid}"
-    reply = c.post(f"{url}/next", json={}, headers=h).json()
-    while not reply["done"]:
-        body = {"screen": reply["screen"]["number"], "choice": 0, "response_ms": ms}
-        reply = c.post(f"{url}/answer", json=body, headers=h).json()
-    return reply
 
 
 @pytest.fixture
@@ -42,7 +33,7 @@ def db(tmp_path):
             h = {"Authorization": "Bearer " + p["token"]}
             ids[name] = p["id"]
             if ms is not None:
-                _finish(c, p["id"], h, ms)
+                answer_all(c, p["id"], h, body=claiming(ms))
             elif name == "pp-c":
                 c.post(f"/api/participants/{p['id']}/withdraw", json={}, headers=h)
             else:

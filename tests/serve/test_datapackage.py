@@ -15,9 +15,17 @@ import sys
 import numpy as np
 import pytest
 
-from serve.helpers import collect_toml, enrol, in_process, study_searches, study_toml
+from serve.helpers import (
+    answer_all,
+    claiming,
+    collect_toml,
+    enrol,
+    finding,
+    in_process,
+    study_toml,
+    take_part,
+)
 from tripletsearch import __version__
-from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app, datapackage
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.datapackage import describe_folder
@@ -90,12 +98,7 @@ def test_a_study_export_describes_itself(tmp_path):
     rng = np.random.default_rng(2)
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         for _ in range(2):
-            for _pr, h, n in study_searches(c):
-                person = FindPerson(study.catalogue, n["target"]["id"], None, rng)
-                screen, sid = n["session"]["screen"], n["session"]["id"]
-                while screen is not None:
-                    r = c.post(f"/api/sessions/{sid}/answer", json=person.answer(screen), headers=h)
-                    screen = r.json()["screen"]
+            take_part(c, body=finding(study.catalogue, None, rng))
     out = export(db, tmp_path / "out")
     pkg = check_package(out)
     paths = {r["path"]: r["name"] for r in pkg["resources"]}
@@ -125,11 +128,7 @@ def test_a_collect_export_describes_itself(tmp_path):
     cfg = load_collect(tmp_path / "collect.toml")
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
         pr, h = enrol(c)
-        base = f"/api/collect/participants/{pr['id']}"
-        q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
-        for _ in range(8):
-            body = {"screen": q["screen"], "choice": 0, "response_ms": 900}
-            q = c.post(f"{base}/answer", json=body, headers=h).json()["query"]
+        assert not answer_all(c, pr["id"], h, body=claiming(900), most=8)["done"]
     out = export(db, tmp_path / "out", "--collect", str(tmp_path / "collect.toml"))
     pkg = check_package(out)
     paths = {r["path"] for r in pkg["resources"]}

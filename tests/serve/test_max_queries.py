@@ -31,13 +31,11 @@ def start_collect(tmp_path, text, db):
     return create_app(cfg.catalogue, db, collect=cfg)
 
 
-def take_part(kind, c):
+def begin(kind, c):
+    """A participant enrolled; in a study, their first search begun."""
+    pr, h = enrol(c)
     if kind == "study":
-        pr = c.post("/api/study/participants", json={"consent": True}).json()
-        h = {"Authorization": "Bearer " + pr["token"]}
-        c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h)
-    else:
-        enrol(c)
+        c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h)
 
 
 @pytest.mark.parametrize(
@@ -54,9 +52,9 @@ def test_the_original_file_after_a_raise_is_told_what_to_write(
         catalogue_folder(tmp_path)
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(start(tmp_path, text, db)) as c:
-        take_part(kind, c)
+        begin(kind, c)
     with in_process(start(tmp_path, text.replace(old, new), db)) as c:  # raised: applies
-        take_part(kind, c)
+        begin(kind, c)
     (row,) = Store(db).experiments()
     highest = int(new.split()[-1])
     assert row.settings["max_queries"] == highest
@@ -74,7 +72,7 @@ def test_the_original_file_after_a_raise_is_told_what_to_write(
 def test_a_design_change_and_a_lowered_max_queries_are_both_said(tmp_path):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(start_study(tmp_path, STUDY, db)) as c:
-        take_part("study", c)
+        begin("study", c)
     edited = STUDY.replace("seed = 3", "seed = 4").replace("max_queries = 30", "max_queries = 9")
     with pytest.raises(ExperimentChanged) as refused:
         start_study(tmp_path, edited, db)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from serve.helpers import collect_toml, in_process, study_toml, write_design
+from serve.helpers import answer_all, claiming, collect_toml, in_process, study_toml, write_design
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -42,14 +42,6 @@ def post(c, pid, what, h, body=None, status=200):
     r = c.post(f"/api/participants/{pid}/{what}", json=body or {}, headers=h)
     assert r.status_code == status, r.text
     return r.json()
-
-
-def finish_collect(c, pid, h, ms):
-    reply = post(c, pid, "next", h)
-    while not reply["done"]:
-        body = {"screen": reply["screen"]["number"], "choice": 0, "response_ms": ms}
-        reply = post(c, pid, "answer", h, body)
-    return reply
 
 
 @pytest.fixture
@@ -93,7 +85,7 @@ def test_the_file_keys_per_outcome_and_their_errors(tmp_path):
 def test_each_outcome_gets_its_code_and_redirect_recorded_once(collect):
     cfg, c, store, _ = collect
     a, ha = enrol(c)
-    end = finish_collect(c, a, ha, 900)
+    end = answer_all(c, a, ha, body=claiming(900))
     assert (end["outcome"], end["completion_code"], end["redirect"]) == ("finished", "FIN-1", FIN)
     assert store.participant(a).code == "FIN-1"
     assert post(c, a, "next", ha) == end == post(c, a, "debrief", ha)
@@ -121,7 +113,10 @@ def test_a_flagged_participant_gets_the_same_code(collect):
     cfg, c, store, url = collect
     quick, hq = enrol(c)
     slow, hs = enrol(c)
-    ends = [finish_collect(c, quick, hq, 20), finish_collect(c, slow, hs, 900)]
+    ends = [
+        answer_all(c, quick, hq, body=claiming(20)),
+        answer_all(c, slow, hs, body=claiming(900)),
+    ]
     # the server's clock check off (0): in process every answer comes at once
     rows = {r["participant"]: r for r in experiment_roster(store, fast_server_ms=0)}
     assert rows[quick]["flagged"] and "page_time" in rows[quick]["flagged_by"]
@@ -134,7 +129,7 @@ def test_a_flagged_participant_gets_the_same_code(collect):
 def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path):
     cfg, c, store, url = collect
     done, hd = enrol(c)
-    finish_collect(c, done, hd, 900)
+    answer_all(c, done, hd, body=claiming(900))
     gone, hg = enrol(c)
     post(c, gone, "withdraw", hg)
     started, hs = enrol(c)
@@ -254,7 +249,7 @@ def test_the_collect_dashboard_rows_carry_the_table(collect):
     from tripletsearch.serve.collect.dashboard import collect_dashboard
 
     a, ha = enrol(c)
-    finish_collect(c, a, ha, 20)
+    answer_all(c, a, ha, body=claiming(20))
     b, hb = enrol(c)
     post(c, b, "withdraw", hb)
     board = collect_dashboard(store, cfg, fast_server_ms=0)

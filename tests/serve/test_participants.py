@@ -1,6 +1,6 @@
 """The participants' surface (``/api/experiment``, ``/api/participants/...``): one set of
-routes and one reply shape for a study and a collect file (in process, SQLite), and the
-old routes answering as before, marked deprecated."""
+routes and one reply shape for a study and a collect file (in process, SQLite). (The old
+routes, answering as before and marked deprecated: ``test_deprecated_routes.py``.)"""
 
 from __future__ import annotations
 
@@ -230,76 +230,6 @@ def test_the_participants_routes_need_an_experiment(tmp_path):
     with in_process(create_app(demo_catalogue(), f"sqlite:///{tmp_path / 'f.sqlite'}")) as c:
         assert c.get("/api/experiment").status_code == 404
         assert c.post("/api/participants", json={"consent": True}).status_code == 404
-
-
-def deprecated(r, status=200):
-    assert r.status_code == status, r.text
-    assert r.headers["deprecation"] == "true"
-    (warning,) = r.json()["warnings"]
-    assert "deprecated" in warning and "/api/" in warning
-    return {k: v for k, v in r.json().items() if k != "warnings"}
-
-
-def test_the_old_study_routes_answer_as_before_and_say_they_are_deprecated(study):
-    s, c, store = study
-    assert deprecated(c.get("/api/study")) == {
-        "title": "Find the colour",
-        "consent": s.consent,
-        "n_choices": 4,
-        "k": 4,
-        "n_slots": 2,
-        "show_names": True,
-    }
-    p = deprecated(c.post("/api/study/participants", json={"consent": True}), 201)
-    h = {"Authorization": "Bearer " + p["token"]}
-    n = deprecated(c.post(f"/api/study/participants/{p['id']}/next", json={}, headers=h))
-    assert set(n) == {"done", "slot", "n_slots", "target", "n_queries", "queries", "session"}
-    sid, screen = n["session"]["id"], n["session"]["screen"]
-    assert screen == store.screen(sid, 0)[0]
-    a = deprecated(
-        c.post(f"/api/sessions/{sid}/answer", json={"screen": 0, "choice": 0}, headers=h)
-    )
-    assert set(a) == {"screen", "done", "n_queries", "queries"} and a["n_queries"] == 1
-    u = deprecated(c.post(f"/api/sessions/{sid}/undo", json={"screen": 1}, headers=h))
-    assert u["n_queries"] == 0
-    g = deprecated(c.get(f"/api/sessions/{sid}", headers=h))
-    assert g["mode"] == "find" and len(g["history"]) == 2
-    w = c.post(f"/api/study/participants/{p['id']}/withdraw", json={}, headers=h)
-    assert deprecated(w) == {"withdrawn": True}
-
-
-def test_the_old_collect_routes_answer_as_before_and_say_they_are_deprecated(collect):
-    cfg, c, store = collect
-    assert deprecated(c.get("/api/collect")) == {
-        "mode": "collect",
-        "title": "Alike?",
-        "instructions": cfg.instructions,
-        "consent": cfg.consent,
-        "n_choices": 3,
-        "k": 3,
-        "max_queries": 6,
-        "show_names": True,
-    }
-    p = deprecated(c.post("/api/collect/participants", json={"consent": True}), 201)
-    h, base = {"Authorization": "Bearer " + p["token"]}, f"/api/collect/participants/{p['id']}"
-    q = deprecated(c.post(f"{base}/next", json={}, headers=h))["query"]
-    assert set(q) == {"screen", "head", "candidates"} and q["screen"] == 0
-    body = {"screen": 0, "skip": True, "response_ms": 900}
-    a = deprecated(c.post(f"{base}/answer", json=body, headers=h))
-    assert a["query"]["screen"] == 1
-    assert deprecated(c.post(f"{base}/withdraw", json={}, headers=h)) == {"withdrawn": True}
-
-
-def test_a_free_search_is_not_deprecated(tmp_path):
-    from tripletsearch.serve import demo_catalogue
-
-    with in_process(create_app(demo_catalogue(), f"sqlite:///{tmp_path / 'f.sqlite'}")) as c:
-        s = c.post("/api/sessions", json={"mode": "find"}).json()
-        h = {"Authorization": "Bearer " + s["token"]}
-        r = c.post(f"/api/sessions/{s['id']}/answer", json={"screen": 0, "choice": 0}, headers=h)
-        assert r.status_code == 200 and "deprecation" not in r.headers
-        assert "warnings" not in r.json()
-        assert "deprecation" not in c.get(f"/api/sessions/{s['id']}", headers=h).headers
 
 
 def test_both_kinds_are_one_experiment_protocol(study, collect):

@@ -241,25 +241,6 @@ def test_the_old_platform_id_still_enrols(prolific):
     assert join(c, 409, platform_id=hexid)["refused"]  # no visit's value: a second session
 
 
-def test_the_deprecated_enrolment_routes_require_the_id_too(prolific):
-    """``POST /api/study/participants`` and ``/api/collect/participants`` enrol as the new
-    route does: a file requiring a platform id refuses them without one."""
-    c, store = prolific
-    kind = c.get("/api/experiment").json()["kind"]
-    r = c.post(f"/api/{kind}/participants", json={"consent": True})
-    assert r.status_code == 400 and "PROLIFIC_PID" in r.json()["error"], r.text
-    assert not list(store.iter_participants())
-    if kind == "collect":  # its old platform_id: read as the link's id, one participant
-        hexid = PROLIFIC["PROLIFIC_PID"]
-        body = {"consent": True, "platform_id": hexid}
-        first = c.post("/api/collect/participants", json=body).json()
-        again = c.post("/api/collect/participants", json=body)  # no visit's value
-        assert again.status_code == 409 and again.json()["refused"]
-        row = store.participant(first["id"])
-        assert row.platform_key == hexid and row.visit == ""
-        assert json.loads(row.platform_params) == {"PROLIFIC_PID": hexid}
-
-
 @pytest.mark.parametrize("kind", ["study", "collect"])
 def test_an_mturk_preview_is_never_enrolled(kind, tmp_path, study_file, collect_file):
     cfg = load(kind, tmp_path, study_file, collect_file, 'platform = "mturk"')
@@ -340,9 +321,6 @@ def test_a_resume_racing_the_first_session_start_leaves_only_the_new_token(proli
     assert out["a"].status_code == 401  # finishing after the resume: the old token refused
     assert c.post(url, json={}, headers=bearer(again)).status_code == 200  # the new browser
     assert c.post(url, json={}, headers=bearer(first)).status_code == 401
-    (sid,) = [s.id for s in store.participant_sessions(first["id"])]
-    assert c.get(f"/api/sessions/{sid}", headers=bearer(first)).status_code == 401
-    assert c.get(f"/api/sessions/{sid}", headers=bearer(again)).status_code == 200
 
 
 def test_a_withdrawn_id_is_resumed_to_its_end(prolific):

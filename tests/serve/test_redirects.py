@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from serve import helpers
 from serve.helpers import collect_toml, in_process, write_design
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -28,18 +29,15 @@ redirect = "https://example.org/left?id={{id}}&code={{code}}"
 
 
 def take_part(c, link, finish=True):
-    """Enrol from a platform link and answer every screen (or withdraw after the first):
+    """Enrol from a platform link and answer every screen (or withdraw at the first):
     the participant and the end reply."""
-    p = c.post("/api/participants", json={"consent": True, "platform": link}).json()
-    h = {"Authorization": f"Bearer {p['token']}"}
+    if finish:
+        p, _h, end = helpers.take_part(c, platform=link)
+        return p, end
+    p, h = helpers.enrol(c, platform=link)
     url = f"/api/participants/{p['id']}"
-    reply = c.post(url + "/next", json={}, headers=h).json()
-    if not finish:
-        return p, c.post(url + "/withdraw", json={}, headers=h).json()
-    while not reply["done"]:
-        body = {"screen": reply["screen"]["number"], "choice": 0}
-        reply = c.post(url + "/answer", json=body, headers=h).json()
-    return p, reply
+    c.post(url + "/next", json={}, headers=h)
+    return p, c.post(url + "/withdraw", json={}, headers=h).json()
 
 
 def test_fill_redirect_encodes_each_value_and_leaves_the_rest():

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from serve.helpers import collect_toml, enrol, in_process
+from serve.helpers import answer_all, claiming, collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue.stimuli import MANIFEST_KEY
 from tripletsearch.serve.collect import load_collect
@@ -74,11 +74,8 @@ def test_the_first_start_records_every_file_with_its_sha256(tmp_path):
 def _took_part(app, answers=0):
     with in_process(app) as c:
         pr, h = enrol(c)
-        base = f"/api/participants/{pr['id']}"
-        q = c.post(f"{base}/next", json={}, headers=h).json()["screen"] if answers else None
-        for _ in range(answers):
-            body = {"screen": q["number"], "choice": 0, "response_ms": 900}
-            q = c.post(f"{base}/answer", json=body, headers=h).json()["screen"]
+        if answers:
+            answer_all(c, pr["id"], h, body=claiming(900), most=answers)
 
 
 def test_a_changed_picture_refuses_the_start_naming_the_item_and_file(tmp_path):

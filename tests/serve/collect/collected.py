@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from serve.helpers import enrol, in_process, write_collect
+from serve.helpers import answer_all, enrol, in_process, write_collect
 from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -45,17 +45,13 @@ def never_the_head(q: dict) -> int:
 
 def answer(c: Any, pid: str, h: dict, pick: Any, screens: int, skip_at: tuple = ()) -> None:
     """Participant ``pid`` answers up to ``screens`` screens (``pick``; skips at ``skip_at``)."""
-    base = f"/api/participants/{pid}"
-    reply = c.post(f"{base}/next", json={}, headers=h).json()
-    for _ in range(screens):
-        if reply["done"]:
-            return
+
+    def body(reply: dict) -> dict:
         q = reply["screen"]
         choice = None if q["number"] in skip_at else pick(q)
-        body = {"screen": q["number"], "choice": choice, "response_ms": 900}
-        r = c.post(f"{base}/answer", json=body, headers=h)
-        assert r.status_code == 200, r.text
-        reply = r.json()
+        return {"screen": q["number"], "choice": choice, "response_ms": 900}
+
+    answer_all(c, pid, h, body=body, most=screens)
 
 
 def collected_database(folder: Any) -> tuple[Any, str, dict[str, str]]:

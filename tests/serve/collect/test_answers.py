@@ -50,8 +50,8 @@ def test_an_answer_reads_its_session_once(tmp_path):
     app = create_app(cfg.catalogue, db, collect=cfg, setup=False)
     with in_process(app) as c:
         pr, h = enrol(c)
-        base = f"/api/collect/participants/{pr['id']}"
-        q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
+        base = f"/api/participants/{pr['id']}"
+        q = c.post(f"{base}/next", json={}, headers=h).json()["screen"]
         statements: list[str] = []
 
         def record(conn, cursor, statement, *args):
@@ -60,9 +60,9 @@ def test_an_answer_reads_its_session_once(tmp_path):
         store = app.state.store
         for engine in {store.read, store.write}:
             event.listen(engine, "before_cursor_execute", record)
-        r = c.post(f"{base}/answer", json={"screen": q["screen"], "choice": 0}, headers=h)
+        r = c.post(f"{base}/answer", json={"screen": q["number"], "choice": 0}, headers=h)
         assert r.status_code == 200, r.text
-        assert r.json()["query"]["screen"] == 1
+        assert r.json()["screen"]["number"] == 1
         for engine in {store.read, store.write}:
             event.remove(engine, "before_cursor_execute", record)
     reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
@@ -84,8 +84,8 @@ def test_two_workers_racing_on_one_screen_use_up_one_query(tmp_path):
     apps = [create_app(cfg.catalogue, db, collect=cfg, setup=False) for _ in range(2)]
     with in_process(apps[0]) as c1, in_process(apps[1]) as c2:
         pr, h = enrol(c1)
-        base = f"/api/collect/participants/{pr['id']}"
-        q = c1.post(f"{base}/next", json={}, headers=h).json()["query"]
+        base = f"/api/participants/{pr['id']}"
+        q = c1.post(f"{base}/next", json={}, headers=h).json()["screen"]
         both_took = threading.Barrier(2, timeout=30)
         for app in apps:  # each worker waits, after taking its query, for the other's
             own = app.state.store.take_query
@@ -99,7 +99,7 @@ def test_two_workers_racing_on_one_screen_use_up_one_query(tmp_path):
         replies = [None, None]
 
         def answer(i, client):
-            body = {"screen": q["screen"], "choice": 1}
+            body = {"screen": q["number"], "choice": 1}
             replies[i] = client.post(f"{base}/answer", json=body, headers=h)
 
         threads = [threading.Thread(target=answer, args=(i, c)) for i, c in enumerate((c1, c2))]

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from serve.helpers import collect_toml, enrol, in_process, write_design
+from serve.helpers import collect_toml, enrol, in_process, take_part, write_design
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard
@@ -119,12 +119,7 @@ def test_every_screen_is_served_along_the_adaptive_screens_path(tmp_path, monkey
     ):
         store = Store(db)
         store.add_queries(cfg.fingerprint, "random", 0, queries)  # (the samplers: random)
-        p, h = enrol(c)
-        base = f"/api/participants/{p['id']}"
-        reply = c.post(f"{base}/next", json={}, headers=h).json()
-        while not reply["done"]:
-            body = {"screen": reply["screen"]["number"], "choice": 0}
-            reply = c.post(f"{base}/answer", json=body, headers=h).json()
+        p, _h, _end = take_part(c)
     (s,) = store.participant_sessions(p["id"])
     kinds = [r["query"]["kind"] for r in store.history(s.id)]
     assert {"attention", "gold", "burn-in"} <= set(kinds) and len(kinds) == 44
@@ -145,23 +140,19 @@ def test_a_finished_participants_code_does_not_depend_on_their_checks(tmp_path):
     cfg = load_collect(path)
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
-        p, h = enrol(c)
+        p, h, reply = take_part(c, wrong_on_attention)  # instantly
         base = f"/api/participants/{p['id']}"
-        reply = c.post(f"{base}/next", json={}, headers=h).json()
-        while not reply["done"]:  # wrong on the attention check, instantly
-            ids = [x["id"] for x in reply["screen"]["candidates"]]
-            pick = (
-                1 - ids.index(reply["screen"]["head"]["id"])
-                if reply["screen"]["head"]["id"] in ids
-                else 0
-            )
-            body = {"screen": reply["screen"]["number"], "choice": pick}
-            reply = c.post(f"{base}/answer", json=body, headers=h).json()
         board = c.get("/api/admin/collect", headers={"Authorization": "Bearer x"})
         again = c.post(f"{base}/next", json={}, headers=h).json()  # reopened
     assert "DONE-7" in str(reply) and "DONE-7" in str(again)
     row = collect_dashboard(Store(db), cfg)["participants"][0]
     assert row["flagged"] and board.status_code in (401, 403, 404)
+
+
+def wrong_on_attention(q: dict) -> int:
+    """The candidate that is not the head when the head is shown, else the first."""
+    ids = [x["id"] for x in q["candidates"]]
+    return 1 - ids.index(q["head"]["id"]) if q["head"]["id"] in ids else 0
 
 
 def test_a_samplers_queries_are_shown_in_an_order_drawn_per_screen(tmp_path):
@@ -176,12 +167,7 @@ def test_a_samplers_queries_are_shown_in_an_order_drawn_per_screen(tmp_path):
     with in_process(create_app(cfg.catalogue, db, collect=cfg, config=ServeConfig())) as c:
         rows = [(h, h + 1, h + 2) for h in range(28)]  # the smaller id always first
         store.add_queries(cfg.fingerprint, "random", 0, rows)
-        p, h = enrol(c)
-        base = f"/api/participants/{p['id']}"
-        reply = c.post(f"{base}/next", json={}, headers=h).json()
-        while not reply["done"]:
-            body = {"screen": reply["screen"]["number"], "choice": 0}
-            reply = c.post(f"{base}/answer", json=body, headers=h).json()
+        p, _h, _end = take_part(c)
     (s,) = store.participant_sessions(p["id"])
     # the buffer's queries (the random sampler's: kind "random")
     shown = [r["query"] for r in store.history(s.id) if r["query"]["kind"] in BUFFER_KINDS]

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import answer_all, catalogue_folder, enrol, in_process
 from tripletsearch import Embedding, GammaCKL, TripletSampler
 from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
@@ -184,14 +184,6 @@ def design(tmp_path, extra=""):
     """
     (tmp_path / "collect.toml").write_text(textwrap.dedent(text))
     return load_collect(tmp_path / "collect.toml"), f"sqlite:///{tmp_path / 's.sqlite'}"
-
-
-def answer_all(c, pid, h, pick=lambda q: 0):
-    base = f"/api/collect/participants/{pid}"
-    reply = c.post(f"{base}/next", json={}, headers=h).json()
-    while "query" in reply:
-        body = {"screen": reply["query"]["screen"], "choice": pick(reply["query"])}
-        reply = c.post(f"{base}/answer", json=body, headers=h).json()
 
 
 def test_repeats_ask_again_clear_queries_at_least_five_screens_later(tmp_path):

@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from serve.helpers import enrol, in_process
+from serve.helpers import answer_all, enrol, in_process, take_part
 from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -49,24 +49,20 @@ def collect(tmp_path, collect_file):
 def run(c, cfg, pid, h, rng, skip_at=()):
     """Answer every query through the participants' routes (the candidate nearest the head
     by a hidden 1-D order, a skip at ``skip_at``); the screens seen and the last reply."""
-    base = f"/api/participants/{pid}"
     order = np.arange(cfg.catalogue.n_items, dtype=float)[:, None]  # the hidden 1-D order
     person = CollectPerson("person", order, gamma=None, lapse=0.0, seconds=0.9, spread=0.0)
-    reply = c.post(f"{base}/next", json={}, headers=h).json()
     seen = []
-    while not reply["done"]:
+
+    def body(reply: dict) -> dict:
         q = reply["screen"]
         seen.append(q)
         assert reply["mode"] == "collect" and reply["target"] is None
         assert len(q["candidates"]) == cfg.k and set(q["head"]) >= {"id", "name", "hex"}
         if q["number"] in skip_at:
-            body = {"screen": q["number"], "choice": None}
-        else:
-            body = person.answer(q)
-        r = c.post(f"{base}/answer", json=body, headers=h)
-        assert r.status_code == 200, r.text
-        reply = r.json()
-    return seen, reply
+            return {"screen": q["number"], "choice": None}
+        return person.answer(q)
+
+    return seen, answer_all(c, pid, h, body=body)
 
 
 def test_a_participant_answers_every_query_and_gets_the_debrief(collect):
@@ -109,37 +105,36 @@ def test_bad_answers_are_refused_and_repeats_get_the_stored_reply(collect):
     cfg, db = collect
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
         pr, h = enrol(c)
-        base = f"/api/collect/participants/{pr['id']}"
-        first = c.post(f"{base}/next", json={}, headers=h).json()["query"]
+        base = f"/api/participants/{pr['id']}"
+        first = c.post(f"{base}/next", json={}, headers=h).json()["screen"]
         for body, status, match in (
             ({"screen": 0, "choice": 3}, 400, r"choice: expected an index in 0\.\.2"),
             ({"screen": 5, "choice": 0}, 400, "has not been shown"),
-            ({"screen": 0}, 400, "give the position picked, or skip"),
-            ({"screen": 0, "choice": 1, "skip": True}, 400, "not both"),
+            ({"screen": 0, "choice": 1, "skip": True}, 400, "unknown field"),
             ({"screen": 0, "choice": 1, "response_ms": -1}, 400, "response_ms"),
-            ({"screen": 0, "choice": 1, "found": True}, 400, "unknown field"),
+            ({"screen": 0, "choice": 1, "found": True}, 400, "found"),
         ):
             r = c.post(f"{base}/answer", json=body, headers=h)
             assert r.status_code == status and re.search(match, r.json()["error"]), (body, r.text)
         ok = c.post(f"{base}/answer", json={"screen": 0, "choice": 1}, headers=h).json()
         same = c.post(f"{base}/answer", json={"screen": 0, "choice": 1}, headers=h).json()
-        assert ok == same and ok["query"]["screen"] == 1  # the stored reply
+        assert ok == same and ok["screen"]["number"] == 1  # the stored reply
         other = c.post(f"{base}/answer", json={"screen": 0, "choice": 2}, headers=h)
         assert other.status_code == 409
         assert c.post(f"{base}/next", json={}, headers={}).status_code == 401
-        assert c.post("/api/collect/participants", json={"consent": False}).status_code == 400
+        assert c.post("/api/participants", json={"consent": False}).status_code == 400
         long_id = {"consent": True, "platform_id": "x" * 200}
-        assert c.post("/api/collect/participants", json=long_id).status_code == 400
+        assert c.post("/api/participants", json=long_id).status_code == 400
         zalgo = "x" + "\u0301" * 120  # combining marks that draw over the rows around
         for bad in ("p\x00q", "a\nb", "\u202eevil", zalgo, "\u0301x", "e\u0301\u0302\u0303"):
-            r = c.post("/api/collect/participants", json={"consent": True, "platform_id": bad})
+            r = c.post("/api/participants", json={"consent": True, "platform_id": bad})
             assert r.status_code == 400 and "platform_id" in r.json()["error"], bad
         # accents (one or two marks) enrol; one id typed two ways is one: without a visit's
         # value (no platform) a second session of it is refused
         for fine, status in (("Jos\u00e9", 201), ("Jose\u0301", 409), ("\u1ec7\u0300x", 201)):
-            r = c.post("/api/collect/participants", json={"consent": True, "platform_id": fine})
+            r = c.post("/api/participants", json={"consent": True, "platform_id": fine})
             assert r.status_code == status, fine
-        assert first["screen"] == 0
+        assert first["number"] == 0
 
 
 def test_the_refit_fills_each_samplers_buffer_and_queries_are_taken_once(collect):
@@ -195,7 +190,7 @@ def test_samplers_are_assigned_at_enrolment_in_balanced_blocks(tmp_path, collect
         for n in range(20):
             pr, h = enrol(c)
             if n % 4 == 1:  # some withdraw: they still count
-                c.post(f"/api/collect/participants/{pr['id']}/withdraw", json={}, headers=h)
+                c.post(f"/api/participants/{pr['id']}/withdraw", json={}, headers=h)
             rows = [r for r in store.iter_participants() if r.study == cfg.fingerprint]
             counts = Counter(r.arm for r in rows)
             assert set(counts) <= set(cfg.samplers)
@@ -205,7 +200,7 @@ def test_samplers_are_assigned_at_enrolment_in_balanced_blocks(tmp_path, collect
         board = c.get("/api/admin/collect").status_code  # (no admin token: 404)
         assert board == 404
         pr, h = enrol(c)
-        c.post(f"/api/collect/participants/{pr['id']}/next", json={}, headers=h)
+        c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h)
         (session,) = store.participant_sessions(pr["id"])
         assert session.params["sampler"] == store.participant(pr["id"]).arm
     assert len(set(firsts)) > 1  # the blocks' orders are not one fixed order
@@ -340,14 +335,7 @@ def test_a_flagged_participants_answers_are_left_out_of_the_fits(collect):
     cfg, db = collect
     store, fp = Store(db), cfg.fingerprint
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
-        pr, h = enrol(c)
-        base = f"/api/collect/participants/{pr['id']}"
-        reply = c.post(f"{base}/next", json={}, headers=h).json()
-        while "query" in reply:  # always the first candidate: fails the checks
-            r = c.post(
-                f"{base}/answer", json={"screen": reply["query"]["screen"], "choice": 0}, headers=h
-            )
-            reply = r.json()
+        pr, _h, _end = take_part(c)  # always the first candidate: fails the checks
     (session,) = store.participant_sessions(pr["id"])
     from tripletsearch.serve.collect.quality import checks
 
@@ -413,18 +401,6 @@ def test_each_embedding_version_is_stored_with_the_answers_it_used(collect):
     assert {m for (m,) in made} <= {0, 1}
 
 
-def answer_all(c, pid, h, pick):
-    """Answer every query with ``pick(query)`` (a position); the number of answers."""
-    base = f"/api/collect/participants/{pid}"
-    reply = c.post(f"{base}/next", json={}, headers=h).json()
-    n = 0
-    while "query" in reply:
-        body = {"screen": reply["query"]["screen"], "choice": pick(reply["query"])}
-        reply = c.post(f"{base}/answer", json={**body, "response_ms": 500 + 100 * n}, headers=h)
-        reply, n = reply.json(), n + 1
-    return n
-
-
 def misses(q: dict) -> int:
     """The candidate after the head when the head is shown (an attention check failed)."""
     ids = [x["id"] for x in q["candidates"]]
@@ -450,7 +426,11 @@ def test_the_owners_dashboard_reports_answers_checks_accuracy_and_the_map(collec
         people = [enrol(c) for _ in range(9)]
         for pr, h in people[:8]:
             run(c, cfg, pr["id"], h, np.random.default_rng(3))
-        answer_all(c, people[8][0]["id"], people[8][1], misses)  # fails the checks
+        answer_all(  # fails the checks
+            c, people[8][0]["id"], people[8][1],
+            body=lambda r: {"screen": r["screen"]["number"], "choice": misses(r["screen"]),
+                            "response_ms": 500 + 100 * r["n_queries"]},
+        )  # fmt: skip
         early = c.get("/api/admin/collect", headers=admin).json()
         refit_once(store, cfg, buffer=10, **INSTANT)
         board = c.get("/api/admin/collect", headers=admin).json()

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from serve.helpers import (
+    answer_all,
     catalogue_folder,
+    claiming,
     enrol,
     in_process,
     study_toml,
@@ -46,12 +48,7 @@ COLLECT = dict(  # this collect file's keys over the shared ones
 
 
 def answer(c, pid, h, pick):
-    base = f"/api/collect/participants/{pid}"
-    reply = c.post(f"{base}/next", json={}, headers=h).json()
-    while "query" in reply:
-        q = reply["query"]
-        body = {"screen": q["screen"], "choice": pick(q), "response_ms": 700}
-        reply = c.post(f"{base}/answer", json=body, headers=h).json()
+    answer_all(c, pid, h, body=claiming(700, pick))
 
 
 def by_hue(q):
@@ -141,7 +138,7 @@ def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_stu
     # a study server on it: each method's sessions search its own embedding
     app = create_app(study.catalogue, f"sqlite:///{tmp_path / 'study.sqlite'}", study=study)
     with in_process(app) as c:
-        r = c.post("/api/study/participants", json={"consent": True})
+        r = c.post("/api/participants", json={"consent": True})
         assert r.status_code == 201, r.text
         find = c.app.state.service.modes[FindMode.name]
         for method, own in study.embeddings.items():
@@ -205,9 +202,7 @@ def test_a_sqlite_backup_taken_while_serving_exports_the_same(collected, tmp_pat
     cfg, db, _ = collected
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
         pr, h = enrol(c)  # a participant mid-way while the backup is taken
-        base = f"/api/collect/participants/{pr['id']}"
-        q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
-        c.post(f"{base}/answer", json={"screen": q["screen"], "choice": 0}, headers=h)
+        answer_all(c, pr["id"], h, most=1)
         src = sqlite3.connect(db.removeprefix("sqlite:///"))
         dst = sqlite3.connect(tmp_path / "backup.sqlite")
         src.backup(dst)
@@ -231,10 +226,10 @@ def answering(base: str, stop: threading.Event) -> None:
     with httpx.Client(base_url=base, timeout=30) as c:
         while not stop.is_set():
             pr, h = enrol(c)
-            url = f"/api/collect/participants/{pr['id']}"
+            url = f"/api/participants/{pr['id']}"
             reply = c.post(f"{url}/next", json={}, headers=h).json()
-            while "query" in reply and not stop.is_set():
-                body = {"screen": reply["query"]["screen"], "choice": by_hue(reply["query"])}
+            while not reply["done"] and not stop.is_set():
+                body = {"screen": reply["screen"]["number"], "choice": by_hue(reply["screen"])}
                 reply = c.post(f"{url}/answer", json=body, headers=h).json()
 
 

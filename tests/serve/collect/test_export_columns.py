@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 from collections import Counter
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import answer_all, catalogue_folder, enrol, in_process
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -21,6 +21,14 @@ from tripletsearch.serve.datapackage import COLUMNS, data_path
 from tripletsearch.serve.store import Store
 
 KINDS = {"burn-in", "random", "active", "arr", "test", "fallback"}
+
+
+def nearest_or_skip(reply: dict) -> dict:
+    """The candidate nearest the head (a 1-d order), a skip on a few screens, at 900 ms."""
+    q = reply["screen"]
+    near = [abs(x["id"] - q["head"]["id"]) for x in q["candidates"]]
+    choice = None if q["number"] % 9 == 8 else near.index(min(near))  # a few skips
+    return {"screen": q["number"], "choice": choice, "response_ms": 900}
 
 
 def test_each_query_is_said_by_the_sampler_that_chose_it(tmp_path, collect_file):
@@ -37,18 +45,7 @@ def test_each_query_is_said_by_the_sampler_that_chose_it(tmp_path, collect_file)
     with in_process(create_app(cfg.catalogue, db, collect=cfg, setup=False)) as c:
         for _ in range(8):  # people who pick the candidate nearest the head (1-d order)
             pr, h = enrol(c)
-            base = f"/api/collect/participants/{pr['id']}"
-            reply = c.post(f"{base}/next", json={}, headers=h).json()
-            while "query" in reply:
-                q = reply["query"]
-                head = q["head"]["id"]
-                near = [abs(x["id"] - head) for x in q["candidates"]]
-                body = {"screen": q["screen"], "choice": near.index(min(near))}
-                if q["screen"] % 9 == 8:  # a few skips
-                    body = {"screen": q["screen"], "skip": True}
-                reply = c.post(f"{base}/answer", json={**body, "response_ms": 900}, headers=h)
-                assert reply.status_code == 200, reply.text
-                reply = reply.json()
+            answer_all(c, pr["id"], h, body=nearest_or_skip)
             refit_once(store, cfg, buffer=12, fast_server_ms=0)
             (s,) = store.participant_sessions(pr["id"])
             kinds[s.params["sampler"]].update(x["query"]["kind"] for x in store.history(s.id))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from serve.helpers import enrol, in_process
+from serve.helpers import claiming, in_process, take_part
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -33,12 +33,7 @@ def collected(tmp_path, collect_file):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
         for _ in range(2):
-            pr, h = enrol(c)
-            base = f"/api/collect/participants/{pr['id']}"
-            reply = c.post(f"{base}/next", json={}, headers=h).json()
-            while "query" in reply:
-                body = {"screen": reply["query"]["screen"], "choice": 0, "response_ms": 800}
-                reply = c.post(f"{base}/answer", json=body, headers=h).json()
+            take_part(c, body=claiming(800))
     return db
 
 
@@ -57,7 +52,7 @@ def test_the_exported_study_keeps_the_participants_task(collected, tmp_path, tit
     assert study.consent == DEFAULT_CONSENT  # the search task's own text
     app = create_app(study.catalogue, f"sqlite:///{tmp_path / 'study.sqlite'}", study=study)
     with in_process(app) as c:  # what a participant's page is given
-        info = c.get("/api/study").json()
+        info = c.get("/api/experiment").json()
     assert info["title"] == study.title and info["show_names"] is False
     assert info["consent"] == DEFAULT_CONSENT
 
@@ -88,12 +83,7 @@ def test_the_exported_study_keeps_the_collects_platform_and_codes(tmp_path, coll
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
         for i in range(2):
             ids = {"PROLIFIC_PID": PID[:-1] + str(i), "SESSION_ID": f"v{i}"}
-            pr = c.post("/api/participants", json={"consent": True, "platform": ids}).json()
-            h, base = {"Authorization": "Bearer " + pr["token"]}, f"/api/participants/{pr['id']}"
-            reply = c.post(f"{base}/next", json={}, headers=h).json()
-            while not reply["done"]:
-                body = {"screen": reply["screen"]["number"], "choice": 0, "response_ms": 800}
-                reply = c.post(f"{base}/answer", json=body, headers=h).json()
+            take_part(c, body=claiming(800), platform=ids)
     out = tmp_path / "export"
     argv = ["export", "--database", db, "--out", str(out), "--fast-server-ms=0"]
     assert main([*argv, "--collect", str(path)]) == 0
@@ -103,7 +93,7 @@ def test_the_exported_study_keeps_the_collects_platform_and_codes(tmp_path, coll
     assert study.title != cfg.title and "alike" not in (out / "study.toml").read_text()
     app = create_app(study.catalogue, f"sqlite:///{tmp_path / 'study.sqlite'}", study=study)
     with in_process(app) as c:
-        assert c.get("/api/study").json()["title"] == study.title
+        assert c.get("/api/experiment").json()["title"] == study.title
         r = c.post("/api/participants", json={"consent": True})
         assert r.status_code >= 400 and "PROLIFIC_PID" in r.text  # no id: no participant
         ids = {"PROLIFIC_PID": PID, "SESSION_ID": "s1"}

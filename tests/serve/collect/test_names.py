@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
+from serve.helpers import answer_all, catalogue_folder, claiming, collect_toml, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.dashboard import collect_dashboard
@@ -27,11 +27,7 @@ def start(tmp_path, text, db):
 
 def answer_some(c, n=4):
     pr, h = enrol(c)
-    base = f"/api/collect/participants/{pr['id']}"
-    q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
-    for _ in range(n):
-        body = {"screen": q["screen"], "choice": 0, "response_ms": 900}
-        q = c.post(f"{base}/answer", json=body, headers=h).json()["query"]
+    answer_all(c, pr["id"], h, body=claiming(900), most=n)
     return pr
 
 
@@ -94,7 +90,7 @@ def test_k_spelled_the_old_way_is_the_same_collect(tmp_path):
     with pytest.warns(DeprecationWarning, match="'k' was renamed 'n_choices'"):
         app, cfg = start(tmp_path, COLLECT.replace("n_choices = 2", "k = 2"), db)
     with in_process(app) as c:
-        assert c.get("/api/collect").json()["n_choices"] == 2
+        assert c.get("/api/experiment").json()["n_choices"] == 2
     assert Store(db).participant(first["id"]).study == c.app.state.collect.fingerprint
 
 

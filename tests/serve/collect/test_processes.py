@@ -16,6 +16,7 @@ import pytest
 
 from serve.helpers import (
     ServeProcess,
+    answer_all,
     children,
     cmdline,
     enrol,
@@ -54,14 +55,9 @@ def collecting(tmp_path, *extra: str) -> ServeProcess:
 def kinds_answered(c, store, pr, h, screens: int) -> list[str]:
     """Participant ``pr`` (their session started) answers ``screens`` more screens (the
     first candidate); the kinds of the queries they answered, as recorded."""
-    url = f"/api/collect/participants/{pr['id']}"
-    reply = c.post(f"{url}/next", json={}, headers=h).json()
     (session,) = store.participant_sessions(pr["id"])
     done = len(store.history(session.id))
-    for _ in range(screens):
-        assert "query" in reply, reply
-        body = {"screen": reply["query"]["screen"], "choice": 0}
-        reply = c.post(f"{url}/answer", json=body, headers=h).json()
+    assert not answer_all(c, pr["id"], h, most=screens)["done"]
     return [row["query"]["kind"] for row in store.history(session.id)[done:]]
 
 
@@ -83,7 +79,7 @@ def test_a_killed_refitter_is_restarted_and_fallbacks_are_recorded(tmp_path):
                     break
             for _ in range(4):  # the arms are balanced: one of two enrolments is active
                 pr, h = enrol(c)
-                c.post(f"/api/collect/participants/{pr['id']}/next", json={}, headers=h)
+                c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h)
                 (session,) = store.participant_sessions(pr["id"])
                 if session.params["sampler"] == "active":
                     break

@@ -87,7 +87,7 @@ def test_an_edited_file_does_not_reach_a_restarted_refitter_or_worker(tmp_path, 
         os.kill(worker, signal.SIGKILL)
         assert wait_for(lambda: len([w for w in workers_of(srv.proc.pid) if w != worker]) == 2)
         with httpx.Client(base_url=srv.base, timeout=30) as c:
-            assert c.get("/api/collect").json()["title"] == "Alike?"
+            assert c.get("/api/experiment").json()["title"] == "Alike?"
             pids = [enrol(c)[0]["id"] for _ in range(6)]  # (both workers, most likely)
         assert {store.participant(p).study for p in pids} == {key}
         t = time.time()  # no crash loop: the second refitter runs on, round after round
@@ -194,7 +194,7 @@ def test_a_study_servers_restarted_worker_runs_the_study_it_started_with(tmp_pat
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     args = ["--study", str(tmp_path / "study.toml"), "--database", db, "--workers", "2"]
     with ServeProcess(*args) as srv:
-        enrolled = httpx.post(f"{srv.base}/api/study/participants", json={"consent": True})
+        enrolled = httpx.post(f"{srv.base}/api/participants", json={"consent": True})
         first = enrolled.json()["id"]
         (tmp_path / "study.toml").write_text(study.replace("seed = 3", "seed = 4").replace(
             "Find the colour", "Another title"))  # fmt: skip
@@ -203,8 +203,8 @@ def test_a_study_servers_restarted_worker_runs_the_study_it_started_with(tmp_pat
             assert wait_for(lambda w=worker: len(set(workers_of(srv.proc.pid)) - {w}) == 2)
         with httpx.Client(base_url=srv.base, timeout=30) as c:  # (new connections)
             for _ in range(4):
-                assert c.get("/api/study").json()["title"] == "Find the colour"
-            pr = c.post("/api/study/participants", json={"consent": True}).json()
+                assert c.get("/api/experiment").json()["title"] == "Find the colour"
+            pr = enrol(c)[0]
         store = Store(db)
         assert store.participant(pr["id"]).study == store.participant(first).study
         assert store.participant(pr["id"]).number == 1

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import answer_all, catalogue_folder, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.quality import checks
@@ -46,16 +46,15 @@ def script(q: dict) -> int:
 
 def answer(c, pid, h, pick, wait: float = 0.0) -> list[dict]:
     """Every query answered by ``pick``, claiming 900 ms, ``wait`` seconds after it showed."""
-    base = f"/api/collect/participants/{pid}"
-    reply, seen = c.post(f"{base}/next", json={}, headers=h).json(), []
-    while "query" in reply:
-        seen.append(reply["query"])
+
+    def body(reply: dict) -> dict:
         time.sleep(wait)  # the person's pace the server's clock measures: not a wait
-        body = {"screen": reply["query"]["screen"], "choice": pick(reply["query"])}
-        r = c.post(f"{base}/answer", json={**body, "response_ms": 900}, headers=h)
-        assert r.status_code == 200, r.text
-        reply = r.json()
-    return seen
+        q = reply["screen"]
+        return {"screen": q["number"], "choice": pick(q), "response_ms": 900}
+
+    exchanges: list = []
+    answer_all(c, pid, h, body=body, seen=exchanges)
+    return [reply["screen"] for reply, _, _ in exchanges]
 
 
 def test_a_script_claiming_900_ms_is_flagged_by_the_servers_clock(tmp_path):
@@ -123,7 +122,7 @@ def test_gold_queries_look_like_any_query_and_flag_a_wrong_answer(tmp_path):
         listing = c.get("/api/admin/collect", headers=ADMIN).json()["participants"]
     board = {p["id"]: p for p in listing}
     # a gold screen has the keys, shapes and fields of every other screen
-    assert {tuple(sorted(q)) for q in seen} == {("candidates", "head", "screen")}
+    assert {tuple(sorted(q)) for q in seen} == {("candidates", "head", "number")}
     assert {tuple(sorted(q["head"])) for q in seen} == {tuple(sorted(seen[0]["head"]))}
     shown = [(q["head"]["id"], frozenset(x["id"] for x in q["candidates"])) for q in seen]
     assert sum(key in shown for key in knows) == 2

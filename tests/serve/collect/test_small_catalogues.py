@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from serve.helpers import catalogue_folder, enrol, in_process
+from serve.helpers import answer_all, catalogue_folder, claiming, enrol, in_process
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.refitter import refit_once
@@ -40,11 +40,7 @@ def test_a_small_catalogue_asks_the_least_seen_query_never_the_last_again(
     with in_process(create_app(cfg.catalogue, db, collect=cfg, setup=False)) as c:
         people = [enrol(c) for _ in range(4)]
         for pr, h in people:
-            base = f"/api/collect/participants/{pr['id']}"
-            reply = c.post(f"{base}/next", json={}, headers=h).json()
-            while "query" in reply:
-                body = {"screen": reply["query"]["screen"], "choice": 0, "response_ms": 900}
-                reply = c.post(f"{base}/answer", json=body, headers=h).json()
+            answer_all(c, pr["id"], h, body=claiming(900))
     for pr, _ in people:
         (session,) = store.participant_sessions(pr["id"])
         history = store.history(session.id)

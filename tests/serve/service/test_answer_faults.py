@@ -172,14 +172,17 @@ def study_run(tmp_path, inj: Injector, fault_at=("answer", 2)) -> tuple[Client, 
     with in_process(app) as c:
         inj.install(app, ["find"])
         client = Client(c, inj, fault_at)
-        pr = client.post("/api/study/participants", {"consent": True}, {})
-        base, h = f"/api/study/participants/{pr['id']}", auth(pr["token"])
-        while not (n := client.post(f"{base}/next", {}, h))["done"]:
-            person = FindPerson(study.catalogue, n["target"]["id"], None, np.random.default_rng(0))
-            screen, url = n["session"]["screen"], f"/api/sessions/{n['session']['id']}/answer"
-            while screen is not None:
-                number = screen["number"] if n["slot"] == 0 else -1
-                screen = client.post(url, person.answer(screen), h, "answer", number)["screen"]
+        pr = client.post("/api/participants", {"consent": True}, {})
+        base, h = f"/api/participants/{pr['id']}", auth(pr["token"])
+        reply, people = client.post(f"{base}/next", {}, h), {}
+        while not reply["done"]:  # each search's person, with a generator of their own
+            slot, screen = reply["slot"], reply["screen"]
+            if slot not in people:
+                rng = np.random.default_rng(0)
+                people[slot] = FindPerson(study.catalogue, reply["target"]["id"], None, rng)
+            body = {**people[slot].answer(screen), "slot": slot}
+            number = screen["number"] if slot == 0 else -1
+            reply = client.post(f"{base}/answer", body, h, "answer", number)
     return client, db
 
 
@@ -235,13 +238,13 @@ def collect_run(tmp_path, inj: Injector, template, fault_at=("answer", 6)) -> tu
         inj.install(app, ["collect"])
         client = Client(c, inj, fault_at)
         pr, h = enrol(c)
-        base = f"/api/collect/participants/{pr['id']}"
+        base = f"/api/participants/{pr['id']}"
         reply = client.post(f"{base}/next", {}, h)
         person = CollectPerson("person", X, gamma=None, lapse=0.0, seconds=0.9, spread=0.0)
-        while "query" in reply:
-            q = reply["query"]
+        while not reply["done"]:
+            q = reply["screen"]
             body = person.answer(q)  # the nearest to the head, in 900 ms
-            reply = client.post(f"{base}/answer", body, h, "answer", q["screen"])
+            reply = client.post(f"{base}/answer", body, h, "answer", q["number"])
     return client, db
 
 

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from serve.helpers import collect_toml, enrol, in_process
+from serve.helpers import answer_all, claiming, collect_toml, enrol, in_process
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -146,11 +146,7 @@ def test_an_earlier_collect_export_is_replaced(tmp_path):
     cfg = load_collect(tmp_path / "collect.toml")
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
         pr, h = enrol(c)
-        base = f"/api/collect/participants/{pr['id']}"
-        q = c.post(f"{base}/next", json={}, headers=h).json()["query"]
-        for _ in range(8):
-            body = {"screen": q["screen"], "choice": 0, "response_ms": 900}
-            q = c.post(f"{base}/answer", json=body, headers=h).json()["query"]
+        assert not answer_all(c, pr["id"], h, body=claiming(900), most=8)["done"]
     out = tmp_path / "out"
     argv = ["export", "--database", db, "--out", str(out), "--fast-server-ms=0"]
     argv += ["--collect", str(tmp_path / "collect.toml")]

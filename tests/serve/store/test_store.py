@@ -243,15 +243,14 @@ def test_a_version_2_databases_sessions_and_participants_go_on(tmp_path):
     assert load_study(study_file).fingerprint == study.fingerprint  # the study goes on
     pid, token = tokens["participant"]
     with in_process(create_app(CAT, url, study=study)) as c:
-        n = c.post(f"/api/study/participants/{pid}/next", json={}, headers=auth(token)).json()
-        assert n["slot"] == 1 and n["session"]["id"] == tokens["participant_slot1"]
-        assert n["n_queries"] == n["queries"] == 1
-        r = c.post(
-            f"/api/sessions/{n['session']['id']}/answer",
-            json=FindPerson(CAT, n["target"]["id"], 3.0, rng).answer(n["session"]["screen"]),
-            headers=auth(token),
-        )
-        assert r.status_code == 200 and r.json()["n_queries"] == 2
+        base = f"/api/participants/{pid}"
+        n = c.post(f"{base}/next", json={}, headers=auth(token)).json()
+        assert n["slot"] == 1 and n["n_queries"] == 1
+        (slot1,) = [s for s in Store(url).participant_sessions(pid) if s.slot == 1]
+        assert slot1.id == tokens["participant_slot1"]
+        body = FindPerson(CAT, n["target"]["id"], 3.0, rng).answer(n["screen"])
+        r = c.post(f"{base}/answer", json={**body, "slot": 1}, headers=auth(token))
+        assert r.status_code == 200 and r.json()["slot"] == 1 and r.json()["n_queries"] == 2
 
 
 # ---------------------------------------------------------------------- retention

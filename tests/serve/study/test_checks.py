@@ -11,6 +11,7 @@ import types
 import numpy as np
 import pytest
 
+from serve import helpers
 from serve.helpers import in_process, make_catalogue, toml_text
 from tripletsearch.people import StudyPerson
 from tripletsearch.serve import create_app
@@ -43,23 +44,21 @@ def clock(monkeypatch):
 def take_part(c, study, kind, clock, seconds=2.0, seed=0, **person):
     """One participant of ``kind`` (:class:`StudyPerson`) through the API: their id, every
     reply (with the screen each answered) and their end."""
-    pr = c.post("/api/participants", json={"consent": True}).json()
-    h, base = {"Authorization": "Bearer " + pr["token"]}, f"/api/participants/{pr['id']}"
-    reply = c.post(f"{base}/next", json={}, headers=h).json()
-    rng, slot, who, seen = np.random.default_rng(seed), None, None, []
-    while not reply["done"]:
-        if reply["slot"] != slot:
-            slot = reply["slot"]
-            who = StudyPerson(kind, study.catalogue.embedding, reply["target"]["id"], rng=rng,
-                              seconds=seconds, **person)  # fmt: skip
-        body = who.answer(reply["screen"])
-        del body["response_ms"]
-        clock.now += who.seconds_
-        got = c.post(f"{base}/answer", json={**body, "slot": slot}, headers=h)
-        assert got.status_code == 200, got.text
-        seen.append((reply, body, got.json()))
-        reply = got.json()
-    return pr["id"], seen, reply
+    rng, people = np.random.default_rng(seed), {}
+
+    def body(reply: dict) -> dict:
+        slot = reply["slot"]
+        if slot not in people:
+            people[slot] = StudyPerson(kind, study.catalogue.embedding, reply["target"]["id"],
+                                       rng=rng, seconds=seconds, **person)  # fmt: skip
+        sent = people[slot].answer(reply["screen"])
+        del sent["response_ms"]
+        clock.now += people[slot].seconds_
+        return {**sent, "slot": slot}
+
+    seen: list = []
+    pr, _h, end = helpers.take_part(c, body=body, seen=seen)
+    return pr["id"], seen, end
 
 
 SIZES = [  # (targets, n_choices, max_queries)

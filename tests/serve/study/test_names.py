@@ -10,6 +10,7 @@ import sqlite3
 
 import pytest
 
+from serve import helpers
 from serve.helpers import in_process, study_toml
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
@@ -26,9 +27,8 @@ def write(tmp_path, text, name="study.toml"):
 
 
 def enrol(c):
-    pr = c.post("/api/study/participants", json={"consent": True}).json()
-    h = {"Authorization": "Bearer " + pr["token"]}
-    n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+    pr, h = helpers.enrol(c)
+    n = c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h).json()
     return pr, n
 
 
@@ -56,7 +56,7 @@ def test_safe_edits_apply_and_keep_the_participants(tmp_path):
     )
     app, again = start(tmp_path, edited, db)
     with in_process(app) as c:
-        info = c.get("/api/study").json()
+        info = c.get("/api/experiment").json()
         assert info["title"] == "Find your colour" and info["show_names"] is False
         second, n = enrol(c)
     store = Store(db)

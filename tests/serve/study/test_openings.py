@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from serve.helpers import in_process, study_searches
+from serve.helpers import in_process, take_part
 from tripletsearch._reference.discrete import uniform_opening
 from tripletsearch._validation import seed_from
 from tripletsearch.serve import create_app
@@ -44,20 +44,24 @@ def study_file(tmp_path, methods, seed=1, targets=2):
     return load_study(path)
 
 
+def found_if_shown(reply: dict) -> dict:
+    """The target when the screen shows it ("found"), else the first item."""
+    ids = [int(it["id"]) for it in reply["screen"]["items"]]
+    target = int(reply["target"]["id"])
+    found = target in ids
+    choice = ids.index(target) if found else 0
+    return {"screen": 0, "choice": choice, "found": found, "slot": reply["slot"]}
+
+
 def run(tmp_path, study, people, name):
     """``people`` participants each open every search and answer its one screen; the
     sessions' rows (participant, slot, method, seed, first screen) as stored."""
     db = f"sqlite:///{tmp_path / (name + '.sqlite')}"
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         for _ in range(people):
-            for _pr, h, n in study_searches(c):
-                screen, sid = n["session"]["screen"], n["session"]["id"]
-                ids = [int(it["id"]) for it in screen["items"]]
-                target = int(n["target"]["id"])
-                found = target in ids
-                body = {"screen": 0, "choice": ids.index(target) if found else 0, "found": found}
-                r = c.post(f"/api/sessions/{sid}/answer", json=body, headers=h)
-                assert r.status_code == 200 and r.json()["screen"] is None
+            seen: list = []
+            take_part(c, body=found_if_shown, seen=seen)
+            assert [reply["screen"]["number"] for reply, _, _ in seen] == [0] * len(study.targets)
     store = Store(db)
     rows = []
     for s in store.iter_sessions():

@@ -11,29 +11,14 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from serve.helpers import in_process, study_toml
+from serve.helpers import answer_all, enrol, finding, in_process, study_toml
 from tripletsearch.outcomes import proportion_interval as wilson
-from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 from tripletsearch.serve.study.report import format_report, study_report, write_report
 
 STUDY = study_toml(title="Honest", targets=2, seed=9, max_queries=4)
-
-
-def search(c, pid, h, rng, answers=None):
-    """The participant's current search: answered to its end (or ``answers`` screens)."""
-    n = c.post(f"/api/study/participants/{pid}/next", json={}, headers=h).json()
-    if n["done"]:
-        return None
-    sid, screen = n["session"]["id"], n["session"]["screen"]
-    person = FindPerson(c.app.state.study.study.catalogue, n["target"]["id"], None, rng)
-    done, k = False, 0
-    while not done and (answers is None or k < answers):
-        r = c.post(f"/api/sessions/{sid}/answer", json=person.answer(screen), headers=h).json()
-        done, screen, k = r["done"], r["screen"], k + 1
-    return sid
 
 
 def run_study(tmp_path, text, parts, seed):
@@ -47,17 +32,13 @@ def run_study(tmp_path, text, parts, seed):
     rng = np.random.default_rng(seed)
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         for part in parts:
-            pr = c.post("/api/study/participants", json={"consent": True}).json()
-            h = {"Authorization": "Bearer " + pr["token"]}
+            pr, h = enrol(c)
             if part == "none":  # consented, then left before any search
                 continue
-            if part == "all":
-                while search(c, pr["id"], h, rng) is not None:
-                    pass
-                continue
-            search(c, pr["id"], h, rng, answers=1)
+            most = None if part == "all" else 1
+            answer_all(c, pr["id"], h, body=finding(study.catalogue, None, rng), most=most)
             if part == "withdraw":
-                c.post(f"/api/study/participants/{pr['id']}/withdraw", json={}, headers=h)
+                c.post(f"/api/participants/{pr['id']}/withdraw", json={}, headers=h)
     return study, Store(db)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from serve.helpers import in_process, study_searches, study_toml
+from serve.helpers import answer_all, enrol, finding, in_process, study_toml, take_part
 from tripletsearch.cli import main
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
@@ -191,29 +191,29 @@ def test_this_is_it_on_another_item_is_refused_by_the_server(tmp_path):
     study = load_study(write(tmp_path))
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(study.catalogue, db, study=study)) as c:
-        pr = c.post("/api/study/participants", json={"consent": True}).json()
-        h = {"Authorization": "Bearer " + pr["token"]}
-        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
-        sid, screen, target = n["session"]["id"], n["session"]["screen"], n["target"]["id"]
+        pr, h = enrol(c)
+        url = f"/api/participants/{pr['id']}"
+        n = c.post(f"{url}/next", json={}, headers=h).json()
+        screen, target = n["screen"], n["target"]["id"]
         wrong = next(i for i, it in enumerate(screen["items"]) if it["id"] != target)
-        url = f"/api/sessions/{sid}/answer"
-        r = c.post(url, json={"screen": 0, "choice": wrong, "found": True}, headers=h)
+        body = {"screen": 0, "choice": wrong, "found": True, "slot": 0}
+        r = c.post(f"{url}/answer", json=body, headers=h)
         assert r.status_code == 400
         assert "not the target you are looking for" in r.json()["error"]
-        got = c.get(f"/api/sessions/{sid}", headers=h).json()
-        assert not got["done"] and got["history"] == [] and got["result"] is None
-        again = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
-        assert again["slot"] == 0 and again["session"]["id"] == sid  # the same search
+        (s,) = Store(db).participant_sessions(pr["id"])
+        assert not s.done and Store(db).history(s.id) == [] and s.result is None
+        again = c.post(f"{url}/next", json={}, headers=h).json()
+        assert again == n and again["history"] == []  # the same search, nothing recorded
         # the search goes on; "this is it" on the target ends it, found
         person = FindPerson(study.catalogue, target, 3.0, np.random.default_rng(1))
-        while True:
-            reply = c.post(url, json=person.answer(screen), headers=h).json()
-            if reply["done"]:
-                break
-            screen = reply["screen"]
-        got = c.get(f"/api/sessions/{sid}", headers=h).json()
-        assert got["history"][-1]["found"] and got["result"]["target"] == target
-    assert [s["found"] for s in study_report(Store(db), fast_server_ms=0)["searches"]] == [True]
+        reply = n
+        while not reply["done"] and reply["slot"] == 0:
+            body = {**person.answer(reply["screen"]), "slot": 0}
+            reply = c.post(f"{url}/answer", json=body, headers=h).json()
+        (s,) = [s for s in Store(db).participant_sessions(pr["id"]) if s.slot == 0]
+        assert Store(db).history(s.id)[-1]["found"] and s.result["target"] == target
+    searches = study_report(Store(db), fast_server_ms=0)["searches"]
+    assert [s["found"] for s in searches if s["slot"] == 0] == [True]  # (the next one begun)
 
 
 def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, monkeypatch):
@@ -224,21 +224,21 @@ def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, 
     monkeypatch.setattr(participants_mod.secrets, "token_hex", lambda nbytes: next(draws))
     app = create_app(study.catalogue, db, study=study)
     with in_process(app) as c:
-        first = c.post("/api/study/participants", json={"consent": True})
-        second = c.post("/api/study/participants", json={"consent": True})
+        first = c.post("/api/participants", json={"consent": True})
+        second = c.post("/api/participants", json={"consent": True})
         assert first.status_code == second.status_code == 201, second.text
         assert [first.json()["id"], second.json()["id"]] == [
             "P-00000000000000AA",
             "P-00000000000000BB",
         ]
         monkeypatch.undo()
-        assert len(c.post("/api/study/participants", json={"consent": True}).json()["id"]) == 18
+        assert len(c.post("/api/participants", json={"consent": True}).json()["id"]) == 18
 
         def busy(*args):
             raise store_mod.StoreBusy("database: could not enrol a participant (too many at once)")
 
         monkeypatch.setattr(app.state.store, "enrol", busy)
-        r = c.post("/api/study/participants", json={"consent": True})
+        r = c.post("/api/participants", json={"consent": True})
         assert r.status_code == 503 and r.headers["retry-after"] == "1"
         assert r.json()["error"].startswith("database: could not enrol a participant")
     with sqlite3.connect(tmp_path / "s.sqlite") as con:
@@ -246,30 +246,25 @@ def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, 
     assert [n for _, n in rows] == [0, 1, 2] and rows[0][0] == "P-00000000000000AA"
 
 
-def run_participant(c, study, rng, consent=True):
+def run_participant(c, study, rng):
     """A participant through the participants' routes, from consent to the end; the texts
-    of every reply they got."""
-    pr = c.post("/api/participants", json={"consent": consent})
-    assert pr.status_code == 201, pr.text
-    pr = pr.json()
-    h = {"Authorization": "Bearer " + pr["token"]}
-    base = f"/api/participants/{pr['id']}"
-    replies = []
-    while True:
-        r = c.post(f"{base}/next", json={}, headers=h)
-        replies.append(r.text)
-        n = r.json()
-        if n["done"]:
-            return pr, replies
-        # a repeated request resumes the same search
-        assert c.post(f"{base}/next", json={}, headers=h).json() == n
-        person = FindPerson(study.catalogue, n["target"]["id"], 3.0, rng)
-        reply = n
-        while not reply["done"] and reply["slot"] == n["slot"]:  # its search, to its end
-            body = {**person.answer(reply["screen"]), "slot": n["slot"]}
-            r = c.post(f"{base}/answer", json=body, headers=h)
-            replies.append(r.text)
-            reply = r.json()
+    of every reply they got (and of a ``next`` asked again as each search begins: the same
+    search resumed)."""
+    pr, h = enrol(c)
+    url, replies = f"/api/participants/{pr['id']}/next", []
+    answer = finding(study.catalogue, 3.0, rng)
+
+    def body(reply: dict) -> dict:
+        if reply["n_queries"] == 0:  # a search begins: a repeated request resumes it
+            again = c.post(url, json={}, headers=h)
+            assert {k: again.json()[k] for k in reply} == reply
+            replies.append(again.text)
+        return answer(reply)
+
+    seen: list = []
+    end = answer_all(c, pr["id"], h, body=body, seen=seen)
+    replies += [json.dumps(reply) for reply, _, _ in seen] + [json.dumps(end)]
+    return pr, replies
 
 
 def test_participants_run_the_study_and_the_report_compares(tmp_path, capsys):
@@ -401,16 +396,15 @@ def test_a_running_study_keeps_the_plan_of_its_first_participant(tmp_path):
     store.setup()
     store.enrol(study.fingerprint, "P-OLD0000000000001", "x" * 64, plan=1)
     with in_process(create_app(study.catalogue, db, study=study)) as c:
-        pr = c.post("/api/study/participants", json={"consent": True}).json()
-        h = {"Authorization": "Bearer " + pr["token"]}
-        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+        pr, h = enrol(c)
+        n = c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h).json()
     assert store.participant(pr["id"]).plan == 1 and store.participant(pr["id"]).number == 1
     assert n["target"]["id"] == study.plan(1, 1)[0][0]
     # another study in the same database (a name of its own)
     other_file = STUDY.replace("seed = 3", 'seed = 4\nname = "other"')
     other = load_study(write(tmp_path, other_file, "b.toml"))
     with in_process(create_app(other.catalogue, db, study=other)) as c:
-        pr = c.post("/api/study/participants", json={"consent": True}).json()
+        pr, _ = enrol(c)
     assert store.participant(pr["id"]).plan == PLAN_VERSION == 3
 
 
@@ -445,8 +439,8 @@ def test_a_participant_who_stops_is_left_out_and_pruned(tmp_path, capsys):
         again = c.post(f"{base}/next", json={}, headers=h)  # their end screen again
         assert again.status_code == 200 and again.json()["outcome"] == "withdrawn"
         assert "stopped taking part" in again.json()["debrief"]
-        got = c.get(f"/api/sessions/{sid}", headers=h).json()
-        assert got["done"] and got["result"]["left"] and got["result"]["target"] is None
+        (got,) = Store(db).participant_sessions(pr["id"])
+        assert got.done and got.result["left"] and got.result["target"] is None
     store = Store(db)
     assert store.participant(pr["id"]).withdrawn is not None
     assert {s.participant for s in store.iter_sessions()} == {kept["id"]}
@@ -528,9 +522,8 @@ def test_a_demo_study_under_way_before_the_exclusion_keeps_every_name(tmp_path, 
     store.enrol(old.fingerprint, "P-0000000000000A01", "x" * 64, plan=1)
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         assert "keeps every name" in capsys.readouterr().err
-        pr = c.post("/api/study/participants", json={"consent": True}).json()
-        h = {"Authorization": "Bearer " + pr["token"]}
-        n = c.post(f"/api/study/participants/{pr['id']}/next", json={}, headers=h).json()
+        pr, h = enrol(c)
+        n = c.post(f"/api/participants/{pr['id']}/next", json={}, headers=h).json()
     row = store.participant(pr["id"])
     assert row.study == old.fingerprint and row.number == 1 and row.plan == 1
     assert n["target"]["id"] == old.plan(1, 1)[0][0]
@@ -553,13 +546,7 @@ def test_a_studys_sessions_open_on_their_own_screens(tmp_path):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         for _ in range(6):
-            for _pr, h, n in study_searches(c):
-                person = FindPerson(study.catalogue, n["target"]["id"], None, rng)
-                screen, sid = n["session"]["screen"], n["session"]["id"]
-                while screen is not None:
-                    body = person.answer(screen)
-                    r = c.post(f"/api/sessions/{sid}/answer", json=body, headers=h).json()
-                    screen = r["screen"]
+            take_part(c, body=finding(study.catalogue, None, rng))
     store = Store(db)
     sessions = [s for s in store.iter_sessions() if s.participant is not None]
     assert len(sessions) == 18

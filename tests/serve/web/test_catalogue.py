@@ -40,8 +40,8 @@ def test_health_and_catalogue(server):
     for path in ("/static/../store.py", "/static/index.html", "/static/nope.js", "/study"):
         assert client.get(path).status_code == 404, path
     # no study on this server
-    assert client.get("/api/study").json() == {"error": "this server runs no study"}
-    for path in ("/api/study/participants", "/api/study/participants/P-1/next"):
+    assert client.get("/api/experiment").json() == {"error": "this server runs no experiment"}
+    for path in ("/api/participants", "/api/participants/P-1/next"):
         assert client.post(path, json={"consent": False}).status_code == 404, path
 
 

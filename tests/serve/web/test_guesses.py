@@ -12,7 +12,16 @@ import json
 import numpy as np
 import pytest
 
-from serve.helpers import auth, in_process, make_catalogue, start, study_searches, study_toml
+from serve.helpers import (
+    answer_all,
+    auth,
+    enrol,
+    finding,
+    in_process,
+    make_catalogue,
+    start,
+    study_toml,
+)
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.cli import MAX_GUESSES as CLI_MAX
@@ -174,28 +183,23 @@ def run_study(tmp_path, text, people=2):
     refused = 0
     with in_process(create_app(study.catalogue, db, study=study)) as c:
         for _ in range(people):
-            for pr, _h, n in study_searches(c):
-                s = {"id": n["session"]["id"], "token": pr["token"]}
-                person, screen = (
-                    FindPerson(study.catalogue, n["target"]["id"], None, None),
-                    n["session"]["screen"],
-                )
-                while screen is not None:
-                    assert len(screen.get("guesses", [])) == study.guesses
-                    others = [
-                        j
-                        for j, g in enumerate(screen.get("guesses", []))
-                        if g["id"] != person.target
-                    ]
-                    if others:  # "this is it" on a guess that is not the target: refused
-                        k = len(screen["items"])
-                        body = {"screen": screen["number"], "choice": k + others[0], "found": True}
-                        r = post(c, s, body)
-                        assert (
-                            r.status_code == 400 and "among the guesses is not the target" in r.text
-                        )
-                        refused += 1
-                    screen = post(c, s, with_strip(person, screen)).json()["screen"]
+            pr, h = enrol(c)
+
+            def strip(person, screen, pid=pr["id"], h=h):
+                nonlocal refused
+                assert len(screen.get("guesses", [])) == study.guesses
+                others = [
+                    j for j, g in enumerate(screen.get("guesses", [])) if g["id"] != person.target
+                ]
+                if others:  # "this is it" on a guess that is not the target: refused
+                    k = len(screen["items"])
+                    body = {"screen": screen["number"], "choice": k + others[0], "found": True}
+                    r = c.post(f"/api/participants/{pid}/answer", json=body, headers=h)
+                    assert r.status_code == 400 and "among the guesses is not the target" in r.text
+                    refused += 1
+                return with_strip(person, screen)
+
+            answer_all(c, pr["id"], h, body=finding(study.catalogue, answer=strip))
     return study, Store(db), refused
 
 

@@ -126,8 +126,8 @@ def test_enrolments_per_client_per_minute(tmp_path):
     )
     with in_process(app) as c:
         for _ in range(2):
-            assert c.post("/api/study/participants", json={"consent": True}).status_code == 201
-        r = c.post("/api/study/participants", json={"consent": True})
+            assert c.post("/api/participants", json={"consent": True}).status_code == 201
+        r = c.post("/api/participants", json={"consent": True})
         assert r.status_code == 429 and "too many enrolments" in r.json()["error"]
 
 

@@ -152,7 +152,7 @@ def test_forwarded_for_from_this_host_is_not_believed(tmp_path, mode):
         (tmp_path / "c.toml").write_text(textwrap.dedent(COLLECT))
         cfg = load_collect(tmp_path / "c.toml")
         app = create_app(cfg.catalogue, db, collect=cfg, limits=limits)
-        path, body = "/api/collect/participants", {"consent": True}
+        path, body = "/api/participants", {"consent": True}
     with thread_server(app) as url, httpx.Client(base_url=url, timeout=10) as c:
         codes = [
             c.post(path, json=body, headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code
