@@ -243,9 +243,11 @@ def _agreement_by_answers(
     the judged answers are cut.
     """
     answered = store.all_answers()
-    sessions = {s.participant: s for s in store.iter_sessions() if s.participant in who}
-    # trained as the refitter trains (everyone not flagged by another rule, two passes)
-    pool = [(s.id, h) for s in sessions.values() for h in [answered.get(s.id, [])]]
+    everyone = [s for s in store.iter_sessions() if s.participant is not None]
+    sessions = {s.participant: s for s in everyone if s.participant in who}
+    # trained as the refitter trains (everyone not flagged by another rule, the warm-up's
+    # people too, two passes)
+    pool = [(s.id, h) for s in everyone for h in [answered.get(s.id, [])]]
     pool = [(i, h) for i, h in pool if not quality.checks(h)["flagged"]]
     out: dict[str, dict[int, bool]] = defaultdict(dict)
     for m in steps:
