@@ -14,7 +14,9 @@ from __future__ import annotations
 import csv
 import os
 import threading
+import time
 
+import numpy as np
 import pytest
 
 from serve.helpers import (
@@ -54,8 +56,9 @@ def attempt(results: dict, key: str, call, *args) -> None:
         results[key] = exc
 
 
-def race(found, kind: str) -> tuple[str, dict]:
-    """A participant at their last screen; its answer and their withdraw sent at once."""
+def race(found, kind: str, delay: float = 0.0) -> tuple[str, dict]:
+    """A participant at their last screen; its answer and their withdraw sent at once (the
+    withdraw ``delay`` seconds later; ``results["answer_s"]``: the answer's own time)."""
     p = found.join()
     pid, token = p["id"], p["token"]
     screen = found.current(pid, token)["screen"]["number"]
@@ -66,7 +69,12 @@ def race(found, kind: str) -> tuple[str, dict]:
 
     def one(key, call, *args):
         go.wait()
+        if key == "withdraw" and delay:
+            time.sleep(delay)
+        t0 = time.perf_counter()
         attempt(results, key, call, *args)
+        if key == "answer":
+            results["answer_s"] = time.perf_counter() - t0
 
     threads = [
         threading.Thread(target=one, args=("answer", found.respond, pid, token, answer)),
@@ -93,9 +101,16 @@ def exported_sessions(folder) -> dict[str, str]:
 def races_end_once(kind: str, url: str, folder) -> dict[str, int]:
     """:data:`RACES` races on ``kind``'s tiny experiment at ``url``; the outcomes' counts."""
     cfg = tiny(kind, folder)
+    rng = np.random.default_rng(RACES)
     with in_process(create_app(cfg.catalogue, url, **{kind: cfg})) as c:
         found = getattr(c.app.state, kind)
-        raced = [race(found, kind) for _ in range(RACES)]
+        raced, took = [], 0.0
+        # the withdraw up to 1.5 times the last answer's time later: each request wins some
+        # races on a machine of any speed (at once, a loaded machine let withdraws win all)
+        for _ in range(RACES):
+            pid, got = race(found, kind, rng.uniform(0.0, 1.5 * took))
+            took = got.pop("answer_s", took)
+            raced.append((pid, got))
     store = Store(url)
     rows = {r["participant"]: r for r in experiment_roster(store, cfg.fingerprint)}
     write_export(store, folder / "export", experiment=cfg.fingerprint)

@@ -189,6 +189,8 @@ def test_a_collect_through_the_participants_routes(collect):
     assert post(c, pid, "answer", h, {"screen": 0, "choice": 2, "response_ms": 1500}) == one
     post(c, pid, "undo", h, {"screen": 1}, status=409)  # a collect's answers stand
     post(c, pid, "answer", h, {"screen": 1, "choice": 0, "found": True}, status=400)
+    no_pick = post(c, pid, "answer", h, {"screen": 1}, status=400)  # a skip says choice: null
+    assert no_pick["error"].startswith("choice: required")
     post(
         c,
         pid,

@@ -208,6 +208,8 @@ def answer(body: Any) -> Answer:
     fields, _ = json_object(body, FIELDS["answer"])
     screen = _screen_number(fields)
     choice, found = fields.get("choice"), fields.get("found", False)
+    if "choice" not in fields and found is not True:  # (a client's bug, not a skip)
+        raise Invalid("choice: required: a position, or null for none (a skip)")
     if choice is not None and (isinstance(choice, bool) or not isinstance(choice, int)):
         raise Invalid(f"choice: expected an index or null, got {choice!r}")
     if not isinstance(found, bool):

@@ -180,6 +180,7 @@ def test_finished_session_refuses_answers(server):
         ({"screen": -1, "choice": 0}, 400, "screen: expected a screen number"),
         ({"screen": "0", "choice": 0}, 400, "screen: expected a screen number"),
         ({"choice": 0}, 400, "screen: required"),
+        ({"screen": 0}, 400, "choice: required"),
         ({"screen": 0, "choice": 0, "found": "yes"}, 400, "found: expected true or false"),
         ({"screen": 0, "choice": None, "found": True}, 400, "found needs the item"),
         ({"screen": 0, "choice": 0, "admin": True}, 400, "unknown field"),

@@ -53,11 +53,9 @@ __all__ = [
 # the kinds of query whose answers are exported as triplets (the checks are not)
 EXPORT_KINDS = (*ANSWER_KINDS, "test")
 PASS_SHARE = 0.5  # a participant passing fewer of their checks than this is flagged
-# the repeats rule judges from this many repeats of clear queries (rules 3): an honest person's
-# second answer to a query predicted at 0.95 differs about 1 time in 5, so judged from two
-# it flagged 1 honest person in 25 (both differing); from four, fewer than 1 in 30
-# (at most 1 of 4 agreeing), while a script at random fails 5 times in 16. Collects with
-# fewer repeats are judged by the agreement rule, which catches the same scripts.
+# the repeats rule judges from this many clear repeats (rules 3): an honest person's second
+# answer differs about 1 time in 5, so from two it flagged 1 honest person in 25; from four
+# under 1 in 30, a script at random 5 in 16 (fewer repeats: the agreement rule judges)
 REPEATS_AFTER = 4
 # the response-time rule (FAST_MS, FAST_AFTER, FAST_SERVER_MS): .rules
 # the agreement rule: a participant with at least AGREEMENT_AFTER counted answers whose
@@ -67,9 +65,7 @@ REPEATS_AFTER = 4
 # flagged; judged once the others' answers give AGREEMENT_ROWS_PER_ITEM triplets per item.
 # Since the check rules 3 a skip on any screen is a pick that does not agree.
 # (AGREEMENT_AFTER: .rules, which the collect file's check of max_queries reads too)
-# (level 0.05: a script at chance escapes the rule 1 time in 20; honest people of the farm's
-# bench scored z of 2.4 to 5.1 from 56 picks, flagged under z = 1.64)
-AGREEMENT_LEVEL = 0.05
+AGREEMENT_LEVEL = 0.05  # a script at chance escapes 1 time in 20 (honest z: 2.4 to 5.1)
 AGREEMENT_FOLDS = 10
 AGREEMENT_ROWS_PER_ITEM = 10
 AGREEMENT_SEED = 0xA9EE  # purpose of the seeds of the folds and their fits
