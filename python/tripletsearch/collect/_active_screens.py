@@ -1,0 +1,168 @@
+"""The active method's screens past the triplet: ranked grids and odd-one-out trials.
+
+:class:`~tripletsearch.collect.ActiveQueries` asks a head's next screen by the information
+its answer carries about where the head lies (``collect/choice_information.hpp``):
+
+- ``"rank"`` (k candidates, r picks): the best pair first (the triplet rule, with its hedge:
+  pairs asked of the head least often), then, greedily, the candidate whose addition makes
+  the ranked answer of the screen tell most (``min(r, size - 1)`` picks while it grows),
+  among a pool of ``POOL`` anchors (the ``N_NEAR`` nearest to the head and the rest of the
+  candidate pairs' anchors at random), the hedge applied to each addition (its pairs with
+  the chosen ones asked of the head least often);
+- ``"odd-one-out"``: among the candidate pairs (a, b) of anchors, the one whose three-way
+  answer about {head, a, b} tells most. From the head's side an odd-one-out is a choice
+  among three with weights sim(a, b) (the head odd: a constant row), sim(h, b) (a odd) and
+  sim(h, a) (b odd).
+
+A head's weights come from all its answers: its ranked screens, or every odd-one-out trial
+it appears in (as the head of the other two).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _core
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._methods import ActiveQueries
+
+__all__ = ["POOL", "odd_views", "screen_log_weights", "ask_rank", "ask_odd"]
+
+POOL = 48  # anchors a ranked screen's greedy choice draws from
+
+
+def odd_views(rows: np.ndarray) -> np.ndarray:
+    """Odd-one-out rows ``(a, b, odd)`` seen from each of their items: ``(head, y, z, flag)``.
+
+    Three views a row: from a and from b (the others and the odd one last, flag 0: z is
+    odd) and from the odd item (flag 1: the head is odd), in the order told.
+    """
+    a, b, o = rows[:, 0], rows[:, 1], rows[:, 2]
+    views = np.stack(
+        [
+            np.stack([a, b, o, np.zeros_like(a)], axis=1),
+            np.stack([b, a, o, np.zeros_like(a)], axis=1),
+            np.stack([o, a, b, np.ones_like(a)], axis=1),
+        ],
+        axis=1,
+    )
+    return np.ascontiguousarray(views.reshape(-1, 4))
+
+
+def _item_rows(m: ActiveQueries, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A table of ``items``' log-odds terms (anchors' rows reused) and each item's row."""
+    assert m.scorer is not None and m.particles is not None
+    uniq = np.unique(items)
+    rows = m.row_of[uniq]
+    extra = uniq[rows < 0]
+    if not len(extra):
+        return m.table, m.row_of
+    table = np.concatenate([m.table, m.scorer.table(m.particles, extra)])
+    row_of = m.row_of.copy()
+    row_of[extra] = len(m.table) + np.arange(len(extra))
+    return table, row_of
+
+
+def pair_terms(m: ActiveQueries, pairs: np.ndarray) -> np.ndarray:
+    """The log-odds terms f(D(y, z)) of item pairs (C, 2) in the installed embedding."""
+    assert m.scorer is not None
+    X = m.scorer.X
+    out = np.empty(len(pairs))
+    for c, (y, z) in enumerate(pairs.tolist()):
+        out[c] = m.scorer.table(np.ascontiguousarray(X[y : y + 1]), np.array([z]))[0, 0]
+    return out
+
+
+def screen_log_weights(m: ActiveQueries, answers: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """``prior`` plus the log-probability of a head's answers at the particles.
+
+    Rank: rows ``(picks..., others)`` of item ids; odd-one-out: views ``(y, z, flag)``.
+    """
+    assert m.scorer is not None
+    lapse = m.scorer.lapse
+    if not len(answers):
+        return prior
+    if m.screen.trial == "rank":
+        table, row_of = _item_rows(m, answers)
+        rows = np.ascontiguousarray(row_of[answers])
+        return _core.collect_choice_log_weights(lapse, table, rows, m.screen.r, prior, 1)
+    table, row_of = _item_rows(m, answers[:, :2])
+    consts = pair_terms(m, answers[:, :2])
+    M = table.shape[1]
+    G = np.concatenate([table, np.repeat(consts[:, None], M, axis=1)])
+    const_row = len(table) + np.arange(len(answers))
+    y, z = row_of[answers[:, 0]], row_of[answers[:, 1]]
+    head_odd = answers[:, 2] == 1
+    # the picked option first: head odd -> the constant row; z odd -> sim(h, y): y's row
+    first = np.where(head_odd, const_row, y)
+    second = np.where(head_odd, y, const_row)
+    rows = np.ascontiguousarray(np.stack([first, second, z], axis=1))
+    return _core.collect_choice_log_weights(lapse, G, rows, 1, prior, 1)
+
+
+def _hedged(m: ActiveQueries, h: int, chosen: list[int], rest: np.ndarray, info: Any) -> Any:
+    """``info`` with the additions whose pairs with ``chosen`` were asked of ``h`` more
+    often than the least asked addition's at -inf.
+    """
+    counts = m.pair_asks.get(h)
+    if not counts:
+        return info
+    times = np.array(
+        [max(counts.get(min(c, a) * m.n + max(c, a), 0) for a in chosen) for c in rest.tolist()]
+    )
+    if times.min() == times.max():
+        return info
+    out = np.array(info, dtype=np.float64)
+    out[times > times.min()] = -np.inf
+    return out
+
+
+def ask_rank(m: ActiveQueries, rng: np.random.Generator, h: int, log_w: np.ndarray) -> list[int]:
+    """A ranked screen's k candidates for head ``h``, chosen greedily (in choice order)."""
+    assert m.scorer is not None
+    k, r = m.screen.k, m.screen.r
+    pairs = m.candidates(rng, h, log_w)
+    info = m.least_asked(h, pairs, m.scorer.information(m.table, log_w, m.row_of[pairs]))
+    chosen = [int(v) for v in pairs[int(np.argmax(info))]]
+    pool = np.unique(pairs.ravel())
+    if len(pool) > POOL:
+        pool = np.sort(rng.choice(pool, size=POOL, replace=False))
+    while len(chosen) < k:
+        rest = np.setdiff1d(pool, chosen)
+        if not len(rest):
+            break
+        sets = np.column_stack([np.tile(chosen, (len(rest), 1)), rest])
+        picks = min(r, len(chosen))
+        gain = _core.collect_choice_information(
+            m.scorer.lapse,
+            m.table,
+            log_w,
+            np.ascontiguousarray(m.row_of[sets]),
+            picks,
+            m.scorer.threads,
+        )
+        gain = _hedged(m, h, chosen, rest, gain)
+        chosen.append(int(rest[int(np.argmax(gain))]))
+    return chosen
+
+
+def ask_odd(m: ActiveQueries, rng: np.random.Generator, h: int, log_w: np.ndarray) -> list[int]:
+    """An odd-one-out trial's two other items for head ``h``: the most informative pair."""
+    assert m.scorer is not None
+    pairs = m.candidates(rng, h, log_w)
+    AP = m.anchor_pair_terms()
+    consts = AP[m.row_of[pairs[:, 0]], m.row_of[pairs[:, 1]]]
+    M = m.table.shape[1]
+    G = np.concatenate([m.table, np.repeat(consts[:, None], M, axis=1)])
+    sets = np.stack(
+        [len(m.table) + np.arange(len(pairs)), m.row_of[pairs[:, 1]], m.row_of[pairs[:, 0]]],
+        axis=1,
+    )
+    info = _core.collect_choice_information(
+        m.scorer.lapse, G, log_w, np.ascontiguousarray(sets), 1, m.scorer.threads
+    )
+    info = m.least_asked(h, pairs, info)
+    return [int(v) for v in pairs[int(np.argmax(info))]]
