@@ -104,8 +104,10 @@ def screen_log_weights(m: ActiveQueries, answers: np.ndarray, prior: np.ndarray)
 
 
 def _hedged(m: ActiveQueries, h: int, chosen: list[int], rest: np.ndarray, info: Any) -> Any:
-    """``info`` with the additions whose pairs with ``chosen`` were asked of ``h`` more
-    often than the least asked addition's at -inf.
+    """``info`` with the over-asked additions at -inf (the triplet sampler's hedge).
+
+    An addition is over-asked when its pairs with ``chosen`` were asked of ``h`` more often
+    than the least asked addition's.
     """
     counts = m.pair_asks.get(h)
     if not counts:

@@ -121,8 +121,10 @@ class ScreenKind:
         return rows if self.is_triplet else self.trials(rows).to_triplets()
 
     def fit_input(self, rows: np.ndarray) -> Any:
-        """What a fit takes of the told rows: the trials themselves (their own likelihood)
-        where :meth:`Embedding.fit` takes trials, else the triplets they imply.
+        """What a fit takes of the told rows.
+
+        The trials themselves (their own likelihood) where :meth:`Embedding.fit` takes
+        trials, else the triplets they imply.
         """
         if self.is_triplet:
             return rows

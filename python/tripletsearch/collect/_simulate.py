@@ -149,7 +149,7 @@ def _collect(X: np.ndarray, spec: Spec, run: int) -> tuple[np.ndarray, np.ndarra
     screen = spec.screen
     draws = np.random.default_rng(derived_seed(spec.seed, run, _ANSWERS))
     u = draws.random((spec.budget, 2) if screen.is_triplet else (spec.budget, screen.r, 2))
-    trial_kw = {} if screen.is_triplet else {"trial": screen.trial}
+    trial_kw: dict[str, Any] = {} if screen.is_triplet else {"trial": screen.trial}
     if screen.trial == "rank":
         trial_kw.update(n_choices=screen.k, picks=screen.r)
     sampler = TripletSampler(
