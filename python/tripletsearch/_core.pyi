@@ -997,6 +997,18 @@ def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy
     """
     Fits an embedding from `init` (n, d) to triplet rows (int32 rows are read as they are, other integer rows as int64; the validation rows are read as the rows); callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit). With `validation` rows the fit stops early on their loss and ends at its best epoch.
     """
+def train_trials(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sets: list, options: TrainOptions, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None) -> tuple:
+    """
+    Fits an embedding from `init` to trial sets by L-BFGS: (embedding, loss per epoch, gamma per epoch, epochs, status).
+    """
+def trials_log_prob(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sets: list, threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    log p of every trial of the sets [(rows, kind, k, r, ordered), ...], set after set.
+    """
+def trials_loss_grad(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sets: list, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    """
+    (sum log p, its gradient (n, d), its derivative in log gamma) over every trial.
+    """
 def vector_math(name: str, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """
     exp or log of each value by the row kernels' vector code under the active ISA (the C library's for the last n % 4 values, and under 'portable'): tests of its accuracy.

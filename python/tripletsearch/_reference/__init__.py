@@ -16,6 +16,7 @@ module             twin of
 ``continuous``     ``continuous/`` and ``simulate/continuous.hpp``
 ``theory``         ``theory/monte_carlo.hpp``
 ``collect``        ``collect/information.hpp``: the triplet sampler's scoring
+``trials``         ``oracle/trials.hpp``: ranked and odd-one-out likelihoods, their fit
 =================  ==========================================================
 """
 
@@ -53,6 +54,9 @@ TWINS: dict[str, tuple[str, ...]] = {
     "collect.table_log_weights": ("collect_table_log_weights",),
     "collect.log_odds": ("collect_log_odds",),
     "collect.pair_information": ("collect_pair_information",),
+    "trials.log_prob": ("trials_log_prob",),
+    "trials.loss_grad": ("trials_loss_grad",),
+    "trials.train": ("train_trials",),
 }
 
 #: Entry points of the compiled core without a twin, and what their tests compare with.

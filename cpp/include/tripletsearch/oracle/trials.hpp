@@ -1,0 +1,384 @@
+// Likelihoods of trials with more than a triplet per screen: ranked choices (a head, k
+// candidates, r picks; Plackett-Luce: each pick a choice among the candidates left) and
+// odd-one-out (three items; the odd one is the choice of the closest pair).
+//
+// Every trial is a sequence of choices among k alternatives, each alternative a pair of
+// items (u_j, v_j) at squared distance D_j with log-weight w_j = -f(D_j): gamma-CKL
+// f(D) = (gamma/2) log D (P(c) proportional to d^-gamma), CKL, t-STE and STE their own f
+// (models.hpp). Rows (python/tripletsearch/trials.py's rows()):
+//  * ranked: [h, p_1 .. p_r, the other candidates]; alternative j is (h, row[1 + j]); the
+//    picks are alternatives 0..r-1, in order; ordered: log p = sum_s (w_s - LSE_{j>=s} w_j);
+//    unordered: the log of the sum of that probability over the r! orders of the picks;
+//  * odd-one-out: [a, b, o]; alternatives (a, b), (a, o), (b, o); the odd item o names the
+//    pair (a, b): log p = w_0 - LSE(w_0, w_1, w_2).
+// Squared distances are floored at DBL_MIN (finite answers for coincident points; the
+// derivative there is 0). python/tripletsearch/_reference/trials.py is the NumPy twin.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../core/errors.hpp"
+#include "../core/interrupt.hpp"
+#include "../core/parallel.hpp"
+#include "../simd/dispatch.hpp"
+#include "choice.hpp"
+#include "gradient.hpp"
+#include "models.hpp"
+
+namespace tripletsearch {
+
+enum class TrialKind : int { Ranked = 0, OddOneOut = 1 };
+
+constexpr int kMaxUnorderedPicks = 4;  // an unordered answer sums r! orders: r <= 4
+
+// One set of trials of one shape; rows (m, width) row-major, int64 item ids.
+struct TrialSet {
+  const std::int64_t* rows = nullptr;
+  std::int64_t m = 0;
+  TrialKind kind = TrialKind::Ranked;
+  int k = 2;  // alternatives per trial (ranked: candidates; odd-one-out: 3 pairs)
+  int r = 1;  // choices per trial (ranked: picks; odd-one-out: 1)
+  bool ordered = true;
+
+  int width() const { return kind == TrialKind::Ranked ? k + 1 : 3; }
+
+  // Alternative j of trial row R: the pair (u, v).
+  void pair(const std::int64_t* R, int j, std::int64_t& u, std::int64_t& v) const {
+    if (kind == TrialKind::Ranked) {
+      u = R[0];
+      v = R[1 + j];
+    } else {
+      u = R[j == 2 ? 1 : 0];
+      v = R[j == 0 ? 1 : 2];
+    }
+  }
+
+  // Throws std::invalid_argument naming the argument when the shape or an id is bad.
+  void validate(std::int64_t n) const {
+    if (m < 0) throw std::invalid_argument("trials: negative number of rows");
+    if (kind == TrialKind::OddOneOut && (k != 3 || r != 1))
+      throw std::invalid_argument("trials: an odd-one-out trial has 3 pairs and 1 choice");
+    if (k < 2 || k > kMaxChoices)
+      throw std::invalid_argument("candidates: between 2 and " + std::to_string(kMaxChoices) +
+                                  " per trial, got " + std::to_string(k));
+    if (r < 1 || r >= k)
+      throw std::invalid_argument("picks: between 1 and k - 1 per trial, got " +
+                                  std::to_string(r));
+    if (!ordered && r > kMaxUnorderedPicks)
+      throw std::invalid_argument(
+          "picks: an unordered answer sums the orders of its picks, at most " +
+          std::to_string(kMaxUnorderedPicks) + " picks (got " + std::to_string(r) +
+          "); give them in order (ordered=True)");
+    require_in_range(rows, m * width(), n, width(), "trials");
+  }
+};
+
+// Log-weights w(D) = -f(D) and their derivatives, per model.
+template <class M>
+struct LogWeight;
+
+template <>
+struct LogWeight<GammaCKLModel> {
+  static constexpr bool kGamma = true;
+  GammaPower g;
+  explicit LogWeight(const GammaCKLModel& model) : g(model.g) {}
+  // v[j] = exp(w_j - max w) = (Dmin / D_j)^(gamma/2) in (0, 1]; dw[j] = dw/dD_j.
+  TS_ALWAYS_INLINE void weights(const double* D, int k, double* v, double* dw) const {
+    double dmin = std::max(D[0], kTinyDistance);
+    for (int j = 1; j < k; ++j) dmin = std::min(dmin, std::max(D[j], kTinyDistance));
+    for (int j = 0; j < k; ++j) {
+      const double Dj = std::max(D[j], kTinyDistance);
+      v[j] = g(dmin * (1.0 / Dj));
+      dw[j] = D[j] > kTinyDistance ? -g.half_gamma() / Dj : 0.0;
+    }
+  }
+  // lw[j] = w_j - max w (the slow path and d/d log gamma need it).
+  TS_ALWAYS_INLINE void log_weights(const double* D, int k, double* lw) const {
+    double wmax = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < k; ++j) wmax = std::max(wmax, lw[j] = -g.half_gamma() * safe_log(D[j]));
+    for (int j = 0; j < k; ++j) lw[j] -= wmax;
+  }
+};
+
+template <class K>
+struct LogWeight<DiffModel<K>> {
+  static constexpr bool kGamma = false;
+  K kern;
+  explicit LogWeight(const DiffModel<K>& model) : kern(model.k) {}
+  TS_ALWAYS_INLINE void weights(const double* D, int k, double* v, double* dw) const {
+    log_weights(D, k, v);
+    for (int j = 0; j < k; ++j) {
+      v[j] = std::exp(v[j]);
+      dw[j] = -kern.fprime(std::max(D[j], 0.0));
+    }
+  }
+  TS_ALWAYS_INLINE void log_weights(const double* D, int k, double* lw) const {
+    double wmax = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < k; ++j) wmax = std::max(wmax, lw[j] = -kern.f(std::max(D[j], 0.0)));
+    for (int j = 0; j < k; ++j) lw[j] -= wmax;
+  }
+};
+
+namespace detail {
+
+inline double log_sum_exp(const double* a, const int* idx, int count) {
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int t = 0; t < count; ++t) mx = std::max(mx, a[idx[t]]);
+  double s = 0.0;
+  for (int t = 0; t < count; ++t) s += std::exp(a[idx[t]] - mx);
+  return mx + std::log(s);
+}
+
+// Plackett-Luce in log space from lw (any shift): log p of picking alternatives order[0..r)
+// in that order among k, and e[j] += scale * dlogp/dw_j. The slow, exact path.
+inline double ordered_log(const double* lw, int k, const int* order, int r, double* e,
+                          double scale) {
+  int left[kMaxChoices];
+  int nleft = 0;
+  for (int j = 0; j < k; ++j) left[nleft++] = j;
+  double logp = 0.0;
+  for (int s = 0; s < r; ++s) {
+    const double lse = log_sum_exp(lw, left, nleft);
+    const int c = order[s];
+    logp += lw[c] - lse;
+    if (e != nullptr) {
+      e[c] += scale;
+      for (int t = 0; t < nleft; ++t) e[left[t]] -= scale * std::exp(lw[left[t]] - lse);
+    }
+    nleft = static_cast<int>(std::remove(left, left + nleft, c) - left);
+  }
+  return logp;
+}
+
+// Unordered picks 0..r-1 in log space: log sum over the r! orders; e[j] = dlogp/dw_j.
+inline double unordered_log(const double* lw, int k, int r, double* e) {
+  int order[kMaxUnorderedPicks];
+  for (int s = 0; s < r; ++s) order[s] = s;
+  double L[24];
+  int np = 0;
+  do {
+    L[np++] = ordered_log(lw, k, order, r, nullptr, 0.0);
+  } while (std::next_permutation(order, order + r));
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int p = 0; p < np; ++p) mx = std::max(mx, L[p]);
+  double s = 0.0;
+  for (int p = 0; p < np; ++p) s += std::exp(L[p] - mx);
+  const double logp = mx + std::log(s);
+  std::fill(e, e + k, 0.0);
+  for (int t = 0; t < r; ++t) order[t] = t;
+  int p = 0;
+  do {  // the same orders, in the same sequence
+    ordered_log(lw, k, order, r, e, std::exp(L[p++] - logp));
+  } while (std::next_permutation(order, order + r));
+  return logp;
+}
+
+// The fast path of an ordered answer from relative weights v in (0, 1]: log p and
+// e[j] = dlogp/dw_j; false (nothing written) when p underflows (then the log path).
+TS_ALWAYS_INLINE bool ordered_fast(const double* v, int k, int r, double* e, double& logp) {
+  double S[kMaxChoices + 1];
+  S[k] = 0.0;
+  for (int j = k - 1; j >= 0; --j) S[j] = S[j + 1] + v[j];
+  double P = 1.0, acc = 0.0;
+  for (int j = 0; j < k; ++j) {
+    if (j < r) {
+      const double inv = 1.0 / S[j];
+      P *= v[j] * inv;
+      acc += inv;
+    }
+    e[j] = (j < r ? 1.0 : 0.0) - v[j] * acc;
+  }
+  if (!(P > 1e-300)) return false;
+  logp = std::log(P);
+  return true;
+}
+
+}  // namespace detail
+
+// log p of one trial and e[j] = dlogp/dw_j from its squared distances D; dw[j] = dw/dD_j;
+// lw: scratch (k). Returns d log p / d log gamma in dlg when kDG (gamma-CKL).
+template <bool kDG, class LW>
+TS_ALWAYS_INLINE double trial_terms(const LW& lw, const TrialSet& S, const double* D, double* e,
+                                    double* dw, double* lws, double& dlg) {
+  double v[kMaxChoices];
+  lw.weights(D, S.k, v, dw);
+  double logp = 0.0;
+  bool logs = false;
+  if (!S.ordered) {
+    lw.log_weights(D, S.k, lws);
+    logs = true;
+    logp = detail::unordered_log(lws, S.k, S.r, e);
+  } else if (!detail::ordered_fast(v, S.k, S.r, e, logp)) {
+    lw.log_weights(D, S.k, lws);
+    logs = true;
+    int order[kMaxChoices];
+    for (int s = 0; s < S.r; ++s) order[s] = s;
+    std::fill(e, e + S.k, 0.0);
+    logp = detail::ordered_log(lws, S.k, order, S.r, e, 1.0);
+  }
+  if constexpr (kDG) {  // w_j is proportional to gamma: d w_j / d log gamma = w_j
+    if (!logs) lw.log_weights(D, S.k, lws);
+    double s = 0.0;
+    for (int j = 0; j < S.k; ++j) s += e[j] * lws[j];  // sum_j e_j = 0: the shift cancels
+    dlg = s;
+  }
+  return logp;
+}
+
+// The trials of several sets, indexed as one sequence (set after set).
+struct TrialSets {
+  std::vector<TrialSet> sets;
+  std::vector<std::int64_t> start;  // start[s]: the first global index of set s; back: total
+
+  explicit TrialSets(std::vector<TrialSet> s) : sets(std::move(s)) {
+    start.push_back(0);
+    for (const TrialSet& t : sets) start.push_back(start.back() + t.m);
+  }
+  std::int64_t total() const { return start.back(); }
+  void validate(std::int64_t n) const {
+    for (const TrialSet& t : sets) t.validate(n);
+  }
+};
+
+// The kernel of a range of trials [g0, g1) of one set: sums and the gradient of log p
+// added into G; written once, compiled for each ISA (simd::dynamic_dispatch).
+template <bool kDG, class LW>
+struct TrialRange {
+  TS_ALWAYS_INLINE static LossGrad run(const LW& lw, const TrialSet& S, const double* X,
+                                       std::int64_t d, std::int64_t g0, std::int64_t g1,
+                                       double* G) {
+    LossGrad sum;
+    double D[kMaxChoices], e[kMaxChoices], dw[kMaxChoices], lws[kMaxChoices];
+    const int w = S.width();
+    for (std::int64_t t = g0; t < g1; ++t) {
+      const std::int64_t* R = S.rows + t * w;
+      for (int j = 0; j < S.k; ++j) {
+        std::int64_t u, v;
+        S.pair(R, j, u, v);
+        D[j] = sqdist(X + u * d, X + v * d, d);
+      }
+      double dlg = 0.0;
+      sum.logp += trial_terms<kDG>(lw, S, D, e, dw, lws, dlg);
+      if constexpr (kDG) sum.dlg += dlg;
+      for (int j = 0; j < S.k; ++j) {
+        const double c = 2.0 * e[j] * dw[j];  // d log p / d x_u = c (x_u - x_v)
+        if (c == 0.0) continue;
+        std::int64_t u, v;
+        S.pair(R, j, u, v);
+        const double* xu = X + u * d;
+        const double* xv = X + v * d;
+        double* gu = G + u * d;
+        double* gv = G + v * d;
+        for (std::int64_t a = 0; a < d; ++a) {
+          const double y = c * (xu[a] - xv[a]);
+          gu[a] += y;
+          gv[a] -= y;
+        }
+      }
+    }
+    return sum;
+  }
+};
+
+// Work buffers kept between calls (the trainer calls once per step).
+struct TrialWorkspace {
+  std::vector<double> acc, partial;
+};
+
+// G (n, d) = gradient of sum log p over every trial; returns the sums of log p and (kDG)
+// of d log p / d log gamma. Chunks of the global trial sequence whose boundaries depend on
+// the sizes only, private gradients merged in chunk order: identical for any thread count.
+template <bool kDG, class Model>
+LossGrad trials_loss_grad(const Model& model, const double* X, std::int64_t n, std::int64_t d,
+                          const TrialSets& TS, double* G, TrialWorkspace& ws, int threads,
+                          Cancel& cancel = no_cancel()) {
+  using LW = LogWeight<Model>;
+  const LW lw(model);
+  const std::int64_t nd = n * d, m = TS.total();
+  const std::int64_t C = grad_chunks(m, n, d);
+  double* acc = sized(ws.acc, static_cast<std::size_t>(C * nd));
+  double* part = sized(ws.partial, static_cast<std::size_t>(2 * C));
+  ProbingBarrier done;
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static) nowait
+    for (std::int64_t c = 0; c < C; ++c) {
+      double* Gc = acc + c * nd;
+      std::fill(Gc, Gc + nd, 0.0);
+      LossGrad s;
+      const std::int64_t a = chunk_begin(m, C, c), b = chunk_begin(m, C, c + 1);
+      for (std::size_t q = 0; q < TS.sets.size() && !cancel.checkpoint(); ++q) {
+        const std::int64_t lo = std::max(a, TS.start[q]), hi = std::min(b, TS.start[q + 1]);
+        if (lo >= hi) continue;
+        const LossGrad t = simd::dynamic_dispatch<TrialRange<kDG, LW>>(
+            lw, TS.sets[q], X, d, lo - TS.start[q], hi - TS.start[q], Gc);
+        s.logp += t.logp;
+        s.dlg += t.dlg;
+      }
+      part[2 * c] = s.logp;
+      part[2 * c + 1] = s.dlg;
+    }
+    done.arrive(cancel);
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (std::int64_t k = 0; k < nd; ++k) {
+      double s = 0.0;
+      for (std::int64_t c = 0; c < C; ++c) s += acc[c * nd + k];
+      G[k] = s;
+    }
+  }
+  cancel.throw_if_stopped();
+  return detail::sum_partials(part, C);
+}
+
+// Calls fn(model) for a model with a choice among k (Probit has none: a clear error).
+template <class Fn>
+auto with_choice_model(const OracleSpec& spec, Fn&& fn) {
+  if (spec.kind == ModelKind::Probit)
+    throw std::invalid_argument(
+        "model: Probit models pairs only (triplets); ranked and odd-one-out trials need "
+        "gamma-ckl, ckl, t-ste or ste");
+  return with_model(spec, [&](const auto& model) {
+    using M = std::decay_t<decltype(model)>;
+    if constexpr (M::kPairTerms) {
+      return fn(GammaCKLModel(3.0));  // never reached: Probit is refused above
+    } else {
+      return fn(model);
+    }
+  });
+}
+
+// out[t] = log p of each trial (in global order).
+inline void trials_log_prob(const OracleSpec& spec, const double* X, std::int64_t n,
+                            std::int64_t d, const TrialSets& TS, double* out, int threads) {
+  check_call(spec, threads);
+  TS.validate(n);
+  with_choice_model(spec, [&](const auto& model) {
+    using LW = LogWeight<std::decay_t<decltype(model)>>;
+    const LW lw(model);
+    for (std::size_t q = 0; q < TS.sets.size(); ++q) {
+      const TrialSet& S = TS.sets[q];
+      const int w = S.width();
+      double* o = out + TS.start[q];
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (std::int64_t t = 0; t < S.m; ++t) {
+        double D[kMaxChoices], e[kMaxChoices], dw[kMaxChoices], lws[kMaxChoices], dlg = 0.0;
+        for (int j = 0; j < S.k; ++j) {
+          std::int64_t u, v;
+          S.pair(S.rows + t * w, j, u, v);
+          D[j] = sqdist(X + u * d, X + v * d, d);
+        }
+        o[t] = trial_terms<false>(lw, S, D, e, dw, lws, dlg);
+      }
+    }
+    return 0;
+  });
+}
+
+}  // namespace tripletsearch
