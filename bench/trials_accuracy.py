@@ -68,32 +68,44 @@ def run(
     test_size: int = 5000,
     only: list[str] | None = None,
     n_jobs: int | None = 1,
+    first_seed: int = 0,
+    save: str | None = None,
 ) -> dict[str, Any]:
-    """Every condition's accuracy (runs x budgets) and seconds taken."""
+    """Every condition's accuracy (seeds x budgets) and seconds taken.
+
+    Seed by seed (each a run of its own, ``random_state=seed``), every condition of a seed
+    before the next seed; with ``save``, the results so far are written there (JSON) after
+    each, so that a long run stopped early keeps what it measured.
+    """
     X = np.random.default_rng(12345).normal(size=(n, dim))
     out: dict[str, Any] = {}
-    for name, kw in conditions(scale).items():
-        if only and name not in only:
-            continue
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = simulate_collection(
-                X,
-                oracle=GammaCKL(GAMMA),
-                oracle_lapse=LAPSE,
-                budget=kw["n_answers"][-1],
-                n_runs=seeds,
-                test_size=test_size,
-                random_state=7,
-                n_jobs=n_jobs,
-                **kw,
-            )
-        out[name] = {
-            "budgets": list(kw["n_answers"]),
-            "accuracy": res.accuracy.tolist(),
-            "seconds": time.perf_counter() - t0,
-        }
+    for seed in range(first_seed, first_seed + seeds):
+        for name, kw in conditions(scale).items():
+            if only and name not in only:
+                continue
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = simulate_collection(
+                    X,
+                    oracle=GammaCKL(GAMMA),
+                    oracle_lapse=LAPSE,
+                    budget=kw["n_answers"][-1],
+                    n_runs=1,
+                    test_size=test_size,
+                    random_state=seed,
+                    n_jobs=n_jobs,
+                    **kw,
+                )
+            r = out.setdefault(name, {"budgets": list(kw["n_answers"]), "accuracy": [],
+                                      "truth": [], "seconds": 0.0, "seeds": []})  # fmt: skip
+            r["accuracy"].append(res.accuracy[0].tolist())
+            r["truth"].append(res.truth_accuracy[0].tolist())
+            r["seconds"] += time.perf_counter() - t0
+            r["seeds"].append(seed)
+            if save:
+                with open(save, "w") as f:
+                    json.dump(out, f)
     return out
 
 
@@ -117,16 +129,19 @@ def screens_to_reach(budgets: list[int], mean: np.ndarray, mark: float) -> float
     return float("nan")
 
 
-def report(res: dict[str, Any]) -> str:
-    """The curves and the comparisons as text."""
-    lines = []
+def report(res: dict[str, Any], key: str = "accuracy") -> str:
+    """The curves and the comparisons as text (``key``: "accuracy" against the people's
+    answers to the test queries, "truth" against the truth's order of them)."""
+    lines = [f"held-out {key}:"]
     curves = {}
     for name, r in res.items():
-        acc = np.asarray(r["accuracy"])
+        acc = np.asarray(r[key])
         mean, se = _mean_se(acc)
         curves[name] = (r["budgets"], mean, se, acc)
         cells = "  ".join(f"{b}: {m:.4f}+-{s:.4f}" for b, m, s in zip(r["budgets"], mean, se))
         lines.append(f"{name:16s} ({len(acc)} seeds, {r['seconds']:.0f} s)  {cells}")
+        if "seeds" in r:
+            lines[-1] += f"  seeds {r['seeds']}"
     if "triplets" in curves:
         tb, tm, tse, _ = curves["triplets"]
         mark = float(np.interp(min(MARK, tb[-1]), tb, tm))
@@ -174,6 +189,7 @@ def main() -> None:
     p.add_argument("--only", nargs="*")
     p.add_argument("--json", help="write the raw results here")
     p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--report", nargs="*", help="only report these JSON files' results, merged")
     a = p.parse_args()
     if a.report:
@@ -182,12 +198,14 @@ def main() -> None:
             with open(path) as f:
                 merged.update(json.load(f))
         print(report(merged))
+        print(report(merged, "truth"))
         return
-    res = run(a.n, a.dim, a.seeds, scale=a.scale, only=a.only, n_jobs=a.n_jobs)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f)
+    res = run(
+        a.n, a.dim, a.seeds, scale=a.scale, only=a.only, n_jobs=a.n_jobs,
+        first_seed=a.first_seed, save=a.json,
+    )  # fmt: skip
     print(report(res))
+    print(report(res, "truth"))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import pytest
 from tripletsearch import GammaCKL, OddOneOut, RankedChoices, TripletSampler
 from tripletsearch._reference import collect as ref
 from tripletsearch._reference import oracles as ref_oracles
+from tripletsearch.collect import _active_screens as _screens_mod
 from tripletsearch.collect import simulate_collection
 from tripletsearch.collect._screens import odd_one_out_answer, ranked_answer
 
@@ -66,9 +67,9 @@ def test_active_screens_are_valid_and_resume(trial, kw):
         np.testing.assert_array_equal(twin.ask(3), s.ask(3))
 
 
-def test_active_rank_screens_tell_more_than_random_ones():
-    # at the sampler's state, its screens' answers carry more information about their head
-    # than random screens of the same head (scored by the NumPy twin)
+def test_active_rank_screen_is_the_most_informative_of_its_draws():
+    # replayed with the NumPy twin: the head's own particles and answers, the random
+    # screens drawn, the information of each; the screen asked is the most informative
     X = np.random.default_rng(2).normal(size=(40, 2))
     rng = np.random.default_rng(3)
     s = TripletSampler(40, 2, trial="rank", n_choices=4, picks=2, random_state=4)
@@ -77,21 +78,24 @@ def test_active_rank_screens_tell_more_than_random_ones():
         for _ in range(70):
             q = s.ask(1)[0]
             s.tell(answer(X, 2, q, rng)[None])
-        method = s._method
+        m = s._method
+        m.prepare(s)
         model = ref_oracles.GammaCKL(float(s.embedding_.gamma_))
         E = s.embedding_.embedding_
-        better = []
-        for _ in range(10):
-            q = s.ask(1)[0]
-            h = int(q[0])
-            lw = method.log_weights(s, h)
-            F = ref.log_odds(model, E, method.particles, np.arange(40))
-            active = ref.choice_information(0.0, F, lw, q[None, 1:], 2)[0]
+        for h in (0, 7, 39):
+            chosen = _screens_mod.ask_rank(m, s, np.random.default_rng(h), h)
+            replay = np.random.default_rng(h)
+            S = _screens_mod.local_support(m, replay, h)
+            F = ref.log_odds(model, E, S, np.arange(40))
+            answers = m.head_answers(s, h)
+            lw = ref.choice_log_weights(0.0, F, answers, 2, np.zeros(len(S)))
             others = np.delete(np.arange(40), h)
-            sets = np.stack([rng.choice(others, 4, replace=False) for _ in range(50)])
-            better.append(active > np.mean(ref.choice_information(0.0, F, lw, sets, 2)))
-            s.tell(answer(X, 2, q, rng)[None])
-    assert np.mean(better) >= 0.9
+            sets = np.stack(
+                [replay.choice(others, size=4, replace=False) for _ in range(_screens_mod.BEST_OF)]
+            )
+            info = ref.choice_information(0.0, F, lw, sets, 2)
+            assert chosen == sets[int(np.argmax(info))].tolist()
+            assert info.max() > np.median(info)
 
 
 def test_told_trials_and_rows_alike():

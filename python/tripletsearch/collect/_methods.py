@@ -433,6 +433,8 @@ class ActiveQueries(QueryMethod):
         self.screen = sampler.screen
         # the burn-in's triplets in screens that tell as many bits at most
         self.burn_in = self.screen.burn_in(math.ceil(L0 * self.dim * math.log2(L0)))
+        if not self.screen.is_triplet:  # a screen shows many candidates: every item one
+            self.anchors = np.arange(self.n, dtype=np.int64)
         self.head_asks = np.zeros(self.n, dtype=np.int64)  # asks as a head, burn-in's included
         # head -> {pair key min * n + max: times asked of the head}, burn-in's included
         self.pair_asks: dict[int, dict[int, int]] = {}
@@ -465,10 +467,10 @@ class ActiveQueries(QueryMethod):
             return self.burn_in_query(rng, 2 if odd else k)
         h = self.next_head(rng)
         scorer = self.prepare(sampler)
-        log_w = self.log_weights(sampler, h)
         if self.screen.trial == "rank":
-            chosen = rng.permutation(ask_rank(self, rng, h, log_w))
+            chosen = rng.permutation(ask_rank(self, sampler, rng, h))
             return self.asked(extend_query(rng, self.n, [h, *(int(c) for c in chosen)], k))
+        log_w = self.log_weights(sampler, h)
         if odd:
             trio = np.array([h, *ask_odd(self, rng, h, log_w)], dtype=np.int64)
             self.asked(trio)
@@ -554,6 +556,13 @@ class ActiveQueries(QueryMethod):
             self.cache[h] = lw
         return lw
 
+    def head_answers(self, sampler: TripletSampler, h: int) -> np.ndarray:
+        """The head's answers (its rows but the head), in the order told."""
+        rows = self.index_rows(sampler)
+        if self.answer_index is None:
+            self.answer_index = HeadIndex(rows, self.n)
+        return self.answer_index.answers(rows, h)
+
     def index_rows(self, sampler: TripletSampler) -> np.ndarray:
         """The told rows by head: the rows, or each odd-one-out row seen from its 3 items."""
         rows = sampler.told_rows
@@ -635,6 +644,8 @@ class ActiveQueries(QueryMethod):
 
     def installed(self, sampler: TripletSampler) -> None:
         promoted = np.flatnonzero(self.head_asks >= self.PROMOTE_PER_DIM * self.dim)
+        if not self.screen.is_triplet:  # a screen shows many candidates: every item one
+            promoted = np.arange(self.n)
         self.anchors = np.union1d(self.anchors, promoted).astype(np.int64)
         self.particles = self.draw_particles(sampler)
         self.reset_derived()

@@ -70,8 +70,9 @@ class TripletSampler:
         told as :class:`~tripletsearch.RankedChoices` or rows ``(head, pick 1, ..., pick
         r, the other candidates)``. ``"odd-one-out"``: three items, told as
         :class:`~tripletsearch.OddOneOut` or rows ``(a, b, odd)``. The fits take the
-        trials themselves; ``"active"`` chooses a screen's candidates greedily by the
-        information of its whole answer about the head; ``"arr"`` asks triplets only.
+        trials themselves; ``"active"`` asks the screen whose whole answer tells most
+        about the head (:mod:`~tripletsearch.collect._active_screens`); ``"arr"`` asks
+        triplets only.
     n_choices, picks : int or None
         Candidates and ranked picks of a ``"rank"`` screen (None: 8 and 2); a triplet has
         2 and 1, an odd-one-out 3 and 1.
