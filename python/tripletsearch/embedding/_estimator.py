@@ -309,8 +309,11 @@ class Embedding(ParamsMixin):
 
         Parameters
         ----------
-        triplets : array_like of int, shape (m, 3)
-            Rows ``(t, i, j)``: "i was judged closer to t than j".
+        triplets : array_like of int, shape (m, 3), or trials
+            Rows ``(t, i, j)``: "i was judged closer to t than j"; or a
+            :class:`~tripletsearch.RankedChoices`, an :class:`~tripletsearch.OddOneOut`, or
+            a list of trial sets (triplet arrays among them), fitted by their own
+            likelihoods summed (L-BFGS only, no ``early_stopping``; Probit: triplets only).
         n_items : int, optional
             Number of items (overrides the ``n_items`` parameter); default: one more
             than the largest index.
@@ -504,7 +507,9 @@ class Embedding(ParamsMixin):
         A row counts 1 when its ``closer`` item is nearer its head than ``farther`` in
         ``embedding_`` (every model finds that outcome the likelier), 0 when farther and 1/2
         at a tie: the library's one rule, :func:`tripletsearch.outcomes.triplet_accuracy`.
-        NaN without valid rows.
+        NaN without valid rows. On trials: the share whose first pick (or odd item) the
+        embedding makes likeliest (its pair the nearest; a tie at the nearest shares the
+        credit).
         """
         trials = self._trials(triplets)
         if trials is not None:
