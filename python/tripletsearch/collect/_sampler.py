@@ -71,7 +71,7 @@ class TripletSampler:
         r, the other candidates)``. ``"odd-one-out"``: three items, told as
         :class:`~tripletsearch.OddOneOut` or rows ``(a, b, odd)``. The fits take the
         trials themselves; ``"active"`` asks the screen whose whole answer tells most
-        about the head (:mod:`~tripletsearch.collect._active_screens`); ``"arr"`` asks
+        about the head (``collect/_active_screens.py``); ``"arr"`` asks
         triplets only.
     n_choices, picks : int or None
         Candidates and ranked picks of a ``"rank"`` screen (None: 8 and 2); a triplet has
