@@ -190,16 +190,29 @@ def main() -> None:
     p.add_argument("--json", help="write the raw results here")
     p.add_argument("--n-jobs", type=int, default=1)
     p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument(
+        "--best-of", type=int, help="active ranked screens: the best of this many (0: greedy)"
+    )
     p.add_argument("--report", nargs="*", help="only report these JSON files' results, merged")
     a = p.parse_args()
     if a.report:
         merged: dict[str, Any] = {}
         for path in a.report:
             with open(path) as f:
-                merged.update(json.load(f))
+                for name, r in json.load(f).items():  # seeds of one condition joined
+                    if name not in merged:
+                        merged[name] = r
+                        continue
+                    for key in ("accuracy", "truth", "seeds"):
+                        merged[name][key] = merged[name][key] + r[key]
+                    merged[name]["seconds"] += r["seconds"]
         print(report(merged))
         print(report(merged, "truth"))
         return
+    if a.best_of is not None:
+        from tripletsearch.collect import _active_screens
+
+        _active_screens.BEST_OF = a.best_of
     res = run(
         a.n, a.dim, a.seeds, scale=a.scale, only=a.only, n_jobs=a.n_jobs,
         first_seed=a.first_seed, save=a.json,
