@@ -10,7 +10,8 @@ Conditions, each over the same seeds:
 - ``rank-active`` / ``rank-random``: 8-rank-2 screens, active or random, fitted as ranked
   choices (their own likelihood), and ``rank-random-cut``: the same random answers fitted
   as the triplets they imply;
-- ``odd-random``: random odd-one-out trials (and ``odd-random-cut``).
+- ``odd-random``: random odd-one-out trials (and ``odd-random-cut``), ``odd-active``
+  active ones.
 
 Run ``python bench/trials_accuracy.py --seeds 4`` (``--n 300 --dim 5`` for the larger
 problem); it prints the curves (mean and standard error over the seeds per budget) and
@@ -53,6 +54,7 @@ def conditions(scale: float = 1.0) -> dict[str, dict[str, Any]]:
             method="random", n_answers=b(RANK_BUDGETS), fit_as="triplets", **rank
         ),
         "odd-random": dict(method="random", n_answers=b(ODD_BUDGETS), trial="odd-one-out"),
+        "odd-active": dict(method="active", n_answers=b(ODD_BUDGETS), trial="odd-one-out"),
         "odd-random-cut": dict(
             method="random", n_answers=b(ODD_BUDGETS), trial="odd-one-out", fit_as="triplets"
         ),
@@ -161,14 +163,14 @@ def report(res: dict[str, Any], key: str = "accuracy") -> str:
                         f"items viewed {9 * gb}: 8-rank-2 random {gm:.4f}+-{gs:.4f} vs "
                         f"triplets {float(np.interp(t, tb, tm)):.4f} ({t} screens)"
                     )
-        for name in ("odd-random", "odd-random-cut"):
+        for name in ("odd-random", "odd-random-cut", "odd-active"):
             if name in curves:
                 b, m, s, _ = curves[name]
                 common = [(i, bb) for i, bb in enumerate(b) if bb in tb]
                 cells = ", ".join(f"{bb}: {m[i]:.4f} vs {tm[tb.index(bb)]:.4f}" for i, bb in common)
                 lines.append(f"{name} per trial vs triplets: {cells}")
     for a, c in (("rank-active", "rank-random"), ("rank-random", "rank-random-cut"),
-                 ("odd-random", "odd-random-cut")):  # fmt: skip
+                 ("odd-random", "odd-random-cut"), ("odd-active", "odd-random")):  # fmt: skip
         if a in curves and c in curves:
             b, _, _, A = curves[a]
             _, _, _, C = curves[c]
