@@ -185,20 +185,46 @@ def ask_rank(m: ActiveQueries, sampler: Any, rng: np.random.Generator, h: int) -
     return chosen
 
 
-def ask_odd(m: ActiveQueries, rng: np.random.Generator, h: int, log_w: np.ndarray) -> list[int]:
-    """An odd-one-out trial's two other items for head ``h``: the most informative pair."""
+def odd_log_weights(
+    lapse: float, table: np.ndarray, pair_f: np.ndarray, answers: np.ndarray, threads: int
+) -> np.ndarray:
+    """A head's log weights from its odd-one-out views ``(y, z, flag)`` (table rows = items).
+
+    ``pair_f`` (n, n): the log-odds terms f(D(y, z)) of item pairs (the constant rows).
+    """
+    M = table.shape[1]
+    if not len(answers):
+        return np.zeros(M)
+    consts = pair_f[answers[:, 0], answers[:, 1]]
+    G = np.concatenate([table, np.repeat(consts[:, None], M, axis=1)])
+    const_row = len(table) + np.arange(len(answers))
+    y, z, head_odd = answers[:, 0], answers[:, 1], answers[:, 2] == 1
+    # the picked option first: head odd -> the constant row; z odd -> sim(h, y): y's row
+    first = np.where(head_odd, const_row, y)
+    second = np.where(head_odd, y, const_row)
+    rows = np.ascontiguousarray(np.stack([first, second, z], axis=1))
+    return _core.collect_choice_log_weights(lapse, G, rows, 1, np.zeros(M), threads)
+
+
+def ask_odd(m: ActiveQueries, sampler: Any, rng: np.random.Generator, h: int) -> list[int]:
+    """An odd-one-out trial's two other items for head ``h``: the most informative pair.
+
+    On the head's own particles (:func:`local_support`), among the pairs of a pool of
+    ``POOL`` random items (pairs asked of the head least often).
+    """
     assert m.scorer is not None
-    pairs = m.candidates(rng, h, log_w)
-    AP = m.anchor_pair_terms()
-    consts = AP[m.row_of[pairs[:, 0]], m.row_of[pairs[:, 1]]]
-    M = m.table.shape[1]
-    G = np.concatenate([m.table, np.repeat(consts[:, None], M, axis=1)])
-    sets = np.stack(
-        [len(m.table) + np.arange(len(pairs)), m.row_of[pairs[:, 1]], m.row_of[pairs[:, 0]]],
-        axis=1,
-    )
-    info = _core.collect_choice_information(
-        m.scorer.lapse, G, log_w, np.ascontiguousarray(sets), 1, m.scorer.threads
-    )
+    lapse, threads = m.scorer.lapse, m.scorer.threads
+    S = local_support(m, rng, h)
+    table = m.scorer.table(S, np.arange(m.n))
+    pair_f = m.item_pair_terms()
+    log_w = odd_log_weights(lapse, table, pair_f, m.head_answers(sampler, h), threads)
+    others = np.delete(np.arange(m.n), h)
+    pool = np.sort(rng.choice(others, size=min(POOL, len(others)), replace=False))
+    i, j = np.triu_indices(len(pool), 1)
+    pairs = np.stack([pool[i], pool[j]], axis=1)
+    M = table.shape[1]
+    G = np.concatenate([table, np.repeat(pair_f[pairs[:, 0], pairs[:, 1]][:, None], M, axis=1)])
+    sets = np.stack([m.n + np.arange(len(pairs)), pairs[:, 1], pairs[:, 0]], axis=1)
+    info = _core.collect_choice_information(lapse, G, log_w, np.ascontiguousarray(sets), 1, threads)
     info = m.least_asked(h, pairs, info)
     return [int(v) for v in pairs[int(np.argmax(info))]]

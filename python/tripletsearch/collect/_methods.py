@@ -451,7 +451,7 @@ class ActiveQueries(QueryMethod):
         self.row_of = np.empty(0, dtype=np.int64)  # item -> its row of the table (-1)
         self.anchor_X = np.empty((0, 0))  # the anchors' embedded positions
         self.answer_index: HeadIndex | None = None  # the answers by head, as of the install
-        self.anchor_pairs: np.ndarray | None = None  # the anchors' pairwise log-odds terms
+        self.anchor_pairs: np.ndarray | None = None  # the items' pairwise log-odds terms
 
     def min_answers(self) -> int:
         return self.burn_in
@@ -470,11 +470,11 @@ class ActiveQueries(QueryMethod):
         if self.screen.trial == "rank":
             chosen = rng.permutation(ask_rank(self, sampler, rng, h))
             return self.asked(extend_query(rng, self.n, [h, *(int(c) for c in chosen)], k))
-        log_w = self.log_weights(sampler, h)
         if odd:
-            trio = np.array([h, *ask_odd(self, rng, h, log_w)], dtype=np.int64)
+            trio = np.array([h, *ask_odd(self, sampler, rng, h)], dtype=np.int64)
             self.asked(trio)
             return rng.permutation(trio)
+        log_w = self.log_weights(sampler, h)
         pairs = self.candidates(rng, h, log_w)
         info = scorer.information(self.table, log_w, self.row_of[pairs])
         return self.asked(ranked_query(rng, self.n, h, pairs, self.least_asked(h, pairs, info), k))
@@ -568,12 +568,11 @@ class ActiveQueries(QueryMethod):
         rows = sampler.told_rows
         return odd_views(rows) if self.screen.trial == "odd-one-out" else rows
 
-    def anchor_pair_terms(self) -> np.ndarray:
-        """The anchors' pairwise log-odds terms f(D) in the embedding, (L, L) (cached)."""
+    def item_pair_terms(self) -> np.ndarray:
+        """The items' pairwise log-odds terms f(D) in the embedding, (n, n) (cached)."""
         if self.anchor_pairs is None:
             assert self.scorer is not None
-            X = np.ascontiguousarray(self.anchor_X)
-            self.anchor_pairs = self.scorer.table(X, self.anchors)
+            self.anchor_pairs = self.scorer.table(self.scorer.X, np.arange(self.n))
         return self.anchor_pairs
 
     def answer_log_weights(self, answers: np.ndarray, prior: np.ndarray) -> np.ndarray:
