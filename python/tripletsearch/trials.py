@@ -22,7 +22,7 @@ import numpy as np
 
 from ._validation import check_index_range
 
-__all__ = ["RankedChoices", "OddOneOut", "is_trials", "n_seen"]
+__all__ = ["RankedChoices", "OddOneOut", "trial_log_prob", "is_trials", "n_seen"]
 
 
 def _ids(a: Any, name: str, ndim: int) -> np.ndarray:
@@ -318,6 +318,49 @@ class OddOneOut:
         out[:, 0] = R
         out[:, 1] = R[:, [1, 0, 2]]
         return out.reshape(-1, 3)
+
+
+def native_sets(parts: Any) -> list[tuple[np.ndarray, int, int, int, bool]]:
+    """The native core's description of trial sets: ``(rows, kind, k, r, ordered)`` each."""
+    out = []
+    for p in parts:
+        if isinstance(p, OddOneOut):
+            out.append((p.rows(), 1, 3, 1, True))
+        else:
+            out.append((p.rows(), 0, p.n_choices, p.n_picks, p.ordered))
+    return out
+
+
+def trial_log_prob(oracle: Any, X: Any, trials: Any, *, n_jobs: int | None = None) -> np.ndarray:
+    """Log-probability of each trial's answer under ``oracle`` at the embedding ``X``.
+
+    Parameters
+    ----------
+    oracle : GammaCKL, CKL, TSTE or STE
+        The model (Probit models pairs only: ValueError).
+    X : array_like, shape (n_items, dim)
+    trials : RankedChoices, OddOneOut or a list of them
+        Ranked answers are successive choices among the candidates left (Plackett-Luce);
+        unordered ones sum the orders of their picks; an odd item names the closest pair.
+    n_jobs : int or None
+        Threads (results do not depend on it).
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        One value per trial, set after set.
+    """
+    from . import _core
+    from ._validation import check_X, resolve_n_jobs
+
+    X = check_X(X)
+    parts = list(trials) if isinstance(trials, (list, tuple)) else [trials]
+    for p in parts:
+        if not isinstance(p, (RankedChoices, OddOneOut)):
+            raise TypeError(f"trials: expected RankedChoices or OddOneOut, got {type(p).__name__}")
+        p.check_n_items(X.shape[0])
+    spec = oracle._spec(X.shape[1])
+    return _core.trials_log_prob(spec, X, native_sets(parts), resolve_n_jobs(n_jobs))
 
 
 def is_trials(obj: Any) -> bool:

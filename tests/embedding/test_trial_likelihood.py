@@ -185,3 +185,16 @@ def test_errors():
         _core.trials_log_prob(_spec("GammaCKL", 3.0), X, six, 1)
     with pytest.raises(ValueError, match="trials: index .* out of range for 1 items"):
         _core.trials_log_prob(_spec("GammaCKL", 3.0), X[:1], sets, 1)
+
+
+def test_public_trial_log_prob():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(12, 2))
+    odd, ranked = _odd(rng, 12, 5), _ranked(rng, 12, 4, 5, 2)
+    got = ts.trials.trial_log_prob(ts.GammaCKL(3.0), X, [odd, ranked])
+    want = ref_trials.log_prob("GammaCKL", 3.0, X, TrialData([odd, ranked]).sets())
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    with pytest.raises(ValueError, match="items: index"):
+        ts.trials.trial_log_prob(ts.GammaCKL(3.0), X[:5], odd)
+    with pytest.raises(ValueError, match="Probit models pairs only"):
+        ts.trials.trial_log_prob(ts.Probit(0.1), X, odd)

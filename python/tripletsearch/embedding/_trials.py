@@ -18,7 +18,7 @@ from .. import _core
 from .._params import check_param
 from .._validation import check_random_state, check_triplets, resolve_n_jobs, seed_from
 from ..oracles import GammaCKL, Oracle
-from ..trials import OddOneOut, RankedChoices, is_trials
+from ..trials import OddOneOut, RankedChoices, is_trials, native_sets
 from ._path import PATH_START, gamma_grid, sqrt2_steps, walk_gamma_path
 from ._train import (
     COUNT,
@@ -109,13 +109,7 @@ class TrialData:
 
     def sets(self) -> list[_Set]:
         """The native core's description of the sets."""
-        out = []
-        for p in self.parts:
-            if isinstance(p, OddOneOut):
-                out.append(_Set(p.rows(), 1, 3, 1, True))
-            else:
-                out.append(_Set(p.rows(), 0, p.n_choices, p.n_picks, p.ordered))
-        return out
+        return [_Set(*t) for t in native_sets(self.parts)]
 
     def log_prob(self, oracle: Oracle, X: np.ndarray, n_jobs: Any = None) -> np.ndarray:
         """The log-probability of every trial under ``oracle`` at ``X``."""
