@@ -1,5 +1,6 @@
 // Bindings of collect/: the triplet sampler's scoring of a head's candidate pairs.
 #include "arrays.hpp"
+#include "tripletsearch/collect/choice_information.hpp"
 #include "tripletsearch/collect/information.hpp"
 
 namespace ts = tripletsearch;
@@ -87,6 +88,45 @@ py::array_t<double> table_log_weights(double lapse, const DoubleArray& table,
   return out;
 }
 
+// The rows of a (m, k) index array and its k.
+std::int64_t choice_rows(const IndexArray& a, const char* name, std::int64_t& k) {
+  require_ndim(a, 2, name);
+  k = a.shape(1);
+  return a.shape(0);
+}
+
+py::array_t<double> choice_log_weights(double lapse, const DoubleArray& table,
+                                       const IndexArray& answers, std::int64_t picks,
+                                       const DoubleArray& log_prior, int threads) {
+  require_ndim(table, 2, "log_odds");
+  std::int64_t k = 0;
+  const std::int64_t R = choice_rows(answers, "answers", k);
+  require_length(log_prior, table.shape(1), "log_prior");
+  py::array_t<double> out(table.shape(1));
+  double* o = out.mutable_data();
+  py::gil_scoped_release release;
+  ts::Cancel cancel(signal_probe());
+  ts::choice_log_weights(lapse, table.data(), table.shape(0), table.shape(1), answers.data(), R, k,
+                         picks, log_prior.data(), o, threads, cancel);
+  return out;
+}
+
+py::array_t<double> choice_information(double lapse, const DoubleArray& table,
+                                       const DoubleArray& log_weights, const IndexArray& sets,
+                                       std::int64_t picks, int threads) {
+  require_ndim(table, 2, "log_odds");
+  require_length(log_weights, table.shape(1), "log_weights");
+  std::int64_t k = 0;
+  const std::int64_t C = choice_rows(sets, "sets", k);
+  py::array_t<double> out(C);
+  double* o = out.mutable_data();
+  py::gil_scoped_release release;
+  ts::Cancel cancel(signal_probe());
+  ts::choice_information(lapse, table.data(), table.shape(0), table.shape(1), log_weights.data(),
+                         sets.data(), C, k, picks, o, threads, cancel);
+  return out;
+}
+
 }  // namespace
 
 void register_collect(py::module_& m) {
@@ -110,4 +150,16 @@ void register_collect(py::module_& m) {
         "position, shape (C,): pairs are (C, 2) rows of the log-odds table, log_weights the "
         "support points' (unnormalized). Lapse 0 under AVX2: float lanes, to about 1e-7 "
         "nats.");
+  m.def("collect_choice_log_weights", &choice_log_weights, py::arg("lapse"),
+        py::arg("log_odds"), py::arg("answers"), py::arg("picks"), py::arg("log_prior"),
+        py::arg("threads"),
+        "Log weights (M,) of a head's support points from ranked answers: log_prior plus the "
+        "log-probability of each answer, a row of k table rows (the picks first, in order), "
+        "by successive choices among those left, each pick mixed with a lapse.");
+  m.def("collect_choice_information", &choice_information, py::arg("lapse"),
+        py::arg("log_odds"), py::arg("log_weights"), py::arg("sets"), py::arg("picks"),
+        py::arg("threads"),
+        "Mutual information (nats) between the ranked answer (picks successive choices) to "
+        "each set of k candidates and the head's position, shape (C,): sets are (C, k) rows "
+        "of the log-odds table.");
 }

@@ -15,6 +15,7 @@ void register_discrete(py::module_& m);
 void register_continuous(py::module_& m);
 void register_simulate(py::module_& m);
 void register_collect(py::module_& m);
+void register_trials(py::module_& m);
 
 namespace simd = tripletsearch::simd;
 
@@ -78,4 +79,5 @@ PYBIND11_MODULE(_core, m) {
   register_continuous(m);
   register_simulate(m);
   register_collect(m);
+  register_trials(m);
 }

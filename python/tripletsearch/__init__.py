@@ -33,6 +33,8 @@ _EXPORTS = {
     "fit_choice_model": "users",
     "TripletSampler": "collect",
     "simulate_collection": "collect",
+    "RankedChoices": "trials",
+    "OddOneOut": "trials",
 }
 _SUBMODULES = {
     "theory",
@@ -45,6 +47,7 @@ _SUBMODULES = {
     "reproduce",
     "users",
     "collect",
+    "trials",
 }
 
 __all__ = [
@@ -64,6 +67,8 @@ __all__ = [
     "fit_choice_model",
     "TripletSampler",
     "simulate_collection",
+    "RankedChoices",
+    "OddOneOut",
     "theory",
     "datasets",
     "openmp_enabled",
@@ -78,6 +83,7 @@ if TYPE_CHECKING:  # what static checkers and IDEs see
     from .embedding import DivergenceError, Embedding
     from .model_selection import EmbeddingCV
     from .oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
+    from .trials import OddOneOut, RankedChoices
     from .users import fit_choice_model
 
 

@@ -897,6 +897,14 @@ def child_seed(seed: typing.SupportsInt | typing.SupportsIndex, purpose: Purpose
     """
     seeding.hpp's child_seed.
     """
+def collect_choice_information(lapse: typing.SupportsFloat | typing.SupportsIndex, log_odds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], log_weights: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], picks: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Mutual information (nats) between the ranked answer (picks successive choices) to each set of k candidates and the head's position, shape (C,): sets are (C, k) rows of the log-odds table.
+    """
+def collect_choice_log_weights(lapse: typing.SupportsFloat | typing.SupportsIndex, log_odds: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], answers: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], picks: typing.SupportsInt | typing.SupportsIndex, log_prior: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Log weights (M,) of a head's support points from ranked answers: log_prior plus the log-probability of each answer, a row of k table rows (the picks first, in order), by successive choices among those left, each pick mixed with a lapse.
+    """
 def collect_log_odds(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], support: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], items: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     The model's log-odds terms f(||s_m - x_i||^2) of the given items for every support point, shape (len(items), M): a pair (a, b) of rows has log-odds F[b] - F[a] of 'a closer'.
@@ -988,6 +996,18 @@ def simulate_discrete(store: ItemStore, config: SearchConfig, oracle: OracleSpec
 def train(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], triplets: numpy.ndarray, options: TrainOptions, seed: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None, validation: typing.Any = None) -> FitResult:
     """
     Fits an embedding from `init` (n, d) to triplet rows (int32 rows are read as they are, other integer rows as int64; the validation rows are read as the rows); callback(epoch, loss, gamma) -> bool after every epoch (False stops the fit). With `validation` rows the fit stops early on their loss and ends at its best epoch.
+    """
+def train_trials(spec: OracleSpec, init: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sets: list, options: TrainOptions, threads: typing.SupportsInt | typing.SupportsIndex, callback: typing.Any = None) -> tuple:
+    """
+    Fits an embedding from `init` to trial sets by L-BFGS: (embedding, loss per epoch, gamma per epoch, epochs, status).
+    """
+def trials_log_prob(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sets: list, threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    log p of every trial of the sets [(rows, kind, k, r, ordered), ...], set after set.
+    """
+def trials_loss_grad(spec: OracleSpec, X: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sets: list, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    """
+    (sum log p, its gradient (n, d), its derivative in log gamma) over every trial.
     """
 def vector_math(name: str, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """

@@ -23,11 +23,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._validation import check_int, check_triplets
+from .trials import OddOneOut
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
-__all__ = ["TripletDataset", "load_triplets_csv", "load_music", "load_alien_eggs"]
+__all__ = [
+    "TripletDataset",
+    "load_triplets_csv",
+    "load_odd_one_out",
+    "load_music",
+    "load_alien_eggs",
+]
 
 
 @dataclass
@@ -141,6 +148,78 @@ def load_triplets_csv(
     if (T < 0).any():
         raise ValueError(f"path: negative index in {path.name}")
     return T
+
+
+def _integral(text: str) -> int:
+    """An integer id written as an integer or as an integral float ("1.000000e+00")."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)
+        if not value.is_integer():
+            raise ValueError(text) from None
+        return int(value)
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def load_odd_one_out(
+    path: str | os.PathLike[str], *, n_items: int | None = None, one_based: bool = False
+) -> OddOneOut:
+    """Load odd-one-out trials from a THINGS-style file (optionally gzipped).
+
+    Parameters
+    ----------
+    path : str or Path
+        Rows of three item ids, the odd one last, separated by spaces, tabs or commas (the
+        layout of THINGS' ``trainset.txt`` / ``testset.txt`` as SPoSE and VICE read them);
+        an optional header line; blank lines are skipped.
+    n_items : int, optional
+        When given, every id must be < n_items.
+    one_based : bool
+        The ids count from 1 (they are shifted to 0-based).
+
+    Returns
+    -------
+    OddOneOut
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"path: no such file {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", newline="") as f:
+        lines = f.read().splitlines()
+    out: list[list[int]] = []
+    for number, line in enumerate(lines, start=1):
+        fields = line.replace(",", " ").split()
+        if not fields:
+            continue
+        try:
+            if len(fields) != 3:
+                raise ValueError
+            out.append([_integral(v) for v in fields])
+        except ValueError:
+            if not out and number == 1 and not all(map(_numeric, fields)):  # a header
+                continue
+            raise ValueError(
+                f"path: line {number} of {path.name} is not three integer ids: {line!r}"
+            ) from None
+    if not out:
+        raise ValueError(f"path: {path.name} holds no trials")
+    rows = np.asarray(out, dtype=np.int64) - (1 if one_based else 0)
+    if (rows < 0).any():
+        hint = " (one_based=True with ids from 0?)" if one_based else ""
+        raise ValueError(f"path: negative id in {path.name}{hint}")
+    trials = OddOneOut.from_rows(rows)
+    if n_items is not None:
+        trials.check_n_items(check_int(n_items, "n_items", minimum=1))
+    return trials
 
 
 def _bundled(folder: str) -> Traversable:

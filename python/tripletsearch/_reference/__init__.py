@@ -15,7 +15,9 @@ module             twin of
 ``discrete``       ``discrete/`` and ``simulate/discrete.hpp``
 ``continuous``     ``continuous/`` and ``simulate/continuous.hpp``
 ``theory``         ``theory/monte_carlo.hpp``
-``collect``        ``collect/information.hpp``: the triplet sampler's scoring
+``collect``        ``collect/information.hpp``, ``collect/choice_information.hpp``: the
+                   sampler's scoring (pairs, and screens past the pair)
+``trials``         ``oracle/trials.hpp``: ranked and odd-one-out likelihoods, their fit
 =================  ==========================================================
 """
 
@@ -53,6 +55,11 @@ TWINS: dict[str, tuple[str, ...]] = {
     "collect.table_log_weights": ("collect_table_log_weights",),
     "collect.log_odds": ("collect_log_odds",),
     "collect.pair_information": ("collect_pair_information",),
+    "collect.choice_log_weights": ("collect_choice_log_weights",),
+    "collect.choice_information": ("collect_choice_information",),
+    "trials.log_prob": ("trials_log_prob",),
+    "trials.loss_grad": ("trials_loss_grad",),
+    "trials.train": ("train_trials",),
 }
 
 #: Entry points of the compiled core without a twin, and what their tests compare with.

@@ -21,6 +21,8 @@ distances floored at DBL_MIN).
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -28,7 +30,14 @@ import numpy as np
 from .choice import TINY
 from .oracles import _diff_funcs, check_indices
 
-__all__ = ["log_weights", "table_log_weights", "log_odds", "pair_information"]
+__all__ = [
+    "log_weights",
+    "table_log_weights",
+    "log_odds",
+    "pair_information",
+    "choice_log_weights",
+    "choice_information",
+]
 
 
 def _check_model(spec: Any) -> None:
@@ -183,6 +192,133 @@ def pair_information(lapse: float, log_odds: Any, log_weights: Any, pairs: Any) 
     if lapse > 0.0:
         q, qc = 0.5 * lapse + (1.0 - lapse) * q, 0.5 * lapse + (1.0 - lapse) * qc
     info = _entropy(q @ w, qc @ w) - _entropy(q, qc) @ w
+    if np.isnan(info).any():
+        raise ValueError("log_odds: contains NaN")
+    return np.maximum(0.0, info)
+
+
+# ---------------------------------------------------------------------- past pairs
+MAX_OUTCOMES = 1 << 16
+MAX_CHOICES = 64
+
+
+def _check_choice_rows(rows: Any, K: int, k: int, name: str) -> np.ndarray:
+    A = check_indices(np.asarray(rows, dtype=np.int64).reshape(-1, k), K, name)
+    for c, row in enumerate(A.tolist()):
+        twice = [v for i, v in enumerate(row) if v in row[i + 1 :]]
+        if twice:
+            raise ValueError(f"{name}: row {c} names row {twice[0]} twice")
+    return A
+
+
+def _check_choice_shape(k: int, r: int) -> None:
+    if not 2 <= k <= MAX_CHOICES:
+        raise ValueError(f"sets: between 2 and {MAX_CHOICES} candidates a row, got {k}")
+    if not 1 <= r < k:
+        raise ValueError(f"picks: between 1 and k - 1 = {k - 1}, got {r}")
+
+
+def _ranked_log_prob(V: np.ndarray, order: tuple[int, ...], lapse: float) -> np.ndarray:
+    """Log P of the picks ``order`` (positions of V's rows) by successive choices, (M,).
+
+    ``V`` (k, M): the options' log weights ``-F``; each pick mixed with the lapse.
+    """
+    k = len(V)
+    left = list(range(k))
+    out = np.zeros(V.shape[1])
+    for j, c in enumerate(order):
+        top = V[left].max(axis=0)
+        log_p = V[c] - top - np.log(np.exp(V[left] - top).sum(axis=0))
+        if lapse > 0.0:
+            out += np.log(lapse / (k - j) + (1.0 - lapse) * np.exp(log_p))
+        else:
+            out += log_p
+        left.remove(c)
+    return out
+
+
+def choice_log_weights(
+    lapse: float, log_odds: Any, answers: Any, picks: int, log_prior: Any
+) -> np.ndarray:
+    """:func:`table_log_weights` of ranked answers: successive choices among those left.
+
+    Parameters
+    ----------
+    lapse : float in [0, 1)
+        Each pick is uniform among those left with this probability.
+    log_odds : array (K, M)
+        The table of :func:`log_odds`: an option's log weight at each point is ``-F``.
+    answers : int array (R, k)
+        Rows of ``log_odds``, the ``picks`` picked first (in order), then the others.
+    picks : int, 1 <= picks < k
+    log_prior : array (M,)
+
+    Returns
+    -------
+    ndarray (M,)
+    """
+    _check_lapse(lapse)
+    F = np.asarray(log_odds, dtype=np.float64)
+    A = np.asarray(answers, dtype=np.int64)
+    k = A.shape[1] if A.ndim == 2 else 0
+    _check_choice_shape(k, picks)
+    A = _check_choice_rows(A, len(F), k, "answers")
+    out = np.array(log_prior, dtype=np.float64)
+    if np.isnan(out).any() or np.isposinf(out).any():
+        raise ValueError("log_prior: contains NaN or +inf")
+    for row in A:
+        out += _ranked_log_prob(-F[row], tuple(range(picks)), lapse)
+    if np.isnan(out).any():
+        raise ValueError("log_odds: contains NaN")
+    return out
+
+
+def choice_information(
+    lapse: float, log_odds: Any, log_weights: Any, sets: Any, picks: int
+) -> np.ndarray:
+    """Mutual information (nats) between the ranked answer to each set and the head's position.
+
+    ``I = H(sum_m w_m P_m) - sum_m w_m H(P_m)`` over the ``k! / (k - picks)!`` ordered
+    outcomes of ``picks`` successive choices among the set's k candidates (each mixed with
+    the lapse), w normalized. k = 2, picks = 1 is :func:`pair_information`.
+
+    Parameters
+    ----------
+    lapse : float in [0, 1)
+    log_odds : array (K, M)
+    log_weights : array (M,)
+        The head's log weights (unnormalized; -inf: impossible).
+    sets : int array (C, k)
+        Candidate sets as rows of ``log_odds``.
+    picks : int, 1 <= picks < k
+
+    Returns
+    -------
+    ndarray (C,)
+    """
+    _check_lapse(lapse)
+    F = np.asarray(log_odds, dtype=np.float64)
+    S = np.asarray(sets, dtype=np.int64)
+    k = S.shape[1] if S.ndim == 2 else 0
+    _check_choice_shape(k, picks)
+    if math.perm(k, picks) > MAX_OUTCOMES:
+        raise ValueError(f"picks: {picks} ranked picks among {k} have more than {MAX_OUTCOMES}")
+    S = _check_choice_rows(S, len(F), k, "sets")
+    lw = np.asarray(log_weights, dtype=np.float64)
+    if not np.isfinite(lw).any():
+        raise ValueError("log_weights: every support point is impossible (-inf)")
+    w = np.exp(lw - lw.max())
+    w = w / w.sum()
+    orders = list(itertools.permutations(range(k), picks))
+    info = np.empty(len(S))
+    for c, row in enumerate(S):
+        V = -F[row]
+        P = np.exp(np.stack([_ranked_log_prob(V, o, lapse) for o in orders]))  # (O, M)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            plogp = np.where(P > 0, P * np.log(P), 0.0)
+            pbar = P @ w
+            hbar = np.where(pbar > 0, pbar * np.log(pbar), 0.0).sum()
+        info[c] = np.nan if np.isnan(P).any() else plogp.sum(axis=0) @ w - hbar
     if np.isnan(info).any():
         raise ValueError("log_odds: contains NaN")
     return np.maximum(0.0, info)

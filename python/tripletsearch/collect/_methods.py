@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _core
 from .._validation import derived_seed
+from ._active_screens import ask_odd, ask_rank, odd_views, screen_log_weights
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._sampler import TripletSampler
@@ -228,6 +229,8 @@ class RandomQueries(QueryMethod):
 
     def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
         rng = sampler.rng
+        if sampler.screen.trial == "odd-one-out":  # three items: a random (h, {a, b})
+            k = 2
         if k != 2:
             h = int(rng.integers(self.n))
             return np.array([h, *others(rng, self.n, h, k)], dtype=np.int64)
@@ -282,6 +285,11 @@ class AdaptiveRoundRobin(QueryMethod):
 
     def __init__(self, sampler: TripletSampler) -> None:
         super().__init__(sampler)
+        if not sampler.screen.is_triplet:
+            raise ValueError(
+                f"method: 'arr' asks triplets only (salmon's); trial={sampler.screen.trial!r} "
+                "needs method='active' or 'random'"
+            )
         self.batch: list[list[int]] = []
         self.position = 0
         self.round_embedding = -1  # the install count the round was scored with
@@ -422,7 +430,11 @@ class ActiveQueries(QueryMethod):
         if self.n <= self.ALL_ANCHORS * L0:
             L0 = self.n
         self.anchors = np.sort(sampler.rng.choice(self.n, size=L0, replace=False))
-        self.burn_in = math.ceil(L0 * self.dim * math.log2(L0))
+        self.screen = sampler.screen
+        # the burn-in's triplets in screens that tell as many bits at most
+        self.burn_in = self.screen.burn_in(math.ceil(L0 * self.dim * math.log2(L0)))
+        if not self.screen.is_triplet:  # a screen shows many candidates: every item one
+            self.anchors = np.arange(self.n, dtype=np.int64)
         self.head_asks = np.zeros(self.n, dtype=np.int64)  # asks as a head, burn-in's included
         # head -> {pair key min * n + max: times asked of the head}, burn-in's included
         self.pair_asks: dict[int, dict[int, int]] = {}
@@ -439,6 +451,7 @@ class ActiveQueries(QueryMethod):
         self.row_of = np.empty(0, dtype=np.int64)  # item -> its row of the table (-1)
         self.anchor_X = np.empty((0, 0))  # the anchors' embedded positions
         self.answer_index: HeadIndex | None = None  # the answers by head, as of the install
+        self.anchor_pairs: np.ndarray | None = None  # the items' pairwise log-odds terms
 
     def min_answers(self) -> int:
         return self.burn_in
@@ -449,10 +462,18 @@ class ActiveQueries(QueryMethod):
     # ------------------------------------------------------------------ asking
     def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
         rng = sampler.rng
+        odd = self.screen.trial == "odd-one-out"
         if sampler.embedding_ is None or sampler.n_answers_ < self.burn_in:
-            return self.burn_in_query(rng, k)
+            return self.burn_in_query(rng, 2 if odd else k)
         h = self.next_head(rng)
         scorer = self.prepare(sampler)
+        if self.screen.trial == "rank":
+            chosen = rng.permutation(ask_rank(self, sampler, rng, h))
+            return self.asked(extend_query(rng, self.n, [h, *(int(c) for c in chosen)], k))
+        if odd:
+            trio = np.array([h, *ask_odd(self, sampler, rng, h)], dtype=np.int64)
+            self.asked(trio)
+            return rng.permutation(trio)
         log_w = self.log_weights(sampler, h)
         pairs = self.candidates(rng, h, log_w)
         info = scorer.information(self.table, log_w, self.row_of[pairs])
@@ -527,12 +548,32 @@ class ActiveQueries(QueryMethod):
         lw = self.cache.get(h)
         if lw is None:
             assert self.scorer is not None and self.particles is not None
+            rows = self.index_rows(sampler)
             if self.answer_index is None:
-                self.answer_index = HeadIndex(sampler.told_rows, self.n)
-            answers = self.answer_index.answers(sampler.told_rows, h)
+                self.answer_index = HeadIndex(rows, self.n)
+            answers = self.answer_index.answers(rows, h)
             lw = self.answer_log_weights(answers, np.zeros(len(self.particles)))
             self.cache[h] = lw
         return lw
+
+    def head_answers(self, sampler: TripletSampler, h: int) -> np.ndarray:
+        """The head's answers (its rows but the head), in the order told."""
+        rows = self.index_rows(sampler)
+        if self.answer_index is None:
+            self.answer_index = HeadIndex(rows, self.n)
+        return self.answer_index.answers(rows, h)
+
+    def index_rows(self, sampler: TripletSampler) -> np.ndarray:
+        """The told rows by head: the rows, or each odd-one-out row seen from its 3 items."""
+        rows = sampler.told_rows
+        return odd_views(rows) if self.screen.trial == "odd-one-out" else rows
+
+    def item_pair_terms(self) -> np.ndarray:
+        """The items' pairwise log-odds terms f(D) in the embedding, (n, n) (cached)."""
+        if self.anchor_pairs is None:
+            assert self.scorer is not None
+            self.anchor_pairs = self.scorer.table(self.scorer.X, np.arange(self.n))
+        return self.anchor_pairs
 
     def answer_log_weights(self, answers: np.ndarray, prior: np.ndarray) -> np.ndarray:
         """``prior`` plus the log-probabilities of a head's answers at the particles.
@@ -541,6 +582,8 @@ class ActiveQueries(QueryMethod):
         are anchors, and anchors stay), else from the embedding.
         """
         assert self.scorer is not None and self.particles is not None
+        if not self.screen.is_triplet:
+            return screen_log_weights(self, answers, prior)
         rows = self.row_of[answers]
         if (rows >= 0).all():
             return self.scorer.table_log_weights(self.table, rows, prior)
@@ -585,6 +628,13 @@ class ActiveQueries(QueryMethod):
     def told(self, sampler: TripletSampler, rows: np.ndarray) -> None:
         if not self.cache:
             return
+        if not self.screen.is_triplet:
+            views = odd_views(rows) if self.screen.trial == "odd-one-out" else rows
+            for view in views:
+                lw = self.cache.get(int(view[0]))
+                if lw is not None:
+                    self.cache[int(view[0])] = self.answer_log_weights(view[None, 1:], lw)
+            return
         for h, c, f in rows:
             lw = self.cache.get(int(h))
             if lw is not None:
@@ -593,6 +643,8 @@ class ActiveQueries(QueryMethod):
 
     def installed(self, sampler: TripletSampler) -> None:
         promoted = np.flatnonzero(self.head_asks >= self.PROMOTE_PER_DIM * self.dim)
+        if not self.screen.is_triplet:  # a screen shows many candidates: every item one
+            promoted = np.arange(self.n)
         self.anchors = np.union1d(self.anchors, promoted).astype(np.int64)
         self.particles = self.draw_particles(sampler)
         self.reset_derived()

@@ -14,6 +14,7 @@ from .._sync import new_lock, synchronized
 from .._validation import check_index_array, derived_seed, resolve_n_jobs, seed_from
 from ..embedding import MODEL_ALIASES, MODELS, Embedding
 from ._methods import METHODS, QueryMethod
+from ._screens import ScreenKind
 
 __all__ = ["TripletSampler"]
 
@@ -62,6 +63,19 @@ class TripletSampler:
         adaptive methods also use to score queries.
     gamma : float > 0 or "auto"
         gamma-CKL's gamma for the fits (``"auto"``: chosen by each fit).
+    trial : {"triplet", "rank", "odd-one-out"}
+        What a screen asks. ``"triplet"`` (default): a head and two candidates, answered
+        by rows ``(head, closer, farther)``. ``"rank"``: a head and ``n_choices``
+        candidates of which people rank the ``picks`` most similar (PsiZ's "8-rank-2"),
+        told as :class:`~tripletsearch.RankedChoices` or rows ``(head, pick 1, ..., pick
+        r, the other candidates)``. ``"odd-one-out"``: three items, told as
+        :class:`~tripletsearch.OddOneOut` or rows ``(a, b, odd)``. The fits take the
+        trials themselves; ``"active"`` asks the screen whose whole answer tells most
+        about the head (``collect/_active_screens.py``); ``"arr"`` asks
+        triplets only.
+    n_choices, picks : int or None
+        Candidates and ranked picks of a ``"rank"`` screen (None: 8 and 2); a triplet has
+        2 and 1, an odd-one-out 3 and 1.
     refit : {"auto", None}
         ``"auto"``: ``tell`` refits, warm-started, whenever the answers grew by 10 % (and
         at least 50) since the last fit (see :attr:`refit_due_`). None: never by itself
@@ -117,6 +131,9 @@ class TripletSampler:
         method: str = "active",
         model: str = "gamma-ckl",
         gamma: float | str = "auto",
+        trial: str = "triplet",
+        n_choices: int | None = None,
+        picks: int | None = None,
         refit: str | None = "auto",
         random_state: Any = None,
         n_jobs: int | None = None,
@@ -129,11 +146,13 @@ class TripletSampler:
         self._lock = new_lock()  # a service's threads share a sampler: calls take turns
         self.n_items, self.dim = int(checked["n_items"]), int(checked["dim"])
         self.method, self.model, self.gamma = checked["method"], checked["model"], checked["gamma"]
+        self.screen = ScreenKind.of(trial, n_choices, picks, self.n_items)
+        self.trial, self.n_choices, self.picks = trial, n_choices, picks
         self.refit_policy = refit
         self.n_jobs = n_jobs
         self._seed = seed_from(random_state)
         self._rng = np.random.default_rng(self._seed)
-        self._answers = np.empty((64, 3), dtype=np.int64)
+        self._answers = np.empty((64, self.screen.width), dtype=np.int64)
         self.n_answers_ = 0
         self.embedding_: Embedding | None = None
         self._n_fitted = 0  # answers the installed embedding was fitted on
@@ -188,6 +207,8 @@ class TripletSampler:
         return self._threads
 
     def _check_rows(self, rows: Any) -> np.ndarray:
+        if not self.screen.is_triplet:
+            return self.screen.rows(rows, self.n_items)
         T = check_index_array(rows, "rows", 2, self.n_items, cols=3)
         t, i, j = T[:, 0], T[:, 1], T[:, 2]
         bad = np.flatnonzero((t == i) | (t == j) | (i == j))
@@ -214,7 +235,7 @@ class TripletSampler:
             return
         need = self.n_answers_ + len(T)
         if need > len(self._answers):
-            grown = np.empty((max(need, 2 * len(self._answers)), 3), dtype=np.int64)
+            grown = np.empty((max(need, 2 * len(self._answers)), T.shape[1]), dtype=np.int64)
             grown[: self.n_answers_] = self._rows()
             self._answers = grown
         self._answers[self.n_answers_ : need] = T
@@ -233,7 +254,8 @@ class TripletSampler:
         n : int >= 1
             How many.
         k : int or None
-            Candidates per query (None: 2, a pair); at most ``n_items - 1``.
+            Candidates per query (None: 2, a pair); at most ``n_items - 1``. Triplet
+            screens only: other trials ask the screens of their ``trial``.
 
         Returns
         -------
@@ -242,6 +264,10 @@ class TripletSampler:
             similar to the head? The sides are in random order.
         """
         n = check_param(n, "n", [Interval(Integral, 1, None, closed="left")])
+        if not self.screen.is_triplet:
+            if k is not None:
+                raise ValueError(f"k: a {self.trial} sampler asks its own screens; omit k")
+            return np.stack([self._method.ask_one(self, self.screen.k) for _ in range(n)])
         k = 2 if k is None else check_param(k, "k", [Interval(Integral, 2, None, closed="left")])
         if k > self.n_items - 1:
             raise ValueError(f"k: at most n_items - 1 = {self.n_items - 1} candidates, got {k}")
@@ -297,7 +323,7 @@ class TripletSampler:
             random_state=derived_seed(self._seed, FIT_SEED, n),
             n_jobs=self.n_jobs,
         )
-        emb.fit(answers)
+        emb.fit(answers if self.screen.is_triplet else self.screen.fit_input(answers))
         with self._lock:
             self._fits[emb] = n
         return emb
@@ -361,6 +387,9 @@ class TripletSampler:
             "method": self.method,
             "model": self.model,
             "gamma": self.gamma,
+            "trial": self.trial,
+            "n_choices": self.n_choices,
+            "picks": self.picks,
             "refit": self.refit_policy,
             "seed": str(self._seed),
             "answers": self._rows().tolist(),
@@ -459,6 +488,9 @@ def _restore(cls: type[TripletSampler], state: Any, n_jobs: int | None) -> Tripl
             method=state["method"],
             model=state["model"],
             gamma=state["gamma"],
+            trial=state.get("trial", "triplet"),
+            n_choices=state.get("n_choices"),
+            picks=state.get("picks"),
             refit=state["refit"],
             n_jobs=n_jobs,
         )
@@ -466,8 +498,9 @@ def _restore(cls: type[TripletSampler], state: Any, n_jobs: int | None) -> Tripl
         if not 0 <= seed < 2**64:
             raise ValueError("seed out of range")
         obj._seed = seed
-        T = obj._check_rows(np.asarray(state["answers"], dtype=np.int64).reshape(-1, 3))
-        obj._answers = np.array(T, dtype=np.int64).reshape(-1, 3)
+        width = obj.screen.width
+        T = obj._check_rows(np.asarray(state["answers"], dtype=np.int64).reshape(-1, width))
+        obj._answers = np.array(T, dtype=np.int64).reshape(-1, width)
         obj.n_answers_ = len(T)
         emb = state["embedding"]
         obj.embedding_ = None if emb is None else embedding_from_state(emb, obj.n_items)

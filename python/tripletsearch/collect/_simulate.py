@@ -32,6 +32,7 @@ from ..oracles import Oracle
 from ..outcomes import triplet_agreement
 from ..people import TripletPeople
 from ._results import CollectionResult
+from ._screens import ScreenKind, odd_one_out_answer, ranked_answer
 from ._timing import (
     MEASURED_REFIT_COST,
     NEXT_RESPONSE_TIMES,
@@ -46,7 +47,18 @@ __all__ = ["simulate_collection", "DEFAULT_BUDGETS", "default_fitter"]
 DEFAULT_BUDGETS = (500, 700, 1000, 1500, 2000, 2500, 3500, 5000, 7000, 10000)
 
 # the sampler's own parameters, which simulate_collection sets (not sampler_kw's)
-_RESERVED = ("n_items", "dim", "method", "refit", "random_state", "n_jobs")
+_RESERVED = (
+    "n_items",
+    "dim",
+    "method",
+    "refit",
+    "random_state",
+    "n_jobs",
+    "trial",
+    "n_choices",
+    "picks",
+)
+FIT_AS = ("trials", "triplets")
 
 # one seed stream per purpose of a run: derived_seed(seed, run, purpose)
 _SAMPLER, _ANSWERS, _TEST, _FIT = range(4)
@@ -84,6 +96,8 @@ class Spec:
     seed: int
     n_jobs: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    screen: ScreenKind = ScreenKind()
+    fit_as: str = "trials"
 
     @property
     def budget(self) -> int:
@@ -132,7 +146,12 @@ def _collect(X: np.ndarray, spec: Spec, run: int) -> tuple[np.ndarray, np.ndarra
     n = X.shape[0]
     dim: int = spec.sampler_kw["dim"] if "dim" in spec.sampler_kw else X.shape[1]  # sampler
     people = TripletPeople(X, spec.oracle, spec.oracle_lapse)
-    u = np.random.default_rng(derived_seed(spec.seed, run, _ANSWERS)).random((spec.budget, 2))
+    screen = spec.screen
+    draws = np.random.default_rng(derived_seed(spec.seed, run, _ANSWERS))
+    u = draws.random((spec.budget, 2) if screen.is_triplet else (spec.budget, screen.r, 2))
+    trial_kw: dict[str, Any] = {} if screen.is_triplet else {"trial": screen.trial}
+    if screen.trial == "rank":
+        trial_kw.update(n_choices=screen.k, picks=screen.r)
     sampler = TripletSampler(
         n,
         dim,
@@ -140,19 +159,20 @@ def _collect(X: np.ndarray, spec: Spec, run: int) -> tuple[np.ndarray, np.ndarra
         refit="auto" if spec.rate is None else None,
         random_state=derived_seed(spec.seed, run, _SAMPLER),
         n_jobs=spec.n_jobs,
+        **trial_kw,
         **{k: v for k, v in spec.sampler_kw.items() if k != "dim"},
     )
     clock = None if spec.rate is None else VirtualClock(spec.rate, spec.refit_cost, n, dim)
-    answers = np.empty((spec.budget, 3), dtype=np.int64)
-    queries = np.empty((spec.budget, 3), dtype=np.int64)
+    answers = np.empty((spec.budget, screen.width), dtype=np.int64)
+    queries = np.empty((spec.budget, screen.width), dtype=np.int64)
     refits = np.empty(spec.budget, dtype=np.int64)
     count, current = 0, None
     for k in range(spec.budget):
         if clock is not None:
             clock.before_ask(k, sampler)
-        q = np.asarray(sampler.ask(1), dtype=np.int64).reshape(3)
+        q = np.asarray(sampler.ask(1), dtype=np.int64).reshape(screen.width)
         queries[k] = q
-        answers[k] = people.answer(q[None], u[k : k + 1])[0]
+        answers[k] = screen_answer(people, screen, q, u[k])
         sampler.tell(answers[k : k + 1])
         if clock is not None:
             clock.after_tell(k, sampler)
@@ -164,12 +184,26 @@ def _collect(X: np.ndarray, spec: Spec, run: int) -> tuple[np.ndarray, np.ndarra
     return answers, queries, refits
 
 
+def screen_answer(people: TripletPeople, screen: ScreenKind, q: np.ndarray, u: Any) -> Any:
+    """The simulated people's answer to one screen (a row of ``screen``'s layout)."""
+    if screen.is_triplet:
+        return people.answer(q[None], u[None])[0]
+    if people._spec is None:
+        people._spec = people.oracle._spec(people.X.shape[1])
+    if screen.trial == "rank":
+        return ranked_answer(people._spec, people.X, q, screen.r, people.lapse, u)
+    return odd_one_out_answer(people._spec, people.X, q, people.lapse, u[0])
+
+
 def _fit(spec: Spec, dim: int, n: int, rows: np.ndarray, seed: int) -> np.ndarray:
-    """The fixed fitter's embedding of ``rows``."""
+    """The fixed fitter's embedding of ``rows`` (trials: themselves, or their triplets)."""
     import copy
 
     fitter = copy.deepcopy(spec.fitter) if spec.fitter is not None else default_fitter(dim)
     fitter.set_params(n_items=n, random_state=seed, n_jobs=spec.n_jobs)
+    screen = spec.screen
+    if not screen.is_triplet:
+        rows = screen.triplets(rows) if spec.fit_as == "triplets" else screen.fit_input(rows)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(fitter.fit(rows).embedding_)
@@ -186,8 +220,13 @@ def simulate_run(X: np.ndarray, spec: Spec, run: int) -> dict[str, np.ndarray]:
     truth = test.copy()  # the test queries ordered by the truth
     wrong = people.truly_closer(test) == 0.0  # (ties keep the people's order)
     truth[wrong, 1], truth[wrong, 2] = test[wrong, 2], test[wrong, 1]
-    cumulative = np.cumsum(spec.response_times.seconds(X, queries))
-    agree = np.cumsum(people.truly_closer(answers))
+    if spec.screen.is_triplet:
+        cumulative = np.cumsum(spec.response_times.seconds(X, queries))
+        agree = np.cumsum(people.truly_closer(answers))
+    else:  # no response-time model for grids; agreement over each screen's triplets
+        cumulative = np.full(len(answers), np.nan)
+        implied = spec.screen.triplets(answers)
+        agree = np.cumsum(people.truly_closer(implied).reshape(len(answers), -1).mean(axis=1))
     idx = np.asarray(spec.budgets) - 1
     fit_seed = derived_seed(spec.seed, run, _FIT)
     acc, tacc = np.empty(len(idx)), np.empty(len(idx))
@@ -269,12 +308,17 @@ def _check_models(response_times: Any, refit_cost: Any) -> None:
         )
 
 
-def _check_sampler(n: int, dim: int, method: Any, kw: dict[str, Any], n_jobs: Any) -> None:
+def _check_sampler(
+    n: int, dim: int, method: Any, kw: dict[str, Any], n_jobs: Any, screen: ScreenKind
+) -> None:
     """Bad method, model or sampler options fail here, once, by the sampler's own checks."""
     from ._sampler import TripletSampler
 
     if not isinstance(method, str):
         raise TypeError(f"method: expected a str, got {type(method).__name__}")
+    trial_kw: dict[str, Any] = {"trial": screen.trial}
+    if screen.trial == "rank":
+        trial_kw.update(n_choices=screen.k, picks=screen.r)
     TripletSampler(
         n,
         kw.get("dim", dim),
@@ -282,6 +326,7 @@ def _check_sampler(n: int, dim: int, method: Any, kw: dict[str, Any], n_jobs: An
         refit=None,
         random_state=0,
         n_jobs=n_jobs,
+        **trial_kw,
         **{k: v for k, v in kw.items() if k != "dim"},
     )
 
@@ -305,6 +350,10 @@ def simulate_collection(
     refit_cost: Callable[[int, int, int], float] = MEASURED_REFIT_COST,
     n_jobs: int | None = None,
     verbose: bool = False,
+    trial: str = "triplet",
+    n_choices: int | None = None,
+    picks: int | None = None,
+    fit_as: str = "trials",
 ) -> CollectionResult:
     """Collect triplets from simulated people with a :class:`~tripletsearch.TripletSampler`.
 
@@ -358,6 +407,19 @@ def simulate_collection(
         chunk). Results do not depend on it.
     verbose : bool
         A progress bar of the runs (of the chunks with ``client``).
+    trial : {"triplet", "rank", "odd-one-out"}
+        The screens asked (the sampler's ``trial``); ``budget`` and ``n_answers`` count
+        screens. People rank a screen's candidates by successive choices of the oracle
+        among those left (each pick a lapse with ``oracle_lapse``: uniform among those
+        left); an odd-one-out's odd item ``a`` with probability proportional to the
+        oracle's similarity of the other two (d(b, c)^-gamma for gamma-CKL). The test
+        queries stay random triplets (trial types compare on one scale). Without a
+        response-time model for grids, ``seconds`` are NaN for other trials.
+    n_choices, picks : int or None
+        The ``"rank"`` screens' candidates and picks (None: 8 and 2).
+    fit_as : {"trials", "triplets"}
+        What the fixed fitter fits of other trials: the trials themselves (their own
+        likelihood, where the fitter takes trials) or the triplets they imply.
 
     Returns
     -------
@@ -384,7 +446,10 @@ def simulate_collection(
     _check_models(response_times, refit_cost)
     if n_jobs is not None:
         resolve_n_jobs(n_jobs)
-    _check_sampler(n, dim, method, kw, n_jobs)
+    screen = ScreenKind.of(trial, n_choices, picks, n)
+    if fit_as not in FIT_AS:
+        raise ValueError(f"fit_as: expected one of {list(FIT_AS)}, got {fit_as!r}")
+    _check_sampler(n, dim, method, kw, n_jobs, screen)
     spec = Spec(
         oracle,
         lapse,
@@ -398,6 +463,8 @@ def simulate_collection(
         refit_cost,
         seed_from(check_random_state(random_state)),
         n_jobs,
+        screen=screen,
+        fit_as=fit_as,
     )
     client = check_client(client)
     if client is None:

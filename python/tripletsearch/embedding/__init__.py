@@ -8,7 +8,8 @@ OpenMP over triplets, GIL released). It works with
 The package keeps one concept per module: the estimator (``_estimator``), one fit of the
 native trainer (``_train``), the gamma path behind ``gamma="auto"`` (:func:`gamma_path`;
 its walk in ``_path``, as scikit-learn keeps ``lasso_path`` beside ``LassoCV``), new items
-placed in a fitted embedding (``_placement``) and the ``.npz`` files (``_io``). The path,
+placed in a fitted embedding (``_placement``), the ``.npz`` files (``_io``) and the fits on
+ranked and odd-one-out trials (``_trials``). The path,
 the placement and the files are functions of arrays and parameters: they know no
 estimator; :class:`Embedding` calls them and sets its own fitted attributes.
 """
@@ -21,6 +22,8 @@ from ._path import _parabola_vertex as _parabola_vertex
 from ._train import MODEL_ALIASES, MODELS, OPTIMIZERS, DivergenceError, valid_rows
 from ._train import TrainOutput as TrainOutput
 from ._train import native_train as native_train
+from ._trials import TrialData as TrialData
+from ._trials import as_trial_data as as_trial_data
 
 __all__ = [
     "Embedding",

@@ -37,6 +37,7 @@ from ._train import (
     training_rows,
     valid_rows,
 )
+from ._trials import TrialData, as_trial_data, fit_trials
 
 __all__ = ["Embedding", "gamma_path"]
 
@@ -308,8 +309,11 @@ class Embedding(ParamsMixin):
 
         Parameters
         ----------
-        triplets : array_like of int, shape (m, 3)
-            Rows ``(t, i, j)``: "i was judged closer to t than j".
+        triplets : array_like of int, shape (m, 3), or trials
+            Rows ``(t, i, j)``: "i was judged closer to t than j"; or a
+            :class:`~tripletsearch.RankedChoices`, an :class:`~tripletsearch.OddOneOut`, or
+            a list of trial sets (triplet arrays among them), fitted by their own
+            likelihoods summed (L-BFGS only, no ``early_stopping``; Probit: triplets only).
         n_items : int, optional
             Number of items (overrides the ``n_items`` parameter); default: one more
             than the largest index.
@@ -318,6 +322,8 @@ class Embedding(ParamsMixin):
         -------
         self
         """
+        if as_trial_data(triplets) is not None:  # ranked or odd-one-out trials
+            return fit_trials(self, triplets, n_items)
         p = self._validate_params()
         options, oracle, d = fit_options(p), self._make_oracle(), p["dim"]
         T, n = training_rows(triplets, p["n_items"] if n_items is None else n_items)
@@ -475,10 +481,25 @@ class Embedding(ParamsMixin):
         return self
 
     # ------------------------------------------------------------------ scores
-    def predict_proba(self, triplets: Any) -> np.ndarray:
-        """Probability of each row's stated outcome under the fitted model; shape (m,)."""
-        self._check_fitted()
+    def predict_proba(self, triplets: Any, *, log: bool = False) -> np.ndarray:
+        """Probability (``log``: its log) of each row's or trial's stated answer; shape (m,)."""
+        trials = self._trials(triplets)
+        if trials is not None:
+            lp = trials.log_prob(self.oracle_, self.embedding_, self.n_jobs)
+            return lp if log else np.exp(lp)
+        if log:
+            return self.oracle_.log_prob(self.embedding_, triplets, n_jobs=self.n_jobs)
         return self.oracle_.prob(self.embedding_, triplets, n_jobs=self.n_jobs)
+
+    def _trials(self, obj: Any) -> TrialData | None:
+        """Trials checked against the fitted items, or None for triplet rows."""
+        self._check_fitted()
+        trials = as_trial_data(obj)
+        if trials is not None:
+            if self._model_name() == "probit" and not trials.all_pairs():
+                raise ValueError("model: Probit models pairs only (triplets)")
+            trials.check_n_items(int(self.n_items_))
+        return trials
 
     def score(self, triplets: Any, y: Any = None) -> float:
         """Triplet accuracy on the valid rows, an exact tie counting 1/2.
@@ -486,8 +507,13 @@ class Embedding(ParamsMixin):
         A row counts 1 when its ``closer`` item is nearer its head than ``farther`` in
         ``embedding_`` (every model finds that outcome the likelier), 0 when farther and 1/2
         at a tie: the library's one rule, :func:`tripletsearch.outcomes.triplet_accuracy`.
-        NaN without valid rows.
+        NaN without valid rows. On trials: the share whose first pick (or odd item) the
+        embedding makes likeliest (its pair the nearest; a tie at the nearest shares the
+        credit).
         """
+        trials = self._trials(triplets)
+        if trials is not None:
+            return trials.accuracy(self.embedding_)
         T, keep = self._prepare_rows(triplets)
         if not keep.any():
             return math.nan
@@ -495,6 +521,9 @@ class Embedding(ParamsMixin):
 
     def log_loss(self, triplets: Any) -> float:
         """Mean negative log-likelihood over the valid rows."""
+        trials = self._trials(triplets)
+        if trials is not None:
+            return float(-np.mean(self.predict_proba(trials, log=True)))
         T, keep = self._prepare_rows(triplets)
         if not keep.any():
             return math.nan

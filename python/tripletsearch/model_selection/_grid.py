@@ -19,7 +19,7 @@ from .._validation import (
     resolve_n_jobs,
     seed_from,
 )
-from ..embedding import Embedding, valid_rows
+from ..embedding import Embedding, TrialData, as_trial_data, valid_rows
 from ._folds import ParameterGrid, kfold
 from ._result import FitScore, GridResult, _summary
 
@@ -95,6 +95,26 @@ def _run(
     return results
 
 
+def _rows(triplets: Any) -> Any:
+    """The rows the folds cut: informative triplet rows, or trials trial by trial.
+
+    Uninformative rows are warned about once here (a warning filter is process-wide state).
+    """
+    trials = as_trial_data(triplets)
+    if trials is not None:
+        return trials
+    T = check_triplets(triplets, None)
+    keep = valid_rows(T)
+    if not keep.all():
+        warnings.warn(
+            f"triplets: ignoring {int((~keep).sum())} of {len(T)} rows that name the head or "
+            "repeat an item",
+            stacklevel=3,
+        )
+        T = np.ascontiguousarray(T[keep])
+    return T
+
+
 def grid_search_cv(
     estimator: Embedding,
     param_grid: Any,
@@ -115,7 +135,9 @@ def grid_search_cv(
         Template; each setting overrides its parameters.
     param_grid : dict of lists or list of dicts
         E.g. ``{"model": ["t-ste", "gamma-ckl"], "dim": [2, 10]}``.
-    triplets : array_like of int, shape (m, 3)
+    triplets : array_like of int, shape (m, 3), or trials
+        Triplet rows, a :class:`~tripletsearch.RankedChoices`, an
+        :class:`~tripletsearch.OddOneOut`, or a list of such sets (the folds cut trials).
     cv : int
         Folds (shuffled, the same folds for every setting).
     n_items : int, optional
@@ -137,17 +159,9 @@ def grid_search_cv(
     -------
     GridResult
     """
-    T = check_triplets(triplets, None)
+    T = _rows(triplets)
     if n_items is None:
-        n_items = int(T.max()) + 1 if len(T) else 0
-    keep = valid_rows(T)
-    if not keep.all():  # warned once here: a warning filter is process-wide state
-        warnings.warn(
-            f"triplets: ignoring {int((~keep).sum())} of {len(T)} rows that name the head or "
-            "repeat an item",
-            stacklevel=2,
-        )
-        T = np.ascontiguousarray(T[keep])
+        n_items = T.n_seen() if isinstance(T, TrialData) else int(T.max()) + 1 if len(T) else 0
     settings = ParameterGrid(param_grid)
     for p in settings:  # old spellings of parameters (n_components), with a warning
         move_keywords("grid_search_cv: param_grid", p, getattr(estimator, "_renamed_params", {}))

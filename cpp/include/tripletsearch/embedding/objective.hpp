@@ -21,6 +21,7 @@
 #include "../oracle/gradient.hpp"
 #include "../oracle/models.hpp"
 #include "../oracle/rows.hpp"
+#include "../oracle/trials.hpp"
 
 namespace tripletsearch {
 
@@ -77,7 +78,9 @@ struct TrainResult {
 // Called after every epoch with (epoch, loss, gamma); returning false stops the fit.
 using EpochCallback = std::function<bool(std::int64_t, double, double)>;
 
-// Objective and gradient of F on rows (T, m) at parameters x = [X (n*d), theta].
+// Objective and gradient of F on rows (T, m) at parameters x = [X (n*d), theta]. With trial
+// sets attached (attach_trials), their log-likelihoods join the sum and every trial counts
+// one in m_R (oracle/trials.hpp).
 class Objective {
  public:
   Objective(const OracleSpec& spec, std::int64_t n, std::int64_t d, const TrainOptions& opt,
@@ -103,14 +106,19 @@ class Objective {
     spec.param = gamma(x);
     const Problem P = make_problem(x, n_, d_, T, m);
     LossGrad s;
-    with_model(spec, [&](const auto& model) {
-      if (opt_.learn_gamma)
-        s = loss_grad<true, true>(model, P, G_.data(), ws_, threads_, cancel_);
-      else
-        s = loss_grad<true, false>(model, P, G_.data(), ws_, threads_, cancel_);
-    });
     const std::int64_t nd = n_ * d_;
-    const double inv_m = 1.0 / double(m);
+    if (m > 0) {
+      with_model(spec, [&](const auto& model) {
+        if (opt_.learn_gamma)
+          s = loss_grad<true, true>(model, P, G_.data(), ws_, threads_, cancel_);
+        else
+          s = loss_grad<true, false>(model, P, G_.data(), ws_, threads_, cancel_);
+      });
+    } else {
+      std::fill(G_.begin(), G_.end(), 0.0);
+    }
+    if (trials_ != nullptr) add_trials(spec, x, s);
+    const double inv_m = 1.0 / double(m + (trials_ != nullptr ? trials_->total() : 0));
     const double c2 = 2.0 * opt_.l2 / double(n_);
     for (std::int64_t k = 0; k < nd; ++k)
       g[k] = -inv_m * G_[static_cast<std::size_t>(k)] + c2 * x[k];
@@ -120,7 +128,29 @@ class Objective {
     return -inv_m * s.logp + opt_.l2 * reg / double(n_);
   }
 
+  // Trial sets whose log-likelihoods join the objective (kept by the caller).
+  void attach_trials(const TrialSets* trials) {
+    trials_ = trials;
+    if (trials_ != nullptr) G2_.resize(G_.size());
+  }
+
  private:
+  void add_trials(const OracleSpec& spec, const double* x, LossGrad& s) {
+    LossGrad t;
+    with_choice_model(spec, [&](const auto& model) {
+      if (opt_.learn_gamma)
+        t = trials_loss_grad<true>(model, x, n_, d_, *trials_, G2_.data(), tws_, threads_, cancel_);
+      else
+        t = trials_loss_grad<false>(model, x, n_, d_, *trials_, G2_.data(), tws_, threads_,
+                                    cancel_);
+      return 0;
+    });
+    for (std::size_t k = 0; k < G_.size(); ++k) G_[k] += G2_[k];
+    s.logp += t.logp;
+    s.dlg += t.dlg;
+  }
+
+
   OracleSpec spec_;
   std::int64_t n_, d_;
   const TrainOptions& opt_;
@@ -128,6 +158,9 @@ class Objective {
   Cancel& cancel_;  // a Ctrl-C stops the gradient, hence the fit (Interrupted)
   std::vector<double> G_;
   GradWorkspace ws_;
+  const TrialSets* trials_ = nullptr;
+  std::vector<double> G2_;
+  TrialWorkspace tws_;
 };
 
 // Early stopping on held-out rows (V, mv): their mean negative log-likelihood after every

@@ -47,4 +47,32 @@ TrainResult train(const OracleSpec& spec, double* X, std::int64_t n, std::int64_
   return res;
 }
 
+// Fits X (n, d) from trial sets (oracle/trials.hpp) by L-BFGS, full batch, with gamma when
+// learn_gamma: the objective of train() with every trial counting one row.
+inline TrainResult train_trials(const OracleSpec& spec, double* X, std::int64_t n, std::int64_t d,
+                                const TrialSets& trials, const TrainOptions& opt, int threads,
+                                const EpochCallback& cb, Cancel& cancel = no_cancel()) {
+  check_call(spec, threads);
+  opt.validate();
+  if (opt.optimizer != Optimizer::LBFGS)
+    throw std::invalid_argument("optimizer: trials are fitted by L-BFGS (optimizer='lbfgs')");
+  if (trials.total() < 1) throw std::invalid_argument("trials: no trials to train on");
+  if (opt.learn_gamma && spec.kind != ModelKind::GammaCKL)
+    throw std::invalid_argument("learn_gamma: only the gamma-CKL model has a gamma");
+  with_choice_model(spec, [](const auto&) { return 0; });  // Probit: a clear error
+  trials.validate(n);
+  if (opt.n_fixed > n) throw std::invalid_argument("n_fixed: more than the number of items");
+  require_allocation(8.0 * double(n) * double(d) * (8.0 + 2.0 * opt.lbfgs_history), "n_items");
+  Objective F(spec, n, d, opt, threads, cancel);
+  F.attach_trials(&trials);
+  std::vector<double> x(static_cast<std::size_t>(F.size()));
+  std::copy(X, X + n * d, x.begin());
+  if (opt.learn_gamma) x[static_cast<std::size_t>(n * d)] = std::log(spec.param);
+  const std::int64_t* none = nullptr;
+  Validation<std::int64_t> val(spec, n, d, none, 0, F.size(), threads);
+  TrainResult res = train_lbfgs(F, x.data(), none, 0, opt, cb, val);
+  std::copy(x.begin(), x.begin() + n * d, X);
+  return res;
+}
+
 }  // namespace tripletsearch

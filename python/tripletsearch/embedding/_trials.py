@@ -1,0 +1,244 @@
+"""Fits and scores of :class:`~tripletsearch.Embedding` on ranked and odd-one-out trials.
+
+The trials (:mod:`tripletsearch.trials`) are fitted by their own likelihoods
+(``cpp/include/tripletsearch/oracle/trials.hpp``): one native L-BFGS call per fit, every
+trial counting one row of the mean negative log-likelihood. A list of trial sets of
+different types (triplet arrays among them) is one likelihood, summed.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import _core
+from .._params import check_param
+from .._validation import check_random_state, check_triplets, resolve_n_jobs, seed_from
+from ..oracles import GammaCKL, Oracle
+from ..trials import OddOneOut, RankedChoices, is_trials, native_sets
+from ._path import PATH_START, gamma_grid, sqrt2_steps, walk_gamma_path
+from ._train import (
+    COUNT,
+    TrainOutput,
+    fit_options,
+    initial_embedding,
+    train_options,
+    valid_rows,
+)
+
+__all__ = ["TrialData", "as_trial_data", "fit_trials", "train_trials"]
+
+_Part = RankedChoices | OddOneOut
+
+
+class _Set(NamedTuple):
+    rows: np.ndarray
+    kind: int  # 0 ranked, 1 odd-one-out
+    k: int
+    r: int
+    ordered: bool
+
+
+def _triplets_as_choices(T: Any) -> RankedChoices:
+    """Triplet rows as two-candidate choices (the uninformative rows dropped, with a warning)."""
+    T = check_triplets(T, None)
+    keep = valid_rows(T)
+    if not keep.all():
+        warnings.warn(
+            f"triplets: ignoring {int((~keep).sum())} of {len(T)} rows that name the head or "
+            "repeat an item",
+            stacklevel=4,
+        )
+        T = T[keep]
+    return RankedChoices(T[:, 0], T[:, 1:], T[:, 1])
+
+
+class TrialData:
+    """Trial sets as one sequence of trials (set after set): split, scored, fitted."""
+
+    def __init__(self, parts: list[_Part]) -> None:
+        self.parts = [p for p in parts if len(p)]
+        if not self.parts:
+            raise ValueError("triplets: no trials to fit (every set is empty)")
+        self.starts = np.cumsum([0] + [len(p) for p in self.parts])
+
+    @classmethod
+    def from_input(cls, obj: Any) -> TrialData:
+        if isinstance(obj, TrialData):
+            return obj
+        items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+        parts: list[_Part] = []
+        for item in items:
+            if isinstance(item, (RankedChoices, OddOneOut)):
+                parts.append(item)
+            elif isinstance(item, TrialData):
+                parts.extend(item.parts)
+            else:  # triplet rows
+                parts.append(_triplets_as_choices(item))
+        return cls(parts)
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def __getitem__(self, index: Any) -> TrialData:
+        idx = np.arange(len(self))[index]
+        out = []
+        for q, part in enumerate(self.parts):
+            a, b = self.starts[q], self.starts[q + 1]
+            mine = idx[(idx >= a) & (idx < b)] - a
+            if len(mine):
+                out.append(part[mine])
+        return TrialData(out)
+
+    def n_seen(self) -> int:
+        return max(p.max_id() for p in self.parts) + 1
+
+    def check_n_items(self, n_items: int) -> None:
+        for p in self.parts:
+            p.check_n_items(n_items)
+
+    def all_pairs(self) -> bool:
+        """Every trial a triplet (two candidates, one pick)."""
+        return all(isinstance(p, RankedChoices) and p.n_choices == 2 for p in self.parts)
+
+    def to_triplets(self) -> np.ndarray:
+        return np.concatenate([p.to_triplets() for p in self.parts])
+
+    def sets(self) -> list[_Set]:
+        """The native core's description of the sets."""
+        return [_Set(*t) for t in native_sets(self.parts)]
+
+    def log_prob(self, oracle: Oracle, X: np.ndarray, n_jobs: Any = None) -> np.ndarray:
+        """The log-probability of every trial under ``oracle`` at ``X``."""
+        spec = oracle._spec(X.shape[1])
+        return _core.trials_log_prob(spec, X, self.sets(), resolve_n_jobs(n_jobs))
+
+    def accuracy(self, X: np.ndarray) -> float:
+        """Share of trials whose first pick (or odd item) ``X`` makes likeliest.
+
+        The first choice is the alternative at the smallest distance (every model's weight
+        falls with distance); a tie at the smallest shares the credit.
+        """
+        hits = 0.0
+        for s in self.sets():
+            R = s.rows
+            if s.kind == 1:
+                u, v = R[:, [0, 0, 1]], R[:, [1, 2, 2]]
+            else:
+                u, v = np.repeat(R[:, :1], s.k, axis=1), R[:, 1:]
+            Y = X[u] - X[v]
+            D = np.einsum("mkd,mkd->mk", Y, Y)
+            low = D == D.min(axis=1, keepdims=True)
+            hits += float(np.sum(low[:, 0] / low.sum(axis=1)))
+        return hits / len(self)
+
+
+def as_trial_data(obj: Any) -> TrialData | None:
+    """Trials as :class:`TrialData`, or None for triplet rows."""
+    if isinstance(obj, TrialData) or is_trials(obj):
+        return TrialData.from_input(obj)
+    return None
+
+
+def train_trials(
+    oracle: Oracle,
+    init: np.ndarray,
+    data: TrialData,
+    options: dict[str, Any],
+    seed: int,
+    threads: int,
+    callback: Any = None,
+    validation: Any = None,
+) -> TrainOutput:
+    """One fit of an embedding to trials by the native trainer (L-BFGS, full batch).
+
+    The signature of :func:`~tripletsearch.embedding.native_train` (``seed`` and
+    ``validation`` unused: trials are fitted full batch, without early stopping).
+    :func:`tripletsearch._reference.trials.train` is the NumPy twin.
+    """
+    X, loss, gamma, epochs, status = _core.train_trials(
+        oracle._spec(init.shape[1]),
+        np.ascontiguousarray(init),
+        data.sets(),
+        train_options(options),
+        threads,
+        callback,
+    )
+    names = {"Converged": "converged", "MaxEpochs": "max_epochs", "Diverged": "diverged"}
+    names.update({"Stopped": "stopped", "EarlyStopped": "early_stopped"})
+    return TrainOutput(X, loss, gamma, int(epochs), names[status.name], np.empty(0), 0)
+
+
+def _split(data: TrialData, fraction: float, rng: np.random.Generator) -> tuple[Any, Any]:
+    m = len(data)
+    if m < 2:
+        raise ValueError("triplets: holding out trials (gamma='auto', learn_gamma) needs 2 trials")
+    k = min(m - 1, max(1, int(round(fraction * m))))
+    perm = rng.permutation(m)
+    return data[np.sort(perm[k:])], data[np.sort(perm[:k])]
+
+
+def fit_trials(est: Any, trials: Any, n_items: Any) -> Any:
+    """``est.fit`` on trials: the triplet fit's steps (gamma path, lift, refit), by trials."""
+    p = est._validate_params()
+    data = TrialData.from_input(trials)
+    if p["model"] == "probit":
+        if not data.all_pairs():
+            raise ValueError(
+                "model: Probit models pairs only (triplets); ranked and odd-one-out trials "
+                "need gamma-ckl, ckl, t-ste or ste"
+            )
+        return est.fit(data.to_triplets(), n_items=n_items)
+    if p["optimizer"] != "lbfgs":
+        raise ValueError("optimizer: trials are fitted by L-BFGS (optimizer='lbfgs')")
+    if p["early_stopping"]:
+        raise ValueError("early_stopping: not available for trials (fit to convergence)")
+    count = p["n_items"] if n_items is None else n_items
+    n = data.n_seen() if count is None else check_param(count, "n_items", [COUNT])
+    data.check_n_items(n)
+    options = fit_options(p)
+    rng = check_random_state(est.random_state)
+    d = p["dim"]
+    init, X0 = initial_embedding(p["init"], rng, n, d)
+    auto, vf = est._auto_gamma(), p["validation_fraction"]
+    held_out = auto or (p["learn_gamma"] and vf > 0.0)
+    seed = seed_from(rng)
+    threads = resolve_n_jobs(est.n_jobs)
+    oracle = GammaCKL(PATH_START) if auto else est._make_oracle()
+    fixed = {**options, "learn_gamma": False}
+    if init == "lift":
+        Y = train_trials(oracle, X0, data, fixed, seed, threads).embedding
+        Y = Y - Y.mean(axis=0)
+        X0 = Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
+    path = None
+    if held_out:
+        fit_part, val_part = _split(data, vf, rng)
+        g0 = float(oracle._param(d))
+        grid = gamma_grid(p["gammas"]) if auto else sqrt2_steps(g0)
+        start = PATH_START if auto else g0
+        first = int(np.argmin(np.abs(np.log(grid) - math.log(start))))
+
+        def trainer(o: Oracle, X: np.ndarray, T: Any, opts: dict, s: int) -> np.ndarray:
+            return train_trials(o, X, T, opts, s, threads).embedding
+
+        res = walk_gamma_path(
+            X0,
+            fit_part,
+            val_part,
+            grid,
+            first,
+            train=trainer,
+            options=fixed,
+            seed=seed,
+            refine=p["learn_gamma"],
+            n_jobs=est.n_jobs,
+            label=f"Embedding({est.model}) gamma",
+            verbose=est.verbose,
+        )
+        oracle, X0, path = GammaCKL(res.gamma), res.embedding, res.curve()
+        options = fixed
+    out = train_trials(oracle, X0, data, options, seed, threads)
+    return est._fitted(out, oracle, n, p, path)
