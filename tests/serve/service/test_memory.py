@@ -6,7 +6,6 @@ searcher cannot fit, sizes as ``--memory`` reads them, and a real server that st
 from __future__ import annotations
 
 import contextlib
-
 import threading
 
 import httpx
