@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 from numbers import Integral, Real
 from typing import Any, Callable
 
@@ -19,7 +18,7 @@ from .._params import Interval, ParamsMixin, SequenceOf, StrOptions, check_param
 from .._validation import check_random_state, check_triplets, resolve_n_jobs, seed_from
 from ..oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
 from ..outcomes import triplet_accuracy
-from ._io import check_saved_embedding, current_params, read_embedding, save_embedding
+from ._io import Persistence
 from ._path import PATH_START, GammaPath, path_arguments, sqrt2_steps, walk_gamma_path
 from ._placement import place_items
 from ._train import (
@@ -45,7 +44,7 @@ _POSITIVE = Interval(Real, 0, None, closed="neither")
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
 
-class Embedding(ParamsMixin):
+class Embedding(ParamsMixin, Persistence):
     """Maximum-likelihood embedding of items from triplets under a choice model.
 
     Parameters
@@ -529,69 +528,6 @@ class Embedding(ParamsMixin):
             return math.nan
         lp = self.oracle_.log_prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
         return float(-np.mean(lp))
-
-    # ------------------------------------------------------------------ persistence
-    def save(self, path: Any) -> None:
-        """Save a fitted embedding to ``path`` (a NumPy ``.npz`` file, no pickles).
-
-        The file holds the embedding, the fitted gamma and training record, and the
-        parameters that are plain values (a Generator ``random_state`` or an array ``init``
-        is stored as None). ``Embedding.load(path)`` reads it back; ``tripletsearch serve
-        --catalogue`` accepts such a file as a catalogue's embedding.
-        """
-        self._check_fitted()
-        save_embedding(
-            path,
-            params=self.get_params(),
-            embedding=self.embedding_,
-            loss_curve=self.loss_curve_,
-            gamma=self.gamma_,
-            n_items=self.n_items_,
-            n_epochs=self.n_epochs_,
-            status=self.status_,
-        )
-
-    @classmethod
-    def load(cls, path: Any) -> Embedding:
-        """Load an embedding saved by :meth:`save`.
-
-        It is fitted: ``embedding_``, ``oracle_`` and the scores work as after ``fit``.
-        """
-        name = os.fspath(path)
-        saved = read_embedding(name)
-        try:
-            return cls.from_fitted(
-                saved.embedding,
-                gamma_=saved.gamma,
-                loss_curve_=saved.loss_curve,
-                n_epochs_=saved.n_epochs,
-                status_=saved.status,
-                **current_params(saved.params, cls._renamed_params, cls._param_names()),
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"{name}: malformed Embedding file ({exc})") from None
-
-    @classmethod
-    def from_fitted(cls, embedding: Any, *, gamma_: float = math.nan, **record: Any) -> Embedding:
-        """An estimator holding ``embedding`` (n_items x dim, finite) as if ``fit`` found it.
-
-        ``gamma_``: a gamma-CKL model's fitted gamma (NaN for others); ``record``: the
-        estimator's parameters and, optionally, ``loss_curve_``, ``n_epochs_``, ``status_``.
-        The scores and ``transform`` work as after ``fit``; ValueError when it does not fit.
-        """
-        loss_curve_ = record.pop("loss_curve_", None)
-        n_epochs_, status_ = record.pop("n_epochs_", 0), record.pop("status_", "")
-        params = record
-        obj = cls(**params)
-        p = obj._validate_params()
-        X = np.ascontiguousarray(embedding, dtype=np.float64)
-        check_saved_embedding(X, p["dim"])
-        obj.oracle_ = obj._make_oracle(float(gamma_) if p["model"] == "gamma-ckl" else None)
-        obj.embedding_, obj.n_items_, obj.gamma_ = X, X.shape[0], float(gamma_)
-        obj.gamma_path_ = None
-        obj.loss_curve_ = np.empty(0) if loss_curve_ is None else np.asarray(loss_curve_)
-        obj.n_epochs_, obj.status_ = int(n_epochs_), str(status_)
-        return obj
 
 
 def gamma_path(
