@@ -20,7 +20,7 @@ from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve import store as store_mod
 from tripletsearch.serve.datapackage import data_path
-from tripletsearch.serve.participation import participants as participants_mod
+from tripletsearch.serve.participation import enrolment as enrolment_mod
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import PLAN_VERSION, load_study, williams_orders
 from tripletsearch.serve.study.report import study_report
@@ -221,7 +221,7 @@ def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, 
     study = load_study(write(tmp_path))
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     draws = iter(["00000000000000AA", "00000000000000AA", "00000000000000BB"])
-    monkeypatch.setattr(participants_mod.secrets, "token_hex", lambda nbytes: next(draws))
+    monkeypatch.setattr(enrolment_mod.secrets, "token_hex", lambda nbytes: next(draws))
     app = create_app(study.catalogue, db, study=study)
     with in_process(app) as c:
         first = c.post("/api/participants", json={"consent": True})
