@@ -43,10 +43,10 @@ import numpy as np
 from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue.demo import demo_catalogue
-from tripletsearch.serve.collect import load_collect, quality
+from tripletsearch.serve.collect import agreement, load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.refitter import refit_once
-from tripletsearch.serve.modes.collect import BUFFER_KINDS
+from tripletsearch.serve.collect.screens import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store import sessions as _sessions
 
@@ -200,7 +200,7 @@ def run_collect(
                 who[pid], times[pid] = kind, mine
                 if (i + 1) % refit_every == 0:
                     refit_once(store, cfg, buffer=80)
-            quality.refresh_agreement(store, cfg, force=True)
+            agreement.refresh_agreement(store, cfg, force=True)
             board = collect_dashboard(store, cfg)
     kinds_of = _screen_kinds(store, who)
     out = []
@@ -261,7 +261,7 @@ def _agreement_by_answers(
                     break
             judged.append((s.id, kept))  # everyone: the agreement rule alone
         n_items, dim = cfg.catalogue.n_items, cfg.dim
-        got = quality.agreement_scores(pool, n_items, dim, cfg.seed, judged=judged)
+        got = agreement.agreement_scores(pool, n_items, dim, cfg.seed, judged=judged)
         for pid, s in sessions.items():
             rec = got.get(s.id)
             if rec is not None and rec["p_value"] is not None:

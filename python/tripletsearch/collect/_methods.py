@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -18,8 +18,8 @@ from .. import _core
 from .._validation import derived_seed
 from ._active_screens import ask_odd, ask_rank, odd_views, screen_log_weights
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._sampler import TripletSampler
+# the sampler a method serves: a TripletSampler (not imported: ._sampler imports this module)
+Sampler = Any
 
 __all__ = ["QueryMethod", "RandomQueries", "AdaptiveRoundRobin", "ActiveQueries", "METHODS"]
 
@@ -102,7 +102,7 @@ class HeadScorer:
         return _core.collect_pair_information(self.lapse, table, log_w, pairs, self.threads)
 
 
-def scorer_of(sampler: TripletSampler, lapse: float) -> HeadScorer:
+def scorer_of(sampler: Sampler, lapse: float) -> HeadScorer:
     """The scorer of the sampler's installed embedding."""
     emb = sampler.embedding_
     assert emb is not None
@@ -178,7 +178,7 @@ class QueryMethod:
 
     name: ClassVar[str] = ""
 
-    def __init__(self, sampler: TripletSampler) -> None:
+    def __init__(self, sampler: Sampler) -> None:
         self.n = sampler.n_items
 
     def min_answers(self) -> int:
@@ -189,21 +189,21 @@ class QueryMethod:
         """The answers before the queries stop being random (None: random for ever)."""
         return None
 
-    def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:  # pragma: no cover
+    def ask_one(self, sampler: Sampler, k: int) -> np.ndarray:  # pragma: no cover
         """One query: a head and k candidates, int64 (k + 1,)."""
         raise NotImplementedError
 
-    def told(self, sampler: TripletSampler, rows: np.ndarray) -> None:
+    def told(self, sampler: Sampler, rows: np.ndarray) -> None:
         """New answers (already in the sampler's)."""
 
-    def installed(self, sampler: TripletSampler) -> None:
+    def installed(self, sampler: Sampler) -> None:
         """A new embedding was installed."""
 
     def state(self) -> dict[str, Any]:
         """The method's JSON-safe state."""
         return {}
 
-    def restore(self, state: dict[str, Any], sampler: TripletSampler) -> None:
+    def restore(self, state: dict[str, Any], sampler: Sampler) -> None:
         """Set the state written by :meth:`state` (checked by the caller's handler)."""
 
 
@@ -218,7 +218,7 @@ class RandomQueries(QueryMethod):
 
     name = "random"
 
-    def __init__(self, sampler: TripletSampler) -> None:
+    def __init__(self, sampler: Sampler) -> None:
         super().__init__(sampler)
         self.asked: set[int] = set()
         self.total = self.n * (self.n - 1) * (self.n - 2) // 2
@@ -227,7 +227,7 @@ class RandomQueries(QueryMethod):
         lo, hi = min(a, b), max(a, b)
         return (h * self.n + lo) * self.n + hi
 
-    def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
+    def ask_one(self, sampler: Sampler, k: int) -> np.ndarray:
         rng = sampler.rng
         if sampler.screen.trial == "odd-one-out":  # three items: a random (h, {a, b})
             k = 2
@@ -246,7 +246,7 @@ class RandomQueries(QueryMethod):
     def state(self) -> dict[str, Any]:
         return {"asked": sorted(self.asked)}
 
-    def restore(self, state: dict[str, Any], sampler: TripletSampler) -> None:
+    def restore(self, state: dict[str, Any], sampler: Sampler) -> None:
         asked = [int(v) for v in state["asked"]]
         if any(not 0 <= v < self.n**3 for v in asked):
             raise ValueError("the asked queries are out of range")
@@ -283,7 +283,7 @@ class AdaptiveRoundRobin(QueryMethod):
     LAPSE = 0.0
     MAX_TABLE = 4_000_000  # entries (32 MB) of a round's table of every item's log-odds terms
 
-    def __init__(self, sampler: TripletSampler) -> None:
+    def __init__(self, sampler: Sampler) -> None:
         super().__init__(sampler)
         if not sampler.screen.is_triplet:
             raise ValueError(
@@ -300,7 +300,7 @@ class AdaptiveRoundRobin(QueryMethod):
     def random_until(self) -> int | None:
         return self.BURN_IN_PER_ITEM * self.n
 
-    def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
+    def ask_one(self, sampler: Sampler, k: int) -> np.ndarray:
         rng = sampler.rng
         if sampler.n_answers_ < self.BURN_IN_PER_ITEM * self.n or sampler.embedding_ is None:
             return extend_query(rng, self.n, list(random_triple(rng, self.n)), k)
@@ -318,7 +318,7 @@ class AdaptiveRoundRobin(QueryMethod):
         Q[:, 1:] = np.sort(Q[:, 1:], axis=1)
         return np.unique(Q, axis=0)
 
-    def new_round(self, sampler: TripletSampler) -> None:
+    def new_round(self, sampler: Sampler) -> None:
         """Score a round of random queries; keep the best per head, in random order."""
         rng = sampler.rng
         Q = self.candidates(rng)
@@ -356,7 +356,7 @@ class AdaptiveRoundRobin(QueryMethod):
             "round_embedding": self.round_embedding,
         }
 
-    def restore(self, state: dict[str, Any], sampler: TripletSampler) -> None:
+    def restore(self, state: dict[str, Any], sampler: Sampler) -> None:
         batch = np.asarray(state["batch"], dtype=np.int64).reshape(-1, 3)
         if batch.size and (batch.min() < 0 or batch.max() >= self.n):
             raise ValueError("the round's queries are out of range")
@@ -423,7 +423,7 @@ class ActiveQueries(QueryMethod):
     # second logarithm per pair and particle in the scoring.
     LAPSE = 0.0
 
-    def __init__(self, sampler: TripletSampler) -> None:
+    def __init__(self, sampler: Sampler) -> None:
         super().__init__(sampler)
         self.dim = sampler.dim
         L0 = min(self.n, max(self.MIN_ANCHORS, self.ANCHORS_PER_DIM * self.dim))
@@ -460,7 +460,7 @@ class ActiveQueries(QueryMethod):
         return self.burn_in
 
     # ------------------------------------------------------------------ asking
-    def ask_one(self, sampler: TripletSampler, k: int) -> np.ndarray:
+    def ask_one(self, sampler: Sampler, k: int) -> np.ndarray:
         rng = sampler.rng
         odd = self.screen.trial == "odd-one-out"
         if sampler.embedding_ is None or sampler.n_answers_ < self.burn_in:
@@ -531,7 +531,7 @@ class ActiveQueries(QueryMethod):
         self.head_asks[query[0]] += 1
         return self.asked(query)
 
-    def prepare(self, sampler: TripletSampler) -> HeadScorer:
+    def prepare(self, sampler: Sampler) -> HeadScorer:
         """The scorer and the anchors' table of the installed embedding (built once)."""
         if self.scorer is None:
             if self.particles is None:  # an embedding restored without particles
@@ -543,7 +543,7 @@ class ActiveQueries(QueryMethod):
             self.anchor_X = self.scorer.X[self.anchors]
         return self.scorer
 
-    def log_weights(self, sampler: TripletSampler, h: int) -> np.ndarray:
+    def log_weights(self, sampler: Sampler, h: int) -> np.ndarray:
         """The head's particles' log weights (cached)."""
         lw = self.cache.get(h)
         if lw is None:
@@ -556,14 +556,14 @@ class ActiveQueries(QueryMethod):
             self.cache[h] = lw
         return lw
 
-    def head_answers(self, sampler: TripletSampler, h: int) -> np.ndarray:
+    def head_answers(self, sampler: Sampler, h: int) -> np.ndarray:
         """The head's answers (its rows but the head), in the order told."""
         rows = self.index_rows(sampler)
         if self.answer_index is None:
             self.answer_index = HeadIndex(rows, self.n)
         return self.answer_index.answers(rows, h)
 
-    def index_rows(self, sampler: TripletSampler) -> np.ndarray:
+    def index_rows(self, sampler: Sampler) -> np.ndarray:
         """The told rows by head: the rows, or each odd-one-out row seen from its 3 items."""
         rows = sampler.told_rows
         return odd_views(rows) if self.screen.trial == "odd-one-out" else rows
@@ -625,7 +625,7 @@ class ActiveQueries(QueryMethod):
         return out
 
     # ------------------------------------------------------------------ answers, refits
-    def told(self, sampler: TripletSampler, rows: np.ndarray) -> None:
+    def told(self, sampler: Sampler, rows: np.ndarray) -> None:
         if not self.cache:
             return
         if not self.screen.is_triplet:
@@ -641,7 +641,7 @@ class ActiveQueries(QueryMethod):
                 answer = np.array([[c, f]], dtype=np.int64)
                 self.cache[int(h)] = self.answer_log_weights(answer, lw)
 
-    def installed(self, sampler: TripletSampler) -> None:
+    def installed(self, sampler: Sampler) -> None:
         promoted = np.flatnonzero(self.head_asks >= self.PROMOTE_PER_DIM * self.dim)
         if not self.screen.is_triplet:  # a screen shows many candidates: every item one
             promoted = np.arange(self.n)
@@ -649,7 +649,7 @@ class ActiveQueries(QueryMethod):
         self.particles = self.draw_particles(sampler)
         self.reset_derived()
 
-    def draw_particles(self, sampler: TripletSampler) -> np.ndarray:
+    def draw_particles(self, sampler: Sampler) -> np.ndarray:
         """N_PARTICLES draws from the Gaussian of the anchors' embedded positions.
 
         Seeded by the sampler's seed and the number of embeddings installed.
@@ -678,7 +678,7 @@ class ActiveQueries(QueryMethod):
             ],  # fmt: skip
         }
 
-    def restore(self, state: dict[str, Any], sampler: TripletSampler) -> None:
+    def restore(self, state: dict[str, Any], sampler: Sampler) -> None:
         anchors = np.asarray(state["anchors"], dtype=np.int64)
         head_asks = np.asarray(state["head_asks"], dtype=np.int64)
         order = np.asarray(state["order"], dtype=np.int64)

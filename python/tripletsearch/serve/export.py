@@ -64,8 +64,8 @@ from typing import Any, Callable
 
 from .. import __version__
 from .catalogue import Catalogue
+from .collect.agreement import collect_flags
 from .collect.export import collect_triplets
-from .collect.rules import collect_flags
 from .datapackage import DATA_DIR, data_path
 from .experiment import listing
 from .participation.roster import roster, write_participants

@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import numbers
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..utils import REMOVED_IN, RENAMED_IN
 from .errors import Invalid
-from .participation.platforms import PlatformError, check_text
 
 __all__ = [
     "FIELDS",
@@ -50,7 +50,60 @@ __all__ = [
     "empty",
     "catalogue_page",
     "with_old_keys",
+    "PlatformError",
+    "check_text",
+    "MAX_TEXT",
+    "MAX_COMBINING",
 ]
+
+#: Characters of a platform id or parameter value at most (the participants' columns).
+MAX_TEXT = 128
+#: Combining marks allowed on one character (a run of them draws over the rows around it
+#: where the id is shown).
+MAX_COMBINING = 2
+
+
+class PlatformError(ValueError):
+    """A platform id or a link's parameter refused: the message names the parameter."""
+
+
+def combining_run(text: str) -> int:
+    """The longest run of combining marks in ``text`` (a leading one counts as too long)."""
+    longest = run = 0
+    for i, ch in enumerate(text):
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me"):
+            if i == 0:
+                return MAX_COMBINING + 1
+            run += 1
+            longest = max(longest, run)
+        else:
+            run = 0
+    return longest
+
+
+def check_text(name: str, value: Any) -> str:
+    """``value`` as a platform id or parameter named ``name``; PlatformError if not.
+
+    A string without space (any Unicode white space) at its start or end, returned in NFC
+    form: 1 to :data:`MAX_TEXT` characters, printable (no NUL, control or format
+    characters), with at most :data:`MAX_COMBINING` combining marks in a row as given and
+    none first.
+    """
+    if isinstance(value, str) and value and value != value.strip():
+        raise PlatformError(f"{name}: no space at its start or end")
+    given = value
+    if isinstance(value, str):
+        value = unicodedata.normalize("NFC", value)  # one id typed two ways: one id
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_TEXT:
+        raise PlatformError(f"{name}: a string of 1 to {MAX_TEXT} characters")
+    if not value.isprintable():
+        raise PlatformError(f"{name}: printable characters only")
+    if combining_run(given) > MAX_COMBINING:  # as typed (NFC only ever shortens a run)
+        raise PlatformError(
+            f"{name}: at most {MAX_COMBINING} combining marks on a character, none first"
+        )
+    return value
+
 
 # request fields renamed in 0.2.0: old name -> new name
 RENAMED_FIELDS = {"k": "n_choices"}

@@ -15,8 +15,8 @@ from serve.helpers import collect_toml, enrol, in_process, take_part, write_desi
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard
+from tripletsearch.serve.collect.screens import BUFFER_KINDS
 from tripletsearch.serve.config import ServeConfig
-from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 
 

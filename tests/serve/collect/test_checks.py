@@ -18,18 +18,13 @@ from serve.helpers import answer_all, catalogue_folder, enrol, in_process
 from tripletsearch import Embedding, GammaCKL, TripletSampler
 from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
-from tripletsearch.serve.collect import load_collect, quality
+from tripletsearch.serve.collect import agreement, load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard, sampler_state
 from tripletsearch.serve.collect.export import participant_checks, write_collect_export
 from tripletsearch.serve.collect.refitter import EmbeddingVersion, refit_once
+from tripletsearch.serve.collect.screens import GOLD_SHOWN, REPEAT_CLEAR, REPEAT_GAP, gold_positions
 from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.datapackage import data_path
-from tripletsearch.serve.modes.collect import (
-    GOLD_SHOWN,
-    REPEAT_CLEAR,
-    REPEAT_GAP,
-    gold_positions,
-)
 from tripletsearch.serve.store import Store
 
 ADMIN = {"Authorization": "Bearer owner"}
@@ -78,7 +73,7 @@ def test_the_agreement_rule_flags_random_pickers_and_spares_honest_people():
     X = rng.normal(size=(40, 2))
     kinds = ["person"] * 30 + ["random"] * 10
     people = histories(X, kinds, 52, rng)
-    got = quality.score_agreement(people, people, 40, 2, seed=3)
+    got = agreement.score_agreement(people, people, 40, 2, seed=3)
     flagged = {
         i: bool(quality.checks(h, got[i])["flags"]) for i, h in people
     }  # only the agreement rule can flag these
@@ -324,9 +319,9 @@ def test_agreement_scores_are_recomputed_under_new_rules(tmp_path):
         answer_all(c, pr["id"], h, lambda q: hit(q, 0))
     key = quality.agreement_key(cfg.fingerprint)
     store.put_meta(key, {"rules": 1, "triplets": 10**6, "sessions": {}})
-    assert quality.refresh_agreement(store, cfg, **INSTANT)  # other rules: scored again
+    assert agreement.refresh_agreement(store, cfg, **INSTANT)  # other rules: scored again
     kept = store.get_meta(key)
     assert kept["rules"] == quality.CHECK_RULES and set(kept["sessions"]) == {
         s.id for s in store.participant_sessions(pr["id"])
     }
-    assert not quality.refresh_agreement(store, cfg, **INSTANT)  # nothing new
+    assert not agreement.refresh_agreement(store, cfg, **INSTANT)  # nothing new

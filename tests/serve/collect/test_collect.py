@@ -17,8 +17,8 @@ from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.quality import held_out_rows, sampler_rows
 from tripletsearch.serve.collect.refitter import refit_once
+from tripletsearch.serve.collect.screens import BUFFER_KINDS
 from tripletsearch.serve.config import ServeConfig
-from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 
 COLLECT = dict(  # this collect file's keys over the shared ones

@@ -12,7 +12,7 @@ from serve.collect.collected import INSTANT, collected_database
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.export import collect_triplets, participant_checks
 from tripletsearch.serve.collect.refitter import refit_once
-from tripletsearch.serve.modes.collect import BUFFER_KINDS
+from tripletsearch.serve.collect.screens import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 
 SAMPLED = ("burn-in", *BUFFER_KINDS, "fallback")  # what a sampler fits

@@ -13,7 +13,7 @@ import pytest
 
 from serve.helpers import collect_toml, write_design
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.modes.collect import GOLD_POOL_RATIO, GOLD_SHOWN, gold_positions
+from tripletsearch.serve.collect.screens import GOLD_POOL_RATIO, GOLD_SHOWN, gold_positions
 
 ATTENTION, REPEATS = (10, 45), (30, 55)
 

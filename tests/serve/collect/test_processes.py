@@ -26,7 +26,7 @@ from serve.helpers import (
     write_collect,
 )
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.modes.collect import BUFFER_KINDS
+from tripletsearch.serve.collect.screens import BUFFER_KINDS
 from tripletsearch.serve.service.processes import nice_of
 from tripletsearch.serve.store import Store
 

@@ -19,9 +19,9 @@ from tripletsearch.serve.collect import load_collect, quality, refitter
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.export import participant_checks
 from tripletsearch.serve.collect.refitter import refit_once
-from tripletsearch.serve.collect.rules import FAST_AFTER, collect_arms, median_ms
+from tripletsearch.serve.collect.rules import FAST_AFTER, Arms, collect_arms, median_ms
 from tripletsearch.serve.collect.service import CollectService
-from tripletsearch.serve.store import Arms, Store
+from tripletsearch.serve.store import Store
 from tripletsearch.utils import derived_seed
 
 TWO = collect_toml(samplers=["random", "active"], n_choices=3, max_queries=12, seed=4)

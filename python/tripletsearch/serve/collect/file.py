@@ -83,11 +83,11 @@ from ..experiment import (
 )
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
-from ..modes.collect import GOLD_POOL_RATIO, GOLD_SHOWN, gold_shown
 from ..participation import platforms
 from ..participation.completion import completion
 from ..participation.platforms import Platform
 from .rules import AGREEMENT_AFTER
+from .screens import GOLD_POOL_RATIO, GOLD_SHOWN, gold_shown
 
 __all__ = ["CollectConfig", "load_collect", "DEFAULT_COLLECT_CONSENT"]
 
@@ -225,7 +225,7 @@ class CollectConfig(Experiment):
 
         ``max_queries`` less the check screens under :data:`~.rules.AGREEMENT_AFTER`
         (unless the file says ``agreement = false``), a gold pool under
-        :data:`~..modes.collect.GOLD_POOL_RATIO` rows.
+        :data:`~.screens.GOLD_POOL_RATIO` rows.
         """
         out = []
         left = self.judged_picks

@@ -15,17 +15,12 @@ clock check is a parameter, ``fast_server_ms`` (a server setting, default
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
 
 import numpy as np
 
-from ...collect import refit_due
 from ...outcomes import triplet_agreement
-from ...utils import derived_seed
 from .. import clock
-from ..modes.collect import ANSWER_KINDS, CHECK_RULES
 from ..store import SessionRow, Store
 from .rules import (
     AGREEMENT_AFTER,
@@ -37,17 +32,18 @@ from .rules import (
     is_counted,
     median_ms,
 )
+from .screens import ANSWER_KINDS, CHECK_RULES
 
 __all__ = [
     "checks", "counted_sessions", "triplet_rows", "sampler_answers", "sampler_rows",
-    "held_out", "held_out_rows", "triplet_accuracy", "score_agreement", "agreement_scores",
-    "refresh_agreement", "read_agreement", "agreement_key", "EXPORT_KINDS", "CHECK_RULES",
-    "PASS_SHARE", "FAST_MS", "FAST_SERVER_MS", "FAST_AFTER", "AGREEMENT_LEVEL",
-    "AGREEMENT_AFTER", "AGREEMENT_FOLDS", "AGREEMENT_ROWS_PER_ITEM",
+    "held_out", "held_out_rows", "triplet_accuracy", "agreement_flag", "read_agreement",
+    "agreement_key", "AGREEMENT_LEVEL", "AGREEMENT_FOLDS", "AGREEMENT_ROWS_PER_ITEM",
+    "EXPORT_KINDS", "CHECK_RULES",
+    "PASS_SHARE", "FAST_MS", "FAST_SERVER_MS", "FAST_AFTER", "AGREEMENT_AFTER",
 ]  # fmt: skip
 
 # the version of the rules below, CHECK_RULES, is written once with its history in
-# ..modes.collect (flags are recomputed under it for collects under way, for analysis; the
+# .screens (flags are recomputed under it for collects under way, for analysis; the
 # gold pool and the choice of repeats apply to participants who enrolled under it,
 # ``params["checks"]``)
 # the kinds of query whose answers are exported as triplets (the checks are not)
@@ -89,7 +85,7 @@ def _time_flag(rule: str, median: float | None, bound: float, what: str) -> dict
     return {"rule": rule, "median_ms": float(median), "bound_ms": float(bound), "why": why}
 
 
-def _agreement_flag(agreement: dict | None) -> dict | None:
+def agreement_flag(agreement: dict | None) -> dict | None:
     """A flag when the participant's agreement is judged and not above chance."""
     if not agreement or agreement.get("p_value") is None:
         return None
@@ -166,7 +162,7 @@ def checks(
         _share_flag("repeats", clear_agreed, judged, "repeats of clear queries agreed"),
         _time_flag("server_time", server, fast_server_ms, "time per screen by the server's clock"),
         _time_flag("page_time", page, FAST_MS, "response time the page measured"),
-        _agreement_flag(agreement),
+        agreement_flag(agreement),
     ]
     flags = [f for f in found if f is not None]
     return {
@@ -305,145 +301,6 @@ def triplet_accuracy(X: np.ndarray, rows: np.ndarray) -> float | None:
 
 
 # ---------------------------------------------------------------------- agreement
-def _picks(history: list[dict]) -> list[tuple[int, list[int], int]]:
-    """The picks the agreement rule scores: (head, candidates, position picked; -1: a skip).
-
-    The counted answers (:data:`EXPORT_KINDS`) and the gold queries' (known answers, which
-    look like any query: a pick at random agrees with chance there too); not the attention
-    checks answered (which a script recognises) nor the repeats answered (a second pick of
-    the same query). A skip on any screen is a pick that does not agree (check rules 3): a
-    script cannot stay under :data:`AGREEMENT_AFTER` picks, nor skip what it cannot fake.
-    """
-    out = []
-    for h in history:
-        q = h["query"]
-        if not is_counted(h):
-            continue
-        cands = [int(c) for c in q["candidates"]]
-        if h["choice"] is None:
-            out.append((int(q["head"]), cands, -1))
-        elif q.get("kind") in (*EXPORT_KINDS, "gold"):
-            out.append((int(q["head"]), cands, int(h["choice"])))
-    return out
-
-
-def _agree(emb: Any, picks: list[tuple[int, list[int], int]]) -> dict[str, Any]:
-    """How ``picks`` agree with the fitted embedding ``emb``: counts and the weighted test.
-
-    Each pick agrees when it is the candidate the embedding makes likeliest (ties: the
-    first); its weight is how sure the embedding is, the log-odds of that candidate
-    against the average other, ``w = log(p_max (k - 1) / (1 - p_max))`` capped at
-    :data:`MAX_WEIGHT` (a near-tie weighs nearly nothing; the most powerful weights
-    against a person who answers as the embedding predicts). A pick at random agrees with
-    probability 1/k whatever the weights, so ``S = sum w (agreed - 1/k)`` has mean 0 and
-    variance ``sum w^2 (1/k)(1 - 1/k)`` under chance; ``p_value`` is the one-sided normal
-    tail of ``S`` over its standard deviation.
-    """
-    if not picks:
-        return {"agreed": 0, "answers": 0, "chance": 0.5, "z": None, "p_value": None}
-    k = len(picks[0][1])
-    heads = [h for h, _, _ in picks]
-    cands = [c for _, c, _ in picks]
-    P = emb.oracle_.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
-    best = np.argmax(P, axis=1)
-    agreed = np.array([int(b == c) for b, (_, _, c) in zip(best, picks)], dtype=np.float64)
-    # (a skipped attention check: the head among its candidates, as sure as can be)
-    top = np.clip(np.nan_to_num(P.max(axis=1), nan=1.0), 1.0 / k, 1.0 - 1e-12)
-    w = np.minimum(np.log(top * (k - 1) / (1.0 - top)), MAX_WEIGHT)
-    var = float(np.sum(w**2) * (1.0 / k) * (1.0 - 1.0 / k))
-    z = float(np.sum(w * (agreed - 1.0 / k)) / math.sqrt(var)) if var > 0 else None
-    p = None if z is None else 0.5 * math.erfc(z / math.sqrt(2.0))
-    return {
-        "agreed": int(agreed.sum()), "answers": len(picks), "chance": 1.0 / k,
-        "z": None if z is None else round(z, 4), "p_value": p,
-    }  # fmt: skip
-
-
-def score_agreement(
-    train: list[tuple[str, list[dict]]],
-    judged: list[tuple[str, list[dict]]],
-    n_items: int,
-    dim: int,
-    seed: int = 0,
-    model: str = "gamma-ckl",
-) -> dict[str, dict]:
-    """How each ``judged`` participant's picks agree with everyone else's answers.
-
-    ``train`` and ``judged``: (participant or session id, answered screens). The
-    participants of both are split into :data:`AGREEMENT_FOLDS` folds (one per
-    participant when fewer), in a seeded order; per fold an embedding (``model``, ``dim``)
-    is fitted to the counted answers (:data:`EXPORT_KINDS`) of the ``train`` participants
-    of the other folds, and each ``judged`` participant of the fold is scored by it: their
-    picks of the candidate it makes likeliest, and a one-sided test against chance (1/k)
-    that weighs each pick by how sure the embedding is (:func:`_agree`: a script cannot
-    gain by the near-ties, an honest person is judged mostly by the clear queries). A fold
-    whose others give fewer than :data:`AGREEMENT_ROWS_PER_ITEM` triplets per item scores
-    no one (``p_value`` None).
-
-    Returns ``{id: {"agreed", "answers", "chance", "z", "p_value", "rows"}}`` (``rows``:
-    the triplets the participant's embedding was fitted to).
-    """
-    from ...embedding import Embedding
-
-    ids = sorted({i for i, _ in train} | {i for i, _ in judged})
-    if not ids:
-        return {}
-    order = np.random.default_rng(derived_seed(seed, AGREEMENT_SEED)).permutation(len(ids))
-    folds = min(AGREEMENT_FOLDS, len(ids))
-    fold_of = {ids[int(j)]: r % folds for r, j in enumerate(order)}
-    rows_of = {i: triplet_rows(h, EXPORT_KINDS)[0] for i, h in train}
-    out: dict[str, dict] = {}
-    for f in range(folds):
-        mine = [(i, h) for i, h in judged if fold_of[i] == f]
-        if not mine:
-            continue
-        rows = [r for i, got in rows_of.items() if fold_of[i] != f for r in got]
-        emb = None
-        if len(rows) >= AGREEMENT_ROWS_PER_ITEM * n_items:
-            T = np.array(rows, dtype=np.int64)
-            fit_seed = derived_seed(seed, AGREEMENT_SEED, f, len(T))
-            emb = Embedding(model, dim, n_items=n_items, random_state=fit_seed, n_jobs=1)
-            emb.fit(T)
-        for i, h in mine:
-            picks = _picks(h)
-            if emb is None:
-                k = len(picks[0][1]) if picks else 2
-                rec = {
-                    "agreed": None, "answers": len(picks), "chance": 1.0 / k, "z": None,
-                    "p_value": None,
-                }  # fmt: skip
-            else:
-                rec = _agree(emb, picks)
-            out[i] = {**rec, "rows": len(rows)}
-    return out
-
-
-def agreement_scores(
-    pool: list[tuple[str, list[dict]]],
-    n_items: int,
-    dim: int,
-    seed: int = 0,
-    judged: list[tuple[str, list[dict]]] | None = None,
-) -> dict[str, dict]:
-    """:func:`score_agreement` in two passes: the second trained without those the first flags.
-
-    ``pool``: the participants to score (``judged``: other histories of them to score,
-    e.g. cut short), each scored first by embeddings fitted to the others of ``pool``,
-    then by embeddings fitted to the others the first pass did not flag (a script's random
-    answers blur the embedding that judges everyone else); where those are too few to fit
-    (:data:`AGREEMENT_ROWS_PER_ITEM`), the first pass's score stands.
-    """
-    first = score_agreement(pool, pool, n_items, dim, seed)
-    keep = [(i, h) for i, h in pool if _agreement_flag(first.get(i)) is None]
-    if len(keep) == len(pool) and judged is None:
-        return first
-    second = score_agreement(keep, pool if judged is None else judged, n_items, dim, seed)
-    if judged is not None:  # (cut short: the first pass's scores are of the whole)
-        first = score_agreement(pool, judged, n_items, dim, seed)
-    # where the second pass's others are too few to fit, the first pass's score stands
-    return {
-        i: rec if rec["p_value"] is not None else first.get(i, rec) for i, rec in second.items()
-    }
 
 
 def agreement_key(fingerprint: str) -> str:
@@ -455,45 +312,3 @@ def read_agreement(store: Store, fingerprint: str) -> dict[str, dict]:
     """The agreement records by session id as the refitter last stored them ({} before)."""
     got = store.get_meta(agreement_key(fingerprint)) or {}
     return dict(got.get("sessions", {}))
-
-
-def refresh_agreement(
-    store: Store,
-    config: Any,
-    answered: dict | None = None,
-    *,
-    force: bool = False,
-    fast_server_ms: float | None = None,
-) -> bool:
-    """Score every participant's agreement again when the answers grew; whether it did.
-
-    Run by the refitter at each round (:func:`~.refitter.refit_once`): when the counted
-    triplets grew by the samplers' refit rule since the last scores (10 % and 50), or the
-    rules' version changed, every participant not flagged by another rule is scored by
-    :func:`agreement_scores`, on embeddings fitted to those participants' answers (the
-    folds but their own; in a second pass, without those the first pass flagged: scores
-    computed afresh at each round from the same answers, never from an earlier round's
-    flags), and the scores are kept in ``ts_meta`` (:func:`agreement_key`) with the
-    rules' version, the triplets and when. ``fast_server_ms``: the server's clock check
-    (:func:`checks`; None: as the server recorded it, :func:`~..clock.fast_server_ms`).
-    """
-    fp = config.fingerprint
-    fast_server_ms = clock.bound(store, fp, fast_server_ms)
-    by_session = store.all_answers() if answered is None else answered
-    last = store.get_meta(agreement_key(fp)) or {}
-    judged = [
-        (s.id, h)
-        for s in collect_sessions(store, fp)
-        for h in [by_session.get(s.id, [])]
-        if not checks(h, fast_server_ms=fast_server_ms)["flagged"]
-    ]
-    n_rows = sum(len(triplet_rows(h, EXPORT_KINDS)[0]) for _, h in judged)
-    stale = last.get("rules") != CHECK_RULES
-    if not (force or stale or refit_due(n_rows, int(last.get("triplets", 0)), 0)):
-        return False
-    scores = agreement_scores(judged, config.catalogue.n_items, config.dim, config.seed)
-    store.put_meta(
-        agreement_key(fp),
-        {"rules": CHECK_RULES, "triplets": n_rows, "created": time.time(), "sessions": scores},
-    )
-    return True

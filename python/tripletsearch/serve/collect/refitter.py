@@ -41,12 +41,12 @@ from ...collect import (
 )
 from ...utils import derived_seed
 from ..store import Store, WriteConflict
+from .agreement import refresh_agreement
 from .file import CollectConfig
 from .quality import (
     Counted,
     counted_sessions,
     held_out,
-    refresh_agreement,
     sampler_answers,
     triplet_accuracy,
 )
@@ -155,7 +155,7 @@ def refit_once(
     since its last version; warm-started from it); each version is stored with the answers
     it used and its accuracy on the held-out test triplets. Then each sampler asks the
     queries its buffer lacks. First, the participants' agreement with everyone else's
-    answers is scored again when due (:func:`~.quality.refresh_agreement`: a check rule).
+    answers is scored again when due (:func:`~.agreement.refresh_agreement`: a check rule).
     ``fast_server_ms``: the server's clock check (:func:`~.quality.checks`; None: as the
     server recorded it with the collect, :func:`~..clock.fast_server_ms`).
     Runs outside any request.

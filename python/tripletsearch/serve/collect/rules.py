@@ -17,18 +17,18 @@ rows through these:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from ...utils import derived_seed
-from ..clock import FAST_SERVER_MS, bound
-from ..modes.collect import CollectMode
-from ..store import Arms, SessionRow, Store, counted_answers, is_counted
+from ..clock import FAST_SERVER_MS
+from ..store import SessionRow, Store, counted_answers, is_counted
+from .screens import MODE
 
 __all__ = [
-    "collect_flags",
     "is_counted",
     "counted_answers",
     "collect_sessions",
@@ -36,6 +36,7 @@ __all__ = [
     "participant_sampler",
     "drawn_sampler",
     "collect_arms",
+    "Arms",
     "ARM_SEED",
     "FAST_MS",
     "FAST_AFTER",
@@ -56,6 +57,45 @@ AGREEMENT_AFTER = 40
 ARM_SEED = 7  # purpose of the seeds that drew participants' samplers before arms were kept
 
 
+class Arms:
+    """A collect's samplers, assigned at enrolment in balanced blocks (see ``enrol``).
+
+    ``order(block)``: the samplers in the seeded order of enrolments ``block * len`` to
+    ``(block + 1) * len - 1``, which breaks ties between the least assigned.
+    ``sampler(arm, number, params)``: a participant's sampler (the one rule). ``drawn``:
+    the sampler of a participant enrolled before arms were kept, by enrolment number (their
+    session's parameters name it once it started; None: unknown until then).
+    """
+
+    def __init__(self, names: Any, seed: int, drawn: Callable[[int], str] | None = None):
+        self.names, self.seed, self.drawn = tuple(names), int(seed), drawn
+
+    def order(self, block: int) -> list[str]:
+        """The samplers in block ``block``'s seeded order."""
+        names = list(self.names)
+        random.Random(f"arms:{self.seed}:{block}").shuffle(names)
+        return names
+
+    def pick(self, number: int, counts: dict[str, int]) -> str:
+        """The arm of enrolment ``number``: the least assigned, ties in the block's order."""
+        order = self.order(number // len(self.names))
+        least = min(counts.get(a, 0) for a in self.names)
+        return next(a for a in order if counts.get(a, 0) == least)
+
+    def sampler(self, arm: str | None, number: int, params: dict | None) -> str | None:
+        """The sampler of participant ``number``: their ``arm`` (assigned at enrolment).
+
+        Else (enrolled before arms were kept) the one their session's ``params`` name,
+        else :attr:`drawn`'s (None without it).
+        """
+        if arm:
+            return str(arm)
+        named = (params or {}).get("sampler")
+        if named is not None:
+            return str(named)
+        return None if self.drawn is None else self.drawn(int(number))
+
+
 def median_ms(values: list[float]) -> float | None:
     """The median of ``values`` (times in ms), or None when fewer than :data:`FAST_AFTER`.
 
@@ -73,7 +113,7 @@ def collect_sessions(
     belong to an experiment). ``withdrawn``: those of withdrawn participants too.
     """
     for s in store.iter_sessions(withdrawn=withdrawn, experiment=key):
-        if key is not None or (s.experiment is not None and s.mode == CollectMode.name):
+        if key is not None or (s.experiment is not None and s.mode == MODE):
             yield s
 
 
@@ -90,7 +130,7 @@ def drawn_sampler(samplers: Any, seed: int, number: int) -> str:
 def collect_arms(config: Any) -> Arms:
     """The collect ``config``'s arms: its samplers, balanced at enrolment.
 
-    With the rule of :func:`participant_sampler` (:meth:`~..store.Arms.sampler`).
+    With the rule of :func:`participant_sampler` (:meth:`Arms.sampler`).
     """
     names, seed = tuple(config.samplers), int(config.seed)
     return Arms(names, seed, drawn=lambda number: drawn_sampler(names, seed, number))
@@ -107,22 +147,3 @@ def participant_sampler(config: Any, row: Any, session: SessionRow | None = None
     got = collect_arms(config).sampler(getattr(row, "arm", None), int(row.number), params)
     assert got is not None  # (collect_arms draws one when nothing names it)
     return got
-
-
-def collect_flags(
-    store: Store, key: str, fast_server_ms: float | None = None
-) -> dict[str, list[dict]]:
-    """The flags of every participant of the collect of key ``key``, by participant id.
-
-    ``fast_server_ms`` None: as its server recorded it (:func:`~..clock.fast_server_ms`).
-    """
-    from .quality import checks, read_agreement
-
-    answered, scores = store.all_answers(), read_agreement(store, key)
-    fast_server_ms = bound(store, key, fast_server_ms)
-    out = {}
-    for s in collect_sessions(store, key, withdrawn=True):
-        history = answered.get(s.id, [])
-        got = checks(history, scores.get(s.id), fast_server_ms=fast_server_ms)
-        out[str(s.participant)] = got["flags"]
-    return out

@@ -16,13 +16,14 @@ from __future__ import annotations
 from typing import Any
 
 from ...utils import derived_seed
-from ..modes.collect import CHECK_RULES, CollectMode
+from ..modes.collect import CollectMode
 from ..participation.participants import Participants
 from ..schema import Answer
 from ..service.search import Owner, SearchService
 from ..store import SessionRow
 from .file import CollectConfig
 from .rules import ARM_SEED, collect_arms, participant_sampler
+from .screens import CHECK_RULES
 
 __all__ = ["CollectService", "ARM_SEED"]
 

@@ -22,7 +22,7 @@ from .engine import (
     default_url,
 )
 from .experiments import ExperimentRecords, ExperimentRow
-from .participants import Arms, ParticipantRecords, SecondVisit
+from .participants import ParticipantRecords, SecondVisit
 from .records import PREVIEW, is_preview, preview_group
 from .sessions import SessionRecords, SessionRow, counted_answers, is_counted
 from .tables import MIGRATIONS, SCHEMA_VERSION
@@ -35,7 +35,6 @@ __all__ = [
     "Store",
     "SessionRow",
     "ExperimentRow",
-    "Arms",
     "is_counted",
     "counted_answers",
     "StoreError",

@@ -22,6 +22,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 from .tables import MIGRATIONS, SCHEMA_VERSION, meta_table, metadata
+from .unavailable import IdTaken, StoreBusy, StoreError, WriteConflict, unavailable
 
 __all__ = [
     "Database",
@@ -36,26 +37,6 @@ __all__ = [
 ]
 
 DEFAULT_DATABASE = "tripletsearch-sessions.sqlite"
-
-
-class StoreError(RuntimeError):
-    """The database cannot be used (a newer schema, an unknown URL, ...)."""
-
-
-class StoreBusy(StoreError):
-    """A write kept losing races with others (retried, still contended): try again later."""
-
-
-class IdTaken(Exception):
-    """The new row's id is taken already: draw another."""
-
-
-class WriteConflict(Exception):
-    """A write found the row it needs taken.
-
-    The session moved on under this request (another worker answered first), or a study
-    slot has its session already.
-    """
 
 
 def _first_line(exc: BaseException) -> str:
@@ -380,8 +361,6 @@ class Database:
 
     def _failed_write(self, exc: BaseException) -> None:
         """Remember a write that failed because the database or its disk did."""
-        from .unavailable import unavailable
-
         trouble = unavailable(exc)
         if trouble is not None:
             now = time.time()

@@ -6,7 +6,7 @@ import json
 import random
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -16,7 +16,7 @@ from .records import PREVIEW
 from .sessions import SESSION_READ, SessionRow
 from .tables import participants, sessions
 
-__all__ = ["ParticipantRecords", "Arms", "OUTCOMES", "ENDED", "outcome", "SecondVisit"]
+__all__ = ["ParticipantRecords", "OUTCOMES", "ENDED", "outcome", "SecondVisit"]
 
 #: A participant's outcomes, the one rule (:func:`outcome`): ``finished`` (every part done,
 #: stored when it was decided), ``withdrawn`` (they stopped taking part: their answers are
@@ -43,46 +43,7 @@ def outcome(row: Any) -> str:
     return "finished" if row.finished is not None else "started"
 
 
-class Arms:
-    """A collect's samplers, assigned at enrolment in balanced blocks (see ``enrol``).
-
-    ``order(block)``: the samplers in the seeded order of enrolments ``block * len`` to
-    ``(block + 1) * len - 1``, which breaks ties between the least assigned.
-    ``sampler(arm, number, params)``: a participant's sampler (the one rule). ``drawn``:
-    the sampler of a participant enrolled before arms were kept, by enrolment number (their
-    session's parameters name it once it started; None: unknown until then).
-    """
-
-    def __init__(self, names: Any, seed: int, drawn: Callable[[int], str] | None = None):
-        self.names, self.seed, self.drawn = tuple(names), int(seed), drawn
-
-    def order(self, block: int) -> list[str]:
-        """The samplers in block ``block``'s seeded order."""
-        names = list(self.names)
-        random.Random(f"arms:{self.seed}:{block}").shuffle(names)
-        return names
-
-    def pick(self, number: int, counts: dict[str, int]) -> str:
-        """The arm of enrolment ``number``: the least assigned, ties in the block's order."""
-        order = self.order(number // len(self.names))
-        least = min(counts.get(a, 0) for a in self.names)
-        return next(a for a in order if counts.get(a, 0) == least)
-
-    def sampler(self, arm: str | None, number: int, params: dict | None) -> str | None:
-        """The sampler of participant ``number``: their ``arm`` (assigned at enrolment).
-
-        Else (enrolled before arms were kept) the one their session's ``params`` name,
-        else :attr:`drawn`'s (None without it).
-        """
-        if arm:
-            return str(arm)
-        named = (params or {}).get("sampler")
-        if named is not None:
-            return str(named)
-        return None if self.drawn is None else self.drawn(int(number))
-
-
-def _arm_counts(c: Any, study: str, arms: Arms) -> dict[str, int]:
+def _arm_counts(c: Any, study: str, arms: Any) -> dict[str, int]:
     """Participants per arm of group ``study``, withdrawn ones included.
 
     Those enrolled before arms were kept count by ``arms.sampler``.

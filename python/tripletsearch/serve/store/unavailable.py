@@ -1,4 +1,4 @@
-"""Which errors are the database or its disk failing for a while, rather than a bug.
+"""The store's errors, and which errors are the database or its disk failing for a while.
 
 A full disk, a locked SQLite file, a PostgreSQL server gone or restarting, a pool with no
 connection free: a request that meets one is answered 503 with ``Retry-After`` and logged
@@ -12,9 +12,28 @@ import sqlite3
 
 import sqlalchemy as sa
 
-from .engine import StoreBusy
+__all__ = ["unavailable", "DISK_ERRNOS", "StoreError", "StoreBusy", "IdTaken", "WriteConflict"]
 
-__all__ = ["unavailable", "DISK_ERRNOS"]
+
+class StoreError(RuntimeError):
+    """The database cannot be used (a newer schema, an unknown URL, ...)."""
+
+
+class StoreBusy(StoreError):
+    """A write kept losing races with others (retried, still contended): try again later."""
+
+
+class IdTaken(Exception):
+    """The new row's id is taken already: draw another."""
+
+
+class WriteConflict(Exception):
+    """A write found the row it needs taken.
+
+    The session moved on under this request (another worker answered first), or a study
+    slot has its session already.
+    """
+
 
 # an OSError of these numbers is the disk failing (full, over quota, broken, read-only)
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
