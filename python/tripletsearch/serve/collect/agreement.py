@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...collect import refit_due
+from ...embedding import Embedding
 from ...utils import derived_seed
 from .. import clock
 from ..store import Store
@@ -115,8 +116,6 @@ def score_agreement(
     Returns ``{id: {"agreed", "answers", "chance", "z", "p_value", "rows"}}`` (``rows``:
     the triplets the participant's embedding was fitted to).
     """
-    from ...embedding import Embedding
-
     ids = sorted({i for i, _ in train} | {i for i, _ in judged})
     if not ids:
         return {}

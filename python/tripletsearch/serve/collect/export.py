@@ -45,11 +45,13 @@ from typing import Any
 
 import numpy as np
 
+from ...embedding import Embedding
 from ...utils import derived_seed
 from .. import clock
 from ..catalogue import Catalogue
 from ..catalogue.stimuli import StimuliChanged, check_recorded
 from ..datapackage import data_path
+from ..experiment import read_toml
 from ..store import Store
 from .file import CollectConfig
 from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
@@ -201,7 +203,6 @@ def _write_participants(
 
 
 def _fit(config: CollectConfig, model: str, triplets: np.ndarray) -> tuple[np.ndarray, dict]:
-    from ...embedding import Embedding
 
     seed = derived_seed(config.seed, FIT_SEED, len(triplets))
     emb = Embedding(model, config.dim, n_items=config.catalogue.n_items, random_state=seed)
@@ -396,7 +397,6 @@ def write_collect_export(
         text = json.dumps(info, indent=2) + "\n"
         (d / "embeddings" / f"{model}.json").write_text(text, encoding="utf-8")
     _catalogue_folder(config.catalogue, d / "catalogue", embeddings, recorded)
-    from ..experiment import read_toml
 
     carried = {k: v for k, v in read_toml(str(collect_file)).items() if k in CARRIED_KEYS}
     text = _study_file(config, embeddings, title, carried)

@@ -40,7 +40,10 @@ from ...collect import (
     embedding_state,
 )
 from ...utils import derived_seed
+from ..experiment import bind
+from ..service.processes import die_with_parent, read_design, server_id
 from ..store import Store, WriteConflict
+from ..store.unavailable import unavailable
 from .agreement import refresh_agreement
 from .file import CollectConfig
 from .quality import (
@@ -219,9 +222,6 @@ def refitter(
     ``fast_server_ms``: the server's clock check (:func:`~.quality.checks`; its
     setting). On SIGTERM it hands its lease over and ends.
     """
-    from ..experiment import bind
-    from ..service.processes import server_id
-
     if hasattr(os, "nice") and os.nice(0) < 19:
         os.nice(19 - os.nice(0))
     store, owner = Store(database), f"{socket.gethostname()}:{os.getpid()}"
@@ -282,8 +282,6 @@ def main(argv: list[str] | None = None) -> None:
     clock check ``--fast-server-ms=MS`` (default: as its server recorded it); it ends
     with its parent, and on SIGTERM or SIGINT (its server's stop: no traceback).
     """
-    from ..service.processes import die_with_parent, read_design
-
     args = list(sys.argv[1:] if argv is None else argv)
     fast_server_ms: float | None = None
     for a in [a for a in args if a.startswith("--fast-server-ms=")]:
@@ -319,8 +317,6 @@ def cause(exc: BaseException) -> str:
     driver's message (``.orig``, without the SQL or SQLAlchemy's link); else the
     exception's type and first line.
     """
-    from ..store.unavailable import unavailable
-
     trouble = unavailable(exc)
     if trouble is not None:
         return f"the database failed: {trouble[0]}"

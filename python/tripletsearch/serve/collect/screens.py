@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from ...collect import embedding_from_state
+
 __all__ = [
     "MODE",
     "QueryMix",
@@ -307,8 +309,6 @@ class QueryMix:
         indexed read; a new version loaded on whichever screen first sees it), so that a
         repeat's reply takes what any other's does.
         """
-        from ...collect import embedding_from_state
-
         if self.store is None:
             return None
         n = self.catalogue.n_items

@@ -22,6 +22,7 @@ import time
 from collections import deque
 from typing import Any
 
+from ..service.processes import server_id
 from ..store import Store
 from .refitter import gone_process, state_key, watch_key
 
@@ -49,8 +50,6 @@ def refitter_state(
     lease), its restarts and, while it fails (until it ran :data:`RECOVERED_S` seconds),
     its consecutive failures and its last error line.
     """
-    from ..service.processes import server_id
-
     server = server or server_id()
     shared = store.get_meta(state_key(key)) or {}
     own = store.get_meta(state_key(key, server))
@@ -128,7 +127,6 @@ class Supervisor:
         check: float = 1.0,
         fast_server_ms: float | None = None,
     ):
-        from ..service.processes import server_id
 
         self.database, self.design, self.key = database, os.path.abspath(design), key
         self.server = server or server_id()

@@ -55,6 +55,8 @@ import csv
 import os
 from typing import Any
 
+from .platforms import canonical_id
+
 __all__ = [
     "NOT_SUBMITTED",
     "PLATFORM_COLUMNS",
@@ -132,8 +134,6 @@ def _submissions(submitted: list, platform: str | None) -> tuple[dict, dict, dic
     Returns the rows that are submissions, by canonical id (first id as written, its codes
     in order); the rows that are none, counted by status; the statuses of those ids.
     """
-    from .platforms import canonical_id
-
     by_id: dict[str, tuple[str, list[str]]] = {}
     other: dict[str, int] = {}
     status_of: dict[str, str] = {}
@@ -169,8 +169,6 @@ def check_codes(
     ``unmatchable``: participants without a platform id (not checked);
     ``not_submissions``: the rows that are none, counted by status.
     """
-    from .platforms import canonical_id
-
     by_id: dict[str, list[dict]] = {}
     for p in participants:
         if p["platform_id"] is not None:

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import Conflict
 from ..store import preview_group
 from ..store.participants import outcome as stored_outcome
+from .completion import fill_redirect
 
 #: Why a request that would have ended a part the other way is refused (409), by the
 #: outcome it asked for; the reply carries the end of the outcome that was decided.
@@ -115,7 +116,6 @@ class Endings:
         """``redirect`` with the participant's link parameters filled in (``{id}``, ...)."""
         if "{" not in redirect:
             return redirect
-        from .completion import fill_redirect
 
         row = self.store.participant(pid) if row is None else row
         params = json.loads(row.platform_params) if row and row.platform_params else {}

@@ -17,6 +17,7 @@ from ..errors import Busy, Conflict, Invalid, NotFound
 from ..service.tokens import new_token, token_hash
 from ..store import IdTaken, SecondVisit, StoreBusy, is_preview, preview_group
 from .endings import Endings
+from .platforms import PlatformError, canonical_id, spelled
 
 __all__ = ["Enrolment", "PREVIEW_ID"]
 
@@ -84,8 +85,6 @@ class Enrolment(Endings):
         the old ``platform_id`` alone (and no parameters) as before. A ``platform_id`` that
         differs from the link's id is refused. Then :meth:`enrol`.
         """
-        from .platforms import PlatformError, canonical_id
-
         params = None
         if self.platform is not None:
             given = dict(link or {})
@@ -115,8 +114,6 @@ class Enrolment(Endings):
         their code and redirect), on any device. NotFound, nothing recorded, for anyone else
         (no platform, no id, another visit's value, a part not over): the page asks consent.
         """
-        from .platforms import PlatformError
-
         if self.platform is None or is_preview(self.group):
             raise NotFound("no part to resume here: consent to take part")
         try:
@@ -138,8 +135,6 @@ class Enrolment(Endings):
         ``{"error": ..., "refused": true}``: no id, token, code or answer of the participant
         the id belongs to (their token still works).
         """
-        from .platforms import spelled
-
         name = spelled("" if self.platform is None else self.platform.name)
         what = "this id" if name == "the platform" else f"this {name} id"
         return Conflict(

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..errors import Conflict, Invalid, NotFound, Unauthorized
-from ..schema import Answer, Undo
+from ..schema import MAX_RESPONSE_MS, Answer, Undo
 from ..service.search import Owner, SearchService
 from ..service.tokens import token_matches
 from ..store import (
@@ -209,8 +209,6 @@ class Participants(Enrolment):
         at enrolment (``{"name", "id", "params", "required", "preview": {"param",
         "value"} | null}``, :meth:`.platforms.Platform.facts`).
         """
-        from ..schema import MAX_RESPONSE_MS
-
         reply = {
             "kind": self.kind,
             **self.facts(),

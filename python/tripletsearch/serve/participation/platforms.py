@@ -238,6 +238,8 @@ def file_platform(path: str, cfg: dict) -> Platform | None:
         found = from_file(cfg)
     except PlatformError as exc:
         raise ValueError(f"{path}: {exc}") from None
+
+    # start-up: the command line's parser reads the platforms' names without the store
     from .completion import check_redirects, completion
 
     check_redirects(path, completion(path, cfg), () if found is None else found.params)

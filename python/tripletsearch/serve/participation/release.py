@@ -28,6 +28,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .platforms import compared_text
+
 __all__ = ["find_participant", "release"]
 
 
@@ -36,8 +38,6 @@ def find_participant(store: Any, key: str, platform_id: str | None, pid: str | N
 
     ValueError naming the option when there is none, or several, or it is released already.
     """
-    from .platforms import compared_text
-
     rows = [r for r in store.iter_participants() if r.study == key]
     if pid is not None:
         hit = [r for r in rows if r.id == pid]

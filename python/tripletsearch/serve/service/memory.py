@@ -12,6 +12,8 @@ import ctypes
 import os
 import re
 
+from ...discrete import GAMMA_GRID
+
 __all__ = [
     "DEFAULT_SHARE",
     "parse_size",
@@ -111,8 +113,6 @@ def session_estimate(n_items: int, gamma: float | str) -> int:
     ``gamma="auto"`` (13), a bit per item shown: the native state's layout
     (``DiscreteSearch.state_bytes`` is the exact count).
     """
-    from ...discrete import GAMMA_GRID
-
     padded = -(-int(n_items) // 64) * 64
     per_hypothesis = -(-padded // 512) * 512 + 72
     hypotheses = len(GAMMA_GRID) if gamma == "auto" else 0

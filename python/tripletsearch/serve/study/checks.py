@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..clock import bound
 from ..store import Store, counted_answers
 
 __all__ = [
@@ -71,8 +72,6 @@ def server_clock_bound(store: Store, key: str | None, given: float | None = None
     the caller has one, else the bound the server recorded with the study when it started
     (:func:`~..clock.bound`, as a collect's checks read theirs).
     """
-    from ..clock import bound
-
     return bound(store, key, given)
 
 

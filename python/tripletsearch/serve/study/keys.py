@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..catalogue import Catalogue
+from ..catalogue import Catalogue, load_embedding_file
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.find import check_guesses
@@ -68,8 +68,6 @@ def embeddings_key(
 ) -> dict[str, np.ndarray]:
     """The file's ``[embeddings]``: method -> its embedding, rows as the study's catalogue."""
     from pathlib import Path
-
-    from ..catalogue import load_embedding_file
 
     if not isinstance(given, dict):
         raise _fail(name, "embeddings: a table of method = embedding file")

@@ -29,6 +29,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from ..catalogue import Catalogue
+from ..catalogue.shared import attach_shared
 from ..clock import record_fast_server_ms
 from ..collect import CollectConfig
 from ..collect.service import CollectService
@@ -48,6 +49,7 @@ from ..errors import (
 from ..experiment import bind
 from ..modes import mode_registry
 from ..service.memory import process_memory, return_freed_memory
+from ..service.processes import die_with_parent, read_design
 from ..service.search import SearchService
 from ..store import Store
 from ..study import Study, StudyService
@@ -321,9 +323,6 @@ def app_from_env() -> ASGIApp:
     registered it (its design file, :func:`~..service.processes.read_design`): never its
     file again, which may have been edited since the server started.
     """
-    from ..catalogue.shared import attach_shared
-    from ..service.processes import die_with_parent, read_design
-
     die_with_parent()  # a worker never outlives its server (it would keep the port)
     config = ServeConfig.from_dict(json.loads(os.environ["TRIPLETSEARCH_SERVE"]))
     design = read_design(config.design) if config.design else {}

@@ -24,6 +24,7 @@ from ...export import export_data
 from ...service.memory import process_memory
 from ..tls import expiry_notice
 from . import bearer, ok, read_json, require_admin
+from .participants import experiment_of
 
 __all__ = ["ROUTES", "notices", "is_owner"]
 
@@ -106,8 +107,6 @@ async def release(request: Request) -> Response:
     free (its next visit enrols anew). ``{"released": true, "id"}``; 404 for no such
     participant of this experiment, 409 when released already.
     """
-    from .participants import experiment_of
-
     require_admin(request)
     schema.empty(await read_json(request))
     group = getattr(experiment_of(request), "group", None)

@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ... import schema
+from ...collect.dashboard import collect_dashboard
 from ...collect.service import CollectService
 from ...errors import NotFound
 from . import as_shown, bearer, limit, moved, ok, read_json, require_admin
@@ -91,7 +92,6 @@ async def dashboard(request: Request) -> Response:
     """``GET /api/admin/collect`` + admin token: the dashboard (:mod:`...collect.dashboard`)."""
     require_admin(request)
     collect = _collect(request)
-    from ...collect.dashboard import collect_dashboard
 
     # (the server's clock check: as the server recorded it with the collect)
     board = await run_in_threadpool(collect_dashboard, collect.store, collect.config)

@@ -14,7 +14,9 @@ from starlette.routing import Route
 
 from ... import schema
 from ...errors import NotFound
+from ...participation.roster import roster
 from ...study import StudyService
+from ...study.checks import study_flags
 from . import as_shown, bearer, limit, moved, ok, read_json, require_admin
 from .admin import notices
 
@@ -83,11 +85,9 @@ def dashboard(request: Request) -> Response:
     """
     require_admin(request)
     studies = _study(request)
-    from ...participation.roster import roster
 
     s = studies.study
     ident = s.identity()
-    from ...study.checks import study_flags
 
     # (the server's clock check: as the server recorded it with the study)
     flags = study_flags(studies.store, s.fingerprint)
