@@ -13,7 +13,7 @@ import pytest
 
 from serve.helpers import collect_toml, enrol, in_process, take_part, write_design
 from tripletsearch.serve import create_app
-from tripletsearch.serve.collect import load_collect, quality
+from tripletsearch.serve.collect import agreement, load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.screens import BUFFER_KINDS
 from tripletsearch.serve.config import ServeConfig
@@ -28,9 +28,9 @@ def rec(number, kind, choice, head=0, cands=(1, 2), **extra):
 def test_a_skip_on_any_screen_is_a_pick_that_does_not_agree():
     kinds = ["random", "adaptive", "test", "gold", "attention", "repeat", "burn-in"]
     skipped = [rec(i, k, None) for i, k in enumerate(kinds)]
-    assert [c for _, _, c in quality._picks(skipped)] == [-1] * len(kinds)
+    assert [c for _, _, c in agreement._picks(skipped)] == [-1] * len(kinds)
     answered = [rec(i, k, 0) for i, k in enumerate(kinds)]  # checks answered: not picks
-    assert len(quality._picks(answered)) == len(kinds) - 2
+    assert len(agreement._picks(answered)) == len(kinds) - 2
 
     class Sure:  # an embedding sure the first candidate is the answer
         class oracle_:  # noqa: N801
@@ -44,12 +44,12 @@ def test_a_skip_on_any_screen_is_a_pick_that_does_not_agree():
     rng = np.random.default_rng(0)
     history = [rec(i, "adaptive", int(rng.integers(2))) for i in range(30)]
     history += [rec(30 + i, "adaptive", None) for i in range(28)]
-    got = quality._agree(Sure, quality._picks(history))
+    got = agreement._agree(Sure, agreement._picks(history))
     assert got["answers"] == 58 >= quality.AGREEMENT_AFTER  # judged: skips count
     assert got["p_value"] > quality.AGREEMENT_LEVEL  # and flagged by the rule
     assert quality.checks(history, got)["flags"][0]["rule"] == "agreement"
     honest = [rec(i, "adaptive", 0) for i in range(50)] + [rec(50, "adaptive", None)]
-    assert quality._agree(Sure, quality._picks(honest))["p_value"] < 1e-6
+    assert agreement._agree(Sure, agreement._picks(honest))["p_value"] < 1e-6
 
 
 @pytest.mark.parametrize(

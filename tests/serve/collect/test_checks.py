@@ -102,7 +102,7 @@ def test_the_agreement_test_holds_its_level_for_random_pickers():
     for _ in range(200):
         picks = [(int(h), [int(a), int(b)], int(rng.integers(2))) for h, a, b in
                  (rng.choice(30, 3, replace=False) for _ in range(50))]  # fmt: skip
-        low += quality._agree(emb, picks)["p_value"] <= 0.1
+        low += agreement._agree(emb, picks)["p_value"] <= 0.1
     # P(|X - 20| > 12) for X ~ Binomial(200, 0.1) is under 0.01
     assert abs(low - 20) <= 12
 
