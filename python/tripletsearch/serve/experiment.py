@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from ..utils import warn_renamed
 from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
+from .catalogue.stimuli import record_or_check
 from .modes import mode_class
 
 __all__ = [
@@ -417,8 +418,6 @@ def bind(experiment: Any, store: Any, *, register: bool = True) -> Any:
     name, key = resolve(store, experiment.identity(), register=register)
     experiment = dataclasses.replace(experiment, name=name, key=key)
     if register:  # its catalogue's files: recorded at the first start, then checked
-        from .catalogue.stimuli import record_or_check
-
         record_or_check(store, experiment)
         getattr(experiment, "registered", lambda store: None)(store)  # (a collect's checks)
     return experiment

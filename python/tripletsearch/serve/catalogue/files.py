@@ -202,7 +202,7 @@ def load_embedding_file(path: Path, n: int) -> np.ndarray:
             raise ValueError(f"{path}: expected real numbers, got dtype {X.dtype}")
         return _check_embedding(str(path), np.asarray(X, dtype=np.float64), n, 0)
     if path.suffix == ".npz":
-        from ...embedding import Embedding
+        from ...embedding import Embedding  # start-up: the native core, for an .npz only
 
         return _check_embedding(str(path), Embedding.load(path).embedding_, n, 0)
     return _check_embedding(str(path), _numbers(path, _csv_rows(path), 1), n, 1)

@@ -18,7 +18,7 @@ __all__ = ["SearchService", "Owner"]
 def __getattr__(name: str) -> Any:
     """``SearchService`` and ``Owner``, imported when first used (``memory`` stays light)."""
     if name in __all__:
-        from . import search
+        from . import search  # start-up: the command line reads .memory without the store
 
         return getattr(search, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
