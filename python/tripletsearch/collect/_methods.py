@@ -107,7 +107,7 @@ def scorer_of(sampler: TripletSampler, lapse: float) -> HeadScorer:
     emb = sampler.embedding_
     assert emb is not None
     X = np.ascontiguousarray(emb.embedding_, dtype=np.float64)
-    return HeadScorer(emb.oracle_._spec(sampler.dim), X, lapse, sampler.n_threads)
+    return HeadScorer(emb.oracle_.spec(sampler.dim), X, lapse, sampler.n_threads)
 
 
 class HeadIndex:

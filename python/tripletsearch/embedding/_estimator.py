@@ -341,7 +341,7 @@ class Embedding(ParamsMixin, Persistence):
             X0 = self._lift(oracle, X0, T_fit, fixed, seed, d)
         path = None
         if held_out:
-            g0 = float(oracle._param(d))  # learn_gamma: steps of sqrt(2) around the given gamma
+            g0 = float(oracle.parameter(d))  # learn_gamma: steps of sqrt(2) around the given gamma
             grid, start = (None, PATH_START) if auto else (sqrt2_steps(g0), g0)
             res = gamma_path(
                 self,
@@ -391,7 +391,7 @@ class Embedding(ParamsMixin, Persistence):
         elif p["learn_gamma"] and path is None and len(out.gamma):
             self.gamma_ = float(out.gamma[-1])
         else:
-            self.gamma_ = float(oracle._param(p["dim"]))
+            self.gamma_ = float(oracle.parameter(p["dim"]))
         self.gamma_path_ = path
         self.oracle_ = self._make_oracle(self.gamma_ if gamma_model else None)
         self.loss_curve_ = out.loss

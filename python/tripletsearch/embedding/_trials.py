@@ -113,7 +113,7 @@ class TrialData:
 
     def log_prob(self, oracle: Oracle, X: np.ndarray, n_jobs: Any = None) -> np.ndarray:
         """The log-probability of every trial under ``oracle`` at ``X``."""
-        spec = oracle._spec(X.shape[1])
+        spec = oracle.spec(X.shape[1])
         return _core.trials_log_prob(spec, X, self.sets(), resolve_n_jobs(n_jobs))
 
     def accuracy(self, X: np.ndarray) -> float:
@@ -160,7 +160,7 @@ def train_trials(
     :func:`tripletsearch._reference.trials.train` is the NumPy twin.
     """
     X, loss, gamma, epochs, status = _core.train_trials(
-        oracle._spec(init.shape[1]),
+        oracle.spec(init.shape[1]),
         np.ascontiguousarray(init),
         data.sets(),
         train_options(options),
@@ -216,7 +216,7 @@ def fit_trials(est: Any, trials: Any, n_items: Any) -> Any:
     path = None
     if held_out:
         fit_part, val_part = _split(data, vf, rng)
-        g0 = float(oracle._param(d))
+        g0 = float(oracle.parameter(d))
         grid = gamma_grid(p["gammas"]) if auto else sqrt2_steps(g0)
         start = PATH_START if auto else g0
         first = int(np.argmin(np.abs(np.log(grid) - math.log(start))))
