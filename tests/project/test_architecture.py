@@ -394,7 +394,11 @@ def _own_instances(func: ast.AST) -> set[str]:
             f = node.value.func
             new = (
                 (isinstance(f, ast.Name) and f.id == "cls")
-                or (isinstance(f, ast.Attribute) and ast.unparse(f) in ("cls.__new__", "copy.copy"))
+                or (
+                    isinstance(f, ast.Attribute)
+                    and isinstance(f.value, ast.Name)
+                    and (f.value.id, f.attr) in (("cls", "__new__"), ("copy", "copy"))
+                )
             ) and all(isinstance(a, ast.Name) and a.id in own for a in node.value.args)
             if new:
                 own |= {t.id for t in node.targets if isinstance(t, ast.Name)}
@@ -413,41 +417,58 @@ def attribute_reach_ins(sources: dict[str, str]) -> list[str]:
     for module, names in own.items():
         for name in names:
             owners.setdefault(name, []).append(module)
-    found = []
+    found: list[str] = []
     for module, tree in trees.items():
-        scopes = [
-            n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ]
-        selves = {}
-        for f in scopes:  # outer first: an inner function's own names win
-            selves |= dict.fromkeys(map(id, ast.walk(f)), _own_instances(f))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute):
-                obj, name = node.value, node.attr
-            elif (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
-                and len(node.args) >= 2
-                and isinstance(node.args[1], ast.Constant)
-                and isinstance(node.args[1].value, str)
-            ):
-                obj, name = node.args[0], node.args[1].value
-            else:
-                continue
-            if not _is_private(name) or name in own[module] or name not in owners:
-                continue
-            if isinstance(obj, ast.Name) and obj.id in selves.get(id(node), {"self", "cls"}):
-                continue
-            if isinstance(obj, ast.Call) and ast.unparse(obj.func) == "super":
-                continue
-            if f"{module}: {name}" in ALLOWED_REACH_INS:
-                continue
+        _check_node(tree, {"self", "cls"}, module, own[module], owners, found)
+    return found
+
+
+def _private_attribute(node: ast.AST) -> tuple[ast.AST, str] | None:
+    """(object, name) of ``obj._name`` or ``getattr(obj, "_name", ...)`` (and set-, has-,
+    delattr), None for anything else."""
+    if isinstance(node, ast.Attribute) and _is_private(node.attr):
+        return node.value, node.attr
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+        and _is_private(node.args[1].value)
+    ):
+        return node.args[0], node.args[1].value
+    return None
+
+
+def _check_node(
+    node: ast.AST,
+    selves: set[str],
+    module: str,
+    own: set[str],
+    owners: dict[str, list[str]],
+    found: list[str],
+) -> None:
+    """:func:`attribute_reach_ins` of ``node`` and what it holds (``selves``: the names of
+    the enclosing function's own object)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        selves = _own_instances(node)
+    hit = _private_attribute(node)
+    if hit is not None:
+        obj, name = hit
+        if not (
+            name in own
+            or name not in owners
+            or (isinstance(obj, ast.Name) and obj.id in selves)
+            or (isinstance(obj, ast.Call) and ast.unparse(obj.func) == "super")
+            or f"{module}: {name}" in ALLOWED_REACH_INS
+        ):
             found.append(
                 f"{module}:{node.lineno} {ast.unparse(node)} reaches {name} of "
                 f"{', '.join(sorted(owners[name]))}"
             )
-    return found
+    for child in ast.iter_child_nodes(node):
+        _check_node(child, selves, module, own, owners, found)
 
 
 def test_no_module_reaches_another_modules_private_attributes():
