@@ -52,6 +52,7 @@ __all__ = [
     "check_param",
     "validate_params",
     "ParamsMixin",
+    "renamed_params",
 ]
 
 
@@ -344,6 +345,14 @@ def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Any]) -
 
 
 _PARAM_NAMES: dict[type, list[str]] = {}  # class -> its __init__'s parameters
+
+
+def renamed_params(estimator: Any) -> dict[str, str]:
+    """The old spellings of ``estimator``'s parameters, ``{old: new}``.
+
+    ``{}`` for an estimator that declares none (one not of :class:`ParamsMixin` too).
+    """
+    return dict(getattr(estimator, "_renamed_params", {}))
 
 
 class ParamsMixin:

@@ -28,8 +28,8 @@ def reference_train(
     """:func:`tripletsearch.embedding.native_train`'s signature, run by the NumPy twin."""
     return TrainOutput(
         *_reference_train(
-            oracle._kind,
-            oracle._param(init.shape[1]),
+            oracle.kind,
+            oracle.parameter(init.shape[1]),
             init,
             triplets,
             options,

@@ -29,7 +29,6 @@ __all__ = [
     "check_triplets",
     "check_index_range",
     "check_positive",
-    "check_nonnegative",
     "check_random_state",
     "check_state",
     "seed_from",
@@ -58,18 +57,6 @@ def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
         raise ValueError(f"{name}: must be finite, got {value}")
     if value <= 0:
         raise ValueError(f"{name}: must be > 0, got {value}")
-    return value
-
-
-def check_nonnegative(value: Any, name: str) -> float:
-    """Return ``value`` as a float after checking it is a finite real number >= 0."""
-    if not _is_real_scalar(value):
-        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name}: must be finite, got {value}")
-    if value < 0:
-        raise ValueError(f"{name}: must be >= 0, got {value}")
     return value
 
 

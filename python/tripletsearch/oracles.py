@@ -48,25 +48,62 @@ __all__ = ["Oracle", "GammaCKL", "CKL", "TSTE", "STE", "Probit"]
 class Oracle:
     """Base class of the triplet oracles.
 
-    A model of the native core (``_kind``, a ``_core.ModelKind`` name) and its one parameter
-    (``_param``).
+    A model of the native core (:attr:`kind`) and its one parameter (:meth:`parameter`);
+    :meth:`spec` is the two as the native kernels take them.
 
     The NumPy twin of every method is in :mod:`tripletsearch._reference.oracles`.
     """
 
-    _kind: ClassVar[str] = ""
-
-    def _param(self, d: int) -> float:  # pragma: no cover - overridden
-        raise NotImplementedError
+    _kind: ClassVar[str] = ""  # each model's name in the native core (its _core.ModelKind)
 
     @property
-    def _scale_free(self) -> bool:
-        """Whether the model is invariant to X -> c X (gamma-CKL; CKL with mu = 0)."""
-        return self._kind == "GammaCKL" or (self._kind == "CKL" and self._param(1) == 0.0)
+    def kind(self) -> str:
+        """The model's name in the native core.
 
-    def _spec(self, d: int) -> _core.OracleSpec:
-        """The native model for a d-dimensional embedding (validates the parameter)."""
-        return _core.OracleSpec(getattr(_core.ModelKind, self._kind), self._param(d))
+        Returns
+        -------
+        str
+            One of ``"GammaCKL"``, ``"CKL"``, ``"TSTE"``, ``"STE"``, ``"Probit"``.
+        """
+        return self._kind
+
+    def _param(self, d: int) -> float:  # pragma: no cover - overridden by each model
+        raise NotImplementedError
+
+    def parameter(self, dim: int) -> float:
+        """The model's one parameter for a ``dim``-dimensional embedding.
+
+        Parameters
+        ----------
+        dim : int
+            The embedding's dimension (TSTE's default ``alpha`` depends on it).
+
+        Returns
+        -------
+        float
+            gamma (GammaCKL), mu (CKL), alpha (TSTE), sigma (Probit), 0.0 (STE).
+        """
+        return self._param(dim)
+
+    @property
+    def scale_free(self) -> bool:
+        """Whether the model is invariant to ``X -> c X`` (gamma-CKL; CKL with mu = 0)."""
+        return self._kind == "GammaCKL" or (self._kind == "CKL" and self.parameter(1) == 0.0)
+
+    def spec(self, dim: int) -> _core.OracleSpec:
+        """The model as the native kernels take it, for a ``dim``-dimensional embedding.
+
+        Parameters
+        ----------
+        dim : int
+            The embedding's dimension.
+
+        Returns
+        -------
+        tripletsearch._core.OracleSpec
+            The model's kind and its parameter (validated: ``ValueError`` when out of range).
+        """
+        return _core.OracleSpec(getattr(_core.ModelKind, self._kind), self.parameter(dim))
 
     def _validate(self, X: Any, triplets: Any) -> tuple[np.ndarray, np.ndarray]:
         # index ranges are checked by the native kernels, in their own pass over the rows
@@ -90,17 +127,17 @@ class Oracle:
         ndarray, shape (m,)
         """
         X, T = self._validate(X, triplets)
-        return _core.oracle_prob(self._spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
+        return _core.oracle_prob(self.spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
 
     def log_prob(self, X: Any, triplets: Any, *, n_jobs: int | None = None) -> np.ndarray:
         """Natural log of :meth:`prob`, computed stably in log space; shape (m,)."""
         X, T = self._validate(X, triplets)
-        return _core.oracle_log_prob(self._spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
+        return _core.oracle_log_prob(self.spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
 
     def log_likelihood(self, X: Any, triplets: Any, *, n_jobs: int | None = None) -> float:
         """Sum of :meth:`log_prob` over the rows (0.0 for no rows)."""
         X, T = self._validate(X, triplets)
-        spec = self._spec(X.shape[1])
+        spec = self.spec(X.shape[1])
         return float(_core.oracle_log_likelihood(spec, X, T, resolve_n_jobs(n_jobs)))
 
     @keyword_only("n_jobs")
@@ -113,7 +150,7 @@ class Oracle:
             Bitwise identical for any ``n_jobs``.
         """
         X, T = self._validate(X, triplets)
-        return _core.oracle_grad(self._spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
+        return _core.oracle_grad(self.spec(X.shape[1]), X, T, resolve_n_jobs(n_jobs))
 
     @keyword_only("random_state")
     def sample(self, X: Any, queries: Any, *, random_state: Any = None) -> np.ndarray:
@@ -136,7 +173,7 @@ class Oracle:
         X = check_X(X)
         Q = check_triplets(queries, X.shape[0], name="queries")  # the kernel's says "triplets"
         rng = check_random_state(random_state)
-        p = _core.oracle_prob(self._spec(X.shape[1]), X, Q, resolve_n_jobs(None))
+        p = _core.oracle_prob(self.spec(X.shape[1]), X, Q, resolve_n_jobs(None))
         swap = rng.random(Q.shape[0]) >= p
         out = Q.copy()
         out[swap, 1], out[swap, 2] = Q[swap, 2], Q[swap, 1]
@@ -193,7 +230,7 @@ class _ChoiceOracle(Oracle):
             return np.empty((0, C.shape[1]))
         if C.shape[1] < 1:
             raise ValueError("candidates: needs at least one column")
-        spec = self._spec(X.shape[1])
+        spec = self.spec(X.shape[1])
         return _core.oracle_choice_prob(spec, X, H, C, resolve_n_jobs(n_jobs))
 
 
@@ -214,7 +251,7 @@ class GammaCKL(_ChoiceOracle):
 
     def __init__(self, gamma: float):
         self.gamma = check_real(gamma, "gamma")
-        self._spec(1)  # validates gamma
+        self.spec(1)  # validates gamma
 
     def _param(self, d: int) -> float:
         return self.gamma
@@ -236,7 +273,7 @@ class CKL(_ChoiceOracle):
 
     def __init__(self, mu: float = 0.0):
         self.mu = check_real(mu, "mu")
-        self._spec(1)  # validates mu
+        self.spec(1)  # validates mu
 
     def _param(self, d: int) -> float:
         return self.mu
@@ -260,7 +297,7 @@ class TSTE(_ChoiceOracle):
 
     def __init__(self, alpha: float | None = None):
         self.alpha = None if alpha is None else check_real(alpha, "alpha")
-        self._spec(1)  # validates alpha
+        self.spec(1)  # validates alpha
 
     def _param(self, d: int) -> float:
         return float(max(d - 1, 1)) if self.alpha is None else self.alpha
@@ -294,7 +331,7 @@ class Probit(Oracle):
 
     def __init__(self, sigma: float):
         self.sigma = check_real(sigma, "sigma")
-        self._spec(1)  # validates sigma
+        self.spec(1)  # validates sigma
 
     def _param(self, d: int) -> float:
         return self.sigma

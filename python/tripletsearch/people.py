@@ -113,7 +113,7 @@ class TripletPeople:
             raise ValueError(f"lapse: expected a number in [0, 1], got {lapse!r}")
         self.oracle, self.lapse = oracle, float(lapse)
         self.rng = check_random_state(random_state)
-        self._spec: Any = None  # the oracle's native spec, made at the first answer
+        self._spec: _core.OracleSpec | None = None  # made at its first use (spec)
 
     @classmethod
     def random(cls, n: int, dim: int, gamma: float = 4.0, seed: int = 0) -> TripletPeople:
@@ -152,10 +152,18 @@ class TripletPeople:
         The native kernel called directly (what ``Oracle.prob`` calls once it has checked
         its arrays): the ids come from a sampler and the coordinates were checked once.
         """
-        if self._spec is None:
-            self._spec = self.oracle._spec(self.X.shape[1])
         rows = np.ascontiguousarray(self.X[query])
-        return float(_core.oracle_prob(self._spec, rows, _ONE_ROW, 1)[0])
+        return float(_core.oracle_prob(self.spec, rows, _ONE_ROW, 1)[0])
+
+    @property
+    def spec(self) -> _core.OracleSpec:
+        """The oracle as the native kernels take it, for ``X``'s dimension.
+
+        ``oracle.spec(X.shape[1])``, made at its first use and kept.
+        """
+        if self._spec is None:
+            self._spec = self.oracle.spec(self.X.shape[1])
+        return self._spec
 
     def truly_closer(self, rows: Any) -> np.ndarray:
         """Per row: 1 where the closer item is closer to the head in the truth, else 0.

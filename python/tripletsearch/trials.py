@@ -359,7 +359,7 @@ def trial_log_prob(oracle: Any, X: Any, trials: Any, *, n_jobs: int | None = Non
         if not isinstance(p, (RankedChoices, OddOneOut)):
             raise TypeError(f"trials: expected RankedChoices or OddOneOut, got {type(p).__name__}")
         p.check_n_items(X.shape[0])
-    spec = oracle._spec(X.shape[1])
+    spec = oracle.spec(X.shape[1])
     return _core.trials_log_prob(spec, X, native_sets(parts), resolve_n_jobs(n_jobs))
 
 

@@ -83,7 +83,7 @@ def test_arr_keeps_the_most_informative_query_of_each_head():
     Q = s._method.candidates(rng)
     s.ask()  # starts the round
     X, rows = emb.embedding_, s.answers_
-    model = ref_oracles.TSTE(emb.oracle_._param(2))
+    model = ref_oracles.TSTE(emb.oracle_.parameter(2))
     expected = set()
     for h in range(s.n_items):
         cand = Q[Q[:, 0] == h, 1:]

@@ -16,7 +16,7 @@ from tripletsearch.collect import _active_screens as _screens_mod
 from tripletsearch.collect import simulate_collection
 from tripletsearch.collect._screens import odd_one_out_answer, ranked_answer
 
-SPEC = GammaCKL(3.0)._spec(2)
+SPEC = GammaCKL(3.0).spec(2)
 
 
 def answer(X, screen_kind, q, rng, lapse=0.05):

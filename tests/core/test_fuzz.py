@@ -162,7 +162,7 @@ def test_discrete_session_call_orders(actions, method, k, seed):
             if a == "ask":
                 s.ask()
             elif a.startswith("tell"):
-                q = s._pending
+                q = s.to_dict()["pending"]  # the screen asked, or None
                 choice = {
                     "tell": None if q is None else int(q[0]),
                     "tell-other": 11,
@@ -171,7 +171,8 @@ def test_discrete_session_call_orders(actions, method, k, seed):
                 }[a]
                 s.tell(choice)
             elif a == "found":
-                s.found(0 if s._pending is None else int(s._pending[-1]))
+                q = s.to_dict()["pending"]
+                s.found(0 if q is None else int(q[-1]))
             elif a == "replay":
                 state = json.loads(json.dumps(s.to_dict()))
                 again = ts.DiscreteSearch.from_dict(state, X)

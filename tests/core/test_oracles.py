@@ -331,3 +331,30 @@ def test_repr_and_equality():
     assert repr(ts.GammaCKL(3)) == "GammaCKL(gamma=3.0)"
     assert ts.TSTE() == ts.TSTE(None) and ts.TSTE(2.0) != ts.TSTE(3.0)
     assert len({ts.CKL(0.1), ts.CKL(0.1)}) == 1
+
+
+# ------------------------------------------------------------------ the public specification
+
+
+@pytest.mark.parametrize(
+    "oracle, kind, params, scale_free",
+    [  # params: the parameter in 1, 2 and 5 dimensions
+        (ts.GammaCKL(2.5), "GammaCKL", (2.5, 2.5, 2.5), True),
+        (ts.CKL(0.0), "CKL", (0.0, 0.0, 0.0), True),
+        (ts.CKL(0.5), "CKL", (0.5, 0.5, 0.5), False),
+        (ts.TSTE(), "TSTE", (1.0, 1.0, 4.0), False),  # alpha None: max(d - 1, 1)
+        (ts.TSTE(3.0), "TSTE", (3.0, 3.0, 3.0), False),
+        (ts.STE(), "STE", (0.0, 0.0, 0.0), False),
+        (ts.Probit(0.2), "Probit", (0.2, 0.2, 0.2), False),
+    ],
+)
+def test_an_oracles_specification_is_public_and_read_only(oracle, kind, params, scale_free):
+    assert oracle.kind == kind
+    assert tuple(oracle.parameter(d) for d in (1, 2, 5)) == params
+    assert oracle.scale_free is scale_free
+    for d, p in zip((1, 2, 5), params):
+        assert oracle.spec(d) == ts._core.OracleSpec(getattr(ts._core.ModelKind, kind), p)
+    with pytest.raises(AttributeError):
+        oracle.kind = "CKL"
+    with pytest.raises(AttributeError):
+        oracle.scale_free = True

@@ -264,7 +264,7 @@ def test_misaligned_buffers_are_read_as_aligned_copies():
     # straight into the extension too: the bindings take aligned copies
     from tripletsearch import _core
 
-    spec = o._spec(3)
+    spec = o.spec(3)
     np.testing.assert_array_equal(
         _core.oracle_grad(spec, Xo, To, 1), _core.oracle_grad(spec, X, T, 1)
     )

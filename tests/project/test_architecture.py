@@ -349,3 +349,225 @@ def test_no_module_imports_another_packages_private_names():
 )
 def test_the_private_name_check_sees_a_reach_in(module, source, bad):
     assert bool(reach_ins(module, source)) == bool(bad)
+
+
+# ------------------------------------------------------------------ private attributes stay inside
+
+# Reach-ins the attribute check allows, as "module: name" (none: pybind11's classes of
+# ``_core`` are declared in a stub, not in a module of the package, so they own no name here).
+ALLOWED_REACH_INS: frozenset[str] = frozenset()
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _class_private_names(tree: ast.AST) -> set[str]:
+    """The private attribute names a module's classes define: their bodies' methods and
+    attributes, and what their methods assign on ``self`` or ``cls``."""
+    names = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for node in cls.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+        for node in ast.walk(cls):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls")
+            ):
+                names.add(node.attr)
+    return {n for n in names if _is_private(n)}
+
+
+def _own_instances(func: ast.AST) -> set[str]:
+    """The names a function binds to an object of its own class: ``self``, ``cls`` and
+    what it assigns from ``cls(...)``, ``cls.__new__(cls)`` or ``copy.copy(self)``."""
+    own = {"self", "cls"}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            f = node.value.func
+            new = (
+                (isinstance(f, ast.Name) and f.id == "cls")
+                or (
+                    isinstance(f, ast.Attribute)
+                    and isinstance(f.value, ast.Name)
+                    and (f.value.id, f.attr) in (("cls", "__new__"), ("copy", "copy"))
+                )
+            ) and all(isinstance(a, ast.Name) and a.id in own for a in node.value.args)
+            if new:
+                own |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return own
+
+
+def attribute_reach_ins(sources: dict[str, str]) -> list[str]:
+    """``x._name`` (read, written or called; ``getattr(x, "_name")`` too) in a module of
+    ``sources`` ({module: source}) where ``_name`` is a private name that another module's
+    class defines and no class of this module does, and ``x`` is not the function's own
+    object (``self``, ``cls``, ``super()``, a new instance of ``cls``). Names are matched,
+    not types: a module whose own class defines ``_x`` may read any object's ``_x``."""
+    trees = {module: ast.parse(source) for module, source in sources.items()}
+    own = {module: _class_private_names(tree) for module, tree in trees.items()}
+    owners: dict[str, list[str]] = {}
+    for module, names in own.items():
+        for name in names:
+            owners.setdefault(name, []).append(module)
+    found: list[str] = []
+    for module, tree in trees.items():
+        _check_node(tree, {"self", "cls"}, module, own[module], owners, found)
+    return found
+
+
+def _private_attribute(node: ast.AST) -> tuple[ast.AST, str] | None:
+    """(object, name) of ``obj._name`` or ``getattr(obj, "_name", ...)`` (and set-, has-,
+    delattr), None for anything else."""
+    if isinstance(node, ast.Attribute) and _is_private(node.attr):
+        return node.value, node.attr
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+        and _is_private(node.args[1].value)
+    ):
+        return node.args[0], node.args[1].value
+    return None
+
+
+def _check_node(
+    node: ast.AST,
+    selves: set[str],
+    module: str,
+    own: set[str],
+    owners: dict[str, list[str]],
+    found: list[str],
+) -> None:
+    """:func:`attribute_reach_ins` of ``node`` and what it holds (``selves``: the names of
+    the enclosing function's own object)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        selves = _own_instances(node)
+    hit = _private_attribute(node)
+    if hit is not None:
+        obj, name = hit
+        if not (
+            name in own
+            or name not in owners
+            or (isinstance(obj, ast.Name) and obj.id in selves)
+            or (isinstance(obj, ast.Call) and ast.unparse(obj.func) == "super")
+            or f"{module}: {name}" in ALLOWED_REACH_INS
+        ):
+            found.append(
+                f"{module}:{node.lineno} {ast.unparse(node)} reaches {name} of "
+                f"{', '.join(sorted(owners[name]))}"
+            )
+    for child in ast.iter_child_nodes(node):
+        _check_node(child, selves, module, own, owners, found)
+
+
+def test_no_module_reaches_another_modules_private_attributes():
+    sources = {
+        _module_name(path): path.read_text("utf-8") for path in sorted(PACKAGE.rglob("*.py"))
+    }
+    found = attribute_reach_ins(sources)
+    assert not found, "\n".join(found)
+
+
+_OWNER = "class A:\n    _k = 1\n\n    def __init__(self):\n        self._x = 0\n"
+
+
+@pytest.mark.parametrize(
+    "source, bad",
+    [
+        ("def f(a):\n    return a._x", 1),  # a read
+        ("def f(a):\n    a._x = 2", 1),  # a write
+        ("def f(a):\n    return a._k", 1),  # a class attribute
+        ("def f(o):\n    return o.oracle._x(2)", 1),  # a call, through an attribute
+        ("def f(a):\n    return getattr(a, '_x')", 1),
+        ("def f(a):\n    return a.x", 0),  # public
+        ("def f(a):\n    return a._y", 0),  # no class of the package defines _y
+        ("import sys\n\ndef f():\n    return sys._getframe()", 0),
+        ("class B:\n    def f(self):\n        return self._x", 0),  # its own (a part of A)
+        ("class B:\n    def f(self):\n        return super()._x", 0),
+        ("class B:\n    @classmethod\n    def f(cls):\n        b = cls()\n        b._x = 1", 0),
+        ("class B:\n    def f(self, other):\n        b = cls()\n        other._x = 1", 1),
+        ("class B:\n    def __init__(self):\n        self._x = 1\n\ndef f(b):\n    b._x = 2", 0),
+    ],
+)
+def test_the_attribute_check_sees_a_reach_in(source, bad):
+    found = attribute_reach_ins({"tripletsearch.a": _OWNER, "tripletsearch.b": source})
+    assert len(found) == bad, found
+    assert not attribute_reach_ins({"tripletsearch.a": _OWNER + "\n\n" + source})  # its own
+
+
+# ------------------------------------------------------------------ no import circle in the library
+
+
+def import_circles(sources: dict[str, str], packages: set[str]) -> list[list[str]]:
+    """The circles of imports among ``sources`` ({module: source}; ``packages``: the modules
+    that are packages), counting every import: inside functions and ``if TYPE_CHECKING``
+    too. A module's import of a package it belongs to is not counted (``from .. import
+    _core`` is the module ``tripletsearch._core``)."""
+    graph = {}
+    for module, source in sources.items():
+        package = module if module in packages else module.rpartition(".")[0]
+        graph[module] = {
+            name
+            for _, name in _imported_names(source, package)
+            if name in sources and name != module and not module.startswith(name + ".")
+        }
+    circles, done = [], set()
+    for start in sorted(graph):  # the circle through each module, found once
+        if start not in done:
+            circle = {m for m in _reach(graph, start) if start in _reach(graph, m)}
+            done |= circle
+            if len(circle) > 1:
+                circles.append(sorted(circle))
+    return circles
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, stack = {start}, [start]
+    while stack:
+        for nxt in graph[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+
+def test_the_library_has_no_import_circle():
+    """The library (the service apart: its layers are checked in test_structure)."""
+    paths = [
+        p for p in sorted(PACKAGE.rglob("*.py")) if "serve" not in p.relative_to(PACKAGE).parts
+    ]
+    sources = {_module_name(p): p.read_text("utf-8") for p in paths}
+    packages = {_module_name(p) for p in paths if p.stem == "__init__"}
+    circles = import_circles(sources, packages)
+    assert not circles, circles
+
+
+@pytest.mark.parametrize(
+    "sources, circles",
+    [
+        ({"t.a": "from .b import X", "t.b": "Y = 1"}, 0),
+        ({"t.a": "from .b import X", "t.b": "def f():\n    from .a import Y"}, 1),
+        (
+            {
+                "t.a": "from .b import X",
+                "t.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import S",
+            },
+            1,
+        ),
+        ({"t.a": "from . import b", "t.b": "from . import c", "t.c": "from . import a"}, 1),
+        ({"t": "from .a import X", "t.a": "from . import _core", "t._core": ""}, 0),
+    ],
+)
+def test_the_circle_check_sees_a_circle(sources, circles):
+    assert len(import_circles(sources, {"t"})) == circles

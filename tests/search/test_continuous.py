@@ -135,7 +135,7 @@ def native_simulation(
     options = _core.ContinuousSimOptions(
         n_runs=n_runs,
         max_queries=max_queries,
-        oracle=ts.GammaCKL(oracle_gamma)._spec(config["dim"]),
+        oracle=ts.GammaCKL(oracle_gamma).spec(config["dim"]),
         oracle_lapse=oracle_lapse,
         first_run=first_run,
     )

@@ -90,3 +90,10 @@ def test_a_mix_person_accepts_after_its_answers():
     assert person.answer(screen) == {"screen": 3, "choice": None, "found": True}
     screen["number"] = 2
     assert person.answer(screen)["choice"] in (0, 1)
+
+
+def test_triplet_peoples_spec_is_their_oracles_for_their_dimension():
+    people = TripletPeople(np.zeros((4, 3)) + np.arange(4)[:, None], ts.TSTE(), 0.0, 0)
+    assert people.spec == ts.TSTE().spec(3)  # alpha: d - 1 = 2
+    assert people.spec != ts.TSTE().spec(2)
+    assert people.spec is people.spec  # made once

@@ -28,15 +28,13 @@ it appears in (as the head of the other two).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from .. import _core
-
-# the active method a screen is asked for: an ActiveQueries (not imported: ._methods imports
-# this module)
-Active = Any
+from ._scorer import HeadScorer
+from ._screens import ScreenKind
 
 __all__ = ["POOL", "odd_views", "screen_log_weights", "ask_rank", "ask_odd"]
 
@@ -44,6 +42,31 @@ POOL = 48  # items a ranked screen's greedy choice draws from
 BEST_OF = 10  # random screens scored, the best asked (0: the greedy choice)
 N_LOCAL = 256  # a ranked screen's head's own particles
 LOCAL_NEIGHBOUR = 1  # their spread: the distance to this neighbour (+ dim) of the head
+
+
+class ActiveModel(Protocol):
+    """What the screens read of :class:`~tripletsearch.collect.ActiveQueries`.
+
+    A protocol (this module imports no method's: the methods import the screens).
+    """
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def screen(self) -> ScreenKind: ...
+    @property
+    def scorer(self) -> HeadScorer | None: ...
+    @property
+    def table(self) -> np.ndarray: ...
+    @property
+    def row_of(self) -> np.ndarray: ...
+    @property
+    def particles(self) -> np.ndarray | None: ...
+    @property
+    def pair_asks(self) -> dict[int, dict[int, int]]: ...
+    def head_answers(self, sampler: Any, h: int) -> np.ndarray: ...
+    def item_pair_terms(self) -> np.ndarray: ...
+    def least_asked(self, h: int, pairs: np.ndarray, info: Any) -> Any: ...
 
 
 def odd_views(rows: np.ndarray) -> np.ndarray:
@@ -64,7 +87,7 @@ def odd_views(rows: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(views.reshape(-1, 4))
 
 
-def _item_rows(m: Active, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _item_rows(m: ActiveModel, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A table of ``items``' log-odds terms (anchors' rows reused) and each item's row."""
     assert m.scorer is not None and m.particles is not None
     uniq = np.unique(items)
@@ -78,7 +101,7 @@ def _item_rows(m: Active, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return table, row_of
 
 
-def pair_terms(m: Active, pairs: np.ndarray) -> np.ndarray:
+def pair_terms(m: ActiveModel, pairs: np.ndarray) -> np.ndarray:
     """The log-odds terms f(D(y, z)) of item pairs (C, 2) in the installed embedding."""
     assert m.scorer is not None
     X = m.scorer.X
@@ -88,7 +111,7 @@ def pair_terms(m: Active, pairs: np.ndarray) -> np.ndarray:
     return out
 
 
-def screen_log_weights(m: Active, answers: np.ndarray, prior: np.ndarray) -> np.ndarray:
+def screen_log_weights(m: ActiveModel, answers: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """``prior`` plus the log-probability of a head's answers at the particles.
 
     Rank: rows ``(picks..., others)`` of item ids; odd-one-out: views ``(y, z, flag)``.
@@ -115,7 +138,7 @@ def screen_log_weights(m: Active, answers: np.ndarray, prior: np.ndarray) -> np.
     return _core.collect_choice_log_weights(lapse, G, rows, 1, prior, 1)
 
 
-def _hedged(m: Active, h: int, chosen: list[int], rest: np.ndarray, info: Any) -> Any:
+def _hedged(m: ActiveModel, h: int, chosen: list[int], rest: np.ndarray, info: Any) -> Any:
     """``info`` with the over-asked additions at -inf (the triplet sampler's hedge).
 
     An addition is over-asked when its pairs with ``chosen`` were asked of ``h`` more often
@@ -134,7 +157,7 @@ def _hedged(m: Active, h: int, chosen: list[int], rest: np.ndarray, info: Any) -
     return out
 
 
-def local_support(m: Active, rng: np.random.Generator, h: int) -> np.ndarray:
+def local_support(m: ActiveModel, rng: np.random.Generator, h: int) -> np.ndarray:
     """The head's own particles: a Gaussian around its embedded position.
 
     Its spread is the distance to its ``LOCAL_NEIGHBOUR + dim``-th nearest item: a ranked
@@ -150,7 +173,7 @@ def local_support(m: Active, rng: np.random.Generator, h: int) -> np.ndarray:
     return np.ascontiguousarray(X[h] + spread * rng.standard_normal((N_LOCAL, X.shape[1])))
 
 
-def ask_rank(m: Active, sampler: Any, rng: np.random.Generator, h: int) -> list[int]:
+def ask_rank(m: ActiveModel, sampler: Any, rng: np.random.Generator, h: int) -> list[int]:
     """A ranked screen's k candidates for head ``h``, chosen greedily (in choice order).
 
     On the head's own particles (:func:`local_support`), every item's log-odds terms in
@@ -209,7 +232,7 @@ def odd_log_weights(
     return _core.collect_choice_log_weights(lapse, G, rows, 1, np.zeros(M), threads)
 
 
-def ask_odd(m: Active, sampler: Any, rng: np.random.Generator, h: int) -> list[int]:
+def ask_odd(m: ActiveModel, sampler: Any, rng: np.random.Generator, h: int) -> list[int]:
     """An odd-one-out trial's two other items for head ``h``: the most informative pair.
 
     On the head's own particles (:func:`local_support`), among the pairs of a pool of

@@ -3,25 +3,53 @@
 Every method implements :class:`QueryMethod` (``ask_one``, ``told``, ``installed``, its
 state) and is registered in :data:`METHODS` under its name; the sampler looks the name up
 once and never branches on it. The adaptive methods score candidate pairs with the native
-kernels of ``collect/information.hpp`` (:class:`HeadScorer`).
+kernels of ``collect/information.hpp`` (:class:`HeadScorer`, in ``_scorer``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from .. import _core
 from .._validation import derived_seed
+from ..embedding import Embedding
 from ._active_screens import ask_odd, ask_rank, odd_views, screen_log_weights
-
-# the sampler a method serves: a TripletSampler (not imported: ._sampler imports this module)
-Sampler = Any
+from ._scorer import HeadScorer
+from ._screens import ScreenKind
 
 __all__ = ["QueryMethod", "RandomQueries", "AdaptiveRoundRobin", "ActiveQueries", "METHODS"]
+
+
+class SamplerView(Protocol):
+    """What a method reads of its :class:`~tripletsearch.TripletSampler`: public, read-only.
+
+    A protocol (this module imports no sampler: the sampler imports the methods).
+    """
+
+    @property
+    def n_items(self) -> int: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def screen(self) -> ScreenKind: ...
+    @property
+    def n_answers_(self) -> int: ...
+    @property
+    def embedding_(self) -> Embedding | None: ...
+    @property
+    def rng(self) -> np.random.Generator: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def told_rows(self) -> np.ndarray: ...
+    @property
+    def n_installs_(self) -> int: ...
+    @property
+    def n_threads(self) -> int: ...
+
 
 # purposes of the seeds derived from the sampler's (derived_seed(seed, purpose, ...))
 PARTICLES_SEED = 2
@@ -66,48 +94,12 @@ def extend_query(rng: np.random.Generator, n: int, query: list[int], k: int) -> 
     return np.array([head, *chosen], dtype=np.int64)
 
 
-class HeadScorer:
-    """The native scoring of one embedding: a head's log weights, a table, the information.
-
-    Parameters
-    ----------
-    spec : _core.OracleSpec
-        The fitted model.
-    X : ndarray (n, d)
-        The embedding.
-    lapse : float
-        The lapse mixed into the model's answers.
-    threads : int
-    """
-
-    def __init__(self, spec: Any, X: np.ndarray, lapse: float, threads: int) -> None:
-        self.spec, self.X, self.lapse, self.threads = spec, X, lapse, threads
-
-    def log_weights(self, support: np.ndarray, answers: np.ndarray, prior: np.ndarray) -> Any:
-        """Add the log-probability of each answer (closer, farther) at each support point."""
-        return _core.collect_log_weights(
-            self.spec, self.lapse, self.X, support, answers, prior, self.threads
-        )
-
-    def table_log_weights(self, table: np.ndarray, answers: np.ndarray, prior: np.ndarray) -> Any:
-        """:meth:`log_weights` with the answers as rows of ``table`` (its support's)."""
-        return _core.collect_table_log_weights(self.lapse, table, answers, prior, self.threads)
-
-    def table(self, support: np.ndarray, items: np.ndarray) -> Any:
-        """The log-odds terms of ``items`` for every support point, (len(items), M)."""
-        return _core.collect_log_odds(self.spec, self.X, support, items, self.threads)
-
-    def information(self, table: np.ndarray, log_w: np.ndarray, pairs: np.ndarray) -> Any:
-        """Information (nats) of each pair (rows of ``table``) about the head."""
-        return _core.collect_pair_information(self.lapse, table, log_w, pairs, self.threads)
-
-
-def scorer_of(sampler: Sampler, lapse: float) -> HeadScorer:
+def scorer_of(sampler: SamplerView, lapse: float) -> HeadScorer:
     """The scorer of the sampler's installed embedding."""
     emb = sampler.embedding_
     assert emb is not None
     X = np.ascontiguousarray(emb.embedding_, dtype=np.float64)
-    return HeadScorer(emb.oracle_._spec(sampler.dim), X, lapse, sampler.n_threads)
+    return HeadScorer(emb.oracle_.spec(sampler.dim), X, lapse, sampler.n_threads)
 
 
 class HeadIndex:
@@ -170,15 +162,15 @@ class QueryMethod:
 
     A method keeps its own state; the sampler owns the answers, the embedding and the
     random generator, and calls ``told`` after new answers and ``installed`` after a new
-    embedding. What a method reads of its sampler is public and read-only:
-    ``n_items``, ``dim``, ``n_answers_``, ``embedding_``, ``rng`` (every random draw of
-    the queries, in order), ``seed``, ``told_rows`` (a view of the rows told),
-    ``n_installs_`` and ``n_threads``.
+    embedding. What a method reads of its sampler is public and read-only
+    (:class:`SamplerView`): ``n_items``, ``dim``, ``screen``, ``n_answers_``,
+    ``embedding_``, ``rng`` (every random draw of the queries, in order), ``seed``,
+    ``told_rows`` (a view of the rows told), ``n_installs_`` and ``n_threads``.
     """
 
     name: ClassVar[str] = ""
 
-    def __init__(self, sampler: Sampler) -> None:
+    def __init__(self, sampler: SamplerView) -> None:
         self.n = sampler.n_items
 
     def min_answers(self) -> int:
@@ -189,21 +181,21 @@ class QueryMethod:
         """The answers before the queries stop being random (None: random for ever)."""
         return None
 
-    def ask_one(self, sampler: Sampler, k: int) -> np.ndarray:  # pragma: no cover
+    def ask_one(self, sampler: SamplerView, k: int) -> np.ndarray:  # pragma: no cover
         """One query: a head and k candidates, int64 (k + 1,)."""
         raise NotImplementedError
 
-    def told(self, sampler: Sampler, rows: np.ndarray) -> None:
+    def told(self, sampler: SamplerView, rows: np.ndarray) -> None:
         """New answers (already in the sampler's)."""
 
-    def installed(self, sampler: Sampler) -> None:
+    def installed(self, sampler: SamplerView) -> None:
         """A new embedding was installed."""
 
     def state(self) -> dict[str, Any]:
         """The method's JSON-safe state."""
         return {}
 
-    def restore(self, state: dict[str, Any], sampler: Sampler) -> None:
+    def restore(self, state: dict[str, Any], sampler: SamplerView) -> None:
         """Set the state written by :meth:`state` (checked by the caller's handler)."""
 
 
@@ -218,7 +210,7 @@ class RandomQueries(QueryMethod):
 
     name = "random"
 
-    def __init__(self, sampler: Sampler) -> None:
+    def __init__(self, sampler: SamplerView) -> None:
         super().__init__(sampler)
         self.asked: set[int] = set()
         self.total = self.n * (self.n - 1) * (self.n - 2) // 2
@@ -227,7 +219,7 @@ class RandomQueries(QueryMethod):
         lo, hi = min(a, b), max(a, b)
         return (h * self.n + lo) * self.n + hi
 
-    def ask_one(self, sampler: Sampler, k: int) -> np.ndarray:
+    def ask_one(self, sampler: SamplerView, k: int) -> np.ndarray:
         rng = sampler.rng
         if sampler.screen.trial == "odd-one-out":  # three items: a random (h, {a, b})
             k = 2
@@ -246,7 +238,7 @@ class RandomQueries(QueryMethod):
     def state(self) -> dict[str, Any]:
         return {"asked": sorted(self.asked)}
 
-    def restore(self, state: dict[str, Any], sampler: Sampler) -> None:
+    def restore(self, state: dict[str, Any], sampler: SamplerView) -> None:
         asked = [int(v) for v in state["asked"]]
         if any(not 0 <= v < self.n**3 for v in asked):
             raise ValueError("the asked queries are out of range")
@@ -283,7 +275,7 @@ class AdaptiveRoundRobin(QueryMethod):
     LAPSE = 0.0
     MAX_TABLE = 4_000_000  # entries (32 MB) of a round's table of every item's log-odds terms
 
-    def __init__(self, sampler: Sampler) -> None:
+    def __init__(self, sampler: SamplerView) -> None:
         super().__init__(sampler)
         if not sampler.screen.is_triplet:
             raise ValueError(
@@ -300,7 +292,7 @@ class AdaptiveRoundRobin(QueryMethod):
     def random_until(self) -> int | None:
         return self.BURN_IN_PER_ITEM * self.n
 
-    def ask_one(self, sampler: Sampler, k: int) -> np.ndarray:
+    def ask_one(self, sampler: SamplerView, k: int) -> np.ndarray:
         rng = sampler.rng
         if sampler.n_answers_ < self.BURN_IN_PER_ITEM * self.n or sampler.embedding_ is None:
             return extend_query(rng, self.n, list(random_triple(rng, self.n)), k)
@@ -318,7 +310,7 @@ class AdaptiveRoundRobin(QueryMethod):
         Q[:, 1:] = np.sort(Q[:, 1:], axis=1)
         return np.unique(Q, axis=0)
 
-    def new_round(self, sampler: Sampler) -> None:
+    def new_round(self, sampler: SamplerView) -> None:
         """Score a round of random queries; keep the best per head, in random order."""
         rng = sampler.rng
         Q = self.candidates(rng)
@@ -356,7 +348,7 @@ class AdaptiveRoundRobin(QueryMethod):
             "round_embedding": self.round_embedding,
         }
 
-    def restore(self, state: dict[str, Any], sampler: Sampler) -> None:
+    def restore(self, state: dict[str, Any], sampler: SamplerView) -> None:
         batch = np.asarray(state["batch"], dtype=np.int64).reshape(-1, 3)
         if batch.size and (batch.min() < 0 or batch.max() >= self.n):
             raise ValueError("the round's queries are out of range")
@@ -423,7 +415,7 @@ class ActiveQueries(QueryMethod):
     # second logarithm per pair and particle in the scoring.
     LAPSE = 0.0
 
-    def __init__(self, sampler: Sampler) -> None:
+    def __init__(self, sampler: SamplerView) -> None:
         super().__init__(sampler)
         self.dim = sampler.dim
         L0 = min(self.n, max(self.MIN_ANCHORS, self.ANCHORS_PER_DIM * self.dim))
@@ -460,7 +452,7 @@ class ActiveQueries(QueryMethod):
         return self.burn_in
 
     # ------------------------------------------------------------------ asking
-    def ask_one(self, sampler: Sampler, k: int) -> np.ndarray:
+    def ask_one(self, sampler: SamplerView, k: int) -> np.ndarray:
         rng = sampler.rng
         odd = self.screen.trial == "odd-one-out"
         if sampler.embedding_ is None or sampler.n_answers_ < self.burn_in:
@@ -531,7 +523,7 @@ class ActiveQueries(QueryMethod):
         self.head_asks[query[0]] += 1
         return self.asked(query)
 
-    def prepare(self, sampler: Sampler) -> HeadScorer:
+    def prepare(self, sampler: SamplerView) -> HeadScorer:
         """The scorer and the anchors' table of the installed embedding (built once)."""
         if self.scorer is None:
             if self.particles is None:  # an embedding restored without particles
@@ -543,7 +535,7 @@ class ActiveQueries(QueryMethod):
             self.anchor_X = self.scorer.X[self.anchors]
         return self.scorer
 
-    def log_weights(self, sampler: Sampler, h: int) -> np.ndarray:
+    def log_weights(self, sampler: SamplerView, h: int) -> np.ndarray:
         """The head's particles' log weights (cached)."""
         lw = self.cache.get(h)
         if lw is None:
@@ -556,14 +548,14 @@ class ActiveQueries(QueryMethod):
             self.cache[h] = lw
         return lw
 
-    def head_answers(self, sampler: Sampler, h: int) -> np.ndarray:
+    def head_answers(self, sampler: SamplerView, h: int) -> np.ndarray:
         """The head's answers (its rows but the head), in the order told."""
         rows = self.index_rows(sampler)
         if self.answer_index is None:
             self.answer_index = HeadIndex(rows, self.n)
         return self.answer_index.answers(rows, h)
 
-    def index_rows(self, sampler: Sampler) -> np.ndarray:
+    def index_rows(self, sampler: SamplerView) -> np.ndarray:
         """The told rows by head: the rows, or each odd-one-out row seen from its 3 items."""
         rows = sampler.told_rows
         return odd_views(rows) if self.screen.trial == "odd-one-out" else rows
@@ -625,7 +617,7 @@ class ActiveQueries(QueryMethod):
         return out
 
     # ------------------------------------------------------------------ answers, refits
-    def told(self, sampler: Sampler, rows: np.ndarray) -> None:
+    def told(self, sampler: SamplerView, rows: np.ndarray) -> None:
         if not self.cache:
             return
         if not self.screen.is_triplet:
@@ -641,7 +633,7 @@ class ActiveQueries(QueryMethod):
                 answer = np.array([[c, f]], dtype=np.int64)
                 self.cache[int(h)] = self.answer_log_weights(answer, lw)
 
-    def installed(self, sampler: Sampler) -> None:
+    def installed(self, sampler: SamplerView) -> None:
         promoted = np.flatnonzero(self.head_asks >= self.PROMOTE_PER_DIM * self.dim)
         if not self.screen.is_triplet:  # a screen shows many candidates: every item one
             promoted = np.arange(self.n)
@@ -649,7 +641,7 @@ class ActiveQueries(QueryMethod):
         self.particles = self.draw_particles(sampler)
         self.reset_derived()
 
-    def draw_particles(self, sampler: Sampler) -> np.ndarray:
+    def draw_particles(self, sampler: SamplerView) -> np.ndarray:
         """N_PARTICLES draws from the Gaussian of the anchors' embedded positions.
 
         Seeded by the sampler's seed and the number of embeddings installed.
@@ -678,7 +670,7 @@ class ActiveQueries(QueryMethod):
             ],  # fmt: skip
         }
 
-    def restore(self, state: dict[str, Any], sampler: Sampler) -> None:
+    def restore(self, state: dict[str, Any], sampler: SamplerView) -> None:
         anchors = np.asarray(state["anchors"], dtype=np.int64)
         head_asks = np.asarray(state["head_asks"], dtype=np.int64)
         order = np.asarray(state["order"], dtype=np.int64)

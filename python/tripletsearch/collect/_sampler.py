@@ -360,7 +360,7 @@ class TripletSampler:
             )
         if not np.isfinite(X).all():
             raise ValueError("emb: contains NaN or inf")
-        if emb.oracle_._kind == "Probit":
+        if emb.oracle_.kind == "Probit":
             raise ValueError("emb: a Probit embedding has no log-odds form to score queries")
         self.embedding_ = emb
         if n_fitted is not None:

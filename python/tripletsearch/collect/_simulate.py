@@ -188,11 +188,9 @@ def screen_answer(people: TripletPeople, screen: ScreenKind, q: np.ndarray, u: A
     """The simulated people's answer to one screen (a row of ``screen``'s layout)."""
     if screen.is_triplet:
         return people.answer(q[None], u[None])[0]
-    if people._spec is None:
-        people._spec = people.oracle._spec(people.X.shape[1])
     if screen.trial == "rank":
-        return ranked_answer(people._spec, people.X, q, screen.r, people.lapse, u)
-    return odd_one_out_answer(people._spec, people.X, q, people.lapse, u[0])
+        return ranked_answer(people.spec, people.X, q, screen.r, people.lapse, u)
+    return odd_one_out_answer(people.spec, people.X, q, people.lapse, u[0])
 
 
 def _fit(spec: Spec, dim: int, n: int, rows: np.ndarray, seed: int) -> np.ndarray:

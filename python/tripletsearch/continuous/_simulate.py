@@ -156,7 +156,7 @@ def simulate_continuous(
         # None: not recorded / no limit (the core's -1)
         max_queries=-1 if max_queries is None else check_int(max_queries, "max_queries", minimum=0),
         max_stages=-1 if max_stages is None else check_int(max_stages, "max_stages", minimum=0),
-        oracle=oracle._spec(config.dim),
+        oracle=oracle.spec(config.dim),
         oracle_lapse=check_real(oracle_lapse, "oracle_lapse"),
     )
     shared: dict[str, Any] = {"config": config, "seed": seed_from(random_state), "n_jobs": n_jobs}

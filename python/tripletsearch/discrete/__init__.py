@@ -45,8 +45,9 @@ The database is stored in single precision (a pass over it is what a query costs
 arithmetic is in double precision.
 
 The package keeps one concept per module: the settings (``_settings``), the items and the
-checks of an answer (``_items``), the session (``_session``), its JSON state and replay
-(``_state``) and the simulation (``_simulate``). :class:`ItemStore` is the native store a
+checks of an answer (``_items``), the session (``_session``), its answers, JSON state and
+replay (``_state``: the session holds its ``Answers`` and replays a state through its own
+public methods) and the simulation (``_simulate``). :class:`ItemStore` is the native store a
 session searches (a server maps one per catalogue and shares it between its workers);
 ``GAMMA_GRID`` the 13 values of gamma a session with ``gamma="auto"`` marginalizes.
 """

@@ -12,10 +12,10 @@ from .. import _core
 from .._deprecation import keyword_only, renamed
 from .._sync import new_lock, synchronized
 from .._user_model import InferredUser
-from .._validation import check_int, check_items, resolve_n_jobs, seed_from
+from .._validation import check_int, check_items, check_state, resolve_n_jobs, seed_from
 from ._items import _check_offered, _check_shown, _in, _position, _store
-from ._settings import DiscreteSettings
-from ._state import _end, _record, restore_session, session_state
+from ._settings import _STATE_VERSION, DiscreteSettings
+from ._state import Answers, replay, snapshot, state_errors
 
 __all__ = ["DiscreteSearch"]
 
@@ -196,12 +196,7 @@ class DiscreteSearch(InferredUser):
             if searcher is None
             else searcher
         )
-        self._pending: np.ndarray | None = None
-        self._offered: np.ndarray = np.empty(0, dtype=np.int64)  # the pending screen's strip
-        self._history: list[dict[str, Any]] = []
-        self._done = False
-        self._target: int | None = None
-        self._observed = False  # some answers came from observe(): replayed as such
+        self._answers = Answers(self.guesses > 0)  # the pending screen, the history, the end
 
     # ------------------------------------------------------------------ parameters
     @synchronized
@@ -253,7 +248,8 @@ class DiscreteSearch(InferredUser):
         and not shown before (GaussSearch: nor passed over). :meth:`tell` an item of the
         strip to end the search there, an item of the screen (or None) to pass it over.
         """
-        return self._offered.copy() if self._pending is not None else self._offered[:0].copy()
+        a = self._answers
+        return a.offered.copy() if a.pending is not None else a.offered[:0].copy()
 
     # ------------------------------------------------------------------ properties
     @property
@@ -265,19 +261,19 @@ class DiscreteSearch(InferredUser):
     @synchronized
     def n_queries(self) -> int:
         """Queries asked and answered so far (the query that showed the target counts)."""
-        return len(self._history)
+        return len(self._answers.history)
 
     @property
     @synchronized
     def done(self) -> bool:
         """True once the target was found or every item has been shown."""
-        return self._done
+        return self._answers.done
 
     @property
     @synchronized
     def target(self):
         """The found item, or None."""
-        return self._target
+        return self._answers.target
 
     @property
     @synchronized
@@ -287,7 +283,7 @@ class DiscreteSearch(InferredUser):
         ``shown`` (indices), ``item`` (the item picked, None for a skip) and ``found``
         (bool), and with ``guesses`` the strip ``offered``; ``observe(**record)`` replays it.
         """
-        return [dict(h) for h in self._history]
+        return [dict(h) for h in self._answers.history]
 
     @property
     @synchronized
@@ -317,24 +313,35 @@ class DiscreteSearch(InferredUser):
         ndarray of int64, shape (<= n_choices,)
             Empty when every item has been shown (the search is then ``done``).
         """
-        if self._done:
+        a = self._answers
+        if a.done:
             raise RuntimeError("the search is done; start a new DiscreteSearch")
-        if self._pending is None:
+        if a.pending is None:
             q = self._searcher.select()
             if len(q) == 0:
-                self._done = True
+                a.done = True
                 return q
-            self._pending = q
-            self._offered = self._searcher.offer(q) if self.guesses else q[:0]
-        return self._pending.copy()
+            a.pending = q
+            a.offered = self._searcher.offer(q) if self.guesses else q[:0]
+        return a.pending.copy()
 
     def _check_pending(self, what: str) -> np.ndarray:
         """The pending query's items; raises when there is none to answer."""
-        if self._done:
+        if self._answers.done:
             raise RuntimeError(f"{what} after the search is done")
-        if self._pending is None:
+        if self._answers.pending is None:
             raise RuntimeError(f"{what} before ask(): there is no query to answer")
-        return self._pending
+        return self._answers.pending
+
+    def _update(self, shown: np.ndarray, pos: int, offered: np.ndarray) -> None:
+        """The answer into the posterior and the history.
+
+        The item at ``pos`` of ``shown`` picked (-1: a skip); the strip ``offered`` passed
+        over.
+        """
+        self._searcher.update(shown, pos, offered if len(offered) else None)
+        item = None if pos < 0 else int(shown[pos])
+        self._answers.record(shown, item, offered, last=self._searcher.n_unshown == 0)
 
     @renamed(choice="item")  # outermost: its warning names the caller
     @synchronized
@@ -350,11 +357,11 @@ class DiscreteSearch(InferredUser):
             search ends); otherwise the strip was passed over.
         """
         pending = self._check_pending("tell")
-        offered = self._offered
+        offered = self._answers.offered
         if item is not None and _in(item, offered):
-            _end(self, pending, int(item), offered)
+            self._answers.end(pending, int(item), offered)
             return
-        _record(self, pending, _position(item, pending, offered=offered), offered)
+        self._update(pending, _position(item, pending, offered=offered), offered)
 
     @renamed(index="item")
     @synchronized
@@ -366,10 +373,10 @@ class DiscreteSearch(InferredUser):
         pending = self._check_pending("found")
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
             raise TypeError(f"item: expected an item index, got {type(item).__name__}")
-        offered = self._offered
+        offered = self._answers.offered
         if int(item) not in pending and not _in(item, offered):
             _position(item, pending, offered=offered)  # raises, naming the item
-        _end(self, pending, int(item), offered)
+        self._answers.end(pending, int(item), offered)
 
     @renamed(choice="item")
     @synchronized
@@ -392,24 +399,24 @@ class DiscreteSearch(InferredUser):
             The strip of best guesses shown with the screen (at most ``guesses`` distinct
             items, none of them in ``shown``): passed over unless ``found`` names one.
         """
-        if self._done:
+        if self._answers.done:
             raise RuntimeError("observe after the search is done")
         q = _check_shown(shown, self.n_items, self.n_choices)
         if not isinstance(found, (bool, np.bool_)):
             raise TypeError(f"found: expected a bool, got {type(found).__name__}")
         strip = _check_offered(offered, q, self.guesses, self.n_items)
         if found and item is not None and _in(item, strip):
-            self._observed = True
-            _end(self, q, int(item), strip)
+            self._answers.observed = True
+            self._answers.end(q, int(item), strip)
             return
         pos = _position(item, q, offered=strip)
         if found and pos < 0:
             raise ValueError("item: found=True needs the found item")
-        self._observed = True
+        self._answers.observed = True
         if found:
-            _end(self, q, int(q[pos]), strip)
+            self._answers.end(q, int(q[pos]), strip)
             return
-        _record(self, q, pos, strip)
+        self._update(q, pos, strip)
 
     # ------------------------------------------------------------------ persistence
     @synchronized
@@ -419,7 +426,7 @@ class DiscreteSearch(InferredUser):
         Restore with ``DiscreteSearch.from_dict(state, X)``. X itself is not stored, only a
         fingerprint.
         """
-        return session_state(self)
+        return snapshot(self._X, self.settings, self._user_state(), self._seed, self._answers)
 
     @classmethod
     def from_dict(cls, state: Any, X: Any, *, n_jobs: int | None = None) -> DiscreteSearch:
@@ -428,11 +435,16 @@ class DiscreteSearch(InferredUser):
         The posterior is replayed from the history, which is checked on the way. History
         records of states written before 0.2.0 name the picked item ``choice``.
         """
-        return restore_session(cls, state, X, n_jobs)
+        seed = check_state(state, tuple(range(1, _STATE_VERSION + 1)))
+        obj = cls.__new__(cls)
+        with state_errors():
+            obj._setup(X, DiscreteSettings.from_dict(state), seed, resolve_n_jobs(n_jobs))
+        replay(obj, obj._answers, state, obj._X)
+        return obj
 
     @synchronized
     def __repr__(self) -> str:
         return (
             f"DiscreteSearch(n_items={self.n_items}, method={self.method!r}, "
-            f"n_choices={self.n_choices}, n_queries={self.n_queries}, done={self._done})"
+            f"n_choices={self.n_choices}, n_queries={self.n_queries}, done={self._answers.done})"
         )

@@ -92,15 +92,15 @@ def _simulate_chunk(
     store = _store(X)
     # the user's positions: only a scale-free user model may see them rescaled
     OX = X if oracle_X is None else oracle_X
-    if oracle_X is None and oracle._scale_free:
+    if oracle_X is None and oracle.scale_free:
         user_store = store
     else:
-        user_store = _core.ItemStore(OX, scaled=oracle._scale_free)
+        user_store = _core.ItemStore(OX, scaled=oracle.scale_free)
     return DiscreteChunk(
         *_core.simulate_discrete(
             store,
             config,
-            oracle._spec(OX.shape[1]),
+            oracle.spec(OX.shape[1]),
             user_store,
             targets,
             options,

@@ -9,14 +9,16 @@ The package keeps one concept per module: the estimator (``_estimator``), one fi
 native trainer (``_train``), the gamma path behind ``gamma="auto"`` (:func:`gamma_path`;
 its walk in ``_path``, as scikit-learn keeps ``lasso_path`` beside ``LassoCV``), new items
 placed in a fitted embedding (``_placement``), the ``.npz`` files (``_io``) and the fits on
-ranked and odd-one-out trials (``_trials``). The path,
-the placement and the files are functions of arrays and parameters: they know no
-estimator; :class:`Embedding` calls them and sets its own fitted attributes.
+ranked and odd-one-out trials (``_trials``). The path and the placement are functions of
+arrays and parameters: they know no estimator; :class:`Embedding` calls them and sets its
+own fitted attributes. The files (``Persistence``) and the fit on trials (``TrialsFit``)
+are parts of the estimator, mixed into :class:`Embedding`.
 """
 
 from __future__ import annotations
 
 from ._estimator import Embedding, gamma_path
+from ._estimator import checked_params as checked_params
 from ._path import GammaAtEdgeWarning, GammaPath
 from ._path import _parabola_vertex as _parabola_vertex
 from ._train import MODEL_ALIASES, MODELS, OPTIMIZERS, DivergenceError, valid_rows

@@ -36,15 +36,15 @@ from ._train import (
     training_rows,
     valid_rows,
 )
-from ._trials import TrialData, as_trial_data, fit_trials
+from ._trials import TrialData, TrialsFit, as_trial_data
 
-__all__ = ["Embedding", "gamma_path"]
+__all__ = ["Embedding", "checked_params", "gamma_path"]
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
 
-class Embedding(ParamsMixin, Persistence):
+class Embedding(ParamsMixin, Persistence, TrialsFit):
     """Maximum-likelihood embedding of items from triplets under a choice model.
 
     Parameters
@@ -322,7 +322,7 @@ class Embedding(ParamsMixin, Persistence):
         self
         """
         if as_trial_data(triplets) is not None:  # ranked or odd-one-out trials
-            return fit_trials(self, triplets, n_items)
+            return self._fit_trials(triplets, n_items)
         p = self._validate_params()
         options, oracle, d = fit_options(p), self._make_oracle(), p["dim"]
         T, n = training_rows(triplets, p["n_items"] if n_items is None else n_items)
@@ -341,7 +341,7 @@ class Embedding(ParamsMixin, Persistence):
             X0 = self._lift(oracle, X0, T_fit, fixed, seed, d)
         path = None
         if held_out:
-            g0 = float(oracle._param(d))  # learn_gamma: steps of sqrt(2) around the given gamma
+            g0 = float(oracle.parameter(d))  # learn_gamma: steps of sqrt(2) around the given gamma
             grid, start = (None, PATH_START) if auto else (sqrt2_steps(g0), g0)
             res = gamma_path(
                 self,
@@ -391,7 +391,7 @@ class Embedding(ParamsMixin, Persistence):
         elif p["learn_gamma"] and path is None and len(out.gamma):
             self.gamma_ = float(out.gamma[-1])
         else:
-            self.gamma_ = float(oracle._param(p["dim"]))
+            self.gamma_ = float(oracle.parameter(p["dim"]))
         self.gamma_path_ = path
         self.oracle_ = self._make_oracle(self.gamma_ if gamma_model else None)
         self.loss_curve_ = out.loss
@@ -528,6 +528,16 @@ class Embedding(ParamsMixin, Persistence):
             return math.nan
         lp = self.oracle_.log_prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
         return float(-np.mean(lp))
+
+
+def checked_params(estimator: Embedding) -> dict[str, Any]:
+    """``estimator``'s parameters checked as ``fit`` checks them first, and normalized.
+
+    ``ValueError`` or ``TypeError`` naming the first bad parameter (the model's canonical
+    name in the result). :class:`~tripletsearch.model_selection.EmbeddingCV` checks its
+    grid's first setting with it before any fit.
+    """
+    return estimator._validate_params()
 
 
 def gamma_path(

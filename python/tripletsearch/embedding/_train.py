@@ -94,7 +94,7 @@ def native_train(
             raise ValueError("validation: an index does not fit the rows' int32")
         validation = np.ascontiguousarray(validation, dtype=triplets.dtype)
     res = _core.train(
-        oracle._spec(init.shape[1]),
+        oracle.spec(init.shape[1]),
         init,
         triplets,
         train_options(options),

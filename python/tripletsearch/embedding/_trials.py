@@ -29,7 +29,7 @@ from ._train import (
     valid_rows,
 )
 
-__all__ = ["TrialData", "as_trial_data", "fit_trials", "train_trials"]
+__all__ = ["TrialData", "TrialsFit", "as_trial_data", "train_trials"]
 
 _Part = RankedChoices | OddOneOut
 
@@ -113,7 +113,7 @@ class TrialData:
 
     def log_prob(self, oracle: Oracle, X: np.ndarray, n_jobs: Any = None) -> np.ndarray:
         """The log-probability of every trial under ``oracle`` at ``X``."""
-        spec = oracle._spec(X.shape[1])
+        spec = oracle.spec(X.shape[1])
         return _core.trials_log_prob(spec, X, self.sets(), resolve_n_jobs(n_jobs))
 
     def accuracy(self, X: np.ndarray) -> float:
@@ -160,7 +160,7 @@ def train_trials(
     :func:`tripletsearch._reference.trials.train` is the NumPy twin.
     """
     X, loss, gamma, epochs, status = _core.train_trials(
-        oracle._spec(init.shape[1]),
+        oracle.spec(init.shape[1]),
         np.ascontiguousarray(init),
         data.sets(),
         train_options(options),
@@ -181,64 +181,67 @@ def _split(data: TrialData, fraction: float, rng: np.random.Generator) -> tuple[
     return data[np.sort(perm[k:])], data[np.sort(perm[:k])]
 
 
-def fit_trials(est: Any, trials: Any, n_items: Any) -> Any:
-    """``est.fit`` on trials: the triplet fit's steps (gamma path, lift, refit), by trials."""
-    p = est._validate_params()
-    data = TrialData.from_input(trials)
-    if p["model"] == "probit":
-        if not data.all_pairs():
-            raise ValueError(
-                "model: Probit models pairs only (triplets); ranked and odd-one-out trials "
-                "need gamma-ckl, ckl, t-ste or ste"
+class TrialsFit:
+    """An estimator's fit on trials (a part of :class:`~tripletsearch.Embedding`)."""
+
+    def _fit_trials(self: Any, trials: Any, n_items: Any) -> Any:
+        """``fit`` on trials: the triplet fit's steps (gamma path, lift, refit), by trials."""
+        p = self._validate_params()
+        data = TrialData.from_input(trials)
+        if p["model"] == "probit":
+            if not data.all_pairs():
+                raise ValueError(
+                    "model: Probit models pairs only (triplets); ranked and odd-one-out trials "
+                    "need gamma-ckl, ckl, t-ste or ste"
+                )
+            return self.fit(data.to_triplets(), n_items=n_items)
+        if p["optimizer"] != "lbfgs":
+            raise ValueError("optimizer: trials are fitted by L-BFGS (optimizer='lbfgs')")
+        if p["early_stopping"]:
+            raise ValueError("early_stopping: not available for trials (fit to convergence)")
+        count = p["n_items"] if n_items is None else n_items
+        n = data.n_seen() if count is None else check_param(count, "n_items", [COUNT])
+        data.check_n_items(n)
+        options = fit_options(p)
+        rng = check_random_state(self.random_state)
+        d = p["dim"]
+        init, X0 = initial_embedding(p["init"], rng, n, d)
+        auto, vf = self._auto_gamma(), p["validation_fraction"]
+        held_out = auto or (p["learn_gamma"] and vf > 0.0)
+        seed = seed_from(rng)
+        threads = resolve_n_jobs(self.n_jobs)
+        oracle = GammaCKL(PATH_START) if auto else self._make_oracle()
+        fixed = {**options, "learn_gamma": False}
+        if init == "lift":
+            Y = train_trials(oracle, X0, data, fixed, seed, threads).embedding
+            Y = Y - Y.mean(axis=0)
+            X0 = Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
+        path = None
+        if held_out:
+            fit_part, val_part = _split(data, vf, rng)
+            g0 = float(oracle.parameter(d))
+            grid = gamma_grid(p["gammas"]) if auto else sqrt2_steps(g0)
+            start = PATH_START if auto else g0
+            first = int(np.argmin(np.abs(np.log(grid) - math.log(start))))
+
+            def trainer(o: Oracle, X: np.ndarray, T: Any, opts: dict, s: int) -> np.ndarray:
+                return train_trials(o, X, T, opts, s, threads).embedding
+
+            res = walk_gamma_path(
+                X0,
+                fit_part,
+                val_part,
+                grid,
+                first,
+                train=trainer,
+                options=fixed,
+                seed=seed,
+                refine=p["learn_gamma"],
+                n_jobs=self.n_jobs,
+                label=f"Embedding({self.model}) gamma",
+                verbose=self.verbose,
             )
-        return est.fit(data.to_triplets(), n_items=n_items)
-    if p["optimizer"] != "lbfgs":
-        raise ValueError("optimizer: trials are fitted by L-BFGS (optimizer='lbfgs')")
-    if p["early_stopping"]:
-        raise ValueError("early_stopping: not available for trials (fit to convergence)")
-    count = p["n_items"] if n_items is None else n_items
-    n = data.n_seen() if count is None else check_param(count, "n_items", [COUNT])
-    data.check_n_items(n)
-    options = fit_options(p)
-    rng = check_random_state(est.random_state)
-    d = p["dim"]
-    init, X0 = initial_embedding(p["init"], rng, n, d)
-    auto, vf = est._auto_gamma(), p["validation_fraction"]
-    held_out = auto or (p["learn_gamma"] and vf > 0.0)
-    seed = seed_from(rng)
-    threads = resolve_n_jobs(est.n_jobs)
-    oracle = GammaCKL(PATH_START) if auto else est._make_oracle()
-    fixed = {**options, "learn_gamma": False}
-    if init == "lift":
-        Y = train_trials(oracle, X0, data, fixed, seed, threads).embedding
-        Y = Y - Y.mean(axis=0)
-        X0 = Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
-    path = None
-    if held_out:
-        fit_part, val_part = _split(data, vf, rng)
-        g0 = float(oracle._param(d))
-        grid = gamma_grid(p["gammas"]) if auto else sqrt2_steps(g0)
-        start = PATH_START if auto else g0
-        first = int(np.argmin(np.abs(np.log(grid) - math.log(start))))
-
-        def trainer(o: Oracle, X: np.ndarray, T: Any, opts: dict, s: int) -> np.ndarray:
-            return train_trials(o, X, T, opts, s, threads).embedding
-
-        res = walk_gamma_path(
-            X0,
-            fit_part,
-            val_part,
-            grid,
-            first,
-            train=trainer,
-            options=fixed,
-            seed=seed,
-            refine=p["learn_gamma"],
-            n_jobs=est.n_jobs,
-            label=f"Embedding({est.model}) gamma",
-            verbose=est.verbose,
-        )
-        oracle, X0, path = GammaCKL(res.gamma), res.embedding, res.curve()
-        options = fixed
-    out = train_trials(oracle, X0, data, options, seed, threads)
-    return est._fitted(out, oracle, n, p, path)
+            oracle, X0, path = GammaCKL(res.gamma), res.embedding, res.curve()
+            options = fixed
+        out = train_trials(oracle, X0, data, options, seed, threads)
+        return self._fitted(out, oracle, n, p, path)

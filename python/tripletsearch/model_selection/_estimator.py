@@ -12,7 +12,7 @@ from .._validation import (
     check_random_state,
     seed_from,
 )
-from ..embedding import Embedding
+from ..embedding import Embedding, checked_params
 from ._grid import grid_search_cv
 
 __all__ = ["EmbeddingCV"]
@@ -127,7 +127,7 @@ class EmbeddingCV(ParamsMixin):
             raise ValueError(f"params: {clash} are set by EmbeddingCV's own arguments")
         template = Embedding(self.model, **params)
         # bad params fail here, not in every fit (checked as the grid's first setting)
-        Embedding(self.model, **{**params, **{k: v[0] for k, v in grid.items()}})._validate_params()
+        checked_params(Embedding(self.model, **{**params, **{k: v[0] for k, v in grid.items()}}))
         rng = check_random_state(self.random_state)
         result = grid_search_cv(
             template,

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._deprecation import move_keywords
 from .._distributed import check_client, map_chunks, n_chunks
+from .._params import renamed_params
 from .._progress import Progress
 from .._validation import (
     check_random_state,
@@ -164,7 +165,7 @@ def grid_search_cv(
         n_items = T.n_seen() if isinstance(T, TrialData) else int(T.max()) + 1 if len(T) else 0
     settings = ParameterGrid(param_grid)
     for p in settings:  # old spellings of parameters (n_components), with a warning
-        move_keywords("grid_search_cv: param_grid", p, getattr(estimator, "_renamed_params", {}))
+        move_keywords("grid_search_cv: param_grid", p, renamed_params(estimator))
     rng = check_random_state(random_state)
     fold_of = np.empty(len(T), dtype=np.int64)
     for k, (_, test) in enumerate(kfold(len(T), cv, random_state=rng)):

@@ -44,7 +44,6 @@ __all__ = [
     "part_answer",
     "undo",
     "consent",
-    "enrolment",
     "enrolment_link",
     "resume_link",
     "empty",
@@ -321,15 +320,6 @@ def collect_consent(body: Any) -> str | None:
     if fields.get("consent") is not True:
         raise Invalid("consent: the collection needs consent (true) before it starts")
     return _platform_id(fields)
-
-
-def enrolment(body: Any) -> str | None:
-    """``POST /api/participants``: ``{"consent": true}``, optional ``platform_id``.
-
-    That id (a crowdsourcing platform's for the participant), or None. (The link's
-    parameters: :func:`enrolment_link`.)
-    """
-    return enrolment_link(body)[0]
 
 
 def enrolment_link(body: Any) -> tuple[str | None, dict | None]:
