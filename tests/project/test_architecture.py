@@ -506,7 +506,7 @@ def test_the_attribute_check_sees_a_reach_in(source, bad):
     assert not attribute_reach_ins({"tripletsearch.a": _OWNER + "\n\n" + source})  # its own
 
 
-# ------------------------------------------------------------------ no import circle in the library
+# ------------------------------------------------------------------ no import circle in the package
 
 
 def import_circles(sources: dict[str, str], packages: set[str]) -> list[list[str]]:
@@ -542,11 +542,9 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-def test_the_library_has_no_import_circle():
-    """The library (the service apart: its layers are checked in test_structure)."""
-    paths = [
-        p for p in sorted(PACKAGE.rglob("*.py")) if "serve" not in p.relative_to(PACKAGE).parts
-    ]
+def test_the_package_has_no_import_circle():
+    """The library and the service (whose layers tests/project/test_layers.py checks)."""
+    paths = sorted(PACKAGE.rglob("*.py"))
     sources = {_module_name(p): p.read_text("utf-8") for p in paths}
     packages = {_module_name(p) for p in paths if p.stem == "__init__"}
     circles = import_circles(sources, packages)

@@ -1,7 +1,7 @@
 """The service's layers (CONTRIBUTING.md, "Layers of the service"): every module of
 ``serve/`` has one, every import (those inside functions too) runs to its own layer or
-below, no circle anywhere in the package, few imports inside the service's functions (each
-saying why), and every module imports first, alone."""
+below, few imports inside the service's functions (each saying why), and every module
+imports first, alone. (No circle anywhere in the package: test_architecture.py.)"""
 
 from __future__ import annotations
 
@@ -118,59 +118,6 @@ def test_the_layer_check_sees_an_upward_import_inside_a_function(tmp_path):
     assert len(_upward(rows, known)) == 1
     store.write_text("import json\n")
     assert not _upward(rows, known)
-
-
-def circles(known: dict[str, Path]) -> list[list[str]]:
-    """The import graph's circles (its strongly connected components of two or more)."""
-    edges = {m: {t for _, t in imports(m, p, known)} for m, p in known.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found = []
-
-    def visit(v: str) -> None:  # Tarjan's
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                found.append(sorted(comp))
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 10 * len(known)))
-    try:
-        for v in known:
-            if v not in index:
-                visit(v)
-    finally:
-        sys.setrecursionlimit(limit)
-    return found
-
-
-def test_no_circle_in_the_package():
-    """Counting every import: a function's, a TYPE_CHECKING block's."""
-    assert not circles(modules())
-
-
-def test_the_circle_check_sees_one_through_a_function(tmp_path):
-    a, b = tmp_path / "a.py", tmp_path / "b.py"
-    a.write_text("from . import b\n")
-    b.write_text("def f():\n    from . import a\n")
-    known = {"p.a": a, "p.b": b}
-    assert circles(known) == [["p.a", "p.b"]]
-    b.write_text("import json\n")
-    assert not circles(known)
 
 
 def test_few_modules_at_the_services_top_level():
