@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from serve.helpers import answer_all
+from serve import helpers
 
 from tripletsearch.serve.datapackage import data_path
 
@@ -87,19 +87,12 @@ def run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def take_part(client, params: dict, finish: bool) -> dict:
-    """A Prolific participant: enrols from the link's parameters, answers the first screen
-    of every search (then each search runs to max_queries) or withdraws after one answer."""
-    r = client.post("/api/participants", json={"consent": True, "platform": params})
-    assert r.status_code in (200, 201), r.text
-    p = r.json()
-    head = {"Authorization": f"Bearer {p['token']}"}
-    seen: list = []
-    reply = answer_all(client, p["id"], head, most=None if finish else 1, seen=seen)
-    if seen and not finish:  # one answer, then "Stop taking part"
-        client.post(f"/api/participants/{p['id']}/withdraw", json={}, headers=head)
-        reply = client.post(f"/api/participants/{p['id']}/next", json={}, headers=head).json()
-    assert reply["done"], reply
-    return reply
+    """A Prolific participant: enrols from the link's parameters (201, a new one or their
+    part resumed), answers the first screen of every search (then each search runs to
+    max_queries) or withdraws after one answer; their end."""
+    end = helpers.take_part(client, platform=params, most=None if finish else 1, withdraw=True)[2]
+    assert end["done"], end
+    return end
 
 
 def test_every_command_of_the_prolific_guide_runs(tmp_path):

@@ -277,7 +277,7 @@ def run_search(client, session, person, limit=400):
 def enrol(c, status=201, **extra):
     """A participant enrolled with consent through ``POST /api/participants`` (``extra``:
     the body's other keys, ``platform`` or ``platform_id``): their reply and authorization
-    header. The reply's status is asserted (``status``: 200 for a resume)."""
+    header. The reply's status is asserted (``status``; a resumed one's is 201 too)."""
     r = c.post("/api/participants", json={"consent": True, **extra})
     assert r.status_code == status, r.text
     pr = r.json()
@@ -315,22 +315,31 @@ def finding(catalogue, gamma=None, rng=None, answer=None):
     return body
 
 
-def answer_all(c, pid, h, pick=first, *, body=None, seen=None, most=None):
+def answer_all(
+    c, pid, h, pick=first, *, body=None, seen=None, most=None, until=None, withdraw=False
+):
     """Participant ``pid`` (header ``h``) asks for their current screen, then answers each
-    screen through the participants' routes until their part ends, or after ``most``
-    answers; the last reply (their end, or the screen then shown).
+    screen through the participants' routes until their part ends, after ``most`` answers,
+    or at the first reply for which ``until(reply)`` is true; the last reply (their end, or
+    the screen then shown).
 
     Each answer: ``{"screen", "choice": pick(screen)}`` (None: a skip), or ``body(reply)``,
     the whole body from the reply that showed the screen (``found``, ``slot``,
     ``response_ms``). ``seen``: a list to which each (reply shown, body sent, answer's
-    reply) is appended. Every reply must be 200.
+    reply) is appended. ``withdraw``: stopped before their part's end, they then stop
+    taking part (``POST .../withdraw``), and its reply is the one returned. Every reply
+    must be 200.
     """
     url = f"/api/participants/{pid}"
     r = c.post(url + "/next", json={}, headers=h)
     for n in range(100_000 if most is None else most + 1):
         assert r.status_code == 200, r.text
         reply = r.json()
-        if reply["done"] or n == most:
+        if reply["done"] or n == most or (until is not None and until(reply)):
+            if withdraw and not reply["done"]:
+                r = c.post(url + "/withdraw", json={}, headers=h)
+                assert r.status_code == 200, r.text
+                return r.json()
             return reply
         sent = body(reply) if body else {"screen": reply["screen"]["number"]}
         if body is None:
@@ -341,12 +350,16 @@ def answer_all(c, pid, h, pick=first, *, body=None, seen=None, most=None):
     raise AssertionError(f"{pid}'s part did not end within 100,000 answers")
 
 
-def take_part(c, pick=first, *, body=None, seen=None, **extra):
-    """A participant enrolled (:func:`enrol` with ``extra``) who answers every screen
-    (:func:`answer_all` with ``pick``, ``body``, ``seen``): their enrolment reply,
-    authorization header and end reply."""
+def take_part(
+    c, pick=first, *, body=None, seen=None, most=None, until=None, withdraw=False, **extra
+):
+    """A participant enrolled (:func:`enrol` with ``extra``: ``platform``, ``status``) who
+    answers every screen (:func:`answer_all` with ``pick``, ``body``, ``seen``; or stops
+    after ``most`` answers or at ``until``, then ``withdraw``): their enrolment reply,
+    authorization header and last reply."""
     pr, h = enrol(c, **extra)
-    return pr, h, answer_all(c, pr["id"], h, pick, body=body, seen=seen)
+    stop = {"most": most, "until": until, "withdraw": withdraw}
+    return pr, h, answer_all(c, pr["id"], h, pick, body=body, seen=seen, **stop)
 
 
 def interleaved(client, cat, people=3, rounds=8):

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from serve.helpers import in_process
+from serve.helpers import in_process, take_part
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.study import load_study
@@ -24,6 +24,11 @@ def names_in(value) -> int:
     return here + sum(names_in(v) for v in value.values())
 
 
+def first_with_slot(reply: dict) -> dict:
+    """An answer's body: the first candidate, with the reply's slot (None in a collect)."""
+    return {"screen": reply["screen"]["number"], "choice": 0, "slot": reply.get("slot")}
+
+
 @pytest.mark.parametrize("kind", ["study", "collect"])
 @pytest.mark.parametrize("shown", [False, True])
 def test_pictures_only_sends_no_name(kind, shown, tmp_path, study_file, collect_file):
@@ -35,16 +40,9 @@ def test_pictures_only_sends_no_name(kind, shown, tmp_path, study_file, collect_
     kw = {"study": cfg} if kind == "study" else {"collect": cfg}
     replies = []
     with in_process(create_app(cfg.catalogue, f"sqlite:///{tmp_path / 'p.sqlite'}", **kw)) as c:
-        p = c.post("/api/participants", json={"consent": True}).json()
-        h, url = {"Authorization": "Bearer " + p["token"]}, f"/api/participants/{p['id']}"
-        reply = c.post(f"{url}/next", json={}, headers=h).json()
-        replies.append(reply)
-        for _ in range(4):
-            body = {"screen": reply["screen"]["number"], "choice": 0, "slot": reply.get("slot")}
-            reply = c.post(f"{url}/answer", json=body, headers=h).json()
-            replies.append(reply)
-            if reply.get("done"):
-                break
+        seen: list = []
+        end = take_part(c, body=first_with_slot, seen=seen, most=4)[2]
+        replies += [reply for reply, _, _ in seen] + [end]
         replies.append(c.get("/api/catalogue?limit=50").json())
         refused = c.get("/api/catalogue?limit=5&q=re")
     seen = names_in(replies)

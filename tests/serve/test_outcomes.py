@@ -8,12 +8,18 @@ from __future__ import annotations
 import csv
 import json
 
-import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from serve.helpers import answer_all, claiming, collect_toml, in_process, study_toml, write_design
-from tripletsearch.people import FindPerson
+from serve.helpers import (
+    answer_all,
+    claiming,
+    collect_toml,
+    finding,
+    in_process,
+    study_toml,
+    write_design,
+)
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.datapackage import data_path
@@ -192,13 +198,7 @@ def test_the_roster_of_a_study(tmp_path):
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     with in_process(create_app(s.catalogue, url, study=s)) as c:
         a, ha = enrol(c)
-        reply = post(c, a, "next", ha)
-        while not reply["done"]:
-            if reply["screen"]["number"] == 0:
-                person = FindPerson(
-                    s.catalogue, reply["target"]["id"], None, np.random.default_rng(1)
-                )
-            reply = post(c, a, "answer", ha, person.answer(reply["screen"]))
+        reply = answer_all(c, a, ha, body=finding(s.catalogue))  # the nearest, then found
         assert (reply["outcome"], reply["completion_code"]) == ("finished", "FIN-1")
         b, hb = enrol(c)
         post(c, b, "next", hb)

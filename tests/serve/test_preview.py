@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
-from serve.helpers import ADMIN, in_process
-from tripletsearch.people import FindPerson
+from serve.helpers import ADMIN, answer_all, finding, in_process
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.dashboard import collect_dashboard
@@ -76,26 +74,18 @@ def enrol(c, preview=False):
 def walk(c, pid, h, catalogue, *, stop_after=None):
     """A participant through every screen to the end (the study's people find their
     targets; the collect's pick the first candidate); their last reply. ``stop_after``:
-    withdraw after that many answers instead."""
-    reply, answers = post(c, f"/api/participants/{pid}/next", headers=h), 0
-    person, slot = None, None
-    while not reply["done"]:
-        if stop_after is not None and answers == stop_after:
-            return post(c, f"/api/participants/{pid}/withdraw", headers=h)
-        screen = reply["screen"]
+    withdraw after that many answers instead (:func:`answer_all`)."""
+    find = finding(catalogue)
+
+    def body(reply: dict) -> dict:
         if reply["mode"] == "find":
-            if reply["slot"] != slot:
-                slot = reply["slot"]
-                rng = np.random.default_rng(slot)
-                person = FindPerson(catalogue, reply["target"]["id"], None, rng)
-            body = person.answer(screen)
-        else:
-            ids = [x["id"] for x in screen["candidates"]]  # the head itself: an attention check
-            pick = ids.index(screen["head"]["id"]) if screen["head"]["id"] in ids else 0
-            body = {"screen": screen["number"], "choice": pick, "response_ms": 2000}
-        reply = post(c, f"/api/participants/{pid}/answer", body, headers=h)
-        answers += 1
-    return reply
+            return find(reply)
+        screen = reply["screen"]
+        ids = [x["id"] for x in screen["candidates"]]  # the head itself: an attention check
+        pick = ids.index(screen["head"]["id"]) if screen["head"]["id"] in ids else 0
+        return {"screen": screen["number"], "choice": pick, "response_ms": 2000}
+
+    return answer_all(c, pid, h, body=body, most=stop_after, withdraw=True)
 
 
 def _without_time(data):

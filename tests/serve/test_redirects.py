@@ -31,13 +31,8 @@ redirect = "https://example.org/left?id={{id}}&code={{code}}"
 def take_part(c, link, finish=True):
     """Enrol from a platform link and answer every screen (or withdraw at the first):
     the participant and the end reply."""
-    if finish:
-        p, _h, end = helpers.take_part(c, platform=link)
-        return p, end
-    p, h = helpers.enrol(c, platform=link)
-    url = f"/api/participants/{p['id']}"
-    c.post(url + "/next", json={}, headers=h)
-    return p, c.post(url + "/withdraw", json={}, headers=h).json()
+    p, _h, end = helpers.take_part(c, platform=link, most=None if finish else 0, withdraw=True)
+    return p, end
 
 
 def test_fill_redirect_encodes_each_value_and_leaves_the_rest():

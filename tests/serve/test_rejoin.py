@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from serve.helpers import collect_toml, in_process, write_design
+from serve.helpers import collect_toml, enrol, in_process, take_part, write_design
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.store import Store
@@ -37,27 +37,12 @@ def server(tmp_path):
         yield c, Store(url)
 
 
-def enrol(c, platform: dict) -> tuple[str, dict]:
-    r = c.post("/api/participants", json={"consent": True, "platform": platform})
-    assert r.status_code == 201, r.text
-    return r.json()["id"], {"Authorization": "Bearer " + r.json()["token"]}
-
-
-def finish(c, pid: str, h: dict) -> dict:
-    path = f"/api/participants/{pid}"
-    reply = c.post(path + "/next", json={}, headers=h).json()
-    while not reply["done"]:
-        body = {"screen": reply["screen"]["number"], "choice": 0}
-        reply = c.post(path + "/answer", json=body, headers=h).json()
-    return reply
-
-
 def test_an_ended_part_is_resumed_on_a_new_device_with_its_end(server):
     c, store = server
-    done, h = enrol(c, link(0))
-    end = finish(c, done, h)
+    p, h, end = take_part(c, platform=link(0))
+    g, hg = enrol(c, platform=link(1))
+    done, gone = p["id"], g["id"]
     assert end["outcome"] == "finished" and end["completion_code"] == "FIN-1"
-    gone, hg = enrol(c, link(1))
     withdrawn = c.post(f"/api/participants/{gone}/withdraw", json={}, headers=hg).json()
 
     r = c.post("/api/participants/resume", json={"platform": link(0)})
@@ -79,9 +64,9 @@ def test_an_ended_part_is_resumed_on_a_new_device_with_its_end(server):
 
 def test_anyone_else_gets_404_and_nothing_changes(server):
     c, store = server
-    done, h = enrol(c, link(0))
-    finish(c, done, h)
-    going, hg = enrol(c, link(1))
+    take_part(c, platform=link(0))
+    g, hg = enrol(c, platform=link(1))
+    going = g["id"]
     assert c.post(f"/api/participants/{going}/next", json={}, headers=hg).status_code == 200
     before = {r.id: tuple(r) for r in store.iter_participants()}
     for platform in (
@@ -104,7 +89,6 @@ def test_a_server_without_a_platform_resumes_nobody(tmp_path):
     cfg = load_collect(write_design(tmp_path, "collect.toml", text))
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
     with in_process(create_app(cfg.catalogue, url, collect=cfg)) as c:
-        pid, h = enrol(c, {})
-        finish(c, pid, h)
+        take_part(c, platform={})
         r = c.post("/api/participants/resume", json={"platform": {"PROLIFIC_PID": IDS[0]}})
         assert r.status_code == 404

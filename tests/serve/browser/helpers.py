@@ -26,6 +26,9 @@ PHONE = {
 
 STUDY = study_toml(seed=5, max_queries=40, consent="We record your clicks under a random id.")
 
+# the page scrolls not sideways (a condition for ``page.wait_for_function``)
+NO_SIDEWAYS_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
+
 PHOTO_SIZES = [(640, 480), (240, 960), (1200, 300), (256, 256), (48, 64), (900, 600)]
 
 
@@ -153,5 +156,7 @@ def names_shown(page) -> list[str]:
 def target_of(page, study) -> int:
     """The study's target shown on its page, as an id of the demo (CAT): the page gives its
     id in the study's catalogue (the demo less its excluded names)."""
-    item = int(page.get_attribute("#target-big", "data-item"))
+    big = page.locator("#target-big")
+    expect(big).to_have_attribute("data-item", re.compile(r"^\d+$"))  # the target drawn
+    item = int(big.get_attribute("data-item"))
     return CAT.names.index(study.catalogue.names[item])

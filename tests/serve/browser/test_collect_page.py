@@ -55,7 +55,8 @@ def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
         for n in range(cfg.max_queries):
             expect(page.locator("#grid .pick")).to_have_count(3)
             expect(page.locator("#progress")).to_have_text(f"query {n + 1} of {cfg.max_queries}")
-            assert page.is_hidden("#undo") and page.is_visible("#skip")
+            expect(page.locator("#undo")).to_be_hidden()
+            expect(page.locator("#skip")).to_be_visible()
             head = page.locator("#head-name").inner_text()
             expect(page.locator("#prompt")).to_have_text(f"Which is most like “{head}”?")
             if n == 1:

@@ -33,12 +33,19 @@ DASHBOARD_FILE = collect_toml(
 )
 
 
+def never_the_head(q: dict) -> int:
+    """A participant who clicks blindly: never the head when it is among the candidates."""
+    ids = [x["id"] for x in q["candidates"]]
+    head = q["head"]["id"]
+    return (ids.index(head) + 1) % len(ids) if head in ids else 0
+
+
 def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, shots):
     """The owner signs in with the admin token (a wrong one is refused) and sees the
     participants (the one who failed the checks flagged), the answers over time, a curve of
     held-out accuracy per sampler with its intervals inside the axes and round ticks, the
     samplers' counts, the refitter's state and the newest embedding as a map."""
-    from serve.helpers import in_process
+    from serve.helpers import in_process, take_part
     from tripletsearch.serve.collect import load_collect
     from tripletsearch.serve.collect.refitter import refit_once
 
@@ -52,23 +59,8 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
     order = np.arange(cfg.catalogue.n_items, dtype=float)[:, None]  # a hidden 1-D order
     with in_process(app) as c:
         for person in range(11):
-            pr = c.post("/api/participants", json={"consent": True}).json()
-            h, base = (
-                {"Authorization": "Bearer " + pr["token"]},
-                f"/api/participants/{pr['id']}",
-            )
-            reply = c.post(f"{base}/next", json={}, headers=h).json()
             looks = CollectPerson("person", order, gamma=None, lapse=0.0)  # the nearest
-            while not reply["done"]:
-                q = reply["screen"]
-                pick = looks.pick(q)
-                if person == 10:  # the last one clicks blindly: never the head when shown
-                    ids = [x["id"] for x in q["candidates"]]
-                    head = q["head"]["id"]
-                    pick = (ids.index(head) + 1) % len(ids) if head in ids else 0
-                reply = c.post(
-                    f"{base}/answer", json={"screen": q["number"], "choice": pick}, headers=h
-                ).json()
+            take_part(c, looks.pick if person < 10 else never_the_head)  # the last: blindly
     store = Store(url)
     refit_once(store, cfg, buffer=10, fast_server_ms=0)
     with thread_server(app) as base:
@@ -77,7 +69,7 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
         page.fill("#token", "wrong")
         page.click("#login button")
         expect(page.locator("#login-error")).to_contain_text("admin token")
-        assert page.is_hidden("#board")
+        expect(page.locator("#board")).to_be_hidden()
         page.fill("#token", "owner-token")
         page.click("#login button")
         expect(page.locator("#board")).to_be_visible()

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from serve.browser.helpers import DESKTOP, PHONE
-from serve.helpers import collect_toml, thread_server
+from serve.helpers import answer_all, collect_toml, take_part, thread_server
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.store import Store
@@ -63,7 +63,7 @@ def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, shots, de
         gone.click("#stop")
         expect(gone.locator("#done")).to_have_attribute("data-outcome", "withdrawn")
         expect(gone.locator("#result-lines")).to_have_text("Your completion code: <b>WD-2</b>")
-        assert gone.locator("#result-lines b").count() == 0  # text, not markup
+        expect(gone.locator("#result-lines b")).to_have_count(0)  # text, not markup
         expect(gone.locator("#result")).to_contain_text("stopped taking part")
         expect(gone.locator("#redirect")).to_have_attribute("href", WD)
         gone.screenshot(path=shots / f"end_withdrawn_{gone.viewport_size['width']}.png")
@@ -71,17 +71,17 @@ def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, shots, de
     assert codes == ["<b>WD-2</b>", "FIN-1"]
 
 
+def first_in_its_search(reply: dict) -> dict:
+    """A script's answer: the first item, in the search (``slot``) the reply shows."""
+    return {"screen": reply["screen"]["number"], "choice": 0, "slot": reply["slot"]}
+
+
 def script_clicks_first(base):
     """A participant whose script clicks the first item of 6 screens at once (the API)."""
     import httpx
 
     with httpx.Client(base_url=base, timeout=30) as c:
-        pr = c.post("/api/participants", json={"consent": True}).json()
-        h, path = {"Authorization": f"Bearer {pr['token']}"}, f"/api/participants/{pr['id']}"
-        reply = c.post(path + "/next", json={}, headers=h).json()
-        for _ in range(6):
-            body = {"screen": reply["screen"]["number"], "choice": 0, "slot": reply["slot"]}
-            reply = c.post(path + "/answer", json=body, headers=h).json()
+        take_part(c, body=first_in_its_search, most=6)
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -138,11 +138,8 @@ def test_stop_on_a_stale_page_after_finishing_elsewhere_shows_the_finished_end(
         kept = page.evaluate("JSON.parse(localStorage.getItem('ts-collect'))")["participant"]
         head = {"Authorization": f"Bearer {kept['token']}"}
         path = f"{base}/api/participants/{kept['id']}"
-        with httpx.Client(timeout=30) as other:
-            reply = other.post(path + "/next", json={}, headers=head).json()
-            while not reply["done"]:
-                body = {"screen": reply["screen"]["number"], "choice": 0}
-                reply = other.post(path + "/answer", json=body, headers=head).json()
+        with httpx.Client(base_url=base, timeout=30) as other:
+            reply = answer_all(other, kept["id"], head)
             assert reply["outcome"] == "finished"
             assert other.post(path + "/withdraw", json={}, headers=head).status_code == 409
         page.once("dialog", lambda d: d.accept())
@@ -170,14 +167,11 @@ def test_an_answer_after_the_part_ended_elsewhere_shows_that_end(browser, tmp_pa
         kept = page.evaluate("JSON.parse(localStorage.getItem('ts-collect'))")["participant"]
         head = {"Authorization": f"Bearer {kept['token']}"}
         path = f"{base}/api/participants/{kept['id']}"
-        with httpx.Client(timeout=30) as other:
+        with httpx.Client(base_url=base, timeout=30) as other:
             if first == "withdrawn":
                 assert other.post(path + "/withdraw", json={}, headers=head).status_code == 200
             else:
-                reply = other.post(path + "/next", json={}, headers=head).json()
-                while not reply["done"]:
-                    body = {"screen": reply["screen"]["number"], "choice": 0}
-                    reply = other.post(path + "/answer", json=body, headers=head).json()
+                answer_all(other, kept["id"], head)
         with page.expect_response(lambda r: r.url.endswith("/answer")) as refused:
             page.locator("#grid .pick").nth(1).click()  # (another answer than the API's)
         assert refused.value.status == 409

@@ -5,15 +5,18 @@ test-output/screenshots/."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from serve.browser.helpers import (
     DESKTOP,
+    NO_SIDEWAYS_SCROLL,
     PHONE,
     STUDY,
     answer_keys,
@@ -79,7 +82,7 @@ def test_keys_and_undo(browser, server):
     with page.expect_response(lambda r: r.url.endswith("/undo")):
         page.keyboard.press("u")
     expect(page.locator("#progress")).to_contain_text("0 answered")
-    assert page.locator("#grid .card .name").all_inner_texts() == first  # shown again
+    expect(page.locator("#grid .card .name")).to_have_text(first, use_inner_text=True)  # again
     with page.expect_response(lambda r: r.url.endswith("/answer")):
         page.keyboard.press("0")  # none is closer
     expect(page.locator("#progress")).to_contain_text("1 answered")
@@ -92,7 +95,8 @@ def test_keys_and_undo(browser, server):
     expect(page.locator("#confirm-text")).to_contain_text(names[1])
     page.keyboard.press("Enter")  # on "No, keep searching": nothing sent
     expect(page.locator("#confirm")).to_be_hidden()
-    assert sent == [] and page.evaluate("document.activeElement.id") == "prompt"
+    expect(page.locator("#prompt")).to_be_focused()
+    assert sent == []
     page.locator("#grid .pick").nth(1).focus()
     page.keyboard.press("Enter")
     with page.expect_response(lambda r: r.url.endswith("/answer")):
@@ -149,7 +153,7 @@ def test_usable_on_a_phone(browser, server, shots):
     page.tap("#find")
     page.wait_for_selector("#grid .pick")
     # no sideways scrolling; tap targets of at least 44 CSS pixels
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.wait_for_function(NO_SIDEWAYS_SCROLL)
     for box in (page.locator("#grid .pick").nth(i).bounding_box() for i in range(4)):
         assert box["width"] >= 44 and box["height"] >= 44
     for b in ("#undo", "#skip"):
@@ -192,7 +196,7 @@ def test_a_picture_catalogue(browser, tmp_path, shots):
         )
         page.goto(base + "/")
         expect(page.locator("#find")).to_be_visible()  # the start screen is up
-        assert page.is_hidden("#mode-mix")  # no colours: find only
+        expect(page.locator("#mode-mix")).to_be_hidden()  # no colours: find only
         page.click("#find")
         imgs = page.locator("#grid .pick img")
         expect(imgs).to_have_count(4)
@@ -252,8 +256,8 @@ def test_screen_sizes_from_the_server_and_no_page_of_items(browser, tmp_path):
         expect(page.locator("#title")).to_have_text("Three colours")
         assert size_choices(page, "find") == (["2", "3"], "3")
         expect(page.locator("#mode-mix")).to_be_visible()
-        assert page.locator("#n-choices-mix").count() == 0  # one size: no choice
-        assert "two swatches per screen" in page.inner_text("#mode-mix")
+        expect(page.locator("#n-choices-mix")).to_have_count(0)  # one size: no choice
+        expect(page.locator("#mode-mix")).to_contain_text("two swatches per screen")
         page.select_option("#n-choices-find", "2")
         with page.expect_response(lambda r: r.url.endswith("/api/sessions")) as created:
             page.click("#find")
@@ -301,8 +305,10 @@ def test_a_reload_resumes_the_session(browser, server):
     sid = session_id(page)
     page.reload()
     expect(page.locator("#progress")).to_have_text("screen 2 · 1 answered")
-    assert page.locator("#grid .card .name").all_inner_texts() == names
-    assert session_id(page) == sid and page.is_visible("#skip") and page.is_hidden("#mixbar")
+    expect(page.locator("#grid .card .name")).to_have_text(names, use_inner_text=True)
+    expect(page.locator("#skip")).to_be_visible()
+    expect(page.locator("#mixbar")).to_be_hidden()
+    assert session_id(page) == sid
     with page.expect_response(lambda r: r.url.endswith("/undo")):
         page.keyboard.press("u")
     expect(page.locator("#progress")).to_contain_text("0 answered")
@@ -319,7 +325,7 @@ def test_a_reload_resumes_the_session(browser, server):
     expect(page.locator("#progress")).to_have_text("screen 2 · 1 answered")
     expect(page.locator("#mixbar")).to_be_visible()
     expect(page.locator("#accept")).to_be_visible()
-    assert page.is_hidden("#skip")
+    expect(page.locator("#skip")).to_be_hidden()
     page.click("#accept")
     with page.expect_response(lambda r: r.url.endswith("/answer")):
         page.click("#confirm-yes")
@@ -404,7 +410,10 @@ def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
             assert pictures_fit(page, "#head-box") == 1 and pictures_fit(page, "#grid .pick") == 4
             assert visible_on_top(page, "#head-box"), screen
             assert drawn_alike(page) == 5  # the target as large as the items
-            assert page.is_hidden("#keys") == (device == "phone")  # no keys on a phone
+            if device == "phone":  # no keys on a phone
+                expect(page.locator("#keys")).to_be_hidden()
+            else:
+                expect(page.locator("#keys")).to_be_visible()
             if screen == 0:
                 page.screenshot(path=str(shots / f"study-search-{device}.png"), full_page=True)
             with page.expect_response(lambda r: r.url.endswith("/answer")):
@@ -446,6 +455,10 @@ def test_start_over_change_mode_and_back_leave_the_search(browser, tmp_path):
             page.click("#start-over")
         expect(page.locator("#progress")).to_have_text("screen 1 · 0 answered")
         expect(page.locator("#grid .pick")).to_have_count(4)
+        page.wait_for_function(  # the new search's, kept for a reload
+            "first => JSON.parse(localStorage.getItem('ts-search'))?.session?.id !== first",
+            arg=first,
+        )
         assert session_id(page) != first
         answer_keys(page, "2")
         with page.expect_response(lambda r: r.url.endswith("/leave")):
@@ -472,6 +485,19 @@ def trail_hexes(page) -> list[str]:
     return ["#" + "".join(f"{int(v):02x}" for v in re.findall(r"\d+", c)[:3]) for c in rgbs]
 
 
+def drawn_trail(page, want: list[str]) -> list[str]:
+    """The trail the page draws, once it is ``want`` (waited on, at most 10 s: then as it is)."""
+    hexes = (
+        "[...document.querySelectorAll('#trail span')].map(e => '#' + (e.style.background"
+        ".match(/\\d+/g) || []).slice(0, 3).map(v => (+v).toString(16).padStart(2, '0'))"
+        ".join(''))"
+    )
+    same = f"want => JSON.stringify({hexes}) === JSON.stringify(want)"
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(same, arg=want, timeout=10_000)
+    return trail_hexes(page)
+
+
 def server_trail(page, base) -> list[str]:
     """The trail the server's history gives: the estimates of the screens whose answers
     count, then the current screen's, each change once."""
@@ -495,17 +521,17 @@ def test_undo_and_reload_keep_the_header_and_the_mix_trail(browser, server):
     expect(page.locator("#grid .pick")).to_have_count(2)
     answer_keys(page, "12121")
     expect(page.locator("#progress")).to_have_text("screen 6 · 5 answered")
-    assert trail_hexes(page) == server_trail(page, base)
+    assert drawn_trail(page, want := server_trail(page, base)) == want
     for left in (4, 3):
         with page.expect_response(lambda r: r.url.endswith("/undo")):
             page.click("#undo")
         expect(page.locator("#progress")).to_have_text(f"screen {left + 1} · {left} answered")
-        assert page.evaluate("document.activeElement.id") == "prompt"
+        expect(page.locator("#prompt")).to_be_focused()
         expect(page.locator("#announce")).to_contain_text("Undone. Screen")
-        assert trail_hexes(page) == server_trail(page, base)
+        assert drawn_trail(page, want := server_trail(page, base)) == want
     page.reload()
     expect(page.locator("#progress")).to_have_text("screen 4 · 3 answered")
-    assert trail_hexes(page) == server_trail(page, base) and len(trail_hexes(page)) >= 2
+    assert drawn_trail(page, want := server_trail(page, base)) == want and len(want) >= 2
     page.close()
 
 
@@ -516,7 +542,7 @@ def test_focus_announcements_and_the_acknowledged_click(browser, server):
     page.click("#find")
     expect(page.locator("#grid .pick")).to_have_count(4)
     # nothing picked by a stray Enter: the focus is on the prompt, not on an item
-    assert page.evaluate("document.activeElement.id") == "prompt"
+    expect(page.locator("#prompt")).to_be_focused()
     expect(page.locator("#announce")).to_have_text(
         "Screen 1. Pick what is closest to what you are looking for."
     )
@@ -532,8 +558,8 @@ def test_focus_announcements_and_the_acknowledged_click(browser, server):
         page.locator("#grid .pick").nth(2).click()
     expect(page.locator("#announce")).to_contain_text("Answer recorded. Screen 2.")
     assert page.evaluate("window.chosen")[:1] == ["2"]  # the click was marked at once
-    assert page.evaluate("document.activeElement.id") == "prompt"
-    assert "fresh" in page.get_attribute("#grid", "class")
+    expect(page.locator("#prompt")).to_be_focused()
+    expect(page.locator("#grid")).to_have_class(re.compile(r"(^|\s)fresh(\s|$)"))
     page.close()
 
 
@@ -566,7 +592,8 @@ def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server, sh
     page.screenshot(path=str(shots / "phone-confirm.png"), full_page=True)
     page.tap("#confirm-no")  # ... taken back: nothing sent, the search goes on
     expect(page.locator("#confirm")).to_be_hidden()
-    assert sent == [] and page.locator("#grid .pick").count() == 4
+    expect(page.locator("#grid .pick")).to_have_count(4)
+    assert sent == []
     ctx.close()
 
 
@@ -707,11 +734,11 @@ def test_the_strip_of_guesses(browser, tmp_path, shots, device):
             assert drawn_alike(page) == 8  # the screen's 4 and the strip's 4, one size
             names = page.locator("#strip-grid .card .name").all_inner_texts()
             assert all(n in cat.names for n in names) and len(set(names)) == 4
-            assert page.locator("#strip-grid .key").count() == 0  # no digit picks a guess
+            expect(page.locator("#strip-grid .key")).to_have_count(0)  # no digit picks a guess
             under = page.locator("#strip").bounding_box()["y"]
             grid = page.locator("#grid").bounding_box()
             assert under >= grid["y"] + grid["height"]  # under the screen
-            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            page.wait_for_function(NO_SIDEWAYS_SCROLL)
             if device == "phone":  # the screen in one row, the strip in one, no scrolling
                 tops = page.eval_on_selector_all(
                     "#grid .pick, #strip-grid .pick",

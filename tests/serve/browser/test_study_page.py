@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from serve.browser.helpers import (
     DESKTOP,
+    NO_SIDEWAYS_SCROLL,
     PHONE,
     STUDY,
     answer_keys,
@@ -129,20 +130,22 @@ def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_p
         page.goto(base + "/study")
         page.click("#decline")
         expect(page.locator("#result")).to_have_text("No problem: nothing was recorded.")
-        assert page.is_hidden("#result-swatch") and page.is_hidden("#copy")
+        expect(page.locator("#result-swatch")).to_be_hidden()
+        expect(page.locator("#copy")).to_be_hidden()
         page.evaluate("localStorage.clear()")
         page.goto(base + "/study")
         page.click("#agree")
         page.click("#begin")
         expect(page.locator("#stop")).to_be_visible()
-        assert page.is_hidden("#start-over") and page.is_hidden("#change-mode")
+        expect(page.locator("#start-over")).to_be_hidden()
+        expect(page.locator("#change-mode")).to_be_hidden()
         answer_keys(page, "1")
         pid = page.evaluate("JSON.parse(localStorage.getItem('ts-study')).participant.id")
         page.once("dialog", lambda d: d.accept())
         with page.expect_response(lambda r: r.url.endswith("/withdraw")):
             page.click("#stop")
         expect(page.locator("#result")).to_contain_text("You have stopped taking part")
-        assert page.is_hidden("#result-swatch")
+        expect(page.locator("#result-swatch")).to_be_hidden()
         expect(page.locator("#progress")).to_have_text("")  # no screen under way any more
         assert Store(url).participant(pid).withdrawn is not None
         page.reload()  # nothing kept: consent again
@@ -155,7 +158,7 @@ def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_p
         expect(page.locator("#result")).to_contain_text("Thank you: the search is done.")
         expect(page.locator("#result-lines")).to_have_text("Your completion code: C0DE-7")
         expect(page.locator("#redirect")).to_have_attribute("href", "https://example.org/back")
-        assert page.is_hidden("#result-swatch")
+        expect(page.locator("#result-swatch")).to_be_hidden()
         page.screenshot(path=str(shots / "study-thanks.png"))
         page.close()
 
@@ -202,7 +205,10 @@ def test_the_target_and_the_items_are_drawn_alike(browser, tmp_path, device):
             page.goto(base + "/study")
             page.click("#agree")
             expect(page.locator("#target-intro")).to_be_visible()
-            assert page.is_visible("#target-name") == show
+            if show:
+                expect(page.locator("#target-name")).to_be_visible()
+            else:
+                expect(page.locator("#target-name")).to_be_hidden()
             page.click("#begin")
             for _ in range(2):
                 # the screen shown and ready for a click (its picks disabled while answering)
@@ -239,14 +245,16 @@ def test_a_study_with_guesses_draws_the_strip_alike_and_refuses_another_guess(
             page.goto(base + "/study")
             page.click("#agree")
             expect(page.locator("#target-intro")).to_be_visible()
-            target = study.catalogue.names[int(page.get_attribute("#target-big", "data-item"))]
+            big = page.locator("#target-big")
+            expect(big).to_have_attribute("data-item", re.compile(r"^\d+$"))
+            target = study.catalogue.names[int(big.get_attribute("data-item"))]
             page.click("#begin")
             for screen in range(2):
                 expect(page.locator("#strip-grid .pick img")).to_have_count(3)
                 expect(page.locator("#head-box img")).to_have_count(1)
                 assert drawn_alike(page) == 8  # the target, 4 items and 3 guesses
                 assert len(names_shown(page)) == (8 if show else 0)
-                assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+                page.wait_for_function(NO_SIDEWAYS_SCROLL)
                 if screen == 0 and show:
                     page.screenshot(path=str(shots / f"study-strip-{device}.png"), full_page=True)
                 strip = page.locator("#strip-grid .card .name").all_text_contents()

@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from serve.helpers import answer_all, enrol, in_process, take_part
+from serve.helpers import answer_all, claiming, enrol, in_process, take_part
 from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -501,11 +501,8 @@ def test_a_participant_who_stops_is_left_out_of_the_fits_and_the_export(collect)
     with in_process(app) as c:
         (a, ha), (b, hb) = enrol(c), enrol(c)
         run(c, cfg, a["id"], ha, np.random.default_rng(0))
-        base = f"/api/participants/{b['id']}"  # b stops before the last query
-        reply = c.post(f"{base}/next", json={}, headers=hb).json()
-        for _ in range(cfg.max_queries - 1):
-            body = {"screen": reply["screen"]["number"], "choice": 0, "response_ms": 900}
-            reply = c.post(f"{base}/answer", json=body, headers=hb).json()
+        # b stops before the last query
+        reply = answer_all(c, b["id"], hb, body=claiming(900), most=cfg.max_queries - 1)
         assert not reply["done"]
         url = f"/api/participants/{b['id']}/withdraw"
         assert c.post(url, json={}, headers=ha).status_code == 401  # another's token

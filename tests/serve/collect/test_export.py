@@ -19,6 +19,7 @@ from serve.helpers import (
     enrol,
     in_process,
     study_toml,
+    take_part,
     thread_server,
     wait_until,
 )
@@ -225,12 +226,7 @@ def answering(base: str, stop: threading.Event) -> None:
 
     with httpx.Client(base_url=base, timeout=30) as c:
         while not stop.is_set():
-            pr, h = enrol(c)
-            url = f"/api/participants/{pr['id']}"
-            reply = c.post(f"{url}/next", json={}, headers=h).json()
-            while not reply["done"] and not stop.is_set():
-                body = {"screen": reply["screen"]["number"], "choice": by_hue(reply["screen"])}
-                reply = c.post(f"{url}/answer", json=body, headers=h).json()
+            take_part(c, by_hue, until=lambda _: stop.is_set())
 
 
 @pytest.mark.once  # a real server and writer threads: once, not under the sanitizers

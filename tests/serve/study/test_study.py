@@ -205,11 +205,8 @@ def test_this_is_it_on_another_item_is_refused_by_the_server(tmp_path):
         again = c.post(f"{url}/next", json={}, headers=h).json()
         assert again == n and again["history"] == []  # the same search, nothing recorded
         # the search goes on; "this is it" on the target ends it, found
-        person = FindPerson(study.catalogue, target, 3.0, np.random.default_rng(1))
-        reply = n
-        while not reply["done"] and reply["slot"] == 0:
-            body = {**person.answer(reply["screen"]), "slot": 0}
-            reply = c.post(f"{url}/answer", json=body, headers=h).json()
+        body = finding(study.catalogue, 3.0, np.random.default_rng(1))
+        answer_all(c, pr["id"], h, body=body, until=lambda reply: reply["slot"] != 0)
         (s,) = [s for s in Store(db).participant_sessions(pr["id"]) if s.slot == 0]
         assert Store(db).history(s.id)[-1]["found"] and s.result["target"] == target
     searches = study_report(Store(db), fast_server_ms=0)["searches"]
