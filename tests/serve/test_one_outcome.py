@@ -29,8 +29,8 @@ from serve.helpers import (
 )
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.commands.export import experiment_roster, write_export
 from tripletsearch.serve.errors import Conflict, ServiceError
-from tripletsearch.serve.export import experiment_roster, write_export
 from tripletsearch.serve.schema import Answer
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study

@@ -19,8 +19,9 @@ from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.quality import counted_sessions, sampler_answers
+from tripletsearch.serve.collect.training import export_data
+from tripletsearch.serve.commands.export import write_export
 from tripletsearch.serve.experiment import describe, listing
-from tripletsearch.serve.export import export_data, write_export
 from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study

@@ -23,7 +23,7 @@ from tripletsearch.serve.collect.dashboard import collect_dashboard, sampler_sta
 from tripletsearch.serve.collect.export import participant_checks, write_collect_export
 from tripletsearch.serve.collect.refitter import EmbeddingVersion, refit_once
 from tripletsearch.serve.config import ServeConfig
-from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.export import data_path
 from tripletsearch.serve.modes.collect import (
     GOLD_SHOWN,
     REPEAT_CLEAR,

@@ -27,7 +27,7 @@ from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue import load_catalogue
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.export import data_path
 from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.modes.find import FindMode
 from tripletsearch.serve.store import Store

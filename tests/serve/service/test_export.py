@@ -14,7 +14,7 @@ import tripletsearch as ts
 from serve.helpers import ADMIN, auth, in_process, run_search, start
 from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
-from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.export import data_path
 
 CAT = demo_catalogue()
 
