@@ -242,3 +242,56 @@ def test_a_column_added_to_its_declaration_is_in_the_csv_the_package_and_the_des
     assert {"@type": "PropertyValue", "name": "released", "description": text} in measured
     report = frictionless.validate(str(out / "datapackage.json"))
     assert report.valid, report.flatten(["rowNumber", "fieldName", "type", "note"])[:10]
+
+
+def test_the_one_cell_rule():
+    """Against the rule as the export's documentation states it, value by value."""
+    cell, Column = exported.cell, exported.Column
+    ms, pair = Column("ms", "number", "A time.", digits=1), Column("p", "array", "A pair.")
+    said = [
+        (None, ""),
+        (True, "true"),
+        (np.bool_(False), "false"),
+        (np.int64(7), "7"),
+        (-3, "-3"),
+        (0.1 + 0.2, "0.3"),
+        (1 / 3, "0.333333333333"),
+        (1e-07, "1e-07"),
+        (float("nan"), ""),
+        (float("inf"), ""),
+        (-0.0, "0.0"),
+        ("=1+1", "'=1+1"),
+        ("+x", "'+x"),
+        ("-x", "'-x"),
+        ("@x", "'@x"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("a=b", "a=b"),
+        ("'=x", "'=x"),
+    ]
+    for value, text in said:
+        assert cell(value) == text, value
+    assert cell(1234.5678, ms) == "1234.6" and cell(np.float32(2.5), ms) == "2.5"
+    assert cell([1, 2, 3]) == "1 2 3" and cell([0.1 + 0.2, float("nan")], pair) == "[0.3, null]"
+    assert cell({"b": 1, "a": "é"}) == '{"a": "é", "b": 1}'
+
+
+def test_the_export_package_sits_low():
+    """serve/export imports the library and serve's errors, clock, catalogue and store only
+    (imports inside functions too), so that every writer above it can import it."""
+    import ast
+    from pathlib import Path
+
+    allowed = {"errors", "clock", "catalogue", "store", "export"}
+    folder = Path(exported.__file__).parent
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                first = (node.module or "").split(".")[0] if node.level == 2 else "(library)"
+                names = [first] if first else [a.name for a in node.names]
+                assert set(names) <= allowed | {"(library)"}, (path.name, names)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
+                mods = (
+                    [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+                )
+                assert not any(m.startswith("tripletsearch") for m in mods), (path.name, mods)
