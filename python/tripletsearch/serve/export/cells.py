@@ -45,7 +45,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 SIGNIFICANT_DIGITS = 12
 
 
-def _rounded(value: float, digits: int | None) -> float | None:
+def _rounded(value: Any, digits: int | None) -> float | None:
     """``value`` as a cell keeps it (None: not finite)."""
     v = float(value)
     if not math.isfinite(v):
@@ -55,7 +55,7 @@ def _rounded(value: float, digits: int | None) -> float | None:
     return float(f"{v:.{SIGNIFICANT_DIGITS}g}") + 0.0  # (+ 0.0: -0.0 is 0.0)
 
 
-def number(value: float, digits: int | None = None) -> str:
+def number(value: Any, digits: int | None = None) -> str:
     """A float's cell: rounded (``digits`` decimals, or significant digits), shortest."""
     v = _rounded(value, digits)
     return "" if v is None else repr(v)
