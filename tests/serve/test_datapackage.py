@@ -214,7 +214,7 @@ def test_a_column_added_to_its_declaration_is_in_the_csv_the_package_and_the_des
 ):
     """One declaration: a column added to participants.csv's (``released``: a key of each
     participant's record) is written, typed and described with no other change."""
-    from tripletsearch.serve.commands.export import write_export
+    from tripletsearch.serve.commands.export_folder import write_export
     from tripletsearch.serve.store import Store
 
     text = "Released by the owner for a fresh start."

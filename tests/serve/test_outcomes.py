@@ -16,7 +16,7 @@ from serve.helpers import answer_all, claiming, collect_toml, in_process, study_
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.commands.export import experiment_roster, write_export
+from tripletsearch.serve.commands.export_folder import experiment_roster, write_export
 from tripletsearch.serve.export import TABLES as DECLARED
 from tripletsearch.serve.export import data_path
 from tripletsearch.serve.store import Store

@@ -20,7 +20,7 @@ from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.quality import counted_sessions, sampler_answers
 from tripletsearch.serve.collect.training import export_data
-from tripletsearch.serve.commands.export import write_export
+from tripletsearch.serve.commands.export_folder import write_export
 from tripletsearch.serve.experiment import describe, listing
 from tripletsearch.serve.modes.collect import BUFFER_KINDS
 from tripletsearch.serve.store import Store

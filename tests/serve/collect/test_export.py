@@ -267,7 +267,7 @@ def test_an_export_under_concurrent_writes_fits_the_triplets_it_writes(tmp_path,
             picks = [
                 r for r in csv.DictReader(fh)
                 if r["mode"] == "collect" and r["kind"] == "answer" and r["choice"] != ""
-                and r["undone"] in ("False", "false", "0")
+                and r["undone"] == "false"
                 and json.loads(r["shown"])["kind"] in ("burn-in", "random", "test", "fallback")
             ]  # fmt: skip
         assert written == (cfg.k - 1) * len(picks), out.name

@@ -1,7 +1,7 @@
 """A collect design exported: its triplets, the embeddings fitted to them, a catalogue, a study.
 
 ``tripletsearch export --collect collect.toml --out DIR`` adds to the export of
-:mod:`~..commands.export` (whose ``collect_triplets.csv`` holds the collected
+:mod:`~..commands.export_folder` (whose ``collect_triplets.csv`` holds the collected
 triplets, with their details in ``collect_triplets_info.csv``):
 
 ``collect.toml``

@@ -15,7 +15,7 @@ to the samplers' and the held-out test queries of participants not flagged by th
 (:func:`~.export.collect_triplets`; the checks' answers are in ``answers.csv``).
 
 :func:`export_data` gathers them (the admin export, ``GET /api/admin/export``, returns it);
-``tripletsearch export`` writes them (:func:`~..commands.export.write_export`), each file
+``tripletsearch export`` writes them (:func:`~..commands.export_folder.write_export`), each file
 from its declaration (:data:`~..export.TABLES`, every cell by :func:`~..export.cell`).
 Files (format version :data:`EXPORT_VERSION`; version 3 renamed ``k``, ``queries`` and
 ``chosen`` to the library's ``n_choices``, ``n_queries`` and ``item``; version 4 added the

@@ -383,7 +383,7 @@ def export(args: argparse.Namespace) -> int:
         import shutil
 
         from ..export.outfolder import check_replaceable, publish
-        from .export import check_out, fresh_folder, write_export
+        from .export_folder import check_out, fresh_folder, write_export
 
         config = None
         if args.collect:

@@ -13,7 +13,7 @@ its place whole).
 This package sits low in the service's layers: it imports the library and the service's
 errors, clock, catalogue and store only, so that every writer above it (the participants'
 table, a collect's and a study report's files, the export command) writes from it. What
-fills the files: the export command (:mod:`~..commands.export`), the recorded answers as
+fills the files: the export command (:mod:`~..commands.export_folder`), the recorded answers as
 training data (:mod:`~..collect.training`), a collect's part (:mod:`~..collect.export`),
 the participants' table (:mod:`~..participation.roster`) and a study report
 (:mod:`~..study.report`).

@@ -1,7 +1,7 @@
 """Where an export goes: ``--out`` checked, and the finished export put in its place.
 
 ``tripletsearch export`` writes into a new folder beside ``--out``
-(:func:`~..commands.export.fresh_folder`), then puts it in place whole (:func:`publish`).
+(:func:`~..commands.export_folder.fresh_folder`), then puts it in place whole (:func:`publish`).
 ``--out`` is never a symbolic link; it is a new or empty folder, or with ``--force`` an
 earlier export: a folder holding the files its own manifest names (``datapackage.json``:
 its resources, the description files, and every file the export wrote, listed there when

@@ -103,7 +103,7 @@ def write_participants(rows: list[dict[str, Any]], out: Any) -> int:
 
     At its Psych-DS place (``data/description-participants_data.csv``). ``rows``: the
     participants' records (:func:`roster`; every experiment's with its kind's flags:
-    :func:`~..commands.export.experiment_roster`), one row each, its declared columns in
+    :func:`~..commands.export_folder.experiment_roster`), one row each, its declared columns in
     order, every cell by the export's one rule (:func:`~..export.cell`: a platform id
     beginning with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return after a ``'``,
     never a formula in a spreadsheet). None written for no participant. Returns how many.
