@@ -43,6 +43,7 @@ __all__ = ["cell", "number", "write_table", "FORMULA_STARTS", "SIGNIFICANT_DIGIT
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: The significant digits a float keeps where its column declares no decimals.
 SIGNIFICANT_DIGITS = 12
+_SIGNIFICANT = f".{SIGNIFICANT_DIGITS}g"
 
 
 def _rounded(value: Any, digits: int | None) -> float | None:
@@ -52,7 +53,7 @@ def _rounded(value: Any, digits: int | None) -> float | None:
         return None
     if digits is not None:
         v = round(v, digits)
-    return float(f"{v:.{SIGNIFICANT_DIGITS}g}") + 0.0  # (+ 0.0: -0.0 is 0.0)
+    return float(format(v, _SIGNIFICANT)) + 0.0  # (+ 0.0: -0.0 is 0.0)
 
 
 def number(value: Any, digits: int | None = None) -> str:
@@ -81,6 +82,11 @@ def cell(value: Any, column: Column | None = None) -> str:
 
     ``column``: its declaration (the decimals a number carries; whether a list is JSON).
     """
+    kind = type(value)
+    if kind is str:  # (the usual cells first)
+        return "'" + value if value.startswith(FORMULA_STARTS) else value
+    if kind is int:
+        return str(value)
     if value is None:
         return ""
     if isinstance(value, (bool, np.bool_)):
@@ -94,9 +100,8 @@ def cell(value: Any, column: Column | None = None) -> str:
     if isinstance(value, (list, tuple, np.ndarray)):
         if column is not None and column.type in ("array", "object"):
             return json.dumps(_json_ready(value), ensure_ascii=False)
-        return " ".join(cell(v) for v in value)
-    text = str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+        return " ".join(str(v) if type(v) is int else cell(v) for v in value)
+    return cell(str(value))
 
 
 def write_table(
