@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from serve import helpers
 
-from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.export import data_path
 
 pytest.importorskip("starlette")
 trustme = pytest.importorskip("trustme")

@@ -16,7 +16,7 @@ import pytest
 from serve.helpers import collect_toml, in_process, study_toml, write_design
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.export import experiment_roster
+from tripletsearch.serve.commands.export_folder import experiment_roster
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 

@@ -29,8 +29,8 @@ from serve.helpers import (
 )
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.commands.export_folder import experiment_roster, write_export
 from tripletsearch.serve.errors import Conflict, ServiceError
-from tripletsearch.serve.export import experiment_roster, write_export
 from tripletsearch.serve.schema import Answer
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
@@ -88,12 +88,14 @@ def race(found, kind: str, delay: float = 0.0) -> tuple[str, dict]:
 
 
 def exported_sessions(folder) -> dict[str, str]:
-    """The export's sessions (wherever its layout keeps them): session id -> participant."""
+    """The export's sessions (wherever its layout keeps them): session id -> participant.
+
+    (An id a spreadsheet would read as a formula, ``-...``, is written after a ``'``.)"""
     out = {}
     for path in folder.rglob("*sessions*.csv"):
         with open(path, newline="") as fh:
             for row in csv.DictReader(fh):
-                out[row["session"]] = row["participant"]
+                out[row["session"].removeprefix("'")] = row["participant"]
     assert out, "no sessions in the export"
     return out
 

@@ -22,9 +22,9 @@ from serve.helpers import (
 )
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.datapackage import data_path
-from tripletsearch.serve.export import experiment_roster, write_export
-from tripletsearch.serve.participation.roster import COLUMNS
+from tripletsearch.serve.commands.export_folder import experiment_roster, write_export
+from tripletsearch.serve.export import TABLES as DECLARED
+from tripletsearch.serve.export import data_path
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store.tables import participants as t
 from tripletsearch.serve.study import load_study
@@ -159,7 +159,7 @@ def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path)
     write_export(store, tmp_path / "out", experiment=cfg.fingerprint)
     with open(tmp_path / "out" / data_path("participants.csv"), newline="") as fh:
         got = list(csv.DictReader(fh))
-    assert list(got[0]) == [name for name, _, _ in COLUMNS]
+    assert list(got[0]) == DECLARED["participants.csv"].names
     assert [g["participant"] for g in got] == [done, gone, started]
     assert [g["duplicate"] for g in got] == ["false", "false", "true"]
     assert [g["code"] for g in got] == ["FIN-1", "WD-2", ""]
@@ -168,11 +168,11 @@ def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path)
     assert got[0]["enrolled"].endswith("+00:00")
     # described in the export's Data Package, and valid by it (platform_params: JSON)
     frictionless = pytest.importorskip("frictionless")
-    from tripletsearch.serve.datapackage import describe_folder
+    from tripletsearch.serve.export import describe_folder
 
     pkg = describe_folder(tmp_path / "out", title="outcomes")
     (res,) = [r for r in pkg["resources"] if r["path"] == data_path("participants.csv")]
-    assert [f["name"] for f in res["schema"]["fields"]] == [n for n, _, _ in COLUMNS]
+    assert [f["name"] for f in res["schema"]["fields"]] == DECLARED["participants.csv"].names
     report = frictionless.validate(str(tmp_path / "out" / "datapackage.json"))
     assert report.valid, report.flatten(["rowNumber", "fieldName", "type", "note"])
 
@@ -180,7 +180,7 @@ def test_the_roster_of_a_collect_with_a_duplicate_and_its_csv(collect, tmp_path)
 def test_participants_csv_never_holds_a_spreadsheet_formula(collect, tmp_path):
     """A platform id is the participant's own text: one that a spreadsheet would run as a
     formula is written after a ``'``; others as they are."""
-    from tripletsearch.serve.participation.roster import _cell
+    from tripletsearch.serve.export import cell
 
     cfg, c, store, url = collect
     ids = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2", "@SUM(A1)", "pp-2"]
@@ -190,7 +190,7 @@ def test_participants_csv_never_holds_a_spreadsheet_formula(collect, tmp_path):
     with open(tmp_path / "out" / data_path("participants.csv"), newline="") as fh:
         got = [g["platform_id"] for g in csv.DictReader(fh)]
     assert got == ["'" + i for i in ids[:4]] + ["pp-2"]
-    assert [_cell(v) for v in ("\tx", "\rx", "a=b", 5, -1)] == ["'\tx", "'\rx", "a=b", 5, -1]
+    assert [cell(v) for v in ("\tx", "\rx", "a=b", 5, -1)] == ["'\tx", "'\rx", "a=b", "5", "-1"]
 
 
 def test_the_roster_of_a_study(tmp_path):

@@ -18,8 +18,9 @@ from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.quality import counted_sessions, sampler_answers
 from tripletsearch.serve.collect.screens import BUFFER_KINDS
+from tripletsearch.serve.collect.training import export_data
+from tripletsearch.serve.commands.export_folder import write_export
 from tripletsearch.serve.experiment import describe, listing
-from tripletsearch.serve.export import export_data, write_export
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 from tripletsearch.serve.study.report import study_report

@@ -24,7 +24,7 @@ from tripletsearch.serve.collect.export import participant_checks, write_collect
 from tripletsearch.serve.collect.refitter import EmbeddingVersion, refit_once
 from tripletsearch.serve.collect.screens import GOLD_SHOWN, REPEAT_CLEAR, REPEAT_GAP, gold_positions
 from tripletsearch.serve.config import ServeConfig
-from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.export import data_path
 from tripletsearch.serve.store import Store
 
 ADMIN = {"Authorization": "Bearer owner"}
@@ -256,7 +256,7 @@ def test_the_dashboard_and_export_say_which_rule_flagged_each_participant(tmp_pa
     with open(tmp_path / "out" / data_path("collect_participants.csv"), newline="") as fh:
         listed = {r["participant"]: r for r in csv.DictReader(fh)}
     assert set(listed) == {good["id"], bad["id"]}
-    assert listed[bad["id"]]["flagged"] == "True"
+    assert listed[bad["id"]]["flagged"] == "true"
     assert "attention" in listed[bad["id"]]["flagged_by"].split()
     assert listed[bad["id"]]["attention_passed"] == "0" and listed[bad["id"]]["rules"] == "3"
     assert listed[bad["id"]]["why"]

@@ -29,7 +29,7 @@ from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue import load_catalogue
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.screens import BUFFER_KINDS
-from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.export import data_path
 from tripletsearch.serve.modes.find import FindMode
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
@@ -263,7 +263,7 @@ def test_an_export_under_concurrent_writes_fits_the_triplets_it_writes(tmp_path,
             picks = [
                 r for r in csv.DictReader(fh)
                 if r["mode"] == "collect" and r["kind"] == "answer" and r["choice"] != ""
-                and r["undone"] in ("False", "false", "0")
+                and r["undone"] == "false"
                 and json.loads(r["shown"])["kind"] in ("burn-in", "random", "test", "fallback")
             ]  # fmt: skip
         assert written == (cfg.k - 1) * len(picks), out.name

@@ -17,7 +17,7 @@ from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.refitter import refit_once
-from tripletsearch.serve.datapackage import COLUMNS, data_path
+from tripletsearch.serve.export import TABLES, data_path
 from tripletsearch.serve.store import Store
 
 KINDS = {"burn-in", "random", "active", "arr", "test", "fallback"}
@@ -65,7 +65,7 @@ def test_each_query_is_said_by_the_sampler_that_chose_it(tmp_path, collect_file)
     said = {(r["sampler"], r["kind"]) for r in rows}
     assert {k for _, k in said} <= KINDS and ("active", "active") in said
     assert ("random", "active") not in said and ("random", "random") in said
-    (text,) = [d for n, _, d in COLUMNS["collect_triplets_info.csv"] if n == "kind"]
+    text = TABLES["collect_triplets_info.csv"].column("kind").description
     assert all(k in text for k in KINDS)  # (and adaptive: old collects only)
     # answers: the picks that give triplets (not the attention check's, not skips)
     with open(out / data_path("collect_participants.csv"), newline="") as fh:

@@ -28,7 +28,7 @@ from tripletsearch.people import CollectPerson, FindPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.refitter import EmbeddingVersion
-from tripletsearch.serve.export import export_data
+from tripletsearch.serve.collect.training import export_data
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store.tables import collect_queries
 from tripletsearch.serve.study import load_study

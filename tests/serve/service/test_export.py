@@ -14,7 +14,7 @@ import tripletsearch as ts
 from serve.helpers import ADMIN, auth, in_process, run_search, start
 from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
-from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.export import data_path
 
 CAT = demo_catalogue()
 
@@ -30,7 +30,7 @@ def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
     assert client.get("/api/admin/export").status_code == 401
     assert client.get("/api/admin/export", headers=auth("wrong")).status_code == 401
     data = client.get("/api/admin/export", headers=auth(ADMIN)).json()
-    assert data["format"] == "tripletsearch.export" and data["version"] == 6
+    assert data["format"] == "tripletsearch.export" and data["version"] == 7
     T = np.array(data["triplets"])
     by_session = {s["session"]: s for s in data["sessions"]}
     for c in data["choices"]:  # one triplet per other shown item, head = the target
@@ -64,7 +64,7 @@ def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
         info = list(csv.DictReader(fh))
     assert len(info) == len(rows) and {i["source"] for i in info} == {"search"}
     screens = {(c["session"], c["screen"]) for c in data["choices"]}
-    assert all((i["session"], int(i["screen"])) in screens for i in info)
+    assert all((i["session"].removeprefix("'"), int(i["screen"])) in screens for i in info)
     assert [i["head_name"] for i in info] == [CAT.names[t] for t in rows[:, 0]]
     meta = json.loads((out / "export.json").read_text())
     assert meta["counts"]["triplets"] == len(T)
@@ -118,7 +118,7 @@ def test_an_export_never_overwrites_or_mixes(server, tmp_path, capsys):
     data = {data_path(n) for n in ("triplets.csv", "collect_triplets.csv", "answers.csv")}
     assert {*data, "export.json"} <= set(names)
     meta = json.loads((out / "export.json").read_text())
-    assert meta["version"] == 6
+    assert meta["version"] == 7
     assert set(meta["files"]) == {data_path("triplets.csv"), data_path("collect_triplets.csv")}
     with open(out / data_path("answers.csv"), newline="") as fh:
         rows = list(csv.DictReader(fh))

@@ -14,7 +14,7 @@ from serve.helpers import answer_all, claiming, collect_toml, enrol, in_process
 from tripletsearch.cli import main
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
-from tripletsearch.serve.outfolder import CONTENTS_KEY, check_replaceable, export_files
+from tripletsearch.serve.export.outfolder import CONTENTS_KEY, check_replaceable, export_files
 from tripletsearch.serve.store import Store
 
 

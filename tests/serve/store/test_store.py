@@ -19,7 +19,7 @@ from tripletsearch.cli import main
 from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve import store as store_mod
-from tripletsearch.serve.export import export_data
+from tripletsearch.serve.collect.training import export_data
 from tripletsearch.serve.modes import FindMode
 from tripletsearch.serve.store import Store, StoreError
 from tripletsearch.serve.study import load_study

@@ -17,8 +17,8 @@ from serve.store import schema_v5
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.export import participant_checks
 from tripletsearch.serve.collect.quality import counted_sessions, held_out, sampler_answers
+from tripletsearch.serve.collect.training import export_data
 from tripletsearch.serve.experiment import listing
-from tripletsearch.serve.export import export_data
 from tripletsearch.serve.store import SCHEMA_VERSION, Store
 
 STUDY_KEY = "0123456789abcdef0123456789abcdef"

@@ -15,7 +15,7 @@ from serve import helpers
 from serve.helpers import in_process, make_catalogue, toml_text
 from tripletsearch.people import StudyPerson
 from tripletsearch.serve import create_app
-from tripletsearch.serve.export import experiment_roster
+from tripletsearch.serve.commands.export_folder import experiment_roster
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store import sessions as sessions_mod
 from tripletsearch.serve.study import load_study

@@ -19,7 +19,7 @@ from tripletsearch.cli import main
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve import store as store_mod
-from tripletsearch.serve.datapackage import data_path
+from tripletsearch.serve.export import data_path
 from tripletsearch.serve.participation import enrolment as enrolment_mod
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import PLAN_VERSION, load_study, williams_orders

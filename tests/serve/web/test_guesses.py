@@ -25,7 +25,7 @@ from serve.helpers import (
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.cli import MAX_GUESSES as CLI_MAX
-from tripletsearch.serve.export import export_data
+from tripletsearch.serve.collect.training import export_data
 from tripletsearch.serve.modes.find import MAX_GUESSES
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study

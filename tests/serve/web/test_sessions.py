@@ -16,7 +16,7 @@ from tripletsearch.colour import srgb_to_lab
 from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve import schema as schema_mod
-from tripletsearch.serve.export import export_data
+from tripletsearch.serve.collect.training import export_data
 from tripletsearch.serve.store import Store
 
 CAT = demo_catalogue()

@@ -17,6 +17,11 @@ triplets it is learned from) may have none: ``load_catalogue(path, embedding=Fal
 takes a folder without an embedding file or a CSV file with no embedding columns, of at
 most :data:`MAX_ITEMS_WITHOUT_EMBEDDING` items; its ``embedding`` has shape ``(n, 0)``.
 
+A name written after a ``'`` that protects a formula-like text (``'=x``: a name beginning
+with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, as an export writes it for
+spreadsheets, :func:`~..export.cell`) is read without it, so an exported catalogue loads
+with the names it was served with.
+
 Every problem is reported as a ``ValueError`` naming the file and the row.
 """
 
@@ -166,11 +171,17 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+# a spreadsheet-safe cell: a ' before a text a spreadsheet would run (export.FORMULA_STARTS)
+_PROTECTED = re.compile(r"'(?=[=+\-@\t\r])")
+
+
 def _column(header: list[str], body: list[list[str]], name: str) -> list[str] | None:
     if name not in header:
         return None
     j = header.index(name)
-    return [r[j].strip() if name != "name" else r[j] for r in body]
+    if name == "name":  # as written (but a spreadsheet-safe cell's ')
+        return [r[j][1:] if _PROTECTED.match(r[j]) else r[j] for r in body]
+    return [r[j].strip() for r in body]
 
 
 def _numbers(path: Path, rows: list[list[str]], first_row: int, first_col: int = 0) -> np.ndarray:

@@ -1,7 +1,7 @@
 """A collect design exported: its triplets, the embeddings fitted to them, a catalogue, a study.
 
 ``tripletsearch export --collect collect.toml --out DIR`` adds to the export of
-:mod:`tripletsearch.serve.export` (whose ``collect_triplets.csv`` holds the collected
+:mod:`~..commands.export_folder` (whose ``collect_triplets.csv`` holds the collected
 triplets, with their details in ``collect_triplets_info.csv``):
 
 ``collect.toml``
@@ -14,7 +14,8 @@ triplets, with their details in ``collect_triplets_info.csv``):
 ``catalogue/``
     a catalogue folder that ``tripletsearch serve --catalogue`` takes as it is: the items'
     names, colours and pictures (copied), ``embedding.npy`` the first model's, and
-    ``embeddings/`` the others'; with pictures, ``stimuli.csv`` (:data:`STIMULI_COLUMNS`):
+    ``embeddings/`` the others'; with pictures, ``stimuli.csv`` (its columns declared in
+    :data:`~..export.TABLES`):
     each copied picture's path in the served catalogue, its bytes and SHA-256 as recorded at
     the experiment's first start (:mod:`~..catalogue.stimuli`): a catalogue file changed or
     missing since refuses the export (one line naming the item and the file; exit 2).
@@ -36,7 +37,6 @@ triplets, with their details in ``collect_triplets_info.csv``):
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import shutil
@@ -50,8 +50,8 @@ from ...utils import derived_seed
 from .. import clock
 from ..catalogue import Catalogue
 from ..catalogue.stimuli import StimuliChanged, check_recorded
-from ..datapackage import data_path
 from ..experiment import read_toml
+from ..export import TABLES, write_table
 from ..store import Store
 from .file import CollectConfig
 from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
@@ -63,16 +63,12 @@ __all__ = [
     "write_collect_export",
     "METHOD_MODELS",
     "EXPORT_KINDS",
-    "PARTICIPANT_COLUMNS",
     "STIMULI_FILE",
-    "STIMULI_COLUMNS",
 ]
 
-#: The manifest of the pictures copied into the export's ``catalogue/`` (beside them).
+#: The manifest of the pictures copied into the export's ``catalogue/`` (beside them; its
+#: columns: ``TABLES["catalogue/stimuli.csv"]``).
 STIMULI_FILE = "stimuli.csv"
-#: Its columns: the item's id and name, the copy (relative to ``catalogue/``), the picture's
-#: path in the served catalogue's folder, its size in bytes and SHA-256 (of both files).
-STIMULI_COLUMNS = ["item", "name", "file", "source", "bytes", "sha256"]
 
 # the model each search method's embedding is fitted with in the exported study
 METHOD_MODELS = {"gamma-ckl": "gamma-ckl", "gauss": "probit"}
@@ -117,15 +113,6 @@ def collect_triplets(
                     }
                 )
     return out
-
-
-PARTICIPANT_COLUMNS = [
-    "participant", "number", "session", "sampler", "answers", "withdrawn", "rules",
-    "flagged", "flagged_by", "attention_passed", "attention_of", "gold_passed", "gold_of",
-    "repeats_agreed", "repeats_of", "clear_repeats_agreed", "clear_repeats_of",
-    "agreement_agreed", "agreement_answers", "agreement_z", "agreement_p",
-    "server_ms_median", "response_ms_median", "why",
-]  # fmt: skip
 
 
 def _picks(history: list[dict]) -> list[dict]:
@@ -192,14 +179,11 @@ def participant_checks(
 
 
 def _write_participants(
-    store: Store, config: CollectConfig, path: Path, fast_server_ms: float | None
+    store: Store, config: CollectConfig, folder: Path, fast_server_ms: float | None
 ) -> None:
-    """``collect_participants.csv``: :func:`participant_checks`, one row each."""
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(PARTICIPANT_COLUMNS)
-        for rec in participant_checks(store, config, fast_server_ms=fast_server_ms):
-            w.writerow(["" if rec[k] is None else rec[k] for k in PARTICIPANT_COLUMNS])
+    """``collect_participants.csv``: :func:`participant_checks`, one row each (declared)."""
+    rows = participant_checks(store, config, fast_server_ms=fast_server_ms)
+    write_table(folder, TABLES["collect_participants.csv"], rows)
 
 
 def _fit(config: CollectConfig, model: str, triplets: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -225,21 +209,20 @@ def _catalogue_folder(
 ) -> None:
     """``out`` as a catalogue folder: items.csv, the pictures, the embeddings.
 
-    With pictures: :data:`STIMULI_FILE`, the manifest of the copied pictures
-    (:data:`STIMULI_COLUMNS`: the bytes and SHA-256 of the copy, which are the original's).
+    ``out``: the export folder's ``catalogue/``. With pictures: :data:`STIMULI_FILE`, the
+    manifest of the copied pictures (the bytes and SHA-256 of the copy, which are the
+    original's). Both CSVs from their declarations (:data:`~..export.TABLES`).
     ``recorded``: the manifest recorded at the experiment's first start
     (:func:`~..catalogue.stimuli.check_recorded`); a copied picture whose bytes are not
     the recorded ones raises :class:`~..catalogue.stimuli.StimuliChanged`.
     """
     out.mkdir(parents=True, exist_ok=True)
-    header = ["name"] + (["hex"] if cat.hex is not None else [])
-    header += ["image"] if cat.images is not None else []
     rows, stimuli = [], []
     for i in range(cat.n_items):
-        row = [cat.names[i]] + ([cat.hex[i]] if cat.hex is not None else [])
+        row = {"name": cat.names[i], "hex": None if cat.hex is None else cat.hex[i]}
         if cat.images is not None:
             src = cat.image_path(i)
-            rel = f"images/{i}{'' if src is None else src.suffix}"
+            row["image"] = rel = f"images/{i}{'' if src is None else src.suffix}"
             if src is not None:
                 (out / "images").mkdir(exist_ok=True)
                 data = src.read_bytes()  # the bytes copied are the bytes hashed
@@ -254,18 +237,16 @@ def _catalogue_folder(
                         f"item {cat.names[i]!r}: file {src} changed since the experiment was "
                         "first started (while exporting); put the recorded file back"
                     )
-                stimuli.append([i, cat.names[i], rel, cat.images[i], len(data), digest])
-            row.append(rel)
+                stimuli.append(
+                    {"item": i, "name": cat.names[i], "file": rel, "source": cat.images[i]}
+                    | {"bytes": len(data), "sha256": digest}
+                )
         rows.append(row)
-    with open(out / "items.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(header)
-        w.writerows(rows)
+    # (the declarations' paths are the export folder's: catalogue/items.csv, ...)
+    held = ["name"] + ["hex"] * (cat.hex is not None) + ["image"] * (cat.images is not None)
+    write_table(out.parent, TABLES["catalogue/items.csv"], rows, columns=held)
     if cat.images is not None:
-        with open(out / STIMULI_FILE, "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(STIMULI_COLUMNS)
-            w.writerows(stimuli)
+        write_table(out.parent, TABLES["catalogue/stimuli.csv"], stimuli)
     first, *_ = embeddings
     np.save(out / "embedding.npy", embeddings[first])
     (out / "embeddings").mkdir(exist_ok=True)
@@ -375,9 +356,7 @@ def write_collect_export(
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(collect_file, d / "collect.toml")
-    where = d / data_path("collect_participants.csv")  # Psych-DS's place and name
-    where.parent.mkdir(exist_ok=True)
-    _write_participants(store, config, where, fast_server_ms)
+    _write_participants(store, config, d, fast_server_ms)  # (at its Psych-DS place)
     if rows is None:
         got = collect_triplets(store, fingerprint=config.fingerprint, fast_server_ms=fast_server_ms)
         rows = [t["row"] for t in got]

@@ -382,8 +382,8 @@ def export(args: argparse.Namespace) -> int:
     def work(store: Any, cat: Any) -> int:
         import shutil
 
-        from ..export import check_out, fresh_folder, write_export
-        from ..outfolder import check_replaceable, publish
+        from ..export.outfolder import check_replaceable, publish
+        from .export_folder import check_out, fresh_folder, write_export
 
         config = None
         if args.collect:
@@ -420,7 +420,7 @@ def export(args: argparse.Namespace) -> int:
                 fitted = write_collect_export(
                     store, config, args.collect, folder, rows, title=args.title, **fast
                 )
-            from ..datapackage import data_path, describe_folder  # every CSV written: described
+            from ..export import data_path, describe_folder  # every CSV written: described
 
             describe_folder(folder, title=chosen["name"] if chosen else "tripletsearch export")
             where = publish(folder, out, force=args.force)
@@ -454,7 +454,7 @@ def _collected(folder: Path) -> list[list[int]]:
     """The collected triplets the export wrote (``collect_triplets.csv``), to fit."""
     import csv
 
-    from ..datapackage import data_path
+    from ..export import data_path
 
     with open(folder / data_path("collect_triplets.csv"), newline="") as fh:
         return [[int(v) for v in row] for row in list(csv.reader(fh))[1:]]

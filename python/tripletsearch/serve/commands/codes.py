@@ -26,7 +26,7 @@ def run(args: Any) -> int:
     id_column, code_column = PLATFORM_COLUMNS[args.platform]
 
     def work(store: Any, cat: Any) -> int:
-        from ..export import experiment_roster
+        from .export_folder import experiment_roster
 
         found = named_experiment(store, args.experiment)
         status = args.status_column or STATUS_COLUMNS.get(args.platform)

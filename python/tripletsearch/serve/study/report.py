@@ -17,7 +17,6 @@ The fit of gamma uses the answers that are comparisons
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -29,6 +28,7 @@ import numpy as np
 
 from ...outcomes import proportion_interval as wilson
 from ..catalogue import Catalogue
+from ..export import TABLES, describe_folder, write_table
 from ..service.recorded import RecordedSession, found_flags, recorded_sessions
 from ..store import Store
 from .checks import flagged_summary, flagged_text, study_flags
@@ -449,7 +449,7 @@ def write_report(
     """Write the report's files into the folder ``out``; returns the report.
 
     The files: ``report.json``, ``methods.csv``, ``searches.csv``, ``report.txt``,
-    ``datapackage.json`` and ``dataset_description.json`` (:mod:`..datapackage`) and
+    ``datapackage.json`` and ``dataset_description.json`` (:mod:`~..export`) and
     ``cdf.png`` (where matplotlib is installed: the ``serve`` extra brings it; where it is
     not, ``report.txt`` and the returned ``plot_note`` say so). ``study``: the key of the
     study to report (None: every study search of the database); ``fast_server_ms``: as
@@ -459,24 +459,13 @@ def write_report(
     d = Path(os.fspath(out))
     d.mkdir(parents=True, exist_ok=True)
     written = {"methods.csv": rep["methods"], "searches.csv": rep["searches"]}
-    for name, rows in written.items():
-        with open(d / name, "w", newline="") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            cols = list(rows[0]) if rows else ["method"]
-            w.writerow(cols)
-            w.writerows([[_cell(r[c]) for c in cols] for r in rows])
+    for name, rows in written.items():  # each from its declaration (export.TABLES)
+        write_table(d, TABLES[name], rows)
     note = _plot_cdf(rep, d / "cdf.png")
     rep["plot"] = None if note else str(d / "cdf.png")
     rep["plot_note"] = note
     (d / "report.json").write_text(json.dumps(rep, indent=2, default=str) + "\n")
     text = format_report(rep) + ("" if note is None else f"\n{note}")
     (d / "report.txt").write_text(text + "\n")
-    from ..datapackage import describe_folder  # its CSVs described (datapackage.json)
-
     describe_folder(d, title="tripletsearch study report", files=list(written))  # (only ours)
     return rep
-
-
-def _cell(v: Any) -> Any:
-    """A CSV cell: lists (an interval) as JSON."""
-    return json.dumps(v) if isinstance(v, (list, dict)) else v

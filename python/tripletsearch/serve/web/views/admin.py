@@ -19,8 +19,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ... import schema
+from ...collect.training import export_data
 from ...errors import Conflict, NotFound
-from ...export import export_data
 from ...service.memory import process_memory
 from ..tls import expiry_notice
 from . import bearer, ok, read_json, require_admin
@@ -90,7 +90,7 @@ def health(request: Request) -> Response:
 
 
 def export(request: Request) -> Response:
-    """Every recorded answer (:func:`~..export.export_data`), for the admin token only."""
+    """Every recorded answer (:func:`~...collect.training.export_data`), for the admin only."""
     require_admin(request)
     state = request.app.state
     with state.store.snapshot():  # one read of the database, whatever is written meanwhile

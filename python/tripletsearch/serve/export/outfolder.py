@@ -1,12 +1,12 @@
 """Where an export goes: ``--out`` checked, and the finished export put in its place.
 
-``tripletsearch export`` writes into a new folder beside ``--out`` (:func:`~.export.
-fresh_folder`), then puts it in place whole (:func:`publish`). ``--out`` is never a symbolic
-link; it is a new or empty folder, or with ``--force`` an earlier export: a folder holding
-the files its own manifest names (``datapackage.json``: its resources, the description
-files, and every file the export wrote, listed there when it was published) and nothing
-else. Anything else is refused in one line (:func:`check_replaceable`), whatever the
-export's layout.
+``tripletsearch export`` writes into a new folder beside ``--out``
+(:func:`~..commands.export_folder.fresh_folder`), then puts it in place whole (:func:`publish`).
+``--out`` is never a symbolic link; it is a new or empty folder, or with ``--force`` an
+earlier export: a folder holding the files its own manifest names (``datapackage.json``:
+its resources, the description files, and every file the export wrote, listed there when
+it was published) and nothing else. Anything else is refused in one line
+(:func:`check_replaceable`), whatever the export's layout.
 """
 
 from __future__ import annotations
