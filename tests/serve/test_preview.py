@@ -19,6 +19,7 @@ from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.quality import counted_sessions, sampler_answers
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.experiment import describe, listing
 from tripletsearch.serve.export import export_data, write_export
 from tripletsearch.serve.modes.collect import BUFFER_KINDS
@@ -45,7 +46,7 @@ COLLECT = dict(
 def _study_app(tmp_path, study_file, name):
     s = load_study(study_file(tmp_path, **STUDY))
     url = f"sqlite:///{tmp_path / name}"
-    return s, url, create_app(s.catalogue, url, study=s, admin_token=ADMIN)
+    return s, url, create_app(s.catalogue, url, study=s, config=ServeConfig(admin_token=ADMIN))
 
 
 def _collect_app(tmp_path, collect_file, name):
@@ -53,7 +54,9 @@ def _collect_app(tmp_path, collect_file, name):
     cfg = load_collect(tmp_path / "collect.toml")
     url = f"sqlite:///{tmp_path / name}"
     # (fast_server_ms=0: a test answers faster than people; the clock check would flag it)
-    app = create_app(cfg.catalogue, url, collect=cfg, admin_token=ADMIN, fast_server_ms=0)
+    app = create_app(
+        cfg.catalogue, url, collect=cfg, config=ServeConfig(admin_token=ADMIN, fast_server_ms=0)
+    )
     return cfg, url, app
 
 
@@ -174,7 +177,7 @@ def test_a_server_without_an_admin_token_or_an_experiment_has_no_preview(tmp_pat
         r = c.post("/api/preview/participants", json={}, headers=ADMIN_H)
         assert r.status_code == 404 and "admin" in r.json()["error"]
     url = f"sqlite:///{tmp_path / 'free.sqlite'}"
-    with in_process(create_app(demo_catalogue(), url, admin_token=ADMIN)) as c:
+    with in_process(create_app(demo_catalogue(), url, config=ServeConfig(admin_token=ADMIN))) as c:
         assert c.get("/preview").status_code == 404
         r = c.post("/api/preview/participants", json={}, headers=ADMIN_H)
         assert r.status_code == 404 and r.json()["error"] == "this server runs no experiment"

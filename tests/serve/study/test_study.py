@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from serve.helpers import answer_all, enrol, finding, in_process, study_toml, take_part
+from serve.helpers import answer_all, enrol, finding, in_process, parts_of, study_toml, take_part
 from tripletsearch.cli import main
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
@@ -237,7 +237,7 @@ def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, 
         def busy(*args):
             raise store_mod.StoreBusy("database: could not enrol a participant (too many at once)")
 
-        monkeypatch.setattr(app.state.store, "enrol", busy)
+        monkeypatch.setattr(parts_of(app).store, "enrol", busy)
         r = c.post("/api/participants", json={"consent": True})
         assert r.status_code == 503 and r.headers["retry-after"] == "1"
         assert r.json()["error"].startswith("database: could not enrol a participant")
