@@ -178,6 +178,7 @@ def test_a_worker_builds_the_app_its_parent_configured(tmp_path, monkeypatch):
     assert ran["workers"] == 2
     sent = json.loads(__import__("os").environ["TRIPLETSEARCH_SERVE"])
     assert sent == json.loads(json.dumps(config.to_dict()))
+    # no seam: a worker's app always binds its life to its parent (this test is its parent)
     monkeypatch.setattr(processes, "die_with_parent", lambda *a, **k: 0)
     app = app_module.app_from_env()
     assert parts_of(app).config == config

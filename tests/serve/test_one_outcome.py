@@ -187,6 +187,7 @@ def withdraw_during(c, pid, h, cls, name, monkeypatch) -> dict:
             said["withdraw"] = c.post(f"/api/participants/{pid}/withdraw", json={}, headers=h)
         return real(self, *args, **kw)
 
+    # no seam: nothing public runs a request in the middle of another's step
     monkeypatch.setattr(cls, name, withdraw_first)
     return said
 
@@ -232,6 +233,7 @@ def test_a_finish_that_was_due_comes_before_a_withdraw(one_screen, monkeypatch):
     def dies(self, *args):
         raise RuntimeError("the server died here")
 
+    # no seam: create_app builds its own Store from the URL (none to hand it a faulty one)
     monkeypatch.setattr(Store, "finish", dies)
     died = c.post(f"/api/participants/{pid}/answer", json=body, headers=h)
     assert died.status_code == 500

@@ -95,6 +95,7 @@ def test_two_workers_racing_on_one_screen_use_up_one_query(tmp_path):
                 both_took.wait()
                 return got
 
+            # no seam: create_app builds its own Store from the URL (none to hand it a faulty one)
             parts_of(app).store.take_query = take
         replies = [None, None]
 

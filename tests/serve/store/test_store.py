@@ -57,6 +57,7 @@ def test_a_session_continues_after_the_algorithm_changed(tmp_path, monkeypatch):
     def other_template(self, n_choices, params):
         return ts.DiscreteSearch(CAT.embedding, n_choices=n_choices, selection="weighted")
 
+    # no seam: a mode builds its searchers' template itself (as a new version would)
     monkeypatch.setattr(FindMode, "_template", other_template)
     app2 = create_app(CAT, url, config=ServeConfig(random_state=0))
     with in_process(app2) as c:

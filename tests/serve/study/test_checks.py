@@ -38,6 +38,7 @@ def make_study(tmp_path, **keys):
 def clock(monkeypatch):
     """The server's clock, simulated: ``clock.now`` moves as the test's people take time."""
     c = types.SimpleNamespace(now=1e9)
+    # no seam: the store stamps answers with the wall clock (time.time), not an injected one
     monkeypatch.setattr(sessions_mod, "time", types.SimpleNamespace(time=lambda: c.now))
     return c
 

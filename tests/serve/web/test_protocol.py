@@ -48,6 +48,7 @@ def read_reply(s):
 
 @pytest.fixture
 def base(tmp_path, monkeypatch):
+    # no seam: the timeouts are module constants of the protocol uvicorn builds per connection
     monkeypatch.setattr(protocol_mod, "HEAD_TIMEOUT", 1.0)
     app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}")
     with thread_server(app) as url:
@@ -101,6 +102,7 @@ def test_normal_requests_and_keep_alive_pass(base):
 
 
 def test_a_slow_body_gets_408_and_the_connection_closes(tmp_path, monkeypatch):
+    # no seam: the timeouts are module constants of the protocol uvicorn builds per connection
     monkeypatch.setattr(protocol_mod, "BODY_TIMEOUT", 1.0)
     app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}")
     with thread_server(app) as url:

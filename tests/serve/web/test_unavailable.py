@@ -126,6 +126,7 @@ def test_a_bug_is_still_a_500_with_its_trace(tmp_path, caplog, monkeypatch):
         def broken(*args, **kw):
             raise KeyError("a bug")
 
+        # no seam: create_app builds its own Store from the URL (none to hand it a faulty one)
         monkeypatch.setattr(parts_of(app).store, "record_answer", broken)
         caplog.clear()
         body = {"screen": 0, "choice": 0}
