@@ -205,3 +205,16 @@ def test_the_tables_by_platform_know_the_platforms():
     assert set(codes.PLATFORM_COLUMNS) == set(platforms.PLATFORMS)
     assert set(codes.STATUS_COLUMNS) <= set(platforms.PLATFORMS)
     assert set(platforms.SPELLED) == set(platforms.PLATFORMS)
+
+
+def test_the_configuration_is_a_low_layer():
+    """config imports only the errors, the clock, the catalogue and the library (every
+    import counted, those inside functions too): every layer above may import it."""
+    tree = ast.parse((SERVE / "config.py").read_text("utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            imported.add((node.module or node.names[0].name).split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            assert not node.module.startswith("tripletsearch.serve"), node.module
+    assert imported <= {"errors", "clock", "catalogue"}, imported
