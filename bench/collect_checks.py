@@ -47,6 +47,7 @@ from tripletsearch.serve.collect import agreement, load_collect, quality
 from tripletsearch.serve.collect.dashboard import collect_dashboard
 from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.collect.screens import BUFFER_KINDS
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store import sessions as _sessions
 
@@ -186,7 +187,7 @@ def run_collect(
     kinds = ["person"] * n_honest + [k for k in SCRIPTS for _ in range(n_scripts)]
     kinds = [kinds[int(i)] for i in rng.permutation(len(kinds))]
     clock, store, who, times = _Clock(), Store(db), {}, {}
-    app = create_app(cfg.catalogue, db, collect=cfg, admin_token="owner")
+    app = create_app(cfg.catalogue, db, collect=cfg, config=ServeConfig(admin_token="owner"))
     with _simulated_time(clock), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with TestClient(app) as c:

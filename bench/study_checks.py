@@ -39,6 +39,7 @@ import numpy as np
 
 from tripletsearch.people import StudyPerson
 from tripletsearch.serve import create_app
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store import sessions as _sessions
 from tripletsearch.serve.study import load_study
@@ -131,7 +132,7 @@ def run_study(
     kinds = ["person"] * n_honest + [k for k in SCRIPTS for _ in range(n_scripts)]
     kinds = [kinds[int(i)] for i in rng.permutation(len(kinds))]
     clock, who, timing = _Clock(), {}, {}
-    app = create_app(study.catalogue, db, study=study, admin_token="owner")
+    app = create_app(study.catalogue, db, study=study, config=ServeConfig(admin_token="owner"))
     with _simulated_time(clock), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from starlette.testclient import TestClient

@@ -17,6 +17,7 @@ import pytest
 
 import tripletsearch as ts
 from tripletsearch import _core, model_selection, theory, users
+from tripletsearch.serve.config import ServeConfig
 
 # "choice" is a position on a screen (the core, the bindings, the JSON API); the item a
 # person picked is "item" in the library
@@ -389,7 +390,9 @@ def test_the_json_api_uses_the_current_names(tmp_path):
     study_file.write_text('catalogue = "colours"\ntargets = 2\nn_choices = 3\nmax_queries = 9\n')
     replies = []
     with TestClient(
-        create_app(demo_catalogue(), f"sqlite:///{tmp_path / 'a.db'}", admin_token="a")
+        create_app(
+            demo_catalogue(), f"sqlite:///{tmp_path / 'a.db'}", config=ServeConfig(admin_token="a")
+        )
     ) as c:
         replies += _session_replies(c)
     study = load_study(study_file)

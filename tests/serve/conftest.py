@@ -7,6 +7,7 @@ import pytest
 
 from serve.helpers import ADMIN, DemoServer, write_collect, write_study
 from tripletsearch.serve import create_app, demo_catalogue
+from tripletsearch.serve.config import ServeConfig
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,11 @@ def server(tmp_path_factory):
     db = tmp_path_factory.mktemp("db") / "sessions.sqlite"
 
     def make_app():
-        return create_app(demo_catalogue(), f"sqlite:///{db}", admin_token=ADMIN, random_state=0)
+        return create_app(
+            demo_catalogue(),
+            f"sqlite:///{db}",
+            config=ServeConfig(admin_token=ADMIN, random_state=0),
+        )
 
     with contextlib.ExitStack() as stack:
         yield DemoServer(make_app, db, stack)

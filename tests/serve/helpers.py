@@ -23,7 +23,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import numpy as np
@@ -90,6 +90,37 @@ def in_process(app: Any) -> Iterator[Any]:
         from starlette.testclient import TestClient
     with TestClient(app) as client:
         yield client
+
+
+class Parts(NamedTuple):
+    """What :func:`parts_of` gives: an app's configuration, search service, store, study and
+    collect services (None: not one)."""
+
+    config: Any
+    service: Any
+    store: Any
+    study: Any
+    collect: Any
+
+    @property
+    def experiment(self) -> Any:
+        """The study's or the collect's service (None: a free server)."""
+        return self.study if self.study is not None else self.collect
+
+
+def parts_of(app: Any) -> Parts:
+    """The parts ``create_app`` built ``app`` of: the one place tests read ``app.state``.
+
+    A test reads what a route shows through the route. What no route shows is read here:
+    the live searchers and their memory, a mode's shared state, the store a fault is put
+    into, the experiment as bound (its key), the configuration a worker rebuilt. No public
+    seam gives them, by design: a server's owner reaches its parts through the routes, the
+    database and the command line, and the app keeps its parts in Starlette's
+    ``app.state``; reading them in this one function keeps the tests' knowledge of that
+    layout in one place.
+    """
+    state = app.state
+    return Parts(state.config, state.service, state.store, state.study, state.collect)
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ def one_error_line(capsys) -> str:
 
 def test_a_missing_extra_is_an_error_line(monkeypatch, capsys):
     real = importlib.util.find_spec
+    # no seam: a missing extra is a missing package, found by importlib
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else real(name, *a)
     )

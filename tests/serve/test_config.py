@@ -17,13 +17,14 @@ import warnings
 import numpy as np
 import pytest
 
-from serve.helpers import in_process
+from serve.helpers import in_process, parts_of
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.config import ServeConfig, serving_catalogue
 from tripletsearch.serve.modes import mode_registry
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
+from tripletsearch.serve.web import app as app_module
 from tripletsearch.serve.web.limits import Limits
 
 CAT = demo_catalogue()
@@ -111,49 +112,56 @@ def test_the_catalogue_served_is_the_experiments(tmp_path):
         serving_catalogue(None, None)
 
 
-def test_create_apps_keyword_defaults_are_the_configs():
-    """create_app's settings keywords default to what a ServeConfig holds by default (None
-    where the config builds its own: limits, fast_server_ms), so the two never drift."""
-    import dataclasses
-    import inspect
-
-    from tripletsearch.serve.web import app as app_module
-
-    signature = inspect.signature(app_module.create_app).parameters
-    config = ServeConfig()
-    assert set(app_module._SETTINGS) <= {f.name for f in dataclasses.fields(ServeConfig)}
-    for name in app_module._SETTINGS:
-        default = signature[name].default
-        assert default is None or default == getattr(config, name), name
-        if default is None and getattr(config, name) is not None:
-            assert name in ("limits", "fast_server_ms"), name
-
-
-def test_create_app_builds_its_configuration_from_its_keywords_or_takes_one(tmp_path):
+def test_create_app_takes_its_configuration(tmp_path):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     config = ServeConfig(database=db, max_queries=7, random_state=3, guesses=1)
-    by_keywords = create_app(CAT, db, max_queries=7, random_state=3, guesses=1)
+    beside = create_app(CAT, db, config=ServeConfig(max_queries=7, random_state=3, guesses=1))
     given = create_app(CAT, config=config)
-    assert by_keywords.state.config == given.state.config == config
+    assert parts_of(beside).config == parts_of(given).config == config
     screens = []
-    for app in (by_keywords, given):  # the same settings: the same seeds, the same screens
+    for app in (beside, given):  # the same settings: the same seeds, the same screens
         with in_process(app) as client:
             reply = client.post("/api/sessions", json={"mode": "find"}).json()
             screens.append(reply["screen"])
     assert screens[0] == screens[1] and len(screens[0]["guesses"]) == 1
-    unchecked = create_app(CAT, f"sqlite:///{tmp_path / 'u.sqlite'}", fast_server_ms=0)
-    assert unchecked.state.config.fast_server_ms == 0  # (tests whose people are instant)
-    with pytest.raises(TypeError, match=r"give \['gamma', 'threads'\] in config"):
-        create_app(CAT, config=config, gamma=2.0, threads=2)
     with pytest.raises(TypeError, match="database"):
         create_app(CAT, f"sqlite:///{tmp_path / 'other.sqlite'}", config=config)
+    with pytest.raises(TypeError, match="config: expected a ServeConfig"):
+        create_app(CAT, db, config={"gamma": 2.0})
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['gama'\]"):
+        create_app(CAT, db, gama=2.0)
+
+
+@pytest.mark.filterwarnings("default::DeprecationWarning")
+def test_the_old_keywords_warn_naming_the_config_and_still_work(tmp_path):
+    """Before 0.3.0 each setting was a keyword of create_app: each still works, warning
+    with the new spelling, until 0.4.0; with a config beside them, a TypeError."""
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    limits = Limits(3, 4, 5)
+    old = {"gamma": 2.0, "max_queries": 7, "random_state": 3, "guesses": 1, "limits": limits}
+    old |= {"admin_token": "t", "threads": 2, "steps_at_once": 2, "fast_server_ms": 0.0}
+    old |= {"memory": None}  # None: the config's default, as the keyword's default was
+    assert set(old) == set(app_module.DEPRECATED_KEYWORDS)
+    with pytest.warns(DeprecationWarning) as said:
+        app = create_app(CAT, db, **old)
+    new = {k: v for k, v in old.items() if v is not None}
+    assert parts_of(app).config == ServeConfig(database=db, **new)
+    messages = sorted(str(w.message) for w in said)
+    assert len(messages) == len(old)
+    for name in old:
+        assert any(
+            f"create_app: '{name}=' was renamed 'config=ServeConfig({name}=...)'" in m
+            and "stops working in tripletsearch 0.4.0" in m
+            for m in messages
+        ), name
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match=r"give \['gamma'\]"):
+        create_app(CAT, config=ServeConfig(database=db), gamma=2.0)
 
 
 def test_a_worker_builds_the_app_its_parent_configured(tmp_path, monkeypatch):
     from tripletsearch.serve import commands
     from tripletsearch.serve.experiment import bind
     from tripletsearch.serve.service import processes
-    from tripletsearch.serve.web import app as app_module
 
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     study = load_study(_write(tmp_path, "s.toml", 'catalogue = "colours"\nmax_queries = 9\n'))
@@ -170,13 +178,18 @@ def test_a_worker_builds_the_app_its_parent_configured(tmp_path, monkeypatch):
     assert ran["workers"] == 2
     sent = json.loads(__import__("os").environ["TRIPLETSEARCH_SERVE"])
     assert sent == json.loads(json.dumps(config.to_dict()))
+    # no seam: a worker's app always binds its life to its parent (this test is its parent)
     monkeypatch.setattr(processes, "die_with_parent", lambda *a, **k: 0)
     app = app_module.app_from_env()
-    assert app.state.config == config
-    assert app.state.service.max_queries == 9  # the study's
-    assert app.state.service.catalogue.fingerprint == study.catalogue.fingerprint
-    assert app.state.service.closed  # a study server: no free sessions
-    assert app.state.admin_token == "t0ken"
+    assert parts_of(app).config == config
+    assert parts_of(app).service.max_queries == 9  # the study's
+    with in_process(app) as client:
+        assert client.get("/api/catalogue?limit=0").json()["n_items"] == study.catalogue.n_items
+        refused = client.post("/api/sessions", json={"mode": "find"})
+        assert refused.status_code == 403  # a study server: no free sessions
+        for token, status in (("t0ken", 200), ("other", 401)):
+            reply = client.get("/api/admin/study", headers={"Authorization": f"Bearer {token}"})
+            assert reply.status_code == status
     store.dispose()
 
 

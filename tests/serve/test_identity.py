@@ -13,6 +13,7 @@ import pytest
 from serve.helpers import collect_toml, in_process, study_toml, write_design
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
@@ -24,7 +25,7 @@ SUBMIT_URL = "https://www.mturk.com/mturk/externalSubmit?assignmentId={assignmen
 CODES = f'\n[completion.finished]\ncode = "FIN-1"\nredirect = "{SUBMIT_URL}"\n'
 
 
-def make(tmp_path, kind, platform, tables=""):
+def make(tmp_path, kind, platform, tables="", config=None):
     """A study or collect on ``platform``, in process: (client, store, experiment)."""
     keys, head = {"platform": platform}, ""
     if isinstance(platform, dict):  # a table of one's own: TOML's inline table
@@ -38,7 +39,7 @@ def make(tmp_path, kind, platform, tables=""):
         cfg = load_collect(write_design(tmp_path, "collect.toml", text + tables))
     url = f"sqlite:///{tmp_path / 'i.sqlite'}"
     kw = {"study": cfg} if kind == "study" else {"collect": cfg}
-    return create_app(cfg.catalogue, url, **kw), Store(url), cfg
+    return create_app(cfg.catalogue, url, config=config, **kw), Store(url), cfg
 
 
 def join(c, link, status=201):
@@ -180,8 +181,7 @@ def release(url, *args):
 
 
 def served(tmp_path, kind, platform, tables=""):
-    app, store, cfg = make(tmp_path, kind, platform, tables)
-    app.state.admin_token = "owner"
+    app, store, cfg = make(tmp_path, kind, platform, tables, ServeConfig(admin_token="owner"))
     return app, store, f"sqlite:///{tmp_path / 'i.sqlite'}"
 
 

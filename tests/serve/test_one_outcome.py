@@ -22,6 +22,7 @@ import pytest
 from serve.helpers import (
     collect_toml,
     in_process,
+    parts_of,
     postgres_bindir,
     postgres_cluster,
     study_toml,
@@ -105,7 +106,7 @@ def races_end_once(kind: str, url: str, folder) -> dict[str, int]:
     cfg = tiny(kind, folder)
     rng = np.random.default_rng(RACES)
     with in_process(create_app(cfg.catalogue, url, **{kind: cfg})) as c:
-        found = getattr(c.app.state, kind)
+        found = getattr(parts_of(c.app), kind)
         raced, took = [], 0.0
         # the withdraw up to 1.5 times the last answer's time later: each request wins some
         # races on a machine of any speed (at once, a loaded machine let withdraws win all)
@@ -166,7 +167,7 @@ def one_screen(request, tmp_path):
     cfg = tiny(request.param, tmp_path)
     url = f"sqlite:///{tmp_path / 'o.sqlite'}"
     with in_process(create_app(cfg.catalogue, url, **{request.param: cfg})) as c:
-        yield getattr(c.app.state, request.param), c, url
+        yield getattr(parts_of(c.app), request.param), c, url
 
 
 def at_last_screen(c, kind: str) -> tuple[str, dict, dict]:
@@ -188,6 +189,7 @@ def withdraw_during(c, pid, h, cls, name, monkeypatch) -> dict:
             said["withdraw"] = c.post(f"/api/participants/{pid}/withdraw", json={}, headers=h)
         return real(self, *args, **kw)
 
+    # no seam: nothing public runs a request in the middle of another's step
     monkeypatch.setattr(cls, name, withdraw_first)
     return said
 
@@ -233,6 +235,7 @@ def test_a_finish_that_was_due_comes_before_a_withdraw(one_screen, monkeypatch):
     def dies(self, *args):
         raise RuntimeError("the server died here")
 
+    # no seam: create_app builds its own Store from the URL (none to hand it a faulty one)
     monkeypatch.setattr(Store, "finish", dies)
     died = c.post(f"/api/participants/{pid}/answer", json=body, headers=h)
     assert died.status_code == 500

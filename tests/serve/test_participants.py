@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from serve.helpers import in_process
+from serve.helpers import in_process, parts_of
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
@@ -239,6 +239,6 @@ def test_both_kinds_are_one_experiment_protocol(study, collect):
     from tripletsearch.serve.participation.participants import Experiment
 
     for _, c, _ in (study, collect):
-        found = c.app.state.study or c.app.state.collect
+        found = parts_of(c.app).experiment
         assert isinstance(found, Experiment)
         assert found.experiment()["kind"] == found.kind

@@ -307,6 +307,7 @@ def test_a_resume_racing_the_first_session_start_leaves_only_the_new_token(proli
         resumed.wait(10)
         return create(self, **kw)
 
+    # no seam: nothing public holds a request between preparing and writing its session
     monkeypatch.setattr(Store, "create_session", slow_create)
     out = {}
     url = f"/api/participants/{first['id']}/next"

@@ -20,6 +20,7 @@ from tripletsearch.serve.collect.quality import counted_sessions, sampler_answer
 from tripletsearch.serve.collect.screens import BUFFER_KINDS
 from tripletsearch.serve.collect.training import export_data
 from tripletsearch.serve.commands.export_folder import write_export
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.experiment import describe, listing
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
@@ -44,7 +45,7 @@ COLLECT = dict(
 def _study_app(tmp_path, study_file, name):
     s = load_study(study_file(tmp_path, **STUDY))
     url = f"sqlite:///{tmp_path / name}"
-    return s, url, create_app(s.catalogue, url, study=s, admin_token=ADMIN)
+    return s, url, create_app(s.catalogue, url, study=s, config=ServeConfig(admin_token=ADMIN))
 
 
 def _collect_app(tmp_path, collect_file, name):
@@ -52,7 +53,9 @@ def _collect_app(tmp_path, collect_file, name):
     cfg = load_collect(tmp_path / "collect.toml")
     url = f"sqlite:///{tmp_path / name}"
     # (fast_server_ms=0: a test answers faster than people; the clock check would flag it)
-    app = create_app(cfg.catalogue, url, collect=cfg, admin_token=ADMIN, fast_server_ms=0)
+    app = create_app(
+        cfg.catalogue, url, collect=cfg, config=ServeConfig(admin_token=ADMIN, fast_server_ms=0)
+    )
     return cfg, url, app
 
 
@@ -165,7 +168,7 @@ def test_a_server_without_an_admin_token_or_an_experiment_has_no_preview(tmp_pat
         r = c.post("/api/preview/participants", json={}, headers=ADMIN_H)
         assert r.status_code == 404 and "admin" in r.json()["error"]
     url = f"sqlite:///{tmp_path / 'free.sqlite'}"
-    with in_process(create_app(demo_catalogue(), url, admin_token=ADMIN)) as c:
+    with in_process(create_app(demo_catalogue(), url, config=ServeConfig(admin_token=ADMIN))) as c:
         assert c.get("/preview").status_code == 404
         r = c.post("/api/preview/participants", json={}, headers=ADMIN_H)
         assert r.status_code == 404 and r.json()["error"] == "this server runs no experiment"

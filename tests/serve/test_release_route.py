@@ -11,6 +11,7 @@ import pytest
 from serve.helpers import collect_toml, in_process, write_design
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.participation.release import release
 from tripletsearch.serve.store import Store
 
@@ -27,7 +28,7 @@ def app_of(tmp_path, **kw):
 
 @pytest.mark.parametrize("route", [True, False], ids=["dashboard", "command"])
 def test_the_dashboards_release_is_the_commands(tmp_path, route):
-    app, url = app_of(tmp_path, admin_token="owner-token")
+    app, url = app_of(tmp_path, config=ServeConfig(admin_token="owner-token"))
     with in_process(app) as c:
         p = c.post("/api/participants", json={"consent": True, "platform": LINK}).json()
         h = {"Authorization": "Bearer " + p["token"]}
@@ -50,7 +51,7 @@ def test_the_dashboards_release_is_the_commands(tmp_path, route):
 
 
 def test_only_the_owner_releases(tmp_path):
-    app, url = app_of(tmp_path, admin_token="owner-token")
+    app, url = app_of(tmp_path, config=ServeConfig(admin_token="owner-token"))
     with in_process(app) as c:
         p = c.post("/api/participants", json={"consent": True, "platform": LINK}).json()
         path = f"/api/admin/participants/{p['id']}/release"

@@ -18,7 +18,11 @@ __all__ = ["create_app", "Catalogue", "load_catalogue", "demo_catalogue"]
 
 
 def create_app(catalogue: Any, database: str | None = None, **kwargs: Any) -> Any:
-    """The service's ASGI app (see :func:`tripletsearch.serve.web.app.create_app`)."""
+    """The service's ASGI app: ``create_app(catalogue, database, config=ServeConfig(...))``.
+
+    Its settings are one :class:`~tripletsearch.serve.config.ServeConfig`; see
+    :func:`tripletsearch.serve.web.app.create_app`.
+    """
     try:
         from .web.app import create_app as _create_app  # optional: the serve extra
     except ImportError as exc:  # starlette / sqlalchemy missing

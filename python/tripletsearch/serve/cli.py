@@ -9,16 +9,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .catalogue import DEMOS
+from .clock import FAST_SERVER_MS
 from .commands import DEFAULT_TOKEN_FILE, admin_token, export, prune, serve
 from .commands.codes import add_parser
 from .commands.participants import add_parser as add_release_parser
 from .commands.report import report
-from .config import HSTS_MAX_AGE
+from .config import GAMMA, HSTS_MAX_AGE, MAX_GUESSES, MAX_QUERIES, Limits, check_gamma
 from .service.memory import DEFAULT_SHARE
 
 __all__ = ["add_commands", "admin_token", "DEFAULT_TOKEN_FILE"]
 
-MAX_GUESSES = 8  # modes.find.MAX_GUESSES, not imported: it loads the library (a test checks)
+LIMITS = Limits()  # serve's limits unless told (a ServeConfig's own default: none)
 
 
 def _guesses_arg(text: str) -> int:
@@ -30,23 +32,18 @@ def _guesses_arg(text: str) -> int:
 
 def _gamma_arg(text: str) -> float | str:
     """--gamma: a number > 0 or "auto"."""
-    if text == "auto":
-        return "auto"
     try:
-        value = float(text)
+        return check_gamma(text if text == "auto" else float(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}")
-    return value
 
 
 def _add_limit_arguments(p: argparse.ArgumentParser) -> None:
-    """``serve``'s options of :class:`~.limits.Limits`."""
+    """``serve``'s options of :class:`~.config.Limits` (its defaults: :data:`LIMITS`)."""
     p.add_argument(
         "--sessions-per-minute",
         type=int,
-        default=30,
+        default=LIMITS.sessions_per_minute,
         metavar="N",
         help="free sessions one client address may start per minute, per worker (0: no "
         "limit; default: %(default)s)",
@@ -54,7 +51,7 @@ def _add_limit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--enrolments-per-minute",
         type=int,
-        default=10,
+        default=LIMITS.enrolments_per_minute,
         metavar="N",
         help="study participants one client address may enrol per minute, per worker (0: "
         "no limit; default: %(default)s)",
@@ -62,7 +59,7 @@ def _add_limit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-open-sessions",
         type=int,
-        default=10_000,
+        default=LIMITS.max_open_sessions,
         metavar="N",
         help="free sessions open at once (unfinished, active within the hour; 0: no limit; "
         "default: %(default)s)",
@@ -113,7 +110,7 @@ def _add_serve_command(sub: Any) -> None:
     p = sub.add_parser("serve", help="the search service: a JSON API and a page")
     src = p.add_argument_group("catalogue (one of)")
     src.add_argument("--catalogue", metavar="PATH", help="a catalogue folder or CSV file")
-    src.add_argument("--demo", choices=["colours"], help="a bundled demo catalogue")
+    src.add_argument("--demo", choices=DEMOS, help="a bundled demo catalogue")
     src.add_argument("--study", metavar="FILE", help="run the study of this TOML file")
     src.add_argument("--collect", metavar="FILE", help="collect triplets as this TOML file says")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -140,10 +137,12 @@ def _add_serve_command(sub: Any) -> None:
     p.add_argument(
         "--gamma",
         type=_gamma_arg,
-        default=3.0,
+        default=GAMMA,
         help="gamma assumed of people (find), or 'auto': inferred per person while searching",
     )
-    p.add_argument("--max-queries", type=int, default=300, help="screens per session at most")
+    p.add_argument(
+        "--max-queries", type=int, default=MAX_QUERIES, help="screens per session at most"
+    )
     p.add_argument(
         "--guesses",
         type=_guesses_arg,
@@ -172,8 +171,8 @@ def _add_serve_command(sub: Any) -> None:
         type=float,
         metavar="MS",
         help="a collect's check on people: a participant whose median time per screen by the "
-        "server's clock is under MS is flagged, their answers not counted (default: 250; "
-        "0: never)",
+        "server's clock is under MS is flagged, their answers not counted (default: "
+        f"{FAST_SERVER_MS:g}; 0: never)",
     )
     p.add_argument(
         "--log-level",
@@ -191,7 +190,7 @@ def add_commands(sub: Any) -> None:
     e.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
     e.add_argument("--out", required=True, metavar="DIR", help="output folder")
     e.add_argument("--catalogue", metavar="PATH", help="the catalogue, for item names")
-    e.add_argument("--demo", choices=["colours"], help="the demo catalogue, for item names")
+    e.add_argument("--demo", choices=DEMOS, help="the demo catalogue, for item names")
     e.add_argument(
         "--collect",
         metavar="FILE",
@@ -220,7 +219,7 @@ def add_commands(sub: Any) -> None:
         type=float,
         metavar="MS",
         help="the collect checks' bound on the median time per screen by the server's clock, "
-        "as the server ran with (default: 250; 0: never)",
+        f"as the server ran with (default: {FAST_SERVER_MS:g}; 0: never)",
     )
     e.set_defaults(func=export)
 
@@ -229,7 +228,7 @@ def add_commands(sub: Any) -> None:
     r.add_argument("--out", required=True, metavar="DIR", help="output folder")
     r.add_argument("--study", metavar="FILE", help="the study file (its catalogue)")
     r.add_argument("--catalogue", metavar="PATH", help="the catalogue, for the fit of gamma")
-    r.add_argument("--demo", choices=["colours"], help="the demo catalogue, for the fit")
+    r.add_argument("--demo", choices=DEMOS, help="the demo catalogue, for the fit")
     r.add_argument(
         "--name",
         metavar="NAME",
@@ -240,7 +239,7 @@ def add_commands(sub: Any) -> None:
         type=float,
         metavar="MS",
         help="the study checks' bound on the median time per screen by the server's clock, "
-        "as the server ran with (default: 250; 0: never)",
+        f"as the server ran with (default: {FAST_SERVER_MS:g}; 0: never)",
     )
     r.set_defaults(func=report)
 

@@ -2,37 +2,110 @@
 
 ``tripletsearch serve`` builds a :class:`ServeConfig` from its command line once; its
 workers get :meth:`ServeConfig.to_dict` (the ``TRIPLETSEARCH_SERVE`` environment variable)
-and rebuild it with :meth:`ServeConfig.from_dict`; :func:`~.web.app.create_app` takes it
-(or builds it from its keyword arguments). What a server serves is chosen by one rule
-(:func:`serving_catalogue`): an experiment's catalogue, else the catalogue given.
+and rebuild it with :meth:`ServeConfig.from_dict`; :func:`~.web.app.create_app` takes it.
+What a server serves is chosen by one rule (:func:`serving_catalogue`): an experiment's
+catalogue, else the catalogue given.
+
+Every default of a setting has its home here (or, for the server's clock bound, in
+:mod:`.clock`; the demos' names in :mod:`.catalogue.demo`): the command line, the modes
+and the study files import them. A low layer: it imports only the errors, the clock, the
+catalogue and the library.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # (the limits live with the web layer: imported when first used)
-    from .catalogue import Catalogue
-    from .web.limits import Limits
+from .. import GammaCKL, simulate_discrete
+from .catalogue import DEMOS, Catalogue, demo_catalogue, load_catalogue
+from .clock import FAST_SERVER_MS
 
-__all__ = ["ServeConfig", "serving_catalogue", "HSTS_MAX_AGE"]
+__all__ = [
+    "ServeConfig",
+    "Limits",
+    "serving_catalogue",
+    "check_gamma",
+    "GAMMA",
+    "MAX_QUERIES",
+    "MAX_GUESSES",
+    "HSTS_MAX_AGE",
+]
 
+#: The gamma-CKL power a free find session assumes of people: the library's assumed user
+#: (:func:`~tripletsearch.simulate_discrete`'s default, its native search's), not a second one.
+GAMMA: float = float(inspect.signature(simulate_discrete).parameters["gamma"].default)
+#: Screens per free session before it ends by itself.
+MAX_QUERIES = 300
+#: Best guesses offered with each screen at most (0, the default: the paper's protocol).
+MAX_GUESSES = 8
 #: Seconds of ``Strict-Transport-Security: max-age`` over HTTPS by default: a year.
 HSTS_MAX_AGE = 31_536_000
 
 
-def _no_limits() -> Limits:
-    from .web.limits import Limits
+def check_gamma(value: Any) -> float | str:
+    """A find-mode gamma: "auto" (inferred per person) or a number > 0.
 
-    return Limits(0, 0, 0)
+    The number checked as the library checks a gamma-CKL power
+    (:class:`~tripletsearch.GammaCKL`); a ValueError naming ``gamma`` otherwise.
+    """
+    if value == "auto":
+        return "auto"
+    said = f"gamma: expected a number > 0 or 'auto', got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(said)
+    try:
+        return float(GammaCKL(value).gamma)
+    except ValueError:
+        raise ValueError(said) from None
 
 
-def _fast_server_ms() -> float:
-    from .collect.quality import FAST_SERVER_MS
+@dataclass(frozen=True)
+class Limits:
+    """What the service allows one client address, per minute and per worker process.
 
-    return FAST_SERVER_MS
+    How a client's address is found and counted: :mod:`.web.limits`.
+
+    Parameters
+    ----------
+    sessions_per_minute : int
+        Free sessions a client may start per minute (0: no limit).
+    enrolments_per_minute : int
+        Study participants a client may enrol per minute (0: no limit).
+    max_open_sessions : int
+        Free sessions open at once on the server (not finished, an answer within the last
+        hour), all clients together (0: no limit); past it, 503.
+    trusted_proxies : frozenset of str
+        Addresses of reverse proxies whose ``X-Forwarded-For`` is believed.
+    """
+
+    sessions_per_minute: int = 30
+    enrolments_per_minute: int = 10
+    max_open_sessions: int = 10_000
+    trusted_proxies: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        for name in ("sessions_per_minute", "enrolments_per_minute", "max_open_sessions"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name}: expected an integer >= 0, got {v!r}")
+        object.__setattr__(self, "trusted_proxies", frozenset(self.trusted_proxies))
+
+    def to_dict(self) -> dict:
+        """JSON-safe fields (the proxies sorted): what worker processes are started with."""
+        return {**self.__dict__, "trusted_proxies": sorted(self.trusted_proxies)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Limits:
+        """The limits of :meth:`to_dict`'s output."""
+        return cls(**{**d, "trusted_proxies": frozenset(d.get("trusted_proxies", ()))})
+
+
+#: No limits (a server in front sets its own): a :class:`ServeConfig`'s default;
+#: ``tripletsearch serve`` gives ``Limits()``'s defaults unless told.
+NO_LIMITS = Limits(0, 0, 0)
 
 
 def _integer(name: str, value: Any, low: int, *, none: bool = False) -> None:
@@ -58,8 +131,8 @@ class ServeConfig:
     random_state : int, optional
         Seeds free sessions' searchers in the order they start (None: a secret seed each).
     limits : Limits
-        Per-address rates, open sessions, trusted proxies (:class:`~.web.limits.Limits`;
-        default: no limits).
+        Per-address rates, open sessions, trusted proxies (:class:`Limits`;
+        default: no limits, :data:`NO_LIMITS`).
     memory : int, optional
         Bytes each process may hold (None: live searchers bounded by count only).
     threads : int
@@ -70,7 +143,7 @@ class ServeConfig:
         Best guesses with each screen of a free find session that asks for none.
     fast_server_ms : float
         A collect participant whose median time per screen by the server's clock is under
-        this is flagged (default :data:`~.collect.quality.FAST_SERVER_MS`; 0: never).
+        this is flagged (default :data:`~.clock.FAST_SERVER_MS`; 0: never).
     admin_token : str, optional
         Bearer token of the admin endpoints (None: off). Never shown by ``repr``.
     demo, catalogue : str, optional
@@ -90,15 +163,15 @@ class ServeConfig:
     """
 
     database: str | None = None
-    gamma: float | str = 3.0
-    max_queries: int = 300
+    gamma: float | str = GAMMA
+    max_queries: int = MAX_QUERIES
     random_state: int | None = None
-    limits: Limits = field(default_factory=_no_limits)
+    limits: Limits = NO_LIMITS
     memory: int | None = None
     threads: int = 1
     steps_at_once: int | None = None
     guesses: int = 0
-    fast_server_ms: float = field(default_factory=_fast_server_ms)
+    fast_server_ms: float = FAST_SERVER_MS
     admin_token: str | None = field(default=None, repr=False)
     demo: str | None = None
     catalogue: str | None = None
@@ -108,8 +181,6 @@ class ServeConfig:
     certificate: dict | None = None
 
     def __post_init__(self) -> None:
-        from .modes.find import check_gamma
-
         object.__setattr__(self, "gamma", check_gamma(self.gamma))
         _integer("max_queries", self.max_queries, 1)
         _integer("random_state", self.random_state, 0, none=True)
@@ -121,7 +192,7 @@ class ServeConfig:
         ms = self.fast_server_ms
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms < float("inf"):
             raise ValueError(f"fast_server_ms: expected a number >= 0, got {ms!r}")
-        if not hasattr(self.limits, "max_open_sessions"):
+        if not isinstance(self.limits, Limits):
             raise TypeError(f"limits: expected a Limits, got {type(self.limits).__name__}")
         for name in ("database", "admin_token", "demo", "catalogue", "design"):
             value = getattr(self, name)
@@ -137,7 +208,7 @@ class ServeConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field as JSON values (``limits`` as :meth:`~.web.limits.Limits.to_dict`)."""
+        """Every field as JSON values (``limits`` as :meth:`Limits.to_dict`)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["limits"] = self.limits.to_dict()
         return out
@@ -155,15 +226,11 @@ class ServeConfig:
             raise ValueError(f"ServeConfig: unknown key(s) {unknown}")
         values = dict(d)
         if "limits" in values:
-            from .web.limits import Limits
-
             values["limits"] = Limits.from_dict(values["limits"])
         return cls(**values)
 
     def load_catalogue(self) -> Catalogue | None:
         """The catalogue of ``demo`` or ``catalogue`` (None: neither)."""
-        from .catalogue import demo_catalogue, load_catalogue
-
         if self.demo:
             return demo_catalogue(self.demo)
         if self.catalogue:
@@ -172,7 +239,7 @@ class ServeConfig:
 
 
 # what a server without a catalogue or an experiment is told
-NO_CATALOGUE = "give --catalogue PATH, --demo colours, --study FILE or --collect FILE"
+NO_CATALOGUE = f"give --catalogue PATH, --demo {'/'.join(DEMOS)}, --study FILE or --collect FILE"
 
 
 def serving_catalogue(experiment: Any, catalogue: Catalogue | None) -> Catalogue:

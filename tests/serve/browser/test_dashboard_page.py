@@ -10,9 +10,10 @@ import pytest
 from playwright.sync_api import expect
 
 from serve.browser.helpers import DESKTOP, photo_catalogue
-from serve.helpers import collect_toml, thread_server
+from serve.helpers import collect_toml, parts_of, thread_server
 from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 
 # a browser: run once, not again under the sanitizers (.ci/run)
@@ -55,7 +56,12 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
     cfg = load_collect(tmp_path / "collect.toml")
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
     # these people answer instantly: the server's clock check off (fast_server_ms=0)
-    app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token", fast_server_ms=0)
+    app = create_app(
+        cfg.catalogue,
+        url,
+        collect=cfg,
+        config=ServeConfig(admin_token="owner-token", fast_server_ms=0),
+    )
     order = np.arange(cfg.catalogue.n_items, dtype=float)[:, None]  # a hidden 1-D order
     with in_process(app) as c:
         for person in range(11):
@@ -145,8 +151,8 @@ def test_a_refitter_that_keeps_failing_shows_its_last_error_line(browser, tmp_pa
     (tmp_path / "collect.toml").write_text('catalogue = "items"\nsamplers = ["random"]\n')
     cfg = load_collect(tmp_path / "collect.toml")
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
-    app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token")
-    key = app.state.collect.config.fingerprint
+    app = create_app(cfg.catalogue, url, collect=cfg, config=ServeConfig(admin_token="owner-token"))
+    key = parts_of(app).collect.config.fingerprint
     record = {"host": socket.gethostname(), "pid": 2**22 + 1, "running": False, "restarts": 3}
     error = "RuntimeError: disk I/O error"
     Store(url).put_meta(watch_key(key, server_id()), {**record, "failures": 4, "error": error})
@@ -168,7 +174,6 @@ def test_both_dashboards_say_the_certificate_expires_soon(browser, tmp_path):
 
     from serve.helpers import catalogue_folder, write_study
     from tripletsearch.serve.collect import load_collect
-    from tripletsearch.serve.config import ServeConfig
     from tripletsearch.serve.study import load_study
 
     catalogue_folder(tmp_path)
@@ -212,7 +217,7 @@ def test_the_owner_releases_a_participant_from_the_dashboard(browser, tmp_path):
     (tmp_path / "collect.toml").write_text(head + collect_toml(**keys))
     cfg = load_collect(tmp_path / "collect.toml")
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
-    app = create_app(cfg.catalogue, url, collect=cfg, admin_token="owner-token")
+    app = create_app(cfg.catalogue, url, collect=cfg, config=ServeConfig(admin_token="owner-token"))
     link = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S1", "SESSION_ID": "V1"}
     with thread_server(app) as base:
         with httpx.Client(base_url=base, timeout=30) as c:

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from serve.browser.helpers import DESKTOP, PHONE, STUDY, find_by_clicks, target_of
 from serve.helpers import ADMIN, collect_toml, thread_server
 from tripletsearch.serve import create_app
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
@@ -40,7 +41,9 @@ def test_a_collect_preview_from_the_link_to_the_code(browser, tmp_path, shots, d
     (tmp_path / "collect.toml").write_text(COLLECT_FILE)
     cfg = load_collect(tmp_path / "collect.toml")
     url = f"sqlite:///{tmp_path / 'c.sqlite'}"
-    with thread_server(create_app(cfg.catalogue, url, collect=cfg, admin_token=ADMIN)) as base:
+    with thread_server(
+        create_app(cfg.catalogue, url, collect=cfg, config=ServeConfig(admin_token=ADMIN))
+    ) as base:
         ctx = browser.new_context(**device)
         page = ctx.new_page()
         page.goto(base + f"/preview#token={ADMIN}")
@@ -93,7 +96,7 @@ def test_a_study_preview_with_the_token_typed_in(browser, tmp_path):
     (tmp_path / "study.toml").write_text(STUDY)
     study = load_study(tmp_path / "study.toml")
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
-    app = create_app(study.catalogue, url, study=study, admin_token=ADMIN)
+    app = create_app(study.catalogue, url, study=study, config=ServeConfig(admin_token=ADMIN))
     with thread_server(app) as base:
         page = browser.new_page(**DESKTOP)
         page.goto(base + "/preview")

@@ -33,6 +33,7 @@ from serve.helpers import thread_server
 from tripletsearch.colour import hex_to_srgb, srgb_to_lab
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.catalogue import Catalogue
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
 
@@ -679,7 +680,9 @@ def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
             page.click("#confirm-yes")
         expect(page.locator("#result")).to_contain_text("Your colour: ")
         shot(page, "mix-end")
-    with thread_server(create_app(CAT, f"sqlite:///{tmp_path / 'g.sqlite'}", guesses=4)) as base:
+    with thread_server(
+        create_app(CAT, f"sqlite:///{tmp_path / 'g.sqlite'}", config=ServeConfig(guesses=4))
+    ) as base:
         page = ctx.new_page()
         page.goto(base + "/")
         page.click("#find")
@@ -723,7 +726,7 @@ def test_the_strip_of_guesses(browser, tmp_path, shots, device):
     cat = load_catalogue(root)
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     ctx = browser.new_context(**(DESKTOP if device == "desktop" else PHONE))
-    with thread_server(create_app(cat, db, guesses=4)) as base:
+    with thread_server(create_app(cat, db, config=ServeConfig(guesses=4))) as base:
         page = ctx.new_page()
         page.goto(base + "/")
         page.click("#find")

@@ -10,7 +10,7 @@ import threading
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from serve.helpers import enrol, in_process, write_collect
+from serve.helpers import enrol, in_process, parts_of, write_collect
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.refitter import refit_once
@@ -57,7 +57,7 @@ def test_an_answer_reads_its_session_once(tmp_path):
         def record(conn, cursor, statement, *args):
             statements.append(statement)
 
-        store = app.state.store
+        store = parts_of(app).store
         for engine in {store.read, store.write}:
             event.listen(engine, "before_cursor_execute", record)
         r = c.post(f"{base}/answer", json={"screen": q["number"], "choice": 0}, headers=h)
@@ -88,14 +88,15 @@ def test_two_workers_racing_on_one_screen_use_up_one_query(tmp_path):
         q = c1.post(f"{base}/next", json={}, headers=h).json()["screen"]
         both_took = threading.Barrier(2, timeout=30)
         for app in apps:  # each worker waits, after taking its query, for the other's
-            own = app.state.store.take_query
+            own = parts_of(app).store.take_query
 
             def take(*args, _own=own, **kw):
                 got = _own(*args, **kw)
                 both_took.wait()
                 return got
 
-            app.state.store.take_query = take
+            # no seam: create_app builds its own Store from the URL (none to hand it a faulty one)
+            parts_of(app).store.take_query = take
         replies = [None, None]
 
         def answer(i, client):

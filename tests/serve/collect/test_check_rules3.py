@@ -100,6 +100,7 @@ def test_every_screen_is_served_along_the_adaptive_screens_path(tmp_path, monkey
         calls.append((taker, keep))
         return real(self, collect, sampler, taker, refuse=refuse, keep=keep)
 
+    # no seam: which queries the service takes is seen only by spying on its Store
     monkeypatch.setattr(Store, "take_query", spy)
     looked: list[str] = []
     newest = Store.newest_embeddings

@@ -245,7 +245,7 @@ def test_a_killed_refitters_lease_is_taken_over_at_once(tmp_path):
 def test_a_catalogue_still_without_an_embedding_offers_no_search(collect):
     cfg, db = collect
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
-        assert c.app.state.service.offered == []
+        assert c.get("/api/catalogue?limit=0").json()["modes"] == []
         r = c.post("/api/sessions", json={"mode": "find"})
         assert r.status_code == 403 and "collects triplets" in r.json()["error"]
         assert c.get("/api/catalogue?limit=2").json()["n_items"] == 30
@@ -487,7 +487,7 @@ def test_no_dashboard_without_an_admin_token_or_a_collect_file(collect):
     with in_process(create_app(cfg.catalogue, db, collect=cfg)) as c:
         r = c.get("/api/admin/collect", headers={"Authorization": "Bearer x"})
         assert r.status_code == 404 and "admin" in r.json()["error"]
-    with in_process(create_app(cfg.catalogue, db, admin_token="t")) as c:
+    with in_process(create_app(cfg.catalogue, db, config=ServeConfig(admin_token="t"))) as c:
         r = c.get("/api/admin/collect", headers={"Authorization": "Bearer t"})
         assert r.status_code == 404 and "collects no triplets" in r.json()["error"]
         assert c.get("/collect/dashboard").status_code == 404

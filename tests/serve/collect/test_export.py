@@ -18,6 +18,7 @@ from serve.helpers import (
     claiming,
     enrol,
     in_process,
+    parts_of,
     study_toml,
     take_part,
     thread_server,
@@ -141,7 +142,7 @@ def test_export_writes_the_triplets_their_details_the_fits_a_catalogue_and_a_stu
     with in_process(app) as c:
         r = c.post("/api/participants", json={"consent": True})
         assert r.status_code == 201, r.text
-        find = c.app.state.service.modes[FindMode.name]
+        find = parts_of(c.app).service.modes[FindMode.name]
         for method, own in study.embeddings.items():
             template = find._template(4, {"method": method, "gamma": 3.0, "sigma": study.sigma})
             np.testing.assert_array_equal(template._X, own)

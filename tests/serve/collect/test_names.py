@@ -8,7 +8,15 @@ import textwrap
 
 import pytest
 
-from serve.helpers import answer_all, catalogue_folder, claiming, collect_toml, enrol, in_process
+from serve.helpers import (
+    answer_all,
+    catalogue_folder,
+    claiming,
+    collect_toml,
+    enrol,
+    in_process,
+    parts_of,
+)
 from tripletsearch.serve import create_app
 from tripletsearch.serve.collect import load_collect
 from tripletsearch.serve.collect.dashboard import collect_dashboard
@@ -50,7 +58,7 @@ def test_a_collect_keeps_its_data_across_safe_edits(tmp_path):
     assert again.design_fingerprint != key  # (its old identity would have lost the rows)
     with in_process(app) as c:
         second = answer_some(c)
-        bound = c.app.state.collect.config
+        bound = parts_of(c.app).collect.config
     assert bound.fingerprint == key and bound.name == "alike"
     board = collect_dashboard(store, bound)
     assert {p["id"] for p in board["participants"]} == {first["id"], second["id"]}
@@ -91,7 +99,7 @@ def test_k_spelled_the_old_way_is_the_same_collect(tmp_path):
         app, cfg = start(tmp_path, COLLECT.replace("n_choices = 2", "k = 2"), db)
     with in_process(app) as c:
         assert c.get("/api/experiment").json()["n_choices"] == 2
-    assert Store(db).participant(first["id"]).study == c.app.state.collect.fingerprint
+    assert Store(db).participant(first["id"]).study == parts_of(c.app).collect.fingerprint
 
 
 def test_an_unchanged_file_adopts_its_collect_of_an_older_version(tmp_path):
@@ -114,7 +122,7 @@ def test_an_unchanged_file_adopts_its_collect_of_an_older_version(tmp_path):
     app, _ = start(tmp_path, COLLECT, db)  # upgrades, then adopts
     with in_process(app) as c:
         second = answer_some(c)
-        bound = c.app.state.collect.config
+        bound = parts_of(c.app).collect.config
     store = Store(db)
     (row,) = store.experiments()
     assert (row.name, row.key) == ("alike", cfg.design_fingerprint)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from serve.collect.collected import INSTANT, collected_database
-from serve.helpers import catalogue_folder, collect_toml, enrol, in_process
+from serve.helpers import catalogue_folder, collect_toml, enrol, in_process, parts_of
 from tripletsearch.serve import clock, create_app
 from tripletsearch.serve.collect import load_collect, quality, refitter
 from tripletsearch.serve.collect.dashboard import collect_dashboard
@@ -21,6 +21,7 @@ from tripletsearch.serve.collect.export import participant_checks
 from tripletsearch.serve.collect.refitter import refit_once
 from tripletsearch.serve.collect.rules import FAST_AFTER, Arms, collect_arms, median_ms
 from tripletsearch.serve.collect.service import CollectService
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 from tripletsearch.utils import derived_seed
 
@@ -42,7 +43,7 @@ def test_a_participants_sampler_is_one_rule_for_every_reader(tmp_path):
     cfg = load_collect(tmp_path / "collect.toml")
     names, seed = list(cfg.samplers), cfg.seed
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
-    app = create_app(cfg.catalogue, db, collect=cfg, admin_token="owner")
+    app = create_app(cfg.catalogue, db, collect=cfg, config=ServeConfig(admin_token="owner"))
     store = Store(db)
     with in_process(app) as c:
         started, h = enrol(c)
@@ -56,7 +57,7 @@ def test_a_participants_sampler_is_one_rule_for_every_reader(tmp_path):
         params = json.dumps({**json.loads(params), "sampler": other})
         con.execute("UPDATE ts_sessions SET params = ?", (params,))
     want = {started["id"]: other, waiting["id"]: drawn(names, seed, 1)}
-    service = CollectService(cfg, app.state.service)
+    service = CollectService(cfg, parts_of(app).service)
     row = store.participant(waiting["id"])
     assert service.sampler_of(row) == want[waiting["id"]]
     board = collect_dashboard(store, cfg)
@@ -98,7 +99,9 @@ def test_every_reader_takes_the_servers_clock_bound_recorded_with_the_collect(tm
     assert not any("server_time" in [f["rule"] for f in p["flags"]] for p in board["participants"])
     assert len(quality.counted_sessions(store, cfg.fingerprint)) == 5
     assert quality.counted_sessions(store, cfg.fingerprint, fast_server_ms=250) == []
-    create_app(cfg.catalogue, db, collect=cfg, admin_token="owner")  # the shipped bound
+    create_app(
+        cfg.catalogue, db, collect=cfg, config=ServeConfig(admin_token="owner")
+    )  # the shipped bound
     assert clock.fast_server_ms(store, cfg.fingerprint) == quality.FAST_SERVER_MS == 250
     board = collect_dashboard(store, cfg)
     assert all("server_time" in [f["rule"] for f in p["flags"]] for p in board["participants"])

@@ -59,7 +59,9 @@ def answer(c, pid, h, pick, wait: float = 0.0) -> list[dict]:
 
 def test_a_script_claiming_900_ms_is_flagged_by_the_servers_clock(tmp_path):
     cfg, db = design(tmp_path, "attention = [2, 6]")
-    with in_process(create_app(cfg.catalogue, db, collect=cfg, admin_token="owner")) as c:
+    with in_process(
+        create_app(cfg.catalogue, db, collect=cfg, config=ServeConfig(admin_token="owner"))
+    ) as c:
         bot, hb = enrol(c)
         answer(c, bot["id"], hb, script)  # as fast as the server answers
         person, hp = enrol(c)

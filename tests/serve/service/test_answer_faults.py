@@ -21,7 +21,15 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from serve.helpers import auth, catalogue_folder, collect_toml, enrol, in_process, write_study
+from serve.helpers import (
+    auth,
+    catalogue_folder,
+    collect_toml,
+    enrol,
+    in_process,
+    parts_of,
+    write_study,
+)
 from tripletsearch import Embedding
 from tripletsearch.collect._sampler import embedding_state
 from tripletsearch.people import CollectPerson, FindPerson
@@ -29,6 +37,7 @@ from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect, quality
 from tripletsearch.serve.collect.refitter import EmbeddingVersion
 from tripletsearch.serve.collect.training import export_data
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store.tables import collect_queries
 from tripletsearch.serve.study import load_study
@@ -80,12 +89,12 @@ class Injector:
 
     def install(self, app, modes) -> None:
         """Wrap the store's and the modes' methods, and watch the SQL of both engines."""
-        store = app.state.store
+        store = parts_of(app).store
         for name in dir(type(store)):
             if not name.startswith("_") and callable(getattr(type(store), name)):
                 self._wrap(store, name, f"store.{name}")
         for mode in modes:
-            obj = app.state.service.modes[mode]
+            obj = parts_of(app).service.modes[mode]
             for name in dir(type(obj)):
                 if not name.startswith("_") and callable(getattr(type(obj), name)):
                     self._wrap(obj, name, f"{mode}.{name}")
@@ -147,7 +156,7 @@ class Client:
 def search_run(tmp_path, inj: Injector, fault_at=("answer", 3)) -> tuple[Client, str]:
     cat = demo_catalogue()
     db = f"sqlite:///{tmp_path / 'search.sqlite'}"
-    app = create_app(cat, db, random_state=0, max_queries=8)
+    app = create_app(cat, db, config=ServeConfig(random_state=0, max_queries=8))
     with in_process(app) as c:
         inj.install(app, ["find"])
         client = Client(c, inj, fault_at)

@@ -12,8 +12,9 @@ import httpx
 import numpy as np
 import pytest
 
-from serve.helpers import ServeProcess, auth, in_process, interleaved, make_catalogue
+from serve.helpers import ServeProcess, auth, in_process, interleaved, make_catalogue, parts_of
 from tripletsearch.serve import create_app
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.service.memory import format_size, parse_size, process_memory
 
 
@@ -23,11 +24,15 @@ def test_evicted_sessions_are_rebuilt_with_the_same_replies(tmp_path, gamma):
     answer evicts the least recently used searcher and rebuilds its own by replay, and
     every reply is the one a server that kept all three gives."""
     cat = make_catalogue(tmp_path / "cat", 3000)
-    kept = create_app(cat, f"sqlite:///{tmp_path / 'a.db'}", gamma=gamma, random_state=0)
-    tight = create_app(
-        cat, f"sqlite:///{tmp_path / 'b.db'}", gamma=gamma, random_state=0, admin_token="owner"
+    kept = create_app(
+        cat, f"sqlite:///{tmp_path / 'a.db'}", config=ServeConfig(gamma=gamma, random_state=0)
     )
-    service = tight.state.service
+    tight = create_app(
+        cat,
+        f"sqlite:///{tmp_path / 'b.db'}",
+        config=ServeConfig(gamma=gamma, random_state=0, admin_token="owner"),
+    )
+    service = parts_of(tight).service
     mode = service.modes["find"]
     one = mode.session_bytes(*mode.new_params(4))
     assert one >= 4 * 3000 * (14 if gamma == "auto" else 1)  # single-precision weights
@@ -40,7 +45,7 @@ def test_evicted_sessions_are_rebuilt_with_the_same_replies(tmp_path, gamma):
     assert stats["evictions"] >= 10 and stats["rebuilds"] >= 10
     assert stats["bytes"] <= service.live.budget and stats["searchers"] <= 2
     assert health["searcher_bytes"] == stats["bytes"] and health["rebuilds"] == stats["rebuilds"]
-    assert kept.state.service.live.stats()["rebuilds"] == 0  # the reference kept them all
+    assert parts_of(kept).service.live.stats()["rebuilds"] == 0  # the reference kept them all
 
 
 def test_a_searcher_that_cannot_fit_gets_503(tmp_path):
@@ -50,9 +55,9 @@ def test_a_searcher_that_cannot_fit_gets_503(tmp_path):
     stripe: a new session waits on none of them (its id was 1 in 256 times on the stripe
     of the one request in flight, and the POST then waited it out and fitted)."""
     cat = make_catalogue(tmp_path / "cat", 2000)
-    app = create_app(cat, f"sqlite:///{tmp_path / 'a.db'}", random_state=0)
-    live = app.state.service.live
-    mode = app.state.service.modes["find"]
+    app = create_app(cat, f"sqlite:///{tmp_path / 'a.db'}", config=ServeConfig(random_state=0))
+    live = parts_of(app).service.live
+    mode = parts_of(app).service.modes["find"]
     one = mode.session_bytes(*mode.new_params(4))
     live.budget = int(1.5 * one)
     with in_process(app) as c:

@@ -9,10 +9,11 @@ import threading
 import numpy as np
 import pytest
 
-from serve.helpers import in_process
+from serve.helpers import in_process, parts_of
 from tripletsearch.colour import hex_to_srgb, srgb_to_lab
 from tripletsearch.serve import create_app, demo_catalogue, load_catalogue
 from tripletsearch.serve import modes as modes_mod
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.errors import Invalid
 from tripletsearch.serve.modes import (
     CollectMode,
@@ -106,7 +107,7 @@ def auth(token):
 def test_a_third_mode_plugs_in_by_registering_its_class(tmp_path, monkeypatch):
     monkeypatch.setitem(modes_mod.MODES, "pairs", PairsMode)
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
-    app = create_app(CAT, url, admin_token="admin")
+    app = create_app(CAT, url, config=ServeConfig(admin_token="admin"))
     with in_process(app) as c:
         meta = c.get("/api/catalogue?limit=0").json()
         assert meta["modes"] == ["find", "mix", "pairs"]
@@ -115,9 +116,11 @@ def test_a_third_mode_plugs_in_by_registering_its_class(tmp_path, monkeypatch):
         assert r.status_code == 400 and r.json()["error"] == "n_choices: pairs only"
         s = c.post("/api/sessions", json={"mode": "pairs"}).json()
         url_s, h = f"/api/sessions/{s['id']}", auth(s["token"])
-        order = app.state.service.modes["pairs"].searcher(
-            2, {}, int(app.state.store.session(s["id"]).seed)
-        )["order"]
+        order = (
+            parts_of(app)
+            .service.modes["pairs"]
+            .searcher(2, {}, int(parts_of(app).store.session(s["id"]).seed))["order"]
+        )
         assert [it["id"] for it in s["screen"]["items"]] == order[:2]
         r0 = c.post(url_s + "/answer", json={"screen": 0, "choice": 1}, headers=h).json()
         assert [it["id"] for it in r0["screen"]["items"]] == order[2:4]
@@ -127,7 +130,7 @@ def test_a_third_mode_plugs_in_by_registering_its_class(tmp_path, monkeypatch):
         u = c.post(url_s + "/undo", json={"screen": 2}, headers=h).json()
         assert u["screen"]["items"] == r0["screen"]["items"] and u["n_queries"] == 1
     # another process (a fresh cache): the session is rebuilt from the database
-    app2 = create_app(CAT, url, admin_token="admin", setup=False)
+    app2 = create_app(CAT, url, setup=False, config=ServeConfig(admin_token="admin"))
     with in_process(app2) as c:
         r = c.post(url_s + "/answer", json={"screen": 3, "choice": 1}, headers=h).json()
         assert [it["id"] for it in r["screen"]["items"]] == order[4:6]
@@ -136,7 +139,7 @@ def test_a_third_mode_plugs_in_by_registering_its_class(tmp_path, monkeypatch):
         got = c.get(url_s, headers=h).json()
         assert got["mode"] == "pairs" and got["result"]["item"] == CAT.item(order[4])
         data = c.get("/api/admin/export", headers=auth("admin")).json()
-    assert app.state.service.modes["pairs"].started_count == 1  # its shared state
+    assert parts_of(app).service.modes["pairs"].started_count == 1  # its shared state
     # the export reads the new mode's records: the target it found, one triplet per pick
     (session,) = data["sessions"]
     assert session["found"] and session["target"] == order[4]
@@ -146,7 +149,6 @@ def test_a_third_mode_plugs_in_by_registering_its_class(tmp_path, monkeypatch):
 
 def test_the_service_serves_the_registry_it_is_given(tmp_path):
     """The generic service knows no mode of its own: it serves the modes it is handed."""
-    from tripletsearch.serve.config import ServeConfig
     from tripletsearch.serve.service import SearchService
     from tripletsearch.serve.store import Store
 
@@ -228,7 +230,7 @@ def test_export_of_the_two_modes_against_a_hand_count(tmp_path):
     """The outcome rules through the export: a free find session that found its target, one
     left unfinished, a mix session (found means accepted); choices only on screens without
     the target."""
-    app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}", admin_token="a")
+    app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}", config=ServeConfig(admin_token="a"))
     with in_process(app) as c:
         found = c.post("/api/sessions", json={"n_choices": 3}).json()
         url, h = f"/api/sessions/{found['id']}/answer", auth(found["token"])

@@ -8,6 +8,7 @@ import pytest
 
 from serve.helpers import auth, in_process
 from tripletsearch.serve import create_app, load_catalogue
+from tripletsearch.serve.config import ServeConfig
 
 pytestmark = pytest.mark.once
 
@@ -24,7 +25,7 @@ def make_catalogue(root, n, dim=10, seed=0):
 def replies(cat, db):
     """The bytes of each reply a page load and a first answer get."""
     out = {}
-    with in_process(create_app(cat, db, random_state=0)) as c:
+    with in_process(create_app(cat, db, config=ServeConfig(random_state=0))) as c:
         for path in ("/", "/static/main.js", "/api/catalogue?limit=0", "/api/catalogue"):
             r = c.get(path)
             assert r.status_code == 200, (path, r.text[:200])

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import tripletsearch as ts
-from serve.helpers import in_process, interleaved, make_catalogue
+from serve.helpers import in_process, interleaved, make_catalogue, parts_of
 from tripletsearch import _core
 from tripletsearch.serve import create_app
 from tripletsearch.serve.catalogue.shared import attach_shared, share_catalogue
+from tripletsearch.serve.config import ServeConfig
 
 
 def test_a_mapped_store_searches_as_a_built_one(tmp_path):
@@ -62,11 +63,15 @@ def test_a_server_over_shared_arrays_answers_as_over_its_own(tmp_path):
     attached = attach_shared(cat, shared)
     assert attached.fingerprint == cat.fingerprint and attached.store_file == shared["store"]
     assert isinstance(attached.embedding, np.memmap) or attached.embedding.base is not None
-    own = create_app(cat, f"sqlite:///{tmp_path / 'a.db'}", gamma="auto", random_state=0)
-    app = create_app(attached, f"sqlite:///{tmp_path / 'b.db'}", gamma="auto", random_state=0)
+    own = create_app(
+        cat, f"sqlite:///{tmp_path / 'a.db'}", config=ServeConfig(gamma="auto", random_state=0)
+    )
+    app = create_app(
+        attached, f"sqlite:///{tmp_path / 'b.db'}", config=ServeConfig(gamma="auto", random_state=0)
+    )
     with in_process(own) as a, in_process(app) as b:
         assert interleaved(a, cat, rounds=5) == interleaved(b, cat, rounds=5)
-    mode = app.state.service.modes["find"]
+    mode = parts_of(app).service.modes["find"]
     assert mode._store is not None and mode._store.mapped
     other = make_catalogue(tmp_path / "other", 2000)
     with pytest.raises(ValueError, match="not this catalogue's embedding"):
@@ -78,12 +83,16 @@ def test_a_server_over_shared_arrays_offers_the_same_guesses(tmp_path):
     takes none: find mode sets them before the prior is built)."""
     cat = make_catalogue(tmp_path / "cat", 500)
     attached = attach_shared(cat, share_catalogue(cat, tmp_path / "shared"))
-    own = create_app(cat, f"sqlite:///{tmp_path / 'a.db'}", random_state=0, guesses=4)
-    app = create_app(attached, f"sqlite:///{tmp_path / 'b.db'}", random_state=0, guesses=4)
+    own = create_app(
+        cat, f"sqlite:///{tmp_path / 'a.db'}", config=ServeConfig(random_state=0, guesses=4)
+    )
+    app = create_app(
+        attached, f"sqlite:///{tmp_path / 'b.db'}", config=ServeConfig(random_state=0, guesses=4)
+    )
     with in_process(own) as a, in_process(app) as b:
         replies = interleaved(b, cat, rounds=4)
         assert interleaved(a, cat, rounds=4) == replies
     screens = [r["screen"] if "screen" in r else r for r in replies]
     strips = [len(s["guesses"]) for s in screens if s and "items" in s]
     assert len(strips) > 10 and set(strips) == {4}
-    assert app.state.service.modes["find"]._store.mapped
+    assert parts_of(app).service.modes["find"]._store.mapped

@@ -20,6 +20,7 @@ from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve import store as store_mod
 from tripletsearch.serve.collect.training import export_data
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.modes import FindMode
 from tripletsearch.serve.store import Store, StoreError
 from tripletsearch.serve.study import load_study
@@ -38,7 +39,7 @@ def test_a_session_continues_after_the_algorithm_changed(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 's.sqlite'}"
     rng = np.random.default_rng(2)
     person = FindPerson(CAT, 17, 3.0, rng)
-    with in_process(create_app(CAT, url, random_state=0)) as c:
+    with in_process(create_app(CAT, url, config=ServeConfig(random_state=0))) as c:
         s = start(c, mode="find", n_choices=4)
         screen, before = s["screen"], []
         for _ in range(3):
@@ -56,8 +57,9 @@ def test_a_session_continues_after_the_algorithm_changed(tmp_path, monkeypatch):
     def other_template(self, n_choices, params):
         return ts.DiscreteSearch(CAT.embedding, n_choices=n_choices, selection="weighted")
 
+    # no seam: a mode builds its searchers' template itself (as a new version would)
     monkeypatch.setattr(FindMode, "_template", other_template)
-    app2 = create_app(CAT, url, random_state=0)
+    app2 = create_app(CAT, url, config=ServeConfig(random_state=0))
     with in_process(app2) as c:
         got = c.get(f"/api/sessions/{s['id']}", headers=auth(s["token"])).json()
         assert got["screen"] == screen and got["n_queries"] == 3  # the screen as shown, kept

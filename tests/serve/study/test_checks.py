@@ -16,6 +16,7 @@ from serve.helpers import in_process, make_catalogue, toml_text
 from tripletsearch.people import StudyPerson
 from tripletsearch.serve import create_app
 from tripletsearch.serve.commands.export_folder import experiment_roster
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.store import sessions as sessions_mod
 from tripletsearch.serve.study import load_study
@@ -37,6 +38,7 @@ def make_study(tmp_path, **keys):
 def clock(monkeypatch):
     """The server's clock, simulated: ``clock.now`` moves as the test's people take time."""
     c = types.SimpleNamespace(now=1e9)
+    # no seam: the store stamps answers with the wall clock (time.time), not an injected one
     monkeypatch.setattr(sessions_mod, "time", types.SimpleNamespace(time=lambda: c.now))
     return c
 
@@ -78,7 +80,9 @@ def test_a_script_is_flagged_and_left_out_of_the_comparison(
     study = make_study(tmp_path, targets=targets, n_choices=n_choices, max_queries=max_queries)
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     kinds = {}
-    with in_process(create_app(study.catalogue, db, study=study, admin_token="owner")) as c:
+    with in_process(
+        create_app(study.catalogue, db, study=study, config=ServeConfig(admin_token="owner"))
+    ) as c:
         for i, (kind, seconds) in enumerate(
             [("person", 2.0), ("first", 2.0), ("random", 2.0), ("first", 0.05), ("person", 3.0)]
         ):
@@ -121,7 +125,9 @@ def test_attention_screens_show_the_target_and_count_in_no_query(
     study = make_study(tmp_path, targets=2, n_choices=n_choices, max_queries=max_queries,
                        attention=attention)  # fmt: skip
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
-    with in_process(create_app(study.catalogue, db, study=study, admin_token="owner")) as c:
+    with in_process(
+        create_app(study.catalogue, db, study=study, config=ServeConfig(admin_token="owner"))
+    ) as c:
         first, seen, _ = take_part(c, study, "first", clock)
         person, _, _ = take_part(c, study, "person", clock, seed=1)
         table = {p["participant"]: p for p in c.get("/api/admin/study", headers=OWNER).json()[
@@ -163,7 +169,7 @@ def test_found_on_an_attention_screen_continues_and_a_restart_replays(tmp_path, 
     only and goes on; an undo takes back the last counted answer, not the check."""
     study = make_study(tmp_path, targets=1, n_choices=4, max_queries=30, attention=[2])
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
-    app = create_app(study.catalogue, db, study=study, admin_token="owner")
+    app = create_app(study.catalogue, db, study=study, config=ServeConfig(admin_token="owner"))
     with in_process(app) as c:
         pr = c.post("/api/participants", json={"consent": True}).json()
         h, base = {"Authorization": "Bearer " + pr["token"]}, f"/api/participants/{pr['id']}"
@@ -180,7 +186,9 @@ def test_found_on_an_attention_screen_continues_and_a_restart_replays(tmp_path, 
         again = c.post(f"{base}/answer", json={"screen": 1, "choice": at, "found": True,
                                                "slot": 0}, headers=h)  # fmt: skip
         assert again.status_code == 200 and again.json() == r  # a retry: the same reply
-    with in_process(create_app(study.catalogue, db, study=study, admin_token="owner")) as c:
+    with in_process(
+        create_app(study.catalogue, db, study=study, config=ServeConfig(admin_token="owner"))
+    ) as c:
         u = c.post(f"{base}/undo", json={"screen": 2}, headers=h)
         assert u.status_code == 200, u.text
         assert u.json()["n_queries"] == 0

@@ -100,6 +100,7 @@ def test_a_report_without_matplotlib_says_so(database, tmp_path, monkeypatch):
             raise ImportError("no matplotlib here")
         return real(name, *args, **kwargs)
 
+    # no seam: a missing optional dependency is a failing import
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     rep = write_report(store, tmp_path / "r", study.catalogue, fast_server_ms=0)
     assert rep["plot"] is None and "matplotlib is not installed" in rep["plot_note"]

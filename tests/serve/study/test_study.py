@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from serve.helpers import answer_all, enrol, finding, in_process, study_toml, take_part
+from serve.helpers import answer_all, enrol, finding, in_process, parts_of, study_toml, take_part
 from tripletsearch.cli import main
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app
@@ -218,6 +218,7 @@ def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, 
     study = load_study(write(tmp_path))
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     draws = iter(["00000000000000AA", "00000000000000AA", "00000000000000BB"])
+    # no seam: the enrolment draws ids from secrets (no source to inject a collision)
     monkeypatch.setattr(enrolment_mod.secrets, "token_hex", lambda nbytes: next(draws))
     app = create_app(study.catalogue, db, study=study)
     with in_process(app) as c:
@@ -234,7 +235,8 @@ def test_enrolment_draws_a_new_id_when_one_is_taken_and_503_when_busy(tmp_path, 
         def busy(*args):
             raise store_mod.StoreBusy("database: could not enrol a participant (too many at once)")
 
-        monkeypatch.setattr(app.state.store, "enrol", busy)
+        # no seam: create_app builds its own Store from the URL (none to hand it a faulty one)
+        monkeypatch.setattr(parts_of(app).store, "enrol", busy)
         r = c.post("/api/participants", json={"consent": True})
         assert r.status_code == 503 and r.headers["retry-after"] == "1"
         assert r.json()["error"].startswith("database: could not enrol a participant")

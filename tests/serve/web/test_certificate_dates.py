@@ -12,6 +12,7 @@ import signal
 
 import pytest
 
+from serve.helpers import parts_of
 from tripletsearch.cli import main
 from tripletsearch.serve.service.processes import SERVER_ID, SERVER_PID
 from tripletsearch.serve.web.tls import EXPIRES_SOON_DAYS, certificate_dates, expiry_notice
@@ -86,7 +87,7 @@ def test_a_certificate_that_expires_soon_is_said_at_the_start(tmp_path, capsys, 
     assert line.startswith(f"warning: the HTTPS certificate {cert} expires on ")
     assert "(in 4 days)" in line or "(in 5 days)" in line
     app, options = ran[0]
-    assert app.state.config.certificate == certificate_dates(str(cert))  # for the dashboards
+    assert parts_of(app).config.certificate == certificate_dates(str(cert))  # for the dashboards
     assert options["ssl_certfile"] == str(cert)
     ran.clear()
     cert, key = issued(tmp_path, "later", NOW - dt.timedelta(days=1), NOW + dt.timedelta(days=60))

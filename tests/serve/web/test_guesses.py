@@ -19,6 +19,7 @@ from serve.helpers import (
     finding,
     in_process,
     make_catalogue,
+    parts_of,
     start,
     study_toml,
 )
@@ -26,6 +27,7 @@ from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.cli import MAX_GUESSES as CLI_MAX
 from tripletsearch.serve.collect.training import export_data
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.modes.find import MAX_GUESSES
 from tripletsearch.serve.store import Store
 from tripletsearch.serve.study import load_study
@@ -52,7 +54,7 @@ def post(c, s, body):
 def test_each_screen_has_its_strip_and_a_guess_is_found(tmp_path):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     strip_found = 0
-    with in_process(create_app(CAT, db, random_state=0)) as c:
+    with in_process(create_app(CAT, db, config=ServeConfig(random_state=0))) as c:
         for target in np.random.default_rng(1).choice(CAT.n_items, 6, replace=False):
             s = start(c, mode="find", n_choices=4, guesses=5)
             person, screen, n = FindPerson(CAT, target, None, None), s["screen"], 0
@@ -99,7 +101,8 @@ def test_a_pass_over_is_stored_and_replayed_as_it_was(tmp_path):
     drops them before every answer (rebuilt from the database); the screens and strips are
     the same. The rebuilt searcher takes the strips' evidence (without it, another one)."""
     apps = [
-        create_app(CAT, f"sqlite:///{tmp_path / f'{i}.sqlite'}", random_state=3) for i in (0, 1)
+        create_app(CAT, f"sqlite:///{tmp_path / f'{i}.sqlite'}", config=ServeConfig(random_state=3))
+        for i in (0, 1)
     ]
     target = 123
     with in_process(apps[0]) as live, in_process(apps[1]) as rebuilt:
@@ -107,13 +110,13 @@ def test_a_pass_over_is_stored_and_replayed_as_it_was(tmp_path):
         assert s[0]["screen"] == s[1]["screen"]
         person, screen = FindPerson(CAT, target, None, None), s[0]["screen"]
         for _ in range(6):
-            rebuilt.app.state.service.live.drop(s[1]["id"])
+            parts_of(rebuilt.app).service.live.drop(s[1]["id"])
             body = person.answer(screen)
             body["found"] = False  # on: whatever is shown
             r = [post(c, x, body).json() for c, x in ((live, s[0]), (rebuilt, s[1]))]
             assert r[0] == r[1]
             screen = r[0]["screen"]
-        mode = apps[1].state.service.modes["find"]
+        mode = parts_of(apps[1]).service.modes["find"]
     store = Store(f"sqlite:///{tmp_path / '1.sqlite'}")
     row = store.session(s[1]["id"])
     history = store.effective(row.id)
@@ -156,12 +159,14 @@ def test_bad_requests_are_refused(tmp_path):
         r = c.post("/api/sessions", json={"n_choices": 4, "guesses": 7})
         assert r.status_code == 400 and "the catalogue has 10" in r.json()["error"]
     with pytest.raises(ValueError, match="guesses: expected an integer from 0 to 8"):
-        create_app(CAT, f"sqlite:///{tmp_path / 'u.sqlite'}", guesses=9)
+        create_app(CAT, f"sqlite:///{tmp_path / 'u.sqlite'}", config=ServeConfig(guesses=9))
     assert CLI_MAX == MAX_GUESSES
 
 
 def test_the_servers_default_for_free_searches_and_an_undo(tmp_path):
-    with in_process(create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}", guesses=2)) as c:
+    with in_process(
+        create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}", config=ServeConfig(guesses=2))
+    ) as c:
         s = start(c, mode="find")
         assert len(s["screen"]["guesses"]) == 2
         # an undo shows the screen again with its strip; answered again, the same next one

@@ -12,7 +12,7 @@ import time
 import pytest
 from sqlalchemy import event
 
-from serve.helpers import auth, in_process, start, write_study
+from serve.helpers import auth, in_process, parts_of, start, write_study
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store.engine import FAILING_FOR_S
@@ -34,7 +34,11 @@ def filling(store):
 
 
 def test_health_shows_the_worker_to_its_owner_only(tmp_path):
-    app = create_app(demo_catalogue(), f"sqlite:///{tmp_path / 's.sqlite'}", admin_token=OWNER)
+    app = create_app(
+        demo_catalogue(),
+        f"sqlite:///{tmp_path / 's.sqlite'}",
+        config=ServeConfig(admin_token=OWNER),
+    )
     with in_process(app) as c:
         for headers in ({}, auth("not-the-token"), auth("x" * 40)):
             r = c.get("/api/health", headers=headers)
@@ -49,9 +53,11 @@ def test_health_shows_the_worker_to_its_owner_only(tmp_path):
 
 def test_health_is_degraded_while_writes_fail_and_ok_once_they_work(tmp_path):
     app = create_app(
-        demo_catalogue(), f"sqlite:///{tmp_path / 's.sqlite'}", admin_token=OWNER, max_queries=60
+        demo_catalogue(),
+        f"sqlite:///{tmp_path / 's.sqlite'}",
+        config=ServeConfig(admin_token=OWNER, max_queries=60),
     )
-    full = filling(app.state.store)
+    full = filling(parts_of(app).store)
     with in_process(app) as c:
         start(c, n_choices=4)
         full["on"] = True
@@ -69,7 +75,7 @@ def test_health_is_degraded_while_writes_fail_and_ok_once_they_work(tmp_path):
         owner = c.get("/api/health", headers=auth(OWNER)).json()
         assert owner["writes"]["reason"] == "database or disk is full"
         assert owner["writes"]["failing_since"] <= time.time() and owner["worker"]["pid"] > 0
-        store = app.state.store  # not known to fail once none was tried for a while
+        store = parts_of(app).store  # not known to fail once none was tried for a while
         assert store.failing_writes(now=time.time() + FAILING_FOR_S + 1) is None
         full["on"] = False  # room again: the next write goes through, and health says ok
         assert c.post("/api/sessions", json={"n_choices": 4}).status_code == 201
@@ -86,7 +92,7 @@ def test_the_dashboard_says_the_certificate_expires_soon(tmp_path, days, said):
         database=f"sqlite:///{tmp_path / 's.sqlite'}", admin_token=OWNER, certificate=certificate
     )
     app = create_app(None, config=config, study=study)
-    full = filling(app.state.store)
+    full = filling(parts_of(app).store)
     with in_process(app) as c:
         notices = c.get("/api/admin/study", headers=auth(OWNER)).json()["notices"]
         if said is None:
@@ -105,7 +111,11 @@ def test_the_dashboard_says_the_certificate_expires_soon(tmp_path, days, said):
 
 
 def test_every_reply_forbids_framing(tmp_path):
-    app = create_app(demo_catalogue(), f"sqlite:///{tmp_path / 's.sqlite'}", admin_token=OWNER)
+    app = create_app(
+        demo_catalogue(),
+        f"sqlite:///{tmp_path / 's.sqlite'}",
+        config=ServeConfig(admin_token=OWNER),
+    )
     with in_process(app) as c:
         page = c.get("/")
         assert "frame-ancestors 'none'" in page.headers["content-security-policy"]

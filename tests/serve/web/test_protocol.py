@@ -17,6 +17,7 @@ import pytest
 from serve.helpers import catalogue_folder, collect_toml, thread_server, wait_until
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve.collect import load_collect
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.web import protocol as protocol_mod
 from tripletsearch.serve.web.limits import Limits
 
@@ -47,6 +48,7 @@ def read_reply(s):
 
 @pytest.fixture
 def base(tmp_path, monkeypatch):
+    # no seam: the timeouts are module constants of the protocol uvicorn builds per connection
     monkeypatch.setattr(protocol_mod, "HEAD_TIMEOUT", 1.0)
     app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}")
     with thread_server(app) as url:
@@ -100,6 +102,7 @@ def test_normal_requests_and_keep_alive_pass(base):
 
 
 def test_a_slow_body_gets_408_and_the_connection_closes(tmp_path, monkeypatch):
+    # no seam: the timeouts are module constants of the protocol uvicorn builds per connection
     monkeypatch.setattr(protocol_mod, "BODY_TIMEOUT", 1.0)
     app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}")
     with thread_server(app) as url:
@@ -146,12 +149,16 @@ def test_forwarded_for_from_this_host_is_not_believed(tmp_path, mode):
     db = f"sqlite:///{tmp_path / 's.sqlite'}"
     limits = Limits(sessions_per_minute=10, enrolments_per_minute=10)  # no trusted proxy
     if mode == "find":
-        app, path, body = create_app(CAT, db, limits=limits), "/api/sessions", {}
+        app, path, body = (
+            create_app(CAT, db, config=ServeConfig(limits=limits)),
+            "/api/sessions",
+            {},
+        )
     else:
         catalogue_folder(tmp_path)
         (tmp_path / "c.toml").write_text(textwrap.dedent(COLLECT))
         cfg = load_collect(tmp_path / "c.toml")
-        app = create_app(cfg.catalogue, db, collect=cfg, limits=limits)
+        app = create_app(cfg.catalogue, db, collect=cfg, config=ServeConfig(limits=limits))
         path, body = "/api/participants", {"consent": True}
     with thread_server(app) as url, httpx.Client(base_url=url, timeout=10) as c:
         codes = [

@@ -11,12 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from serve.helpers import ADMIN, auth, in_process, run_search, start
+from serve.helpers import ADMIN, auth, in_process, parts_of, run_search, start
 from tripletsearch.colour import srgb_to_lab
 from tripletsearch.people import FindPerson, MixPerson
 from tripletsearch.serve import create_app, demo_catalogue
 from tripletsearch.serve import schema as schema_mod
 from tripletsearch.serve.collect.training import export_data
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 
 CAT = demo_catalogue()
@@ -66,7 +67,7 @@ def test_find_searches_by_simulated_people(server):
 def test_mix_search_converges(tmp_path):
     # its own seeded server: the errors have a heavy tail (over 120 people about a quarter
     # end more than 8 units away), so the median of 12 must not depend on which tests ran
-    app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}", random_state=1)
+    app = create_app(CAT, f"sqlite:///{tmp_path / 's.sqlite'}", config=ServeConfig(random_state=1))
     rng = np.random.default_rng(1)
     with in_process(app) as client:
         errors = _mix_errors(client, rng)
@@ -76,7 +77,9 @@ def test_mix_search_converges(tmp_path):
 
 def test_random_state_replays_free_sessions(tmp_path):
     def first_screens(random_state, name):
-        app = create_app(CAT, f"sqlite:///{tmp_path / name}", random_state=random_state)
+        app = create_app(
+            CAT, f"sqlite:///{tmp_path / name}", config=ServeConfig(random_state=random_state)
+        )
         with in_process(app) as client:
             return [start(client, mode="mix")["screen"]["points"] for _ in range(3)]
 
@@ -249,8 +252,10 @@ def test_unknown_sessions_and_tokens(server):
 def test_racing_undos_of_one_screen_get_one_reply(tmp_path):
     # both undos pass their checks before either takes the session's lock: the second
     # finds the only answer taken back (it raised IndexError: a 500) and replays the first
-    app = create_app(CAT, f"sqlite:///{tmp_path / 'race.sqlite'}", random_state=5)
-    service = app.state.service
+    app = create_app(
+        CAT, f"sqlite:///{tmp_path / 'race.sqlite'}", config=ServeConfig(random_state=5)
+    )
+    service = parts_of(app).service
     checked = service._current
     both = threading.Barrier(2, timeout=10)
 
@@ -375,7 +380,7 @@ def test_undo_takes_back_the_last_answer(server):
         (3, "answer", False),
     ]
     assert r1["screen"] is not None  # the undone answer's reply is still stored
-    service = app.state.service
+    service = parts_of(app).service
     row = service.store.session(s["id"])
     live = service.modes["find"].searcher(4, row.params, int(row.seed))
     first = r0["screen"]["items"]
@@ -430,7 +435,7 @@ def test_find_mode_infers_each_persons_gamma(tmp_path):
     cat = demo_catalogue("colours")
     db = f"sqlite:///{tmp_path / 'auto.sqlite'}"
     rng = np.random.default_rng(4)
-    with in_process(create_app(cat, db, gamma="auto", random_state=0)) as c:
+    with in_process(create_app(cat, db, config=ServeConfig(gamma="auto", random_state=0))) as c:
         for gamma, target in ((1.5, 17), (8.0, 400)):
             r = c.post("/api/sessions", json={"mode": "find", "n_choices": 4}).json()
             h = {"Authorization": "Bearer " + r["token"]}
@@ -448,7 +453,7 @@ def test_find_mode_infers_each_persons_gamma(tmp_path):
     rows = list(Store(db).iter_sessions())
     assert [row.params["gamma"] for row in rows] == ["auto", "auto"]
     with pytest.raises(ValueError, match="gamma: expected a number > 0 or 'auto'"):
-        create_app(cat, f"sqlite:///{tmp_path / 'x.sqlite'}", gamma="fast")
+        create_app(cat, f"sqlite:///{tmp_path / 'x.sqlite'}", config=ServeConfig(gamma="fast"))
 
 
 def test_leaving_a_session_records_it_abandoned_never_found(tmp_path):

@@ -14,9 +14,10 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from serve.helpers import auth, in_process, start
+from serve.helpers import auth, in_process, parts_of, start
 from tripletsearch.people import FindPerson
 from tripletsearch.serve import create_app, demo_catalogue
+from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import StoreBusy
 from tripletsearch.serve.store.unavailable import unavailable
 
@@ -67,8 +68,12 @@ def test_a_full_disk_is_503_with_retry_after_and_one_line_per_request(tmp_path, 
     answer refused 503 with Retry-After, one warning line each, no trace; once there is room
     again the same answer is taken and the search goes on."""
     cat = demo_catalogue()
-    app = create_app(cat, f"sqlite:///{tmp_path / 's.sqlite'}", random_state=0, max_queries=60)
-    store = app.state.store
+    app = create_app(
+        cat,
+        f"sqlite:///{tmp_path / 's.sqlite'}",
+        config=ServeConfig(random_state=0, max_queries=60),
+    )
+    store = parts_of(app).store
     full = {"on": False}
 
     @event.listens_for(store.write, "begin")
@@ -112,14 +117,17 @@ def test_a_full_disk_is_503_with_retry_after_and_one_line_per_request(tmp_path, 
 
 
 def test_a_bug_is_still_a_500_with_its_trace(tmp_path, caplog, monkeypatch):
-    app = create_app(demo_catalogue(), f"sqlite:///{tmp_path / 's.sqlite'}", random_state=0)
+    app = create_app(
+        demo_catalogue(), f"sqlite:///{tmp_path / 's.sqlite'}", config=ServeConfig(random_state=0)
+    )
     with in_process(app) as c:
         s = start(c, n_choices=4)
 
         def broken(*args, **kw):
             raise KeyError("a bug")
 
-        monkeypatch.setattr(app.state.store, "record_answer", broken)
+        # no seam: create_app builds its own Store from the URL (none to hand it a faulty one)
+        monkeypatch.setattr(parts_of(app).store, "record_answer", broken)
         caplog.clear()
         body = {"screen": 0, "choice": 0}
         r = c.post(f"/api/sessions/{s['id']}/answer", json=body, headers=auth(s["token"]))

@@ -65,11 +65,11 @@ def admin_token(token: str | None, path: str | None) -> tuple[str, str]:
 
 
 def _catalogue(args: argparse.Namespace) -> Any:
-    from ..catalogue import demo_catalogue, load_catalogue
+    from ..catalogue import DEMOS, demo_catalogue, load_catalogue
 
     given = [g for g in (args.demo, args.catalogue, getattr(args, "study", None)) if g]
     if len(given) > 1:
-        raise ValueError("give one of --catalogue PATH, --demo colours, --study FILE")
+        raise ValueError(f"give one of --catalogue PATH, --demo {'/'.join(DEMOS)}, --study FILE")
     if args.demo:
         return demo_catalogue(args.demo)
     if args.catalogue:
@@ -88,8 +88,8 @@ def _missing_dependencies() -> bool:
 
 
 def _limits(args: argparse.Namespace) -> Any:
-    """The :class:`~.limits.Limits` of the command line (ValueError naming a bad one)."""
-    from ..web.limits import Limits
+    """The :class:`~..config.Limits` of the command line (ValueError naming a bad one)."""
+    from ..config import Limits
 
     return Limits(
         sessions_per_minute=args.sessions_per_minute,

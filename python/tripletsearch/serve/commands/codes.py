@@ -11,6 +11,7 @@ from ..participation.codes import (
     describe_check,
     read_submissions,
 )
+from ..participation.platforms import PLATFORMS
 
 __all__ = ["run", "add_parser"]
 
@@ -54,9 +55,9 @@ def add_parser(sub: Any) -> None:
     k.add_argument("--check", required=True, metavar="FILE", help="the platform's CSV export")
     k.add_argument(
         "--platform",
-        choices=["prolific", "mturk", "cloudresearch", "sona"],
+        choices=list(PLATFORMS),
         default="prolific",
-        help="the export's default columns (default: prolific)",
+        help="the export's default columns (default: %(default)s)",
     )
     k.add_argument("--id-column", metavar="NAME", help="the column of platform ids")
     k.add_argument("--code-column", metavar="NAME", help="the column of submitted codes")

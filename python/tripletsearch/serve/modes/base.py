@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 from ..catalogue import Catalogue
+from ..config import GAMMA
 from ..errors import Invalid
 from ..schema import Answer
 from ..store import Store
@@ -54,7 +55,7 @@ class Settings:
     ``mode_settings()``).
     """
 
-    gamma: float | str = 3.0
+    gamma: float | str = GAMMA
     threads: int = 1
     collect: Any = None  # the collect file (serve.collect.CollectConfig) when collecting
     embeddings: Any = None  # {method: ndarray (n_items, d)} or None

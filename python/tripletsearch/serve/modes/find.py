@@ -10,6 +10,7 @@ import numpy as np
 from ...colour import hex_to_srgb, srgb_to_lab
 from ...discrete import DiscreteSearch, ItemStore
 from ..catalogue import Catalogue
+from ..config import MAX_GUESSES, check_gamma
 from ..errors import Invalid
 from ..schema import Answer
 from ..store import Store
@@ -18,22 +19,11 @@ from .base import Mode, Screen, ScreenSizes, SessionInfo, Settings
 __all__ = ["FindMode", "N_CHOICES", "MAX_GUESSES", "check_gamma", "check_guesses", "opening_of"]
 
 N_CHOICES = ScreenSizes(2, 8, 4)  # items per screen (at most the catalogue's)
-# best guesses offered with each screen at most (0, the default: the paper's protocol)
-MAX_GUESSES = 8
 # new sessions' first screen: one rule for every method (DiscreteSearch's "uniform")
 OPENING = "uniform"
 # the opening of a session stored before its params recorded one: 0.3.0's default (an
 # opening decides screen 0 only, which is stored: a rebuilt session replays its screens)
 STORED_OPENING = "random"
-
-
-def check_gamma(value: Any) -> float | str:
-    """A find-mode gamma: "auto" (inferred per person) or a number > 0."""
-    if value == "auto":
-        return "auto"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"gamma: expected a number > 0 or 'auto', got {value!r}")
-    return float(value)
 
 
 def check_guesses(value: Any, n_choices: int, n_items: int) -> int:

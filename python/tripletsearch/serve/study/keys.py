@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..catalogue import Catalogue, load_embedding_file
+from ..config import GAMMA
 from ..experiment import fail as _fail
 from ..experiment import is_integer as _integer
 from ..modes.find import check_guesses
@@ -20,7 +21,7 @@ __all__ = ["gamma_sigma", "check_guesses_key", "embeddings_key", "check_attentio
 
 def gamma_sigma(name: str, cfg: dict, X: np.ndarray) -> tuple[float | str, float]:
     """The gamma and sigma of the file; sigma "auto" from ``X`` (what gauss searches)."""
-    gamma = cfg.get("gamma", 3.0)
+    gamma = cfg.get("gamma", GAMMA)
     if gamma != "auto" and (
         isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma > 0
     ):

@@ -15,11 +15,11 @@ database and native calls need.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import logging
 import os
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
+from ...utils import warn_renamed
 from ..catalogue import Catalogue
 from ..catalogue.shared import attach_shared
 from ..clock import record_fast_server_ms
@@ -53,7 +54,7 @@ from ..service.processes import die_with_parent, read_design
 from ..service.search import SearchService
 from ..store import Store
 from ..study import Study, StudyService
-from .limits import Limits, RateLimiter
+from .limits import RateLimiter
 from .middleware import MAX_BODY_BYTES, BodyLimit, StrictTransport
 from .views import admin, error, pages, sessions
 from .views import catalogue as catalogue_views
@@ -62,7 +63,7 @@ from .views import participants as participant_views
 from .views import preview as preview_views
 from .views import study as study_views
 
-__all__ = ["create_app", "MAX_BODY_BYTES", "STATUS"]
+__all__ = ["create_app", "MAX_BODY_BYTES", "STATUS", "DEPRECATED_KEYWORDS"]
 
 log = logging.getLogger("tripletsearch.serve")
 
@@ -111,9 +112,9 @@ async def _value_error(request: Request, exc: Exception) -> Response:
     return error(400, str(exc))
 
 
-# create_app's keywords that are settings: their defaults are its signature's (a test checks
-# they are ServeConfig's; limits and fast_server_ms: None, the config's own)
-_SETTINGS = (
+# create_app's keywords before it took a ServeConfig: each warns and still works until
+# tripletsearch 0.4.0 (give config=ServeConfig(name=...))
+DEPRECATED_KEYWORDS = (
     "admin_token",
     "gamma",
     "max_queries",
@@ -127,19 +128,26 @@ _SETTINGS = (
 )
 
 
-def _config(config: ServeConfig | None, database: str | None, given: dict) -> ServeConfig:
-    """The app's configuration: ``config``, or one of ``create_app``'s keywords."""
-    defaults = inspect.signature(create_app).parameters
-    changed = sorted(k for k, v in given.items() if v is not None and v != defaults[k].default)
-    if config is None:
-        values = {k: given[k] for k in changed if k != "limits"}
-        if given.get("limits") is not None:
-            values["limits"] = given["limits"]
-        return ServeConfig(database=database, **values)
+def _config(config: ServeConfig | None, database: str | None, old: dict[str, Any]) -> ServeConfig:
+    """The app's configuration: ``config`` (or one built of the old keywords, warning)."""
+    unknown = sorted(set(old) - set(DEPRECATED_KEYWORDS))
+    if unknown:
+        raise TypeError(f"create_app: unexpected keyword argument(s) {unknown}")
+    for name in old:
+        warn_renamed(
+            "create_app",
+            f"{name}=",
+            f"config=ServeConfig({name}=...)",
+            stacklevel=4,
+            renamed_in="0.3.0",
+            removed_in="0.4.0",
+        )
+    if config is None:  # (None: the config's default, as the keywords' defaults were)
+        return ServeConfig(database=database, **{k: v for k, v in old.items() if v is not None})
     if not isinstance(config, ServeConfig):
         raise TypeError(f"config: expected a ServeConfig, got {type(config).__name__}")
-    if changed:
-        raise TypeError(f"create_app: give {changed} in config, not beside it")
+    if old:
+        raise TypeError(f"create_app: give {sorted(old)} in config, not beside it")
     if database is not None and database != config.database:
         if config.database is not None:
             raise TypeError("create_app: database and config.database differ; give one")
@@ -152,24 +160,15 @@ def create_app(
     database: str | None = None,
     *,
     config: ServeConfig | None = None,
-    admin_token: str | None = None,
-    gamma: float | str = 3.0,
-    max_queries: int = 300,
     setup: bool = True,
     study: Study | None = None,
     collect: CollectConfig | None = None,
-    random_state: int | None = None,
-    limits: Limits | None = None,
-    memory: int | None = None,
-    threads: int = 1,
-    steps_at_once: int | None = None,
-    guesses: int = 0,
-    fast_server_ms: float | None = None,
+    **deprecated: Any,
 ) -> Starlette:
     """The search service's ASGI app for ``catalogue``.
 
-    Its settings are one :class:`~..config.ServeConfig`: ``config``, or built from the
-    keywords below (``admin_token`` to ``guesses``; not both).
+    Its settings are one :class:`~..config.ServeConfig` (``config``); what it runs (a
+    study, a collect) and whether it sets up the database are the arguments beside it.
 
     Parameters
     ----------
@@ -178,66 +177,35 @@ def create_app(
         (None: the study's or collect's).
     database : str, optional
         SQLAlchemy URL; default ``sqlite:///tripletsearch-sessions.sqlite`` (the working
-        directory). PostgreSQL: ``postgresql+psycopg://user:pw@host/db``.
+        directory). PostgreSQL: ``postgresql+psycopg://user:pw@host/db``. The same as
+        ``config.database`` (give it in one of the two).
     config : ServeConfig, optional
-        The server's settings, as ``tripletsearch serve`` builds them (then give none of
-        the keywords below but ``setup``, ``study`` and ``collect``).
-    admin_token : str, optional
-        Bearer token of ``GET /api/admin/export`` (None: the endpoint is off).
-    gamma : float or "auto"
-        The gamma-CKL power assumed of people in find mode, or "auto": inferred per person
-        while they search.
-    max_queries : int
-        Screens per session before it ends by itself (a study: its own).
+        The server's settings, as ``tripletsearch serve`` builds them: gamma, screens per
+        session, seeds, limits (none by default: a server in front sets its own), memory,
+        threads, best guesses, the server's clock bound, the admin token (None: its
+        defaults). Before 0.3.0 each was a keyword of its own (``gamma=``, ...): they
+        still work, warning, until 0.4.0.
     setup : bool
         Create or upgrade the tables now (one process) and register the study or collect
         by its name (:func:`~..experiment.bind`: ``ExperimentChanged``, a ValueError, when
         the file changes one people took part in); False when both were done before
         several workers started (``tripletsearch serve`` does that).
+    study : Study, optional
+        Run this study (:func:`~..study.load_study`; its catalogue replaces
+        ``catalogue`` unless that is the same, e.g. with its arrays shared): ``/`` and
+        ``/study`` are the participants' page, ``/api/participants`` serves them, free
+        sessions are refused.
     collect : CollectConfig, optional
         Collect triplets as this collect file says (:func:`~..collect.load_collect`; its
         catalogue replaces ``catalogue`` unless that is the same): ``/collect`` is the
         participants' page, ``/api/participants`` serves them, free sessions are refused.
         The refitter that fills the samplers' buffers runs apart
         (:func:`~..collect.refitter.refit_once`).
-    study : Study, optional
-        Run this study (:func:`~..study.load_study`; its catalogue replaces
-        ``catalogue`` unless that is the same, e.g. with its arrays shared): ``/`` and
-        ``/study`` are the participants' page, ``/api/participants`` serves them, free
-        sessions are refused.
-    random_state : int, optional
-        Seeds free sessions' searchers in the order they start, so a run replays (tests,
-        demos; every process given the same value draws the same seeds). None: a secret
-        random seed per session. A study's sessions take their seeds from the study.
-    limits : Limits, optional
-        Sessions and enrolments per client address per minute, open sessions at once,
-        trusted proxies (:class:`~.limits.Limits`). None: no limits (a server in front
-        sets its own); ``tripletsearch serve`` gives ``Limits()``'s defaults unless told.
-    memory : int, optional
-        Bytes this process may hold (measured as PSS, :mod:`.memory`): its live searchers
-        get what is left once the catalogue is loaded and the default mode's first searcher
-        built, less a tenth of it (at most 64 MiB) for requests in flight and the database's
-        caches (least recently used evicted first, rebuilt from the database on their next
-        request; a request that cannot fit gets 503). None: live searchers bounded by
-        count only.
-    threads : int
-        Native threads of each search step: with one worker process, the machine's cores
-        serve each answer (the same results for any number).
-    steps_at_once : int, optional
-        Search steps computed at once in this process, the others queued (None: no bound;
-        ``tripletsearch serve``: the cores over all workers' threads, at least 1).
-    guesses : int
-        Best guesses offered with each screen of a free find session that asks for none
-        (``POST /api/sessions``'s ``guesses``; 0: the paper's protocol). A study's come from
-        its file.
-    fast_server_ms : float, optional
-        A collect's check on people: a participant whose median time per screen by the
-        server's clock is under this is flagged (None: the default,
-        :data:`~..collect.quality.FAST_SERVER_MS`; 0: never).
+    **deprecated
+        The settings' keywords of before 0.3.0 (:data:`DEPRECATED_KEYWORDS`): a
+        DeprecationWarning naming ``config=ServeConfig(...)`` each.
     """
-    given = locals()  # (the arguments, nothing else bound yet)
-    keywords = {k: given[k] for k in _SETTINGS}
-    config = _config(config, database, keywords)
+    config = _config(config, database, deprecated)
     if study is not None and collect is not None:
         raise ValueError("study and collect: a server runs one experiment; give one")
     store = Store(config.database)

@@ -18,52 +18,13 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from starlette.requests import Request
 
+from ..config import Limits  # (its home: the configuration; imported from here too)
 from ..errors import TooManyRequests
 
 __all__ = ["Limits", "RateLimiter", "client_address", "rate_key"]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What the service allows one client address, per minute and per worker process.
-
-    Parameters
-    ----------
-    sessions_per_minute : int
-        Free sessions a client may start per minute (0: no limit).
-    enrolments_per_minute : int
-        Study participants a client may enrol per minute (0: no limit).
-    max_open_sessions : int
-        Free sessions open at once on the server (not finished, an answer within the last
-        hour), all clients together (0: no limit); past it, 503.
-    trusted_proxies : frozenset of str
-        Addresses of reverse proxies whose ``X-Forwarded-For`` is believed.
-    """
-
-    sessions_per_minute: int = 30
-    enrolments_per_minute: int = 10
-    max_open_sessions: int = 10_000
-    trusted_proxies: frozenset[str] = field(default_factory=frozenset)
-
-    def __post_init__(self) -> None:
-        for name in ("sessions_per_minute", "enrolments_per_minute", "max_open_sessions"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name}: expected an integer >= 0, got {v!r}")
-        object.__setattr__(self, "trusted_proxies", frozenset(self.trusted_proxies))
-
-    def to_dict(self) -> dict:
-        """JSON-safe fields (the proxies sorted): what worker processes are started with."""
-        return {**self.__dict__, "trusted_proxies": sorted(self.trusted_proxies)}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Limits:
-        """The limits of :meth:`to_dict`'s output."""
-        return cls(**{**d, "trusted_proxies": frozenset(d.get("trusted_proxies", ()))})
 
 
 def rate_key(address: str) -> str:
