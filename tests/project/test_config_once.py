@@ -46,10 +46,10 @@ ALLOWED = {
         CONSTANT,
     ),  # the study checks' measure of a screen's clarity
     (
-        "commands/codes.py",
+        "cli.py",
         "--platform",
         "default=",
-    ),  # the command's default, among PLATFORMS' names
+    ),  # the codes command's default, among PLATFORMS' names
     (
         "participation/codes.py",
         "PLATFORM_COLUMNS",

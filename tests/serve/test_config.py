@@ -159,7 +159,7 @@ def test_the_old_keywords_warn_naming_the_config_and_still_work(tmp_path):
 
 
 def test_a_worker_builds_the_app_its_parent_configured(tmp_path, monkeypatch):
-    from tripletsearch.serve import commands
+    from tripletsearch.serve.commands import serve as serving
     from tripletsearch.serve.experiment import bind
     from tripletsearch.serve.service import processes
 
@@ -174,7 +174,7 @@ def test_a_worker_builds_the_app_its_parent_configured(tmp_path, monkeypatch):
     monkeypatch.setattr("uvicorn.run", lambda *a, **k: ran.update(k))
     monkeypatch.delenv("TRIPLETSEARCH_SERVE", raising=False)
     args = type("Args", (), {"host": "127.0.0.1", "port": 0, "workers": 2, "log_level": "info"})
-    commands._workers(args(), config)
+    serving.workers(args(), config)
     assert ran["workers"] == 2
     sent = json.loads(__import__("os").environ["TRIPLETSEARCH_SERVE"])
     assert sent == json.loads(json.dumps(config.to_dict()))

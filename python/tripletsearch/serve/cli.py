@@ -7,20 +7,46 @@ line runs, and neither imports the service's dependencies before a command needs
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import sys
+from importlib import import_module
 from typing import Any
 
 from .catalogue import DEMOS
 from .clock import FAST_SERVER_MS
-from .commands import DEFAULT_TOKEN_FILE, admin_token, export, prune, serve
-from .commands.codes import add_parser
-from .commands.participants import add_parser as add_release_parser
-from .commands.report import report
+from .commands import DEFAULT_TOKEN_FILE, admin_token
 from .config import GAMMA, HSTS_MAX_AGE, MAX_GUESSES, MAX_QUERIES, Limits, check_gamma
+from .participation.platforms import PLATFORMS
 from .service.memory import DEFAULT_SHARE
 
 __all__ = ["add_commands", "admin_token", "DEFAULT_TOKEN_FILE"]
 
 LIMITS = Limits()  # serve's limits unless told (a ServeConfig's own default: none)
+
+
+_MISSING = (
+    "tripletsearch serve needs the optional 'serve' dependencies: "
+    "pip install 'tripletsearch[serve]'"
+)
+
+
+def _command(name: str) -> Any:
+    """The function that runs command ``name``: its module's ``main``, imported then.
+
+    The one place the command line imports what a command needs (start-up: the parsers
+    import no store, app or embedding), after checking that the 'serve' extra is installed
+    (missing: one line on stderr, exit code 2).
+    """
+
+    def run(args: argparse.Namespace) -> int:
+        extra = ("starlette", "uvicorn", "sqlalchemy")
+        missing = [m for m in extra if not importlib.util.find_spec(m)]
+        if missing:
+            print(f"error: {_MISSING} (missing: {', '.join(missing)})", file=sys.stderr)
+            return 2
+        return int(import_module(f"{__package__}.commands.{name}").main(args))
+
+    return run
 
 
 def _guesses_arg(text: str) -> int:
@@ -180,7 +206,7 @@ def _add_serve_command(sub: Any) -> None:
         choices=["critical", "error", "warning", "info", "debug"],
         help="uvicorn's log level",
     )
-    p.set_defaults(func=serve)
+    p.set_defaults(func=_command("serve"))
 
 
 def add_commands(sub: Any) -> None:
@@ -221,7 +247,7 @@ def add_commands(sub: Any) -> None:
         help="the collect checks' bound on the median time per screen by the server's clock, "
         f"as the server ran with (default: {FAST_SERVER_MS:g}; 0: never)",
     )
-    e.set_defaults(func=export)
+    e.set_defaults(func=_command("export"))
 
     r = sub.add_parser("report", help="a study's methods compared (tables and a plot)")
     r.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
@@ -241,7 +267,7 @@ def add_commands(sub: Any) -> None:
         help="the study checks' bound on the median time per screen by the server's clock, "
         f"as the server ran with (default: {FAST_SERVER_MS:g}; 0: never)",
     )
-    r.set_defaults(func=report)
+    r.set_defaults(func=_command("report"))
 
     q = sub.add_parser("prune", help="delete old finished and abandoned free sessions")
     q.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
@@ -261,6 +287,52 @@ def add_commands(sub: Any) -> None:
         "%(default)s); unfinished sessions more recent than that are kept",
     )
     q.add_argument("--dry-run", action="store_true", help="count, delete nothing")
-    q.set_defaults(func=prune, demo=None, catalogue=None)
-    add_parser(sub)  # codes
-    add_release_parser(sub)  # participants release
+    q.set_defaults(func=_command("prune"), demo=None, catalogue=None)
+    _add_codes_command(sub)
+    _add_release_command(sub)
+
+
+def _add_codes_command(sub: Any) -> None:
+    """The ``codes`` subcommand's parser, added to ``tripletsearch``'s subparsers ``sub``."""
+    k = sub.add_parser("codes", help="check a platform's submitted completion codes")
+    k.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
+    k.add_argument("--check", required=True, metavar="FILE", help="the platform's CSV export")
+    k.add_argument(
+        "--platform",
+        choices=list(PLATFORMS),
+        default="prolific",
+        help="the export's default columns (default: %(default)s)",
+    )
+    k.add_argument("--id-column", metavar="NAME", help="the column of platform ids")
+    k.add_argument("--code-column", metavar="NAME", help="the column of submitted codes")
+    k.add_argument(
+        "--status-column",
+        metavar="NAME",
+        help="the column of submission statuses (default: Status on Prolific, "
+        "AssignmentStatus on MTurk and CloudResearch)",
+    )
+    k.add_argument("--experiment", metavar="NAME", help="the study or collect, when several")
+    k.add_argument(
+        "--fast-server-ms",
+        type=float,
+        metavar="MS",
+        help="the collect checks' server-clock bound, as the server ran with",
+    )
+    k.set_defaults(func=_command("codes"), demo=None, catalogue=None)
+
+
+def _add_release_command(sub: Any) -> None:
+    """The ``participants`` subcommand (``release``), added to ``tripletsearch``'s ``sub``."""
+    p = sub.add_parser("participants", help="an experiment's participants: release one")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    r = actions.add_parser(
+        "release",
+        help="release a participation for a fresh start (a retake, a re-accepted HIT, "
+        "squatting): kept, marked released; the next visit of its id enrols anew",
+    )
+    r.add_argument("--database", metavar="URL", help="SQLAlchemy URL (default: the SQLite file)")
+    r.add_argument("--experiment", metavar="NAME", help="the study or collect, when several")
+    who = r.add_mutually_exclusive_group(required=True)
+    who.add_argument("--platform-id", metavar="ID", help="the participant's platform id")
+    who.add_argument("--participant", metavar="P-...", help="the participant's id")
+    r.set_defaults(func=_command("participants"), demo=None, catalogue=None)

@@ -7,36 +7,35 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import _chosen, _fast, _with_store
+from ..experiment import bind
+from ..study import load_study
+from ..study.report import format_report, write_report
+from .common import chosen, fast_of, with_store
 
-__all__ = ["report"]
+__all__ = ["main"]
 
 
-def report(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     """``tripletsearch report``: one study's methods compared, into ``--out``."""
 
     def work(store: Any, cat: Any) -> int:
-        from ..experiment import bind
-        from ..study import load_study
-        from ..study.report import format_report, write_report
-
         study = None
         if args.study:  # (a study under way: what it began with)
             study = bind(load_study(args.study), store, register=False)
             cat = study.catalogue
-        chosen = _chosen(store, "study", args.name, study)
-        if chosen is None:
+        found = chosen(store, "study", args.name, study)
+        if found is None:
             print("no study searches in this database", file=sys.stderr)
             return 1
-        rep = write_report(store, args.out, cat, chosen["key"], **_fast(args))
+        rep = write_report(store, args.out, cat, found["key"], **fast_of(args))
         if not rep["searches"]:
-            print(f"no searches in study {chosen['name']!r}", file=sys.stderr)
+            print(f"no searches in study {found['name']!r}", file=sys.stderr)
             return 1
         out = Path(args.out).resolve()
-        print(f"study {chosen['name']!r}")
+        print(f"study {found['name']!r}")
         print(format_report(rep))
         print(rep["plot_note"] or f"plot: {out / 'cdf.png'}")
         print(f"written to {out}")
         return 0
 
-    return _with_store(args, work)
+    return with_store(args, work)
