@@ -180,3 +180,12 @@ def test_the_docs_name_every_field_the_page_sends():
     }
     assert not untold, untold
     assert {r for r in sent if r[1].startswith("/api/participants")} <= set(docs)
+
+
+def test_ci_runs_the_readmes_test_command_and_names_the_slowest_tests():
+    ci = (ROOT / ".ci" / "run").read_text()
+    (command,) = re.findall(r"^(pip install '\.\[test\]' && .*)$", README.read_text(), re.M)
+    assert re.search(rf"^{re.escape(command)}$", ci, re.M)
+    # its options from the environment only (the command stays the README's)
+    (options,) = re.findall(r'^export PYTEST_ADDOPTS="(.*)"$', ci, re.M)
+    assert "--durations=20" in options.split()
