@@ -1,13 +1,14 @@
 """Components for the service's tests: the app in process (Starlette's TestClient: no
 server, no socket), and the real ones for what needs them: a uvicorn server in a thread (the
 browser), the ``tripletsearch serve`` command in its own process group (kill -9, several
-workers), and a throwaway PostgreSQL cluster (Debian's ``postgresql``; as root, the
-cluster runs as the ``postgres`` user); the API clients, the collect and study files (one
+workers), and a throwaway PostgreSQL database (Debian's ``postgresql``: one cluster per test
+process, as root run as the ``postgres`` user); the API clients, the collect and study files (one
 set of keys) and the catalogues several test modules share; :func:`wait_until`, how a test
 waits (on a condition, never a time)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import json
@@ -206,50 +207,76 @@ def postgres_bindir() -> str | None:
     return os.path.dirname(pg_ctl) if pg_ctl else None
 
 
+class _Cluster:
+    """A throwaway PostgreSQL server on a free port, stopped when the test process exits."""
+
+    def __init__(self, bindir: str):
+        self.bindir = bindir
+        self.root = Path(tempfile.mkdtemp(prefix="ts-pg-"))
+        self.data, sock = self.root / "data", self.root / "sock"
+        sock.mkdir()
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:  # initdb refuses root: run the cluster as postgres
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+            shutil.chown(self.root, "postgres")
+            shutil.chown(sock, "postgres")
+            os.chmod(self.root, 0o755)
+        self.port = free_port()
+        self.run(f"{bindir}/initdb", "-D", str(self.data), "-A", "trust", "-U", "ts", "--no-sync")
+        options = f"-p {self.port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off"
+        log = str(self.root / "log")
+        self.run(
+            f"{bindir}/pg_ctl", "-D", str(self.data), "-l", log, "-w",
+            "-o", options + " -c max_connections=200", "start",
+        )  # fmt: skip
+        self.databases = 0
+
+    def run(self, *cmd: str) -> None:
+        # PostgreSQL is not ours to sanitize: without the sanitizer runtime the CI preloads
+        # (postgres hangs under it)
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+        subprocess.run(
+            [*self.as_user, *cmd], check=True, capture_output=True, text=True, env=env, timeout=120
+        )
+
+    def sql(self, statement: str) -> None:
+        import psycopg
+
+        url = f"host=127.0.0.1 port={self.port} user=ts dbname=postgres"
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(statement)
+
+    def stop(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self.run(f"{self.bindir}/pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+_CLUSTER: list[_Cluster] = []  # this test process's, started at its first use
+
+
 @contextlib.contextmanager
 def postgres_cluster() -> Iterator[str]:
-    """A throwaway PostgreSQL cluster on a free port; yields its SQLAlchemy URL."""
+    """A fresh, empty PostgreSQL database; yields its SQLAlchemy URL.
+
+    Its server is this test process's one throwaway cluster (started at the first use, a
+    few seconds; stopped at the process's exit); each use gets a database of its own,
+    dropped after it with its connections.
+    """
     bindir = postgres_bindir()
     if bindir is None:
         raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
-    root = Path(tempfile.mkdtemp(prefix="ts-pg-"))
-    data, sock = root / "data", root / "sock"
-    sock.mkdir()
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses root: run the cluster as postgres
-        as_user = ["runuser", "-u", "postgres", "--"]
-        shutil.chown(root, "postgres")
-        shutil.chown(sock, "postgres")
-        os.chmod(root, 0o755)
-    port = free_port()
-
-    # PostgreSQL is not ours to sanitize: without the sanitizer runtime the CI preloads
-    # (postgres hangs under it)
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
-
-    def run(*cmd: str) -> None:
-        subprocess.run(
-            [*as_user, *cmd], check=True, capture_output=True, text=True, env=env, timeout=120
-        )
-
-    run(f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "ts", "--no-sync")
-    run(
-        f"{bindir}/pg_ctl",
-        "-D",
-        str(data),
-        "-l",
-        str(root / "log"),
-        "-w",
-        "-o",
-        f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
-        "start",
-    )
+    if not _CLUSTER:
+        _CLUSTER.append(_Cluster(bindir))
+        atexit.register(_CLUSTER[0].stop)
+    cluster = _CLUSTER[0]
+    cluster.databases += 1
+    name = f"ts_{cluster.databases}"
+    cluster.sql(f"CREATE DATABASE {name}")
     try:
-        yield f"postgresql+psycopg://ts@127.0.0.1:{port}/postgres"
+        yield f"postgresql+psycopg://ts@127.0.0.1:{cluster.port}/{name}"
     finally:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            run(f"{bindir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop")
-        shutil.rmtree(root, ignore_errors=True)
+        cluster.sql(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 class DemoServer:

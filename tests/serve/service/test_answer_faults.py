@@ -2,10 +2,11 @@
 
 The fault is injected at every step of one answer request (each call of the store and of
 the session's mode, each SQL statement and each commit; before the step and after it),
-once, as a database error, a full disk or a bug; the client then retries the request and
-the run goes on. The replies, the stored sessions, the export and (a collect) the
-participant's checks and the buffer of queries are compared with a run without the fault
-(real SQLite files, the whole app through Starlette's TestClient).
+once, as a database error, a full disk or a bug (the kind rotating over the steps); the
+client then retries the request and the run goes on. The replies, the stored sessions,
+the export and (a collect) the participant's checks and the buffer of queries are
+compared with a run without the fault (real SQLite files, the whole app through
+Starlette's TestClient).
 """
 
 from __future__ import annotations
@@ -334,12 +335,20 @@ def test_a_fault_at_any_step_of_an_answer_leaves_the_run_as_without_it(
     assert path | {"sql UPDATE", "sql INSERT", "sql COMMIT"} <= {name for name, _ in steps}
     if kind == "collect":  # its next screen from the sampler's buffer
         assert "store.take_query" in {name for name, _ in steps}
-    cases = [
-        (i, when, fault)
+    # every step broken before it and after it, once, the fault's kind rotating over the
+    # cases (shifted by one in each kind of run): a third of the runs of every kind at
+    # every step, and each kind still breaks statements and calls alike
+    points = [
+        (i, when)
         for i, (name, after) in enumerate(steps)
         for when in (("before", "after") if after else ("before",))
-        for fault in FAULTS
     ]
+    kinds = list(FAULTS)
+    shift = list(RUNS).index(kind)
+    cases = [(i, when, kinds[(n + shift) % len(kinds)]) for n, (i, when) in enumerate(points)]
+    for fault in FAULTS:
+        broken = {steps[i][0].startswith("sql") for i, _, f in cases if f == fault}
+        assert broken == {True, False}, fault
     different = []
     for i, when, fault in cases:
         inj = Injector(i, when, fault)
