@@ -45,7 +45,7 @@ class Enrolment(Endings):
         again. ``plan``: the experiment's plan version when this is its first participant
         (see :meth:`.store.Store.enrol`); ``platform_id``: a crowdsourcing platform's id
         for them, ``platform_params`` their link's parameters; ``arms``: the arms to assign
-        them one of (``store.Arms``). One participant per platform id: an id already
+        them one of (:class:`~..collect.rules.Arms`). One participant per platform id: an id already
         enrolled with this ``visit`` (the platform's value for the visit) resumes its
         participant (``Store.enrol_as``): ``{"id", "token", "resumed": true}`` with a new
         token, the previous one no longer valid; with another visit's value a
