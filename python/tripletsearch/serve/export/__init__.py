@@ -5,7 +5,7 @@ Frictionless type and description, and where a data file lives, :func:`data_path
 ``declarations`` (:data:`TABLES`: every CSV an export folder or a study report's holds,
 declared once), ``cells`` (:func:`cell`, the one rule for a CSV cell: formula-safe text,
 ``true``/``false``, floats rounded to the digits they carry, None empty; and
-:func:`write_table`, the one writer, a file's rows from its declaration), ``package``
+:func:`write_table`, the one writer, a file's rows from its declaration), ``descriptions``
 (``datapackage.json`` and ``dataset_description.json``, built from the same declarations:
 :func:`describe_folder`) and ``outfolder`` (``--out`` checked; the finished export put in
 its place whole).
@@ -23,7 +23,13 @@ from __future__ import annotations
 
 from .cells import FORMULA_STARTS, SIGNIFICANT_DIGITS, cell, number, write_table
 from .declarations import SECONDS_DIGITS, TABLES
-from .package import DESCRIPTION_FILE, PACKAGE_FILE, dataset_description, describe_folder, package
+from .descriptions import (
+    DESCRIPTION_FILE,
+    PACKAGE_FILE,
+    dataset_description,
+    describe_folder,
+    package,
+)
 from .tables import DATA_DIR, DATA_FILE_PATTERN, DATA_FILES, TYPES, Column, Table, data_path
 
 __all__ = [
