@@ -409,3 +409,15 @@ def test_the_gamma_path_counts_a_tie_a_half_as_the_score_does():
     fitted = est.fit(TIE_ROWS)
     fitted.embedding_ = TIE_X.copy()
     assert fitted.score(TIE_ROWS) == triplet_accuracy(TIE_X, TIE_ROWS) == 0.6
+
+
+def test_an_empty_file_read_is_refused_as_empty(tmp_path):
+    """An export without triplets read by np.loadtxt(ndmin=2) is shape (0, 1): said empty."""
+    path = tmp_path / "triplets.csv"
+    path.write_text("head,closer,farther\n")
+    with pytest.warns(UserWarning):  # (NumPy's: the file holds no data)
+        T = np.loadtxt(path, delimiter=",", skiprows=1, dtype=int, ndmin=2)
+    with pytest.raises(ValueError, match="triplets: empty"):
+        ts.Embedding("gamma-ckl", dim=2, n_items=5).fit(T)
+    with pytest.raises(ValueError, match="triplets: empty"):
+        ts.Embedding("gamma-ckl", dim=2, n_items=5).fit(np.zeros((0, 3), dtype=int))

@@ -154,6 +154,8 @@ def training_rows(triplets: Any, n_items: Any) -> tuple[np.ndarray, int]:
     they are (no copy, memory-mapped arrays included); the checks run over blocks of rows.
     Only when some rows are uninformative are the others copied.
     """
+    if isinstance(triplets, np.ndarray) and triplets.size == 0:  # (an empty file's read)
+        raise ValueError("triplets: empty; fit needs at least one valid row")
     T = check_triplet_rows(triplets)
     if T.shape[0] == 0:
         raise ValueError("triplets: empty; fit needs at least one valid row")
