@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 import tripletsearch as ts
 from tripletsearch import _core
 
@@ -14,6 +16,7 @@ def test_openmp_matches_build():
         assert _core.max_threads() >= 1
 
 
+@pytest.mark.once  # the whole demo (22 s under the sanitizers): each of its steps has its own test
 def test_cli_demo_runs(capsys):
     from tripletsearch.cli import main
 

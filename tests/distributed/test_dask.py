@@ -278,7 +278,9 @@ def test_simulate_collection_on_the_cluster_equals_local(client):
 
 
 def test_workers_killed_mid_run_still_give_the_exact_result():
-    kw = dict(n_runs=24, max_queries=300, random_state=11)
+    # 8 chunks of one search each (2 single-thread workers): seconds of work, the kill
+    # lands while chunks run (asserted below, or the test would prove nothing)
+    kw = dict(n_runs=8, max_queries=200, random_state=11)
     local = ts.simulate_continuous(3, 3.0, **kw)
     with _distributed.local_cluster(2, quiet=True) as cluster, distributed.Client(cluster) as c:
         pids = set(c.run(os.getpid).values())
@@ -290,6 +292,7 @@ def test_workers_killed_mid_run_still_give_the_exact_result():
         # once chunks are running and a worker holds a result, kill the workers outright
         wait_until(lambda: any(c.processing().values()), message="chunks running")
         wait_until(lambda: any(c.has_what().values()), message="a result held by a worker")
+        assert runner.is_alive()  # the results are not all gathered: the kill is mid-run
         for victim in pids:  # every worker: the data they held must be recomputed too
             os.kill(victim, signal.SIGKILL)
         runner.join(timeout=300)

@@ -31,6 +31,8 @@ def test_log_likelihood_is_the_closed_form():
     assert choice_log_likelihood(X, H, S, C, 2.5, 0.1) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.once  # a statistical run: once, not again under the sanitizers (the fit's
+# kernels have their own tests above)
 @pytest.mark.parametrize("gamma,lapse,seed", [(3.0, 0.1, 1), (8.0, 0.02, 2), (1.5, 0.0, 3)])
 def test_fit_recovers_the_model(gamma, lapse, seed):
     rng = np.random.default_rng(seed)
