@@ -6,7 +6,7 @@ namespace ts = tripletsearch;
 
 namespace {
 
-void register_config(py::module_& m) {
+void register_continuous_config(py::module_& m) {
   m.def("binomial_upper_tail", &ts::binomial_upper_tail, py::arg("n"), py::arg("p"), py::arg("tau"),
         "P(Binomial(n, p) >= tau), the hypothesis test's acceptance probability.");
 
@@ -94,7 +94,7 @@ void register_config(py::module_& m) {
       });
 }
 
-void register_searcher(py::module_& m) {
+void register_continuous_searcher(py::module_& m) {
   using S = ts::ContinuousSearcher;
   py::class_<S>(m, "ContinuousSearcher",
                 "A continuous search session (safe to share between threads: calls take turns).")
@@ -168,6 +168,6 @@ void register_searcher(py::module_& m) {
 }  // namespace
 
 void register_continuous(py::module_& m) {
-  register_config(m);
-  register_searcher(m);
+  register_continuous_config(m);
+  register_continuous_searcher(m);
 }

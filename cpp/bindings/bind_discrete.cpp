@@ -8,7 +8,7 @@ namespace ts = tripletsearch;
 
 namespace {
 
-void register_config(py::module_& m) {
+void register_discrete_config(py::module_& m) {
   py::enum_<ts::SearchMethod>(m, "SearchMethod", "Database search methods.")
       .value("GammaCKL", ts::SearchMethod::GammaCKL)
       .value("Gauss", ts::SearchMethod::Gauss)
@@ -118,7 +118,7 @@ void register_store(py::module_& m) {
       .def_property_readonly("d", &ts::ItemStore::d);
 }
 
-void register_searcher(py::module_& m) {
+void register_discrete_searcher(py::module_& m) {
   using S = ts::DiscreteSearcher;
   py::class_<S>(m, "DiscreteSearcher",
                 "A database search session (safe to share between threads: calls take turns).")
@@ -318,8 +318,8 @@ void register_axes(py::module_& m) {
 
 void register_discrete(py::module_& m) {
   register_axes(m);
-  register_config(m);
+  register_discrete_config(m);
   register_store(m);
   register_scan(m);
-  register_searcher(m);
+  register_discrete_searcher(m);
 }
