@@ -219,6 +219,7 @@ def test_a_generator_random_state_is_used():
     np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.once  # a statistical run: once, not under the sanitizers (shorter tests reach it)
 def test_collected_answers_learn_the_truth():
     # the end of the pipeline: an embedding that predicts fresh answers of the same people
     p = TripletPeople.random(30, 2, gamma=6.0, seed=13)

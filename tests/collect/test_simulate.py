@@ -148,6 +148,7 @@ def test_seconds_are_the_response_time_model_of_the_queries_asked():
     assert (np.exp(-3.0) < per).all() and (per < np.exp(-1.5)).all()
 
 
+@pytest.mark.once  # a statistical run: once, not under the sanitizers (shorter tests reach it)
 def test_accuracy_grows_with_answers_on_an_easy_truth():
     res = simulate_collection(
         X, method="random", oracle=ts.GammaCKL(10.0), budget=1500, n_runs=2, test_size=2000,

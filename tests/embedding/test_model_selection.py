@@ -154,6 +154,7 @@ def test_embedding_cv_auto_gamma_and_other_models():
     assert np.isnan(ste.cv_results_.rows[0]["gamma_chosen"])
 
 
+@pytest.mark.once  # a plot (matplotlib, not native code): once, not again under the sanitizers
 def test_embedding_cv_plot():
     import matplotlib
 

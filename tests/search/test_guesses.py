@@ -287,6 +287,7 @@ def test_the_strip_is_identical_for_any_thread_count():
         assert runs[1] == runs[0] and runs[2] == runs[0], method
 
 
+@pytest.mark.once  # a statistical run: once, not under the sanitizers (shorter tests reach it)
 def test_guesses_find_sooner_in_simulation():
     """The same targets and seeds with and without the strip (a gain of a third: its
     chance of failing at 200 searches is far below 1e-6)."""

@@ -73,6 +73,7 @@ def test_a_noiseless_find_person_picks_the_nearest_and_finds_the_target():
     assert person.answer(shown) == {"screen": 9, "choice": 1, "found": True}
 
 
+@pytest.mark.once  # a statistical run: once, not under the sanitizers (shorter tests reach it)
 def test_a_find_person_picks_by_the_choice_model():
     person = FindPerson(X, 0, 2.0, np.random.default_rng(5))
     ids = [3, 17, 42]
