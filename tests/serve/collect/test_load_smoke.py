@@ -13,9 +13,7 @@ pytestmark = [pytest.mark.once, pytest.mark.long]
 
 
 def test_collect_under_load_across_a_kill_and_restart():
-    res = run_collect_load(
-        people=60, seconds=16.0, think=0.5, arrivals=2.0, items=200, kill_at=6.0
-    )
+    res = run_collect_load(people=60, seconds=16.0, think=0.5, arrivals=2.0, items=200, kill_at=6.0)
     print(res)
     assert res["errors"] == 0 and res["answers"] >= 500
     assert res["lost"] == res["doubled"] == 0
