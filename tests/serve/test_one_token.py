@@ -12,7 +12,8 @@ import sqlite3
 
 from serve.helpers import in_process
 from tripletsearch.serve import create_app
-from tripletsearch.serve.service.tokens import token_hash
+from tripletsearch.serve.export.cells import cell
+from tripletsearch.serve.service.tokens import new_id, token_hash
 from tripletsearch.serve.study import load_study
 
 LINK = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "S1", "SESSION_ID": "V1"}
@@ -62,3 +63,12 @@ def test_a_participants_sessions_open_with_their_token_alone(tmp_path, study_fil
             assert c.post(part + "/next", json={}, headers=bearer(token)).status_code == 401
         assert c.get(session, headers=bearer("elsewhere")).status_code == 200
         assert c.post(part + "/next", json={}, headers=bearer("elsewhere")).status_code == 200
+
+
+def test_session_ids_never_begin_as_a_spreadsheet_formula():
+    # a URL-safe id begins with "-" or "_" one time in 32: in 3,000 ids, about 94 would
+    # (none by chance: probability (31/32)^3000 < 1e-41)
+    ids = [new_id() for _ in range(3000)]
+    assert all(i[0].isalnum() for i in ids)
+    assert all(cell(i) == i for i in ids)  # the export writes each as it is
+    assert len(set(ids)) == len(ids) and {len(i) for i in ids} == {22}

@@ -10,8 +10,17 @@ __all__ = ["new_id", "new_token", "token_hash", "token_matches"]
 
 
 def new_id() -> str:
-    """A session id: 128 random bits, URL-safe."""
-    return secrets.token_urlsafe(16)
+    """A session id: 128 random bits, URL-safe, beginning with a letter or a digit.
+
+    One in 32 URL-safe ids would begin with ``-`` or ``_``; the first kind reads as a
+    formula in a spreadsheet, so the export writes it after a ``'`` and the id in the CSV
+    no longer matches the id the server and the platform know. Drawn again (about 127.9
+    bits remain).
+    """
+    while True:
+        sid = secrets.token_urlsafe(16)
+        if sid[0].isalnum():
+            return sid
 
 
 def new_token() -> str:
