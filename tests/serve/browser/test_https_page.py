@@ -47,7 +47,7 @@ def trusting(playwright, spki: str):
         )
 
 
-def test_the_page_over_https_trusting_that_certificate_only(playwright, certs, tmp_path, shots):
+def test_the_page_over_https_trusting_that_certificate_only(playwright, certs, tmp_path):
     """One server and one trusting browser for both screen sizes (a participant each)."""
     (tmp_path / "collect.toml").write_text(COLLECT_FILE)
     db = tmp_path / "c.sqlite"
@@ -59,7 +59,7 @@ def test_the_page_over_https_trusting_that_certificate_only(playwright, certs, t
         assert base.startswith("https://")
         browser = trusting(playwright, certs.spki())
         try:
-            for name, device in (("desktop", DESKTOP), ("phone", PHONE)):
+            for device in (DESKTOP, PHONE):
                 page = browser.new_context(**device).new_page()
                 reply = page.goto(base + "/collect")
                 assert reply is not None and reply.ok
@@ -72,7 +72,6 @@ def test_the_page_over_https_trusting_that_certificate_only(playwright, certs, t
                     page.locator("#grid .pick").nth(1).click()
                 assert answered.value.ok
                 expect(page.locator("#progress")).to_have_text("query 2 of 4")
-                page.screenshot(path=str(shots / f"https-collect-{name}.png"))
                 pids.append(
                     page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
                 )
