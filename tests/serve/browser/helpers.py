@@ -4,7 +4,11 @@ closest to their target in CIELAB."""
 
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
 from playwright.sync_api import expect
@@ -32,9 +36,21 @@ NO_SIDEWAYS_SCROLL = "() => document.documentElement.scrollWidth <= window.inner
 PHOTO_SIZES = [(640, 480), (240, 960), (1200, 300), (256, 256), (48, 64), (900, 600)]
 
 
+_PHOTOS: dict[int, Path] = {}  # n: the photos drawn first in this process
+
+
 def photo_catalogue(root, n=24):
     """Photos of several sizes and aspect ratios (a disc on a gradient: its edges show any
-    crop), with a 2-D embedding."""
+    crop), with a 2-D embedding: drawn once a process, a copy in each ``root``."""
+    if n not in _PHOTOS:
+        drawn = Path(tempfile.mkdtemp(prefix="photos-"))
+        atexit.register(shutil.rmtree, drawn, ignore_errors=True)
+        _PHOTOS[n] = _draw_photos(drawn / "photos", n)
+    shutil.copytree(_PHOTOS[n], root)
+    return root
+
+
+def _draw_photos(root, n):
     import matplotlib.pyplot as plt
 
     (root / "img").mkdir(parents=True)

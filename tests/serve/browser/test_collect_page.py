@@ -36,7 +36,7 @@ COLLECT_FILE = collect_toml(
 )
 
 
-def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
+def test_collect_page_from_consent_to_debrief(browser, tmp_path):
     """A participant consents, reads the instructions, answers a head and three
     candidates by clicks (one skip), survives a reload, and gets the debrief and code;
     the database holds each answer with the time the page measured."""
@@ -60,7 +60,6 @@ def test_collect_page_from_consent_to_debrief(browser, tmp_path, shots):
             head = page.locator("#head-name").inner_text()
             expect(page.locator("#prompt")).to_have_text(f"Which is most like “{head}”?")
             if n == 1:
-                page.screenshot(path=str(shots / "collect.png"))
                 page.reload()  # the participant and their query survive
                 expect(page.locator("#grid .pick")).to_have_count(3)
             expect(page.locator("#skip")).to_be_enabled()  # the screen's lock over

@@ -181,13 +181,13 @@ def test_both_dashboards_say_the_certificate_expires_soon(browser, tmp_path):
     kinds = {"study": load_study(write_study(tmp_path / "s")), "collect": None}
     kinds["collect"] = load_collect(tmp_path / "collect.toml")
     soon = {"file": "/etc/tls/cert.pem", "not_before": 0.0, "not_after": time.time() + 5.5 * 86400}
+    page = browser.new_page(**DESKTOP)  # one tab, each server another origin
     for kind, experiment in kinds.items():
         for certificate in (soon, None):
             url = f"sqlite:///{tmp_path / f'{kind}-{certificate is None}.sqlite'}"
             config = ServeConfig(database=url, admin_token="owner-token", certificate=certificate)
             app = create_app(None, config=config, **{kind: experiment})
             with thread_server(app) as base:
-                page = browser.new_page(**DESKTOP)
                 page.goto(f"{base}/{kind}/dashboard")
                 page.fill("#token", "owner-token")
                 page.click("#login button")
@@ -201,7 +201,8 @@ def test_both_dashboards_say_the_certificate_expires_soon(browser, tmp_path):
                         "the HTTPS certificate /etc/tls/cert.pem expires on"
                     )
                     expect(notices).to_contain_text("(in 5 days); renew it and restart")
-                page.close()
+                page.goto("about:blank")  # off this server before it stops
+    page.close()
 
 
 def test_the_owner_releases_a_participant_from_the_dashboard(browser, tmp_path):

@@ -42,7 +42,7 @@ def start(page, base):
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, shots, device):
+def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, device):
     url, server = serve(tmp_path)
     with server as base:
         done = browser.new_context(**device).new_page()
@@ -56,7 +56,6 @@ def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, shots, de
         expect(done.locator("#result-lines")).to_have_text("Your completion code: FIN-1")
         expect(done.locator("#redirect")).to_be_visible()
         expect(done.locator("#redirect")).to_have_attribute("href", FIN)
-        done.screenshot(path=shots / f"end_finished_{done.viewport_size['width']}.png")
         gone = browser.new_context(**device).new_page()
         start(gone, base)
         gone.once("dialog", lambda d: d.accept())
@@ -66,7 +65,6 @@ def test_the_finished_and_the_withdrawn_end_screens(browser, tmp_path, shots, de
         expect(gone.locator("#result-lines b")).to_have_count(0)  # text, not markup
         expect(gone.locator("#result")).to_contain_text("stopped taking part")
         expect(gone.locator("#redirect")).to_have_attribute("href", WD)
-        gone.screenshot(path=shots / f"end_withdrawn_{gone.viewport_size['width']}.png")
     codes = sorted((r.code or "") for r in Store(url).iter_participants())
     assert codes == ["<b>WD-2</b>", "FIN-1"]
 
@@ -85,7 +83,7 @@ def script_clicks_first(base):
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_a_study_dashboard_lists_outcomes_and_codes(browser, tmp_path, shots, device):
+def test_a_study_dashboard_lists_outcomes_and_codes(browser, tmp_path, device):
     from serve.helpers import study_toml
     from tripletsearch.serve.config import ServeConfig
     from tripletsearch.serve.study import load_study
@@ -119,7 +117,6 @@ def test_a_study_dashboard_lists_outcomes_and_codes(browser, tmp_path, shots, de
         expect(rows.nth(1).locator(".checks")).to_have_attribute("title", re.compile("ms"))
         expect(owner.locator("#summary")).to_contain_text("1 flagged")
         expect(owner.locator("#collect-only")).to_be_hidden()
-        owner.screenshot(path=shots / f"study_dashboard_{owner.viewport_size['width']}.png")
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -184,9 +181,7 @@ def test_an_answer_after_the_part_ended_elsewhere_shows_that_end(browser, tmp_pa
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_a_finished_participant_on_a_new_device_sees_their_end_at_once(
-    browser, tmp_path, shots, device
-):
+def test_a_finished_participant_on_a_new_device_sees_their_end_at_once(browser, tmp_path, device):
     """A Prolific participant who finished opens their link (the same id and SESSION_ID)
     in another browser: their end at once, its code and link back, without consent or
     instructions again; the same id from another visit is asked consent as before."""
@@ -215,7 +210,6 @@ def test_a_finished_participant_on_a_new_device_sees_their_end_at_once(
         expect(again.locator("#redirect")).to_have_attribute("href", FIN)
         expect(again.locator("#consent")).to_be_hidden()
         expect(again.locator("#instructions")).to_be_hidden()
-        again.screenshot(path=shots / f"end_on_a_new_device_{again.viewport_size['width']}.png")
         other = browser.new_context(**device).new_page()
         other.goto(base + "/collect?" + urlencode({**link, "SESSION_ID": "V2"}))
         expect(other.locator("#agree")).to_be_visible()

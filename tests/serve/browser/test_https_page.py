@@ -47,34 +47,35 @@ def trusting(playwright, spki: str):
         )
 
 
-@pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_the_page_over_https_trusting_that_certificate_only(
-    playwright, certs, tmp_path, shots, device
-):
+def test_the_page_over_https_trusting_that_certificate_only(playwright, certs, tmp_path):
+    """One server and one trusting browser for both screen sizes (a participant each)."""
     (tmp_path / "collect.toml").write_text(COLLECT_FILE)
     db = tmp_path / "c.sqlite"
     args = ["--collect", str(tmp_path / "collect.toml"), "--database", f"sqlite:///{db}"]
     args += ["--ssl-certfile", str(certs.cert), "--ssl-keyfile", str(certs.key)]
     said: list[str] = []
+    pids = []
     with serving(tmp_path, *args, verify=certs.trusting(), said=said) as base:
         assert base.startswith("https://")
         browser = trusting(playwright, certs.spki())
         try:
-            page = browser.new_context(**device).new_page()
-            reply = page.goto(base + "/collect")
-            assert reply is not None and reply.ok
-            assert reply.headers["strict-transport-security"] == "max-age=31536000"
-            assert page.evaluate("window.isSecureContext && location.protocol") == "https:"
-            page.click("#agree")
-            page.click("#go")  # the instructions
-            expect(page.locator("#grid .pick")).to_have_count(3)
-            with page.expect_response(lambda r: r.url.endswith("/answer")) as answered:
-                page.locator("#grid .pick").nth(1).click()
-            assert answered.value.ok
-            expect(page.locator("#progress")).to_have_text("query 2 of 4")
-            name = "desktop" if device is DESKTOP else "phone"
-            page.screenshot(path=str(shots / f"https-collect-{name}.png"))
-            pid = page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
+            for device in (DESKTOP, PHONE):
+                page = browser.new_context(**device).new_page()
+                reply = page.goto(base + "/collect")
+                assert reply is not None and reply.ok
+                assert reply.headers["strict-transport-security"] == "max-age=31536000"
+                assert page.evaluate("window.isSecureContext && location.protocol") == "https:"
+                page.click("#agree")
+                page.click("#go")  # the instructions
+                expect(page.locator("#grid .pick")).to_have_count(3)
+                with page.expect_response(lambda r: r.url.endswith("/answer")) as answered:
+                    page.locator("#grid .pick").nth(1).click()
+                assert answered.value.ok
+                expect(page.locator("#progress")).to_have_text("query 2 of 4")
+                pids.append(
+                    page.evaluate("JSON.parse(localStorage.getItem('ts-collect')).participant.id")
+                )
+                page.context.close()
         finally:
             browser.close()
         # another key trusted, or none: the connection is refused, the page never loads
@@ -92,5 +93,7 @@ def test_the_page_over_https_trusting_that_certificate_only(
     # the server says where it listens and where its owner previews it, over HTTPS
     assert f"on {base}/ with 1 worker(s)" in said[0]
     assert f"preview: {base}/preview#token=<admin token>" in said[0]
-    (session,) = Store(f"sqlite:///{db}").participant_sessions(pid)
-    assert session.n_queries == 1
+    for pid in pids:  # each screen size's participant: one answer recorded
+        (session,) = Store(f"sqlite:///{db}").participant_sessions(pid)
+        assert session.n_queries == 1
+    assert len(set(pids)) == 2

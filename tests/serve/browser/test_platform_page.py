@@ -54,7 +54,7 @@ def answer(page, n: int):
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_a_prolific_link_enrols_with_its_ids_and_a_second_browser_resumes(
-    browser, tmp_path, shots, device
+    browser, tmp_path, device
 ):
     cfg, url, server = serve(tmp_path, PROLIFIC)
     with server as base:
@@ -78,8 +78,6 @@ def test_a_prolific_link_enrols_with_its_ids_and_a_second_browser_resumes(
         expect(b.locator("#instructions")).to_be_hidden()
         kept = b.evaluate("JSON.parse(localStorage.getItem('ts-collect'))")["participant"]
         assert kept["id"] == row.id and kept["platformId"] == LINK["PROLIFIC_PID"]
-        name = "desktop" if device is DESKTOP else "phone"
-        b.screenshot(path=str(shots / f"platform-resumed-{name}.png"))
         # the first browser's token is no longer valid: its next answer is refused, and
         # the page says where the part went on, its screen gone (nothing to click)
         a.locator("#grid .pick").nth(0).click()
@@ -87,7 +85,6 @@ def test_a_prolific_link_enrols_with_its_ids_and_a_second_browser_resumes(
         expect(a.locator("#elsewhere-text")).to_contain_text("continued in another window")
         expect(a.locator("#search")).to_be_hidden()
         expect(a.locator("#status")).to_have_text("")
-        a.screenshot(path=str(shots / f"platform-elsewhere-{name}.png"))
         answer(b, 1)
         expect(b.locator("#progress")).to_have_text(f"query 4 of {cfg.max_queries}")
         # going on in the first window takes the part back, where it was
@@ -103,9 +100,7 @@ def test_a_prolific_link_enrols_with_its_ids_and_a_second_browser_resumes(
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_the_same_id_from_another_visit_is_told_so_and_takes_nothing(
-    browser, tmp_path, shots, device
-):
+def test_the_same_id_from_another_visit_is_told_so_and_takes_nothing(browser, tmp_path, device):
     """The id with another SESSION_ID: a page saying so in plain words (no screen, no
     code); the first browser goes on with its token."""
     cfg, url, server = serve(tmp_path, PROLIFIC)
@@ -124,8 +119,6 @@ def test_the_same_id_from_another_visit_is_told_so_and_takes_nothing(
         expect(b.locator("#result")).to_contain_text("release your earlier participation")
         expect(b.locator("#grid .pick")).to_have_count(0)
         expect(b.locator("#status")).to_have_text("")
-        name = "desktop" if device is DESKTOP else "phone"
-        b.screenshot(path=str(shots / f"platform-refused-{name}.png"))
         answer(a, 1)  # not revoked
         expect(a.locator("#progress")).to_have_text(f"query 3 of {cfg.max_queries}")
         one.close()
@@ -150,7 +143,7 @@ def test_a_link_without_the_required_id_is_told_so(browser, tmp_path, device):
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_an_mturk_preview_is_shown_but_not_enrolled(browser, tmp_path, shots, device):
+def test_an_mturk_preview_is_shown_but_not_enrolled(browser, tmp_path, device):
     cfg, url, server = serve(tmp_path, 'platform = "mturk"\n')
     with server as base:
         page = browser.new_page(**device)
@@ -159,7 +152,5 @@ def test_an_mturk_preview_is_shown_but_not_enrolled(browser, tmp_path, shots, de
         expect(page.locator("#platform-note")).to_contain_text(cfg.instructions)
         expect(page.locator("#agree")).to_be_disabled()
         expect(page.locator("#agree")).to_have_text("Accept the HIT to begin")
-        name = "desktop" if device is DESKTOP else "phone"
-        page.screenshot(path=str(shots / f"platform-mturk-preview-{name}.png"))
         page.close()
     assert list(Store(url).iter_participants()) == []

@@ -35,7 +35,7 @@ COLLECT_FILE = collect_toml(
 
 
 @pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
-def test_a_collect_preview_from_the_link_to_the_code(browser, tmp_path, shots, device):
+def test_a_collect_preview_from_the_link_to_the_code(browser, tmp_path, device):
     from tripletsearch.serve.collect import load_collect
 
     (tmp_path / "collect.toml").write_text(COLLECT_FILE)
@@ -53,8 +53,6 @@ def test_a_collect_preview_from_the_link_to_the_code(browser, tmp_path, shots, d
         expect(banner).to_contain_text("Nothing here is recorded as a participant")
         expect(page).not_to_have_url(re.compile("#|" + re.escape(ADMIN)))  # token off the bar
         expect(page.locator("#consent-text")).to_contain_text("similar")
-        name = "desktop" if device is DESKTOP else "phone"
-        page.screenshot(path=str(shots / f"preview-consent-{name}.png"))
         page.click("#agree")
         expect(page.locator("#instructions-text")).to_have_text(cfg.instructions)
         page.click("#go")
@@ -67,7 +65,6 @@ def test_a_collect_preview_from_the_link_to_the_code(browser, tmp_path, shots, d
                 page.locator("#grid .pick").nth(0).click()
         expect(page.locator("#result")).to_have_text("Thank you for your answers.")
         expect(page.locator("#result-lines")).to_have_text("Your completion code: CQ-PREVIEW")
-        page.screenshot(path=str(shots / f"preview-end-{name}.png"))
         kept = page.evaluate("JSON.parse(localStorage.getItem('ts-preview'))")
         assert localstorage_clean(page)
         pid = kept["participant"]["id"]

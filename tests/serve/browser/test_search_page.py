@@ -1,7 +1,7 @@
 """The search page in a real browser: finding a named colour and mixing one by clicks, keys
 and undo, a reload resuming, a phone, starting over, the end screens, the screen sizes a
-catalogue offers, and catalogues of pictures; screenshots of each go to
-test-output/screenshots/."""
+catalogue offers, and catalogues of pictures; a screenshot of every screen (the docs'
+pictures) goes to test-output/screenshots/screens/."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ LAB = CAT.embedding
 pytestmark = pytest.mark.once
 
 
-def test_find_a_named_colour_by_clicking(browser, server, shots):
+def test_find_a_named_colour_by_clicking(browser, server):
     base, url = server.base, server.url
     page = browser.new_page(viewport={"width": 1100, "height": 800})
     page.goto(base + "/")
@@ -55,8 +55,6 @@ def test_find_a_named_colour_by_clicking(browser, server, shots):
         if clicks:
             page.click("#again")
             page.click("#find")
-        if not clicks:
-            page.screenshot(path=str(shots / "find.png"))
         n = find_by_clicks(page, int(target))
         clicks.append(n)
         expect(page.locator("#result")).to_contain_text(f"Found: {CAT.names[target]}")
@@ -114,21 +112,19 @@ def test_keys_and_undo(browser, server):
     page.close()
 
 
-def test_mix_a_colour_in_40_clicks(browser, server, shots):
+def test_mix_a_colour_in_40_clicks(browser, server):
     base = server.base
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     page.goto(base + "/")
     page.click("#mix")
     target = srgb_to_lab(np.array([0.85, 0.45, 0.2]))  # a burnt orange
-    for click in range(40):
+    for _ in range(40):
         page.wait_for_selector("#grid .pick")
         best = int(np.argmin(np.linalg.norm(shown_lab(page) - target, axis=1)))
         before = screen_number(page)
         with page.expect_response(lambda r: r.url.endswith("/answer")):
             page.keyboard.press(str(best + 1))
         expect(page.locator("#progress")).not_to_have_text(before)
-        if click == 20:
-            page.screenshot(path=str(shots / "mix.png"))
     page.keyboard.press("Enter")  # accept the colour: asks first
     expect(page.locator("#confirm-text")).to_have_text("Is this your colour?")
     with page.expect_response(lambda r: r.url.endswith("/answer")):
@@ -141,7 +137,7 @@ def test_mix_a_colour_in_40_clicks(browser, server, shots):
     page.close()
 
 
-def test_usable_on_a_phone(browser, server, shots):
+def test_usable_on_a_phone(browser, server):
     base = server.base
     ctx = browser.new_context(
         viewport={"width": 390, "height": 844},
@@ -159,14 +155,13 @@ def test_usable_on_a_phone(browser, server, shots):
         assert box["width"] >= 44 and box["height"] >= 44
     for b in ("#undo", "#skip"):
         assert page.locator(b).bounding_box()["height"] >= 44
-    page.screenshot(path=str(shots / "phone.png"), full_page=True)
     with page.expect_response(lambda r: r.url.endswith("/answer")):
         page.locator("#grid .pick").nth(0).tap()
     expect(page.locator("#progress")).to_contain_text("1 answered")
     ctx.close()
 
 
-def test_a_picture_catalogue(browser, tmp_path, shots):
+def test_a_picture_catalogue(browser, tmp_path):
     """200 pictures: the page fetches those its screens show, no others."""
     import matplotlib.pyplot as plt
 
@@ -206,7 +201,6 @@ def test_a_picture_catalogue(browser, tmp_path, shots):
             expect(imgs.nth(i)).to_have_attribute("src", re.compile(r"^/images/\d+$"))
             expect(imgs.nth(i)).to_have_js_property("complete", True)
             expect(imgs.nth(i)).to_have_js_property("naturalWidth", 32)
-        page.screenshot(path=str(shots / "pictures.png"))
         shown = {imgs.nth(i).get_attribute("src") for i in range(4)}
         with page.expect_response(lambda r: r.url.endswith("/answer")):
             page.keyboard.press("1")
@@ -284,8 +278,13 @@ def test_a_whole_search_reads_no_page_of_items(browser, server):
         page.click("#find")
     assert created.value.request.post_data_json == {"mode": "find", "n_choices": 4}
     expect(page.locator("#grid .pick")).to_have_count(4)
-    find_by_clicks(page, int(CAT.names.index("burnt orange")), max_screens=40)
-    expect(page.locator("#result")).to_contain_text("Found: burnt orange")
+    answer_keys(page, "12")  # (finding by clicks: test_find_a_named_colour_by_clicking)
+    with page.expect_response(lambda r: r.url.endswith("/undo")):
+        page.keyboard.press("u")
+    expect(page.locator("#progress")).to_contain_text("1 answered")
+    names = page.locator("#grid .card .name").all_inner_texts()
+    say_this_is_it(page, 0)
+    expect(page.locator("#result")).to_contain_text(f"Found: {names[0]}")
     page.click("#again")
     expect(page.locator("#find")).to_be_visible()
     page.close()
@@ -367,7 +366,7 @@ def visible_on_top(page, selector: str) -> bool:
 
 
 @pytest.mark.parametrize("device", ["desktop", "phone"])
-def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
+def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, device):
     """Photos from 48x64 to 1200x300: contained in the swatches, the target boxes and the
     end screen, on desktop and phone; the study's target visible on every search screen."""
     from tripletsearch.serve import load_catalogue
@@ -388,7 +387,6 @@ def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
         expect(page.locator("#grid .pick img")).to_have_count(4)
         assert pictures_fit(page, "#grid .pick") == 4
         assert drawn_alike(page) == 4  # every picture in a box of one size, centred
-        page.screenshot(path=str(shots / f"pictures-{device}.png"), full_page=True)
         page.locator("#grid .card .found").nth(0).click()
         assert pictures_fit(page, "#confirm-swatch") == 1
         assert drawn_alike(page) == 5  # the item asked about: as large as the others
@@ -402,7 +400,6 @@ def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
         page.click("#agree")
         expect(page.locator("#target-intro")).to_be_visible()
         assert pictures_fit(page, "#target-big") == 1
-        page.screenshot(path=str(shots / f"study-target-{device}.png"), full_page=True)
         page.click("#begin")
         for screen in range(3):
             # the screen shown (its pictures loaded first: the last one's stays meanwhile)
@@ -415,8 +412,6 @@ def test_pictures_of_any_size_fit_their_boxes(browser, tmp_path, shots, device):
                 expect(page.locator("#keys")).to_be_hidden()
             else:
                 expect(page.locator("#keys")).to_be_visible()
-            if screen == 0:
-                page.screenshot(path=str(shots / f"study-search-{device}.png"), full_page=True)
             with page.expect_response(lambda r: r.url.endswith("/answer")):
                 page.locator("#grid .pick").nth(0).click()
     ctx.close()
@@ -564,7 +559,7 @@ def test_focus_announcements_and_the_acknowledged_click(browser, server):
     page.close()
 
 
-def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server, shots):
+def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server):
     base = server.base
     ctx = browser.new_context(**PHONE)
     page = ctx.new_page()
@@ -590,7 +585,6 @@ def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server, sh
     for c in ("#confirm-yes", "#confirm-no"):
         box = page.locator(c).bounding_box()
         assert box["width"] >= 44 and box["height"] >= 44, c
-    page.screenshot(path=str(shots / "phone-confirm.png"), full_page=True)
     page.tap("#confirm-no")  # ... taken back: nothing sent, the search goes on
     expect(page.locator("#confirm")).to_be_hidden()
     expect(page.locator("#grid .pick")).to_have_count(4)
@@ -598,7 +592,7 @@ def test_phone_controls_are_44_pixels_and_keys_are_not_shown(browser, server, sh
     ctx.close()
 
 
-def test_end_screens_give_the_colour_and_copy_it(browser, server, shots):
+def test_end_screens_give_the_colour_and_copy_it(browser, server):
     base = server.base
     ctx = browser.new_context(**DESKTOP)
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
@@ -620,7 +614,6 @@ def test_end_screens_give_the_colour_and_copy_it(browser, server, shots):
     assert np.allclose(lab, srgb_to_lab(hex_to_srgb([hexcode]))[0], atol=0.6)
     nearest = CAT.names[int(np.argmin(np.linalg.norm(LAB - np.array(lab), axis=1)))]
     assert lines[3].startswith(f"Nearest named colour: {nearest} (#")
-    page.screenshot(path=str(shots / "mix-end.png"))
     page.click("#copy")
     expect(page.locator("#copy")).to_have_text(f"Copied {hexcode}")
     assert page.evaluate("navigator.clipboard.readText()") == hexcode
@@ -637,7 +630,6 @@ def test_end_screens_give_the_colour_and_copy_it(browser, server, shots):
     # its CIELAB, as the library converts its hex (the demo's embedding: the same colour)
     lab = [float(v) for v in re.findall(r"-?\d+\.\d", lines[2])]
     assert lines[2].startswith("CIELAB: L* ") and np.allclose(lab, LAB[item], atol=0.051)
-    page.screenshot(path=str(shots / "find-end.png"))
     ctx.close()
 
 
@@ -715,7 +707,7 @@ def test_every_screen_at_both_sizes(browser, tmp_path, shots, device):
 
 
 @pytest.mark.parametrize("device", ["desktop", "phone"])
-def test_the_strip_of_guesses(browser, tmp_path, shots, device):
+def test_the_strip_of_guesses(browser, tmp_path, device):
     """A server offering 4 guesses: the strip under the screen ("Is it one of these?"),
     its pictures drawn as the screen's (own boxes of one size, names as the catalogue
     says), within the page's width on a phone; a click on a guess asks "Yes, this is it"
@@ -753,7 +745,6 @@ def test_the_strip_of_guesses(browser, tmp_path, shots, device):
                 assert len(set(tops[:4])) == 1 and len(set(tops[4:])) == 1, tops
                 assert max(bottom) <= PHONE["viewport"]["height"], bottom
             if screen == 0:
-                page.screenshot(path=str(shots / f"strip-{device}.png"), full_page=True)
                 with page.expect_response(lambda r: r.url.endswith("/answer")):
                     page.locator("#grid .pick").nth(1).click()  # the strip passed over
                 expect(page.locator("#progress")).to_contain_text("1 answered")
@@ -765,7 +756,6 @@ def test_the_strip_of_guesses(browser, tmp_path, shots, device):
         expect(page.locator("#confirm-yes")).to_have_text("Yes, this is it")
         expect(page.locator("#confirm-text")).to_contain_text(names[2])
         assert pictures_fit(page, "#confirm-swatch") == 1
-        page.screenshot(path=str(shots / f"strip-confirm-{device}.png"), full_page=True)
         with page.expect_response(lambda r: r.url.endswith("/answer")):
             page.click("#confirm-yes")
         expect(page.locator("#result")).to_have_text(f"Found: {names[2]} after 2 screens.")

@@ -37,29 +37,47 @@ CAT = demo_catalogue()
 pytestmark = pytest.mark.once
 
 
+def scripted_participant(base: str, study) -> None:
+    """A participant whose script finds each target through the API (the nearest item
+    shown, "found" on the target): the study's second one, its page already walked."""
+    import httpx
+    import numpy as np
+
+    from tripletsearch.people import FindPerson
+
+    with httpx.Client(base_url=base, timeout=30) as c:
+        me = c.post("/api/participants", json={"consent": True}).json()
+        where, auth = f"/api/participants/{me['id']}", {"Authorization": f"Bearer {me['token']}"}
+        reply = c.post(f"{where}/next", json={}, headers=auth).json()
+        while not reply["done"]:
+            if reply["screen"]["number"] == 0:  # a new search: its target
+                target = reply["target"]["id"]
+                person = FindPerson(study.catalogue, target, None, np.random.default_rng(0))
+            body = person.answer(reply["screen"])
+            reply = c.post(f"{where}/answer", json=body, headers=auth).json()
+        assert reply["outcome"] == "finished", reply
+
+
 def test_a_whole_study_in_the_browser_and_its_report(browser, tmp_path, shots):
+    """A participant's whole study (3 targets) clicked in the browser, a second one's
+    through the API; the report counts both."""
     (tmp_path / "study.toml").write_text(STUDY)
     study = load_study(tmp_path / "study.toml")
     url = f"sqlite:///{tmp_path / 'study.sqlite'}"
     with ServeProcess("--study", str(tmp_path / "study.toml"), "--database", url) as srv:
-        for p in range(2):  # two participants, each with a browser of their own
-            ctx = browser.new_context()
-            page = ctx.new_page()
-            page.goto(srv.base + "/study")
-            expect(page.locator("#consent-text")).to_contain_text("random id")
-            if p == 0:
-                page.screenshot(path=str(shots / "study-consent.png"))
-            page.click("#agree")
-            for slot in range(3):
-                page.wait_for_selector("#target-intro:not([hidden])")
-                target = target_of(page, study)
-                if p == 0 and slot == 0:
-                    page.screenshot(path=str(shots / "study-target.png"))
-                page.click("#begin")
-                find_by_clicks(page, target, max_screens=40)
-            expect(page.locator("#done")).to_be_visible()
-            expect(page.locator("#result")).to_contain_text("Thank you")
-            ctx.close()
+        page = browser.new_page()
+        page.goto(srv.base + "/study")
+        expect(page.locator("#consent-text")).to_contain_text("random id")
+        page.click("#agree")
+        for _slot in range(3):
+            page.wait_for_selector("#target-intro:not([hidden])")
+            target = target_of(page, study)
+            page.click("#begin")
+            find_by_clicks(page, target, max_screens=40)
+        expect(page.locator("#done")).to_be_visible()
+        expect(page.locator("#result")).to_contain_text("Thank you")
+        page.close()
+        scripted_participant(srv.base, study)
     out = tmp_path / "report"
     res = subprocess.run(
         [sys.executable, "-m", "tripletsearch", "report", "--database", url, "--out", str(out)]
@@ -118,7 +136,7 @@ def test_the_server_refuses_this_is_it_on_another_item_in_a_study(browser, tmp_p
         page.close()
 
 
-def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_path, shots):
+def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_path):
     (tmp_path / "study.toml").write_text(
         STUDY.replace("targets = 3", "targets = 1")
         + 'completion_code = "C0DE-7"\nredirect = "https://example.org/back"\n'
@@ -159,7 +177,6 @@ def test_a_participant_stops_and_another_gets_the_completion_code(browser, tmp_p
         expect(page.locator("#result-lines")).to_have_text("Your completion code: C0DE-7")
         expect(page.locator("#redirect")).to_have_attribute("href", "https://example.org/back")
         expect(page.locator("#result-swatch")).to_be_hidden()
-        page.screenshot(path=str(shots / "study-thanks.png"))
         page.close()
 
 
@@ -224,7 +241,7 @@ def test_the_target_and_the_items_are_drawn_alike(browser, tmp_path, device):
 
 @pytest.mark.parametrize("device", ["desktop", "phone"])
 def test_a_study_with_guesses_draws_the_strip_alike_and_refuses_another_guess(
-    browser, tmp_path, shots, device
+    browser, tmp_path, device
 ):
     """A study of guesses = 3: every method's screens come with the strip, drawn as the
     items and the target are (names as show_names says); "this is it" on a guess that is
@@ -255,8 +272,6 @@ def test_a_study_with_guesses_draws_the_strip_alike_and_refuses_another_guess(
                 assert drawn_alike(page) == 8  # the target, 4 items and 3 guesses
                 assert len(names_shown(page)) == (8 if show else 0)
                 page.wait_for_function(NO_SIDEWAYS_SCROLL)
-                if screen == 0 and show:
-                    page.screenshot(path=str(shots / f"study-strip-{device}.png"), full_page=True)
                 strip = page.locator("#strip-grid .card .name").all_text_contents()
                 other = next(i for i, n in enumerate(strip) if n != target)
                 page.locator("#strip-grid .pick").nth(other).click()
