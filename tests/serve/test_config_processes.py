@@ -55,7 +55,9 @@ def test_the_workers_and_the_refitter_run_the_servers_configuration(tmp_path):
                 w
                 for p in mine
                 for w in [p, *children(p)]
-                if "TRIPLETSEARCH_SERVE" in _environment(w)
+                # (uvicorn's spawned workers: multiprocessing's resource tracker, a child of
+                # the server's too, inherits the variable but serves nothing)
+                if "TRIPLETSEARCH_SERVE" in _environment(w) and "spawn_main" in cmdline(w)
             ]
             return found if len(found) >= 2 else None
 

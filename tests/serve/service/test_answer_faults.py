@@ -172,7 +172,8 @@ def search_run(tmp_path, inj: Injector, fault_at=("answer", 3)) -> tuple[Client,
     return client, db
 
 
-STUDY = dict(title="Faults", targets=2, seed=5, max_queries=6)  # over the shared keys
+# over the shared keys: two searches of at most 4 screens, the fault at the first's third
+STUDY = dict(title="Faults", targets=2, seed=5, max_queries=4)
 
 
 def study_run(tmp_path, inj: Injector, fault_at=("answer", 2)) -> tuple[Client, str]:
@@ -196,8 +197,11 @@ def study_run(tmp_path, inj: Injector, fault_at=("answer", 2)) -> tuple[Client, 
     return client, db
 
 
+# 9 screens: 2 of burn-in, an attention check, the fault at the 4th (its next screen from the
+# buffer), both repeats after it (seed 4: each of an earlier query the embedding predicts
+# clearly, asserted in outcome())
 COLLECT = collect_toml(
-    test_share=0.0, dim=2, max_queries=16, attention=[4], repeats=[12, 15], seed=3, title=None
+    test_share=0.0, dim=2, max_queries=9, attention=[2], repeats=[7, 8], seed=4, title=None
 )
 
 
@@ -237,7 +241,7 @@ def collect_template(tmp_path_factory):
     return cfg, root / "template.sqlite", np.asarray(emb.embedding_)
 
 
-def collect_run(tmp_path, inj: Injector, template, fault_at=("answer", 6)) -> tuple[Client, str]:
+def collect_run(tmp_path, inj: Injector, template, fault_at=("answer", 3)) -> tuple[Client, str]:
     cfg, template_file, X = template
     path = tmp_path / "collect.sqlite"
     with sqlite3.connect(template_file) as src, sqlite3.connect(path) as dst:
@@ -302,6 +306,7 @@ def outcome(client: Client, db: str, collect=None) -> dict:
             rows = c.execute(sa.select(q.c.id, q.c.head, q.c.candidates, q.c.taken_by)).all()
         got["buffer"] = sorted(tuple(r) for r in rows)
         assert all(c["repeats"][1] == 2 for c in got["checks"])  # the repeats were asked
+        assert all(c["attention"][1] == 1 for c in got["checks"])  # and the attention check
     store.dispose()
     text = json.dumps(_untimed(got), sort_keys=True, default=str)
     ids = {s.id for s in sessions} | {s.participant for s in sessions if s.participant}

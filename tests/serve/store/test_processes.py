@@ -39,7 +39,7 @@ def session_state(base, s):
 def test_kill9_mid_session_loses_nothing(tmp_path):
     url = f"sqlite:///{tmp_path / 'sessions.sqlite'}"
     rng = np.random.default_rng(0)
-    people = [FindPerson(CAT, int(t), 3.0, rng) for t in rng.choice(CAT.n_items, 8, replace=False)]
+    people = [FindPerson(CAT, int(t), 3.0, rng) for t in rng.choice(CAT.n_items, 4, replace=False)]
     srv = ServeProcess("--demo", "colours", "--database", url)
     try:
         sessions = [
@@ -161,7 +161,7 @@ def test_two_workers_share_an_sqlite_file(tmp_path):
         check_races([srv.base], url)
         # whole searches interleaved across the workers
         rng = np.random.default_rng(3)
-        for t in rng.choice(CAT.n_items, 6, replace=False):
+        for t in rng.choice(CAT.n_items, 3, replace=False):
             run_whole_search([srv.base], int(t), rng)
 
 
@@ -235,11 +235,11 @@ def test_two_servers_share_postgresql():
                 rng = np.random.default_rng(4)
                 total = sum(
                     run_whole_search(bases, int(t), rng)
-                    for t in rng.choice(CAT.n_items, 8, replace=False)
+                    for t in rng.choice(CAT.n_items, 4, replace=False)
                 )
                 after = Store(url).counts()
                 assert after["answers"] == before["answers"] + total
-                assert after["sessions"] == before["sessions"] + 8
+                assert after["sessions"] == before["sessions"] + 4
             # a server killed and restarted on PostgreSQL: the session goes on
             s = httpx.post(a.base + "/api/sessions", json={"n_choices": 3}).json()
             r = answer(a.base, s, {"screen": 0, "choice": 2})
