@@ -312,15 +312,10 @@ def test_reproduce_on_a_local_cluster_writes_the_local_numbers(tmp_path):
         return (out / "discrete_study.csv").read_text()
 
     assert run("--workers", "2") == run()
-    bad = subprocess.run(
-        [sys.executable, "-m", "tripletsearch", "reproduce", "theory", "--workers", "2"],
-        capture_output=True,
-        text=True,
-    )
-    assert bad.returncode != 0 and "not for 'reproduce theory'" in bad.stderr
-    bad = subprocess.run(
-        [sys.executable, "-m", "tripletsearch", "reproduce", "discrete", "--workers", "0"],
-        capture_output=True,
-        text=True,
-    )
-    assert bad.returncode != 0 and "--workers: must be >= 1" in bad.stderr
+    # refused before anything runs (in this process: the command line's own main)
+    from tripletsearch.cli import main
+
+    with pytest.raises(SystemExit, match="not for 'reproduce theory'"):
+        main(["reproduce", "theory", "--workers", "2"])
+    with pytest.raises(SystemExit, match="--workers: must be >= 1"):
+        main(["reproduce", "discrete", "--workers", "0"])
