@@ -83,8 +83,8 @@ def _closest_on_grid(
             lo = mid + 1
     near = [i for i in (lo - 1, lo) if 0 <= i < len(grid)]
     gaps = [abs(at(i) - target) for i in near]
-    best = near[int(np.argmin(gaps))]  # (a tie: the first, as a scan's argmin)
-    return best, abs(at(best) - target)
+    k = int(np.argmin(gaps))  # (a tie: the first, as a scan's argmin)
+    return near[k], gaps[k]
 
 
 THEORY_SETTINGS = {
