@@ -88,6 +88,7 @@ class _Tally:
     participants: int = 0
     reopened: int = 0
     platform_ids: set[str] = field(default_factory=set)
+    answers_at_restart: int | None = None  # answers acknowledged when the restart was up
 
 
 async def _post(client: httpx.AsyncClient, tally: _Tally, url: str, **kw: Any) -> Any:
@@ -198,9 +199,16 @@ def run_collect_load(
     max_queries: int = 100,
     workers: int = 2,
     kill_at: float | None = None,
+    settle: int = 0,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Run the load (see the module docstring); a JSON-ready summary."""
+    """Run the load (see the module docstring); a JSON-ready summary.
+
+    ``settle`` (with ``kill_at``): the run goes on past ``seconds`` (60 s more at most) until
+    ``settle`` answers were acknowledged after the restart and the refitter stored an
+    embedding version after it (two at least): a smoke that waits on what it asserts, not
+    on a loaded machine's pace.
+    """
     tmp = Path(tempfile.mkdtemp(prefix="ts-collect-load-"))
     colours = colour_catalogue(tmp / "items", items, seed)
     collect_file = tmp / "collect.toml"
@@ -213,7 +221,8 @@ def run_collect_load(
         started = wait_up(base, proc)
         sampler = _MemorySampler(proc.pid)
         sampler.start()
-        tally = _Tally(time.monotonic() + seconds, think, arrivals, colours)
+        t_run = time.monotonic()
+        tally = _Tally(t_run + seconds, think, arrivals, colours)
 
         async def drive() -> None:
             rngs = np.random.default_rng(seed).spawn(people)
@@ -221,19 +230,47 @@ def run_collect_load(
             if kill_at is not None:
                 await asyncio.sleep(kill_at)
                 nonlocal proc
+                deadline = tally.deadline
+                if settle:  # held off while the restart runs: its answers are the point
+                    tally.deadline += 60.0
                 stop(proc, signal.SIGKILL)  # workers and refitter, mid-answer
                 t0 = time.monotonic()
+                versions = await asyncio.to_thread(_versions, url, collect_file)
                 proc = await asyncio.to_thread(_start, url, port, collect_file, workers)
                 await asyncio.to_thread(wait_up, base, proc)
                 restarts.append(round(time.monotonic() - t0, 2))
+                tally.answers_at_restart = len(tally.latencies)
+                if settle:
+                    await _settle(tally, url, collect_file, settle, max(2, versions + 1))
+                    tally.deadline = max(deadline, time.monotonic())
             await work
 
         asyncio.run(drive())
+        seconds = time.monotonic() - t_run  # (settling may have run longer)
         sampler.stop.set()
         sampler.join()
     finally:
         stop(proc)
     return _summary(url, collect_file, tally, started, restarts, sampler, seconds, people)
+
+
+def _versions(url: str, collect_file: Path) -> int:
+    store = Store(url)
+    try:
+        return len(store.embedding_versions(load_collect(collect_file).fingerprint))
+    finally:
+        store.dispose()
+
+
+async def _settle(tally: _Tally, url: str, collect_file: Path, answers: int, versions: int) -> None:
+    """Wait (until the deadline, held off) for ``answers`` acknowledged since the restart
+    and ``versions`` embedding versions stored."""
+    assert tally.answers_at_restart is not None
+    while time.monotonic() < tally.deadline:
+        done = len(tally.latencies) - tally.answers_at_restart >= answers
+        if done and await asyncio.to_thread(_versions, url, collect_file) >= versions:
+            return
+        await asyncio.sleep(0.5)
 
 
 def _summary(
@@ -269,7 +306,7 @@ def _summary(
 
     return {
         "people": people,
-        "seconds": seconds,
+        "seconds": round(seconds, 1),
         "answers": len(lat),
         "answers_per_s": round(len(lat) / seconds, 1),
         "answer_ms": {"p50": q(lat, 50), "p99": q(lat, 99), "max": q(lat, 100)},
@@ -281,6 +318,9 @@ def _summary(
         "errors": tally.errors,
         "retries": tally.retries,
         "restart_s": restarts,
+        "answers_after_restart": None
+        if tally.answers_at_restart is None
+        else len(lat) - tally.answers_at_restart,
         "startup_s": round(started, 1),
         "embedding_versions": len(versions),
         "refit_rows": [v["n_rows"] for v in versions],
