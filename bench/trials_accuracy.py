@@ -9,7 +9,9 @@ Conditions, each over the same seeds:
 - ``triplets``: random triplet screens (the mark: their accuracy at 3,000 screens);
 - ``rank-active`` / ``rank-random``: 8-rank-2 screens, active or random, fitted as ranked
   choices (their own likelihood), and ``rank-random-cut``: the same random answers fitted
-  as the triplets they imply;
+  as the triplets they imply; ``rank-active-lapse`` / ``rank-random-lapse``: the same
+  screens fitted by the ranked likelihood with the people's 5 % lapse per pick in the model
+  (``Embedding(lapse=0.05)``);
 - ``odd-random``: random odd-one-out trials (and ``odd-random-cut``), ``odd-active``
   active ones.
 
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from tripletsearch import GammaCKL
+from tripletsearch import Embedding, GammaCKL
 from tripletsearch.collect import simulate_collection
 
 GAMMA, LAPSE, MARK = 3.0, 0.05, 3000
@@ -46,6 +48,7 @@ def conditions(scale: float = 1.0) -> dict[str, dict[str, Any]]:
         return sorted({max(1, round(v * scale)) for v in budgets})
 
     rank = dict(trial="rank", n_choices=8, picks=2)
+    lapsed = dict(rank, lapse_model=LAPSE)
     return {
         "triplets": dict(method="random", n_answers=b(TRIPLET_BUDGETS)),
         "rank-active": dict(method="active", n_answers=b(RANK_BUDGETS), **rank),
@@ -53,6 +56,8 @@ def conditions(scale: float = 1.0) -> dict[str, dict[str, Any]]:
         "rank-random-cut": dict(
             method="random", n_answers=b(RANK_BUDGETS), fit_as="triplets", **rank
         ),
+        "rank-active-lapse": dict(method="active", n_answers=b(RANK_BUDGETS), **lapsed),
+        "rank-random-lapse": dict(method="random", n_answers=b(RANK_BUDGETS), **lapsed),
         "odd-random": dict(method="random", n_answers=b(ODD_BUDGETS), trial="odd-one-out"),
         "odd-active": dict(method="active", n_answers=b(ODD_BUDGETS), trial="odd-one-out"),
         "odd-random-cut": dict(
@@ -86,6 +91,10 @@ def run(
             if only and name not in only:
                 continue
             t0 = time.perf_counter()
+            kw = dict(kw)
+            lapse_model = kw.pop("lapse_model", None)
+            if lapse_model is not None:  # the default fitter's, with the lapse in the model
+                kw["fitter"] = Embedding("gamma-ckl", dim=dim, gamma="auto", lapse=lapse_model)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = simulate_collection(
@@ -148,7 +157,8 @@ def report(res: dict[str, Any], key: str = "accuracy") -> str:
         tb, tm, tse, _ = curves["triplets"]
         mark = float(np.interp(min(MARK, tb[-1]), tb, tm))
         lines.append(f"mark: random triplets at {min(MARK, tb[-1])} screens: {mark:.4f}")
-        for name in ("rank-active", "rank-random", "rank-random-cut"):
+        names = ("rank-active", "rank-random", "rank-random-cut", "rank-active-lapse")
+        for name in names + ("rank-random-lapse",):
             if name in curves:
                 b, m, _, _ = curves[name]
                 lines.append(
@@ -170,6 +180,8 @@ def report(res: dict[str, Any], key: str = "accuracy") -> str:
                 cells = ", ".join(f"{bb}: {m[i]:.4f} vs {tm[tb.index(bb)]:.4f}" for i, bb in common)
                 lines.append(f"{name} per trial vs triplets: {cells}")
     for a, c in (("rank-active", "rank-random"), ("rank-random", "rank-random-cut"),
+                 ("rank-random-lapse", "rank-random-cut"), ("rank-random-lapse", "rank-random"),
+                 ("rank-active-lapse", "rank-active"),
                  ("odd-random", "odd-random-cut"), ("odd-active", "odd-random")):  # fmt: skip
         if a in curves and c in curves:
             b, _, _, A = curves[a]

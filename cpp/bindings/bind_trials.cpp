@@ -12,14 +12,14 @@ namespace ts = tripletsearch;
 
 namespace {
 
-// The trial sets of a list of (rows, kind, k, r, ordered); `keep` holds the arrays.
+// The trial sets of a list of (rows, kind, k, r, ordered[, lapse]); `keep` holds the arrays.
 ts::TrialSets make_sets(const py::list& sets, std::vector<IndexArray>& keep) {
   std::vector<ts::TrialSet> out;
   keep.reserve(sets.size());
   for (const py::handle item : sets) {
     const auto t = item.cast<py::tuple>();
-    if (t.size() != 5)
-      throw std::invalid_argument("trials: each set is (rows, kind, k, r, ordered)");
+    if (t.size() != 5 && t.size() != 6)
+      throw std::invalid_argument("trials: each set is (rows, kind, k, r, ordered[, lapse])");
     keep.push_back(py::cast<IndexArray>(t[0]));
     const IndexArray& rows = keep.back();
     ts::TrialSet s;
@@ -29,6 +29,7 @@ ts::TrialSets make_sets(const py::list& sets, std::vector<IndexArray>& keep) {
     s.k = t[2].cast<int>();
     s.r = t[3].cast<int>();
     s.ordered = t[4].cast<bool>();
+    if (t.size() == 6) s.lapse = t[5].cast<double>();
     require_ndim(rows, 2, "trials");
     if (s.k < 2 || s.k > ts::kMaxChoices)
       throw std::invalid_argument("candidates: between 2 and 64 per trial");
@@ -60,7 +61,7 @@ void register_trials(py::module_& m) {
         return out;
       },
       py::arg("spec"), py::arg("X"), py::arg("sets"), py::arg("threads"),
-      "log p of every trial of the sets [(rows, kind, k, r, ordered), ...], set after set.");
+      "log p of every trial of the sets [(rows, kind, k, r, ordered[, lapse]), ...], set after set.");
   m.def(
       "trials_loss_grad",
       [](const ts::OracleSpec& spec, const DoubleArray& X, const py::list& sets, int threads) {

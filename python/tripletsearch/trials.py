@@ -320,18 +320,32 @@ class OddOneOut:
         return out.reshape(-1, 3)
 
 
-def native_sets(parts: Any) -> list[tuple[np.ndarray, int, int, int, bool]]:
-    """The native core's description of trial sets: ``(rows, kind, k, r, ordered)`` each."""
+_NativeSet = tuple[np.ndarray, int, int, int, bool, float]
+
+
+def native_sets(parts: Any, lapse: float = 0.0) -> list[_NativeSet]:
+    """The native core's description of trial sets: ``(rows, kind, k, r, ordered, lapse)``."""
     out = []
     for p in parts:
         if isinstance(p, OddOneOut):
-            out.append((p.rows(), 1, 3, 1, True))
+            out.append((p.rows(), 1, 3, 1, True, lapse))
         else:
-            out.append((p.rows(), 0, p.n_choices, p.n_picks, p.ordered))
+            out.append((p.rows(), 0, p.n_choices, p.n_picks, p.ordered, lapse))
     return out
 
 
-def trial_log_prob(oracle: Any, X: Any, trials: Any, *, n_jobs: int | None = None) -> np.ndarray:
+def check_lapse(lapse: Any) -> float:
+    """``lapse`` as a float in [0, 1) (``TypeError`` / ``ValueError`` naming it)."""
+    if isinstance(lapse, bool) or not isinstance(lapse, (int, float, np.integer, np.floating)):
+        raise TypeError(f"lapse: expected a number in [0, 1), got {type(lapse).__name__}")
+    if not 0.0 <= float(lapse) < 1.0:
+        raise ValueError(f"lapse: a probability in [0, 1), got {lapse!r}")
+    return float(lapse)
+
+
+def trial_log_prob(
+    oracle: Any, X: Any, trials: Any, *, lapse: float = 0.0, n_jobs: int | None = None
+) -> np.ndarray:
     """Log-probability of each trial's answer under ``oracle`` at the embedding ``X``.
 
     Parameters
@@ -342,6 +356,9 @@ def trial_log_prob(oracle: Any, X: Any, trials: Any, *, n_jobs: int | None = Non
     trials : RankedChoices, OddOneOut or a list of them
         Ranked answers are successive choices among the candidates left (Plackett-Luce);
         unordered ones sum the orders of their picks; an odd item names the closest pair.
+    lapse : float in [0, 1)
+        The probability that a pick is at random among the alternatives left: each pick's
+        probability is ``(1 - lapse) q + lapse / s`` for the model's ``q`` among ``s``.
     n_jobs : int or None
         Threads (results do not depend on it).
 
@@ -354,13 +371,14 @@ def trial_log_prob(oracle: Any, X: Any, trials: Any, *, n_jobs: int | None = Non
     from ._validation import check_X, resolve_n_jobs
 
     X = check_X(X)
+    lapse = check_lapse(lapse)
     parts = list(trials) if isinstance(trials, (list, tuple)) else [trials]
     for p in parts:
         if not isinstance(p, (RankedChoices, OddOneOut)):
             raise TypeError(f"trials: expected RankedChoices or OddOneOut, got {type(p).__name__}")
         p.check_n_items(X.shape[0])
     spec = oracle.spec(X.shape[1])
-    return _core.trials_log_prob(spec, X, native_sets(parts), resolve_n_jobs(n_jobs))
+    return _core.trials_log_prob(spec, X, native_sets(parts, lapse), resolve_n_jobs(n_jobs))
 
 
 def is_trials(obj: Any) -> bool:

@@ -24,6 +24,7 @@ def test_screens_to_reach_interpolates():
 
 def test_smoke_run_reports_every_comparison():
     only = ["triplets", "rank-random", "rank-random-cut", "odd-random", "rank-active"]
+    only += ["rank-random-lapse"]
     res = run(12, 2, 2, scale=0.02, test_size=200, only=only)
     assert set(res) == set(only)
     for r in res.values():
@@ -35,6 +36,7 @@ def test_smoke_run_reports_every_comparison():
         "screens to reach the mark, rank-active",
         "rank-active - rank-random (paired by seed)",
         "rank-random - rank-random-cut",
+        "rank-random-lapse - rank-random-cut",
         "odd-random per trial vs triplets",
     )
     for needle in needles:

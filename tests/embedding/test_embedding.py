@@ -352,6 +352,7 @@ def test_pickles_and_files_of_0_2_0_load():
         saved = pickle.load(fh)
     emb = saved["estimator"]
     assert type(emb) is ts.Embedding and emb.gammas == [2.0, 4.0, 8.0]
+    assert emb.lapse == 0.0 and emb.get_params()["lapse"] == 0.0  # (added since)
     # (rtol: the file was written on a machine whose kernels may round differently)
     np.testing.assert_allclose(emb.predict_proba(saved["triplets"]), saved["proba"], rtol=1e-9)
     back = ts.Embedding.load(data / "embedding_0.2.0.npz")

@@ -1,13 +1,14 @@
 """NumPy twin of the trial likelihoods (``cpp/include/tripletsearch/oracle/trials.hpp``).
 
-A trial set is ``(rows, kind, k, r, ordered)``: kind 0 ranked (rows ``[h, p_1..p_r, the
+A trial set is ``(rows, kind, k, r, ordered[, lapse])``: kind 0 ranked (rows ``[h, p_1..p_r, the
 other candidates]``, alternative j the pair ``(h, rows[:, 1 + j])``), kind 1 odd-one-out
 (rows ``[a, b, o]``, alternatives ``(a, b), (a, o), (b, o)``; the answer names the first).
 Every alternative has log-weight ``w = -f(D)`` of its squared distance D: gamma-CKL
 ``(gamma/2) log D``, CKL ``log(mu + D)``, t-STE ``((alpha+1)/2) log(1 + D/alpha)``, STE
 ``D``. An ordered answer is Plackett-Luce (each pick a softmax choice among those left); an
-unordered one sums the r! orders of its picks. Written in log space (log-sum-exp),
-independently of the core's ratio form.
+unordered one sums the r! orders of its picks. With a lapse rate, each pick is at random
+among the s alternatives left with that probability: ``p = (1 - lapse) q + lapse / s``.
+Written in log space (log-sum-exp), independently of the core's ratio form.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def _lse(a, axis=-1):
     return np.squeeze(mx, axis) + np.log(np.sum(np.exp(a - mx), axis=axis))
 
 
-def _ordered(w, order):
+def _ordered(w, order, lapse=0.0):
     """Plackett-Luce log p of picking columns ``order`` in turn, and dlogp/dw; w (m, k)."""
     m, k = w.shape
     left = np.ones(k, dtype=bool)
@@ -63,18 +64,25 @@ def _ordered(w, order):
     for c in order:
         sub = np.where(left, w, -np.inf)
         lse = _lse(sub)
-        logp += w[:, c] - lse
-        e[:, c] += 1.0
-        e -= np.where(left, np.exp(sub - lse[:, None]), 0.0)
+        lq = w[:, c] - lse
+        if lapse > 0.0:  # log((1 - lapse) q + lapse / s), and d log p / d log q
+            a = math.log1p(-lapse) + lq
+            lp = np.logaddexp(a, math.log(lapse / left.sum()))
+            rho = np.exp(a - lp)
+        else:
+            lp, rho = lq, np.ones(m)
+        logp += lp
+        e[:, c] += rho
+        e -= rho[:, None] * np.where(left, np.exp(sub - lse[:, None]), 0.0)
         left[c] = False
     return logp, e
 
 
-def _terms(w, r, ordered):
+def _terms(w, r, ordered, lapse=0.0):
     """(log p, dlogp/dw) of each trial from its log-weights w (m, k)."""
     if ordered:
-        return _ordered(w, range(r))
-    parts = [_ordered(w, p) for p in itertools.permutations(range(r))]
+        return _ordered(w, range(r), lapse)
+    parts = [_ordered(w, p, lapse) for p in itertools.permutations(range(r))]
     L = np.stack([p[0] for p in parts], axis=1)
     logp = _lse(L)
     share = np.exp(L - logp[:, None])
@@ -82,18 +90,23 @@ def _terms(w, r, ordered):
     return logp, e
 
 
-def _set_terms(kind, param, X, rows, set_kind, k, r, ordered):
+def _set_terms(kind, param, X, rows, set_kind, k, r, ordered, lapse=0.0):
+    if not 0.0 <= lapse < 1.0:
+        raise ValueError(f"lapse: a probability in [0, 1), got {lapse}")
     rows = np.asarray(rows, dtype=np.int64)
     u, v = _pairs(rows, set_kind, k)
     Y = X[u] - X[v]  # (m, k, d)
     D = np.einsum("mkd,mkd->mk", Y, Y)
     f, fp = _f(kind, param, D)
-    logp, e = _terms(-f, r, ordered)
+    logp, e = _terms(-f, r, ordered, lapse)
     return logp, e, fp, Y, u, v, f
 
 
 def log_prob(kind, param, X, sets):
-    """The log-probability of every trial of ``sets``: ``[(rows, kind, k, r, ordered)]``."""
+    """The log-probability of every trial of ``sets``: ``[(rows, kind, k, r, ordered)]``.
+
+    A set may carry a sixth entry, its lapse rate.
+    """
     X = np.asarray(X, dtype=np.float64)
     out = [_set_terms(kind, param, X, *s)[0] for s in sets]
     return np.concatenate(out) if out else np.zeros(0)

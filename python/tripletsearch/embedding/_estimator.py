@@ -62,6 +62,14 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         t-STE degrees of freedom; None: ``max(d - 1, 1)``.
     sigma : float > 0
         Probit noise.
+    lapse : float in [0, 1)
+        The probability that a person picks at random among the alternatives left, each
+        pick of a ranked answer and an odd-one-out answer alike: ``p = (1 - lapse) q +
+        lapse / s`` for the model's choice probability ``q`` among ``s`` alternatives.
+        Fits, scores and log-losses of trials use it; triplet rows with ``lapse > 0`` are
+        fitted as two-candidate trials (L-BFGS), and their probabilities are ``(1 - lapse)
+        q + lapse / 2``. Default 0: the model's choice alone. Not for Probit (its noise is
+        ``sigma``).
     optimizer : {"lbfgs", "adam", "sgd"}
         ``"lbfgs"`` (default): full-batch L-BFGS with a backtracking line search, no step
         size to tune; runs to the maximum-likelihood fit. ``"adam"`` / ``"sgd"``: first
@@ -176,6 +184,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         "mu": [_NONNEGATIVE],
         "alpha": [_POSITIVE, None],
         "sigma": [_POSITIVE],
+        "lapse": [Interval(Real, 0, 1, closed="left")],
         "optimizer": [StrOptions(OPTIMIZERS)],
         "lr": [_POSITIVE, None],
         "batch_size": [COUNT, None],
@@ -196,6 +205,9 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
     # the training loop (tests swap in the NumPy twin's, of the same signature)
     _train = staticmethod(native_train)
 
+    # parameters added since 0.2.0, at their defaults for the estimators pickled before
+    lapse = 0.0
+
     _renamed_params = {"n_components": "dim"}
 
     @renamed(n_components="dim")
@@ -208,6 +220,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         mu: float = 0.0,
         alpha: float | None = None,
         sigma: float = 0.1,
+        lapse: float = 0.0,
         optimizer: str = "lbfgs",
         lr: float | None = None,
         batch_size: int | None = None,
@@ -230,6 +243,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         self.mu = mu
         self.alpha = alpha
         self.sigma = sigma
+        self.lapse = lapse
         self.optimizer = optimizer
         self.lr = lr
         self.batch_size = batch_size
@@ -264,6 +278,8 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
             raise ValueError(
                 f"learn_gamma: only the gamma-ckl model has a gamma (model={p['model']!r})"
             )
+        if p["lapse"] > 0.0 and p["model"] == "probit":
+            raise ValueError("lapse: Probit's noise is sigma; lapse > 0 needs another model")
         if p["validation_fraction"] == 0.0 and (self._auto_gamma() or p["early_stopping"]):
             raise ValueError(
                 "validation_fraction: gamma='auto' and early_stopping need held-out rows (> 0)"
@@ -324,6 +340,8 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         if as_trial_data(triplets) is not None:  # ranked or odd-one-out trials
             return self._fit_trials(triplets, n_items)
         p = self._validate_params()
+        if p["lapse"] > 0.0:  # triplets as two-candidate trials, with the lapse
+            return self._fit_trials(triplets, n_items)
         options, oracle, d = fit_options(p), self._make_oracle(), p["dim"]
         T, n = training_rows(triplets, p["n_items"] if n_items is None else n_items)
         rng = check_random_state(self.random_state)
@@ -486,6 +504,11 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         if trials is not None:
             lp = trials.log_prob(self.oracle_, self.embedding_, self.n_jobs)
             return lp if log else np.exp(lp)
+        lapse = float(self.lapse)
+        if lapse > 0.0:
+            p = self.oracle_.prob(self.embedding_, triplets, n_jobs=self.n_jobs)
+            p = (1.0 - lapse) * p + 0.5 * lapse
+            return np.log(p) if log else p
         if log:
             return self.oracle_.log_prob(self.embedding_, triplets, n_jobs=self.n_jobs)
         return self.oracle_.prob(self.embedding_, triplets, n_jobs=self.n_jobs)
@@ -498,6 +521,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
             if self._model_name() == "probit" and not trials.all_pairs():
                 raise ValueError("model: Probit models pairs only (triplets)")
             trials.check_n_items(int(self.n_items_))
+            trials = trials.with_lapse(float(self.lapse))
         return trials
 
     def score(self, triplets: Any, y: Any = None) -> float:
@@ -526,8 +550,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         T, keep = self._prepare_rows(triplets)
         if not keep.any():
             return math.nan
-        lp = self.oracle_.log_prob(self.embedding_, T[keep], n_jobs=self.n_jobs)
-        return float(-np.mean(lp))
+        return float(-np.mean(self.predict_proba(T[keep], log=True)))
 
 
 def checked_params(estimator: Embedding) -> dict[str, Any]:

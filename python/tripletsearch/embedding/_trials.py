@@ -40,6 +40,7 @@ class _Set(NamedTuple):
     k: int
     r: int
     ordered: bool
+    lapse: float
 
 
 def _triplets_as_choices(T: Any) -> RankedChoices:
@@ -57,13 +58,21 @@ def _triplets_as_choices(T: Any) -> RankedChoices:
 
 
 class TrialData:
-    """Trial sets as one sequence of trials (set after set): split, scored, fitted."""
+    """Trial sets as one sequence of trials (set after set): split, scored, fitted.
 
-    def __init__(self, parts: list[_Part]) -> None:
+    ``lapse``: the lapse rate their likelihood assumes (:meth:`with_lapse`).
+    """
+
+    def __init__(self, parts: list[_Part], lapse: float = 0.0) -> None:
         self.parts = [p for p in parts if len(p)]
         if not self.parts:
             raise ValueError("triplets: no trials to fit (every set is empty)")
         self.starts = np.cumsum([0] + [len(p) for p in self.parts])
+        self.lapse = lapse
+
+    def with_lapse(self, lapse: float) -> TrialData:
+        """The same trials, their likelihood with a lapse rate ``lapse``."""
+        return TrialData(self.parts, lapse)
 
     @classmethod
     def from_input(cls, obj: Any) -> TrialData:
@@ -91,7 +100,7 @@ class TrialData:
             mine = idx[(idx >= a) & (idx < b)] - a
             if len(mine):
                 out.append(part[mine])
-        return TrialData(out)
+        return TrialData(out, self.lapse)
 
     def n_seen(self) -> int:
         return max(p.max_id() for p in self.parts) + 1
@@ -109,7 +118,7 @@ class TrialData:
 
     def sets(self) -> list[_Set]:
         """The native core's description of the sets."""
-        return [_Set(*t) for t in native_sets(self.parts)]
+        return [_Set(*t) for t in native_sets(self.parts, self.lapse)]
 
     def log_prob(self, oracle: Oracle, X: np.ndarray, n_jobs: Any = None) -> np.ndarray:
         """The log-probability of every trial under ``oracle`` at ``X``."""
@@ -187,7 +196,7 @@ class TrialsFit:
     def _fit_trials(self: Any, trials: Any, n_items: Any) -> Any:
         """``fit`` on trials: the triplet fit's steps (gamma path, lift, refit), by trials."""
         p = self._validate_params()
-        data = TrialData.from_input(trials)
+        data = TrialData.from_input(trials).with_lapse(p["lapse"])
         if p["model"] == "probit":
             if not data.all_pairs():
                 raise ValueError(

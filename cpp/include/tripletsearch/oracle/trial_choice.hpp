@@ -2,7 +2,9 @@
 // models' log-weights w(D) = -f(D), and log p of an answer with its derivatives in w.
 // Ordered answers: Plackett-Luce, in the probability domain from relative weights in
 // (0, 1] (no exp for gamma-CKL), falling back to log space (log-sum-exp) when p underflows;
-// unordered answers: log space, the sum over the r! orders of the picks.
+// unordered answers: log space, the sum over the r! orders of the picks. A lapse rate
+// lambda (a set's `lapse`): each pick at random among the s alternatives left with
+// probability lambda, p = (1 - lambda) q + lambda / s for the model's choice probability q.
 // python/tripletsearch/_reference/trials.py is the NumPy twin.
 #pragma once
 
@@ -31,6 +33,7 @@ struct TrialSet {
   int k = 2;  // alternatives per trial (ranked: candidates; odd-one-out: 3 pairs)
   int r = 1;  // choices per trial (ranked: picks; odd-one-out: 1)
   bool ordered = true;
+  double lapse = 0.0;  // the probability that a pick is at random among those left
 
   int width() const { return kind == TrialKind::Ranked ? k + 1 : 3; }
 
@@ -61,6 +64,8 @@ struct TrialSet {
           "picks: an unordered answer sums the orders of its picks, at most " +
           std::to_string(kMaxUnorderedPicks) + " picks (got " + std::to_string(r) +
           "); give them in order (ordered=True)");
+    if (!(lapse >= 0.0 && lapse < 1.0))
+      throw std::invalid_argument("lapse: a probability in [0, 1), got " + std::to_string(lapse));
     require_in_range(rows, m * width(), n, width(), "trials");
   }
 };
@@ -140,20 +145,28 @@ inline double log_sum_exp(const double* a, const int* idx, int count) {
 }
 
 // Plackett-Luce in log space from lw (any shift): log p of picking alternatives order[0..r)
-// in that order among k, and e[j] += scale * dlogp/dw_j. The slow, exact path.
+// in that order among k (each pick at random among those left with probability lapse), and
+// e[j] += scale * dlogp/dw_j. The slow, exact path.
 inline double ordered_log(const double* lw, int k, const int* order, int r, double* e,
-                          double scale) {
+                          double scale, double lapse = 0.0) {
   int left[kMaxChoices];
   int nleft = 0;
   for (int j = 0; j < k; ++j) left[nleft++] = j;
   double logp = 0.0;
+  const double keep = std::log1p(-lapse);
   for (int s = 0; s < r; ++s) {
     const double lse = log_sum_exp(lw, left, nleft);
     const int c = order[s];
-    logp += lw[c] - lse;
+    double lp = lw[c] - lse, rho = 1.0;  // rho = d log p / d log q of this pick
+    if (lapse > 0.0) {
+      const double a = keep + lp, b = std::log(lapse / nleft), mx = std::max(a, b);
+      lp = mx + std::log(std::exp(a - mx) + std::exp(b - mx));
+      rho = std::exp(a - lp);
+    }
+    logp += lp;
     if (e != nullptr) {
-      e[c] += scale;
-      for (int t = 0; t < nleft; ++t) e[left[t]] -= scale * std::exp(lw[left[t]] - lse);
+      e[c] += scale * rho;
+      for (int t = 0; t < nleft; ++t) e[left[t]] -= scale * rho * std::exp(lw[left[t]] - lse);
     }
     nleft = static_cast<int>(std::remove(left, left + nleft, c) - left);
   }
@@ -161,13 +174,13 @@ inline double ordered_log(const double* lw, int k, const int* order, int r, doub
 }
 
 // Unordered picks 0..r-1 in log space: log sum over the r! orders; e[j] = dlogp/dw_j.
-inline double unordered_log(const double* lw, int k, int r, double* e) {
+inline double unordered_log(const double* lw, int k, int r, double* e, double lapse) {
   int order[kMaxUnorderedPicks];
   for (int s = 0; s < r; ++s) order[s] = s;
   double L[24];
   int np = 0;
   do {
-    L[np++] = ordered_log(lw, k, order, r, nullptr, 0.0);
+    L[np++] = ordered_log(lw, k, order, r, nullptr, 0.0, lapse);
   } while (std::next_permutation(order, order + r));
   double mx = -std::numeric_limits<double>::infinity();
   for (int p = 0; p < np; ++p) mx = std::max(mx, L[p]);
@@ -178,7 +191,7 @@ inline double unordered_log(const double* lw, int k, int r, double* e) {
   for (int t = 0; t < r; ++t) order[t] = t;
   int p = 0;
   do {  // the same orders, in the same sequence
-    ordered_log(lw, k, order, r, e, std::exp(L[p++] - logp));
+    ordered_log(lw, k, order, r, e, std::exp(L[p++] - logp), lapse);
   } while (std::next_permutation(order, order + r));
   return logp;
 }
@@ -203,6 +216,31 @@ TS_ALWAYS_INLINE bool ordered_fast(const double* v, int k, int r, double* e, dou
   return true;
 }
 
+// The fast path with a lapse rate: each pick's p = (1 - lapse) q + lapse / (k - s), where q
+// = v_c / S_s; e[j] = sum over picks s of rho_s (1[j = s] - v_j / S_s 1[j >= s]), rho_s =
+// (1 - lapse) q / p. False (nothing usable) when a pick's p underflows (then the log path).
+TS_ALWAYS_INLINE bool ordered_fast_lapse(const double* v, int k, int r, double lapse, double* e,
+                                         double& logp) {
+  double S[kMaxChoices + 1];
+  S[k] = 0.0;
+  for (int j = k - 1; j >= 0; --j) S[j] = S[j + 1] + v[j];
+  const double keep = 1.0 - lapse;
+  double P = 1.0, acc = 0.0;
+  for (int j = 0; j < k; ++j) {
+    double rho = 0.0;
+    if (j < r) {
+      const double inv = 1.0 / S[j], q = keep * v[j] * inv, p = q + lapse / (k - j);
+      P *= p;
+      rho = q / p;
+      acc += rho * inv;
+    }
+    e[j] = rho - v[j] * acc;
+  }
+  if (!(P > 1e-300)) return false;
+  logp = std::log(P);
+  return true;
+}
+
 }  // namespace detail
 
 // log p of one trial and e[j] = dlogp/dw_j from its squared distances D; dw[j] = dw/dD_j;
@@ -217,14 +255,15 @@ TS_ALWAYS_INLINE double trial_terms(const LW& lw, const TrialSet& S, const doubl
   if (!S.ordered) {
     lw.log_weights(D, S.k, lws);
     logs = true;
-    logp = detail::unordered_log(lws, S.k, S.r, e);
-  } else if (!detail::ordered_fast(v, S.k, S.r, e, logp)) {
+    logp = detail::unordered_log(lws, S.k, S.r, e, S.lapse);
+  } else if (S.lapse > 0.0 ? !detail::ordered_fast_lapse(v, S.k, S.r, S.lapse, e, logp)
+                           : !detail::ordered_fast(v, S.k, S.r, e, logp)) {
     lw.log_weights(D, S.k, lws);
     logs = true;
     int order[kMaxChoices];
     for (int s = 0; s < S.r; ++s) order[s] = s;
     std::fill(e, e + S.k, 0.0);
-    logp = detail::ordered_log(lws, S.k, order, S.r, e, 1.0);
+    logp = detail::ordered_log(lws, S.k, order, S.r, e, 1.0, S.lapse);
   }
   if constexpr (kDG) {  // w_j is proportional to gamma: d w_j / d log gamma = w_j
     if (!logs) lw.log_weights(D, S.k, lws);
