@@ -189,3 +189,38 @@ def test_images_must_stay_inside_the_folder(tmp_path):
     (root / "items.csv").write_text("name,image\na,link.png\nb,b.png\n")
     with pytest.raises(ValueError, match=r"row 2: image 'link.png' is not a file inside"):
         load_catalogue(root)
+
+
+def _unique_rule(X):
+    """The first row equal to an earlier one, by sorting the rows (np.unique)."""
+    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    dup = np.nonzero(first[inverse] != np.arange(X.shape[0]))[0]
+    return None if len(dup) == 0 else (int(dup[0]), int(first[inverse[dup[0]]]))
+
+
+def test_the_duplicate_row_check_finds_what_sorting_the_rows_finds():
+    """Over sizes and dimensions, with many repeats and signed zeros (-0.0 == 0.0), and
+    with two different rows built to share their hash (only an exact check tells)."""
+    from tripletsearch.serve.catalogue.files import first_duplicate_row
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n, d = int(rng.integers(2, 50)), int(rng.integers(1, 5))
+        X = rng.integers(-2, 3, size=(n, d)).astype(float)
+        X[X == 0] = np.where(rng.random(int((X == 0).sum())) < 0.5, 0.0, -0.0)
+        assert first_duplicate_row(X) == _unique_rule(X)
+    X = rng.normal(size=(1000, 3))
+    assert first_duplicate_row(X) is None
+    X[700], X[900] = X[20], X[3]
+    assert first_duplicate_row(X) == (700, 20)
+    # rows (x, y) and (x', y') whose bits differ by (+c2, -c1): the same hash, not equal
+    c = np.arange(1, 3, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
+    while True:
+        a = rng.normal(size=2).view(np.uint64)
+        b = np.array([a[0] + c[1], a[1] - c[0]], dtype=np.uint64)
+        if np.isfinite(b.view(np.float64)).all():
+            break
+    pair = np.stack([a.view(np.float64), b.view(np.float64), rng.normal(size=2)])
+    assert first_duplicate_row(pair) is None
+    assert first_duplicate_row(np.vstack([pair, pair[1]])) == (3, 1)

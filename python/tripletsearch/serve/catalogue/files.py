@@ -127,16 +127,44 @@ def _check_embedding(file: str, X: np.ndarray, n: int | None, first_row: int) ->
     if bad.any():
         r, c = (int(v) for v in np.argwhere(bad)[0])
         raise ValueError(f"{file}: row {first_row + r}, column {c}: not a finite number")
-    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    dup = np.nonzero(first[inverse] != np.arange(X.shape[0]))[0]
-    if len(dup):
-        r = int(dup[0])
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    dup = first_duplicate_row(X)
+    if dup is not None:
         raise ValueError(
-            f"{file}: row {first_row + r}: duplicate embedding row (the same as row "
-            f"{first_row + int(first[inverse[r]])}); items must be distinguishable"
+            f"{file}: row {first_row + dup[0]}: duplicate embedding row (the same as row "
+            f"{first_row + dup[1]}); items must be distinguishable"
         )
-    return np.ascontiguousarray(X, dtype=np.float64)
+    return X
+
+
+def first_duplicate_row(X: np.ndarray) -> tuple[int, int] | None:
+    """The first row equal to an earlier one and that earlier row's first index, or None.
+
+    Rows compare as numbers (``-0.0 == 0.0``; no NaN here), as ``np.unique(X, axis=0)``
+    does. Rows are hashed to 64 bits first and only the rows whose hash is shared compared
+    exactly: a million rows of ten dimensions in about 0.2 s, where sorting the rows
+    themselves took 3.3 s (a catalogue's start-up).
+    """
+    Y = np.ascontiguousarray(X, dtype=np.float64) + 0.0  # -0.0 as 0.0
+    mult = np.arange(1, Y.shape[1] + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    h = (Y.view(np.uint64) * (mult | np.uint64(1))).sum(axis=1, dtype=np.uint64)
+    h ^= h >> np.uint64(29)
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    shared = np.zeros(len(h), dtype=bool)
+    same = hs[1:] == hs[:-1]
+    shared[1:] |= same
+    shared[:-1] |= same
+    rows = np.sort(order[shared])  # the candidates, in their order in X
+    if len(rows) == 0:
+        return None
+    _, first, inverse = np.unique(Y[rows], axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    dup = np.nonzero(first[inverse] != np.arange(len(rows)))[0]
+    if len(dup) == 0:
+        return None
+    r = int(dup[0])
+    return int(rows[r]), int(rows[first[inverse[r]]])
 
 
 def _csv_rows(path: Path) -> list[list[str]]:
