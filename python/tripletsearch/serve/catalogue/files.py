@@ -87,7 +87,8 @@ def _check_items(
         if not name.strip():
             raise ValueError(f"{file}: row {row}: missing name")
         _check_name(file, row, name)
-        key = " ".join(unicodedata.normalize("NFKC", name).split())
+        # (ASCII is its own NFKC form: the usual name skips the normalization)
+        key = " ".join((name if name.isascii() else unicodedata.normalize("NFKC", name)).split())
         if key in seen:
             raise ValueError(
                 f"{file}: row {row}: duplicate name {name!r} "
