@@ -1,4 +1,5 @@
-"""The ranked and odd-one-out likelihoods: definitions, twins, gradients, threads."""
+"""The ranked and odd-one-out likelihoods: definitions, twins, gradients, threads; with a
+lapse per pick (p = (1 - lapse) q + lapse / s): closed forms, the estimator, bad values."""
 
 import itertools
 
@@ -10,7 +11,7 @@ from tripletsearch import _core
 from tripletsearch._reference import trials as ref_trials
 from tripletsearch.embedding._train import train_options
 from tripletsearch.embedding._trials import TrialData
-from tripletsearch.trials import OddOneOut, RankedChoices
+from tripletsearch.trials import OddOneOut, RankedChoices, trial_log_prob
 
 MODELS = [("GammaCKL", 3.0), ("GammaCKL", 2.3), ("CKL", 0.1), ("TSTE", 1.5), ("STE", 0.0)]
 
@@ -29,7 +30,7 @@ def _odd(rng, n, m):
     return OddOneOut(Z, Z[np.arange(m), rng.integers(0, 3, m)])
 
 
-def _mixed(rng, n, m):
+def _mixed(rng, n, m, lapse=0.0):
     parts = [
         _ranked(rng, n, m, 2, 1),
         _ranked(rng, n, m, 8, 2),
@@ -37,7 +38,7 @@ def _mixed(rng, n, m):
         _ranked(rng, n, m, 7, 4, ordered=False),
         _odd(rng, n, m),
     ]
-    return TrialData(parts).sets()
+    return TrialData(parts, lapse).sets()
 
 
 def _dist2(X, a, b):
@@ -92,11 +93,12 @@ def test_two_candidates_one_pick_is_the_triplet_model(model):
 
 
 @pytest.mark.twin
+@pytest.mark.parametrize("lapse", [0.0, 0.07])
 @pytest.mark.parametrize("kind,param", MODELS)
-def test_native_matches_reference(kind, param):
+def test_native_matches_reference(kind, param, lapse):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(30, 4))
-    sets = _mixed(rng, 30, 12)
+    sets = _mixed(rng, 30, 12, lapse)
     spec = _spec(kind, param)
     np.testing.assert_allclose(
         _core.trials_log_prob(spec, X, sets, 2),
@@ -111,10 +113,11 @@ def test_native_matches_reference(kind, param):
 
 
 @pytest.mark.twin
-def test_native_trainer_matches_reference():
+@pytest.mark.parametrize("lapse", [0.0, 0.1])
+def test_native_trainer_matches_reference(lapse):
     rng = np.random.default_rng(5)
     X0 = 0.1 * rng.normal(size=(15, 2))
-    sets = _mixed(rng, 15, 10)
+    sets = _mixed(rng, 15, 10, lapse)
     opts = dict(optimizer="lbfgs", lr=1.0, batch_size=0, max_epochs=15, tol=0.0)
     opts.update(n_iter_no_change=10, l2=0.01, learn_gamma=True)
     native = _core.train_trials(_spec("GammaCKL", 3.0), X0, sets, train_options(opts), 2)
@@ -125,11 +128,12 @@ def test_native_trainer_matches_reference():
     np.testing.assert_allclose(native[0], X, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("lapse", [0.0, 0.15])
 @pytest.mark.parametrize("kind,param", MODELS)
-def test_gradient_by_finite_differences(kind, param):
+def test_gradient_by_finite_differences(kind, param, lapse):
     rng = np.random.default_rng(6)
     X = rng.normal(size=(12, 3))
-    sets = _mixed(rng, 12, 4)
+    sets = _mixed(rng, 12, 4, lapse)
     lp, G, dlg = _core.trials_loss_grad(_spec(kind, param), X, sets, 1)
     h = 1e-6
     for a, b in [(0, 0), (3, 1), (7, 2), (11, 0)]:
@@ -145,10 +149,11 @@ def test_gradient_by_finite_differences(kind, param):
         assert dlg == pytest.approx((up - down) / (2 * h), rel=1e-5)
 
 
-def test_identical_for_any_thread_count():
+@pytest.mark.parametrize("lapse", [0.0, 0.05])
+def test_identical_for_any_thread_count(lapse):
     rng = np.random.default_rng(7)
     X = rng.normal(size=(20, 3))
-    sets = _mixed(rng, 20, 400)
+    sets = _mixed(rng, 20, 400, lapse)
     runs = [_core.trials_loss_grad(_spec("GammaCKL", 3.0), X, sets, t) for t in (1, 2, 3, 4)]
     for lp, G, dlg in runs[1:]:
         assert lp == runs[0][0] and dlg == runs[0][2]
@@ -198,3 +203,111 @@ def test_public_trial_log_prob():
         ts.trials.trial_log_prob(ts.GammaCKL(3.0), X[:5], odd)
     with pytest.raises(ValueError, match="Probit models pairs only"):
         ts.trials.trial_log_prob(ts.Probit(0.1), X, odd)
+
+
+# ------------------------------------------------------------------ a lapse per pick
+def _w(X, head, c, gamma):
+    return float(np.sum((X[head] - X[c]) ** 2)) ** (-gamma / 2)
+
+
+def test_each_pick_mixes_the_model_with_a_uniform_choice_of_those_left():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(8, 3))
+    gamma, lapse, head, cands = 3.5, 0.2, 0, [1, 2, 3, 4, 5]
+    w = {c: _w(X, head, c, gamma) for c in cands}
+    total = sum(w.values())
+    orders = list(itertools.permutations(cands, 2))
+    trials = RankedChoices([head] * len(orders), [cands] * len(orders), orders)
+    got = np.exp(trial_log_prob(ts.GammaCKL(gamma), X, trials, lapse=lapse))
+    want = [
+        ((1 - lapse) * w[a] / total + lapse / 5) * ((1 - lapse) * w[b] / (total - w[a]) + lapse / 4)
+        for a, b in orders
+    ]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert got.sum() == pytest.approx(1.0)  # still a distribution over the answers
+    sets = list(itertools.combinations(cands, 2))
+    unordered = RankedChoices([head] * len(sets), [cands] * len(sets), sets, ordered=False)
+    p = np.exp(trial_log_prob(ts.GammaCKL(gamma), X, unordered, lapse=lapse))
+    assert p.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(p[0], got[0] + got[orders.index((2, 1))], rtol=1e-12)
+    # odd-one-out: the closest pair's choice among three, mixed with a third each
+    odd = OddOneOut([[0, 1, 2]] * 3, [0, 1, 2])
+    q = {0: _w(X, 1, 2, gamma), 1: _w(X, 0, 2, gamma), 2: _w(X, 0, 1, gamma)}
+    want_odd = [(1 - lapse) * q[a] / sum(q.values()) + lapse / 3 for a in range(3)]
+    got_odd = np.exp(trial_log_prob(ts.GammaCKL(gamma), X, odd, lapse=lapse))
+    np.testing.assert_allclose(got_odd, want_odd, rtol=1e-12)
+
+
+def test_lapse_zero_is_the_model_alone_and_one_is_uniform():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20, 3))
+    trials = [_ranked(rng, 20, 30, 8, 2), _odd(rng, 20, 30)]
+    spec = _spec("GammaCKL", 3.0)
+    five = [s[:5] for s in TrialData(trials).sets()]
+    assert np.array_equal(
+        trial_log_prob(ts.GammaCKL(3.0), X, trials, lapse=0.0),
+        _core.trials_log_prob(spec, X, five, 1),
+    )
+    near_one = trial_log_prob(ts.GammaCKL(3.0), X, trials, lapse=1 - 1e-12)
+    uniform = np.r_[np.full(30, np.log(1 / 8 * 1 / 7)), np.full(30, np.log(1 / 3))]
+    np.testing.assert_allclose(near_one, uniform, rtol=1e-9)
+
+
+def test_far_picks_with_a_lapse_are_exact():
+    """A pick 1e6 times farther at gamma 60: its model probability underflows, the lapse
+    keeps p finite (the fast path); a tiny lapse takes the log path. Both as the twin."""
+    X = np.array([[0.0], [1.0], [1e6], [1.1]])
+    trials = RankedChoices([0], [[1, 2, 3]], [[2, 1]])
+    for lapse in (0.05, 1e-300):
+        sets = TrialData([trials], lapse).sets()
+        lp = _core.trials_log_prob(_spec("GammaCKL", 60.0), X, sets, 1)
+        want = ref_trials.log_prob("GammaCKL", 60.0, X, sets)
+        assert np.isfinite(lp).all()
+        np.testing.assert_allclose(lp, want, rtol=1e-10)
+
+
+def test_the_estimator_fits_and_scores_with_its_lapse():
+    rng = np.random.default_rng(8)
+    n, lapse = 15, 0.1
+    trials = _ranked(rng, n, 200, 2, 1)
+    T = trials.to_triplets()
+    est = ts.Embedding(dim=2, gamma=3.0, lapse=lapse, random_state=0, n_jobs=1, max_epochs=30)
+    from_trials = est.fit(trials, n_items=n).embedding_.copy()
+    # triplet rows with a lapse: the same fit as the two-candidate trials they are
+    np.testing.assert_array_equal(est.fit(T, n_items=n).embedding_, from_trials)
+    q = est.oracle_.prob(est.embedding_, T)
+    np.testing.assert_allclose(est.predict_proba(T), (1 - lapse) * q + lapse / 2, rtol=1e-12)
+    np.testing.assert_allclose(est.predict_proba(trials), (1 - lapse) * q + lapse / 2, rtol=1e-12)
+    assert est.log_loss(T) == pytest.approx(-np.mean(np.log((1 - lapse) * q + lapse / 2)))
+    assert est.log_loss(trials) == pytest.approx(est.log_loss(T), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "bad,error,match",
+    [
+        (1.0, ValueError, "lapse"),
+        (-0.1, ValueError, "lapse"),
+        (float("nan"), ValueError, "lapse"),
+        ("0.1", TypeError, "lapse"),
+        (True, TypeError, "lapse"),
+    ],
+)
+def test_a_bad_lapse_is_refused_naming_it(bad, error, match):
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(10, 2))
+    trials = _ranked(rng, 10, 5, 4, 2)
+    with pytest.raises(error, match=match):
+        trial_log_prob(ts.GammaCKL(3.0), X, trials, lapse=bad)
+    with pytest.raises((ValueError, TypeError), match=match):
+        ts.Embedding(dim=2, gamma=3.0, lapse=bad).fit(trials, n_items=10)
+
+
+def test_native_sets_refuse_a_bad_lapse_and_probit_refuses_one():
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(10, 2))
+    (s,) = TrialData([_ranked(rng, 10, 5, 4, 2)]).sets()
+    for bad in (1.0, -0.5, float("nan")):
+        with pytest.raises(ValueError, match="lapse: a probability in"):
+            _core.trials_log_prob(_spec("GammaCKL", 3.0), X, [(*s[:5], bad)], 1)
+    with pytest.raises(ValueError, match="lapse: Probit"):
+        ts.Embedding("probit", dim=2, lapse=0.1).fit(np.array([[0, 1, 2], [1, 2, 3]]))
