@@ -16,10 +16,12 @@ fits them by their own likelihoods (see the user guide's "Trials" page).
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any
 
 import numpy as np
 
+from ._params import Interval, check_param
 from ._validation import check_index_range
 
 __all__ = ["RankedChoices", "OddOneOut", "trial_log_prob", "is_trials", "n_seen"]
@@ -320,6 +322,9 @@ class OddOneOut:
         return out.reshape(-1, 3)
 
 
+#: what a lapse rate accepts (``trial_log_prob`` and :class:`~tripletsearch.Embedding`)
+LAPSE = [Interval(Real, 0, 1, closed="left")]
+
 _NativeSet = tuple[np.ndarray, int, int, int, bool, float]
 
 
@@ -332,15 +337,6 @@ def native_sets(parts: Any, lapse: float = 0.0) -> list[_NativeSet]:
         else:
             out.append((p.rows(), 0, p.n_choices, p.n_picks, p.ordered, lapse))
     return out
-
-
-def check_lapse(lapse: Any) -> float:
-    """``lapse`` as a float in [0, 1) (``TypeError`` / ``ValueError`` naming it)."""
-    if isinstance(lapse, bool) or not isinstance(lapse, (int, float, np.integer, np.floating)):
-        raise TypeError(f"lapse: expected a number in [0, 1), got {type(lapse).__name__}")
-    if not 0.0 <= float(lapse) < 1.0:
-        raise ValueError(f"lapse: a probability in [0, 1), got {lapse!r}")
-    return float(lapse)
 
 
 def trial_log_prob(
@@ -371,7 +367,7 @@ def trial_log_prob(
     from ._validation import check_X, resolve_n_jobs
 
     X = check_X(X)
-    lapse = check_lapse(lapse)
+    lapse = float(check_param(lapse, "lapse", LAPSE))
     parts = list(trials) if isinstance(trials, (list, tuple)) else [trials]
     for p in parts:
         if not isinstance(p, (RankedChoices, OddOneOut)):

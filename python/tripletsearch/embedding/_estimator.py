@@ -18,6 +18,7 @@ from .._params import Interval, ParamsMixin, SequenceOf, StrOptions, check_param
 from .._validation import check_random_state, check_triplets, resolve_n_jobs, seed_from
 from ..oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
 from ..outcomes import triplet_accuracy
+from ..trials import LAPSE
 from ._io import Persistence
 from ._path import PATH_START, GammaPath, path_arguments, sqrt2_steps, walk_gamma_path
 from ._placement import place_items
@@ -184,7 +185,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         "mu": [_NONNEGATIVE],
         "alpha": [_POSITIVE, None],
         "sigma": [_POSITIVE],
-        "lapse": [Interval(Real, 0, 1, closed="left")],
+        "lapse": LAPSE,
         "optimizer": [StrOptions(OPTIMIZERS)],
         "lr": [_POSITIVE, None],
         "batch_size": [COUNT, None],
