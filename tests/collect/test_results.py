@@ -85,6 +85,7 @@ def test_at_least_as_accurate_within_one_standard_error():
     np.testing.assert_array_equal(at_least_as_accurate(act, other)[0], [200])
 
 
+@pytest.mark.once  # Matplotlib only: no native code for the sanitizers
 def test_plot_draws_mean_and_band(tmp_path):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

@@ -9,20 +9,22 @@ from scipy import integrate, special
 from tripletsearch import _reference as ref
 from tripletsearch import theory
 
-# the quadrature at small gamma / d is slow (its integrand peaks sharply at r = 0): those
-# points once, not again under the sanitizers (the other points reach the same code)
-SLOW = pytest.mark.once
+# the quadrature at small gamma / d is slow (its integrand peaks sharply at r = 0), and
+# SciPy's quadrature calls back into Python (under the sanitizers, 1 s a point): the slow
+# points and most others once, not again under the sanitizers; three points there reach
+# the closed form's native code at small and large gamma and d
+ONCE = pytest.mark.once
 GRID = [
-    pytest.param(0.5, 1, marks=SLOW),
+    pytest.param(0.5, 1, marks=ONCE),
     (2.0, 1),
-    (3.0, 2),
-    (2.0, 2),
+    pytest.param(3.0, 2, marks=ONCE),
+    pytest.param(2.0, 2, marks=ONCE),
     (3.0, 5),
-    (25.0, 10),
-    (100.0, 1),
+    pytest.param(25.0, 10, marks=ONCE),
+    pytest.param(100.0, 1, marks=ONCE),
     (100.0, 50),
-    (2.0, 100),
-    pytest.param(0.01, 3, marks=SLOW),
+    pytest.param(2.0, 100, marks=ONCE),
+    pytest.param(0.01, 3, marks=ONCE),
 ]
 
 
@@ -82,7 +84,7 @@ def test_monte_carlo_reproducible_for_any_thread_count():
     )
 
 
-@SLOW
+@ONCE
 def test_p_correct_depends_on_gamma_over_d_only():
     for k in (0.3, 1.0, 4.0):
         vals = [theory.p_correct(d, k * d) for d in (1, 2, 7, 40)]

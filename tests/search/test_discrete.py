@@ -526,6 +526,7 @@ def test_high_dimensional_axes_follow_the_posterior():
         b.update(q, choice)
 
 
+@pytest.mark.once  # a statistical run; the twin tests reach its code at every size
 def test_high_dimensional_search_finds_targets():
     d = 64
     X = np.random.default_rng(10).normal(size=(1000, d)) / np.sqrt(np.arange(1, d + 1))

@@ -494,22 +494,24 @@ class ContinuousSearcher:
             cells[k] = cells.get(k, 0.0) + wi
         need = self.alpha / 2**d
         heavy = sorted(k for k, v in cells.items() if v >= need)
+        # the key of cell (c_0 .. c_{d-1}) + bits (b_0 ..) is key + sum_a b_a 16^a (no carry:
+        # c_a + b_a <= 15): a box's cells, and a cell's boxes, by these offsets
+        bits = [[(sub >> a) & 1 for a in range(d)] for sub in range(2**d)]
+        offset = [sum(b * 16**a for a, b in enumerate(bs)) for bs in bits]
+        masses: dict[int, float] = {}  # a box's mass, summed once (boxes share cells)
         best_mass, best_box = -1.0, -1
         for h in heavy:
             cell = [(h // 16**a) % 16 for a in range(d)]
             for corner in range(2**d):
-                box = [cell[a] - ((corner >> a) & 1) for a in range(d)]
-                if not all(0 <= b <= 14 for b in box):
+                if not all(0 <= c - b <= 14 for c, b in zip(cell, bits[corner])):
                     continue
-                bkey = 0
-                for a in range(d - 1, -1, -1):
-                    bkey = bkey * 16 + box[a]
-                mass = 0.0
-                for sub in range(2**d):
-                    k2 = 0
-                    for a in range(d - 1, -1, -1):
-                        k2 = k2 * 16 + box[a] + ((sub >> a) & 1)
-                    mass += cells.get(k2, 0.0)
+                bkey = h - offset[corner]
+                if bkey not in masses:
+                    mass = 0.0
+                    for o in offset:  # in the order of the sub-cells, as the core sums
+                        mass += cells.get(bkey + o, 0.0)
+                    masses[bkey] = mass
+                mass = masses[bkey]
                 if mass > best_mass or (mass == best_mass and bkey < best_box):
                     best_mass, best_box = mass, bkey
         if not best_mass > self.alpha:
