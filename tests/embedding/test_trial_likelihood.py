@@ -10,7 +10,7 @@ import tripletsearch as ts
 from tripletsearch import _core
 from tripletsearch._reference import trials as ref_trials
 from tripletsearch.embedding._train import train_options
-from tripletsearch.embedding._trials import TrialData
+from tripletsearch.embedding._trials import TrialData, _Set
 from tripletsearch.trials import OddOneOut, RankedChoices, trial_log_prob
 
 MODELS = [("GammaCKL", 3.0), ("GammaCKL", 2.3), ("CKL", 0.1), ("TSTE", 1.5), ("STE", 0.0)]
@@ -110,6 +110,23 @@ def test_native_matches_reference(kind, param, lapse):
     assert lp == pytest.approx(lp_r, rel=1e-10)
     np.testing.assert_allclose(G, G_r, rtol=1e-10, atol=1e-12 * np.abs(G_r).max())
     assert dlg == pytest.approx(dlg_r, rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.twin
+@pytest.mark.parametrize("d", [1, 6, 50])
+def test_odd_one_out_gradient_in_one_pass_matches_reference(d):
+    """The odd-one-out gradient reads and writes each item's rows once (vector tails at d
+    = 1, 6 and 50); a row that repeats an item (only the core's own callers can give one)
+    goes pair by pair. Both as the twin's."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(9, d))
+    rows = np.array([rng.choice(9, 3, replace=False) for _ in range(40)] + [[2, 2, 5], [4, 7, 4]])
+    sets = [(rows, 1, 3, 1, True, 0.0)]
+    for kind, param in [("GammaCKL", 3.0), ("TSTE", 1.5)]:
+        lp, G, dlg = _core.trials_loss_grad(_spec(kind, param), X, sets, 2)
+        lp_r, G_r, _ = ref_trials.loss_grad(kind, param, X, [_Set(*sets[0])])
+        assert lp == pytest.approx(lp_r, rel=1e-10)
+        np.testing.assert_allclose(G, G_r, rtol=1e-10, atol=1e-12 * np.abs(G_r).max())
 
 
 @pytest.mark.twin

