@@ -11,7 +11,8 @@ Conditions, each over the same seeds:
   choices (their own likelihood), and ``rank-random-cut``: the same random answers fitted
   as the triplets they imply; ``rank-active-lapse`` / ``rank-random-lapse``: the same
   screens fitted by the ranked likelihood with the people's 5 % lapse per pick in the model
-  (``Embedding(lapse=0.05)``);
+  (``Embedding(lapse=0.05)``); ``rank-active-cut``: the active screens measured by a fit
+  of the triplets they imply (as ``rank-random-cut``);
 - ``odd-random``: random odd-one-out trials (and ``odd-random-cut``), ``odd-active``
   active ones.
 
@@ -58,6 +59,9 @@ def conditions(scale: float = 1.0) -> dict[str, dict[str, Any]]:
         ),
         "rank-active-lapse": dict(method="active", n_answers=b(RANK_BUDGETS), **lapsed),
         "rank-random-lapse": dict(method="random", n_answers=b(RANK_BUDGETS), **lapsed),
+        "rank-active-cut": dict(
+            method="active", n_answers=b(RANK_BUDGETS), fit_as="triplets", **rank
+        ),
         "odd-random": dict(method="random", n_answers=b(ODD_BUDGETS), trial="odd-one-out"),
         "odd-active": dict(method="active", n_answers=b(ODD_BUDGETS), trial="odd-one-out"),
         "odd-random-cut": dict(
@@ -144,11 +148,12 @@ def report(res: dict[str, Any], key: str = "accuracy") -> str:
     """The curves and the comparisons as text (``key``: "accuracy" against the people's
     answers to the test queries, "truth" against the truth's order of them)."""
     lines = [f"held-out {key}:"]
-    curves = {}
+    curves, seeds_of = {}, {}
     for name, r in res.items():
         acc = np.asarray(r[key])
         mean, se = _mean_se(acc)
         curves[name] = (r["budgets"], mean, se, acc)
+        seeds_of[name] = list(r.get("seeds", range(len(acc))))
         cells = "  ".join(f"{b}: {m:.4f}+-{s:.4f}" for b, m, s in zip(r["budgets"], mean, se))
         lines.append(f"{name:16s} ({len(acc)} seeds, {r['seconds']:.0f} s)  {cells}")
         if "seeds" in r:
@@ -158,7 +163,7 @@ def report(res: dict[str, Any], key: str = "accuracy") -> str:
         mark = float(np.interp(min(MARK, tb[-1]), tb, tm))
         lines.append(f"mark: random triplets at {min(MARK, tb[-1])} screens: {mark:.4f}")
         names = ("rank-active", "rank-random", "rank-random-cut", "rank-active-lapse")
-        for name in names + ("rank-random-lapse",):
+        for name in names + ("rank-random-lapse", "rank-active-cut"):
             if name in curves:
                 b, m, _, _ = curves[name]
                 lines.append(
@@ -181,16 +186,19 @@ def report(res: dict[str, Any], key: str = "accuracy") -> str:
                 lines.append(f"{name} per trial vs triplets: {cells}")
     for a, c in (("rank-active", "rank-random"), ("rank-random", "rank-random-cut"),
                  ("rank-random-lapse", "rank-random-cut"), ("rank-random-lapse", "rank-random"),
-                 ("rank-active-lapse", "rank-active"),
+                 ("rank-active-lapse", "rank-active"), ("rank-active-cut", "rank-random-cut"),
+                 ("rank-active-cut", "rank-active"),
                  ("odd-random", "odd-random-cut"), ("odd-active", "odd-random")):  # fmt: skip
         if a in curves and c in curves:
             b, _, _, A = curves[a]
             _, _, _, C = curves[c]
-            k = min(len(A), len(C))
-            d = A[:k] - C[:k]
+            both = sorted(set(seeds_of[a]) & set(seeds_of[c]))  # the seeds both ran
+            if not both:
+                continue
+            d = A[[seeds_of[a].index(x) for x in both]] - C[[seeds_of[c].index(x) for x in both]]
             m, s = _mean_se(d)
             cells = ", ".join(f"{bb}: {mm:+.4f}+-{ss:.4f}" for bb, mm, ss in zip(b, m, s))
-            lines.append(f"{a} - {c} (paired by seed): {cells}")
+            lines.append(f"{a} - {c} (paired by seed, {len(both)} seeds): {cells}")
     return "\n".join(lines)
 
 

@@ -34,10 +34,21 @@ def test_smoke_run_reports_every_comparison():
     needles = (
         "mark: random triplets at 60",
         "screens to reach the mark, rank-active",
-        "rank-active - rank-random (paired by seed)",
+        "rank-active - rank-random (paired by seed, 2 seeds)",
         "rank-random - rank-random-cut",
         "rank-random-lapse - rank-random-cut",
         "odd-random per trial vs triplets",
     )
     for needle in needles:
         assert needle in text
+
+
+def test_comparisons_pair_the_same_seeds():
+    """Merged runs may hold other seeds per condition: a difference pairs seed with seed."""
+    res = {
+        "rank-random": {"budgets": [10], "accuracy": [[0.5], [0.6], [0.7]], "seconds": 1.0},
+        "rank-random-cut": {"budgets": [10], "accuracy": [[0.65], [0.45]], "seconds": 1.0},
+    }
+    res["rank-random"]["seeds"], res["rank-random-cut"]["seeds"] = [0, 1, 2], [2, 0]
+    text = report(res)  # seeds 0 and 2: 0.5 - 0.45 and 0.7 - 0.65
+    assert "rank-random - rank-random-cut (paired by seed, 2 seeds): 10: +0.0500" in text

@@ -26,14 +26,24 @@ SAMPLER_MODELS = sorted(set(MODELS) - {"probit"})
 REFIT_GROWTH, REFIT_MIN = 0.1, 50  # refit="auto": answers grew by 10 %, at least 50
 
 
-def refit_due(n_answers: int, n_fitted: int, minimum: int) -> bool:
+def refit_due(n_answers: int, n_fitted: int, minimum: int, step: int = REFIT_MIN) -> bool:
     """The refit rule: whether to refit ``n_answers`` answers after a fit on ``n_fitted``.
 
-    They reach ``minimum`` and grew by 10 % and 50 since (:attr:`TripletSampler.refit_due_`
+    They reach ``minimum`` and grew by 10 % and ``step`` since (:attr:`TripletSampler.refit_due_`
     and a service's refitter apply it).
     """
     grown = n_answers - n_fitted
-    return n_answers >= minimum and grown >= REFIT_MIN and grown >= REFIT_GROWTH * n_fitted
+    return n_answers >= minimum and grown >= step and grown >= REFIT_GROWTH * n_fitted
+
+
+def refit_step(bits: float) -> int:
+    """Screens between refits at least: as many as tell ``REFIT_MIN`` triplets' bits.
+
+    A screen of many answers tells more (8-rank-2 at most log2 56 = 5.8 bits: 9 screens);
+    50 such screens between refits left the active grids choosing by an embedding of a
+    tenth of the answers for the first hundreds.
+    """
+    return max(1, math.ceil(REFIT_MIN / bits))
 
 
 class TripletSampler:
@@ -78,7 +88,8 @@ class TripletSampler:
         2 and 1, an odd-one-out 3 and 1.
     refit : {"auto", None}
         ``"auto"``: ``tell`` refits, warm-started, whenever the answers grew by 10 % (and
-        at least 50) since the last fit (see :attr:`refit_due_`). None: never by itself
+        at least 50, or as many screens as tell 50 triplets' bits) since the last fit (see
+        :attr:`refit_due_`). None: never by itself
         (:meth:`refit`, or an embedding fitted elsewhere and installed by
         :meth:`set_embedding`).
     random_state : None, int or numpy.random.Generator
@@ -290,10 +301,12 @@ class TripletSampler:
     def refit_due_(self) -> bool:
         """Whether ``refit="auto"`` would refit now.
 
-        The answers grew by at least 10 % and 50 since the last fit, and reach the method's
-        minimum to fit at all (the burn-in of ``"active"``).
+        The answers grew by at least 10 % and 50 since the last fit (50 triplets' bits:
+        9 8-rank-2 screens, 32 odd-one-out trials), and reach the method's minimum to fit
+        at all (the burn-in of ``"active"``).
         """
-        return refit_due(self.n_answers_, self._n_fitted, self._method.min_answers())
+        step = refit_step(self.screen.bits)
+        return refit_due(self.n_answers_, self._n_fitted, self._method.min_answers(), step)
 
     def fit_embedding(self) -> Embedding:
         """The embedding of all answers so far, warm-started from the installed one; not installed.
