@@ -195,3 +195,19 @@ def test_simulate_collection_counts_screens():
     np.testing.assert_array_equal(a.accuracy, b.accuracy)
     assert a.accuracy.shape == (2, 2) and np.isnan(a.seconds).all()
     assert ((c.accuracy > 0.3) & (c.accuracy <= 1)).all()
+
+
+@pytest.mark.parametrize(
+    "kind, step",
+    [({}, 50), ({"trial": "rank", "n_choices": 8, "picks": 2}, 9),
+     ({"trial": "rank", "n_choices": 16, "picks": 4}, 4), ({"trial": "odd-one-out"}, 32)],
+)  # fmt: skip
+def test_a_refit_is_due_after_as_many_screens_as_tell_50_triplets_bits(kind, step):
+    """50 triplets, or 8-rank-2 screens of log2 56 = 5.8 bits (9), 16-rank-4 of 15.4 (4),
+    odd-one-out trials of log2 3 = 1.6 (32): then again after 10 % more."""
+    s = TripletSampler(40, 2, method="random", refit=None, random_state=3, **kind)
+    asked = s.ask(step)  # a random screen's rows are answers in their layout
+    s.tell(asked[: step - 1])
+    assert not s.refit_due_
+    s.tell(asked[step - 1 :])
+    assert s.refit_due_
