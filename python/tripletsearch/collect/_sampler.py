@@ -36,16 +36,6 @@ def refit_due(n_answers: int, n_fitted: int, minimum: int, step: int = REFIT_MIN
     return n_answers >= minimum and grown >= step and grown >= REFIT_GROWTH * n_fitted
 
 
-def refit_step(bits: float) -> int:
-    """Screens between refits at least: as many as tell ``REFIT_MIN`` triplets' bits.
-
-    A screen of many answers tells more (8-rank-2 at most log2 56 = 5.8 bits: 9 screens);
-    50 such screens between refits left the active grids choosing by an embedding of a
-    tenth of the answers for the first hundreds.
-    """
-    return max(1, math.ceil(REFIT_MIN / bits))
-
-
 class TripletSampler:
     """Chooses triplet queries to show people, and learns an embedding from their answers.
 
@@ -305,7 +295,8 @@ class TripletSampler:
         9 8-rank-2 screens, 32 odd-one-out trials), and reach the method's minimum to fit
         at all (the burn-in of ``"active"``).
         """
-        step = refit_step(self.screen.bits)
+        # as many screens as tell REFIT_MIN triplets' bits (the burn-in's own conversion)
+        step = self.screen.burn_in(REFIT_MIN)
         return refit_due(self.n_answers_, self._n_fitted, self._method.min_answers(), step)
 
     def fit_embedding(self) -> Embedding:
