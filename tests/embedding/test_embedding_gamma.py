@@ -396,3 +396,20 @@ def test_gamma_path_bad_input():
         ts.embedding.gamma_path(est, fit, np.ones((3, 3)))
     with pytest.raises(ValueError, match="dim: must be >= 1"):
         ts.embedding.gamma_path(ts.Embedding(dim=0), fit, val)
+
+
+@pytest.mark.filterwarnings("ignore::tripletsearch.embedding.GammaAtEdgeWarning")
+def test_n_init_starts_never_see_the_held_out_rows(monkeypatch):
+    X, T = synthetic(n=20, d=2, m=3000, gamma=4.0, seed=18)
+    seen = []
+    real = ts.Embedding._run_train
+
+    def spy(self, oracle, X0, rows, *args, **kw):
+        seen.append(len(rows))
+        return real(self, oracle, X0, rows, *args, **kw)
+
+    monkeypatch.setattr(ts.Embedding, "_run_train", spy)
+    ts.Embedding(dim=2, n_init=3, random_state=0, gammas=[2.0, 4.0]).fit(T)
+    k = int(round(0.1 * len(T)))
+    # three starts and the path's fits: the fit rows only; then the refit on all rows
+    assert len(seen) >= 4 and seen[:-1] == [len(T) - k] * (len(seen) - 1) and seen[-1] == len(T)

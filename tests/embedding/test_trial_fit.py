@@ -129,3 +129,65 @@ def test_cross_validation_and_embedding_cv_on_trials():
     cv = ts.EmbeddingCV(dims=[1, 2], gammas=[4.0], cv=3, random_state=0).fit(trials)
     assert cv.best_params_["dim"] in (1, 2) and cv.embedding_.shape[0] == 20
     assert 0.0 <= cv.score(trials) <= 1.0
+
+
+# ------------------------------------------------------------------ several starts (n_init)
+
+
+def _final_loss(data, n_init, seed, **kw):
+    emb = ts.Embedding(dim=2, gamma=3.0, n_init=n_init, random_state=seed, **kw).fit(data)
+    return float(emb.loss_curve_[-1])
+
+
+@pytest.mark.parametrize("kind", ["triplets", "ranked"])
+def test_n_init_keeps_the_start_of_least_loss(kind):
+    """The first start is the single start's: with gamma fixed and every row trained on,
+    the kept fit's training loss is at most the single start's, on every seed; on a small
+    set with poor local optima, some seed's is lower (the other starts are used)."""
+    rng, X = _people(n=30, seed=5)
+    trials = _answer_ranked(rng, X, 60, 8, 2, gamma=3.0)
+    data = trials.to_triplets() if kind == "triplets" else trials
+    one = np.array([_final_loss(data, 1, s) for s in range(6)])
+    five = np.array([_final_loss(data, 5, s) for s in range(6)])
+    assert (five <= one + 1e-12).all(), (one, five)
+    assert (five < one - 1e-6).any(), (one, five)
+
+
+@pytest.mark.filterwarnings("ignore::tripletsearch.embedding.GammaAtEdgeWarning")
+def test_n_init_starts_never_see_the_held_out_trials(monkeypatch):
+    from tripletsearch.embedding import _trials
+
+    rng, X = _people(n=20, seed=6)
+    trials = _answer_ranked(rng, X, 200, 4, 2)
+    seen = []
+    real = _trials.train_trials
+
+    def spy(oracle, init, data, *args, **kw):
+        seen.append(len(data))
+        return real(oracle, init, data, *args, **kw)
+
+    monkeypatch.setattr(_trials, "train_trials", spy)
+    ts.Embedding(dim=2, n_init=3, random_state=0, gammas=[2.0, 4.0]).fit(trials)
+    held = int(round(0.1 * len(trials)))
+    # three starts and the path's fits: the fit part only; then the refit on all trials
+    assert len(seen) >= 4 and seen[:-1] == [len(trials) - held] * (len(seen) - 1)
+    assert seen[-1] == len(trials)
+
+
+def test_n_init_is_the_same_for_any_thread_count():
+    rng, X = _people(n=25, seed=7)
+    trials = _answer_ranked(rng, X, 80, 6, 2)
+    a = ts.Embedding(dim=2, n_init=3, random_state=1, n_jobs=1).fit(trials)
+    b = ts.Embedding(dim=2, n_init=3, random_state=1, n_jobs=2).fit(trials)
+    assert np.array_equal(a.embedding_, b.embedding_) and a.gamma_ == b.gamma_
+
+
+def test_n_init_bad_input():
+    rng, X = _people(n=10, seed=8)
+    trials = _answer_ranked(rng, X, 20, 4, 2)
+    with pytest.raises(ValueError, match="n_init"):
+        ts.Embedding(dim=2, n_init=0).fit(trials)
+    with pytest.raises(TypeError, match="n_init"):
+        ts.Embedding(dim=2, n_init=2.5).fit(trials)
+    with pytest.raises(ValueError, match="n_init: a given init array is one start"):
+        ts.Embedding(dim=2, n_init=2, init=np.zeros((10, 2))).fit(trials.to_triplets())

@@ -29,6 +29,7 @@ from ._train import (
     OPTIMIZERS,
     DivergenceError,
     TrainOutput,
+    best_start,
     fit_options,
     initial_embedding,
     native_train,
@@ -109,6 +110,13 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         principal axes (escapes the local optima of one-dimensional fits, where the
         scale-free models cannot move an item past another). None or ``"auto"``: "lift"
         for ``dim == 1``, else "random".
+    n_init : int >= 1
+        Number of starts. Each is fitted at the first gamma the fit uses (the path's start
+        with ``"auto"``) on the rows it trains on (never the held-out ones), from its own
+        random start (the first from ``init``); the one of least training loss is where the
+        fit goes on from. The scale-free models have local optima that one random start can
+        fall in, ranked trials more than triplets (see Notes). Needs ``init`` a rule, not an
+        array.
     n_items : int or None
         Number of items; None: one more than the largest index seen by ``fit``.
     random_state : None, int or numpy.random.Generator
@@ -197,6 +205,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "early_stopping": ["boolean"],
         "init": [StrOptions({"auto", "random", "lift"}), "array-like", None],
+        "n_init": [COUNT],
         "n_items": [COUNT, None],
         "random_state": ["random_state"],
         "n_jobs": [Interval(Integral, None, None, closed="neither"), None],
@@ -208,6 +217,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
 
     # parameters added since 0.2.0, at their defaults for the estimators pickled before
     lapse = 0.0
+    n_init = 1
 
     _renamed_params = {"n_components": "dim"}
 
@@ -233,6 +243,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         validation_fraction: float = 0.1,
         early_stopping: bool = False,
         init: Any = None,
+        n_init: int = 1,
         n_items: int | None = None,
         random_state: Any = None,
         n_jobs: int | None = None,
@@ -256,6 +267,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         self.validation_fraction = validation_fraction
         self.early_stopping = early_stopping
         self.init = init
+        self.n_init = n_init
         self.n_items = n_items
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -281,6 +293,8 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
             )
         if p["lapse"] > 0.0 and p["model"] == "probit":
             raise ValueError("lapse: Probit's noise is sigma; lapse > 0 needs another model")
+        if p["n_init"] > 1 and not (p["init"] is None or isinstance(p["init"], str)):
+            raise ValueError("n_init: a given init array is one start; n_init must be 1")
         if p["validation_fraction"] == 0.0 and (self._auto_gamma() or p["early_stopping"]):
             raise ValueError(
                 "validation_fraction: gamma='auto' and early_stopping need held-out rows (> 0)"
@@ -356,8 +370,12 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         if auto:  # the lift's gamma, and the stand-in of the refit's options check
             oracle = GammaCKL(PATH_START)
         fixed = {**options, "learn_gamma": False}
-        if init == "lift":  # never on the held-out rows
-            X0 = self._lift(oracle, X0, T_fit, fixed, seed, d)
+        if init == "lift" or p["n_init"] > 1:  # never on the held-out rows
+
+            def fit_start(X: np.ndarray) -> TrainOutput:
+                return self._run_train(oracle, X, T_fit, fixed, seed, progress=False)
+
+            X0 = best_start(fit_start, X0, p["n_init"], seed, d)
         path = None
         if held_out:
             g0 = float(oracle.parameter(d))  # learn_gamma: steps of sqrt(2) around the given gamma
@@ -379,18 +397,6 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         else:
             out = self._run_train(oracle, X0, T, options, seed, progress=True)
         return self._fitted(out, oracle, n, p, path)
-
-    def _lift(
-        self, oracle: Oracle, X0: np.ndarray, T: np.ndarray, options: dict, seed: int, d: int
-    ) -> np.ndarray:
-        """The "lift" start: a fit in d + 1 dimensions, projected on its top d principal axes.
-
-        In one dimension the scale-free models cannot move an item past another (log D
-        barriers at D = 0), so a random 1-D start stays in a poor local optimum.
-        """
-        Y = self._run_train(oracle, X0, T, options, seed, progress=False).embedding
-        Y = Y - Y.mean(axis=0)
-        return Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
 
     def _fitted(
         self, out: TrainOutput, oracle: Oracle, n: int, p: dict, path: dict | None

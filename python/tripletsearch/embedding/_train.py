@@ -5,6 +5,7 @@ Its options, its result, the rows it learns from and where it starts.
 
 from __future__ import annotations
 
+import math
 import warnings
 from numbers import Integral
 from typing import Any, Callable, NamedTuple
@@ -28,6 +29,7 @@ __all__ = [
     "training_rows",
     "split_rows",
     "initial_embedding",
+    "best_start",
     "COUNT",
 ]
 
@@ -212,3 +214,28 @@ def initial_embedding(
     if not np.isfinite(X0).all():
         raise ValueError("init: contains NaN or inf")
     return None, X0
+
+
+def best_start(
+    fit: Callable[[np.ndarray], TrainOutput], X0: np.ndarray, n_init: int, seed: int, d: int
+) -> np.ndarray:
+    """The final fit's start: of ``n_init`` fits at one fixed gamma, the one of least loss.
+
+    The first fit starts from ``X0``, the others from ``N(0, 0.1^2)`` draws of their own
+    (seeded by ``seed`` and their number). A start in more than ``d`` dimensions (the
+    "lift") is projected on the kept fit's top ``d`` principal axes. Fits whose loss is not
+    finite are passed over unless all are.
+    """
+    best_loss, best = math.inf, None
+    for j in range(n_init):
+        start = X0 if j == 0 else 0.1 * np.random.default_rng([seed, j]).standard_normal(X0.shape)
+        out = fit(start)
+        loss = float(out.loss[-1]) if len(out.loss) else math.inf
+        loss = loss if math.isfinite(loss) else math.inf
+        if best is None or loss < best_loss:
+            best_loss, best = loss, out.embedding
+    assert best is not None
+    if best.shape[1] == d:
+        return best
+    Y = best - best.mean(axis=0)
+    return Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T

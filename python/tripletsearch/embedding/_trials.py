@@ -23,6 +23,7 @@ from ._path import PATH_START, gamma_grid, sqrt2_steps, walk_gamma_path
 from ._train import (
     COUNT,
     TrainOutput,
+    best_start,
     fit_options,
     initial_embedding,
     train_options,
@@ -221,13 +222,18 @@ class TrialsFit:
         threads = resolve_n_jobs(self.n_jobs)
         oracle = GammaCKL(PATH_START) if auto else self._make_oracle()
         fixed = {**options, "learn_gamma": False}
-        if init == "lift":
-            Y = train_trials(oracle, X0, data, fixed, seed, threads).embedding
-            Y = Y - Y.mean(axis=0)
-            X0 = Y @ np.linalg.svd(Y, full_matrices=False)[2][:d].T
-        path = None
+        fit_part: Any = data  # the trials fitted before the refit on all (held out: a part)
+        val_part: Any = None
         if held_out:
             fit_part, val_part = _split(data, vf, rng)
+        if init == "lift" or p["n_init"] > 1:  # never on the held-out trials
+
+            def fit_start(X: np.ndarray) -> TrainOutput:
+                return train_trials(oracle, X, fit_part, fixed, seed, threads)
+
+            X0 = best_start(fit_start, X0, p["n_init"], seed, d)
+        path = None
+        if held_out:
             g0 = float(oracle.parameter(d))
             grid = gamma_grid(p["gammas"]) if auto else sqrt2_steps(g0)
             start = PATH_START if auto else g0
