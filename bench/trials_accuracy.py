@@ -17,8 +17,9 @@ Conditions, each over the same seeds:
   active ones.
 
 Run ``python bench/trials_accuracy.py --seeds 4`` (``--n 300 --dim 5`` for the larger
-problem); it prints the curves (mean and standard error over the seeds per budget) and
-the comparisons: screens to reach the mark, active against random grids, grids against
+problem; ``--n-init 6`` for every fit from six starts, ``Embedding(n_init=6)``); it
+prints the curves (mean and standard error over the seeds per budget) and the
+comparisons: screens to reach the mark, active against random grids, grids against
 triplets at equal items viewed (a screen of k candidates views k + 1 items), ranked
 likelihood against cut triplets (paired per seed), odd-one-out per trial against triplets.
 """
@@ -81,6 +82,7 @@ def run(
     n_jobs: int | None = 1,
     first_seed: int = 0,
     save: str | None = None,
+    n_init: int = 1,
 ) -> dict[str, Any]:
     """Every condition's accuracy (seeds x budgets) and seconds taken.
 
@@ -96,9 +98,8 @@ def run(
                 continue
             t0 = time.perf_counter()
             kw = dict(kw)
-            lapse_model = kw.pop("lapse_model", None)
-            if lapse_model is not None:  # the default fitter's, with the lapse in the model
-                kw["fitter"] = Embedding("gamma-ckl", dim=dim, gamma="auto", lapse=lapse_model)
+            lapse = kw.pop("lapse_model", 0.0)  # the people's lapse in the model, or none
+            kw["fitter"] = Embedding("gamma-ckl", dim=dim, gamma="auto", lapse=lapse, n_init=n_init)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = simulate_collection(
@@ -212,6 +213,7 @@ def main() -> None:
     p.add_argument("--json", help="write the raw results here")
     p.add_argument("--n-jobs", type=int, default=1)
     p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--n-init", type=int, default=1, help="the fitter's starts (Embedding n_init)")
     p.add_argument(
         "--best-of", type=int, help="active ranked screens: the best of this many (0: greedy)"
     )
@@ -237,7 +239,7 @@ def main() -> None:
         _active_screens.BEST_OF = a.best_of
     res = run(
         a.n, a.dim, a.seeds, scale=a.scale, only=a.only, n_jobs=a.n_jobs,
-        first_seed=a.first_seed, save=a.json,
+        first_seed=a.first_seed, save=a.json, n_init=a.n_init,
     )  # fmt: skip
     print(report(res))
     print(report(res, "truth"))
