@@ -154,24 +154,37 @@ def test_n_init_keeps_the_start_of_least_loss(kind):
 
 
 @pytest.mark.filterwarnings("ignore::tripletsearch.embedding.GammaAtEdgeWarning")
-def test_n_init_starts_never_see_the_held_out_trials(monkeypatch):
+def test_gamma_auto_on_trials_is_chosen_on_their_implied_triplets(monkeypatch):
+    """gamma="auto" on trials: the triplet fit of ``to_triplets()`` (its starts and path on
+    the implied triplets it does not hold out) chooses gamma, and the one fit by the
+    trials' likelihood runs on all trials at it, from the path's fit nearest it."""
     from tripletsearch.embedding import _trials
 
     rng, X = _people(n=20, seed=6)
     trials = _answer_ranked(rng, X, 200, 4, 2)
-    seen = []
-    real = _trials.train_trials
+    implied = trials.to_triplets()
+    rows, fits = [], []
+    real_rows, real_trials = ts.Embedding._run_train, _trials.train_trials
 
-    def spy(oracle, init, data, *args, **kw):
-        seen.append(len(data))
-        return real(oracle, init, data, *args, **kw)
+    def spy_rows(self, oracle, X0, T, *args, **kw):
+        out = real_rows(self, oracle, X0, T, *args, **kw)
+        rows.append((len(T), float(oracle.parameter(2)), out.embedding))
+        return out
 
-    monkeypatch.setattr(_trials, "train_trials", spy)
-    ts.Embedding(dim=2, n_init=3, random_state=0, gammas=[2.0, 4.0]).fit(trials)
-    held = int(round(0.1 * len(trials)))
-    # three starts and the path's fits: the fit part only; then the refit on all trials
-    assert len(seen) >= 4 and seen[:-1] == [len(trials) - held] * (len(seen) - 1)
-    assert seen[-1] == len(trials)
+    def spy_trials(oracle, init, data, *args, **kw):
+        fits.append((float(oracle.parameter(2)), np.array(init), len(data)))
+        return real_trials(oracle, init, data, *args, **kw)
+
+    monkeypatch.setattr(ts.Embedding, "_run_train", spy_rows)
+    monkeypatch.setattr(_trials, "train_trials", spy_trials)
+    emb = ts.Embedding(dim=2, n_init=3, random_state=0, gammas=[2.0, 4.0, 8.0]).fit(trials)
+    held = int(round(0.1 * len(implied)))
+    assert len(rows) >= 4 and all(r[0] == len(implied) - held for r in rows)
+    assert len(fits) == 1 and fits[0][0] == emb.gamma_ and fits[0][2] == len(trials)
+    path = rows[3:]  # after the three starts
+    nearest = min(path, key=lambda r: abs(np.log(r[1] / emb.gamma_)))
+    np.testing.assert_array_equal(fits[0][1], nearest[2])
+    assert list(emb.gamma_path_["gamma"]) == sorted(r[1] for r in path)
 
 
 def test_n_init_is_the_same_for_any_thread_count():

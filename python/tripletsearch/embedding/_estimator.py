@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import math
 from numbers import Integral, Real
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -42,6 +42,21 @@ from ._trials import TrialData, TrialsFit, as_trial_data
 
 __all__ = ["Embedding", "checked_params", "gamma_path"]
 
+
+class _Prepared(NamedTuple):
+    """A triplet fit up to its final fit (``Embedding._before_final_fit``)."""
+
+    T: np.ndarray  # the informative rows
+    n: int  # items
+    oracle: Oracle  # at the gamma chosen (or given)
+    X0: np.ndarray  # the final fit's start
+    path: dict | None  # gamma_path_
+    options: dict[str, Any]  # the final fit's
+    seed: int
+    T_fit: np.ndarray  # the rows fitted before the final fit (all but the held-out ones)
+    T_val: np.ndarray | None  # the held-out rows
+
+
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 _NONNEGATIVE = Interval(Real, 0, None, closed="left")
 
@@ -57,7 +72,8 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         Embedding dimension d.
     gamma : float > 0 or "auto"
         gamma-CKL power. ``"auto"`` (default): chosen by held-out likelihood inside ``fit``
-        (see Notes); a number fixes it (the starting value when ``learn_gamma``).
+        (see Notes; for ranked and odd-one-out trials, on the triplets they imply); a
+        number fixes it (the starting value when ``learn_gamma``).
     mu : float >= 0
         CKL regularizer.
     alpha : float > 0 or None
@@ -134,8 +150,9 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
     gamma_path_ : dict of ndarray or None
         The validation curve behind ``gamma_``: ``"gamma"``, ``"val_nll"`` (mean negative
         log-likelihood of the held-out rows) and ``"val_accuracy"`` per gamma fitted by
-        ``"auto"`` or ``learn_gamma`` (in increasing gamma); None when gamma was fixed or
-        learned by joint maximum likelihood (``validation_fraction=0``).
+        ``"auto"`` or ``learn_gamma`` (in increasing gamma; for trials, of the triplets
+        they imply); None when gamma was fixed or learned by joint maximum likelihood
+        (``validation_fraction=0``).
     oracle_ : Oracle
         The fitted model's oracle (``oracle_.prob(embedding_, triplets)``).
     loss_curve_ : ndarray
@@ -357,8 +374,23 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         p = self._validate_params()
         if p["lapse"] > 0.0:  # triplets as two-candidate trials, with the lapse
             return self._fit_trials(triplets, n_items)
+        c = self._before_final_fit(triplets, p["n_items"] if n_items is None else n_items, p)
+        if p["early_stopping"]:  # the final fit on the fit rows, stopped on the held-out ones
+            out = self._run_train(
+                c.oracle, c.X0, c.T_fit, c.options, c.seed, progress=True, validation=c.T_val
+            )
+        else:
+            out = self._run_train(c.oracle, c.X0, c.T, c.options, c.seed, progress=True)
+        return self._fitted(out, c.oracle, c.n, p, c.path)
+
+    def _before_final_fit(self, triplets: Any, n_items: Any, p: dict[str, Any]) -> _Prepared:
+        """The rows, the start (lift, ``n_init``) and gamma (the path) of a triplet fit.
+
+        Everything but the final fit; a trial fit uses it on the triplets its trials
+        imply to choose gamma (``_trials.TrialsFit``).
+        """
         options, oracle, d = fit_options(p), self._make_oracle(), p["dim"]
-        T, n = training_rows(triplets, p["n_items"] if n_items is None else n_items)
+        T, n = training_rows(triplets, n_items)
         rng = check_random_state(self.random_state)
         init, X0 = initial_embedding(p["init"], rng, n, d)
         auto, vf = self._auto_gamma(), p["validation_fraction"]
@@ -392,11 +424,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
             )
             oracle, X0, path = GammaCKL(res.gamma), res.embedding, res.curve()
             options = fixed  # the refit on all rows keeps the gamma chosen on held-out rows
-        if p["early_stopping"]:  # the final fit on the fit rows, stopped on the held-out ones
-            out = self._run_train(oracle, X0, T_fit, options, seed, progress=True, validation=T_val)
-        else:
-            out = self._run_train(oracle, X0, T, options, seed, progress=True)
-        return self._fitted(out, oracle, n, p, path)
+        return _Prepared(T, n, oracle, X0, path, options, seed, T_fit, T_val)
 
     def _fitted(
         self, out: TrainOutput, oracle: Oracle, n: int, p: dict, path: dict | None

@@ -200,10 +200,7 @@ def walk_gamma_path(
     def fit_at(gamma: float, start: np.ndarray) -> float:
         o = GammaCKL(gamma)
         X = train(o, start, T_fit, path_options, seed)
-        if isinstance(T_val, np.ndarray):
-            lp, acc = o.log_prob(X, T_val, n_jobs=n_jobs), triplet_accuracy(X, T_val)
-        else:  # trials (embedding._trials.TrialData): their own likelihood and accuracy
-            lp, acc = T_val.log_prob(o, X, n_jobs), T_val.accuracy(X)
+        lp, acc = o.log_prob(X, T_val, n_jobs=n_jobs), triplet_accuracy(X, T_val)
         nll = float(-np.mean(lp)) if np.isfinite(lp).all() else math.inf
         fits[gamma] = (X, nll, acc)
         progress.step()
