@@ -67,11 +67,15 @@ def test_gradient_odd_one_out(benchmark, m):
     RESULTS[f"gradient odd-one-out / cut triplets, m={m}"] = benchmark.stats["min"] / cut
 
 
-def test_fit_rank_vs_cut_triplets(benchmark):
+def _rank_problem():
+    """20,000 8-rank-2 screens over 300 items in d = 5, and the triplets they imply."""
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(300, 5))
-    screens = _ranked(rng, X, 20_000)
-    T = screens.to_triplets()
+    screens = _ranked(rng, rng.normal(size=(300, 5)), 20_000)
+    return screens, screens.to_triplets()
+
+
+def test_fit_rank_vs_cut_triplets(benchmark):
+    screens, T = _rank_problem()
 
     def fit(data):
         t0 = time.perf_counter()
@@ -91,10 +95,7 @@ def test_fit_rank_vs_cut_triplets(benchmark):
 def test_fit_rank_vs_cut_triplets_gamma_auto():
     """gamma="auto": the ranked fit chooses gamma on its implied triplets (their path), then
     fits the screens; best of 3 each, interleaved."""
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(300, 5))
-    screens = _ranked(rng, X, 20_000)
-    T = screens.to_triplets()
+    screens, T = _rank_problem()
 
     def fit(data):
         t0 = time.perf_counter()

@@ -277,8 +277,10 @@ def test_transform_bad_input():
     assert emb.transform(old[:10]).shape == (0, 2)  # no new item: nothing to place
 
 
-def test_lift_start_never_sees_the_held_out_rows(monkeypatch):
-    X, T = synthetic(n=20, d=1, m=3000, gamma=4.0, seed=15)
+@pytest.mark.filterwarnings("ignore::tripletsearch.embedding.GammaAtEdgeWarning")
+@pytest.mark.parametrize("d, n_init, starts", [(1, 1, 1), (2, 3, 3)])  # the lift; 3 starts
+def test_starts_never_see_the_held_out_rows(monkeypatch, d, n_init, starts):
+    X, T = synthetic(n=20, d=d, m=3000, gamma=4.0, seed=15)
     seen = []
     real = ts.Embedding._run_train
 
@@ -287,11 +289,12 @@ def test_lift_start_never_sees_the_held_out_rows(monkeypatch):
         return real(self, oracle, X0, rows, *args, **kw)
 
     monkeypatch.setattr(ts.Embedding, "_run_train", spy)
-    emb = ts.Embedding(dim=1, random_state=0, gammas=[2.0, 4.0]).fit(T)
+    emb = ts.Embedding(dim=d, n_init=n_init, random_state=0, gammas=[2.0, 4.0]).fit(T)
     k = int(round(0.1 * len(T)))
-    # the lift, the path's fits: the fit rows only; then the refit on all rows
-    assert seen[:-1] == [len(T) - k] * (len(seen) - 1) and seen[-1] == len(T)
-    assert emb.embedding_.shape == (20, 1)
+    # the starts (the lift, n_init's), the path's fits: the fit rows only; then the refit
+    assert len(seen) >= starts + 2 and seen[-1] == len(T)
+    assert seen[:-1] == [len(T) - k] * (len(seen) - 1)
+    assert emb.embedding_.shape == (20, d)
 
 
 def test_transform_uses_lbfgs_whatever_the_fit_optimizer():
@@ -396,20 +399,3 @@ def test_gamma_path_bad_input():
         ts.embedding.gamma_path(est, fit, np.ones((3, 3)))
     with pytest.raises(ValueError, match="dim: must be >= 1"):
         ts.embedding.gamma_path(ts.Embedding(dim=0), fit, val)
-
-
-@pytest.mark.filterwarnings("ignore::tripletsearch.embedding.GammaAtEdgeWarning")
-def test_n_init_starts_never_see_the_held_out_rows(monkeypatch):
-    X, T = synthetic(n=20, d=2, m=3000, gamma=4.0, seed=18)
-    seen = []
-    real = ts.Embedding._run_train
-
-    def spy(self, oracle, X0, rows, *args, **kw):
-        seen.append(len(rows))
-        return real(self, oracle, X0, rows, *args, **kw)
-
-    monkeypatch.setattr(ts.Embedding, "_run_train", spy)
-    ts.Embedding(dim=2, n_init=3, random_state=0, gammas=[2.0, 4.0]).fit(T)
-    k = int(round(0.1 * len(T)))
-    # three starts and the path's fits: the fit rows only; then the refit on all rows
-    assert len(seen) >= 4 and seen[:-1] == [len(T) - k] * (len(seen) - 1) and seen[-1] == len(T)
