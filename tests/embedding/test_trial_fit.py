@@ -204,3 +204,12 @@ def test_n_init_bad_input():
         ts.Embedding(dim=2, n_init=2.5).fit(trials)
     with pytest.raises(ValueError, match="n_init: a given init array is one start"):
         ts.Embedding(dim=2, n_init=2, init=np.zeros((10, 2))).fit(trials.to_triplets())
+
+
+def test_a_mixed_list_warns_once_of_its_uninformative_triplet_rows():
+    rng, X = _people(n=20, seed=9)
+    trials = _answer_ranked(rng, X, 60, 4, 2)
+    T = np.array([[0, 1, 2], [3, 3, 4], [5, 6, 7]])  # the second names an item twice
+    with pytest.warns(UserWarning, match="ignoring 1 of 3 rows") as record:
+        ts.Embedding(dim=2, random_state=0, gammas=[2.0, 4.0, 8.0]).fit([trials, T])
+    assert sum("ignoring" in str(w.message) for w in record) == 1

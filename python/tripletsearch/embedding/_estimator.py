@@ -369,8 +369,9 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         -------
         self
         """
-        if as_trial_data(triplets) is not None:  # ranked or odd-one-out trials
-            return self._fit_trials(triplets, n_items)
+        data = as_trial_data(triplets)  # read once: its warnings said once
+        if data is not None:  # ranked or odd-one-out trials
+            return self._fit_trials(data, n_items)
         p = self._validate_params()
         if p["lapse"] > 0.0:  # triplets as two-candidate trials, with the lapse
             return self._fit_trials(triplets, n_items)
