@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,24 @@ __all__ = [
     "seed_from",
     "derived_seed",
     "resolve_n_jobs",
+    "caller_stacklevel",
 ]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first line outside the package.
+
+    Called by the function that warns: whatever path inside tripletsearch led there (``fit``
+    directly, a trial set's reading, ``score``), the warning names the caller's line.
+    """
+    frame, level = sys._getframe(1), 1  # the warning function's own frame is level 1
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        _PACKAGE_DIR
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _is_real_scalar(value: Any) -> bool:

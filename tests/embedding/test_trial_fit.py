@@ -213,3 +213,12 @@ def test_a_mixed_list_warns_once_of_its_uninformative_triplet_rows():
     with pytest.warns(UserWarning, match="ignoring 1 of 3 rows") as record:
         ts.Embedding(dim=2, random_state=0, gammas=[2.0, 4.0, 8.0]).fit([trials, T])
     assert sum("ignoring" in str(w.message) for w in record) == 1
+
+
+def test_the_bad_rows_warning_points_at_the_callers_line():
+    rng, X = _people(n=20, seed=10)
+    T = np.vstack([_truth_triplets(rng, X, 200), [[3, 3, 4]]])
+    for data in (T, [_answer_ranked(rng, X, 40, 4, 2), T]):  # triplets; a mixed list
+        with pytest.warns(UserWarning, match="ignoring 1 of") as record:
+            ts.Embedding(dim=2, random_state=0, gammas=[2.0, 4.0, 8.0]).fit(data)
+        assert [w.filename for w in record if "ignoring" in str(w.message)] == [__file__]

@@ -131,8 +131,7 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         with ``"auto"``) on the rows it trains on (never the held-out ones), from its own
         random start (the first from ``init``); the one of least training loss is where the
         fit goes on from. The scale-free models have local optima that one random start can
-        fall in, ranked trials more than triplets (see Notes). Needs ``init`` a rule, not an
-        array.
+        fall in (the trials guide measures six starts). Needs ``init`` a rule, not an array.
     n_items : int or None
         Number of items; None: one more than the largest index seen by ``fit``.
     random_state : None, int or numpy.random.Generator
@@ -375,7 +374,8 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
         p = self._validate_params()
         if p["lapse"] > 0.0:  # triplets as two-candidate trials, with the lapse
             return self._fit_trials(triplets, n_items)
-        c = self._before_final_fit(triplets, p["n_items"] if n_items is None else n_items, p)
+        T, n = training_rows(triplets, p["n_items"] if n_items is None else n_items)
+        c = self._before_final_fit(T, n, p, check_random_state(self.random_state))
         if p["early_stopping"]:  # the final fit on the fit rows, stopped on the held-out ones
             out = self._run_train(
                 c.oracle, c.X0, c.T_fit, c.options, c.seed, progress=True, validation=c.T_val
@@ -384,15 +384,16 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
             out = self._run_train(c.oracle, c.X0, c.T, c.options, c.seed, progress=True)
         return self._fitted(out, c.oracle, c.n, p, c.path)
 
-    def _before_final_fit(self, triplets: Any, n_items: Any, p: dict[str, Any]) -> _Prepared:
-        """The rows, the start (lift, ``n_init``) and gamma (the path) of a triplet fit.
+    def _before_final_fit(
+        self, T: np.ndarray, n: int, p: dict[str, Any], rng: np.random.Generator
+    ) -> _Prepared:
+        """The start (lift, ``n_init``) and gamma (the path) of a fit of the rows ``T``.
 
-        Everything but the final fit; a trial fit uses it on the triplets its trials
-        imply to choose gamma (``_trials.TrialsFit``).
+        Everything but the final fit, its draws from ``rng`` (``T``, ``n``:
+        :func:`training_rows`'); a trial fit uses it on the triplets its trials imply to
+        choose gamma (``_trials.TrialsFit``).
         """
         options, oracle, d = fit_options(p), self._make_oracle(), p["dim"]
-        T, n = training_rows(triplets, n_items)
-        rng = check_random_state(self.random_state)
         init, X0 = initial_embedding(p["init"], rng, n, d)
         auto, vf = self._auto_gamma(), p["validation_fraction"]
         held_out = auto or (p["learn_gamma"] and vf > 0.0)
@@ -426,25 +427,6 @@ class Embedding(ParamsMixin, Persistence, TrialsFit):
             oracle, X0, path = GammaCKL(res.gamma), res.embedding, res.curve()
             options = fixed  # the refit on all rows keeps the gamma chosen on held-out rows
         return _Prepared(T, n, oracle, X0, path, options, seed, T_fit, T_val)
-
-    def _gamma_on_triplets(
-        self, data: TrialData, n: int, seed: int
-    ) -> tuple[Oracle, np.ndarray, dict | None]:
-        """``(oracle, start, gamma_path_)`` of the trials' fit, from their implied triplets.
-
-        A triplet fit of the triplets ``data`` implies, with these settings (no lapse), up to
-        its final fit: it chooses (``gamma="auto"``) or learns (``learn_gamma``) gamma by
-        the triplet fit's held-out likelihood, holding out implied triplets one by one; the
-        path's fit at that gamma is where the trials' own fit starts. By Luce's choice
-        axiom a ranked choice's pairs follow gamma-CKL at the same gamma. Held out screen
-        by screen, the trials' own likelihood chose gamma 1.5 to 2 for people answering at
-        3 after a few hundred 8-rank-2 screens, and the fit at it was up to a point less
-        accurate than the implied triplets' (the guide's "Fitting and scoring").
-        """
-        params = {**self.get_params(), "lapse": 0.0, "n_items": n, "random_state": seed}
-        est = type(self)(**params)
-        c = est._before_final_fit(data.to_triplets(), n, est._validate_params())
-        return c.oracle, c.X0, c.path
 
     def _fitted(
         self, out: TrainOutput, oracle: Oracle, n: int, p: dict, path: dict | None

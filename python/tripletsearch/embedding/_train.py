@@ -14,7 +14,13 @@ import numpy as np
 
 from .. import _core
 from .._params import Interval, check_param
-from .._validation import check_allocation, check_triplet_rows, informative_rows, scan_rows
+from .._validation import (
+    caller_stacklevel,
+    check_allocation,
+    check_triplet_rows,
+    informative_rows,
+    scan_rows,
+)
 from ..oracles import CKL, STE, TSTE, GammaCKL, Oracle, Probit
 
 __all__ = [
@@ -171,7 +177,7 @@ def training_rows(triplets: Any, n_items: Any) -> tuple[np.ndarray, int]:
     if bad:
         warnings.warn(
             f"triplets: ignoring {bad} of {len(T)} rows that name the head or repeat an item",
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )
         T = np.ascontiguousarray(T[valid_rows(T)])
     return T, n
