@@ -185,6 +185,9 @@ class TripletPeople:
 class CollectPerson:
     """Answers collect screens (``{"number", "head", "candidates"}``, items with ``"id"``).
 
+    Ranked screens (``"picks": r``) get r picks in order, odd-one-out screens (``"head"``
+    None, three candidates) the odd one.
+
     A screen may name its number ``"screen"``, as the collect routes' ``"query"`` does.
 
     Parameters
@@ -278,21 +281,80 @@ class CollectPerson:
         p = self.oracle.choice_prob(rows, [0], [list(range(1, len(ids) + 1))], n_jobs=1)[0]
         return int(self.rng.choice(len(ids), p=p / p.sum()))
 
+    def _odd(self, ids: list[int]) -> int | None:
+        """The odd one of three items (a position): the one apart from the closest pair."""
+        if self.kind == "reader":
+            if len(set(ids)) < 3:  # two copies of one item: the other is odd
+                return next(i for i, x in enumerate(ids) if ids.count(x) == 1)
+            seen = self.picked.get((-1, frozenset(ids)))
+            if seen is None:
+                seen = self.known.get((-1, frozenset(ids)))
+            if seen is not None:
+                return ids.index(seen)
+            if self.skip and self.rng.random() < self.skip:
+                return None
+        if self.kind == "first":
+            return 0
+        if self.kind != "person" or self.rng.random() < self.lapse:
+            return int(self.rng.integers(3))
+        assert self.X is not None
+        rows = self.X[ids]
+        # each item's odds of being odd: how alike the other two are (the distance between
+        # them to the power -gamma, gamma-CKL's weight; the nearest pair when gamma is None)
+        d2 = np.array([np.sum((rows[(i + 1) % 3] - rows[(i + 2) % 3]) ** 2) for i in range(3)])
+        if self.oracle is None or not np.all(d2 > 0):
+            return int(np.argmin(d2))
+        v = -0.5 * self.oracle.gamma * np.log(d2)
+        p = np.exp(v - v.max())
+        return int(self.rng.choice(3, p=p / p.sum()))
+
     def pick(self, query: dict[str, Any]) -> int | None:
         """The position of the candidate picked on screen ``query`` (and remembered).
 
-        None: a skip (a ``"reader"`` with ``skip``).
+        The first of :meth:`picks`. None: a skip (a ``"reader"`` with ``skip``).
         """
-        head = int(query["head"]["id"])
+        got = self.picks(query)
+        return None if got is None else got[0]
+
+    def picks(self, query: dict[str, Any]) -> list[int] | None:
+        """The positions picked on screen ``query``, in order (None: a skip).
+
+        A screen with ``"picks": r`` (ranked picks) gets r: each pick a choice among the
+        candidates not picked yet (the scripts: their rule for the first, then uniformly; a
+        ``"first"`` script the first r); an odd-one-out screen (``"head"`` None) the odd
+        one; any other one pick. What was picked first is remembered (a ``"reader"``
+        repeats it).
+        """
         ids = [int(c["id"]) for c in query["candidates"]]
-        choice = self._pick(head, ids)
-        if choice is not None:
-            self.picked[(head, frozenset(ids))] = ids[choice]
-        return choice
+        if query.get("head") is None:  # odd-one-out
+            odd = self._odd(ids)
+            if odd is not None:
+                self.picked[(-1, frozenset(ids))] = ids[odd]
+            return None if odd is None else [odd]
+        head = int(query["head"]["id"])
+        first = self._pick(head, ids)
+        if first is None:
+            return None
+        self.picked[(head, frozenset(ids))] = ids[first]
+        out = [first]
+        for _ in range(int(query.get("picks", 1)) - 1):
+            left = [i for i in range(len(ids)) if i not in out]
+            if self.kind == "first":
+                nxt = left[0]
+            elif self.kind == "person":
+                at = self._pick(head, [ids[i] for i in left])
+                nxt = left[0 if at is None else at]
+            else:
+                nxt = left[int(self.rng.integers(len(left)))]
+            out.append(nxt)
+        return out
 
     def answer(self, query: dict[str, Any]) -> dict[str, Any]:
-        """The answer to ``query``: ``{"screen", "choice", "response_ms"}``."""
-        choice = self.pick(query)
+        """The answer to ``query``: ``{"screen", "choice", "response_ms"}`` (and ``picks``).
+
+        ``picks``: the positions in order, on a screen that asks several.
+        """
+        picks = self.picks(query)
         if self.kind == "fast":
             self.seconds_ = 0.1
         elif self.spread == 0.0:
@@ -302,7 +364,10 @@ class CollectPerson:
             self.seconds_ = float(self.seconds * np.exp(spread))
         ms = int(round(1e3 * self.seconds_))
         number = query["number"] if "number" in query else query["screen"]
-        return {"screen": number, "choice": choice, "response_ms": ms}
+        out = {"screen": number, "choice": None if picks is None else picks[0], "response_ms": ms}
+        if picks is not None and int(query.get("picks", 1)) > 1:
+            out["picks"] = picks
+        return out
 
 
 class StudyPerson:

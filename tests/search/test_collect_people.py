@@ -57,3 +57,30 @@ def test_the_scripts():
 def test_bad_input_names_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=name):
         CollectPerson(**kwargs)
+
+
+def test_a_person_ranks_a_grid_and_names_the_odd_one_out():
+    """Ranked screens ("picks": r): r distinct positions, in order of nearness for a person
+    without gamma; odd-one-out (no head): the item apart from the closest pair, and with
+    gamma 3 each item odd with probability proportional to (the other two's distance)^-3."""
+    X = np.array([[0.0], [3.0], [1.0], [-2.0], [5.0], [0.5]])
+    near = CollectPerson("person", X, gamma=None, lapse=0.0, spread=0.0)
+    grid = {**query(0, 0, [1, 2, 3, 4, 5]), "picks": 3}
+    got = near.answer(grid)
+    assert got["picks"] == [4, 1, 2] and got["choice"] == 4  # items 5, 2, 3: 0.5, 1, 2 away
+    assert "picks" not in near.answer(query(1, 0, [1, 2]))  # one pick: choice alone
+    odd = {"screen": 2, "head": None, "candidates": [{"id": c} for c in (0, 2, 4)]}
+    assert near.answer(odd) == {"screen": 2, "choice": 2, "response_ms": 2000}  # 4 is apart
+    person = CollectPerson("person", X, gamma=3.0, lapse=0.0, rng=np.random.default_rng(4))
+    counts = np.bincount([person.pick(odd) for _ in range(3000)], minlength=3)
+    d = np.array([4.0, 5.0, 1.0])  # per item, the distance between the other two
+    p = d**-3 / np.sum(d**-3)
+    assert np.all(np.abs(counts / 3000 - p) < 4 * np.sqrt(p * (1 - p) / 3000))
+    for kind in ("random", "fast"):  # scripts: r distinct positions
+        got = CollectPerson(kind, rng=np.random.default_rng(5)).picks(grid)
+        assert len(got) == 3 == len(set(got)) and all(0 <= g < 5 for g in got)
+    assert CollectPerson("first").picks(grid) == [0, 1, 2]
+    reader = CollectPerson("reader", rng=np.random.default_rng(6))
+    assert reader.picks({**query(3, 3, [1, 3, 4]), "picks": 2})[0] == 1  # the head first
+    twice = {"screen": 4, "head": None, "candidates": [{"id": c} for c in (2, 4, 2)]}
+    assert reader.pick(twice) == 1  # two copies of one item: the other is odd
