@@ -39,7 +39,7 @@ ALLOWED = {
         CONSTANT,
     ),  # a catalogue's size, not sessions
     ("collect/file.py", "MAX_QUERIES", CONSTANT),  # a collect file's bound on its max_queries
-    ("collect/file.py", "MAX_DRAWN", CONSTANT),  # a collect file's bound on gold_drawn
+    ("collect/trial/gold.py", "MAX_DRAWN", CONSTANT),  # a collect file's bound on gold_drawn
     (
         "study/checks.py",
         "CLARITY_GAMMA",

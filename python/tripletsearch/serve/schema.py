@@ -115,8 +115,8 @@ FIELDS: dict[str, frozenset[str]] = {
     "undo": frozenset({"screen"}),
     "consent": frozenset({"consent"}),
     "collect_consent": frozenset({"consent", "platform_id"}),
-    "collect_answer": frozenset({"screen", "choice", "skip", "response_ms"}),
-    "part_answer": frozenset({"screen", "choice", "found", "response_ms", "slot"}),
+    "collect_answer": frozenset({"screen", "choice", "skip", "response_ms", "picks"}),
+    "part_answer": frozenset({"screen", "choice", "found", "response_ms", "slot", "picks"}),
     "enrolment": frozenset({"consent", "platform_id", "platform"}),
     "resume": frozenset({"platform"}),
     "empty": frozenset(),
@@ -149,6 +149,14 @@ class Answer:
     choice: int | None
     found: bool
     response_ms: int | None = None  # the page's measure of the person's time (collect)
+    # the positions picked in order, on a screen that asks several (a collect's ranked
+    # picks; None: one pick, ``choice``); the first is ``choice``
+    picks: tuple[int, ...] | None = None
+
+    @property
+    def key(self) -> tuple[int | None, bool, tuple[int, ...] | None]:
+        """What makes it the same answer as another: (choice, found, picks)."""
+        return self.choice, self.found, self.picks
 
 
 @dataclass(frozen=True)
@@ -294,7 +302,33 @@ def part_answer(body: Any) -> PartAnswer:
     slot = fields.get("slot")
     if slot is not None and _integer("slot", slot) < 0:
         raise Invalid(f"slot: expected an integer >= 0, got {slot!r}")
-    return PartAnswer(Answer(plain.screen, plain.choice, plain.found, _response_ms(fields)), slot)
+    got = Answer(
+        plain.screen, plain.choice, plain.found, _response_ms(fields), _picks(fields, plain.choice)
+    )
+    return PartAnswer(got, slot)
+
+
+#: The most positions an answer's ``picks`` may hold (a collect's screens: 16 candidates).
+MAX_PICKS = 16
+
+
+def _picks(fields: dict, choice: int | None) -> tuple[int, ...] | None:
+    """``picks``: distinct positions in the order picked, the first of them ``choice``.
+
+    Absent or null: None (one pick, or a skip). Whether the screen asks so many is its
+    mode's check (:meth:`~.modes.Mode.check_answer`).
+    """
+    picks = fields.get("picks")
+    if picks is None:
+        return None
+    if not isinstance(picks, list) or not 1 <= len(picks) <= MAX_PICKS:
+        raise Invalid(f"picks: expected a list of 1 to {MAX_PICKS} positions, got {picks!r}")
+    got = tuple(_integer("picks", p) for p in picks)
+    if len(set(got)) != len(got):
+        raise Invalid(f"picks: a position picked twice in {list(got)}")
+    if choice is None or got[0] != choice:
+        raise Invalid(f"picks: the first pick is choice ({choice}), got {list(got)}")
+    return got
 
 
 def collect_answer(body: Any) -> Answer:
@@ -311,7 +345,7 @@ def collect_answer(body: Any) -> Answer:
         raise Invalid("choice: give the position picked, or skip: true (not both)")
     if choice is not None:
         choice = _integer("choice", choice)
-    return Answer(screen, choice, False, _response_ms(fields))
+    return Answer(screen, choice, False, _response_ms(fields), _picks(fields, choice))
 
 
 def collect_consent(body: Any) -> str | None:

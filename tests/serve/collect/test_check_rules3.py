@@ -28,7 +28,7 @@ def rec(number, kind, choice, head=0, cands=(1, 2), **extra):
 def test_a_skip_on_any_screen_is_a_pick_that_does_not_agree():
     kinds = ["random", "adaptive", "test", "gold", "attention", "repeat", "burn-in"]
     skipped = [rec(i, k, None) for i, k in enumerate(kinds)]
-    assert [c for _, _, c in agreement._picks(skipped)] == [-1] * len(kinds)
+    assert [c for _, c in agreement._picks(skipped)] == [-1] * len(kinds)
     answered = [rec(i, k, 0) for i, k in enumerate(kinds)]  # checks answered: not picks
     assert len(agreement._picks(answered)) == len(kinds) - 2
 

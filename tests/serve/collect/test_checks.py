@@ -100,8 +100,8 @@ def test_the_agreement_test_holds_its_level_for_random_pickers():
     emb = Embedding("gamma-ckl", 2, n_items=30, random_state=0).fit(T)
     low = 0
     for _ in range(200):
-        picks = [(int(h), [int(a), int(b)], int(rng.integers(2))) for h, a, b in
-                 (rng.choice(30, 3, replace=False) for _ in range(50))]  # fmt: skip
+        picks = [({"head": int(h), "candidates": [int(a), int(b)]}, int(rng.integers(2)))
+                 for h, a, b in (rng.choice(30, 3, replace=False) for _ in range(50))]  # fmt: skip
         low += agreement._agree(emb, picks)["p_value"] <= 0.1
     # P(|X - 20| > 12) for X ~ Binomial(200, 0.1) is under 0.01
     assert abs(low - 20) <= 12

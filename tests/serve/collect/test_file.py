@@ -108,9 +108,9 @@ def test_a_full_collect_file(tmp_path):
         ('catalogue = "items"\ntest_share = true', r"test_share: a number in \[0, 1\)"),
         (
             'catalogue = "items"\nn_choices = 1',
-            "n_choices: candidates per query, an integer from 2 to 8",
+            "n_choices: candidates per query, an integer from 2 to 11",
         ),
-        ('catalogue = "items"\nn_choices = 0', r"n_choices: .* from 2 to 8 \(got 0\)"),
+        ('catalogue = "items"\nn_choices = 0', r"n_choices: .* from 2 to 11 \(got 0\)"),
         ('catalogue = "items"\nn_choices = 2.5', "n_choices: candidates per query, an integer"),
         ('catalogue = "items"\nn_choices = 2\nk = 2', "k: renamed n_choices; give n_choices only"),
         ('catalogue = "items"\ndim = 0', "dim: the embeddings' dimension, .* from 1 to 11"),

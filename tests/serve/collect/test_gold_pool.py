@@ -87,7 +87,6 @@ def test_gold_drawn_from_the_embedding_is_a_pool_of_clear_rows(tmp_path):
     "keys, says",
     [
         ({"gold_drawn": 3}, "gold_drawn: an integer from 4"),
-        ({"gold_drawn": 16, "n_choices": 3}, "n_choices = 2"),
         ({"gold_drawn": 16, "catalogue": "items"}, "no embedding"),
     ],
 )

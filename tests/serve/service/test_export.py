@@ -30,7 +30,7 @@ def test_admin_export_and_cli_export_close_the_loop(server, tmp_path):
     assert client.get("/api/admin/export").status_code == 401
     assert client.get("/api/admin/export", headers=auth("wrong")).status_code == 401
     data = client.get("/api/admin/export", headers=auth(ADMIN)).json()
-    assert data["format"] == "tripletsearch.export" and data["version"] == 7
+    assert data["format"] == "tripletsearch.export" and data["version"] == 8
     T = np.array(data["triplets"])
     by_session = {s["session"]: s for s in data["sessions"]}
     for c in data["choices"]:  # one triplet per other shown item, head = the target
@@ -93,6 +93,8 @@ def test_an_export_never_overwrites_or_mixes(server, tmp_path, capsys):
 
     client, app, db = server
     run_search(client, start(client, mode="mix"), MixPerson([0.3, 0.6, 0.2], 3.0, rng(2)))
+    # a find search of its own (the module's others may run in another worker)
+    run_search(client, start(client, mode="find", n_choices=4), FindPerson(CAT, 7, 3.0, rng(3)))
     out = tmp_path / "export"
     out.mkdir()
     (out / "old-notes.txt").write_text("an earlier export's file")
@@ -118,8 +120,10 @@ def test_an_export_never_overwrites_or_mixes(server, tmp_path, capsys):
     data = {data_path(n) for n in ("triplets.csv", "collect_triplets.csv", "answers.csv")}
     assert {*data, "export.json"} <= set(names)
     meta = json.loads((out / "export.json").read_text())
-    assert meta["version"] == 7
-    assert set(meta["files"]) == {data_path("triplets.csv"), data_path("collect_triplets.csv")}
+    assert meta["version"] == 8
+    assert set(meta["files"]) == {
+        data_path(n) for n in ("triplets.csv", "collect_triplets.csv", "collect_trials.csv")
+    }
     with open(out / data_path("answers.csv"), newline="") as fh:
         rows = list(csv.DictReader(fh))
     mixes = [r["shown"] for r in rows if r["mode"] == "mix"]  # a list: space-separated

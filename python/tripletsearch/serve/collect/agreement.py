@@ -34,60 +34,63 @@ from .quality import (
 )
 from .rules import collect_sessions, is_counted
 from .screens import CHECK_RULES
+from .trial import answer_picks, first_pick_probs, pick_steps
 
 __all__ = ["score_agreement", "agreement_scores", "refresh_agreement", "collect_flags"]
 
 
-def _picks(history: list[dict]) -> list[tuple[int, list[int], int]]:
-    """The picks the agreement rule scores: (head, candidates, position picked; -1: a skip).
+def _picks(history: list[dict]) -> list[tuple[dict, int]]:
+    """The picks the agreement rule scores: (the choice's query, position picked; -1: a skip).
 
     The counted answers (:data:`EXPORT_KINDS`) and the gold queries' (known answers, which
     look like any query: a pick at random agrees with chance there too); not the attention
     checks answered (which a script recognises) nor the repeats answered (a second pick of
-    the same query). A skip on any screen is a pick that does not agree (check rules 3): a
-    script cannot stay under :data:`AGREEMENT_AFTER` picks, nor skip what it cannot fake.
+    the same query). Ranked picks are each a choice among the candidates left
+    (:func:`~.trial.pick_steps`). A skip on any screen is a pick that does not agree (check
+    rules 3): a script cannot stay under :data:`AGREEMENT_AFTER` picks, nor skip what it
+    cannot fake.
     """
     out = []
     for h in history:
         q = h["query"]
         if not is_counted(h):
             continue
-        cands = [int(c) for c in q["candidates"]]
         if h["choice"] is None:
-            out.append((int(q["head"]), cands, -1))
+            out.extend(pick_steps(q, None))
         elif q.get("kind") in (*EXPORT_KINDS, "gold"):
-            out.append((int(q["head"]), cands, int(h["choice"])))
+            out.extend(pick_steps(q, answer_picks(h)))
     return out
 
 
-def _agree(emb: Any, picks: list[tuple[int, list[int], int]]) -> dict[str, Any]:
+def _agree(emb: Any, picks: list[tuple[dict, int]]) -> dict[str, Any]:
     """How ``picks`` agree with the fitted embedding ``emb``: counts and the weighted test.
 
-    Each pick agrees when it is the candidate the embedding makes likeliest (ties: the
-    first); its weight is how sure the embedding is, the log-odds of that candidate
-    against the average other, ``w = log(p_max (k - 1) / (1 - p_max))`` capped at
-    :data:`MAX_WEIGHT` (a near-tie weighs nearly nothing; the most powerful weights
-    against a person who answers as the embedding predicts). A pick at random agrees with
-    probability 1/k whatever the weights, so ``S = sum w (agreed - 1/k)`` has mean 0 and
-    variance ``sum w^2 (1/k)(1 - 1/k)`` under chance; ``p_value`` is the one-sided normal
-    tail of ``S`` over its standard deviation.
+    Each pick agrees when it is the alternative the embedding makes likeliest (ties: the
+    first); its weight is how sure the embedding is, the log-odds of that alternative
+    against the average other, ``w = log(p_max (s - 1) / (1 - p_max))`` among ``s``
+    alternatives, capped at :data:`MAX_WEIGHT` (a near-tie weighs nearly nothing; the most
+    powerful weights against a person who answers as the embedding predicts). A pick at
+    random agrees with probability 1/s whatever the weights, so ``S = sum w (agreed -
+    1/s)`` has mean 0 and variance ``sum w^2 (1/s)(1 - 1/s)`` under chance; ``p_value``
+    is the one-sided normal tail of ``S`` over its standard deviation. ``chance``: the
+    mean of 1/s.
     """
     if not picks:
         return {"agreed": 0, "answers": 0, "chance": 0.5, "z": None, "p_value": None}
-    k = len(picks[0][1])
-    heads = [h for h, _, _ in picks]
-    cands = [c for _, c, _ in picks]
-    P = emb.oracle_.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
-    best = np.argmax(P, axis=1)
-    agreed = np.array([int(b == c) for b, (_, _, c) in zip(best, picks)], dtype=np.float64)
+    probs = first_pick_probs(emb, [q for q, _ in picks])
+    s = np.array([len(p) for p in probs], dtype=np.float64)
+    best = np.array([int(np.argmax(p)) for p in probs])
+    agreed = (best == np.array([c for _, c in picks])).astype(np.float64)
     # (a skipped attention check: the head among its candidates, as sure as can be)
-    top = np.clip(np.nan_to_num(P.max(axis=1), nan=1.0), 1.0 / k, 1.0 - 1e-12)
-    w = np.minimum(np.log(top * (k - 1) / (1.0 - top)), MAX_WEIGHT)
-    var = float(np.sum(w**2) * (1.0 / k) * (1.0 - 1.0 / k))
-    z = float(np.sum(w * (agreed - 1.0 / k)) / math.sqrt(var)) if var > 0 else None
+    top = np.array([p.max() for p in probs])
+    top = np.clip(np.nan_to_num(top, nan=1.0), 1.0 / s, 1.0 - 1e-12)
+    w = np.minimum(np.log(top * (s - 1) / (1.0 - top)), MAX_WEIGHT)
+    chance = 1.0 / s
+    var = float(np.sum(w**2 * chance * (1.0 - chance)))
+    z = float(np.sum(w * (agreed - chance)) / math.sqrt(var)) if var > 0 else None
     p = None if z is None else 0.5 * math.erfc(z / math.sqrt(2.0))
     return {
-        "agreed": int(agreed.sum()), "answers": len(picks), "chance": 1.0 / k,
+        "agreed": int(agreed.sum()), "answers": len(picks), "chance": float(chance.mean()),
         "z": None if z is None else round(z, 4), "p_value": p,
     }  # fmt: skip
 
@@ -138,9 +141,9 @@ def score_agreement(
         for i, h in mine:
             picks = _picks(h)
             if emb is None:
-                k = len(picks[0][1]) if picks else 2
+                chance = float(np.mean([1 / len(q["candidates"]) for q, _ in picks or []] or 0.5))
                 rec = {
-                    "agreed": None, "answers": len(picks), "chance": 1.0 / k, "z": None,
+                    "agreed": None, "answers": len(picks), "chance": chance, "z": None,
                     "p_value": None,
                 }  # fmt: skip
             else:

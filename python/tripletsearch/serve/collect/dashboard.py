@@ -29,6 +29,11 @@
     per sampler, its embedding versions: answers (triplets) used, held-out triplets
     (``n_test``), held-out accuracy and its 95 % interval (Wilson's, over the ``n_test``
     triplets: a curve that says how sure each point is);
+``trial``
+    what the collect's screens ask (``kind``, ``k``, ``picks``, ``form``: "8-rank-2") and,
+    per form of screen shown (the collect's own, the held-out test triplets), the counted
+    answers, skips, the triplets they imply and the median time per screen; per sampler,
+    its newest held-out accuracy;
 ``arms``
     per sampler: participants, flagged, withdrawn, fallback queries served (its buffer was
     empty), the queries left in its buffer, its burn-in (``burn_in``: the answers it asks
@@ -62,6 +67,7 @@ from .quality import (
     AGREEMENT_LEVEL,
     AGREEMENT_ROWS_PER_ITEM,
     CHECK_RULES,
+    EXPORT_KINDS,
     agreement_key,
     checks,
     counted_sessions,
@@ -73,9 +79,11 @@ from .rules import (
     collect_sessions,
     counted_answers,
     is_counted,
+    median_ms,
     participant_sampler,
 )
 from .supervisor import refitter_state
+from .trial import ODD, answer_picks, implied
 
 __all__ = ["collect_dashboard", "MAX_POINTS", "plane", "sampler_state"]
 
@@ -179,9 +187,11 @@ def _arms(
         mine = [p for p in people if p["sampler"] == name]
         burn_in = TripletSampler(
             config.catalogue.n_items, config.dim, method=name, model=model, refit=None,
-            random_state=0, n_jobs=1,
+            random_state=0, n_jobs=1, **config.screen.sampler_options(),
         ).burn_in_  # fmt: skip
-        answers = len(sampler_answers(counted, name)[0])
+        # what the sampler is told: triplets, or a trial sampler's answers (screens)
+        screen = config.screen
+        answers = len(sampler_answers(counted, name, None if screen.is_choice else screen.width)[0])
         version = max((int(v["version"]) for v in versions if v["sampler"] == name), default=None)
         out[name] = {
             "participants": len(mine),
@@ -239,14 +249,72 @@ def _rules(store: Store, config: CollectConfig, fast_server_ms: float) -> dict[s
     }
 
 
+def form_name(query: dict) -> str:
+    """A screen's form in words: "8-rank-2", "choice of 4", "triplet" or "odd-one-out"."""
+    if query.get("trial") == ODD:
+        return ODD
+    k, r = len(query["candidates"]), int(query.get("picks", 1))
+    return f"{k}-rank-{r}" if r > 1 else "triplet" if k == 2 else f"choice of {k}"
+
+
+def _trials(config: CollectConfig, counted: Any, samplers: dict[str, list[dict]]) -> dict:
+    """The collect's trial and, per form of screen, what its counted answers gave.
+
+    ``forms``: per form (:func:`form_name`) and role (``"samplers"``: the answers the
+    samplers fit; ``"held-out"``: the test screens), answers, skips, the triplets they
+    imply and the median time per screen the page measured (``median_ms``, None under
+    :data:`~.rules.FAST_AFTER` times) with its count; ``accuracy``: per sampler, its newest
+    embedding's held-out accuracy (with its interval and test triplets).
+    """
+    forms: dict[tuple[str, str], dict[str, Any]] = {}
+    for _, history in counted:
+        for h in counted_answers(history):
+            q = h["query"]
+            role = "held-out" if q.get("kind") == "test" else "samplers"
+            if q.get("kind") not in EXPORT_KINDS:
+                continue
+            rec = forms.setdefault(
+                (form_name(q), role),
+                {"form": form_name(q), "role": role, "answers": 0, "skips": 0, "triplets": 0,
+                 "times": []},
+            )  # fmt: skip
+            picks = answer_picks(h)
+            rec["answers"] += 1
+            rec["skips"] += picks is None
+            rec["triplets"] += 0 if picks is None else len(implied(q, picks))
+            if h.get("response_ms") is not None:
+                rec["times"].append(float(h["response_ms"]))
+    out = []
+    for rec in forms.values():
+        times = rec.pop("times")
+        out.append({**rec, "median_ms": median_ms(times), "timed": len(times)})
+    newest = {name: v[-1] for name, v in samplers.items() if v}
+    return {
+        "kind": config.trial,
+        "k": config.k,
+        "picks": config.picks,
+        "form": form_name(config.screen.query(0, range(1, config.k + 1))),
+        "forms": sorted(out, key=lambda r: (r["role"] != "samplers", r["form"])),
+        "accuracy": {
+            name: {k: v[k] for k in ("accuracy", "interval", "n_test", "n_triplets")}
+            for name, v in newest.items()
+        },
+    }
+
+
 def _refitter(store: Store, config: CollectConfig) -> dict[str, Any]:
     """The state of the refitter of this server (:func:`~.supervisor.refitter_state`)."""
     return refitter_state(store, config.fingerprint, alive_s=ALIVE_S)
 
 
-def _version(v: dict) -> dict:
-    """An embedding version's point: its accuracy with its count and 95 % interval."""
+def _version(v: dict, per_row: int) -> dict:
+    """An embedding version's point: its accuracy with its count and 95 % interval.
+
+    ``n_triplets``: the triplets its answers imply (``n_rows`` times ``per_row``: a trial
+    sampler's rows are answers).
+    """
     out = {k: v[k] for k in ("version", "n_rows", "n_test", "accuracy", "created")}
+    out["n_triplets"] = int(v["n_rows"]) * per_row
     n, acc = int(v["n_test"]), v["accuracy"]
     lo, hi = proportion_interval(acc * n, n) if acc is not None and n > 0 else (None, None)
     out["interval"] = [lo, hi]
@@ -266,6 +334,7 @@ def _map(store: Store, config: CollectConfig, fp: str, versions: list[dict]) -> 
         "sampler": best["sampler"],
         "version": int(latest["version"]),
         "n_rows": int(latest["n_rows"]),
+        "n_triplets": int(latest["n_rows"]) * config.screen.triplets_per_row,
         "points": [[round(float(x), 5), round(float(y), 5)] for x, y in XY],
         "items": [cat.item(i) for i in range(cat.n_items)],
     }
@@ -297,12 +366,13 @@ def collect_dashboard(
     counted = counted_sessions(store, fp, by_session, fast_server_ms=fast_server_ms)
     samplers: dict[str, list[dict]] = {name: [] for name in config.samplers}
     for v in versions:
-        samplers.setdefault(v["sampler"], []).append(_version(v))
+        samplers.setdefault(v["sampler"], []).append(_version(v, config.screen.triplets_per_row))
     return {
         "title": config.title,
         "name": config.name,
         "k": config.k,
         "max_queries": config.max_queries,
+        "trial": _trials(config, counted, samplers),
         "answers": _over_time(times),
         "participants": people,
         "flagged": sum(p["flagged"] for p in people),

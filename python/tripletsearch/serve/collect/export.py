@@ -54,11 +54,20 @@ from ..experiment import read_toml
 from ..export import TABLES, write_table
 from ..store import Store
 from .file import CollectConfig
-from .quality import EXPORT_KINDS, checks, counted_sessions, read_agreement, triplet_rows
+from .quality import (
+    EXPORT_KINDS,
+    answered_trials,
+    checks,
+    counted_sessions,
+    read_agreement,
+    triplet_rows,
+)
 from .rules import collect_sessions, counted_answers, participant_sampler
+from .trial import implied
 
 __all__ = [
     "collect_triplets",
+    "collect_trials",
     "participant_checks",
     "write_collect_export",
     "METHOD_MODELS",
@@ -112,6 +121,44 @@ def collect_triplets(
                         "response_ms": h.get("response_ms"),
                     }
                 )
+    return out
+
+
+def collect_trials(
+    store: Store,
+    answered: dict | None = None,
+    fingerprint: str | None = None,
+    *,
+    fast_server_ms: float | None = None,
+) -> list[dict[str, Any]]:
+    """Every collected answer that counts as one trial (``collect_trials.csv``'s rows).
+
+    The answers :func:`collect_triplets` cuts into triplets, one record each: ``collect``,
+    ``session``, ``participant``, ``screen``, ``trial`` (``rank`` or ``odd-one-out``),
+    ``head`` (None: odd-one-out), ``candidates`` (as shown), ``picks`` (item ids, in
+    order), ``n_triplets`` (what it implies), ``sampler``, ``kind``, ``response_ms``.
+    """
+    out: list[dict[str, Any]] = []
+    counted = counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms)
+    for s, history in counted:
+        for h, picks in answered_trials(history, EXPORT_KINDS):
+            q = h["query"]
+            out.append(
+                {
+                    "collect": s.experiment,
+                    "session": s.id,
+                    "participant": s.participant,
+                    "screen": h["number"],
+                    "trial": q.get("trial", "rank"),
+                    "head": q.get("head"),
+                    "candidates": [int(c) for c in q["candidates"]],
+                    "picks": [int(q["candidates"][p]) for p in picks],
+                    "n_triplets": len(implied(q, picks)),
+                    "sampler": q.get("sampler"),
+                    "kind": q.get("kind"),
+                    "response_ms": h.get("response_ms"),
+                }
+            )
     return out
 
 

@@ -10,8 +10,12 @@ participant sees::
     catalogue = "pictures/"          # a catalogue folder or CSV file, or a demo name
     samplers = ["active", "random"]  # TripletSampler methods; people assigned at random
     test_share = 0.1                 # queries drawn at random and kept apart (a test set)
-    n_choices = 2                    # candidates per query (2: "which of the two"; before
-                                     # 0.3.0: k)
+    n_choices = 2                    # candidates per query (2: "which of the two"; up to
+                                     # 16; before 0.3.0: k)
+    picks = 1                        # candidates picked, most similar first (1 to
+                                     # n_choices - 1; 8 and 2: PsiZ's "8-rank-2" grids)
+    trial = "rank"                   # or "odd-one-out": three items, no head, the odd one
+                                     # picked (THINGS' task; n_choices and picks left out)
     dim = 2                          # the embeddings' dimension (below the items' number)
     models = ["gamma-ckl", "t-ste"]  # fitted for export
     max_queries = 100                # queries per participant, then the debrief (at most
@@ -21,12 +25,15 @@ participant sees::
     attention = [10, 40]             # positions of checks with a known answer
     repeats = [25, 60]               # positions of repeated queries (agreement)
     gold = [[3, 7, 12], [5, 2, 9]]   # known answers (head, closer, farther), shown as any
-                                     # pair at positions drawn per participant (pairs only):
-                                     # a pool, each participant meeting a quarter of it at
-                                     # most (4 of 16 or more; at least 4 rows)
+                                     # query at positions drawn per participant: a pool, each
+                                     # participant meeting a quarter of it at most (4 of 16
+                                     # or more; at least 4 rows). A screen of k candidates:
+                                     # rows [head, the first pick, the k - 1 others]; odd-
+                                     # one-out: [a, b, the odd one]
     gold_drawn = 64                  # and/or: so many clear known answers drawn from the
-                                     # catalogue's embedding (the closer item at most half
-                                     # as far as the other), in the same pool
+                                     # catalogue's embedding (the nearest candidate at most
+                                     # half as far as the next; the odd one twice as far
+                                     # from the others as they are apart), in the same pool
     agreement = false                # only for a collect too short for the agreement rule
                                      # (max_queries less its check screens under 40): said
                                      # so, its participants judged by the other checks
@@ -51,8 +58,8 @@ participant sees::
     redirect = "https://app.prolific.com/submissions/complete?cc=STOPPED7"
 
 :func:`load_collect` checks every key and names the file and the key of a problem. Once
-people took part, the keys that make the design (catalogue, samplers, n_choices, dim, seed,
-test_share, burn_in, attention, repeats, gold, gold_drawn) cannot change
+people took part, the keys that make the design (catalogue, samplers, n_choices, picks,
+trial, dim, seed, test_share, burn_in, attention, repeats, gold, gold_drawn) cannot change
 (:mod:`..experiment`); the others apply to the queries that follow (``max_queries`` only
 upward). A new collect whose checks cannot work (:meth:`CollectConfig.check_problems`: the
 agreement rule unable to judge anyone, a gold pool too small to draw from) is refused when
@@ -66,8 +73,6 @@ import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
-
-import numpy as np
 
 from ...collect import METHODS
 from ...embedding import MODEL_ALIASES, MODELS
@@ -88,6 +93,8 @@ from ..participation.completion import completion
 from ..participation.platforms import Platform
 from .rules import AGREEMENT_AFTER
 from .screens import GOLD_POOL_RATIO, GOLD_SHOWN, gold_shown
+from .trial import ODD, TRIALS, CollectTrial
+from .trial.gold import drawn_gold, file_gold
 
 __all__ = ["CollectConfig", "load_collect", "DEFAULT_COLLECT_CONSENT"]
 
@@ -101,7 +108,9 @@ _DEFAULTS: dict[str, Any] = {
     "title": "Which looks more alike?",
     "samplers": ["active"],
     "test_share": 0.1,
-    "n_choices": 2,
+    "n_choices": None,  # 2 (an odd-one-out's 3)
+    "picks": 1,
+    "trial": "rank",
     "dim": 2,
     "models": ["gamma-ckl"],
     "max_queries": 100,
@@ -124,17 +133,18 @@ _DEFAULTS: dict[str, Any] = {
     "show_names": True,
     "name": None,
 }
-MAX_K = 8  # candidates per query at most (a screen's worth)
+MAX_K = 16  # candidates per query at most (a grid's worth: Wilber's 16)
 MAX_QUERIES = 10_000  # queries per participant at most
 MAX_DIM = 64  # the embeddings' dimension at most (and below the items' number)
 BURN_IN = 20  # the default burn-in (at most max_queries)
-MAX_DRAWN = 10_000  # gold_drawn at most
-DRAWN_RATIO, DRAWN_SEED = 0.5, 0xD6A1  # a drawn gold row's distance ratio; its draws' purpose
 # the keys that make the design: cannot change once people took part
 DESIGN_KEYS = (
     "catalogue", "samplers", "n_choices", "dim", "seed", "test_share", "burn_in",
-    "attention", "repeats", "gold", "gold_drawn",
+    "attention", "repeats", "gold", "gold_drawn", "picks", "trial",
 )  # fmt: skip
+# the design keys that came later, stored only when not at their default (a collect of
+# before keeps its identity): their defaults
+LATER_KEYS: dict[str, Any] = {"gold_drawn": None, "picks": 1, "trial": "rank"}
 SETTING_KEYS = (
     "title", "instructions", "debrief", "consent", "completion_code", "redirect",
     "show_names", "models", "max_queries",
@@ -172,6 +182,8 @@ class CollectConfig(Experiment):
     gold: tuple[tuple[int, int, int], ...] = ()  # known answers: (head, closer, farther)
     gold_drawn: int | None = None  # clear known answers drawn from the embedding (or None)
     agreement: bool = True  # False: too short for the agreement rule, and said so
+    picks: int = 1  # candidates picked, in order (the design's, like n_choices)
+    trial: str = "rank"  # "rank" or "odd-one-out" (.trial)
     # the gold pool participants' rows are drawn from (check rules 3): the file's rows, or
     # ``gold_drawn`` rows drawn from the catalogue's embedding
     gold_pool: tuple[tuple[int, int, int], ...] = field(default=(), compare=False)
@@ -198,17 +210,22 @@ class CollectConfig(Experiment):
         A new collect's key, and where an older version kept its rows.
         """
         keys = [k for k in DESIGN_KEYS if k not in ("gold", "gold_drawn")]  # (came later)
-        return legacy_hash(
-            {**{k: self.design_value(k) for k in keys}, "max_queries": self.max_queries}
-        )
+        values = {k: self.design_value(k) for k in keys}
+        kept = {k: v for k, v in values.items() if v is not self.OMIT}
+        return legacy_hash({**kept, "max_queries": self.max_queries})
+
+    @property
+    def screen(self) -> CollectTrial:
+        """What its screens ask (:class:`~.trial.CollectTrial`)."""
+        return CollectTrial(self.trial, self.n_choices, self.picks)
 
     def mode_settings(self) -> dict[str, Any]:
         """The collect mode serves this file."""
         return {"collect": self}
 
     def design_value(self, key: str) -> Any:
-        """As stored; ``gold_drawn`` left out when not given (as before it was a key)."""
-        if key == "gold_drawn" and self.gold_drawn is None:
+        """As stored; the later keys left out at their defaults (as before they were keys)."""
+        if key in LATER_KEYS and getattr(self, key) == LATER_KEYS[key]:
             return self.OMIT
         return super().design_value(key)
 
@@ -289,6 +306,19 @@ def _names(name: str, key: str, value: Any, known: Any) -> tuple[str, ...]:
     return out
 
 
+def _samplers(name: str, cfg: dict) -> tuple[str, ...]:
+    """The samplers, each able to ask the trial's screens (``arr``: one pick only)."""
+    out = _names(name, "samplers", cfg["samplers"], METHODS)
+    screen = CollectTrial(cfg["trial"], cfg["n_choices"], cfg["picks"])
+    if "arr" in out and not screen.is_choice:
+        raise _fail(
+            name,
+            "samplers: 'arr' (salmon's) asks one pick among a head's candidates; a collect "
+            "of ranked picks or odd-one-out takes 'active' and 'random'",
+        )
+    return out
+
+
 def _positions(name: str, key: str, value: Any, max_queries: int) -> tuple[int, ...]:
     """Distinct query positions (0-based) within the participant's queries."""
     if not isinstance(value, list) or not all(_integer(v) for v in value):
@@ -300,8 +330,10 @@ def _positions(name: str, key: str, value: Any, max_queries: int) -> tuple[int, 
 
 def _integers(name: str, cfg: dict, n_items: int) -> None:
     """The integer keys, each within its bounds (the message names the key and the bounds)."""
+    _trial(name, cfg)
+    most_k = 3 if cfg["trial"] == ODD else min(MAX_K, n_items - 1)  # (a head and k others)
     bounds = {
-        "n_choices": (2, min(MAX_K, n_items - 1), "candidates per query"),
+        "n_choices": (2, most_k, "candidates per query"),
         "dim": (1, min(MAX_DIM, n_items - 1), "the embeddings' dimension, below the items' number"),
         "max_queries": (1, MAX_QUERIES, "queries per participant"),
         "seed": (0, 2**63 - 1, "the seed"),
@@ -310,6 +342,7 @@ def _integers(name: str, cfg: dict, n_items: int) -> None:
         v = cfg[key]
         if not _integer(v) or not lo <= v <= hi:
             raise _fail(name, f"{key}: {what}, an integer from {lo} to {hi} (got {v!r})")
+    _picks(name, cfg)
     burn_in, most = cfg["burn_in"], cfg["max_queries"]
     if burn_in is None:  # the default: 20, never above the queries
         cfg["burn_in"] = min(BURN_IN, most)
@@ -318,6 +351,35 @@ def _integers(name: str, cfg: dict, n_items: int) -> None:
             name,
             f"burn_in: random queries before the adaptive ones, an integer from 0 to "
             f"max_queries - 1 = {most - 1} (got {burn_in!r})",
+        )
+
+
+def _trial(name: str, cfg: dict) -> None:
+    """``trial`` checked, ``n_choices`` resolved: 2 by default, an odd-one-out's 3.
+
+    ``"odd-one-out"`` shows three items and takes one pick (n_choices 3 or left out, picks
+    1); ``"rank"``'s picks are checked with the other integers (:func:`_picks`).
+    """
+    trial, k, r = cfg["trial"], cfg["n_choices"], cfg["picks"]
+    if trial not in TRIALS:
+        raise _fail(name, f"trial: one of {list(TRIALS)} (got {trial!r})")
+    if trial == ODD and (k not in (None, 3) or r != 1):
+        raise _fail(
+            name,
+            'trial = "odd-one-out" shows three items and takes one pick: leave n_choices '
+            f"and picks out (got n_choices = {k!r}, picks = {r!r})",
+        )
+    cfg["n_choices"] = 3 if trial == ODD else 2 if k is None else k
+
+
+def _picks(name: str, cfg: dict) -> None:
+    """``picks``: an integer from 1 to n_choices - 1 (n_choices checked)."""
+    r, k = cfg["picks"], cfg["n_choices"]
+    if not _integer(r) or not 1 <= r < k:
+        raise _fail(
+            name,
+            f"picks: the candidates picked, an integer from 1 to n_choices - 1 = {k - 1} "
+            f"(got {r!r})",
         )
 
 
@@ -334,54 +396,6 @@ def _agreement(name: str, cfg: dict) -> bool:
             f"leaves {left} picks (it judges from {AGREEMENT_AFTER}): leave the key out",
         )
     return value
-
-
-def _drawn(name: str, cfg: dict, n_items: int) -> tuple:
-    """``gold_drawn`` clear known answers from the catalogue's embedding (() without the key).
-
-    Rows (head, closer, farther) of distinct items whose closer item is at most
-    :data:`DRAWN_RATIO` as far from the head as the farther, drawn from the file's seed.
-    """
-    n = cfg["gold_drawn"]
-    if n is None:
-        return ()
-    if not _integer(n) or not GOLD_POOL_RATIO <= n <= MAX_DRAWN:
-        raise _fail(name, f"gold_drawn: an integer from {GOLD_POOL_RATIO} to {MAX_DRAWN}")
-    if cfg["n_choices"] != 2:
-        raise _fail(name, "gold_drawn: known answers are pairs: give n_choices = 2")
-    try:
-        cat = file_catalogue(name, cfg["catalogue"])
-    except ValueError:
-        cat = None
-    if cat is None or not cat.has_embedding:
-        raise _fail(name, "gold_drawn: the catalogue has no embedding to draw clear queries from")
-    X = np.asarray(cat.embedding, dtype=np.float64)
-    rng = np.random.default_rng([int(cfg["seed"]), DRAWN_SEED])
-    out: dict[tuple[int, int, int], None] = {}
-    for _ in range(200 * n):
-        h, a, b = (int(v) for v in rng.choice(n_items, 3, replace=False))
-        da, db = np.linalg.norm(X[a] - X[h]), np.linalg.norm(X[b] - X[h])
-        if min(da, db) <= DRAWN_RATIO * max(da, db):
-            out[(h, a, b) if da < db else (h, b, a)] = None
-            if len(out) == n:
-                return tuple(out)
-    raise _fail(name, f"gold_drawn: only {len(out)} clear queries found in the embedding")
-
-
-def _gold(name: str, value: Any, cfg: dict, n_items: int, checks: int) -> tuple:
-    """The file's known answers: rows (head, closer, farther) of distinct item ids."""
-    if not isinstance(value, list) or not all(
-        isinstance(r, list) and len(r) == 3 and all(_integer(v) for v in r) for r in value
-    ):
-        raise _fail(name, "gold: a list of [head, closer, farther] rows of item ids")
-    if any(not 0 <= v < n_items for r in value for v in r) or any(len(set(r)) < 3 for r in value):
-        raise _fail(name, f"gold: rows of 3 distinct item ids in 0..{n_items - 1}")
-    if value and cfg["n_choices"] != 2:
-        raise _fail(name, "gold: known answers are pairs: give n_choices = 2 with gold")
-    shown = min(GOLD_SHOWN, len(value) // GOLD_POOL_RATIO)  # (a pool: a few rows each)
-    if shown > cfg["max_queries"] - checks:
-        raise _fail(name, "gold: more rows shown than the queries left beside the other checks")
-    return tuple(tuple(int(v) for v in r) for r in value)
 
 
 def load_collect(path: Any) -> CollectConfig:
@@ -406,9 +420,9 @@ def load_collect(path: Any) -> CollectConfig:
         raise _fail(name, "attention and repeats: a position can hold one check only")
     if any(r == 0 for r in repeats):
         raise _fail(name, "repeats: a repeat needs an earlier query (position >= 1)")
-    gold = _gold(name, cfg["gold"], cfg, cat.n_items, len(attention) + len(repeats))
+    gold = file_gold(name, cfg["gold"], cfg, cat.n_items, len(attention) + len(repeats))
     cfg["attention"], cfg["repeats"] = attention, repeats
-    drawn, agreement = _drawn(name, cfg, cat.n_items), _agreement(name, cfg)
+    drawn, agreement = drawn_gold(name, cfg, cat.n_items), _agreement(name, cfg)
     said = texts(name, cfg, {k: _DEFAULTS[k] for k in TEXT_KEYS})
     if not isinstance(cfg["show_names"], bool):
         raise _fail(name, "show_names: true or false")
@@ -418,7 +432,7 @@ def load_collect(path: Any) -> CollectConfig:
     return CollectConfig(
         title=said["title"],
         catalogue=cat,
-        samplers=_names(name, "samplers", cfg["samplers"], METHODS),
+        samplers=_samplers(name, cfg),
         test_share=float(share),
         n_choices=cfg["n_choices"],
         dim=cfg["dim"],
@@ -437,6 +451,8 @@ def load_collect(path: Any) -> CollectConfig:
         gold=gold,
         gold_drawn=cfg["gold_drawn"],
         agreement=agreement,
+        picks=int(cfg["picks"]),
+        trial=str(cfg["trial"]),
         gold_pool=tuple(dict.fromkeys(gold + drawn)),
         name=check_name(name, cfg["name"]) if named else "",
         named=named,

@@ -33,6 +33,7 @@ from .rules import (
     median_ms,
 )
 from .screens import ANSWER_KINDS, CHECK_RULES
+from .trial import answer_picks, implied, trial_row
 
 __all__ = [
     "checks", "counted_sessions", "triplet_rows", "sampler_answers", "sampler_rows",
@@ -217,43 +218,62 @@ def triplet_rows(
 ) -> tuple[list[tuple[int, int, int]], list[int]]:
     """The triplet rows of a session's answers to queries of ``kinds``, and the screen of each.
 
-    A pick among k candidates gives the k - 1 rows ``(head, picked, other)``; a skip, an
-    undo or an undone answer gives none.
+    What each answer implies (:func:`~.trial.implied`): a pick among k candidates the k - 1
+    rows ``(head, picked, other)``, ranked picks each pick's rows against the candidates
+    not picked before it, an odd-one-out two; a skip, an undo or an undone answer none.
     """
     rows: list[tuple[int, int, int]] = []
     screens: list[int] = []
-    for h in history:
-        if not is_counted(h) or h["choice"] is None:
-            continue
-        q = h["query"]
-        if q.get("kind") not in kinds:
-            continue
-        cands, picked = q["candidates"], q["candidates"][h["choice"]]
-        got = [(q["head"], picked, c) for c in cands if c != picked]
+    for h, picks in answered_trials(history, kinds):
+        got = implied(h["query"], picks)
         rows.extend(got)
         screens.extend([int(h["number"])] * len(got))
     return rows, screens
+
+
+def answered_trials(history: list[dict], kinds: tuple[str, ...]) -> list[tuple[dict, list[int]]]:
+    """A session's counted answers (not skips) to queries of ``kinds``: (record, picks).
+
+    ``picks``: the positions picked in order (:func:`~.trial.answer_picks`).
+    """
+    out = []
+    for h in history:
+        picks = answer_picks(h) if is_counted(h) else None
+        if picks is not None and h["query"].get("kind") in kinds:
+            out.append((h, picks))
+    return out
 
 
 def _triplets(rows: list[tuple[int, int, int]]) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
-def sampler_answers(counted: Counted, sampler: str) -> tuple[np.ndarray, dict[str, int]]:
+def sampler_answers(
+    counted: Counted, sampler: str, width: int | None = None
+) -> tuple[np.ndarray, dict[str, int]]:
     """``sampler``'s triplet rows, and the answers used: session id -> the last screen.
 
     Its participants' answers to burn-in, adaptive and random queries (not checks, repeats
-    or tests), of the ``counted`` sessions (:func:`counted_sessions`).
+    or tests), of the ``counted`` sessions (:func:`counted_sessions`). ``width``: the
+    answers as a trial sampler's rows of ``width`` columns instead
+    (:func:`~.trial.trial_row`: ranked picks or odd-one-out, one row an answer).
     """
-    rows: list[tuple[int, int, int]] = []
+    rows: list[Any] = []  # (triplets, or a trial sampler's rows)
     used: dict[str, int] = {}
     for s, history in counted:
         if (s.params or {}).get("sampler") != sampler:
             continue
-        got, screens = triplet_rows(history, ANSWER_KINDS)
+        if width is not None:
+            answered = answered_trials(history, ANSWER_KINDS)
+            got: list[Any] = [trial_row(h["query"], picks) for h, picks in answered]
+            screens = [int(h["number"]) for h, _ in answered]
+        else:
+            got, screens = triplet_rows(history, ANSWER_KINDS)
         if got:
             rows.extend(got)
             used[s.id] = max(screens)
+    if width is not None:
+        return np.array(rows, dtype=np.int64).reshape(-1, width), used
     return _triplets(rows), used
 
 

@@ -98,9 +98,11 @@ def _refit_sampler(
 
     Returns the sampler and its embedding's version number (0: none yet).
     """
-    fp, name = config.fingerprint, config.samplers[i]
+    fp, name, screen = config.fingerprint, config.samplers[i], config.screen
     model = next((m for m in config.models if m in SAMPLER_MODELS), "gamma-ckl")
-    rows, used = sampler_answers(counted, name)
+    # one pick among candidates: told the triplets it implies (as before trials); ranked
+    # picks and odd-one-out: the trials, fitted by their own likelihood
+    rows, used = sampler_answers(counted, name, None if screen.is_choice else screen.width)
     sampler = TripletSampler(
         config.catalogue.n_items,
         config.dim,
@@ -109,6 +111,7 @@ def _refit_sampler(
         refit=None,
         random_state=derived_seed(config.seed, i, len(rows)),
         n_jobs=1,
+        **screen.sampler_options(),
     )
     latest = store.latest_embedding(fp, name)
     if len(rows):
@@ -173,7 +176,11 @@ def refit_once(
     for i, name in enumerate(config.samplers):
         sampler, version = _refit_sampler(store, config, i, counted, tests)
         missing = buffer - store.free_queries(fp, name)
-        got: Any = sampler.ask(missing, k=config.k) if missing > 0 else []
+        got: Any = []
+        if missing > 0 and config.screen.is_choice:
+            got = sampler.ask(missing, k=config.k)
+        elif missing > 0:  # (the trial's own screens; an odd-one-out's rows have no head)
+            got = config.screen.buffer_rows(sampler.ask(missing))
         # (asked at random, as the method does before its burn-in's end: version 0)
         added[name] = store.add_queries(fp, name, 0 if asks_random(sampler) else version, got)
     return added

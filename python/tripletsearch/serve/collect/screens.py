@@ -18,7 +18,8 @@ asks is decided by the collect file (:class:`QueryMix`):
   since version 3, from a pool at least :data:`GOLD_POOL_RATIO` times what one sees);
 * a **burn-in** query (random) before ``burn_in``;
 * a **test** query (random, kept apart: the held-out set) with probability
-  ``test_share``;
+  ``test_share`` (of the collect's screen for one pick, else a random triplet: the
+  held-out triplets of a collect of ranked picks or odd-one-out);
 * else the participant's sampler's next query from its buffer in the database
   (``ts_collect_queries``, refilled by the refitter, never in a request); when the buffer
   is empty, a random one recorded as a **fallback** (fitted like a random query, counted
@@ -45,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from ...collect import embedding_from_state
+from .trial import CollectTrial, first_pick_probs, query_key
 
 __all__ = [
     "MODE",
@@ -160,8 +162,10 @@ class Participant:
         return out
 
 
-def _key(query: dict) -> tuple[int, frozenset]:
-    return int(query["head"]), frozenset(int(c) for c in query["candidates"])
+_key = query_key
+# the held-out test screens of a collect of ranked picks or odd-one-out: random triplets
+# (one pick among the collect's k candidates stays as before)
+TEST_TRIPLET = CollectTrial("rank", 2, 1)
 
 
 class QueryMix:
@@ -174,8 +178,12 @@ class QueryMix:
     def __init__(self, catalogue: Any, config: Any, store: Any) -> None:
         self.catalogue, self.config, self.store = catalogue, config, store
         self.fingerprint = str(config.fingerprint)
+        self.screen: CollectTrial = config.screen
+        # the held-out test screens: the collect's own for one pick, else random triplets
+        self.test = self.screen if self.screen.is_choice else TEST_TRIPLET
         n = catalogue.n_items
-        self.distinct = n * math.comb(n - 1, config.k)  # queries (head, candidate set)
+        # queries (head, candidate set; odd-one-out: sets of three)
+        self.distinct = math.comb(n, 3) if self.screen.odd else n * math.comb(n - 1, self.screen.k)
         self._embeddings: dict = {}  # the judging embedding, kept between screens
 
     def query(self, searcher: Participant, number: int) -> tuple[dict, Any]:
@@ -193,11 +201,11 @@ class QueryMix:
         if number in searcher.gold:
             query = self._gold(searcher.gold[number], rng)
         elif number in cfg.attention:
-            query = self._attention(rng)
+            query = self._attention(rng, judge)
         elif number in cfg.repeats and (query := self._repeat(searcher, rng, number, judge)):
             pass  # (no earlier query clear enough: an ordinary query instead)
         elif number >= cfg.burn_in and rng.random() < cfg.test_share:
-            query = {**self._random(searcher, rng), "kind": "test", "sampler": "test"}
+            query = {**self._random(searcher, rng, self.test), "kind": "test", "sampler": "test"}
         elif number >= cfg.burn_in:
             query, claim = self._from_buffer(searcher, number)
             consulted = True
@@ -211,65 +219,99 @@ class QueryMix:
         query.setdefault("sampler", searcher.sampler)
         return query, claim
 
-    def _random(self, searcher: Participant, rng: np.random.Generator) -> dict:
-        """A uniform query the participant has not seen.
+    def _random(
+        self, searcher: Participant, rng: np.random.Generator, screen: CollectTrial | None = None
+    ) -> dict:
+        """A uniform query of ``screen`` (default: the collect's) the participant has not seen.
 
         After a few draws: on a small catalogue one of those seen least often but the last
         shown (:meth:`Participant.refused`), else any.
         """
-        n, k = self.catalogue.n_items, self.config.k
+        screen = screen or self.screen
+        n, k = self.catalogue.n_items, screen.k
         refused = searcher.refused(self.distinct)
         for _ in range(20):
-            head = int(rng.integers(n))
-            others = np.delete(np.arange(n), head)
-            cands = [int(c) for c in rng.choice(others, size=k, replace=False)]
-            if (head, frozenset(cands)) not in refused:
-                return {"head": head, "candidates": cands}
+            if screen.odd:
+                head, cands = None, [int(c) for c in rng.choice(n, size=3, replace=False)]
+            else:
+                head = int(rng.integers(n))
+                others = np.delete(np.arange(n), head)
+                cands = [int(c) for c in rng.choice(others, size=k, replace=False)]
+            query = screen.query(head, cands)
+            if _key(query) not in refused:
+                return query
         if self.distinct > LISTED_QUERIES:
-            return {"head": head, "candidates": cands}
-        return self._least_asked(searcher, refused, rng)
+            return query
+        return self._least_asked(searcher, refused, rng, screen)
 
     def _least_asked(
-        self, searcher: Participant, refused: Container, rng: np.random.Generator
+        self,
+        searcher: Participant,
+        refused: Container,
+        rng: np.random.Generator,
+        screen: CollectTrial,
     ) -> dict:
         """Of every query, one not ``refused`` (or not the last shown) asked least often."""
-        n, k = self.catalogue.n_items, self.config.k
-        every = [
-            (h, c)
-            for h in range(n)
-            for c in itertools.combinations([i for i in range(n) if i != h], k)
-        ]
-        allowed = [q for q in every if (q[0], frozenset(q[1])) not in refused]
+        n, k = self.catalogue.n_items, screen.k
+        if screen.odd:
+            every = [screen.query(None, c) for c in itertools.combinations(range(n), 3)]
+        else:
+            every = [
+                screen.query(h, c)
+                for h in range(n)
+                for c in itertools.combinations([i for i in range(n) if i != h], k)
+            ]
+        allowed = [q for q in every if _key(q) not in refused]
         if not allowed:  # the least asked is the last shown: any other
             last = _key(searcher.shown[-1]) if searcher.shown else None
-            allowed = [q for q in every if (q[0], frozenset(q[1])) != last] or every
-        times = [searcher.times[(h, frozenset(c))] for h, c in allowed]
+            allowed = [q for q in every if _key(q) != last] or every
+        times = [searcher.times[_key(q)] for q in allowed]
         least = [q for q, t in zip(allowed, times) if t == min(times)]
-        head, cands = least[int(rng.integers(len(least)))]
-        return {"head": int(head), "candidates": [int(c) for c in rng.permutation(cands)]}
+        got = least[int(rng.integers(len(least)))]
+        return {**got, "candidates": [int(c) for c in rng.permutation(got["candidates"])]}
 
-    def _gold(self, row: tuple[int, int, int], rng: np.random.Generator) -> dict:
-        """A known answer: ``row``'s closer and farther, in a random order, as any pair."""
-        head, closer, farther = (int(v) for v in row)
-        cands = [closer, farther] if rng.random() < 0.5 else [farther, closer]
-        expected = cands.index(closer)
-        return {
-            "head": head, "candidates": cands, "kind": "gold", "expected": expected,
-            "sampler": "check",
-        }  # fmt: skip
+    def _gold(self, row: tuple[int, ...], rng: np.random.Generator) -> dict:
+        """A known answer of the trial's form, its candidates in a random order, as any query.
 
-    def _attention(self, rng: np.random.Generator) -> dict:
-        """The head among its own candidates: its position is the answer."""
-        n, k = self.catalogue.n_items, self.config.k
-        items = [int(i) for i in rng.choice(n, size=k, replace=False)]
-        expected = int(rng.integers(k))
-        return {
-            "head": items[expected],
-            "candidates": items,
-            "kind": "attention",
-            "expected": expected,
-            "sampler": "check",
-        }
+        ``row``: ``(head, first pick, the others)`` (a pair: head, closer, farther, in the
+        draws of before) or odd-one-out ``(a, b, odd)``; ``expected``: the first pick's
+        position (the odd one's).
+        """
+        items = [int(v) for v in row]
+        if self.screen.odd:
+            cands, known = [items[int(i)] for i in rng.permutation(3)], items[2]
+            query = self.screen.query(None, cands)
+        else:
+            head, known, rest = items[0], items[1], items[2:]
+            if len(rest) == 1:  # (a pair: the draw of before)
+                cands = [known, rest[0]] if rng.random() < 0.5 else [rest[0], known]
+            else:
+                cands = [items[1 + int(i)] for i in rng.permutation(len(items) - 1)]
+            query = self.screen.query(head, cands)
+        expected = cands.index(known)
+        return {**query, "kind": "gold", "expected": expected, "sampler": "check"}
+
+    def _attention(self, rng: np.random.Generator, judge: Any) -> dict:
+        """A check for inattention: its expected pick is plain to anyone looking.
+
+        A head and candidates: the head among its own candidates (its position is the
+        expected first pick). Odd-one-out: two copies of one item beside another, the
+        odd one (the farthest of three drawn from the item by ``judge``, the judging
+        embedding, when there is one).
+        """
+        n, k = self.catalogue.n_items, self.screen.k
+        if self.screen.odd:
+            same, *others = (int(i) for i in rng.choice(n, size=4, replace=False))
+            odd = _farthest(judge, same, others)
+            expected = int(rng.integers(3))
+            cands = [same, same]
+            cands.insert(expected, odd)
+            query = self.screen.query(None, cands)
+        else:
+            items = [int(i) for i in rng.choice(n, size=k, replace=False)]
+            expected = int(rng.integers(k))
+            query = self.screen.query(items[expected], items)
+        return {**query, "kind": "attention", "expected": expected, "sampler": "check"}
 
     def _repeat(
         self, searcher: Participant, rng: np.random.Generator, number: int, judge: Any
@@ -296,7 +338,8 @@ class QueryMix:
         pick = int(rng.integers(len(earlier)))
         i, q = earlier[pick]
         order = [int(c) for c in rng.permutation(q["candidates"])]
-        out = {"head": q["head"], "candidates": order, "kind": "repeat", "of": i}
+        form = {k: q[k] for k in ("head", "picks", "trial") if k in q}  # (its own form)
+        out = {**form, "candidates": order, "kind": "repeat", "of": i}
         if clear:
             out["clear"] = round(clear[pick], 4)
         return {**out, "sampler": "check"}
@@ -313,7 +356,8 @@ class QueryMix:
             return None
         n = self.catalogue.n_items
         newest = self.store.newest_embeddings(self.fingerprint)
-        enough = [v for v in newest if v[2] >= REPEAT_ROWS_PER_ITEM * n]
+        per_row = self.screen.triplets_per_row  # (a trial sampler's rows are trials)
+        enough = [v for v in newest if v[2] * per_row >= REPEAT_ROWS_PER_ITEM * n]
         if not enough:
             return None
         sampler, version, _ = max(enough, key=lambda v: (v[2], v[1]))
@@ -353,7 +397,7 @@ class QueryMix:
         # the kind of query the sampler asked: random (the random sampler's, or another's
         # before its burn-in's end), or its method's own ("active", "arr")
         kind = "random" if version == 0 else searcher.sampler
-        return {"head": head, "candidates": cands, "kind": kind}, (query_id, taker)
+        return {**self.screen.from_buffer(head, cands), "kind": kind}, (query_id, taker)
 
     def release(self, claim: Any) -> None:
         """A query taken from the buffer (its ``claim``) for a screen never shown: free again."""
@@ -361,12 +405,16 @@ class QueryMix:
             self.store.release_query(*claim)
 
 
+def _farthest(judge: Any, item: int, others: list[int]) -> int:
+    """Of ``others``, the farthest from ``item`` by the embedding ``judge`` (None: the first)."""
+    if judge is None:
+        return others[0]
+    X = np.asarray(judge.embedding_)
+    return max(others, key=lambda o: float(np.sum((X[o] - X[item]) ** 2)))
+
+
 def _predicted(emb: Any, queries: list[dict]) -> list[float]:
     """Per query, the probability of its likeliest answer by ``emb`` (zeros: None)."""
     if emb is None or not queries:
         return [0.0] * len(queries)
-    heads = [int(q["head"]) for q in queries]
-    cands = [[int(c) for c in q["candidates"]] for q in queries]
-    oracle: Any = emb.oracle_  # a model with a log-odds form (the samplers')
-    p = oracle.choice_prob(emb.embedding_, heads, cands, n_jobs=1)
-    return [float(v) for v in p.max(axis=1)]
+    return [float(p.max()) for p in first_pick_probs(emb, queries)]

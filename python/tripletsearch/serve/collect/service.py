@@ -142,11 +142,13 @@ class CollectService(Participants):
 def _public(payload: dict) -> dict:
     """A stored screen in ``/api/collect``'s deprecated shape.
 
-    ``{"screen", "head", "candidates"}`` (``/api/participants`` gives the stored screen as
-    it is).
+    ``{"screen", "head", "candidates"}``, and a grid's ``picks`` or an odd-one-out's
+    ``trial`` (``/api/participants`` gives the stored screen as it is).
     """
-    return {
+    out = {
         "screen": payload["number"],
         "head": payload["head"],
         "candidates": payload["candidates"],
     }
+    out.update({k: payload[k] for k in ("picks", "trial") if k in payload})
+    return out

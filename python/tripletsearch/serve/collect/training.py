@@ -35,6 +35,10 @@ rule, :func:`~..export.cell`):
     The same for the triplets collected from people (``source`` ``collect``, with the
     collect's key, the sampler and kind of query and the response time the page measured,
     in ms): the two sources are never mixed in one file.
+``collect_trials.csv``
+    Each collected answer that counts as one trial: session, participant, screen, trial
+    (``rank`` or ``odd-one-out``), head, candidates and picks in order (item ids
+    space-separated), the triplets it implies, sampler, kind, response time.
 ``choices.csv``
     ``session,screen,target,item,shown`` (item: the id picked; shown: space-separated ids).
 ``sessions.csv``
@@ -68,7 +72,7 @@ from ..experiment import listing
 from ..export import TABLES
 from ..service.recorded import RecordedSession, found_flags
 from ..store import SCHEMA_VERSION, Store
-from .export import collect_triplets
+from .export import collect_trials, collect_triplets
 
 __all__ = ["export_data", "EXPORT_VERSION", "FILES"]
 
@@ -76,8 +80,9 @@ __all__ = ["export_data", "EXPORT_VERSION", "FILES"]
 # n_choices, queries -> n_queries; choices.csv: chosen -> item); 5: collected triplets in
 # collect_triplets.csv, records in cells as JSON; 4: collected triplets,
 # triplets_info.csv; 6: the data files in data/, named as Psych-DS asks (DATA_FILES); 7:
-# one rule for every cell (export.cell: formula-safe text, true/false, floats rounded)
-EXPORT_VERSION = 7
+# one rule for every cell (export.cell: formula-safe text, true/false, floats rounded); 8:
+# collect_trials.csv (each collected answer as one trial) and answers.csv's picks
+EXPORT_VERSION = 8
 _ITEM_NAMES = ("head_name", "closer_name", "farther_name")
 _WHERE = ("session", "participant", "screen", "sampler", "kind", "response_ms")
 
@@ -95,6 +100,7 @@ def _answer_rows(rec: RecordedSession) -> list[dict[str, Any]]:
             "mode": rec.row.mode,
             "kind": h["kind"],
             "choice": h["choice"],
+            "picks": h.get("picks"),
             "found": h["found"],
             "undone": h["undone"],
             "seconds": round(h["answered_at"] - h["shown_at"], 3),
@@ -133,7 +139,10 @@ def _session_row(rec: RecordedSession, found: bool, catalogue: Catalogue | None)
 
 
 #: The triplets' files in the export folder -> what they hold (``export.json``'s ``files``).
-FILES = {TABLES[n].path: TABLES[n].description for n in ("triplets.csv", "collect_triplets.csv")}
+FILES = {
+    TABLES[n].path: TABLES[n].description
+    for n in ("triplets.csv", "collect_triplets.csv", "collect_trials.csv")
+}
 
 
 def _named(rows: list[list[int]], info: list[dict], catalogue: Catalogue | None) -> list[dict]:
@@ -200,6 +209,7 @@ def export_data(
     for t in collect_triplets(store, answered, experiment, fast_server_ms=fast_server_ms):
         collected.append(list(t["row"]))
         collected_info.append({"source": "collect", **{k: t[k] for k in _WHERE}})
+    trials = collect_trials(store, answered, experiment, fast_server_ms=fast_server_ms)
     return {
         "format": "tripletsearch.export",
         "version": EXPORT_VERSION,
@@ -211,6 +221,7 @@ def export_data(
             "answers": len(answers),
             "triplets": len(triplets),
             "collect_triplets": len(collected),
+            "collect_trials": len(trials),
             "choices": len(choices),
         },
         "files": FILES,
@@ -220,6 +231,7 @@ def export_data(
         "triplet_info": _named(triplets, info, catalogue),
         "collect_triplets": collected,
         "collect_triplet_info": _named(collected, collected_info, catalogue),
+        "collect_trials": trials,
         "choices": choices,
         "sessions": sessions,
         "answers": answers,

@@ -59,6 +59,7 @@ def write_export(
         triplets = TABLES[f"{prefix}triplets.csv"]
         write_table(top, triplets, (dict(zip(triplets.names, r)) for r in rows))
         write_table(top, TABLES[f"{prefix}triplets_info.csv"], info)
+    write_table(top, TABLES["collect_trials.csv"], data["collect_trials"])
     for name in ("choices", "sessions", "answers"):
         write_table(top, TABLES[f"{name}.csv"], data[name])
     keys = ("format", "version", "library", "schema_version", "exported_at", "counts", "files")

@@ -207,6 +207,12 @@ _ANSWERS = (
         "query's kind).",
     ),
     C("choice", "integer", "The position picked among those shown; empty: none (a skip)."),
+    C(
+        "picks",
+        "string",
+        "The positions picked in order, space-separated, on a screen that asks several (a "
+        "collect's ranked picks; the first is choice); empty: one pick, or a skip.",
+    ),
     C("found", "boolean", "Whether the answer said the target was shown; empty: n/a."),
     C("undone", "boolean", "Whether the answer was undone later."),
     C(
@@ -216,6 +222,35 @@ _ANSWERS = (
         digits=SECONDS_DIGITS,
     ),
     C("shown", "string", "What was shown: item ids space-separated, or a JSON record."),
+)
+
+_COLLECT_TRIALS = (
+    _SESSION,
+    _PARTICIPANT,
+    _SCREEN,
+    C(
+        "trial",
+        "string",
+        "What the screen asked: rank (a head and its candidates, the picks most similar "
+        "first; one pick of two candidates is a triplet) or odd-one-out (three items, the "
+        "odd one picked).",
+    ),
+    C("head", "integer", "The head item id; empty: an odd-one-out (no head)."),
+    C("candidates", "string", "The item ids shown, space-separated, in their order on screen."),
+    C(
+        "picks",
+        "string",
+        "The item ids picked, space-separated, most similar first (odd-one-out: the odd one).",
+    ),
+    C("n_triplets", "integer", "The triplets the answer implies (collect_triplets.csv)."),
+    C("sampler", "string", "The collect's sampler the participant was assigned."),
+    C("kind", "string", _KINDS),
+    C(
+        "response_ms",
+        "number",
+        "The response time the page measured, in ms; empty: unknown.",
+        digits=1,
+    ),
 )
 
 _CHOICES = (
@@ -303,6 +338,12 @@ _TABLES = (
         _TRIPLET,
         "collects: the triplets people gave to the samplers' and the held-out test queries "
         "(participants flagged by their checks or withdrawn left out)",
+    ),
+    Table(
+        "collect_trials.csv",
+        _COLLECT_TRIALS,
+        "collects: every answer that counts as one trial (head, candidates, picks in order), "
+        "as shown; collect_triplets.csv holds the triplets each implies",
     ),
     Table(
         "collect_triplets_info.csv",

@@ -37,6 +37,7 @@ DATA_FILES = {
     "choices.csv": "task-search_description-choices",
     "collect_triplets.csv": "task-collect_description-triplets",
     "collect_triplets_info.csv": "task-collect_description-tripletsinfo",
+    "collect_trials.csv": "task-collect_description-trials",
     "collect_participants.csv": "task-collect_description-participants",
     "sessions.csv": "description-sessions",
     "answers.csv": "description-answers",

@@ -168,6 +168,33 @@ class Mode(ABC):
     def check_answer(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:
         """Refuse (Invalid) an answer that does not fit the stored screen."""
 
+    def check(self, session: SessionInfo, screen: Screen, answer: Answer) -> None:
+        """Refuse (Invalid) an answer that does not fit the stored screen or its picks."""
+        self.check_answer(session, screen, answer)
+        self.check_picks(screen, answer)
+
+    def picks_of(self, query: dict) -> int:
+        """How many positions an answer to a screen of ``query`` picks (default: one).
+
+        An answer to a screen of more gives them in order (``Answer.picks``); one of one
+        gives ``choice`` alone.
+        """
+        return 1
+
+    def check_picks(self, screen: Screen, answer: Answer) -> None:
+        """Refuse (Invalid) ``picks`` that the screen does not ask: a skip, or its number.
+
+        Each position is on the screen (:meth:`check_answer` checks ``choice``).
+        """
+        r, picks = self.picks_of(screen.query), answer.picks
+        if answer.choice is None or r == 1:
+            if picks is not None:
+                what = "a skip" if answer.choice is None else "one pick (choice)"
+                raise Invalid(f"picks: this screen takes {what}, not picks")
+            return
+        if picks is None or len(picks) != r:
+            raise Invalid(f"picks: this screen asks {r} positions in order, got {picks}")
+
     @abstractmethod
     def apply(self, searcher: Any, query: dict, choice: int | None) -> None:
         """One stored answer (not "this is it") into the searcher, as it was shown."""

@@ -63,7 +63,7 @@ class CollectMode(Mode):
 
     @property
     def screen_sizes(self) -> ScreenSizes:
-        """The file's ``k`` candidates."""
+        """The file's ``k`` candidates (odd-one-out: 3 items)."""
         k = 2 if self.settings.collect is None else self.config.k
         return ScreenSizes(k, k, k)
 
@@ -98,9 +98,13 @@ class CollectMode(Mode):
         try:
             payload = {
                 "number": number,
-                "head": cat.item(query["head"]),
+                "head": None if query.get("head") is None else cat.item(query["head"]),
                 "candidates": [cat.item(c) for c in query["candidates"]],
             }
+            if query.get("trial") is not None:  # (odd-one-out: three items, no head)
+                payload["trial"] = query["trial"]
+            if query.get("picks", 1) > 1:  # (ranked picks, in order)
+                payload["picks"] = int(query["picks"])
         except BaseException:  # the query taken from the buffer is free again
             self.mix.release(claim)
             raise
@@ -116,7 +120,14 @@ class CollectMode(Mode):
         """A candidate's position, or a skip; never "found" (refused here, the one place)."""
         if answer.found:
             raise Invalid("found: a collect query has no 'this is it'")
-        self._check_position(answer.choice, len(screen.query["candidates"]))
+        size = len(screen.query["candidates"])
+        self._check_position(answer.choice, size)
+        if answer.picks is not None and not all(0 <= p < size for p in answer.picks):
+            raise Invalid(f"picks: expected positions in 0..{size - 1}, got {list(answer.picks)}")
+
+    def picks_of(self, query: dict) -> int:
+        """A query's ``picks`` (ranked picks in order; default one)."""
+        return int(query.get("picks", 1))
 
     def apply(self, searcher: Participant, query: dict, choice: int | None) -> None:
         """Remember the query shown (for the repeats and to never ask it twice)."""
@@ -132,10 +143,13 @@ class CollectMode(Mode):
 
     @classmethod
     def shown_items(cls, query: dict) -> list[int] | None:
-        """The head, then the candidates."""
-        return [int(query["head"]), *(int(c) for c in query["candidates"])]
+        """The head, then the candidates (odd-one-out: the three items)."""
+        head = [] if query.get("head") is None else [int(query["head"])]
+        return [*head, *(int(c) for c in query["candidates"])]
 
     @classmethod
     def shown_record(cls, payload: dict, query: dict) -> Any:
-        """``{"head", "candidates", "kind"}``."""
-        return {"head": query["head"], "candidates": query["candidates"], "kind": query["kind"]}
+        """``{"head", "candidates", "kind"}``, and the trial's ``picks`` or ``trial``."""
+        out = {"head": query["head"], "candidates": query["candidates"], "kind": query["kind"]}
+        out.update({k: query[k] for k in ("picks", "trial") if k in query})
+        return out

@@ -284,19 +284,18 @@ class SearchService:
         answer's write lose (:class:`~..store.WriteConflict`), and the stored reply is
         returned as for a repeat.
         """
-        sid = row.id
-        repeat = self._current(row, request.screen, "answer", request.choice, request.found)
+        repeat = self._current(row, request.screen, "answer", *request.key)
         if repeat is not None:
             return repeat
         mode = self.mode(row.mode)
         if row.catalogue != mode.space:
             raise Conflict("this session was started on another catalogue")
-        stored = self.store.screen(sid, request.screen)
+        stored = self.store.screen(row.id, request.screen)
         if stored is None:
             raise Conflict("this session's current screen is missing")
         screen = Screen(*stored)
-        mode.check_answer(SessionInfo(row.n_choices, row.params, row.target), screen, request)
-        with self.live.hold(sid) as waited:
+        mode.check(SessionInfo(row.n_choices, row.params, row.target), screen, request)
+        with self.live.hold(row.id) as waited:
             return self._advance(row, mode, screen, request, waited)
 
     def _step(
@@ -319,7 +318,7 @@ class SearchService:
     def _advance(
         self, row: SessionRow, mode: Mode, screen: Screen, request: Answer, waited: bool
     ) -> dict:
-        sid, number, key = row.id, request.screen, (request.choice, request.found)
+        sid, number, key = row.id, request.screen, request.key
         # another request of this process held the session: it may have moved it on
         moved = waited or self.live.ahead(sid, row.screen)
         fresh = self.store.session(sid) if moved else row
@@ -347,6 +346,7 @@ class SearchService:
                 next_query=None if nxt is None else nxt.query,
                 response_ms=request.response_ms,
                 counts=counts,
+                picks=request.picks,
             )
         except WriteConflict:  # another worker answered this screen first: nothing written
             self._discard(sid, mode, nxt, lambda: (sid, number + 1))
@@ -404,7 +404,7 @@ class SearchService:
         """
         row = self._authorized(sid, token)
         number = request.screen
-        repeat = self._current(row, number, "undo", None, False)
+        repeat = self._current(row, number, "undo", None, False, None)
         if repeat is not None:
             return repeat
         if row.n_queries == 0:
@@ -412,7 +412,7 @@ class SearchService:
         with self.live.hold(sid):
             effective = self.store.effective(sid)
             if not effective:  # a racing undo of this screen took the last answer back
-                return self._repeat(sid, number, "undo", None, False)
+                return self._repeat(sid, number, "undo", None, False, None)
             last = effective[-1]
             payload = {**last["payload"], "number": number + 1}
             reply = {"screen": payload, "done": False, "n_queries": row.n_queries - 1}
@@ -426,17 +426,17 @@ class SearchService:
                     query=last["query"],
                 )
             except WriteConflict:
-                return self._repeat(sid, number, "undo", None, False)
+                return self._repeat(sid, number, "undo", None, False, None)
             finally:
                 self.live.drop(sid)
         return reply
 
-    def _repeat(self, sid: str, number: int, kind: str, choice: Any, found: bool) -> dict:
-        """A screen handled before: its reply again when the request is the same."""
+    def _repeat(self, sid: str, number: int, kind: str, *key: Any) -> dict:
+        """A screen handled before: its reply again for the same (choice, found, picks)."""
         stored = self.store.answer(sid, number)
         if stored is None:
             raise Conflict("this session is finished")
-        was, s_choice, s_found, reply = stored
+        was, s_choice, s_found, reply, s_picks = stored
         was = "answer" if was == "check" else was  # (an attention screen's answer)
         if was != kind:
             raise Conflict(
@@ -444,11 +444,10 @@ class SearchService:
                 + ("undone" if was == "undo" else "answered")
                 + f" already; the first {'undo' if was == 'undo' else 'answer'} stands"
             )
-        if (s_choice, s_found) != (choice, found):
-            raise Conflict(
-                f"screen {number} was already answered (choice {s_choice}, found "
-                f"{str(s_found).lower()}); the first answer stands"
-            )
+        if (s_choice, s_found, s_picks) != key:
+            picked = f"choice {s_choice}" + ("" if s_picks is None else f", picks {list(s_picks)}")
+            raise Conflict(f"screen {number} was already answered ({picked}, found "
+                           f"{str(s_found).lower()}); the first answer stands")  # fmt: skip
         return reply
 
     # ------------------------------------------------------------------ reading

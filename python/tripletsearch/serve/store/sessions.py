@@ -69,6 +69,14 @@ _ANSWERED = (
 _CHECKED = _ANSWERED.values(n_queries=sessions.c.n_queries)
 _INSERT_SCREEN = sa.insert(screens)
 _INSERT_ANSWER = sa.insert(answers)
+_ANSWER = sa.select(
+    answers.c.kind, answers.c.choice, answers.c.found, answers.c.reply, answers.c.picks
+).where(answers.c.session_id == sa.bindparam("sid"), answers.c.screen == sa.bindparam("number"))
+
+
+def _picks(stored: str | None) -> tuple[int, ...] | None:
+    """An answer's ``picks`` as stored (JSON) read back (None: one pick)."""
+    return None if stored is None else tuple(int(p) for p in json.loads(stored))
 
 
 def _insert_answer(
@@ -81,6 +89,7 @@ def _insert_answer(
     now: float,
     kind: str = "answer",
     response_ms: int | None = None,
+    picks: Any = None,
 ) -> None:
     c.execute(
         _INSERT_ANSWER,
@@ -93,6 +102,7 @@ def _insert_answer(
             "answered_at": now,
             "kind": kind,
             "response_ms": response_ms,
+            "picks": None if picks is None else json.dumps([int(p) for p in picks]),
         },
     )
 
@@ -113,21 +123,21 @@ class SessionRecords(Database):
             r = c.execute(_SCREEN, {"sid": sid, "number": number}).first()
         return None if r is None else (json.loads(r.payload), json.loads(r.query))
 
-    def answer(self, sid: str, screen: int) -> tuple[str, int | None, bool, dict] | None:
-        """(kind, choice, found, reply) recorded for a screen, or None."""
+    def answer(self, sid: str, screen: int) -> tuple[str, Any, bool, dict, Any] | None:
+        """(kind, choice, found, reply, picks: in order, or None) recorded for a screen."""
         with self._reading() as c:
-            r = c.execute(
-                sa.select(answers.c.kind, answers.c.choice, answers.c.found, answers.c.reply).where(
-                    answers.c.session_id == sid, answers.c.screen == screen
-                )
-            ).first()
-        return None if r is None else (r.kind, r.choice, bool(r.found), json.loads(r.reply))
+            r = c.execute(_ANSWER, {"sid": sid, "number": screen}).first()
+        if r is None:
+            return None
+        return r.kind, r.choice, bool(r.found), json.loads(r.reply), _picks(r.picks)
 
     def _answered(self, *where: Any) -> list[tuple[str, dict]]:
         """(session id, record) of the answered screens matching ``where``, by session and number.
 
         A record: number, payload, query, choice, found, kind ("answer", "undo" or "check"),
-        undone, shown_at, answered_at, response_ms (the page's measure, None when not sent).
+        undone, shown_at, answered_at, response_ms (the page's measure, None when not sent),
+        picks (the positions picked in order on a screen that asks several; None: one pick,
+        ``choice``).
         """
         on = sa.and_(
             answers.c.session_id == screens.c.session_id, answers.c.screen == screens.c.number
@@ -145,6 +155,7 @@ class SessionRecords(Database):
                 answers.c.undone,
                 answers.c.answered_at,
                 answers.c.response_ms,
+                answers.c.picks,
             )
             .select_from(screens.join(answers, on))
             .where(*where)
@@ -166,6 +177,7 @@ class SessionRecords(Database):
                     "shown_at": float(r.shown_at),
                     "answered_at": float(r.answered_at),
                     "response_ms": r.response_ms,
+                    "picks": _picks(r.picks),
                 },
             )
             for r in rows
@@ -457,6 +469,7 @@ class SessionRecords(Database):
         next_query: dict | None,
         response_ms: int | None = None,
         counts: bool = True,
+        picks: Any = None,
     ) -> None:
         """Record the answer to screen ``number`` and the next screen, committed before returning.
 
@@ -481,6 +494,6 @@ class SessionRecords(Database):
             if moved.rowcount != 1:  # as _advance: not at that screen (any more), or done
                 raise WriteConflict(sid)
             kind = "answer" if counts else "check"
-            _insert_answer(c, sid, number, choice, found, reply, now, kind, response_ms)
+            _insert_answer(c, sid, number, choice, found, reply, now, kind, response_ms, picks)
             if next_payload is not None:
                 _insert_screen(c, sid, number + 1, next_payload, next_query, now)

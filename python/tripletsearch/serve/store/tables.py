@@ -53,6 +53,8 @@ and ``code`` (the completion code they were shown); 8 added the participants' ``
 sessions of their id refused), and keeps ``platform_key`` in its compared form (NFKC,
 combining marks and invisible fillers removed); a participant's sessions keep no copy of
 their token (``token_hash`` ``""``: the participant's opens them, one place to revoke it).
+9 added the answers' ``picks`` (the positions picked in order on a screen that asks
+several: a collect's ranked picks).
 Replies
 stored by version 2 keep their old keys (the service adds the new ones when it returns
 them).
@@ -78,7 +80,7 @@ __all__ = [
     "experiments",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 metadata = sa.MetaData()
 meta_table = sa.Table(
@@ -139,6 +141,9 @@ answers = sa.Table(
     sa.Column("kind", sa.String(8), nullable=False, server_default="answer"),
     sa.Column("undone", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("response_ms", sa.Integer, nullable=True),  # the page's measure (version 4)
+    # the positions picked in order, JSON, on a screen that asks several (a collect's
+    # ranked picks; version 9); null: one pick, ``choice``
+    sa.Column("picks", sa.Text, nullable=True),
 )
 participants = sa.Table(
     "ts_participants",
@@ -441,6 +446,13 @@ def _v7_to_v8(c: Connection) -> None:
     _v8_tokens(c)
 
 
+def _v8_to_v9(c: Connection) -> None:
+    """The answers' ``picks`` (ranked picks in order); every answer before has one pick."""
+    cols = {col["name"] for col in sa.inspect(c).get_columns("ts_answers")}
+    if "picks" not in cols:
+        c.exec_driver_sql("ALTER TABLE ts_answers ADD COLUMN picks TEXT")
+
+
 # MIGRATIONS[v] upgrades a version-v database to v + 1 (in one transaction); a database at
 # an older version is upgraded once, when the service starts
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
@@ -451,4 +463,5 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }
