@@ -56,7 +56,8 @@ export const client = {
   enrolPreview: (adminToken) => request("/api/preview/participants", {}, adminToken),
   /** A participant's current screen (their next part started when new), or the end. */
   next: (p) => request(`/api/participants/${at(p.id)}/next`, {}, p.token),
-  /** Their answer ({screen, choice, found, slot, response_ms}): what follows. */
+  /** Their answer ({screen, choice, found, slot, response_ms}; a rank's also picks: its
+   * positions in the order picked, choice the first): what follows. */
   respond: (p, body) => request(`/api/participants/${at(p.id)}/answer`, body, p.token),
   takeBack: (p, screen) => request(`/api/participants/${at(p.id)}/undo`, {screen}, p.token),
   /** Stop taking part: the participant's answers are left out of what is computed. */

@@ -5,6 +5,7 @@
 
 import {COLOURS, plotLines, plotMap} from "./plot.js";
 import {cell, notices, platform, refused, renderStudy} from "./roster.js";
+import {arms, trials} from "./tables.js";
 
 const $ = (id) => document.getElementById(id);
 const KEY = "tripletsearch.admin";
@@ -70,12 +71,12 @@ function render(d) {
   const names = Object.keys(d.samplers);
   const series = names.map((name, i) => {
     const scored = d.samplers[name].filter((v) => v.accuracy !== null);
-    return {name, x: scored.map((v) => v.n_rows), y: scored.map((v) => v.accuracy),
+    return {name, x: scored.map((v) => v.n_triplets), y: scored.map((v) => v.accuracy),
       lo: scored.map((v) => v.interval[0]), hi: scored.map((v) => v.interval[1]),
       n: scored.map((v) => v.n_test), colour: COLOURS[i % COLOURS.length]};
   });
   plotLines($("accuracy-plot"), series,
-    {xLabel: "triplets fitted", yLabel: "held-out accuracy", yRange: [0.4, 1]});
+    {xLabel: "triplets fitted (implied)", yLabel: "held-out accuracy", yRange: [0.4, 1]});
   const legend = $("accuracy-legend");
   legend.replaceChildren();
   series.forEach((s) => {
@@ -93,37 +94,15 @@ function render(d) {
     plotMap($("map"), d.map.points, d.map.items);
     $("map-caption").textContent =
       `The embedding of sampler ${d.map.sampler} (version ${d.map.version}, ` +
-      `${d.map.n_rows} triplets), on its first two principal axes`;
+      `${d.map.n_triplets} triplets), on its first two principal axes`;
   } else {
     $("map").replaceChildren();
     $("map-caption").textContent = "No embedding yet: the first fit needs more answers.";
   }
   participants(d.participants);
   arms(d.arms, d.refitter);
+  trials(d.trial);
   $("rules").textContent = d.rules.text;
-}
-
-/** Per sampler: participants, flagged, withdrawn, fallbacks, buffer; the refitter. */
-function arms(byName, refitter) {
-  const body = $("arms").querySelector("tbody");
-  body.replaceChildren();
-  for (const [name, a] of Object.entries(byName)) {
-    const row = document.createElement("tr");
-    row.dataset.sampler = name;
-    [name, a.state, a.participants, a.flagged, a.withdrawn, a.fallbacks, a.buffer]
-      .forEach((v) => cell(row, v));
-    body.append(row);
-  }
-  const r = refitter;
-  const last = r.last_refit ? new Date(r.last_refit * 1000).toLocaleTimeString() : "not yet";
-  const beat = r.beat_s_ago === null ? "starting" : `beat ${r.beat_s_ago} s ago`;
-  $("refitter").textContent = (r.alive
-    ? `Refitter running (pid ${r.pid}, ${beat}): last refit ${last}, ` +
-      `${r.answers_waiting} answers since it last read them.`
-    : "Refitter NOT running: the server restarts it; until then the samplers' buffers " +
-      "run down and fallback queries are served.") +
-    (r.error ? ` It failed${r.failures > 1 ? ` ${r.failures} times in a row` : ""}: ${r.error}` : "");
-  $("refitter").className = r.alive && !r.error ? "small" : "small error";
 }
 
 async function refresh(token) {

@@ -8,7 +8,8 @@
 
 import {attempt, client} from "./api.js";
 import {offered, rendererFor} from "./modes/index.js";
-import {begin, leave, onKey, showScreen, undo} from "./session.js";
+import {onKey} from "./keys.js";
+import {begin, leave, showScreen, undo} from "./session.js";
 import {forget, page, save, saved, state} from "./state.js";
 import {initParticipant} from "./participant.js";
 import {$, progress, show, showResult} from "./ui.js";

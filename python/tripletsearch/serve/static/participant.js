@@ -106,11 +106,11 @@ async function showPart(r) {
   $("begin").focus();
 }
 
-/** Send an answer of the screen shown; what session.js shows next ({done} when the part
- * is over: the reply, kept, is shown by showPart; a 409 carrying the end decided first
- * elsewhere, a withdraw's or a finish's, too). */
-async function send(screen, choice, found, ms) {
+/** Send an answer (`picks`: a rank's positions in order, else null); what session.js shows
+ * next ({done} when the part is over, or a 409 carries the end decided first elsewhere). */
+async function send(screen, choice, found, ms, picks = null) {
   const body = {screen, choice, found, slot: state.slot.slot};
+  if (picks) body.picks = picks;
   const most = experiment.max_response_ms;
   if (most) body.response_ms = Math.max(0, Math.min(ms, most));
   let r;

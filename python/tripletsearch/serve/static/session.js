@@ -1,5 +1,5 @@
 // One session on the page, whatever its mode: show its screens through the mode's
-// renderer, send answers and undos, confirm a "this is it", read keys. The free search and
+// renderer, send answers and undos, confirm a "this is it" (its keys: keys.js). The free search and
 // the participants' page (participant.js) both use it.
 
 import {attempt, client} from "./api.js";
@@ -8,9 +8,10 @@ import {state} from "./state.js";
 import {$, announce, progress, show, showHead, swatch} from "./ui.js";
 
 /** Make `session` ({id, token, mode}) the one shown; `finished()` follows its end.
- * `send.answer(screen, choice, found, ms)` and `send.undo(screen)`: how answers and undos
- * are sent (default: the sessions API; a participant's go to the participants' API); each
- * resolves to {done, screen, n_queries}. */
+ * `send.answer(screen, choice, found, ms, picks)` and `send.undo(screen)`: how answers and
+ * undos are sent (default: the sessions API; a participant's go to the participants' API;
+ * `picks`: a rank's positions in order, else null); each resolves to {done, screen,
+ * n_queries}. */
 export function begin(session, finished, send = {}) {
   state.renderer = rendererFor(session.mode);
   state.session = session;
@@ -37,6 +38,7 @@ export function showScreen(screen, nQueries, history) {
   const grid = $("grid");
   grid.replaceChildren();
   grid.className = fresh ? "grid fresh" : "grid";
+  $("search").removeAttribute("style"); // (a renderer may size its screen: each starts unsized)
   const names = state.showNames;
   const ui = {grid, prompt: $("prompt"), keys: $("keys"), memory: state.memory, answer, names};
   r.render(screen, ui, {nQueries, history});
@@ -55,7 +57,10 @@ export function showScreen(screen, nQueries, history) {
 function setBusy(busy) {
   state.busy = busy;
   for (const b of document.querySelectorAll("#search button")) b.disabled = busy;
-  if (!busy) $("undo").disabled = state.nQueries === 0;
+  if (!busy) {
+    $("undo").disabled = state.nQueries === 0;
+    if (state.renderer.refresh) state.renderer.refresh(); // (what the screen enables itself)
+  }
 }
 
 async function send(call) {
@@ -73,17 +78,18 @@ async function send(call) {
 }
 
 /** Answer the screen shown: position `choice` (null: none); `found` ("this is it") asks
- * for a confirmation first and is sent only with it. */
-export async function answer(choice, found) {
+ * for a confirmation first and is sent only with it; `picks`: a rank's positions in the
+ * order picked (`choice` the first), sent with it. */
+export async function answer(choice, found, picks = null) {
   if (found) return askConfirm(choice);
-  return sendAnswer(choice, false);
+  return sendAnswer(choice, false, picks);
 }
 
-async function sendAnswer(choice, found) {
+async function sendAnswer(choice, found, picks = null) {
   const pick = choice === null ? null : document.querySelector(`#grid .pick[data-index="${choice}"]`);
   if (pick) pick.classList.add("chosen"); // acknowledged until the next screen
   const ms = Math.round(performance.now() - state.shownAt);
-  const r = await send(() => state.sender(state.screen.number, choice, found, ms));
+  const r = await send(() => state.sender(state.screen.number, choice, found, ms, picks));
   if (!r) {
     if (pick) pick.classList.remove("chosen");
     return;
@@ -129,20 +135,4 @@ export async function leave() {
   state.session = null;
   state.screen = null;
   if (s) await attempt(() => client.leave(s));
-}
-
-/** The keys on a screen: the renderer's, and U or Backspace = undo. */
-export function onKey(ev) {
-  if ($("search").hidden || state.busy || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-  if (!$("confirm").hidden) return; // the confirmation's buttons take the keys
-  if (ev.key.toLowerCase() === "u" || ev.key === "Backspace") {
-    ev.preventDefault();
-    undo();
-    return;
-  }
-  const a = state.renderer.read(ev, state.screen, document.activeElement);
-  if (a) {
-    ev.preventDefault();
-    answer(a.choice, a.found);
-  }
 }

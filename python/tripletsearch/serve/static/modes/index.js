@@ -8,9 +8,16 @@
 //                             ({choice, found}) sends it when clicked
 //   offer(catalogue)          {label, note?}: its start button's label and a line beside it
 //   render(screen, ui)        draw a screen of the server's into ui.grid, ui.prompt and
-//                             ui.keys; a click calls ui.answer(choice, found); ui.memory
-//                             lives as long as the session (on this page load)
-//   read(ev, screen, focused) the answer {choice, found} a key gives on this screen, or null
+//                             ui.keys; a click calls ui.answer(choice, found) (a rank's
+//                             Done: ui.answer(choice, found, picks)); ui.memory lives as
+//                             long as the session (on this page load)
+//   read(ev, screen, focused) the answer {choice, found} (a rank's also picks) a key gives
+//                             on this screen, or null
+//   press(ev, screen, focused) optional: true when the key acts on the screen itself
+//                             without answering (a rank's picks); asked before the
+//                             page's own keys (Backspace = undo) and before read
+//   refresh()                 optional: enable again what the screen itself enables (a
+//                             rank's Done) once a request's busy moment is over
 //   result(session)           {text, item}: a finished session (GET /api/sessions/{id})
 //
 // Adding a mode to the page: a module in this folder and a line below; nothing else
