@@ -56,12 +56,18 @@ WARMUP = 30  # honest people before the measured ones: a collect under way
 SCRIPTS = ("random", "first", "reader", "geometry", "fast")
 READER_SKIPS = 1 / 3  # the reader's share of skips of the screens it cannot read
 CATALOGUES = ("colours", "points")
+# the screens a collect asks (``--trial``): its file's keys
+TRIALS = {
+    "triplet": "n_choices = 2",
+    "8-rank-2": "n_choices = 8\npicks = 2",
+    "odd-one-out": 'trial = "odd-one-out"',
+}
 COLLECT = """
 title = "Which looks more alike?"
 catalogue = "items"
 samplers = ["active", "random"]
 test_share = 0.1
-n_choices = 2
+{trial}
 dim = {dim}
 max_queries = {screens}
 burn_in = 20
@@ -84,14 +90,33 @@ def truth(catalogue: str, seed: int) -> tuple[np.ndarray, list[str], int]:
     return rng.normal(size=(40, 2)), [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in rgb], 2
 
 
-def gold_pool(X: np.ndarray, rng: np.random.Generator, size: int = 16) -> list[list[int]]:
-    """``size`` clear known answers: the closer item at most half the farther's distance."""
+def gold_pool(
+    X: np.ndarray, rng: np.random.Generator, size: int = 16, trial: str = "triplet"
+) -> list[list[int]]:
+    """``size`` clear known answers of the trial's form.
+
+    A head and k candidates: ``[head, nearest, the others]``, the nearest at most half as
+    far as the next (a triplet: the closer item at most half the farther's distance);
+    odd-one-out: ``[a, b, odd]``, the pair at most half as far apart as the odd one from
+    the nearer of them.
+    """
+    k = {"triplet": 2, "8-rank-2": 8}.get(trial)
     out: list[list[int]] = []
     while len(out) < size:
-        h, a, b = (int(v) for v in rng.choice(len(X), 3, replace=False))
-        da, db = np.linalg.norm(X[a] - X[h]), np.linalg.norm(X[b] - X[h])
-        if min(da, db) <= 0.5 * max(da, db):
-            out.append([h, a, b] if da < db else [h, b, a])
+        if k is None:
+            items = [int(v) for v in rng.choice(len(X), 3, replace=False)]
+            d = {(i, j): np.linalg.norm(X[i] - X[j]) for i in items for j in items if i < j}
+            (a, b), near = min(d.items(), key=lambda kv: kv[1])
+            o = next(i for i in items if i not in (a, b))
+            if near <= 0.5 * min(np.linalg.norm(X[a] - X[o]), np.linalg.norm(X[b] - X[o])):
+                out.append([a, b, o])
+            continue
+        h, *cands = (int(v) for v in rng.choice(len(X), k + 1, replace=False))
+        dist = np.array([np.linalg.norm(X[c] - X[h]) for c in cands])
+        order = np.argsort(dist, kind="stable")
+        if dist[order[0]] <= 0.5 * dist[order[1]]:
+            first = cands[int(order[0])]
+            out.append([h, first, *(c for c in cands if c != first)])
     return out
 
 
@@ -115,15 +140,20 @@ def _simulated_time(clock: _Clock) -> Any:
         _sessions.time = real
 
 
-def _person(kind: str, X: np.ndarray, fake: np.ndarray, gold: list, honest: dict, rng: Any):
+def _person(
+    kind: str, X: np.ndarray, fake: np.ndarray, gold: list, honest: dict, rng: Any, odd: bool
+):
     """A measured person of ``kind`` (an honest one, or a script of :data:`SCRIPTS`)."""
     seed = np.random.default_rng(rng.integers(2**63))
     if kind == "person":
         return CollectPerson("person", X, rng=seed, **honest)
     if kind == "geometry":
         return CollectPerson("person", fake, gamma=None, lapse=0.0, rng=seed)
-    if kind == "reader":
-        known = {(h, frozenset((a, b))): a for h, a, b in gold}
+    if kind == "reader":  # the leaked gold rows: (head, candidates) -> the answer
+        if odd:  # [a, b, odd]: no head
+            known = {(-1, frozenset(row)): row[2] for row in gold}
+        else:  # [head, first pick, the others]
+            known = {(row[0], frozenset(row[1:])): row[1] for row in gold}
         return CollectPerson("reader", rng=seed, known=known, skip=READER_SKIPS)
     return CollectPerson(kind, rng=seed)
 
@@ -147,14 +177,16 @@ def _take_part(c: Any, person: Any, clock: _Clock, times: list | None) -> str:
     return str(r["id"])
 
 
-def _write(root: Path, catalogue: str, seed: int, screens: int, rng: Any) -> tuple:
+def _write(
+    root: Path, catalogue: str, seed: int, screens: int, rng: Any, trial: str = "triplet"
+) -> tuple:
     X, hexes, dim = truth(catalogue, seed)
     folder = root / "items"
     folder.mkdir(parents=True)
     rows = ["name,hex"] + [f"item {i},{h}" for i, h in enumerate(hexes)]
     (folder / "items.csv").write_text("\n".join(rows) + "\n")
-    gold = gold_pool(X, rng)
-    text = COLLECT.format(dim=dim, screens=screens, gold=gold, seed=seed)
+    gold = gold_pool(X, rng, trial=trial)
+    text = COLLECT.format(dim=dim, screens=screens, gold=gold, seed=seed, trial=TRIALS[trial])
     (root / "collect.toml").write_text(textwrap.dedent(text))
     return X, gold, load_collect(root / "collect.toml")
 
@@ -170,6 +202,7 @@ def run_collect(
     warmup: int = WARMUP,
     by_answers: bool = True,
     refit_every: int = 1,
+    trial: str = "triplet",
 ) -> list[dict]:
     """One simulated collect; per measured participant: kind, flagged, rules, agreement...
 
@@ -177,11 +210,13 @@ def run_collect(
     script. Each record has ``times``: the ms of the server's replies, by the kind of screen
     each brought. ``by_answers``: also the agreement rule on the first m answers.
     ``refit_every``: the refitter's round after so many people (1: after each).
+    ``trial``: the collect's screens (:data:`TRIALS`).
     """
     from starlette.testclient import TestClient
 
     rng = np.random.default_rng([seed, 7])
-    X, gold, cfg = _write(root, catalogue, seed, screens, rng)
+    X, gold, cfg = _write(root, catalogue, seed, screens, rng, trial)
+    odd = trial == "odd-one-out"
     fake = np.random.default_rng([seed, 11]).normal(size=X.shape)  # the farm's geometry
     db = f"sqlite:///{root / 'c.sqlite'}"
     kinds = ["person"] * n_honest + [k for k in SCRIPTS for _ in range(n_scripts)]
@@ -197,7 +232,8 @@ def run_collect(
                     refit_once(store, cfg, buffer=80)
             for i, kind in enumerate(kinds):
                 mine: list = []
-                pid = _take_part(c, _person(kind, X, fake, gold, honest, rng), clock, mine)
+                who_ = _person(kind, X, fake, gold, honest, rng, odd)
+                pid = _take_part(c, who_, clock, mine)
                 who[pid], times[pid] = kind, mine
                 if (i + 1) % refit_every == 0:
                     refit_once(store, cfg, buffer=80)
@@ -282,17 +318,20 @@ def simulate(
     n_scripts: int = 4,
     catalogues: tuple = CATALOGUES,
     refit_every: int = 1,
+    trial: str = "triplet",
+    honest_kinds: tuple = tuple(HONEST),
 ) -> dict[str, Any]:
     """Every collect: per catalogue, honest kind and seed. The table's counts."""
     people: list[dict] = []
     t0 = time.time()
     for catalogue in catalogues:
-        for label, honest in HONEST.items():
+        for label in honest_kinds:
+            honest = HONEST[label]
             for seed in range(seeds):
                 with tempfile.TemporaryDirectory() as tmp:
                     got = run_collect(
                         catalogue, honest, n_honest, n_scripts, seed, Path(tmp),
-                        refit_every=refit_every,
+                        refit_every=refit_every, trial=trial,
                     )  # fmt: skip
                 for rec in got:
                     kind = label if rec["kind"] == "person" else rec["kind"]
@@ -358,8 +397,13 @@ def main() -> None:
     ap.add_argument("--scripts", type=int, default=4)
     ap.add_argument("--catalogues", nargs="+", default=list(CATALOGUES), choices=CATALOGUES)
     ap.add_argument("--refit-every", type=int, default=1)
+    ap.add_argument("--trial", default="triplet", choices=list(TRIALS))
+    ap.add_argument("--honest-kinds", nargs="+", default=list(HONEST), choices=list(HONEST))
     args = ap.parse_args()
-    res = simulate(args.seeds, args.honest, args.scripts, tuple(args.catalogues), args.refit_every)
+    res = simulate(
+        args.seeds, args.honest, args.scripts, tuple(args.catalogues), args.refit_every,
+        args.trial, tuple(args.honest_kinds),
+    )  # fmt: skip
     for row in table(res["people"]):
         print(json.dumps(row))
     print(json.dumps(reply_times(res["people"])))

@@ -44,6 +44,7 @@ catalogue = "items"
 samplers = ["active", "random"]
 test_share = 0.1
 n_choices = {k}
+picks = {picks}
 dim = 2
 max_queries = {max_queries}
 burn_in = 10
@@ -144,7 +145,7 @@ async def _participant(
             tally.errors += r is not None
             return False
         tally.latencies.append(1e3 * (time.perf_counter() - t0))
-        tally.acked[(p["id"], q["number"])] = body["choice"]
+        tally.acked[(p["id"], q["number"])] = _picked(body["choice"], body.get("picks"))
         reply = r.json()
         if reopen and len([k for k in tally.acked if k[0] == p["id"]]) == 5:
             reopen = False  # the link again, in another browser: the same participant
@@ -196,6 +197,7 @@ def run_collect_load(
     *,
     items: int = 1000,
     k: int = 2,
+    picks: int = 1,
     max_queries: int = 100,
     workers: int = 2,
     kill_at: float | None = None,
@@ -212,7 +214,7 @@ def run_collect_load(
     tmp = Path(tempfile.mkdtemp(prefix="ts-collect-load-"))
     colours = colour_catalogue(tmp / "items", items, seed)
     collect_file = tmp / "collect.toml"
-    collect_file.write_text(COLLECT.format(k=k, max_queries=max_queries))
+    collect_file.write_text(COLLECT.format(k=k, picks=picks, max_queries=max_queries))
     url, port = f"sqlite:///{tmp / 'sessions.sqlite'}", _free_port()
     base = f"http://127.0.0.1:{port}"
     proc = _start(url, port, collect_file, workers)
@@ -295,7 +297,7 @@ def _summary(
         for h in hist:
             key = (by_pid[sid], h["number"])
             doubled += key in recorded
-            recorded[key] = h["choice"]
+            recorded[key] = _picked(h["choice"], h["picks"])
     fp = load_collect(collect_file).fingerprint
     versions = store.embedding_versions(fp)
     store.dispose()
@@ -331,6 +333,11 @@ def _summary(
     }
 
 
+def _picked(choice: Any, picks: Any) -> tuple:
+    """An answer as compared: its choice and its picks in order (none: one pick)."""
+    return choice, None if picks is None else tuple(int(p) for p in picks)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--people", type=int, default=200)
@@ -339,25 +346,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arrivals", type=float, default=5.0, help="people arrive over this (s)")
     p.add_argument("--items", type=int, default=1000)
     p.add_argument("--k", type=int, default=2, help="candidates per query")
+    p.add_argument("--picks", type=int, default=1, help="ranked picks per query")
+    p.add_argument(
+        "--against-triplets",
+        action="store_true",
+        help="first the same load with triplet queries: the answer p99s' ratio in one run",
+    )
     p.add_argument("--max-queries", type=int, default=100)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--kill-at", type=float, help="kill -9 the server this many seconds in")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
-    res = run_collect_load(
-        a.people,
-        a.seconds,
-        a.think,
-        a.arrivals,
-        items=a.items,
-        k=a.k,
-        max_queries=a.max_queries,
-        workers=a.workers,
-        kill_at=a.kill_at,
-        seed=a.seed,
-    )
-    print(json.dumps(res, indent=2))
-    return 0 if res["lost"] == res["doubled"] == 0 else 1
+    opts = dict(items=a.items, max_queries=a.max_queries, workers=a.workers, seed=a.seed)
+    runs = [(2, 1)] if a.against_triplets else []
+    out = {}
+    for k, picks in [*runs, (a.k, a.picks)]:
+        res = run_collect_load(
+            a.people, a.seconds, a.think, a.arrivals, k=k, picks=picks, kill_at=a.kill_at,
+            **opts,
+        )  # fmt: skip
+        out[f"{k}-rank-{picks}"] = res
+        print(json.dumps({f"{k}-rank-{picks}": res}, indent=2), flush=True)
+    if a.against_triplets:
+        base, this = (r["answer_ms"]["p99"] for r in out.values())
+        print(json.dumps({"answer_p99_ratio": round(this / base, 3) if base else None}))
+    return 0 if all(r["lost"] == r["doubled"] == 0 for r in out.values()) else 1
 
 
 if __name__ == "__main__":
