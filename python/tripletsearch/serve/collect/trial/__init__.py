@@ -5,28 +5,5 @@
 catalogue's embedding (the collect file imports it from there).
 """
 
-from .form import (
-    NO_HEAD,
-    ODD,
-    TRIALS,
-    CollectTrial,
-    answer_picks,
-    first_pick_probs,
-    implied,
-    pick_steps,
-    query_key,
-    trial_row,
-)
-
-__all__ = [
-    "CollectTrial",
-    "TRIALS",
-    "ODD",
-    "NO_HEAD",
-    "answer_picks",
-    "implied",
-    "trial_row",
-    "pick_steps",
-    "first_pick_probs",
-    "query_key",
-]
+from .form import *  # noqa: F403 (the package's face: form's names)
+from .form import __all__ as __all__

@@ -36,6 +36,7 @@ __all__ = [
     "pick_steps",
     "first_pick_probs",
     "query_key",
+    "NO_HEAD",
 ]
 
 ODD = "odd-one-out"

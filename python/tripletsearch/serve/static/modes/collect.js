@@ -15,8 +15,9 @@
 // head, every candidate, the prompt and the buttons fit without scrolling.
 
 import {$, digit, pickButton} from "../ui.js";
+import {card} from "./cards.js";
 import {
-  MOST_KEYED, card, ranked, ranking, refreshDone, renderRank, takeBackLast, toggle, unrank,
+  MOST_KEYED, ranked, ranking, refreshDone, renderRank, takeBackLast, toggle, unrank,
 } from "./ranked.js";
 
 const SKIP = {choice: null, found: false}; // no candidate is like it

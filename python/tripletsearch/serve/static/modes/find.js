@@ -3,18 +3,9 @@
 // position follows the screen's: k, k + 1, ...).
 
 import {$, colourLines, digit, pickButton, plural} from "../ui.js";
+import {card} from "./cards.js";
 
 const SKIP = {choice: null, found: false}; // none is closer
-
-function card(item, pick) {
-  const card = document.createElement("div");
-  card.className = "card";
-  const name = document.createElement("span");
-  name.className = "name";
-  name.textContent = item.name;
-  card.append(pick, name);
-  return card;
-}
 
 /** The strip of guesses under the screen (none: hidden), drawn as the screen's items. */
 function strip(screen, ui) {

@@ -3,6 +3,7 @@
 // picked one back (the later ones renumber down); "Done" (#send-picks) sends them all.
 
 import {$, announce, pickButton} from "../ui.js";
+import {card} from "./cards.js";
 
 export const MOST_KEYED = 9; // a rank's candidates have digit keys up to this many
 
@@ -102,15 +103,4 @@ export function renderRank(screen, ui) {
   const digits = k <= MOST_KEYED ? `1-${k} pick or take back, ` : "";
   ui.keys.textContent =
     `Keys: ${digits}Backspace takes back the last pick, Enter = Done (${r} picked), 0 = skip.`;
-}
-
-/** A candidate's card: its button and its name under it. */
-export function card(item, pick) {
-  const c = document.createElement("div");
-  c.className = "card";
-  const label = document.createElement("span");
-  label.className = "name";
-  label.textContent = item.name;
-  c.append(pick, label);
-  return c;
 }
