@@ -320,6 +320,7 @@ def simulate(
     refit_every: int = 1,
     trial: str = "triplet",
     honest_kinds: tuple = tuple(HONEST),
+    first_seed: int = 0,
 ) -> dict[str, Any]:
     """Every collect: per catalogue, honest kind and seed. The table's counts."""
     people: list[dict] = []
@@ -327,7 +328,7 @@ def simulate(
     for catalogue in catalogues:
         for label in honest_kinds:
             honest = HONEST[label]
-            for seed in range(seeds):
+            for seed in range(first_seed, first_seed + seeds):
                 with tempfile.TemporaryDirectory() as tmp:
                     got = run_collect(
                         catalogue, honest, n_honest, n_scripts, seed, Path(tmp),
@@ -399,10 +400,11 @@ def main() -> None:
     ap.add_argument("--refit-every", type=int, default=1)
     ap.add_argument("--trial", default="triplet", choices=list(TRIALS))
     ap.add_argument("--honest-kinds", nargs="+", default=list(HONEST), choices=list(HONEST))
+    ap.add_argument("--first-seed", type=int, default=0)
     args = ap.parse_args()
     res = simulate(
         args.seeds, args.honest, args.scripts, tuple(args.catalogues), args.refit_every,
-        args.trial, tuple(args.honest_kinds),
+        args.trial, tuple(args.honest_kinds), args.first_seed,
     )  # fmt: skip
     for row in table(res["people"]):
         print(json.dumps(row))

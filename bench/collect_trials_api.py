@@ -52,10 +52,10 @@ LAPSE = 0.05
 CONDITIONS = {
     "triplet random": ("n_choices = 2", "random", (1000, 2000, 3000)),
     "triplet active": ("n_choices = 2", "active", (1000, 2000, 3000)),
-    "8-rank-2 random": ("n_choices = 8\npicks = 2", "random", (250, 375, 500, 700, 1000)),
-    "8-rank-2 active": ("n_choices = 8\npicks = 2", "active", (250, 375, 500, 700, 1000)),
-    "odd-one-out random": ('trial = "odd-one-out"', "random", (1000, 2000, 3000)),
-    "odd-one-out active": ('trial = "odd-one-out"', "active", (1000, 2000, 3000)),
+    "8-rank-2 random": ("n_choices = 8\npicks = 2", "random", (250, 500, 750, 1000, 1500)),
+    "8-rank-2 active": ("n_choices = 8\npicks = 2", "active", (250, 500, 750, 1000, 1500)),
+    "odd-one-out random": ('trial = "odd-one-out"', "random", (500, 1000, 1500, 2000, 3000)),
+    "odd-one-out active": ('trial = "odd-one-out"', "active", (500, 1000, 1500, 2000, 3000)),
 }
 COLLECT = """
 title = "Alike?"

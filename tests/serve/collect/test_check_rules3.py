@@ -30,7 +30,7 @@ def test_a_skip_on_any_screen_is_a_pick_that_does_not_agree():
     skipped = [rec(i, k, None) for i, k in enumerate(kinds)]
     assert [c for _, c in agreement._picks(skipped)] == [-1] * len(kinds)
     answered = [rec(i, k, 0) for i, k in enumerate(kinds)]  # checks answered: not picks
-    assert len(agreement._picks(answered)) == len(kinds) - 2
+    assert len(agreement._picks(answered)) == len(kinds) - 3  # (nor gold, since rules 4)
 
     class Sure:  # an embedding sure the first candidate is the answer
         class oracle_:  # noqa: N801

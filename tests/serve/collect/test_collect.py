@@ -289,7 +289,7 @@ def record(number, kind, choice, candidates, **extra):
 
 
 def test_checks_flag_a_participant_who_fails_them():
-    from tripletsearch.serve.collect.quality import checks
+    from tripletsearch.serve.collect.quality import CHECK_RULES, checks
 
     good = [
         record(0, "random", 1, [4, 5, 6]),
@@ -306,7 +306,7 @@ def test_checks_flag_a_participant_who_fails_them():
         "agreement": None,
         "flags": [],
         "flagged": False,
-        "rules": 3,
+        "rules": CHECK_RULES,
     }
     wrong = [*good[:1], record(1, "attention", 0, [7, 8, 0], expected=2), good[2]]
     assert checks(wrong)["flagged"] and checks(wrong)["attention"] == (0, 1)

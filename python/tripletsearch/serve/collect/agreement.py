@@ -42,13 +42,13 @@ __all__ = ["score_agreement", "agreement_scores", "refresh_agreement", "collect_
 def _picks(history: list[dict]) -> list[tuple[dict, int]]:
     """The picks the agreement rule scores: (the choice's query, position picked; -1: a skip).
 
-    The counted answers (:data:`EXPORT_KINDS`) and the gold queries' (known answers, which
-    look like any query: a pick at random agrees with chance there too); not the attention
-    checks answered (which a script recognises) nor the repeats answered (a second pick of
-    the same query). Ranked picks are each a choice among the candidates left
+    The counted answers (:data:`EXPORT_KINDS`); not the attention checks answered (which a
+    script recognises), the repeats answered (a second pick of the same query) nor, since
+    the check rules 4, the gold queries answered (known answers a script may have leaked:
+    the gold rule judges them). Ranked picks are each a choice among the candidates left
     (:func:`~.trial.pick_steps`). A skip on any screen is a pick that does not agree (check
-    rules 3): a script cannot stay under :data:`AGREEMENT_AFTER` picks, nor skip what it
-    cannot fake.
+    rules 3; a skip of r ranked picks, r of them since rules 4): a script cannot stay under
+    :data:`AGREEMENT_AFTER` picks, nor skip what it cannot fake.
     """
     out = []
     for h in history:
@@ -57,7 +57,7 @@ def _picks(history: list[dict]) -> list[tuple[dict, int]]:
             continue
         if h["choice"] is None:
             out.extend(pick_steps(q, None))
-        elif q.get("kind") in (*EXPORT_KINDS, "gold"):
+        elif q.get("kind") in EXPORT_KINDS:
             out.extend(pick_steps(q, answer_picks(h)))
     return out
 

@@ -175,10 +175,11 @@ def pick_steps(query: dict, picks: list[int] | None) -> list[tuple[dict, int]]:
 
     A ranked answer's i-th pick is a choice among the candidates not picked before it (a
     query of those, its position among them); an odd-one-out's, the odd one of three; a
-    skip (``picks`` None), one first pick that agrees with nothing (position -1).
+    skip (``picks`` None), each of its picks a first pick that agrees with nothing
+    (position -1; the choice among all the candidates, r times).
     """
     if picks is None:
-        return [({**query, "picks": 1}, -1)]
+        return [({**query, "picks": 1}, -1)] * int(query.get("picks", 1))
     cands = [int(c) for c in query["candidates"]]
     if is_odd(query):
         return [(query, picks[0])]
