@@ -13,6 +13,7 @@ from serve.browser.helpers import DESKTOP, photo_catalogue
 from serve.helpers import collect_toml, parts_of, thread_server
 from tripletsearch.people import CollectPerson
 from tripletsearch.serve import create_app
+from tripletsearch.serve.collect.screens import CHECK_RULES
 from tripletsearch.serve.config import ServeConfig
 from tripletsearch.serve.store import Store
 
@@ -85,7 +86,9 @@ def test_the_owners_dashboard_shows_the_collect_as_it_forms(browser, tmp_path, s
         flagged = page.locator("#participants tbody tr.flagged")
         expect(flagged).to_have_count(1)
         expect(flagged.locator(".status")).to_have_text("flagged: attention")
-        expect(page.locator("#rules")).to_contain_text("Check rules version 3")
+        expect(page.locator("#rules")).to_contain_text(f"Check rules version {CHECK_RULES}")
+        # the screens' table: the collect's own form and the held-out triplets
+        expect(page.locator("#trials tbody tr").first).to_contain_text("the samplers' fits")
         # the participants' table fits its box (the page's width: no sideways scroll)
         sizes = page.evaluate(
             "() => { const t = document.getElementById('participants');"
