@@ -56,6 +56,7 @@ from ..store import Store
 from .file import CollectConfig
 from .quality import (
     EXPORT_KINDS,
+    Counted,
     answered_trials,
     checks,
     counted_sessions,
@@ -90,6 +91,7 @@ def collect_triplets(
     fingerprint: str | None = None,
     *,
     fast_server_ms: float | None = None,
+    counted: Counted | None = None,
 ) -> list[dict[str, Any]]:
     """Every collected triplet that counts, with where it came from.
 
@@ -101,10 +103,11 @@ def collect_triplets(
     "screen", "sampler", "kind", "response_ms"}``, by session and screen. Answers to
     burn-in, adaptive, random and test queries; skips give none, a pick among k candidates
     k - 1; participants withdrawn or flagged by their checks are left out (their answers
-    stay in ``answers.csv``).
+    stay in ``answers.csv``). ``counted``: those sessions as the caller read them already.
     """
     out: list[dict[str, Any]] = []
-    counted = counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms)
+    if counted is None:  # (given: the caller's one reading, for both files)
+        counted = counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms)
     for s, history in counted:
         for h in history:
             rows, _ = triplet_rows([h], EXPORT_KINDS)
@@ -130,6 +133,7 @@ def collect_trials(
     fingerprint: str | None = None,
     *,
     fast_server_ms: float | None = None,
+    counted: Counted | None = None,
 ) -> list[dict[str, Any]]:
     """Every collected answer that counts as one trial (``collect_trials.csv``'s rows).
 
@@ -137,9 +141,11 @@ def collect_trials(
     ``session``, ``participant``, ``screen``, ``trial`` (``rank`` or ``odd-one-out``),
     ``head`` (None: odd-one-out), ``candidates`` (as shown), ``picks`` (item ids, in
     order), ``n_triplets`` (what it implies), ``sampler``, ``kind``, ``response_ms``.
+    ``counted``: as :func:`collect_triplets`'s.
     """
     out: list[dict[str, Any]] = []
-    counted = counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms)
+    if counted is None:  # (given: the caller's one reading, for both files)
+        counted = counted_sessions(store, fingerprint, answered, fast_server_ms=fast_server_ms)
     for s, history in counted:
         for h, picks in answered_trials(history, EXPORT_KINDS):
             q = h["query"]

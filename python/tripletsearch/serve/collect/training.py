@@ -73,6 +73,7 @@ from ..export import TABLES
 from ..service.recorded import RecordedSession, found_flags
 from ..store import SCHEMA_VERSION, Store
 from .export import collect_trials, collect_triplets
+from .quality import counted_sessions
 
 __all__ = ["export_data", "EXPORT_VERSION", "FILES"]
 
@@ -206,10 +207,12 @@ def export_data(
             )
         sessions.append(_session_row(rec, bool(found), catalogue))
     collected, collected_info = [], []
-    for t in collect_triplets(store, answered, experiment, fast_server_ms=fast_server_ms):
+    # the collects' sessions that count, read once for both files (their checks: each one's)
+    counted = counted_sessions(store, experiment, answered, fast_server_ms=fast_server_ms)
+    for t in collect_triplets(store, counted=counted):
         collected.append(list(t["row"]))
         collected_info.append({"source": "collect", **{k: t[k] for k in _WHERE}})
-    trials = collect_trials(store, answered, experiment, fast_server_ms=fast_server_ms)
+    trials = collect_trials(store, counted=counted)
     return {
         "format": "tripletsearch.export",
         "version": EXPORT_VERSION,
